@@ -1,0 +1,35 @@
+# yutenv: the two commands a newcomer needs are `make demo` and `make test`.
+GO      ?= go
+PYTHON  ?= python3
+BIN     := bin/yutenv
+VENV    := .venv
+PY      := $(VENV)/bin/python
+GOBIN   := $(CURDIR)/bin
+STATICCHECK := $(GOBIN)/staticcheck
+
+.PHONY: build test go-test py-test lint tools bench clean
+
+build:
+	$(GO) build -o $(BIN) ./cmd/yutenv
+
+$(STATICCHECK):
+	GOBIN=$(GOBIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+tools: $(STATICCHECK)
+
+lint: tools
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+go-test:
+	$(GO) test -race -count=1 ./...
+
+test: lint go-test py-test
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./env/...
+	$(BIN) bench
+
+clean:
+	rm -rf bin $(VENV)

@@ -1,0 +1,114 @@
+// Command yutenv is the Yut Nori environment's one binary: it serves envs to
+// Python, runs self-play and evaluation, benchmarks the engine, replays
+// records and lets a person play. Run "yutenv help" for the subcommands.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/pflag"
+)
+
+// command is one subcommand. run gets the arguments after the subcommand's
+// name and writes its normal output to stdout.
+type command struct {
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+// commands holds every subcommand; each lives in its own file and adds
+// itself from an init function.
+var commands = map[string]command{}
+
+// errUsage marks an error already explained by printed usage.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run dispatches to a subcommand and returns the process exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	if args[0] == "version" || args[0] == "--version" {
+		fmt.Fprintln(stdout, "yutenv", Version)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "yutenv: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	if err := c.run(args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintf(stderr, "yutenv %s: %v\n", args[0], err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// Version is the software version, recorded in datasets and the handshake.
+const Version = "0.1.0"
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "yutenv: a Yut Nori reinforcement-learning environment")
+	fmt.Fprintln(w, "\nUsage: yutenv <command> [flags]   (yutenv <command> --help for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+}
+
+// newFlags returns a flag set for a subcommand that reports errors instead of
+// exiting, with a usage line naming the command.
+func newFlags(name, args string, stderr io.Writer) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: yutenv %s %s\n\nFlags:\n%s", name, args, fs.FlagUsages())
+	}
+	fs.SortFlags = false
+	return fs
+}
+
+// parseFlags parses args and turns flag errors into errUsage after printing usage.
+func parseFlags(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		fmt.Fprintf(fs.Output(), "yutenv %s: %v\n", fs.Name(), err)
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,274 @@
+package env
+
+import "fmt"
+
+// Station is one of the 29 points of the Yut board, numbered as in RULES.md:
+// 0 is HOME, 0..19 the outer ring counter-clockwise, 20..28 the diagonals.
+type Station uint8
+
+// NumStations is the number of stations on the board.
+const NumStations = 29
+
+// Named stations.
+const (
+	// Home is station 0: where pieces start their lap and finish it.
+	Home Station = 0
+	// CornerC1 is station 5, the first corner; stopping there takes the C1 diagonal.
+	CornerC1 Station = 5
+	// CornerC2 is station 10, the second corner; stopping there takes the C2 diagonal.
+	CornerC2 Station = 10
+	// CornerC3 is station 15, the third corner; it has no shortcut.
+	CornerC3 Station = 15
+	// Centre is station 22, where both diagonals cross.
+	Centre Station = 22
+)
+
+// String returns the station number, or its name for HOME, the corners and the centre.
+func (s Station) String() string {
+	switch s {
+	case Home:
+		return "HOME"
+	case CornerC1:
+		return "C1(5)"
+	case CornerC2:
+		return "C2(10)"
+	case CornerC3:
+		return "C3(15)"
+	case Centre:
+		return "centre(22)"
+	}
+	return fmt.Sprintf("%d", uint8(s))
+}
+
+// Route is the path a stack is following. Where a stack goes next depends on
+// its route, not only on its station, so every stack carries one.
+type Route uint8
+
+// The routes of RULES.md. The centre route remembers which diagonal the stack
+// came down, because a back-do from the centre returns along it.
+const (
+	// RouteOuter is the outer ring 0, 1, ..., 19, 0.
+	RouteOuter Route = iota
+	// RouteC1 is the diagonal from C1: 5, 20, 21, 22, 23, 24, 15, 16, ..., 19, 0.
+	RouteC1
+	// RouteC2 is the diagonal from C2: 10, 25, 26, 22, 27, 28, 0.
+	RouteC2
+	// RouteCentreC1 is the centre route 22, 27, 28, 0 entered from the C1 diagonal.
+	RouteCentreC1
+	// RouteCentreC2 is the centre route 22, 27, 28, 0 entered from the C2 diagonal.
+	RouteCentreC2
+)
+
+// NumRoutes is the number of distinct routes (the centre counts twice, once per diagonal).
+const NumRoutes = 5
+
+var routeNames = [NumRoutes]string{"OUTER", "C1", "C2", "CENTRE/C1", "CENTRE/C2"}
+
+// String returns the route's name as in RULES.md ("OUTER", "C1", "C2", "CENTRE/C1", "CENTRE/C2").
+func (r Route) String() string {
+	if int(r) < NumRoutes {
+		return routeNames[r]
+	}
+	return fmt.Sprintf("Route(%d)", uint8(r))
+}
+
+// ParseRoute is the inverse of Route.String.
+func ParseRoute(s string) (Route, error) {
+	for i, n := range routeNames {
+		if n == s {
+			return Route(i), nil
+		}
+	}
+	return 0, fmt.Errorf("%w: unknown route %q (want OUTER, C1, C2, CENTRE/C1 or CENTRE/C2)", ErrBadInput, s)
+}
+
+// routeStations lists each route's stations in order. Every route ends at HOME.
+// The first entry of RouteOuter is HOME as the starting point of entering
+// pieces; no stack ever stands on it as index 0.
+var routeStations = [NumRoutes][]Station{
+	RouteOuter:    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 0},
+	RouteC1:       {5, 20, 21, 22, 23, 24, 15, 16, 17, 18, 19, 0},
+	RouteC2:       {10, 25, 26, 22, 27, 28, 0},
+	RouteCentreC1: {22, 27, 28, 0},
+	RouteCentreC2: {22, 27, 28, 0},
+}
+
+// RouteStations returns a copy of the stations of route r in order.
+func RouteStations(r Route) []Station {
+	return append([]Station(nil), routeStations[r]...)
+}
+
+// OnRoute reports whether a stack at station s can be following route r.
+func OnRoute(s Station, r Route) bool {
+	return int(r) < NumRoutes && int(s) < NumStations && routeIndex[r][s] >= 0
+}
+
+// routeIndex[r][s] is the index of station s on route r (HOME is the last
+// index), or -1 if s is not on r.
+var routeIndex [NumRoutes][NumStations]int8
+
+// A destination packs a station and a route into one byte (5 bits + 3 bits),
+// or is one of the two markers below.
+type dest uint8
+
+const (
+	destFinish  dest = 0xFF // the stack leaves the board, finished
+	destInvalid dest = 0xFE // the station is not on the route
+)
+
+func packDest(s Station, r Route) dest { return dest(uint8(s) | uint8(r)<<5) }
+func (d dest) station() Station        { return Station(d & 31) }
+func (d dest) route() Route            { return Route(d >> 5) }
+
+// moveTable[finishStop][r][s][t]: where a stack on route r at station s goes
+// with throw t. finishStop selects the variant where reaching HOME finishes.
+var moveTable [2][NumRoutes][NumStations][NumThrows]dest
+
+// entryTable[finishStop][t]: where a piece entered with throw t lands.
+var entryTable [2][NumThrows]dest
+
+func init() {
+	for r := range routeIndex {
+		for s := range routeIndex[r] {
+			routeIndex[r][s] = -1
+		}
+		for i, s := range routeStations[r] {
+			if i == 0 && r == int(RouteOuter) {
+				continue // HOME as a start is not a place to stand on OUTER
+			}
+			routeIndex[r][s] = int8(i)
+		}
+	}
+	for fs := 0; fs < 2; fs++ {
+		for r := Route(0); r < NumRoutes; r++ {
+			for s := Station(0); s < NumStations; s++ {
+				for t := Throw(0); t < NumThrows; t++ {
+					moveTable[fs][r][s][t] = computeMove(r, int(routeIndex[r][s]), t, fs == 1)
+				}
+			}
+		}
+		for t := Throw(0); t < NumThrows; t++ {
+			if t == BackDo {
+				entryTable[fs][t] = destInvalid
+				continue
+			}
+			entryTable[fs][t] = computeMove(RouteOuter, 0, t, fs == 1)
+		}
+	}
+}
+
+// computeMove applies one throw to a stack at index i of route r.
+func computeMove(r Route, i int, t Throw, finishStop bool) dest {
+	if i < 0 {
+		return destInvalid
+	}
+	seq := routeStations[r]
+	last := len(seq) - 1
+	if t == BackDo {
+		switch {
+		case i == last: // from HOME to the station before it on this route
+			return packDest(seq[last-1], r)
+		case r == RouteOuter && i == 1:
+			return packDest(Home, RouteOuter)
+		case i == 0 && r == RouteC1:
+			return packDest(4, RouteOuter)
+		case i == 0 && r == RouteC2:
+			return packDest(9, RouteOuter)
+		case i == 0 && r == RouteCentreC1:
+			return packDest(21, RouteC1)
+		case i == 0 && r == RouteCentreC2:
+			return packDest(26, RouteC2)
+		}
+		return packDest(seq[i-1], r)
+	}
+	j := i + t.Steps()
+	if j > last || (j == last && finishStop) {
+		return destFinish
+	}
+	s := seq[j]
+	// Forced shortcuts, taken only by stopping.
+	switch {
+	case r == RouteOuter && s == CornerC1:
+		return packDest(s, RouteC1)
+	case r == RouteOuter && s == CornerC2:
+		return packDest(s, RouteC2)
+	case r == RouteC1 && s == Centre:
+		return packDest(s, RouteCentreC1)
+	case r == RouteC2 && s == Centre:
+		return packDest(s, RouteCentreC2)
+	}
+	return packDest(s, r)
+}
+
+// Edge is a directed edge of the board graph: a forward step from one
+// station to the next along some route.
+type Edge struct {
+	From, To Station
+	Route    Route
+}
+
+// Edges returns every forward one-step edge of every route, each (From, To)
+// pair once, in route order. The final step of each route goes to HOME.
+func Edges() []Edge {
+	var out []Edge
+	seen := map[[2]Station]bool{}
+	for r := Route(0); r < NumRoutes; r++ {
+		seq := routeStations[r]
+		for i := 0; i+1 < len(seq); i++ {
+			k := [2]Station{seq[i], seq[i+1]}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, Edge{From: seq[i], To: seq[i+1], Route: r})
+		}
+	}
+	return out
+}
+
+// Destination returns where a stack on route r at station s lands with throw
+// t under the given rules: the station and route after the move, or finished
+// = true if the stack leaves the board. ok is false if s is not on r or the
+// throw cannot move it.
+func Destination(rules Rules, s Station, r Route, t Throw) (to Station, route Route, finished, ok bool) {
+	if int(r) >= NumRoutes || int(s) >= NumStations || int(t) >= NumThrows {
+		return 0, 0, false, false
+	}
+	d := moveTable[b2i(rules.Finish == FinishStop)][r][s][t]
+	return decodeDest(d)
+}
+
+// EntryDestination returns where a piece entered from hand with throw t lands.
+func EntryDestination(rules Rules, t Throw) (to Station, route Route, finished, ok bool) {
+	if int(t) >= NumThrows {
+		return 0, 0, false, false
+	}
+	return decodeDest(entryTable[b2i(rules.Finish == FinishStop)][t])
+}
+
+func decodeDest(d dest) (Station, Route, bool, bool) {
+	switch d {
+	case destInvalid:
+		return 0, 0, false, false
+	case destFinish:
+		return 0, 0, true, true
+	}
+	return d.station(), d.route(), false, true
+}
+
+// StepsToFinish returns how many forward steps a stack on route r at station
+// s still needs to leave the board (one more than the steps to HOME, since a
+// stack must pass HOME), or -1 if s is not on r.
+func StepsToFinish(s Station, r Route) int {
+	if !OnRoute(s, r) {
+		return -1
+	}
+	return len(routeStations[r]) - int(routeIndex[r][s])
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,33 @@
+// Package env is the Yut Nori rules engine: the board as route tables, a
+// validated rules configuration with its variants, a game state that is a
+// plain value, explicit chance nodes, the 180-action encoding, game records,
+// a JSON form of states, versioned save and restore, and text rendering.
+//
+// The rules are those of RULES.md (the `standard` set) and its named
+// variants. A State is small and holds no pointers, so copying it clones it:
+// search code copies millions of them. Nothing on the hot path allocates:
+// LegalActions appends into the caller's slice, Apply and the throws fill an
+// Event value.
+//
+// A game alternates chance nodes (PhaseThrow) and decisions (PhaseMove).
+// Training code lets the state throw with its own seeded generator; search
+// code lists ChanceOutcomes and applies each with ApplyThrow.
+//
+//	s, err := env.New(env.Standard(), 42, env.AnySeat)
+//	if err != nil { ... }
+//	var buf [env.NumActions]env.Action
+//	for !s.IsOver() {
+//		s.Advance()                 // throw until a decision (or the end)
+//		if s.IsOver() {
+//			break
+//		}
+//		legal := s.LegalActions(buf[:0])
+//		ev, err := s.Apply(legal[0]) // an illegal action is an error, the state unchanged
+//		if err != nil { ... }
+//		fmt.Println(ev)             // "seat 0: gae enters a piece to 2; seat 1 to play"
+//	}
+//	fmt.Println(s.Winner())
+//
+// The same seed and the same actions give the same game, bit for bit, on any
+// machine and after MarshalBinary and UnmarshalState.
+package env

@@ -1,0 +1,85 @@
+package env
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// StateFormat and StateVersion identify a saved state blob.
+const (
+	StateFormat  = "yutenv-state"
+	StateVersion = 1
+)
+
+// savedState is the msgpack layout of a saved state (docs/FORMATS.md).
+type savedState struct {
+	Format    string   `msgpack:"format"`
+	Version   int      `msgpack:"version"`
+	Position  Position `msgpack:"position"`
+	RNG       []byte   `msgpack:"rng"`
+	Start     int      `msgpack:"start"`
+	Decisions uint32   `msgpack:"decisions"`
+	Throws    uint32   `msgpack:"throws"`
+}
+
+// MarshalBinary saves the whole state, rules and generator included, as a
+// versioned msgpack map. Restoring it with UnmarshalState gives a state that
+// plays on identically.
+func (s *State) MarshalBinary() ([]byte, error) {
+	rng, err := s.rng.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	return msgpack.Marshal(savedState{
+		Format: StateFormat, Version: StateVersion, Position: s.Position(), RNG: rng,
+		Start: int(s.start), Decisions: s.decisions, Throws: s.throws,
+	})
+}
+
+// UnmarshalState restores a state saved by MarshalBinary. A blob that is
+// truncated, corrupt, inconsistent or of a future version gives an error
+// (wrapping ErrCorrupt or ErrVersion), never a panic.
+func UnmarshalState(b []byte) (State, error) {
+	var v savedState
+	if err := decodeStrict(b, &v); err != nil {
+		return State{}, fmt.Errorf("%w: state: %v", ErrCorrupt, err)
+	}
+	switch {
+	case v.Format != StateFormat:
+		return State{}, fmt.Errorf("%w: state: format %q, want %q", ErrCorrupt, v.Format, StateFormat)
+	case v.Version > StateVersion || v.Version < 1:
+		return State{}, fmt.Errorf("%w: state version %d, this build reads 1..%d", ErrVersion, v.Version, StateVersion)
+	}
+	s, err := FromPosition(v.Position, 0)
+	if err != nil {
+		return State{}, fmt.Errorf("state: %w", err)
+	}
+	var rng rand.PCG
+	if err := rng.UnmarshalBinary(v.RNG); err != nil {
+		return State{}, fmt.Errorf("%w: state: generator: %v", ErrCorrupt, err)
+	}
+	if v.Start < 0 || v.Start >= s.rules.Players {
+		return State{}, fmt.Errorf("%w: state: start seat %d out of range", ErrCorrupt, v.Start)
+	}
+	s.rng, s.start, s.decisions, s.throws = rng, uint8(v.Start), v.Decisions, v.Throws
+	return s, nil
+}
+
+// decodeStrict decodes one msgpack value from b into v. It first walks the
+// value with Skip, which fails on a truncated blob before anything is
+// allocated for lengths the blob cannot hold, and refuses trailing bytes.
+func decodeStrict(b []byte, v any) error {
+	r := bytes.NewReader(b)
+	if err := msgpack.NewDecoder(r).Skip(); err != nil {
+		return err
+	}
+	if r.Len() != 0 {
+		return fmt.Errorf("%d trailing bytes", r.Len())
+	}
+	d := msgpack.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields(true)
+	return d.Decode(v)
+}

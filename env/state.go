@@ -1,0 +1,494 @@
+package env
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// Phase says what a state is waiting for.
+type Phase uint8
+
+const (
+	// PhaseThrow is a chance node: the seat to move must throw (again).
+	PhaseThrow Phase = iota
+	// PhaseMove is a decision: the seat to move picks a legal action.
+	PhaseMove
+	// PhaseOver: the game has ended.
+	PhaseOver
+)
+
+var phaseNames = []string{"throw", "move", "over"}
+
+// String returns "throw", "move" or "over".
+func (p Phase) String() string { return enumString(phaseNames, uint8(p), "Phase") }
+
+// AnySeat asks New to draw the starting seat from the game's seed.
+const AnySeat = -1
+
+// seedStream is the fixed PCG stream constant; the game seed is the other half.
+const seedStream = 0x5975_7420_4e6f_7269 // "Yut Nori"
+
+// cell is one station of the board: empty when height is 0.
+type cell struct {
+	height uint8
+	owner  uint8
+	route  Route
+}
+
+// State is a complete game position, including the rules and the random
+// number generator. It is a value: assigning it copies it, and a copy plays on
+// independently and identically. The zero State is not usable; build one with
+// New or FromPosition.
+type State struct {
+	rules     Rules
+	thr       [NumThrows]uint64
+	rng       rand.PCG
+	cells     [NumStations]cell
+	occ       [MaxPlayers]uint32 // bit s set: the seat has a stack on station s
+	hand      [MaxPlayers]uint8
+	finished  [MaxPlayers]uint8
+	place     [MaxPlayers]uint8 // 1-based final place, 0 while still playing
+	pool      [NumThrows]uint8
+	poolSize  uint16
+	seat      uint8
+	phase     Phase
+	ranked    uint8
+	start     uint8
+	decisions uint32
+	throws    uint32
+}
+
+// New starts a game under rules r with the given seed. start names the first
+// seat, or is AnySeat to draw it from the seed. The state begins at a chance
+// node: the first seat must throw.
+func New(r Rules, seed uint64, start int) (State, error) {
+	var s State
+	if err := r.Validate(); err != nil {
+		return s, err
+	}
+	if start != AnySeat && (start < 0 || start >= r.Players) {
+		return s, fmt.Errorf("%w: start seat %d out of range 0..%d", ErrBadInput, start, r.Players-1)
+	}
+	s.rules = r
+	s.thr = throwThresholds(r.Probabilities())
+	s.rng = *rand.NewPCG(seed, seedStream)
+	for i := 0; i < r.Players; i++ {
+		s.hand[i] = uint8(r.Pieces)
+	}
+	if start == AnySeat {
+		hi, _ := bits.Mul64(s.rng.Uint64(), uint64(r.Players))
+		start = int(hi)
+	}
+	s.seat = uint8(start)
+	s.start = uint8(start)
+	s.phase = PhaseThrow
+	return s, nil
+}
+
+// Rules returns the game's rules.
+func (s *State) Rules() Rules { return s.rules }
+
+// Phase returns what the state is waiting for.
+func (s *State) Phase() Phase { return s.phase }
+
+// IsChance reports whether the state is a chance node (a throw is due).
+func (s *State) IsChance() bool { return s.phase == PhaseThrow }
+
+// IsOver reports whether the game has ended.
+func (s *State) IsOver() bool { return s.phase == PhaseOver }
+
+// ToMove returns the seat to throw or move (after the game ends, the seat that moved last).
+func (s *State) ToMove() int { return int(s.seat) }
+
+// StartSeat returns the seat that began the game.
+func (s *State) StartSeat() int { return int(s.start) }
+
+// Pool returns how many of each throw result wait in the pool of the seat to move.
+func (s *State) Pool() [NumThrows]uint8 { return s.pool }
+
+// PoolSize returns the number of results in the pool.
+func (s *State) PoolSize() int { return int(s.poolSize) }
+
+// Hand returns how many pieces of seat wait in hand.
+func (s *State) Hand(seat int) int { return int(s.hand[seat]) }
+
+// Finished returns how many pieces of seat have finished.
+func (s *State) Finished(seat int) int { return int(s.finished[seat]) }
+
+// Place returns seat's final place (1 = winner), or 0 while it still plays.
+func (s *State) Place(seat int) int { return int(s.place[seat]) }
+
+// Winner returns the seat that finished first, or -1 if none has yet.
+func (s *State) Winner() int {
+	for i := 0; i < s.rules.Players; i++ {
+		if s.place[i] == 1 {
+			return i
+		}
+	}
+	return -1
+}
+
+// Decisions returns the number of actions applied so far.
+func (s *State) Decisions() int { return int(s.decisions) }
+
+// Throws returns the number of throws made so far.
+func (s *State) Throws() int { return int(s.throws) }
+
+// StackAt returns the stack on station st: its owner, height and route, and
+// ok = false if the station is empty.
+func (s *State) StackAt(st Station) (seat, height int, route Route, ok bool) {
+	if int(st) >= NumStations {
+		return 0, 0, 0, false
+	}
+	c := s.cells[st]
+	if c.height == 0 {
+		return 0, 0, 0, false
+	}
+	return int(c.owner), int(c.height), c.route, true
+}
+
+// Occupied returns a bit set of the stations holding seat's stacks (bit s for station s).
+func (s *State) Occupied(seat int) uint32 { return s.occ[seat] }
+
+// Outcome returns seat's result in [-1, 1] once the game is over (0 before):
+// in a two-seat game +1 for the winner and -1 for the loser; with more seats
+// places are spread evenly from +1 (first) to -1 (last), and seats that were
+// never ranked (the game ended at the first finisher) share the loss: -1.
+func (s *State) Outcome(seat int) float64 {
+	if s.phase != PhaseOver {
+		return 0
+	}
+	p := int(s.place[seat])
+	n := s.rules.Players
+	if p == 0 {
+		return -1
+	}
+	if s.rules.End == EndFirst {
+		if p == 1 {
+			return 1
+		}
+		return -1
+	}
+	return 1 - 2*float64(p-1)/float64(n-1)
+}
+
+// LegalActions appends the legal actions of the seat to move to dst, in
+// increasing id order, and returns it. At a chance node or after the game it
+// appends nothing. It does not allocate when dst has room for NumActions.
+func (s *State) LegalActions(dst []Action) []Action {
+	if s.phase != PhaseMove {
+		return dst
+	}
+	me := s.seat
+	occ := s.occ[me]
+	inHand := s.hand[me] > 0
+	for t := Throw(0); t < NumThrows; t++ {
+		if s.pool[t] == 0 {
+			continue
+		}
+		base := uint8(t) * NumSources
+		for b := occ; b != 0; b &= b - 1 {
+			dst = append(dst, Action(base+uint8(bits.TrailingZeros32(b))))
+		}
+		if inHand && (t != BackDo || (occ == 0 && s.rules.BackDoEnters)) {
+			dst = append(dst, Action(base+EnterSource))
+		}
+	}
+	return dst
+}
+
+// NumLegalActions returns len(LegalActions(nil)) without building the list.
+func (s *State) NumLegalActions() int {
+	if s.phase != PhaseMove {
+		return 0
+	}
+	me := s.seat
+	stacks := bits.OnesCount32(s.occ[me])
+	n := 0
+	for t := Throw(0); t < NumThrows; t++ {
+		if s.pool[t] == 0 {
+			continue
+		}
+		n += stacks
+		if s.hand[me] > 0 && (t != BackDo || (stacks == 0 && s.rules.BackDoEnters)) {
+			n++
+		}
+	}
+	return n
+}
+
+// IsLegal reports whether a is a legal action now.
+func (s *State) IsLegal(a Action) bool {
+	return s.checkAction(a) == nil
+}
+
+// Mask writes the legal-action mask into dst[:NumActions]: 1 for legal, 0
+// otherwise. dst must have room for NumActions entries.
+func (s *State) Mask(dst []uint8) {
+	dst = dst[:NumActions]
+	clear(dst)
+	if s.phase != PhaseMove {
+		return
+	}
+	var buf [NumActions]Action
+	for _, a := range s.LegalActions(buf[:0]) {
+		dst[a] = 1
+	}
+}
+
+// checkAction explains why a is not legal, or returns nil.
+func (s *State) checkAction(a Action) error {
+	if s.phase != PhaseMove {
+		return fmt.Errorf("%w: the state is in phase %s, not move", ErrWrongPhase, s.phase)
+	}
+	if !a.Valid() {
+		return fmt.Errorf("%w: action id %d out of range 0..%d", ErrIllegalAction, uint8(a), NumActions-1)
+	}
+	t := a.Throw()
+	me := s.seat
+	if s.pool[t] == 0 {
+		return fmt.Errorf("%w: %v: seat %d has no %s in its pool", ErrIllegalAction, a, me, t)
+	}
+	if a.IsEnter() {
+		switch {
+		case s.hand[me] == 0:
+			return fmt.Errorf("%w: %v: seat %d has no piece in hand", ErrIllegalAction, a, me)
+		case t == BackDo && !s.rules.BackDoEnters:
+			return fmt.Errorf("%w: %v: back-do cannot enter a piece", ErrIllegalAction, a)
+		case t == BackDo && s.occ[me] != 0:
+			return fmt.Errorf("%w: %v: back-do enters only when seat %d has nothing on the board", ErrIllegalAction, a, me)
+		}
+		return nil
+	}
+	c := s.cells[a.Station()]
+	if c.height == 0 || c.owner != me {
+		return fmt.Errorf("%w: %v: seat %d has no stack on station %d", ErrIllegalAction, a, me, a.Source())
+	}
+	return nil
+}
+
+// Apply plays action a for the seat to move and reports what happened. An
+// illegal action returns an error wrapping ErrIllegalAction (or ErrWrongPhase)
+// and leaves the state unchanged.
+func (s *State) Apply(a Action) (Event, error) {
+	if err := s.checkAction(a); err != nil {
+		return Event{}, err
+	}
+	me := s.seat
+	t := a.Throw()
+	fs := b2i(s.rules.Finish == FinishStop)
+	ev := Event{Kind: EventMove, Seat: int8(me), Throw: t, Action: a, CapturedSeat: -1, NextSeat: int8(me), Winner: -1}
+	var d dest
+	var moved uint8
+	if a.IsEnter() {
+		ev.Entered = true
+		ev.From = Home
+		moved = 1
+		s.hand[me]--
+		if t == BackDo {
+			d = packDest(Home, RouteOuter)
+		} else {
+			d = entryTable[fs][t]
+		}
+	} else {
+		st := a.Station()
+		c := s.cells[st]
+		ev.From, ev.FromRoute = st, c.route
+		moved = c.height
+		s.cells[st] = cell{}
+		s.occ[me] &^= 1 << st
+		d = moveTable[fs][c.route][st][t]
+	}
+	ev.Moved = moved
+	if d == destFinish {
+		s.finished[me] += moved
+		ev.Finished = moved
+		ev.To = Home
+	} else {
+		to, r := d.station(), d.route()
+		ev.To, ev.ToRoute = to, r
+		ev.Shortcut = r != RouteOuter && r != ev.FromRoute && t != BackDo && to == routeStations[r][0]
+		c := &s.cells[to]
+		switch {
+		case c.height == 0:
+			*c = cell{height: moved, owner: me, route: r}
+			s.occ[me] |= 1 << to
+		case c.owner == me:
+			c.height += moved
+			c.route = r
+			ev.Joined = true
+		default:
+			ev.Captured, ev.CapturedSeat = c.height, int8(c.owner)
+			s.hand[c.owner] += c.height
+			s.occ[c.owner] &^= 1 << to
+			*c = cell{height: moved, owner: me, route: r}
+			s.occ[me] |= 1 << to
+		}
+		ev.Height = c.height
+	}
+	s.pool[t]--
+	s.poolSize--
+	s.decisions++
+
+	if s.finished[me] == uint8(s.rules.Pieces) {
+		s.rank(me)
+		ev.Placed = true
+		if s.phase == PhaseOver {
+			ev.GameOver = true
+			ev.Winner = int8(s.Winner())
+			ev.Discarded = s.discard()
+			return ev, nil
+		}
+		s.endTurn(&ev)
+		return ev, nil
+	}
+	switch {
+	case ev.Captured > 0 && (!t.Bonus() || s.rules.CaptureBonusYutMo):
+		s.phase = PhaseThrow
+		ev.BonusThrow = true
+	case s.poolSize == 0 || !s.hasUsable():
+		s.endTurn(&ev)
+	}
+	return ev, nil
+}
+
+// rank gives seat the next place and ends the game when the rules say so.
+func (s *State) rank(seat uint8) {
+	s.ranked++
+	s.place[seat] = s.ranked
+	n := uint8(s.rules.Players)
+	if s.rules.End == EndFirst {
+		s.phase = PhaseOver
+		return
+	}
+	if s.ranked == n-1 {
+		for i := uint8(0); i < n; i++ {
+			if s.place[i] == 0 {
+				s.ranked++
+				s.place[i] = s.ranked
+			}
+		}
+		s.phase = PhaseOver
+	}
+}
+
+// hasUsable reports whether any result in the pool has a legal use.
+func (s *State) hasUsable() bool {
+	me := s.seat
+	if s.poolSize > uint16(s.pool[BackDo]) {
+		return true // a forward result: a stack on the board or a piece in hand always takes it
+	}
+	return s.pool[BackDo] > 0 && (s.occ[me] != 0 || (s.rules.BackDoEnters && s.hand[me] > 0))
+}
+
+// discard empties the pool and returns how many results it held.
+func (s *State) discard() uint8 {
+	n := s.poolSize
+	s.pool = [NumThrows]uint8{}
+	s.poolSize = 0
+	if n > 255 {
+		n = 255
+	}
+	return uint8(n)
+}
+
+// endTurn discards what is left of the pool and passes the turn to the next
+// seat still playing, which must throw.
+func (s *State) endTurn(ev *Event) {
+	ev.Discarded = s.discard()
+	ev.TurnEnded = true
+	n := uint8(s.rules.Players)
+	next := s.seat
+	for {
+		next = (next + 1) % n
+		if s.place[next] == 0 {
+			break
+		}
+	}
+	s.seat = next
+	s.phase = PhaseThrow
+	ev.NextSeat = int8(next)
+}
+
+// ApplyThrow resolves a chance node with the chosen result t (the explicit
+// mode used by search). t must have a non-zero probability under the rules.
+func (s *State) ApplyThrow(t Throw) (Event, error) {
+	if s.phase != PhaseThrow {
+		return Event{}, fmt.Errorf("%w: the state is in phase %s, not throw", ErrWrongPhase, s.phase)
+	}
+	if t >= NumThrows {
+		return Event{}, fmt.Errorf("%w: throw id %d out of range 0..%d", ErrBadInput, uint8(t), NumThrows-1)
+	}
+	if t == BackDo && !s.rules.BackDo {
+		return Event{}, fmt.Errorf("%w: back-do cannot be thrown with back_do=off", ErrBadInput)
+	}
+	if s.pool[t] == 255 {
+		return Event{}, fmt.Errorf("%w: the pool already holds 255 %s results", ErrBadInput, t)
+	}
+	return s.applyThrow(t), nil
+}
+
+func (s *State) applyThrow(t Throw) Event {
+	ev := Event{Kind: EventThrow, Seat: int8(s.seat), Throw: t, CapturedSeat: -1, NextSeat: int8(s.seat), Winner: -1}
+	s.pool[t]++
+	s.poolSize++
+	s.throws++
+	if t.Bonus() {
+		ev.BonusThrow = true
+		return ev
+	}
+	s.phase = PhaseMove
+	if !s.hasUsable() {
+		s.endTurn(&ev)
+	}
+	return ev
+}
+
+// SampleThrow resolves a chance node by throwing with the state's own
+// generator (the sampled mode used for training and playouts).
+func (s *State) SampleThrow() (Event, error) {
+	if s.phase != PhaseThrow {
+		return Event{}, fmt.Errorf("%w: the state is in phase %s, not throw", ErrWrongPhase, s.phase)
+	}
+	t := sampleThrow(&s.thr, s.rng.Uint64())
+	if s.pool[t] == 255 {
+		return Event{}, fmt.Errorf("%w: the pool already holds 255 %s results", ErrBadInput, t)
+	}
+	return s.applyThrow(t), nil
+}
+
+// Advance throws with the state's own generator until the state is a
+// decision or the game is over, and returns the number of throws made.
+func (s *State) Advance() int {
+	n := 0
+	for s.phase == PhaseThrow {
+		if _, err := s.SampleThrow(); err != nil {
+			break // a full pool: cannot happen in sampled play
+		}
+		n++
+	}
+	return n
+}
+
+// Outcome of a chance node: a throw result and its probability.
+type ChanceOutcome struct {
+	Throw Throw
+	Prob  float64
+}
+
+// ChanceOutcomes appends the outcomes of the chance node (every throw with a
+// non-zero probability) to dst. It appends nothing unless the state is a
+// chance node.
+func (s *State) ChanceOutcomes(dst []ChanceOutcome) []ChanceOutcome {
+	if s.phase != PhaseThrow {
+		return dst
+	}
+	pr := s.rules.Probabilities()
+	for t := Throw(0); t < NumThrows; t++ {
+		if pr[t] > 0 {
+			dst = append(dst, ChanceOutcome{Throw: t, Prob: pr[t]})
+		}
+	}
+	return dst
+}
