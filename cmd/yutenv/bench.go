@@ -1,0 +1,134 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+func init() {
+	commands["bench"] = command{summary: "measure random-playout throughput of the engine", run: runBench}
+}
+
+// benchResult is what `yutenv bench --json` prints.
+type benchResult struct {
+	Rules               string  `json:"rules"`
+	Workers             int     `json:"workers"`
+	Seconds             float64 `json:"seconds"`
+	Games               int64   `json:"games"`
+	Decisions           int64   `json:"decisions"`
+	Throws              int64   `json:"throws"`
+	GamesPerSec         float64 `json:"games_per_sec"`
+	DecisionsPerSec     float64 `json:"decisions_per_sec"`
+	GamesPerSecCore     float64 `json:"games_per_sec_per_core"`
+	DecisionsPerSecCore float64 `json:"decisions_per_sec_per_core"`
+	DecisionsPerGame    float64 `json:"decisions_per_game"`
+	AllocsPerDecision   float64 `json:"allocs_per_decision"`
+	BytesPerDecision    float64 `json:"bytes_per_decision"`
+	GoVersion           string  `json:"go_version"`
+	CPUs                int     `json:"cpus"`
+}
+
+func runBench(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench", "[flags]", stderr)
+	dur := fs.Duration("time", 3*time.Second, "how long to play")
+	workers := fs.Int("workers", 1, "goroutines playing at once (1 = one core)")
+	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (see docs)")
+	seed := fs.Uint64("seed", 1, "first game seed")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *workers < 1 || *workers > 1024 {
+		return fmt.Errorf("--workers must be 1..1024, got %d", *workers)
+	}
+	if *dur <= 0 || *dur > time.Hour {
+		return fmt.Errorf("--time must be between 0 and 1h, got %v", *dur)
+	}
+	rules, err := env.ParseRules(*rulesSpec)
+	if err != nil {
+		return err
+	}
+	res := benchPlayouts(rules, *seed, *workers, *dur)
+	res.Rules = rules.String()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		return enc.Encode(res)
+	}
+	t := tablewriter.NewWriter(stdout)
+	t.SetHeader([]string{"measure", "value"})
+	t.SetAlignment(tablewriter.ALIGN_RIGHT)
+	rows := [][]string{
+		{"rules", res.Rules},
+		{"workers", fmt.Sprint(res.Workers)},
+		{"games", fmt.Sprint(res.Games)},
+		{"games/s", fmt.Sprintf("%.0f", res.GamesPerSec)},
+		{"games/s per core", fmt.Sprintf("%.0f", res.GamesPerSecCore)},
+		{"decisions/s", fmt.Sprintf("%.0f", res.DecisionsPerSec)},
+		{"decisions/s per core", fmt.Sprintf("%.0f", res.DecisionsPerSecCore)},
+		{"decisions/game", fmt.Sprintf("%.1f", res.DecisionsPerGame)},
+		{"allocs/decision", fmt.Sprintf("%.4f", res.AllocsPerDecision)},
+		{"bytes/decision", fmt.Sprintf("%.2f", res.BytesPerDecision)},
+	}
+	t.AppendBulk(rows)
+	t.Render()
+	return nil
+}
+
+// benchPlayouts plays random games on workers goroutines for about d.
+func benchPlayouts(rules env.Rules, seed uint64, workers int, d time.Duration) benchResult {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	deadline := start.Add(d)
+	var mu sync.Mutex
+	var games, decisions, throws int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(w)))
+			var g, dec, th int64
+			for i := uint64(0); ; i++ {
+				s, err := env.New(rules, seed+i*uint64(workers)+uint64(w), env.AnySeat)
+				if err != nil {
+					break // rules were validated: cannot happen
+				}
+				dec += int64(env.RandomPlayout(&s, rng, 0))
+				th += int64(s.Throws())
+				g++
+				if g%64 == 0 && time.Now().After(deadline) {
+					break
+				}
+			}
+			mu.Lock()
+			games, decisions, throws = games+g, decisions+dec, throws+th
+			mu.Unlock()
+		}(w)
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	runtime.ReadMemStats(&after)
+	allocs := float64(after.Mallocs - before.Mallocs)
+	bytes := float64(after.TotalAlloc - before.TotalAlloc)
+	r := benchResult{
+		Workers: workers, Seconds: el, Games: games, Decisions: decisions, Throws: throws,
+		GamesPerSec: float64(games) / el, DecisionsPerSec: float64(decisions) / el,
+		DecisionsPerGame: float64(decisions) / float64(games),
+		AllocsPerDecision: allocs / float64(decisions), BytesPerDecision: bytes / float64(decisions),
+		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
+	}
+	r.GamesPerSecCore = r.GamesPerSec / float64(min(workers, runtime.NumCPU()))
+	r.DecisionsPerSecCore = r.DecisionsPerSec / float64(min(workers, runtime.NumCPU()))
+	return r
+}

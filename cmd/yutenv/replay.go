@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+func init() {
+	commands["replay"] = command{summary: "print a recorded game's states as text or JSON lines", run: runReplay}
+}
+
+func runReplay(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("replay", "RECORD [flags]", stderr)
+	format := fs.String("format", "text", "output: text (board after every move) or json (one JSON line per event)")
+	game := fs.Int("game", 0, "which game of a multi-game record file (0-based); -1 for all")
+	check := fs.Bool("check", false, "only check the record against the rules; print one summary line per game")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	if *format != "text" && *format != "json" {
+		return fmt.Errorf("--format must be text or json, got %q", *format)
+	}
+	f, err := os.Open(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	recs, err := env.ReadRecords(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
+	}
+	if len(recs) == 0 {
+		return fmt.Errorf("%s: no records", fs.Arg(0))
+	}
+	if *game < -1 || *game >= len(recs) {
+		return fmt.Errorf("--game %d out of range: the file holds %d games (0..%d)", *game, len(recs), len(recs)-1)
+	}
+	if *game >= 0 {
+		recs = recs[*game : *game+1]
+	}
+	w := bufio.NewWriter(stdout)
+	defer w.Flush()
+	for i, rec := range recs {
+		fn := replayPrinter(w, *format)
+		if *check {
+			fn = nil
+		}
+		s, err := rec.Replay(fn)
+		if err != nil {
+			return fmt.Errorf("game %d: %w", i, err)
+		}
+		if *check {
+			fmt.Fprintf(w, "game %d: ok, %d steps, %d decisions, winner seat %d\n", i, len(rec.Steps), s.Decisions(), s.Winner())
+		}
+	}
+	return nil
+}
+
+func replayPrinter(w io.Writer, format string) func(int, env.Event, *env.State) error {
+	return func(step int, ev env.Event, s *env.State) error {
+		if format == "json" {
+			b, err := env.MarshalJSONLine(step, ev, s)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(w, "%s\n", b)
+			return err
+		}
+		if step < 0 {
+			_, err := fmt.Fprintf(w, "== start: seat %d begins\n%s\n", s.StartSeat(), s.Render())
+			return err
+		}
+		if ev.Kind == env.EventThrow {
+			_, err := fmt.Fprintf(w, "-- %d: %v\n", step, ev)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "-- %d: %v\n%s\n", step, ev, s.Render())
+		return err
+	}
+}
