@@ -7,7 +7,7 @@ PY      := $(VENV)/bin/python
 GOBIN   := $(CURDIR)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: build test go-test py-test lint tools bench clean
+.PHONY: build test test-deps go-test py-test lint tools bench clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/yutenv
@@ -25,7 +25,12 @@ lint: tools
 go-test:
 	$(GO) test -race -count=1 ./...
 
-test: lint go-test py-test
+# Chromium is only for the replay viewer's browser test; without root it is skipped
+# unless YUTENV_REQUIRE_BROWSER=1 (as CI sets).
+test-deps:
+	@bash scripts/install-chromium.sh || [ -z "$$YUTENV_REQUIRE_BROWSER" ]
+
+test: lint test-deps go-test py-test
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./env/...

@@ -124,7 +124,7 @@ func benchPlayouts(rules env.Rules, seed uint64, workers int, d time.Duration) b
 	r := benchResult{
 		Workers: workers, Seconds: el, Games: games, Decisions: decisions, Throws: throws,
 		GamesPerSec: float64(games) / el, DecisionsPerSec: float64(decisions) / el,
-		DecisionsPerGame: float64(decisions) / float64(games),
+		DecisionsPerGame:  float64(decisions) / float64(games),
 		AllocsPerDecision: allocs / float64(decisions), BytesPerDecision: bytes / float64(decisions),
 		GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 	}

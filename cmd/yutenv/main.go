@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/spf13/pflag"
 )
@@ -100,15 +99,4 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		return errUsage
 	}
 	return nil
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

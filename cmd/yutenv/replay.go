@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/render"
 )
 
 func init() {
@@ -18,6 +20,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "text", "output: text (board after every move) or json (one JSON line per event)")
 	game := fs.Int("game", 0, "which game of a multi-game record file (0-based); -1 for all")
 	check := fs.Bool("check", false, "only check the record against the rules; print one summary line per game")
+	svgDir := fs.String("svg", "", "also write the board as one SVG file per event into `DIR` (gameG-PPPP.svg; position 0 is the start, P the state after step P-1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,8 +46,15 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if *game < -1 || *game >= len(recs) {
 		return fmt.Errorf("--game %d out of range: the file holds %d games (0..%d)", *game, len(recs), len(recs)-1)
 	}
+	total, first := len(recs), 0
 	if *game >= 0 {
 		recs = recs[*game : *game+1]
+		first = *game
+	}
+	if *svgDir != "" {
+		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
+			return fmt.Errorf("--svg: %w", err)
+		}
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -53,12 +63,15 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		if *check {
 			fn = nil
 		}
+		if *svgDir != "" {
+			fn = svgFiles(fn, *svgDir, first+i, total, len(rec.Steps))
+		}
 		s, err := rec.Replay(fn)
 		if err != nil {
-			return fmt.Errorf("game %d: %w", i, err)
+			return fmt.Errorf("game %d: %w", first+i, err)
 		}
 		if *check {
-			fmt.Fprintf(w, "game %d: ok, %d steps, %d decisions, winner seat %d\n", i, len(rec.Steps), s.Decisions(), s.Winner())
+			fmt.Fprintf(w, "game %d: ok, %d steps, %d decisions, winner seat %d\n", first+i, len(rec.Steps), s.Decisions(), s.Winner())
 		}
 	}
 	return nil
@@ -84,5 +97,31 @@ func replayPrinter(w io.Writer, format string) func(int, env.Event, *env.State) 
 		}
 		_, err := fmt.Fprintf(w, "-- %d: %v\n%s\n", step, ev, s.Render())
 		return err
+	}
+}
+
+// svgFiles wraps a replay callback (nil for none) so that it also writes the
+// board after every event as an SVG file into dir, named
+// gameG-PPPP.svg with zero-padded numbers that sort in playing order:
+// position 0 is the start, position P the state after step P-1.
+func svgFiles(next func(int, env.Event, *env.State) error, dir string, game, games, steps int) func(int, env.Event, *env.State) error {
+	gw := len(fmt.Sprint(max(games-1, 0)))
+	pw := max(4, len(fmt.Sprint(steps)))
+	return func(step int, ev env.Event, s *env.State) error {
+		opts := render.Options{Legal: true, Numbers: true}
+		if step < 0 {
+			opts.Caption = fmt.Sprintf("start: seat %d begins", s.StartSeat())
+		} else {
+			opts.LastMove = &ev
+			opts.Caption = fmt.Sprintf("%d: %v", step, ev)
+		}
+		name := filepath.Join(dir, fmt.Sprintf("game%0*d-%0*d.svg", gw, game, pw, step+1))
+		if err := os.WriteFile(name, render.SVG(s, opts), 0o644); err != nil {
+			return fmt.Errorf("--svg: %w", err)
+		}
+		if next != nil {
+			return next(step, ev, s)
+		}
+		return nil
 	}
 }
