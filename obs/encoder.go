@@ -1,0 +1,392 @@
+package obs
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// Encoder writes observations of one tier. It is immutable after
+// NewEncoder, so one Encoder may be used from many goroutines at once.
+type Encoder struct {
+	tier  Tier
+	size  int
+	rules env.Rules
+	ctx   context // precomputed for rules
+}
+
+// NewEncoder returns an encoder of tier t for games under rules r. The rules
+// must be valid (the error then wraps env.ErrInvalidRules); an unknown tier
+// gives an error wrapping ErrBadTier.
+func NewEncoder(r env.Rules, t Tier) (*Encoder, error) {
+	if !t.Valid() {
+		return nil, fmt.Errorf("obs: %w: id %d", ErrBadTier, uint8(t))
+	}
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("obs: %w", err)
+	}
+	return &Encoder{tier: t, size: spaces[t].Size, rules: r, ctx: newContext(r)}, nil
+}
+
+// Tier returns the encoder's tier.
+func (e *Encoder) Tier() Tier { return e.tier }
+
+// Rules returns the rules the encoder was built for.
+func (e *Encoder) Rules() env.Rules { return e.rules }
+
+// Size returns the length of one observation.
+func (e *Encoder) Size() int { return e.size }
+
+// Space describes the observation: its size, bounds and named parts. The
+// result is a fresh copy the caller may keep or change.
+func (e *Encoder) Space() Space { return spaces[e.tier].clone() }
+
+// Encode writes the observation of s, seen by the seat to move
+// (s.ToMove()), into dst[:Size()], overwriting every one of those values. It
+// does not allocate. It is defined in every phase: at a chance node, at a
+// decision and after the game (where ToMove is the seat that moved last).
+// The observation follows s's own rules; when they differ from the
+// encoder's, the per-rules tables are rebuilt for the call (slower, still
+// without allocating). Encode panics if len(dst) < Size().
+func (e *Encoder) Encode(s *env.State, dst []float32) {
+	dst = dst[:e.size]
+	c := &e.ctx
+	var local context
+	if r := s.Rules(); r != e.rules {
+		local = newContext(r)
+		c = &local
+	}
+	switch e.tier {
+	case Compact:
+		c.compact(s, dst)
+	case Tactical:
+		c.compact(s, dst[:sizeCompact])
+		c.tactical(s, dst[sizeCompact:])
+	case Planes:
+		c.planes(s, dst)
+	}
+}
+
+// move is a precomputed destination: where a stack lands, or finish.
+type move struct {
+	to     env.Station
+	route  env.Route
+	finish bool
+	ok     bool
+}
+
+// moveTab[fs][route][station][throw] and entryTab[fs][throw] hold the
+// engine's destinations for the finish modes pass (fs=0) and stop (fs=1).
+var (
+	moveTab  [2][env.NumRoutes][env.NumStations][env.NumThrows]move
+	entryTab [2][env.NumThrows]move
+	// distance[route][station] is env.StepsToFinish / maxSteps.
+	distance [env.NumRoutes][env.NumStations]float32
+)
+
+func init() {
+	for fs, mode := range []env.FinishMode{env.FinishPass, env.FinishStop} {
+		r := env.Standard()
+		r.Finish = mode
+		for rt := env.Route(0); rt < env.NumRoutes; rt++ {
+			for st := env.Station(0); st < env.NumStations; st++ {
+				for t := env.Throw(0); t < env.NumThrows; t++ {
+					to, route, fin, ok := env.Destination(r, st, rt, t)
+					moveTab[fs][rt][st][t] = move{to: to, route: route, finish: fin, ok: ok}
+				}
+			}
+		}
+		for t := env.Throw(0); t < env.NumThrows; t++ {
+			to, route, fin, ok := env.EntryDestination(r, t)
+			entryTab[fs][t] = move{to: to, route: route, finish: fin, ok: ok}
+		}
+	}
+	for rt := env.Route(0); rt < env.NumRoutes; rt++ {
+		for st := env.Station(0); st < env.NumStations; st++ {
+			if n := env.StepsToFinish(st, rt); n > 0 {
+				distance[rt][st] = float32(n) / float32(maxSteps)
+			}
+		}
+	}
+}
+
+// context holds what an encoding needs from the rules.
+type context struct {
+	players      int
+	pieces       int
+	invPieces    float32
+	fs           int
+	backDoEnters bool
+	possible     uint8                       // bit t: throw t has a non-zero probability
+	hit          [1 << env.NumThrows]float32 // hit[m]: P(a turn's first throw sequence holds a throw in the set m)
+	rules        [numRules]float32
+}
+
+func newContext(r env.Rules) context {
+	c := context{
+		players:      r.Players,
+		pieces:       r.Pieces,
+		invPieces:    1 / float32(r.Pieces),
+		backDoEnters: r.BackDoEnters,
+	}
+	if r.Finish == env.FinishStop {
+		c.fs = 1
+	}
+	pr := r.Probabilities()
+	for t := range pr {
+		if pr[t] > 0 {
+			c.possible |= 1 << t
+		}
+	}
+	// A turn begins with throws until one is neither yut nor mo. With qb the
+	// probability of a bonus throw outside m and qn that of a non-bonus
+	// throw outside m, the sequence misses m with probability
+	// qn * (1 + qb + qb^2 + ...) = qn / (1 - qb).
+	for m := range c.hit {
+		var qb, qn float64
+		for t := env.Throw(0); t < env.NumThrows; t++ {
+			if m&(1<<t) != 0 {
+				continue
+			}
+			if t.Bonus() {
+				qb += pr[t]
+			} else {
+				qn += pr[t]
+			}
+		}
+		h := 1 - qn/(1-qb)
+		c.hit[m] = float32(min(max(h, 0), 1))
+	}
+	c.rules = [numRules]float32{
+		float32(r.Players) / env.MaxPlayers,
+		float32(r.Pieces) / env.MaxPieces,
+		float32(r.FlatProb),
+		b2f(r.BackDo),
+		b2f(r.CaptureBonusYutMo),
+		b2f(r.Finish == env.FinishStop),
+		b2f(r.BackDoEnters),
+		b2f(r.End == env.EndRank),
+	}
+	return c
+}
+
+func b2f(b bool) float32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// seatAt returns the absolute seat in slot k (0 = the seat to move).
+func (c *context) seatAt(s *env.State, k int) int { return (s.ToMove() + k) % c.players }
+
+// compact writes the compact tier into d (len sizeCompact).
+func (c *context) compact(s *env.State, d []float32) {
+	clear(d)
+	for k := 0; k < c.players; k++ {
+		seat := c.seatAt(s, k)
+		row := d[offBoard+k*numCells : offBoard+(k+1)*numCells]
+		for b := s.Occupied(seat); b != 0; b &= b - 1 {
+			st := env.Station(bits.TrailingZeros32(b))
+			_, h, route, _ := s.StackAt(st)
+			row[cellOf[route][st]] = float32(h) * c.invPieces
+		}
+		d[offHand+k] = float32(s.Hand(seat)) * c.invPieces
+		d[offFinished+k] = float32(s.Finished(seat)) * c.invPieces
+		d[offSeats+2*k] = 1
+		d[offSeats+2*k+1] = float32(s.Place(seat)) / numSeats
+	}
+	pool := s.Pool()
+	for t, n := range pool {
+		d[offPool+t] = float32(n)
+	}
+	d[offPhase+int(s.Phase())] = 1
+	copy(d[offRules:], c.rules[:])
+}
+
+// reach fills m[st] with the set of throws (bit t) by which seat could land
+// one of its stacks, or a piece from hand, on station st with a single
+// result. skip names a station whose stack is ignored (captured), or is -1;
+// captured says the seat has pieces in hand because of that capture.
+func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.NumStations]uint8) {
+	*m = [env.NumStations]uint8{}
+	occ := s.Occupied(seat)
+	if skip >= 0 {
+		occ &^= 1 << uint(skip)
+	}
+	for b := occ; b != 0; b &= b - 1 {
+		st := env.Station(bits.TrailingZeros32(b))
+		_, _, route, _ := s.StackAt(st)
+		row := &moveTab[c.fs][route][st]
+		for t := env.Throw(0); t < env.NumThrows; t++ {
+			if mv := row[t]; mv.ok && !mv.finish && c.possible&(1<<t) != 0 {
+				m[mv.to] |= 1 << t
+			}
+		}
+	}
+	if s.Hand(seat) == 0 && !captured {
+		return
+	}
+	for t := env.Do; t < env.NumThrows; t++ {
+		if mv := entryTab[c.fs][t]; mv.ok && !mv.finish {
+			m[mv.to] |= 1 << t
+		}
+	}
+	if c.backDoEnters && occ == 0 {
+		m[env.Home] |= 1 << env.BackDo
+	}
+}
+
+// opponents returns the bit set of seats other than the one to move that
+// will still take turns.
+func (c *context) opponents(s *env.State) uint8 {
+	var o uint8
+	if s.IsOver() {
+		return 0
+	}
+	me := s.ToMove()
+	for i := 0; i < c.players; i++ {
+		if i != me && s.Place(i) == 0 {
+			o |= 1 << i
+		}
+	}
+	return o
+}
+
+// threat fills th[st] with the probability that at least one opponent can
+// hit station st on its next turn, and masks with each opponent's reach.
+func (c *context) threat(s *env.State, opp uint8, masks *[numSeats][env.NumStations]uint8, th *[env.NumStations]float32) {
+	var miss [env.NumStations]float32
+	for st := range miss {
+		miss[st] = 1
+	}
+	// Seats in turn order from the seat to move, so that the float
+	// products do not depend on how the seats are numbered.
+	for k := 1; k < c.players; k++ {
+		seat := c.seatAt(s, k)
+		if opp&(1<<seat) == 0 {
+			continue
+		}
+		c.reach(s, seat, -1, false, &masks[seat])
+		for st, m := range masks[seat] {
+			miss[st] *= 1 - c.hit[m]
+		}
+	}
+	for st := range th {
+		th[st] = 1 - miss[st]
+	}
+}
+
+// tactical writes the threat and action parts into d (len sizeTactical-sizeCompact).
+func (c *context) tactical(s *env.State, d []float32) {
+	clear(d)
+	opp := c.opponents(s)
+	var masks [numSeats][env.NumStations]uint8
+	var th [env.NumStations]float32
+	c.threat(s, opp, &masks, &th)
+	copy(d, th[:])
+	acts := d[offActions-offThreat:]
+	me := s.ToMove()
+	var buf [env.NumActions]env.Action
+	for _, a := range s.LegalActions(buf[:0]) {
+		f := acts[int(a)*numActionFeatures : (int(a)+1)*numActionFeatures]
+		f[featLegal] = 1
+		t := a.Throw()
+		var mv move
+		moved := 1
+		from := env.RouteOuter
+		if a.IsEnter() {
+			f[featEnter] = 1
+			if t == env.BackDo {
+				mv = move{to: env.Home, route: env.RouteOuter, ok: true}
+			} else {
+				mv = entryTab[c.fs][t]
+			}
+		} else {
+			_, moved, from, _ = s.StackAt(a.Station())
+			mv = moveTab[c.fs][from][a.Station()][t]
+		}
+		f[featMoved] = float32(moved) * c.invPieces
+		if mv.finish {
+			f[featFinishes] = float32(moved) * c.invPieces
+			if s.Finished(me)+moved == c.pieces {
+				f[featPlaces] = 1
+			}
+			continue
+		}
+		if t != env.BackDo && mv.route != from {
+			f[featShortcut] = 1
+		}
+		f[featDistance] = distance[mv.route][mv.to]
+		f[featExposure] = th[mv.to]
+		owner, h, _, ok := s.StackAt(mv.to)
+		switch {
+		case !ok:
+		case owner == me:
+			f[featJoins] = float32(h+moved) * c.invPieces
+		default:
+			f[featCaptures] = float32(h) * c.invPieces
+			f[featExposure] = c.exposureAfterCapture(s, opp, &masks, owner, mv.to)
+		}
+	}
+}
+
+// exposureAfterCapture is the threat on station at once the stack of seat
+// victim there has been captured: that seat's reach is recomputed without
+// the stack and with pieces in hand.
+func (c *context) exposureAfterCapture(s *env.State, opp uint8, masks *[numSeats][env.NumStations]uint8, victim int, at env.Station) float32 {
+	var mv [env.NumStations]uint8
+	c.reach(s, victim, int(at), true, &mv)
+	miss := float32(1)
+	for k := 1; k < c.players; k++ {
+		switch seat := c.seatAt(s, k); {
+		case seat == victim:
+			miss *= 1 - c.hit[mv[at]]
+		case opp&(1<<seat) != 0:
+			miss *= 1 - c.hit[masks[seat][at]]
+		}
+	}
+	return 1 - miss
+}
+
+// planes writes the planes tier into d (len sizePlanes).
+func (c *context) planes(s *env.State, d []float32) {
+	clear(d)
+	const n = env.NumStations
+	g := d[offGlobals:]
+	for k := 0; k < c.players; k++ {
+		seat := c.seatAt(s, k)
+		for b := s.Occupied(seat); b != 0; b &= b - 1 {
+			st := bits.TrailingZeros32(b)
+			_, h, route, _ := s.StackAt(env.Station(st))
+			d[(chHeight+k)*n+st] = float32(h) * c.invPieces
+			d[(chLane+int(laneOf[route]))*n+st] = 1
+		}
+		g[gHand+k] = float32(s.Hand(seat)) * c.invPieces
+		g[gFinished+k] = float32(s.Finished(seat)) * c.invPieces
+		g[gPresent+k] = 1
+		g[gPlace+k] = float32(s.Place(seat)) / numSeats
+	}
+	var masks [numSeats][env.NumStations]uint8
+	var th [env.NumStations]float32
+	c.threat(s, c.opponents(s), &masks, &th)
+	copy(d[chThreat*n:], th[:])
+	var buf [env.NumActions]env.Action
+	for _, a := range s.LegalActions(buf[:0]) {
+		if a.IsEnter() {
+			g[gEnter+int(a.Throw())] = 1
+		} else {
+			d[(chLegal+int(a.Throw()))*n+a.Source()] = 1
+		}
+	}
+	for i := range boardPlanes {
+		copy(d[(chBoard+i)*n:], boardPlanes[i][:])
+	}
+	pool := s.Pool()
+	for t, v := range pool {
+		g[gPool+t] = float32(v)
+	}
+	g[gPhase+int(s.Phase())] = 1
+	copy(g[gRules:], c.rules[:])
+}
