@@ -145,6 +145,8 @@ func (s *State) setPosition(p Position) error {
 		return bad("phase %s does not fit places %v", p.Phase, places)
 	case r.End == EndFirst && len(places) > 1:
 		return bad("more than one place under end=first")
+	case r.End == EndRank && !over && len(places) >= n-1:
+		return bad("places %v: under end=rank the game is over once %d seats are ranked", places, n-1)
 	case !over && s.place[s.seat] != 0:
 		return bad("seat to move %d has already finished", s.seat)
 	case p.Phase == PhaseMove && (s.poolSize == 0 || !s.hasUsable()):

@@ -2,6 +2,7 @@ package env
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -39,10 +40,19 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	})
 }
 
+// MaxStateBlob bounds the size of a saved state that UnmarshalState reads. A
+// real blob is a few hundred bytes; the bound keeps a hostile blob of deeply
+// nested msgpack arrays from exhausting the stack of the recursive decoder
+// (a fatal error, not a recoverable panic).
+const MaxStateBlob = 64 << 10
+
 // UnmarshalState restores a state saved by MarshalBinary. A blob that is
-// truncated, corrupt, inconsistent or of a future version gives an error
-// (wrapping ErrCorrupt or ErrVersion), never a panic.
+// truncated, corrupt, inconsistent, larger than MaxStateBlob or of a future
+// version gives an error (wrapping ErrCorrupt or ErrVersion), never a panic.
 func UnmarshalState(b []byte) (State, error) {
+	if len(b) > MaxStateBlob {
+		return State{}, fmt.Errorf("%w: state: %d bytes, more than the %d a saved state can take", ErrCorrupt, len(b), MaxStateBlob)
+	}
 	var v savedState
 	if err := decodeStrict(b, &v); err != nil {
 		return State{}, fmt.Errorf("%w: state: %v", ErrCorrupt, err)
@@ -55,6 +65,9 @@ func UnmarshalState(b []byte) (State, error) {
 	}
 	s, err := FromPosition(v.Position, 0)
 	if err != nil {
+		if !errors.Is(err, ErrCorrupt) { // invalid rules inside a blob are corrupt data too
+			return State{}, fmt.Errorf("%w: state: %w", ErrCorrupt, err)
+		}
 		return State{}, fmt.Errorf("state: %w", err)
 	}
 	var rng rand.PCG

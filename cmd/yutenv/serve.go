@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/yutenv/yutenv/server"
+)
+
+func init() {
+	commands["serve"] = command{summary: "serve envs to Python trainers over a socket (docs/PROTOCOL.md)", run: runServe}
+}
+
+// serveStdin is the standard input watched by --exit-on-stdin-eof (a
+// variable so tests can give their own).
+var serveStdin io.Reader = os.Stdin
+
+// serveSignals delivers the signals that start a graceful shutdown (a
+// variable so tests can send their own).
+var serveSignals = func() (<-chan os.Signal, func()) {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	return ch, func() { signal.Stop(ch) }
+}
+
+func runServe(args []string, stdout, stderr io.Writer) error {
+	def := server.DefaultConfig()
+	fs := newFlags("serve", "[flags]", stderr)
+	listen := fs.String("listen", "127.0.0.1:7777", "host:port (TCP; port 0 picks a free port) or unix:/path")
+	token := fs.String("token", "", "shared secret every connection must present (visible in ps: prefer --token-file)")
+	tokenFile := fs.String("token-file", "", "read the token from this file")
+	maxConns := fs.Int("max-conns", def.MaxConns, "connections served at once")
+	maxEnvsConn := fs.Int("max-envs-per-conn", def.MaxEnvsPerConn, "envs one connection may hold")
+	maxEnvs := fs.Int("max-envs", def.MaxEnvs, "envs all connections may hold together")
+	maxFrame := fs.Int("max-frame", def.MaxFrame, "largest frame body in bytes, either direction")
+	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
+	workers := fs.Int("workers", def.Workers, "goroutines stepping large batches in parallel")
+	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "shut down gracefully when stdin reaches end of file")
+	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
+	logFormat := fs.String("log-format", "text", "text or json")
+	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "yutenv serve: unexpected arguments %q\n", fs.Args())
+		fs.Usage()
+		return errUsage
+	}
+	logger, err := newLogger(stderr, *logLevel, *logFormat)
+	if err != nil {
+		return err
+	}
+	if _, _, err := net.SplitHostPort(*listen); err != nil && !strings.HasPrefix(*listen, "unix:") {
+		return fmt.Errorf("--listen %q is neither host:port nor unix:/path", *listen)
+	}
+	tok, err := readToken(*token, *tokenFile)
+	if err != nil {
+		return err
+	}
+	if tok == "" && server.NeedsToken(*listen) {
+		return fmt.Errorf("listening on %s (not loopback) requires --token or --token-file", *listen)
+	}
+	switch {
+	case *maxConns < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *workers < 1:
+		return errors.New("--max-conns, --max-envs-per-conn, --max-envs and --workers must be at least 1")
+	case *idle < 0 || *grace < 0:
+		return errors.New("--idle-timeout and --shutdown-timeout must not be negative")
+	}
+	cfg := server.Config{
+		Token: tok, MaxConns: *maxConns, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs,
+		MaxFrame: *maxFrame, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
+	}
+	if *idle == 0 {
+		cfg.IdleTimeout = -1
+	}
+	srv, err := server.New(cfg)
+	if err != nil {
+		return err
+	}
+	l, addr, err := server.Listen(*listen)
+	if err != nil {
+		srv.Close()
+		return err
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(l) }()
+
+	ready, _ := json.Marshal(map[string]any{"listening": addr, "pid": os.Getpid(), "protocol": server.ProtocolVersion, "version": Version})
+	if _, err := fmt.Fprintf(stdout, "%s\n", ready); err != nil {
+		srv.Close()
+		return err
+	}
+	if f, ok := stdout.(interface{ Sync() error }); ok {
+		f.Sync()
+	}
+	logger.Info("listening", "addr", addr, "max_conns", cfg.MaxConns, "max_envs", cfg.MaxEnvs, "workers", cfg.Workers)
+
+	sigs, stop := serveSignals()
+	defer stop()
+	eof := make(chan struct{})
+	if *stdinEOF {
+		go func() {
+			io.Copy(io.Discard, serveStdin)
+			close(eof)
+		}()
+	}
+	var reason string
+	select {
+	case err := <-serveErr:
+		srv.Close()
+		return fmt.Errorf("serving %s: %w", addr, err)
+	case sig := <-sigs:
+		reason = sig.String()
+	case <-eof:
+		reason = "stdin closed"
+	}
+	logger.Info("shutting down", "reason", reason, "timeout", *grace)
+	ctx, cancel := context.WithTimeout(context.Background(), *grace)
+	defer cancel()
+	go func() {
+		select {
+		case sig := <-sigs:
+			logger.Warn("second signal; closing at once", "signal", sig.String())
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err = srv.Shutdown(ctx)
+	<-serveErr
+	if err != nil {
+		logger.Warn("shutdown cut short", "err", err)
+	}
+	return nil
+}
+
+// newLogger builds the slog logger of --log-level and --log-format.
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: want debug, info, warn or error", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", format)
+}
+
+// readToken returns the token of --token or --token-file (not both).
+func readToken(token, file string) (string, error) {
+	if token != "" && file != "" {
+		return "", errors.New("give --token or --token-file, not both")
+	}
+	if file == "" {
+		return token, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("--token-file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("--token-file %s is empty", file)
+	}
+	return t, nil
+}

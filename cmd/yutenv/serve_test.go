@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/server"
+)
+
+// serveRun runs "yutenv serve args" in the background with a stdin pipe and a
+// signal channel of its own; it returns the ready line's fields, the stdin
+// writer, the signal channel and the exit code channel.
+func serveRun(t *testing.T, args ...string) (map[string]any, io.WriteCloser, chan os.Signal, chan int, *serveBuffer) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	sigs := make(chan os.Signal, 2)
+	oldIn, oldSig := serveStdin, serveSignals
+	serveStdin = inR
+	serveSignals = func() (<-chan os.Signal, func()) { return sigs, func() {} }
+	t.Cleanup(func() { serveStdin, serveSignals = oldIn, oldSig })
+	outR, outW := io.Pipe()
+	var stderr serveBuffer
+	code := make(chan int, 1)
+	go func() {
+		code <- run(append([]string{"serve"}, args...), outW, &stderr)
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no ready line: %v; stderr: %s", err, stderr.String())
+	}
+	go io.Copy(io.Discard, outR)
+	var ready map[string]any
+	require.NoError(t, json.Unmarshal([]byte(line), &ready), "ready line %q", line)
+	return ready, inW, sigs, code, &stderr
+}
+
+// serveBuffer is a bytes.Buffer safe for the server's log writes and the
+// test's reads at once.
+type serveBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *serveBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *serveBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// serveSock returns a short Unix socket path.
+func serveSock(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "yuts")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return filepath.Join(dir, "s.sock")
+}
+
+func serveWait(t *testing.T, code chan int) int {
+	t.Helper()
+	select {
+	case c := <-code:
+		return c
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not exit")
+		return -1
+	}
+}
+
+func TestServeStdinEOF(t *testing.T) {
+	sock := serveSock(t)
+	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+sock, "--exit-on-stdin-eof")
+	assert.Equal(t, "unix:"+sock, ready["listening"])
+	assert.EqualValues(t, server.ProtocolVersion, ready["protocol"])
+	assert.Equal(t, Version, ready["version"])
+	assert.EqualValues(t, os.Getpid(), ready["pid"])
+	c, err := server.Dial(ready["listening"].(string), time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	res, err := c.Hello("")
+	require.NoError(t, err)
+	assert.Equal(t, "yutenv "+Version, res["server"])
+	stdin.Close()
+	assert.Equal(t, 0, serveWait(t, code))
+	_, err = os.Stat(sock)
+	assert.ErrorIs(t, err, os.ErrNotExist, "the socket file is removed")
+}
+
+func TestServeSignalAndToken(t *testing.T) {
+	tokFile := filepath.Join(t.TempDir(), "tok")
+	require.NoError(t, os.WriteFile(tokFile, []byte("  hunter2\n"), 0o600))
+	ready, _, sigs, code, stderr := serveRun(t, "--listen", "0.0.0.0:0", "--token-file", tokFile, "--log-level", "info", "--log-format", "json")
+	_, port, err := net.SplitHostPort(ready["listening"].(string))
+	require.NoError(t, err)
+	addr := "127.0.0.1:" + port
+	c, err := server.Dial(addr, time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Hello("")
+	var se *server.Error
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, server.CodeUnauthorized, se.Code)
+	c2, err := server.Dial(addr, time.Second)
+	require.NoError(t, err)
+	defer c2.Close()
+	_, err = c2.Hello("hunter2")
+	require.NoError(t, err, "the token file's content, trimmed")
+	sigs <- syscall.SIGTERM
+	assert.Equal(t, 0, serveWait(t, code))
+	assert.Contains(t, stderr.String(), `"msg":"shutting down"`)
+	assert.Contains(t, stderr.String(), `"reason":"terminated"`)
+}
+
+func TestServeFlagErrors(t *testing.T) {
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, nil, 0o600))
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"public without token", []string{"--listen", "0.0.0.0:0"}, "requires --token or --token-file"},
+		{"token and file", []string{"--token", "a", "--token-file", empty}, "not both"},
+		{"empty token file", []string{"--token-file", empty}, "is empty"},
+		{"missing token file", []string{"--token-file", "/nonexistent/tok"}, "--token-file"},
+		{"log level", []string{"--log-level", "loud"}, "--log-level"},
+		{"log format", []string{"--log-format", "xml"}, "--log-format"},
+		{"bad listen", []string{"--listen", "nowhere"}, "neither host:port nor unix:/path"},
+		{"zero conns", []string{"--max-conns", "0"}, "at least 1"},
+		{"small frame", []string{"--max-frame", "10", "--listen", "127.0.0.1:0"}, "max frame"},
+		{"extra argument", []string{"now"}, "unexpected arguments"},
+		{"unknown flag", []string{"--port", "1"}, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(append([]string{"serve"}, tt.args...), &stdout, &stderr)
+			assert.NotEqual(t, 0, code)
+			assert.Contains(t, stderr.String(), tt.want)
+			assert.Empty(t, stdout.String(), "no ready line")
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	assert.Equal(t, 0, run([]string{"serve", "--help"}, &stdout, &stderr))
+	assert.True(t, strings.Contains(stderr.String(), "--exit-on-stdin-eof"))
+}

@@ -1,0 +1,102 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/env"
+)
+
+// firstLegal fills actions with the first legal action of each mask row
+// (or 0 for a row without one: an ended env whose action is ignored).
+func firstLegal(mask []byte, actions []int32) {
+	for i := range actions {
+		a := bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)
+		actions[i] = int32(max(a, 0))
+	}
+}
+
+var benchSizes = []int{1, 64, 256, 1024}
+
+// BenchmarkStep measures the whole round trip from a Go client over a real
+// socket: one op is one step request of N envs (single mode, compact tier,
+// random opponents), the client picking the first legal action of each env.
+// It reports env steps per second and wire bytes per env step.
+func BenchmarkStep(b *testing.B) {
+	for _, network := range networks {
+		for _, n := range benchSizes {
+			b.Run(fmt.Sprintf("%s/n=%d", network, n), func(b *testing.B) {
+				benchStep(b, network, n, map[string]any{})
+			})
+		}
+	}
+}
+
+// BenchmarkStepTiers is BenchmarkStep over a Unix socket for every tier at N = 256.
+func BenchmarkStepTiers(b *testing.B) {
+	for _, tier := range []string{"compact", "tactical", "planes"} {
+		b.Run(tier, func(b *testing.B) {
+			benchStep(b, "unix", 256, map[string]any{"tier": tier})
+		})
+	}
+}
+
+func benchStep(b *testing.B, network string, n int, params map[string]any) {
+	ts := startServer(b, network, Config{})
+	c := ts.client(b)
+	params["n"] = n
+	h := makeHandle(b, c, params)
+	res, err := c.Call("reset", map[string]any{"handle": h, "seed": 1})
+	require.NoError(b, err)
+	actions := make([]int32, n)
+	firstLegal(res["mask"].([]byte), actions)
+	reqBytes := 4*n + 48
+	var respBytes int
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		r, err := c.Step(h, actions, -1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		respBytes += r.Size
+		firstLegal(r.Mask, actions)
+	}
+	b.StopTimer()
+	steps := float64(n) * float64(b.N)
+	b.ReportMetric(steps/b.Elapsed().Seconds(), "envsteps/s")
+	b.ReportMetric((float64(respBytes)+float64(reqBytes)*float64(b.N))/steps, "B/envstep")
+}
+
+// BenchmarkBatchStep measures stepping a batch in process, without the
+// socket: Apply, opponents' replies, throws, observation and mask of N
+// envs, parallel over the worker pool. Allocations are per op (N env steps).
+func BenchmarkBatchStep(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			srv, err := New(Config{})
+			require.NoError(b, err)
+			defer srv.Close()
+			bt, err := newBatch(batchConfig{Rules: env.Standard(), Tier: DefaultTier, N: n, Opponent: "random"})
+			require.NoError(b, err)
+			for i := range bt.seeds {
+				bt.seeds[i] = uint64(i)
+			}
+			bt.op = opReset
+			srv.pool.run(bt, n, &bt.wg)
+			require.NoError(b, bt.firstError())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				firstLegal(bt.mask, bt.actions)
+				bt.op = opStep
+				srv.pool.run(bt, n, &bt.wg)
+			}
+			b.StopTimer()
+			require.NoError(b, bt.firstError())
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "envsteps/s")
+		})
+	}
+}

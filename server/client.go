@@ -1,0 +1,344 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// ErrProtocol is wrapped by every client error about a response that does
+// not follow the protocol.
+var ErrProtocol = errors.New("protocol error")
+
+// Client is a minimal Go client of the protocol, used by the tests and the
+// benchmarks and usable by Go programs. It is not safe for concurrent use.
+// Call is generic (msgpack maps in and out); Step is the allocation-free
+// fast path.
+type Client struct {
+	nc       net.Conn
+	r        *bufio.Reader
+	out      []byte
+	in       []byte
+	hdr      [4]byte
+	nextID   uint64
+	maxFrame int
+	dec      *msgpack.Decoder
+	br       bytes.Reader
+	step     StepResult
+}
+
+// Dial connects to "unix:/path" or "host:port" within timeout.
+func Dial(addr string, timeout time.Duration) (*Client, error) {
+	network := "tcp"
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		network, addr = "unix", path
+	}
+	nc, err := net.DialTimeout(network, addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return NewClient(nc), nil
+}
+
+// NewClient wraps an open connection.
+func NewClient(nc net.Conn) *Client {
+	return &Client{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), maxFrame: DefaultMaxFrame, dec: msgpack.NewDecoder(nil)}
+}
+
+// Close closes the connection.
+func (c *Client) Close() error { return c.nc.Close() }
+
+// Conn returns the underlying connection.
+func (c *Client) Conn() net.Conn { return c.nc }
+
+// Hello performs the handshake with an optional token and returns its result.
+func (c *Client) Hello(token string) (map[string]any, error) {
+	p := map[string]any{"protocol": ProtocolVersion, "client": "yutenv-go"}
+	if token != "" {
+		p["token"] = token
+	}
+	res, err := c.Call("hello", p)
+	if err != nil {
+		return nil, err
+	}
+	if lim, ok := res["limits"].(map[string]any); ok {
+		if mf, ok := toInt(lim["max_frame"]); ok && mf > 0 {
+			c.maxFrame = mf
+		}
+	}
+	return res, nil
+}
+
+// toInt converts a decoded msgpack integer to int.
+func toInt(v any) (int, bool) {
+	switch x := v.(type) {
+	case int8:
+		return int(x), true
+	case int16:
+		return int(x), true
+	case int32:
+		return int(x), true
+	case int64:
+		return int(x), true
+	case uint8:
+		return int(x), true
+	case uint16:
+		return int(x), true
+	case uint32:
+		return int(x), true
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int(x), true
+		}
+	case int:
+		return x, true
+	}
+	return 0, false
+}
+
+// Call sends one request and returns its result decoded as a map. A server
+// error comes back as *Error.
+func (c *Client) Call(method string, params map[string]any) (map[string]any, error) {
+	c.nextID++
+	req := map[string]any{"id": c.nextID, "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	body, err := msgpack.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.WriteFrame(body); err != nil {
+		return nil, err
+	}
+	resp, err := c.ReadFrame()
+	if err != nil {
+		return nil, err
+	}
+	return c.decodeResponse(resp)
+}
+
+// decodeResponse checks and decodes a response body.
+func (c *Client) decodeResponse(body []byte) (map[string]any, error) {
+	if err := checkBody(body, c.dec, &c.br); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
+	}
+	var resp struct {
+		ID     any            `msgpack:"id"`
+		Result map[string]any `msgpack:"result"`
+		Error  *struct {
+			Code    string `msgpack:"code"`
+			Message string `msgpack:"message"`
+		} `msgpack:"error"`
+	}
+	if err := msgpack.Unmarshal(body, &resp); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
+	}
+	if resp.Error != nil {
+		return nil, &Error{Code: Code(resp.Error.Code), Message: resp.Error.Message}
+	}
+	if id, ok := toInt(resp.ID); !ok || uint64(id) != c.nextID {
+		return nil, fmt.Errorf("%w: response id %v, want %d", ErrProtocol, resp.ID, c.nextID)
+	}
+	return resp.Result, nil
+}
+
+// WriteFrame sends one frame with the given body.
+func (c *Client) WriteFrame(body []byte) error {
+	c.out = binary.BigEndian.AppendUint32(c.out[:0], uint32(len(body)))
+	c.out = append(c.out, body...)
+	_, err := c.nc.Write(c.out)
+	return err
+}
+
+// ReadFrame reads one frame and returns its body, valid until the next read.
+func (c *Client) ReadFrame() ([]byte, error) {
+	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int(binary.BigEndian.Uint32(c.hdr[:]))
+	if n == 0 || n > c.maxFrame {
+		return nil, fmt.Errorf("%w: frame of %d bytes (max %d)", ErrProtocol, n, c.maxFrame)
+	}
+	if cap(c.in) < n {
+		c.in = make([]byte, n)
+	}
+	c.in = c.in[:n]
+	if _, err := io.ReadFull(c.r, c.in); err != nil {
+		return nil, unexpected(err)
+	}
+	return c.in, nil
+}
+
+// StepResult holds the arrays of a step result as raw little-endian bytes,
+// as they came off the wire (see docs/PROTOCOL.md, Arrays). The slices are
+// valid until the client's next call.
+type StepResult struct {
+	Obs, Mask, Reward, Terminated, Truncated, ToMove []byte
+	FinalObs, FinalMask, FinalToMove                 []byte
+	// Info is the raw msgpack of the info list, or nil.
+	Info []byte
+	// Size is the number of bytes of the response frame.
+	Size int
+}
+
+// ObsF32 returns Obs as float32 values (a view on little-endian machines, a copy otherwise).
+func (r *StepResult) ObsF32() []float32 { return f32(r.Obs) }
+
+// RewardF32 returns Reward as float32 values.
+func (r *StepResult) RewardF32() []float32 { return f32(r.Reward) }
+
+func f32(b []byte) []float32 {
+	if len(b) == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
+	}
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// Step sends a step of the given handle with actions as an int32 bin and
+// parses the result without allocating (after the first calls). info asks
+// for the info list (-1: the handle's default, 0: no, 1: yes).
+func (c *Client) Step(handle uint64, actions []int32, info int) (*StepResult, error) {
+	if err := c.SendStep(handle, actions, info); err != nil {
+		return nil, err
+	}
+	return c.RecvStep()
+}
+
+// SendStep writes a step request without waiting for its response
+// (pipelining); RecvStep reads it.
+func (c *Client) SendStep(handle uint64, actions []int32, info int) error {
+	c.nextID++
+	b := append(c.out[:0], 0, 0, 0, 0)
+	b = appendMapHeader(b, 3)
+	b = appendStr(b, "id")
+	b = appendUint(b, c.nextID)
+	b = appendStr(b, "method")
+	b = appendStr(b, "step")
+	b = appendStr(b, "params")
+	keys := 2
+	if info >= 0 {
+		keys++
+	}
+	b = appendMapHeader(b, keys)
+	b = appendStr(b, "handle")
+	b = appendUint(b, handle)
+	b = appendStr(b, "actions")
+	b = appendBinHeader(b, 4*len(actions))
+	for _, a := range actions {
+		b = binary.LittleEndian.AppendUint32(b, uint32(a))
+	}
+	if info >= 0 {
+		b = appendStr(b, "info")
+		b = appendBool(b, info == 1)
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	c.out = b
+	_, err := c.nc.Write(b)
+	return err
+}
+
+// RecvStep reads a step response.
+func (c *Client) RecvStep() (*StepResult, error) {
+	body, err := c.ReadFrame()
+	if err != nil {
+		return nil, err
+	}
+	res := &c.step
+	*res = StepResult{Size: len(body) + 4}
+	r := reader{b: body}
+	n, err := r.mapLen()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
+	}
+	for range n {
+		k, err := r.str()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
+		}
+		switch string(k) {
+		case "id":
+			if _, err := r.skip(); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
+			}
+		case "error":
+			m, err := c.decodeResponse(body)
+			if err == nil {
+				err = fmt.Errorf("%w: error response without error: %v", ErrProtocol, m)
+			}
+			return nil, err
+		case "result":
+			if err := res.parse(&r); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("%w: unknown response key %q", ErrProtocol, k)
+		}
+	}
+	return res, nil
+}
+
+// parse reads a step result map.
+func (res *StepResult) parse(r *reader) error {
+	n, err := r.mapLen()
+	if err != nil {
+		return fmt.Errorf("%w: result: %v", ErrProtocol, err)
+	}
+	for range n {
+		k, err := r.str()
+		if err != nil {
+			return fmt.Errorf("%w: result: %v", ErrProtocol, err)
+		}
+		var dst *[]byte
+		switch string(k) {
+		case "obs":
+			dst = &res.Obs
+		case "mask":
+			dst = &res.Mask
+		case "reward":
+			dst = &res.Reward
+		case "terminated":
+			dst = &res.Terminated
+		case "truncated":
+			dst = &res.Truncated
+		case "to_move":
+			dst = &res.ToMove
+		case "final_obs":
+			dst = &res.FinalObs
+		case "final_mask":
+			dst = &res.FinalMask
+		case "final_to_move":
+			dst = &res.FinalToMove
+		default:
+			v, err := r.skip()
+			if err != nil {
+				return fmt.Errorf("%w: result: %v", ErrProtocol, err)
+			}
+			if string(k) == "info" {
+				res.Info = v
+			}
+			continue
+		}
+		if *dst, err = r.bin(); err != nil {
+			return fmt.Errorf("%w: result.%s: %v", ErrProtocol, k, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,403 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// keepBuffer is the largest request buffer a connection keeps between frames.
+const keepBuffer = 1 << 20
+
+// readChunk is how much of a frame body is read (and allocated) at a time,
+// so a header that lies about a large length costs nothing until the bytes
+// actually arrive.
+const readChunk = 64 << 10
+
+// testHookFrame, when set by a test, runs after each frame is read and
+// before it is served.
+var testHookFrame func()
+
+// conn is one client connection: its reader, its reused buffers and the
+// handles it owns. Only its own goroutine touches it, except interrupt.
+type conn struct {
+	srv *Server
+	nc  net.Conn
+	r   *bufio.Reader
+	log *slog.Logger
+
+	hdr [4]byte
+	in  []byte // request body
+	out []byte // response frame
+	id  []byte // raw msgpack id of the request being served (a view into in)
+	dec *msgpack.Decoder
+	br  bytes.Reader
+
+	authed     bool
+	handles    map[uint64]*batch
+	nextHandle uint64
+	envs       int
+	requests   uint64
+	stopped    atomic.Bool
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	return &conn{
+		srv: s, nc: nc, r: newBufReader(nc),
+		log:     s.log.With("remote", remoteName(nc)),
+		dec:     msgpack.NewDecoder(nil),
+		handles: map[uint64]*batch{},
+	}
+}
+
+func remoteName(nc net.Conn) string {
+	if a := nc.RemoteAddr(); a != nil && a.String() != "" && a.String() != "@" {
+		return a.String()
+	}
+	return nc.LocalAddr().Network()
+}
+
+// interrupt wakes a connection blocked in a read so it sees the shutdown.
+func (c *conn) interrupt() {
+	c.stopped.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+// errFrameTooLarge reports a declared frame length out of range.
+type errFrameTooLarge struct{ n, max int }
+
+func (e errFrameTooLarge) Error() string {
+	return fmt.Sprintf("declared frame length %d is outside 1..%d (max_frame)", e.n, e.max)
+}
+
+// serve runs the connection until the client leaves, a fatal protocol error
+// or the shutdown, then frees its envs.
+func (c *conn) serve() {
+	defer c.cleanup()
+	c.log.Debug("connection opened")
+	for {
+		// After a shutdown began, a request already received is refused
+		// with shutting_down; nothing more is read from the socket.
+		refuse := c.srv.closing.Load()
+		switch {
+		case refuse && c.r.Buffered() == 0:
+			return
+		case refuse:
+			c.nc.SetReadDeadline(time.Now())
+		case c.srv.cfg.IdleTimeout > 0:
+			c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+		default:
+			c.nc.SetReadDeadline(time.Time{})
+		}
+		if c.srv.closing.Load() && !refuse {
+			return // the shutdown began while the deadline was being set
+		}
+		body, err := c.readFrame()
+		if err != nil {
+			var tl errFrameTooLarge
+			switch {
+			case errors.As(err, &tl):
+				c.log.Warn("frame too large; closing", "declared", tl.n, "max_frame", tl.max)
+				c.sendError(CodeFrameTooLarge, err.Error())
+			case errors.Is(err, io.EOF):
+				c.log.Debug("connection closed by client")
+			case errors.Is(err, io.ErrUnexpectedEOF):
+				c.log.Info("client left mid-frame")
+			case errors.Is(err, os.ErrDeadlineExceeded) && c.stopped.Load():
+				c.log.Debug("connection closed for shutdown")
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				c.log.Info("idle timeout; closing", "idle_timeout", c.srv.cfg.IdleTimeout)
+			default:
+				c.log.Info("read failed; closing", "err", err)
+			}
+			return
+		}
+		if testHookFrame != nil {
+			testHookFrame()
+		}
+		start := time.Now()
+		mid, closeAfter := c.serveFrame(body, refuse)
+		if !c.write() {
+			return
+		}
+		if mid >= 0 {
+			c.srv.stats.latency[mid].add(time.Since(start))
+		}
+		if len(c.in) > keepBuffer {
+			c.in = nil
+		}
+		if closeAfter {
+			return
+		}
+	}
+}
+
+// readFrame reads one frame and returns its body (valid until the next call).
+func (c *conn) readFrame() ([]byte, error) {
+	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int(binary.BigEndian.Uint32(c.hdr[:]))
+	if n == 0 || n > c.srv.cfg.MaxFrame {
+		return nil, errFrameTooLarge{n, c.srv.cfg.MaxFrame}
+	}
+	if cap(c.in) >= n {
+		c.in = c.in[:n]
+		if _, err := io.ReadFull(c.r, c.in); err != nil {
+			return nil, unexpected(err)
+		}
+		return c.in, nil
+	}
+	// Grow as the bytes arrive rather than trusting the header.
+	buf := c.in[:0]
+	for len(buf) < n {
+		k := min(n-len(buf), max(readChunk, len(buf)))
+		if cap(buf)-len(buf) < k {
+			nb := make([]byte, len(buf), len(buf)+k)
+			copy(nb, buf)
+			buf = nb
+		}
+		if _, err := io.ReadFull(c.r, buf[len(buf):len(buf)+k]); err != nil {
+			return nil, unexpected(err)
+		}
+		buf = buf[:len(buf)+k]
+	}
+	c.in = buf
+	return buf, nil
+}
+
+// unexpected turns an EOF inside a frame into io.ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// write sends the response frame in c.out; false means the connection is gone.
+func (c *conn) write() bool {
+	if c.srv.cfg.IdleTimeout > 0 {
+		c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
+	}
+	if _, err := c.nc.Write(c.out); err != nil {
+		c.log.Info("write failed; closing", "err", err)
+		return false
+	}
+	return true
+}
+
+// sendError writes an error frame with no id, best effort.
+func (c *conn) sendError(code Code, msg string) {
+	c.out = errorFrame(c.out[:0], nil, code, msg)
+	c.srv.stats.errors.Add(1)
+	c.write()
+}
+
+// cleanup frees the connection's envs and closes the socket.
+func (c *conn) cleanup() {
+	for id, b := range c.handles {
+		c.srv.releaseEnvs(b.cfg.N)
+		c.srv.stats.handles.Add(-1)
+		delete(c.handles, id)
+	}
+	c.envs = 0
+	c.nc.Close()
+	c.log.Debug("connection done")
+}
+
+// serveFrame answers one request into c.out (with shutting_down if refuse).
+// It returns the method id (or -1) and whether the connection must close
+// after the response.
+func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
+	c.id = nil
+	c.requests++
+	c.srv.stats.requests.Add(1)
+	mid = -1
+	var e *Error
+	defer func() {
+		if v := recover(); v != nil {
+			c.log.Error("panic serving a request", "panic", v, "stack", string(debug.Stack()))
+			e = errorf(CodeInternal, "the server failed serving this request (a bug; it was logged): %v", v)
+			c.fail(e)
+		}
+	}()
+	if err := checkBody(body, c.dec, &c.br); err != nil {
+		c.fail(errorf(CodeBadFrame, "%v", err))
+		return -1, false
+	}
+	method, params, e := c.envelope(body)
+	if e != nil {
+		c.fail(e)
+		return -1, false
+	}
+	mid = methodID(method)
+	switch {
+	case mid < 0:
+		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: hello, ping, make, reset, step, close, stats, save, load, render)", clip(method)))
+		return -1, false
+	case refuse:
+		c.fail(errorf(CodeShuttingDown, "the server is shutting down"))
+		return mid, true
+	case !c.authed && mid != mHello:
+		c.fail(errorf(CodeHandshakeRequired, "%s before hello: the first request on a connection must be hello", methodNames[mid]))
+		return mid, false
+	}
+	c.begin()
+	switch mid {
+	case mHello:
+		e = c.hello(params)
+		if e != nil && e.Code == CodeUnauthorized {
+			closeAfter = true
+		}
+	case mPing:
+		e = c.ping(params)
+	case mMake:
+		e = c.makeHandle(params)
+	case mReset:
+		e = c.reset(params)
+	case mStep:
+		e = c.step(params)
+	case mClose:
+		e = c.closeHandle(params)
+	case mStats:
+		e = c.statsResult(params)
+	case mSave:
+		e = c.save(params)
+	case mLoad:
+		e = c.load(params)
+	case mRender:
+		e = c.render(params)
+	}
+	if e != nil {
+		c.fail(e)
+		return mid, closeAfter
+	}
+	c.finish()
+	return mid, closeAfter
+}
+
+// clip shortens untrusted text quoted in an error message.
+func clip(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}
+
+// envelope reads {id, method, params}; params is nil when absent or nil.
+func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
+	r := reader{b: body}
+	n, err := r.mapLen()
+	if err != nil {
+		return nil, nil, errorf(CodeBadRequest, "request: %v", err)
+	}
+	seen := false
+	for range n {
+		k, err := r.str()
+		if err != nil {
+			return nil, nil, errorf(CodeBadRequest, "request: keys must be strings: %v", err)
+		}
+		switch string(k) {
+		case "id":
+			kind := r.peekKind()
+			v, err := r.skip()
+			if err != nil {
+				return nil, nil, errorf(CodeBadRequest, "request: id: %v", err)
+			}
+			if kind != 'i' && kind != 'n' {
+				return nil, nil, errorf(CodeBadRequest, "request: id: want int or nil, got %s", kindName(kind))
+			}
+			c.id = v
+		case "method":
+			if method, err = r.str(); err != nil {
+				return nil, nil, errorf(CodeBadRequest, "request: method: %v", err)
+			}
+			seen = true
+		case "params":
+			if r.isNil() {
+				params = nil
+				continue
+			}
+			if kind := r.peekKind(); kind != 'm' {
+				return nil, nil, errorf(CodeBadRequest, "request: params: want map, got %s", kindName(kind))
+			}
+			if params, err = r.skip(); err != nil {
+				return nil, nil, errorf(CodeBadRequest, "request: params: %v", err)
+			}
+		default:
+			return nil, nil, errorf(CodeBadRequest, "request: unknown key %q (keys: id, method, params)", clip(k))
+		}
+	}
+	if !seen {
+		return nil, nil, errorf(CodeBadRequest, "request: missing method")
+	}
+	return method, params, nil
+}
+
+// begin starts a result frame in c.out: length placeholder, {id, result: ...
+func (c *conn) begin() {
+	b := append(c.out[:0], 0, 0, 0, 0)
+	b = appendMapHeader(b, 2)
+	b = appendStr(b, "id")
+	b = appendID(b, c.id)
+	c.out = appendStr(b, "result")
+}
+
+// finish patches the frame length, or replaces an oversized result with an error.
+func (c *conn) finish() {
+	n := len(c.out) - 4
+	if n > c.srv.cfg.MaxFrame {
+		c.fail(errorf(CodeLimitExceeded, "the result (%d bytes) exceeds max_frame %d; the request was carried out. Use a smaller batch or turn info off", n, c.srv.cfg.MaxFrame))
+		return
+	}
+	binary.BigEndian.PutUint32(c.out, uint32(n))
+}
+
+// fail replaces c.out with an error response to the current request.
+func (c *conn) fail(e *Error) {
+	c.srv.stats.errors.Add(1)
+	if e.Code == CodeInternal {
+		c.log.Error("internal error", "message", e.Message)
+	} else {
+		c.log.Debug("error response", "code", string(e.Code), "message", e.Message)
+	}
+	c.out = errorFrame(c.out[:0], c.id, e.Code, e.Message)
+}
+
+func appendID(b, id []byte) []byte {
+	if id == nil {
+		return appendNil(b)
+	}
+	return append(b, id...)
+}
+
+// errorFrame appends a whole error frame {id, error: {code, message}} to dst.
+func errorFrame(dst, id []byte, code Code, msg string) []byte {
+	if len(msg) > 4096 {
+		msg = msg[:4096] + "..."
+	}
+	start := len(dst)
+	b := append(dst, 0, 0, 0, 0)
+	b = appendMapHeader(b, 2)
+	b = appendStr(b, "id")
+	b = appendID(b, id)
+	b = appendStr(b, "error")
+	b = appendMapHeader(b, 2)
+	b = appendStr(b, "code")
+	b = appendStr(b, string(code))
+	b = appendStr(b, "message")
+	b = appendStr(b, msg)
+	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
+	return b
+}

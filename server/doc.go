@@ -1,0 +1,42 @@
+// Package server is the Yut Nori environment server: the process Python
+// trainers talk to over a stream socket (TCP or Unix), speaking the protocol
+// of docs/PROTOCOL.md: length-prefixed msgpack frames carrying
+// {id, method, params} requests and {id, result} or {id, error} responses.
+//
+// A connection says hello (with a token when the server has one), makes
+// handles (a batch of N envs sharing rules, observation tier, mode,
+// opponent, autoreset and illegal-action policy), resets them with seeds and
+// steps them with N actions at a time. Chance is resolved inside the server
+// with each env's seeded generator, opponents of single mode play inside the
+// server, and results come back as raw little-endian arrays: observations
+// from package obs, the 180-entry legal-action masks, rewards,
+// terminated/truncated flags and the seat to move.
+//
+// Large batches are stepped in parallel by a fixed pool of workers; each
+// handle reuses its buffers, so a step allocates nothing per env. Frames are
+// length-checked before they are read and walked without recursion before
+// anything is decoded; every bad input gets an error response or closes
+// that one connection, never the server.
+//
+// Serving:
+//
+//	srv, err := server.New(server.Config{Version: "0.1.0"})
+//	if err != nil { ... }
+//	l, addr, err := server.Listen("unix:/tmp/yut.sock")
+//	if err != nil { ... }
+//	go srv.Serve(l) // returns ErrServerClosed after Shutdown
+//	fmt.Println("listening on", addr)
+//	...
+//	srv.Shutdown(ctx) // finish requests in flight, close connections
+//
+// A Go client (the tests and benchmarks use it):
+//
+//	c, err := server.Dial(addr, time.Second)
+//	if err != nil { ... }
+//	c.Hello("")
+//	res, _ := c.Call("make", map[string]any{"n": 256, "opponent": "random"})
+//	c.Call("reset", map[string]any{"handle": res["handle"], "seed": 1})
+//	r, err := c.Step(1, actions, -1) // r.Obs, r.Mask, r.Reward, ... as raw bytes
+//
+// The yutenv binary serves with "yutenv serve"; see its --help.
+package server

@@ -1,0 +1,910 @@
+package server
+
+import (
+	"crypto/subtle"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// paramError is a bad parameter; eachParam turns it into bad_request unless
+// it already is a protocol *Error.
+func paramError(method, key string, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return errorf(CodeBadRequest, "%s: params.%s: %v", method, key, err)
+}
+
+// errUnknownParam marks a key a method does not take.
+var errUnknownParam = errors.New("unknown parameter")
+
+// eachParam calls fn for every key of a params map (p nil: no keys). fn
+// returns errUnknownParam for a key the method does not take.
+func eachParam(method string, p []byte, keys string, fn func(key string, r *reader) error) *Error {
+	if p == nil {
+		return nil
+	}
+	r := reader{b: p}
+	n, err := r.mapLen()
+	if err != nil {
+		return errorf(CodeBadRequest, "%s: params: %v", method, err)
+	}
+	for range n {
+		kb, err := r.str()
+		if err != nil {
+			return errorf(CodeBadRequest, "%s: params: keys must be strings: %v", method, err)
+		}
+		k := string(kb)
+		if err := fn(k, &r); err != nil {
+			if errors.Is(err, errUnknownParam) {
+				if keys == "" {
+					return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, clip(kb))
+				}
+				return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, clip(kb), keys)
+			}
+			return paramError(method, k, err)
+		}
+	}
+	return nil
+}
+
+// hello checks the client's protocol version and token and sends the handshake.
+func (c *conn) hello(p []byte) *Error {
+	var token []byte
+	hasToken := false
+	var client []byte
+	version := int64(ProtocolVersion)
+	e := eachParam("hello", p, "protocol, token, client", func(k string, r *reader) (err error) {
+		switch k {
+		case "protocol":
+			version, err = r.intIn(0, math.MaxInt32)
+		case "token":
+			token, err = r.str()
+			hasToken = true
+		case "client":
+			client, err = r.str()
+		default:
+			return errUnknownParam
+		}
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	if want := c.srv.cfg.Token; want != "" {
+		if !hasToken {
+			c.log.Warn("unauthorized: no token")
+			return errorf(CodeUnauthorized, "this server requires a token: pass it in hello.params.token")
+		}
+		if subtle.ConstantTimeCompare(token, []byte(want)) != 1 {
+			c.log.Warn("unauthorized: wrong token")
+			return errorf(CodeUnauthorized, "wrong token")
+		}
+	}
+	if version != ProtocolVersion {
+		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, version)
+	}
+	c.authed = true
+	c.log.Debug("hello", "client", clip(client))
+	c.out = append(c.out, c.srv.hello...)
+	return nil
+}
+
+// ping answers {}.
+func (c *conn) ping(p []byte) *Error {
+	if e := eachParam("ping", p, "", func(string, *reader) error { return errUnknownParam }); e != nil {
+		return e
+	}
+	c.out = appendMapHeader(c.out, 0)
+	return nil
+}
+
+// choice reads a str that must be one of names and returns its index.
+func choice(r *reader, names []string) (int, error) {
+	s, err := r.str()
+	if err != nil {
+		return 0, err
+	}
+	for i, n := range names {
+		if string(s) == n {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("%q is not one of %s", clip(s), strings.Join(names, ", "))
+}
+
+// rulesParam reads the rules: an env.ParseRules string or a map of its keys.
+func rulesParam(r *reader) (env.Rules, error) {
+	switch r.peekKind() {
+	case 's':
+		s, _ := r.str()
+		rules, err := env.ParseRules(string(s))
+		if err != nil {
+			return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + err.Error()}
+		}
+		return rules, nil
+	case 'm':
+	default:
+		_, err := r.str()
+		return env.Rules{}, fmt.Errorf("want str or map: %w", err)
+	}
+	n, _ := r.mapLen()
+	parts := make([]string, 0, n)
+	for range n {
+		k, err := r.str()
+		if err != nil {
+			return env.Rules{}, fmt.Errorf("keys must be strings: %w", err)
+		}
+		var v string
+		switch r.peekKind() {
+		case 'b':
+			on, _ := r.boolean()
+			v = "off"
+			if on {
+				v = "on"
+			}
+		case 'i':
+			x, neg, _ := r.integer()
+			if neg {
+				v = strconv.FormatInt(int64(x), 10)
+			} else {
+				v = strconv.FormatUint(x, 10)
+			}
+		case 'f':
+			f, _ := r.float()
+			v = strconv.FormatFloat(f, 'g', -1, 64)
+		case 's':
+			s, _ := r.str()
+			v = string(s)
+		default:
+			return env.Rules{}, fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
+		}
+		if strings.ContainsAny(string(k), ",=") || strings.ContainsAny(v, ",=") {
+			return env.Rules{}, fmt.Errorf("%q: keys and values may not contain ',' or '='", clip(k))
+		}
+		parts = append(parts, string(k)+"="+v)
+	}
+	rules, err := env.ParseRules(strings.Join(parts, ","))
+	if err != nil {
+		return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + err.Error()}
+	}
+	return rules, nil
+}
+
+// seatParam reads a seat: an int in 0..MaxPlayers-1 or "random".
+func seatParam(r *reader) (int, error) {
+	if r.peekKind() == 's' {
+		s, _ := r.str()
+		if string(s) != "random" {
+			return 0, fmt.Errorf("want a seat number or \"random\", got %q", clip(s))
+		}
+		return randomSeat, nil
+	}
+	v, err := r.intIn(0, env.MaxPlayers-1)
+	return int(v), err
+}
+
+// resultBytes is the largest step result of a batch with info off, in bytes.
+func resultBytes(cfg batchConfig, d int) int {
+	n, rw := cfg.N, 1
+	if cfg.Mode == modeMulti {
+		rw = cfg.Rules.Players
+	}
+	size := 256 + n*(4*d+env.NumActions+4*rw+3)
+	if cfg.Autoreset == sameStep {
+		size += 64 + n*(4*d+env.NumActions+1)
+	}
+	return size
+}
+
+// makeHandle creates a batch of envs.
+func (c *conn) makeHandle(p []byte) *Error {
+	cfg := batchConfig{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random"}
+	seatSet, oppSet := false, false
+	e := eachParam("make", p, "rules, tier, n, mode, seat, opponent, autoreset, max_decisions, reward, illegal, info", func(k string, r *reader) (err error) {
+		var i int
+		var v int64
+		switch k {
+		case "rules":
+			cfg.Rules, err = rulesParam(r)
+		case "tier":
+			var s []byte
+			if s, err = r.str(); err == nil {
+				cfg.Tier, err = obs.ParseTier(string(s))
+			}
+		case "n":
+			v, err = r.intIn(1, math.MaxInt32)
+			cfg.N = int(v)
+		case "mode":
+			i, err = choice(r, modeNames)
+			cfg.Mode = modeKind(i)
+		case "seat":
+			cfg.Seat, err = seatParam(r)
+			seatSet = true
+		case "opponent":
+			var s []byte
+			s, err = r.str()
+			cfg.Opponent, oppSet = string(s), true
+		case "autoreset":
+			i, err = choice(r, autoresetNames)
+			cfg.Autoreset = autoresetKind(i)
+		case "max_decisions":
+			v, err = r.intIn(0, math.MaxUint32)
+			cfg.MaxDecisions = uint32(v)
+		case "reward":
+			_, err = choice(r, []string{"win"})
+		case "illegal":
+			i, err = choice(r, illegalNames)
+			cfg.Illegal = illegalKind(i)
+		case "info":
+			cfg.Info, err = r.boolean()
+		default:
+			return errUnknownParam
+		}
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	players := cfg.Rules.Players
+	switch {
+	case cfg.Mode == modeMulti && (seatSet || oppSet):
+		return errorf(CodeBadRequest, "make: seat and opponent apply to mode single only")
+	case cfg.Seat >= players:
+		return errorf(CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
+	}
+	if cfg.Mode == modeSingle {
+		if _, err := agent.New(cfg.Opponent, 0); err != nil {
+			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
+		}
+	} else {
+		cfg.Opponent = ""
+	}
+	if cfg.N > c.srv.cfg.MaxEnvsPerConn-c.envs {
+		return errorf(CodeLimitExceeded, "make: %d envs would exceed the %d envs allowed per connection (%d held)", cfg.N, c.srv.cfg.MaxEnvsPerConn, c.envs)
+	}
+	enc, err := obs.NewEncoder(cfg.Rules, cfg.Tier)
+	if err != nil {
+		return errorf(CodeBadRequest, "make: %v", err)
+	}
+	if size := resultBytes(cfg, enc.Size()); size > c.srv.cfg.MaxFrame {
+		return errorf(CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
+	}
+	if !c.srv.reserveEnvs(cfg.N) {
+		return errorf(CodeLimitExceeded, "make: %d envs would exceed the server's limit of %d envs", cfg.N, c.srv.cfg.MaxEnvs)
+	}
+	b, err := newBatch(cfg)
+	if err != nil {
+		c.srv.releaseEnvs(cfg.N)
+		return errorf(CodeBadRequest, "make: %v", err)
+	}
+	c.nextHandle++
+	h := c.nextHandle
+	c.handles[h] = b
+	c.envs += cfg.N
+	c.srv.stats.handles.Add(1)
+	var seat any = cfg.Seat
+	if cfg.Seat == randomSeat {
+		seat = "random"
+	}
+	rewardShape := []int{cfg.N}
+	if cfg.Mode == modeMulti {
+		rewardShape = []int{cfg.N, players}
+	}
+	c.out = appendValue(c.out, obj{
+		{"handle", h},
+		{"n", cfg.N},
+		{"players", players},
+		{"mode", cfg.Mode.String()},
+		{"autoreset", cfg.Autoreset.String()},
+		{"reward", "win"},
+		{"illegal", cfg.Illegal.String()},
+		{"tier", cfg.Tier.String()},
+		{"opponent", cfg.Opponent},
+		{"seat", seat},
+		{"max_decisions", uint64(cfg.MaxDecisions)},
+		{"info", cfg.Info},
+		{"rules", cfg.Rules.String()},
+		{"obs_size", enc.Size()},
+		{"obs_space", spaceValue(enc.Space())},
+		{"actions", env.NumActions},
+		{"reward_shape", rewardShape},
+	})
+	return nil
+}
+
+// lookup returns the handle's batch.
+func (c *conn) lookup(method string, h uint64, set bool) (*batch, *Error) {
+	if !set {
+		return nil, errorf(CodeBadRequest, "%s: missing params.handle", method)
+	}
+	b, ok := c.handles[h]
+	if !ok {
+		return nil, errorf(CodeUnknownHandle, "%s: no handle %d on this connection", method, h)
+	}
+	return b, nil
+}
+
+// reset starts a new episode in every env of a handle.
+func (c *conn) reset(p []byte) *Error {
+	var h uint64
+	var hset, seedSet bool
+	var seed uint64
+	var seeds []uint64
+	start, seat, seatSet := env.AnySeat, 0, false
+	var info *bool
+	e := eachParam("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
+		switch k {
+		case "handle":
+			h, err = r.uint64v()
+			hset = true
+		case "seed":
+			switch r.peekKind() {
+			case 'n':
+				r.isNil()
+			case 'a':
+				n, _ := r.arrayLen()
+				seeds = make([]uint64, n)
+				for i := range seeds {
+					if seeds[i], err = r.uint64v(); err != nil {
+						return fmt.Errorf("[%d]: %w", i, err)
+					}
+				}
+			default:
+				seed, err = r.uint64v()
+				seedSet = true
+			}
+		case "options":
+			if r.isNil() {
+				return nil
+			}
+			start, seat, seatSet, err = resetOptions(r)
+			return err
+		case "info":
+			v, err := r.boolean()
+			info = &v
+			return err
+		default:
+			return errUnknownParam
+		}
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	b, e := c.lookup("reset", h, hset)
+	if e != nil {
+		return e
+	}
+	n, players := b.cfg.N, b.cfg.Rules.Players
+	switch {
+	case seeds != nil && len(seeds) != n:
+		return errorf(CodeBadRequest, "reset: params.seed: %d seeds for %d envs", len(seeds), n)
+	case start >= players:
+		return errorf(CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", start, players-1)
+	case seatSet && b.cfg.Mode == modeMulti:
+		return errorf(CodeBadRequest, "reset: params.options.seat applies to mode single only")
+	case seatSet && seat >= players:
+		return errorf(CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", seat, players-1)
+	}
+	if seeds == nil {
+		if !seedSet {
+			seed = rand.Uint64()
+		}
+		for i := range b.seeds {
+			b.seeds[i] = seed + uint64(i)
+		}
+	} else {
+		copy(b.seeds, seeds)
+	}
+	b.start = start
+	b.seat = b.cfg.Seat
+	if seatSet {
+		b.seat = seat
+	}
+	b.record = b.cfg.Info
+	if info != nil {
+		b.record = *info
+	}
+	b.op = opReset
+	c.srv.pool.run(b, n, &b.wg)
+	if err := b.firstError(); err != nil {
+		b.started = false
+		return errorf(CodeInternal, "reset: %v", err)
+	}
+	b.started = true
+	keys := 4
+	if b.record {
+		keys++
+	}
+	out := appendMapHeader(c.out, keys)
+	out = appendRows(out, b)
+	out = appendStr(out, "seeds")
+	out = appendValue(out, b.seeds)
+	if b.record {
+		out = appendInfo(out, b)
+	}
+	c.out = out
+	return nil
+}
+
+// resetOptions reads reset's options map: start and seat.
+func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
+	start = env.AnySeat
+	n, err := r.mapLen()
+	if err != nil {
+		return start, 0, false, err
+	}
+	for range n {
+		k, err := r.str()
+		if err != nil {
+			return start, 0, false, fmt.Errorf("keys must be strings: %w", err)
+		}
+		switch string(k) {
+		case "start":
+			if r.isNil() {
+				start = env.AnySeat
+				continue
+			}
+			v, err := r.intIn(0, env.MaxPlayers-1)
+			if err != nil {
+				return start, 0, false, fmt.Errorf("start: %w", err)
+			}
+			start = int(v)
+		case "seat":
+			if seat, err = seatParam(r); err != nil {
+				return start, 0, false, fmt.Errorf("seat: %w", err)
+			}
+			seatSet = true
+		default:
+			return start, 0, false, fmt.Errorf("unknown option %q (options: start, seat)", clip(k))
+		}
+	}
+	return start, seat, seatSet, nil
+}
+
+// appendRows appends obs, mask and to_move.
+func appendRows(out []byte, b *batch) []byte {
+	out = appendStr(out, "obs")
+	out = appendF32Bin(out, b.obs)
+	out = appendStr(out, "mask")
+	out = appendBin(out, b.mask)
+	out = appendStr(out, "to_move")
+	return appendI8Bin(out, b.toMove)
+}
+
+// step applies one action per env. It is the hot path: it reads its params
+// by hand and allocates nothing.
+func (c *conn) step(p []byte) *Error {
+	var h uint64
+	var hset bool
+	var actions []byte
+	var list reader
+	listN := -1
+	var info int8 = -1
+	r := reader{b: p}
+	n := 0
+	if p != nil {
+		var err error
+		if n, err = r.mapLen(); err != nil {
+			return errorf(CodeBadRequest, "step: params: %v", err)
+		}
+	}
+	for range n {
+		kb, err := r.str()
+		if err != nil {
+			return errorf(CodeBadRequest, "step: params: keys must be strings: %v", err)
+		}
+		switch string(kb) {
+		case "handle":
+			if h, err = r.uint64v(); err != nil {
+				return errorf(CodeBadRequest, "step: params.handle: %v", err)
+			}
+			hset = true
+		case "actions":
+			switch r.peekKind() {
+			case 'B':
+				actions, _ = r.bin()
+				listN = -1
+			case 'a':
+				listN, _ = r.arrayLen()
+				list = r
+				if _, err := skipN(&r, listN); err != nil {
+					return errorf(CodeBadRequest, "step: params.actions: %v", err)
+				}
+			default:
+				return errorf(CodeBadRequest, "step: params.actions: want bin of int32 or array of int, got %s", kindName(r.peekKind()))
+			}
+		case "info":
+			v, err := r.boolean()
+			if err != nil {
+				return errorf(CodeBadRequest, "step: params.info: %v", err)
+			}
+			info = int8(b2u(v))
+		default:
+			return errorf(CodeBadRequest, "step: unknown parameter %q (parameters: handle, actions, info)", clip(kb))
+		}
+	}
+	b, e := c.lookup("step", h, hset)
+	if e != nil {
+		return e
+	}
+	if !b.started {
+		return errorf(CodeNeedsReset, "step: handle %d was never reset", h)
+	}
+	nEnv := b.cfg.N
+	switch {
+	case actions != nil:
+		if len(actions) != 4*nEnv {
+			return errorf(CodeBadRequest, "step: params.actions: %d bytes, want %d (N = %d little-endian int32)", len(actions), 4*nEnv, nEnv)
+		}
+		for i := range b.actions {
+			b.actions[i] = int32(binary.LittleEndian.Uint32(actions[4*i:]))
+		}
+	case listN >= 0:
+		if listN != nEnv {
+			return errorf(CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
+		}
+		for i := range b.actions {
+			v, err := list.intIn(math.MinInt32, math.MaxInt32)
+			if err != nil {
+				return errorf(CodeBadRequest, "step: params.actions[%d]: %v", i, err)
+			}
+			b.actions[i] = int32(v)
+		}
+	default:
+		return errorf(CodeBadRequest, "step: missing params.actions")
+	}
+	if e := b.checkActions(); e != nil {
+		return e
+	}
+	b.record = b.cfg.Info
+	if info >= 0 {
+		b.record = info == 1
+	}
+	b.op = opStep
+	c.srv.pool.run(b, nEnv, &b.wg)
+	if err := b.firstError(); err != nil {
+		return errorf(CodeInternal, "step: %v", err)
+	}
+	c.srv.stats.steps.Add(uint64(nEnv))
+	keys := 6
+	if b.cfg.Autoreset == sameStep {
+		keys += 3
+	}
+	if b.record {
+		keys++
+	}
+	out := appendMapHeader(c.out, keys)
+	out = appendRows(out, b)
+	out = appendStr(out, "reward")
+	out = appendF32Bin(out, b.reward)
+	out = appendStr(out, "terminated")
+	out = appendBin(out, b.term)
+	out = appendStr(out, "truncated")
+	out = appendBin(out, b.trunc)
+	if b.cfg.Autoreset == sameStep {
+		out = appendStr(out, "final_obs")
+		out = appendF32Bin(out, b.finalObs)
+		out = appendStr(out, "final_mask")
+		out = appendBin(out, b.finalMask)
+		out = appendStr(out, "final_to_move")
+		out = appendI8Bin(out, b.finalToMove)
+	}
+	if b.record {
+		out = appendInfo(out, b)
+	}
+	c.out = out
+	return nil
+}
+
+// skipN steps over n values.
+func skipN(r *reader, n int) (int, error) {
+	for i := range n {
+		if _, err := r.skip(); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+// appendInfo appends the info list: one map per env.
+func appendInfo(out []byte, b *batch) []byte {
+	out = appendStr(out, "info")
+	out = appendArrayHeader(out, len(b.slots))
+	for i := range b.slots {
+		sl := &b.slots[i]
+		cur := snapshot(sl)
+		final := b.cfg.Autoreset == sameStep && sl.endedNow
+		out = appendInfoMap(out, b, cur, sl.events, final)
+		if final {
+			out = appendStr(out, "final_info")
+			out = appendInfoMap(out, b, sl.final, sl.finalEv, false)
+		}
+	}
+	return out
+}
+
+// appendInfoMap appends one env's info map; withFinal leaves room for a
+// final_info key the caller appends.
+func appendInfoMap(out []byte, b *batch, f finalInfo, events []env.Event, withFinal bool) []byte {
+	keys := 9
+	if b.single() {
+		keys++
+	}
+	if withFinal {
+		keys++
+	}
+	out = appendMapHeader(out, keys)
+	out = appendStr(out, "episode")
+	out = appendUint(out, f.episode)
+	out = appendStr(out, "seed")
+	out = appendUint(out, f.seed)
+	out = appendStr(out, "steps")
+	out = appendUint(out, uint64(f.steps))
+	out = appendStr(out, "decisions")
+	out = appendInt(out, int64(f.decisions))
+	out = appendStr(out, "throws")
+	out = appendInt(out, int64(f.throws))
+	out = appendStr(out, "winner")
+	out = appendInt(out, int64(f.winner))
+	out = appendStr(out, "places")
+	p := b.cfg.Rules.Players
+	out = appendArrayHeader(out, p)
+	for s := range p {
+		out = appendInt(out, int64(f.places[s]))
+	}
+	if b.single() {
+		out = appendStr(out, "learner")
+		out = appendInt(out, int64(f.learner))
+	}
+	out = appendStr(out, "illegal")
+	out = appendBool(out, f.illegal)
+	out = appendStr(out, "events")
+	out = appendArrayHeader(out, len(events))
+	for _, ev := range events {
+		out = appendEvent(out, ev)
+	}
+	return out
+}
+
+// appendEvent appends one engine event with the keys of env.EventJSON.
+func appendEvent(out []byte, ev env.Event) []byte {
+	v := obj{
+		{"kind", ev.Kind.String()},
+		{"seat", int(ev.Seat)},
+		{"throw", ev.Throw.String()},
+	}
+	if ev.Kind == env.EventMove {
+		v = append(v, kv{"action", int(ev.Action)})
+		if !ev.Entered {
+			v = append(v, kv{"from", int(ev.From)})
+		}
+		v = append(v, obj{
+			{"to", int(ev.To)}, {"entered", ev.Entered}, {"moved", int(ev.Moved)}, {"shortcut", ev.Shortcut},
+			{"joined", ev.Joined}, {"captured", int(ev.Captured)}, {"captured_seat", int(ev.CapturedSeat)},
+			{"finished", int(ev.Finished)},
+		}...)
+	}
+	v = append(v, obj{
+		{"bonus_throw", ev.BonusThrow}, {"discarded", int(ev.Discarded)}, {"turn_ended", ev.TurnEnded},
+		{"game_over", ev.GameOver}, {"text", ev.String()},
+	}...)
+	return appendValue(out, v)
+}
+
+// closeHandle frees a handle.
+func (c *conn) closeHandle(p []byte) *Error {
+	h, hset, e := handleOnly("close", p)
+	if e != nil {
+		return e
+	}
+	b, e := c.lookup("close", h, hset)
+	if e != nil {
+		return e
+	}
+	delete(c.handles, h)
+	c.envs -= b.cfg.N
+	c.srv.releaseEnvs(b.cfg.N)
+	c.srv.stats.handles.Add(-1)
+	c.out = appendMapHeader(c.out, 0)
+	return nil
+}
+
+// handleOnly reads params that hold just a handle.
+func handleOnly(method string, p []byte) (h uint64, set bool, e *Error) {
+	e = eachParam(method, p, "handle", func(k string, r *reader) (err error) {
+		if k != "handle" {
+			return errUnknownParam
+		}
+		h, err = r.uint64v()
+		set = true
+		return err
+	})
+	return h, set, e
+}
+
+// statsResult reports the server's counters and latency percentiles.
+func (c *conn) statsResult(p []byte) *Error {
+	if e := eachParam("stats", p, "", func(string, *reader) error { return errUnknownParam }); e != nil {
+		return e
+	}
+	st := &c.srv.stats
+	lat := obj{}
+	for m := range st.latency {
+		if st.latency[m].count.Load() > 0 {
+			lat = append(lat, kv{methodNames[m], st.latency[m].summary()})
+		}
+	}
+	c.out = appendValue(c.out, obj{
+		{"uptime_s", round2(time.Since(c.srv.started).Seconds())},
+		{"connections", st.connections.Load()},
+		{"connections_total", st.connectionsTotal.Load()},
+		{"envs", st.envs.Load()},
+		{"handles", st.handles.Load()},
+		{"steps", st.steps.Load()},
+		{"requests", st.requests.Load()},
+		{"errors", st.errors.Load()},
+		{"conn", obj{{"envs", c.envs}, {"handles", len(c.handles)}, {"requests", c.requests}}},
+		{"latency_us", lat},
+	})
+	return nil
+}
+
+// indexParams reads {handle, index} plus the extra keys fn accepts.
+func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*batch, int, *Error) {
+	var h, idx uint64
+	var hset, iset bool
+	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
+		switch k {
+		case "handle":
+			h, err = r.uint64v()
+			hset = true
+		case "index":
+			idx, err = r.uint64v()
+			iset = true
+		default:
+			if fn == nil {
+				return errUnknownParam
+			}
+			return fn(k, r)
+		}
+		return err
+	})
+	if e != nil {
+		return nil, 0, e
+	}
+	b, e := c.lookup(method, h, hset)
+	if e != nil {
+		return nil, 0, e
+	}
+	switch {
+	case !iset:
+		return nil, 0, errorf(CodeBadRequest, "%s: missing params.index", method)
+	case idx >= uint64(b.cfg.N):
+		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, idx, b.cfg.N-1)
+	case !b.started:
+		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, h)
+	}
+	return b, int(idx), nil
+}
+
+// save returns one env's game state as the engine's versioned blob.
+func (c *conn) save(p []byte) *Error {
+	b, i, e := c.indexParams("save", p, "handle, index", nil)
+	if e != nil {
+		return e
+	}
+	blob, err := b.slots[i].s.MarshalBinary()
+	if err != nil {
+		return errorf(CodeInternal, "save: %v", err)
+	}
+	c.out = appendValue(c.out, obj{{"state", blob}})
+	return nil
+}
+
+// load replaces one env's game with a saved state.
+func (c *conn) load(p []byte) *Error {
+	var blob []byte
+	seat, seatSet := 0, false
+	b, i, e := c.indexParams("load", p, "handle, index, state, seat", func(k string, r *reader) (err error) {
+		switch k {
+		case "state":
+			blob, err = r.bin()
+		case "seat":
+			var v int64
+			v, err = r.intIn(0, env.MaxPlayers-1)
+			seat, seatSet = int(v), true
+		default:
+			return errUnknownParam
+		}
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	if blob == nil {
+		return errorf(CodeBadRequest, "load: missing params.state")
+	}
+	if seatSet && (!b.single() || seat >= b.cfg.Rules.Players) {
+		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", b.cfg.Rules.Players-1)
+	}
+	// The engine's decoder walks the blob with Decoder.Skip, which recurses
+	// per nesting level: bound the depth first.
+	if n, err := checkValue(blob); err != nil || n != len(blob) {
+		if err == nil {
+			err = fmt.Errorf("%d trailing bytes", len(blob)-n)
+		}
+		return errorf(CodeBadState, "load: %v", err)
+	}
+	s, err := env.UnmarshalState(blob)
+	if err != nil {
+		return errorf(CodeBadState, "load: %v", err)
+	}
+	if s.Rules() != b.cfg.Rules {
+		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.cfg.Rules.String())
+	}
+	sl := &b.slots[i]
+	sl.s = s
+	if seatSet {
+		sl.learner = int8(seat)
+	}
+	sl.steps, sl.ended, sl.illegal, sl.endedNow = 0, false, false, false
+	sl.events = sl.events[:0]
+	b.record = false
+	if err := b.settle(sl); err != nil {
+		return errorf(CodeInternal, "load: %v", err)
+	}
+	over := sl.s.IsOver()
+	if over {
+		sl.ended = true
+	}
+	o := make([]float32, b.d)
+	m := make([]uint8, env.NumActions)
+	var seatOut [1]int8
+	b.writeRow(sl, o, m, &seatOut[0], over)
+	// Keep the batch's own rows in step with the env.
+	copy(b.obsRow(i), o)
+	copy(b.maskRow(i), m)
+	b.toMove[i] = seatOut[0]
+	out := appendMapHeader(c.out, 3)
+	out = appendStr(out, "obs")
+	out = appendF32Bin(out, o)
+	out = appendStr(out, "mask")
+	out = appendBin(out, m)
+	out = appendStr(out, "to_move")
+	c.out = appendI8Bin(out, seatOut[:])
+	return nil
+}
+
+// render returns one env's position as text.
+func (c *conn) render(p []byte) *Error {
+	format := "text"
+	b, i, e := c.indexParams("render", p, "handle, index, format", func(k string, r *reader) error {
+		if k != "format" {
+			return errUnknownParam
+		}
+		s, err := r.str()
+		format = string(s)
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	if format != "text" {
+		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text)", clip([]byte(format)))
+	}
+	c.out = appendValue(c.out, obj{{"text", b.slots[i].s.Render()}})
+	return nil
+}

@@ -1,0 +1,88 @@
+package server
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// minChunk is the fewest envs worth handing to another goroutine: 64 envs
+// take about 20 µs to step (BenchmarkBatchStep/n=64), far more than the
+// hand-off through a channel.
+const minChunk = 64
+
+// ranger is work over the index range [lo, hi); disjoint ranges may run at once.
+type ranger interface {
+	runRange(lo, hi int)
+	fail(lo int, err error)
+}
+
+// task is one range of one operation, handed to a worker.
+type task struct {
+	r      ranger
+	lo, hi int
+	wg     *sync.WaitGroup
+}
+
+// pool is a fixed set of worker goroutines shared by every connection: a
+// batch is split into at most one range per worker, the caller runs the
+// first range itself, and no goroutine is started per step.
+type pool struct {
+	workers int
+	tasks   chan task
+	done    sync.WaitGroup
+}
+
+// newPool starts workers goroutines (at least one).
+func newPool(workers int) *pool {
+	if workers < 1 {
+		workers = 1
+	}
+	p := &pool{workers: workers, tasks: make(chan task, 4*workers)}
+	p.done.Add(workers)
+	for range workers {
+		go p.work()
+	}
+	return p
+}
+
+func (p *pool) work() {
+	defer p.done.Done()
+	for t := range p.tasks {
+		safeRun(t.r, t.lo, t.hi)
+		t.wg.Done()
+	}
+}
+
+// safeRun runs one range and turns a panic into an env failure.
+func safeRun(r ranger, lo, hi int) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.fail(lo, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+		}
+	}()
+	r.runRange(lo, hi)
+}
+
+// run calls r.runRange over [0, n), split across the workers when n is large
+// enough, and returns when every range is done. wg must not be in use.
+func (p *pool) run(r ranger, n int, wg *sync.WaitGroup) {
+	chunks := min(p.workers, n/minChunk)
+	if chunks <= 1 {
+		safeRun(r, 0, n)
+		return
+	}
+	size := (n + chunks - 1) / chunks
+	wg.Add(chunks - 1)
+	for c := 1; c < chunks; c++ {
+		p.tasks <- task{r: r, lo: c * size, hi: min(n, (c+1)*size), wg: wg}
+	}
+	safeRun(r, 0, size)
+	wg.Wait()
+}
+
+// stop ends the workers after the queued tasks.
+func (p *pool) stop() {
+	close(p.tasks)
+	p.done.Wait()
+}

@@ -1,0 +1,412 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// ProtocolVersion is the version of docs/PROTOCOL.md this package speaks.
+const ProtocolVersion = 1
+
+// Defaults of Config.
+const (
+	DefaultMaxConns       = 64
+	DefaultMaxEnvsPerConn = 16384
+	DefaultMaxEnvs        = 65536
+	DefaultMaxFrame       = 16 << 20
+	DefaultIdleTimeout    = time.Hour
+)
+
+// Config holds a server's limits and identity. The zero value of a field
+// means its default; DefaultConfig spells them out.
+type Config struct {
+	// Token, if not empty, must be presented by every connection's hello.
+	Token string
+	// MaxConns is the number of connections served at once.
+	MaxConns int
+	// MaxEnvsPerConn bounds the envs one connection holds, over all its handles.
+	MaxEnvsPerConn int
+	// MaxEnvs bounds the envs of all connections together.
+	MaxEnvs int
+	// MaxFrame is the largest frame body accepted or sent, in bytes.
+	MaxFrame int
+	// IdleTimeout closes a connection silent this long; negative disables it.
+	IdleTimeout time.Duration
+	// Workers is the size of the pool that steps large batches (default GOMAXPROCS).
+	Workers int
+	// Version is the software version reported by hello ("yutenv <Version>").
+	Version string
+	// Logger receives the server's structured logs (default: discard).
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults of every limit.
+func DefaultConfig() Config {
+	return Config{
+		MaxConns: DefaultMaxConns, MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs,
+		MaxFrame: DefaultMaxFrame, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
+		Version: "dev",
+	}
+}
+
+// withDefaults fills zero fields and checks the others.
+func (c Config) withDefaults() (Config, error) {
+	d := DefaultConfig()
+	if c.MaxConns == 0 {
+		c.MaxConns = d.MaxConns
+	}
+	if c.MaxEnvsPerConn == 0 {
+		c.MaxEnvsPerConn = d.MaxEnvsPerConn
+	}
+	if c.MaxEnvs == 0 {
+		c.MaxEnvs = d.MaxEnvs
+	}
+	if c.MaxFrame == 0 {
+		c.MaxFrame = d.MaxFrame
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = d.IdleTimeout
+	}
+	if c.Workers == 0 {
+		c.Workers = d.Workers
+	}
+	if c.Version == "" {
+		c.Version = d.Version
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case c.MaxConns < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.Workers < 0:
+		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
+	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
+		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
+	}
+	return c, nil
+}
+
+// Server serves envs over stream sockets. Create it with New, run it with
+// Serve on one or more listeners, stop it with Shutdown.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	pool    *pool
+	hello   []byte // the encoded hello result
+	started time.Time
+	stats   counters
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	conns     map[*conn]struct{}
+	closing   atomic.Bool
+	connWG    sync.WaitGroup
+	envMu     sync.Mutex // guards the total env count against concurrent makes
+	envCount  int
+	stopOnce  sync.Once
+}
+
+// New builds a server from cfg and starts its worker pool.
+func New(cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(),
+		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+	if s.hello, err = s.helloResult(); err != nil {
+		return nil, err
+	}
+	s.pool = newPool(cfg.Workers)
+	return s, nil
+}
+
+// DefaultTier is the observation tier make uses when none is given.
+const DefaultTier = obs.Compact
+
+// helloResult encodes the part of the hello result that never changes.
+func (s *Server) helloResult() ([]byte, error) {
+	var tiers []any
+	for _, t := range obs.Tiers() {
+		enc, err := obs.NewEncoder(env.Standard(), t)
+		if err != nil {
+			return nil, err
+		}
+		tiers = append(tiers, spaceValue(enc.Space()))
+	}
+	idle := 0.0
+	if s.cfg.IdleTimeout > 0 {
+		idle = s.cfg.IdleTimeout.Seconds()
+	}
+	v := obj{
+		{"protocol", ProtocolVersion},
+		{"server", "yutenv " + s.cfg.Version},
+		{"actions", env.NumActions},
+		{"tiers", tiers},
+		{"default_tier", DefaultTier.String()},
+		{"opponents", agent.Names()},
+		{"limits", obj{
+			{"max_frame", s.cfg.MaxFrame},
+			{"max_envs_per_conn", s.cfg.MaxEnvsPerConn},
+			{"max_envs", s.cfg.MaxEnvs},
+			{"idle_timeout_s", idle},
+		}},
+	}
+	return appendValue(nil, v), nil
+}
+
+// spaceValue converts an observation space to its wire form.
+func spaceValue(sp obs.Space) obj {
+	parts := make([]obj, len(sp.Parts))
+	for i, p := range sp.Parts {
+		names := p.Names
+		if names == nil {
+			names = []string{}
+		}
+		axes := p.Axes
+		if axes == nil {
+			axes = []string{}
+		}
+		parts[i] = obj{
+			{"name", p.Name}, {"offset", p.Offset}, {"shape", p.Shape}, {"names", names},
+			{"axes", axes}, {"low", p.Low}, {"high", p.High}, {"doc", p.Doc},
+		}
+	}
+	return obj{
+		{"tier", sp.Tier}, {"size", sp.Size}, {"dtype", sp.Dtype},
+		{"low", sp.Low}, {"high", sp.High}, {"parts", parts},
+	}
+}
+
+// Serve accepts connections on l until Shutdown or Close, serving each in
+// its own goroutine. It returns ErrServerClosed after a shutdown, or the
+// listener's error.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[l] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, l)
+		s.mu.Unlock()
+	}()
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+				s.log.Warn("accept failed; retrying", "err", err, "delay", delay)
+				time.Sleep(delay)
+				continue
+			}
+			return err
+		}
+		delay = 0
+		s.accept(nc)
+	}
+}
+
+// accept registers a new connection, or refuses it over the limit.
+func (s *Server) accept(nc net.Conn) {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	if len(s.conns) >= s.cfg.MaxConns {
+		s.mu.Unlock()
+		s.log.Warn("connection refused: limit reached", "remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
+		s.connWG.Add(1)
+		go func() {
+			defer s.connWG.Done()
+			nc.SetWriteDeadline(time.Now().Add(time.Second))
+			msg := fmt.Sprintf("the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
+			nc.Write(errorFrame(nil, nil, CodeLimitExceeded, msg))
+			nc.Close()
+		}()
+		return
+	}
+	c := newConn(s, nc)
+	s.conns[c] = struct{}{}
+	s.connWG.Add(1)
+	s.mu.Unlock()
+	s.stats.connections.Add(1)
+	s.stats.connectionsTotal.Add(1)
+	go func() {
+		defer s.connWG.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.stats.connections.Add(-1)
+	}()
+}
+
+// Shutdown stops the server gracefully: it closes the listeners, lets every
+// request in flight finish and its response be written, then closes the
+// connections. If ctx ends first the remaining connections are closed at
+// once and ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	for l := range s.listeners {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.interrupt()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.connWG.Wait()
+		close(done)
+	}()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+		s.closeConns()
+		<-done
+	}
+	s.stopOnce.Do(s.pool.stop)
+	return err
+}
+
+// Close stops the server at once, closing every listener and connection.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closing.Store(true)
+	for l := range s.listeners {
+		l.Close()
+	}
+	s.mu.Unlock()
+	s.closeConns()
+	s.connWG.Wait()
+	s.stopOnce.Do(s.pool.stop)
+	return nil
+}
+
+func (s *Server) closeConns() {
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+}
+
+// reserveEnvs takes n envs from the server-wide budget.
+func (s *Server) reserveEnvs(n int) bool {
+	s.envMu.Lock()
+	defer s.envMu.Unlock()
+	if s.envCount+n > s.cfg.MaxEnvs {
+		return false
+	}
+	s.envCount += n
+	s.stats.envs.Add(int64(n))
+	return true
+}
+
+// releaseEnvs returns n envs to the budget.
+func (s *Server) releaseEnvs(n int) {
+	s.envMu.Lock()
+	s.envCount -= n
+	s.envMu.Unlock()
+	s.stats.envs.Add(int64(-n))
+}
+
+// Listen opens a listener for an address in the form --listen accepts:
+// "unix:/path" or "host:port". A Unix socket file is made private to the
+// owner (mode 0600); a stale socket file nobody listens on is replaced, any
+// other existing file is refused. It returns the listener and the address
+// in the same form, with the real port when port 0 was asked for.
+func Listen(addr string) (net.Listener, string, error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		if path == "" {
+			return nil, "", fmt.Errorf("%w: empty Unix socket path in %q", ErrConfig, addr)
+		}
+		if err := removeStaleSocket(path); err != nil {
+			return nil, "", err
+		}
+		l, err := net.Listen("unix", path)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			l.Close()
+			return nil, "", err
+		}
+		return l, "unix:" + path, nil
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, "", fmt.Errorf("%w: listen address %q is neither host:port nor unix:/path", ErrConfig, addr)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", err
+	}
+	return l, l.Addr().String(), nil
+}
+
+// removeStaleSocket deletes path if it is a socket nobody accepts on.
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSocket == 0 {
+		return fmt.Errorf("%w: %s exists and is not a socket", ErrConfig, path)
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("%w: another server is listening on %s", ErrConfig, path)
+	}
+	return os.Remove(path)
+}
+
+// NeedsToken reports whether listening on addr requires a token: any TCP
+// address but a loopback one (127.0.0.0/8, ::1, localhost). Unix sockets do not.
+func NeedsToken(addr string) bool {
+	if strings.HasPrefix(addr, "unix:") {
+		return false
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return true
+	}
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
+}
+
+// newBufReader wraps a connection for reading frames.
+func newBufReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }

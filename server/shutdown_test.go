@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// serveOn starts a server on a Unix socket without the test cleanup of
+// startServer, for tests that shut it down themselves.
+func serveOn(t *testing.T, cfg Config) (*Server, string, chan error) {
+	srv, err := New(cfg)
+	require.NoError(t, err)
+	l, addr, err := Listen("unix:" + socketPath(t))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	return srv, addr, done
+}
+
+// TestGracefulShutdown shuts the server down while a step is being served:
+// the step's response arrives whole, then the connection closes, the idle
+// connection closes, Serve returns ErrServerClosed and the socket file is gone.
+func TestGracefulShutdown(t *testing.T) {
+	srv, addr, done := serveOn(t, Config{})
+	busy, err := Dial(addr, time.Second)
+	require.NoError(t, err)
+	defer busy.Close()
+	idle, err := Dial(addr, time.Second)
+	require.NoError(t, err)
+	defer idle.Close()
+	for _, c := range []*Client{busy, idle} {
+		_, err := c.Hello("")
+		require.NoError(t, err)
+	}
+	h := makeHandle(t, busy, map[string]any{"n": 512})
+	res, err := busy.Call("reset", map[string]any{"handle": h, "seed": 1})
+	require.NoError(t, err)
+	actions := legalFrom(res["mask"].([]byte), 512)
+
+	inFlight := make(chan struct{})
+	release := make(chan struct{})
+	testHookFrame = func() {
+		close(inFlight)
+		<-release
+	}
+	defer func() { testHookFrame = nil }()
+	require.NoError(t, busy.SendStep(h, actions, -1))
+	<-inFlight
+	testHookFrame = nil
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	time.Sleep(50 * time.Millisecond) // let Shutdown close the listener and interrupt the reads
+	close(release)
+
+	r, err := busy.RecvStep()
+	require.NoError(t, err, "the request in flight was answered")
+	assert.Len(t, r.Terminated, 512)
+	_, err = busy.ReadFrame()
+	assert.Error(t, err, "then the connection closed")
+	_, err = idle.Call("ping", nil)
+	assert.Error(t, err, "the idle connection was closed")
+	require.NoError(t, <-shut)
+	assert.ErrorIs(t, <-done, ErrServerClosed)
+	_, err = os.Stat(strings.TrimPrefix(addr, "unix:"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the socket file was removed")
+	_, err = Dial(addr, time.Second)
+	assert.Error(t, err, "nothing accepts any more")
+}
+
+// TestShutdownDeadline: a request that does not finish in time is cut off.
+func TestShutdownDeadline(t *testing.T) {
+	srv, addr, done := serveOn(t, Config{})
+	c, err := Dial(addr, time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Hello("")
+	require.NoError(t, err)
+	inFlight := make(chan struct{})
+	release := make(chan struct{})
+	testHookFrame = func() {
+		close(inFlight)
+		<-release
+	}
+	defer func() { testHookFrame = nil }()
+	require.NoError(t, c.WriteFrame(appendValue(nil, obj{{"id", 1}, {"method", "ping"}})))
+	<-inFlight
+	testHookFrame = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	time.Sleep(300 * time.Millisecond)
+	close(release)
+	assert.True(t, errors.Is(<-shut, context.DeadlineExceeded))
+	assert.ErrorIs(t, <-done, ErrServerClosed)
+	assert.ErrorIs(t, srv.Serve(nil), ErrServerClosed, "a closed server serves nothing")
+}
+
+// TestShutdownRefusesQueued: a request queued behind the one in flight is
+// answered shutting_down, with its id, and the connection closes.
+func TestShutdownRefusesQueued(t *testing.T) {
+	srv, addr, done := serveOn(t, Config{})
+	c, err := Dial(addr, time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Hello("")
+	require.NoError(t, err)
+	inFlight := make(chan struct{})
+	release := make(chan struct{})
+	testHookFrame = func() {
+		close(inFlight)
+		<-release
+	}
+	defer func() { testHookFrame = nil }()
+	two := append(frame(appendValue(nil, obj{{"id", 1}, {"method", "ping"}})), frame(appendValue(nil, obj{{"id", 2}, {"method", "ping"}}))...)
+	_, err = c.Conn().Write(two)
+	require.NoError(t, err)
+	<-inFlight
+	testHookFrame = nil
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	m := readResponse(t, c.Conn())
+	assert.EqualValues(t, 1, m["id"])
+	assert.Equal(t, map[string]any{}, m["result"])
+	m = readResponse(t, c.Conn())
+	assert.EqualValues(t, 2, m["id"])
+	assert.Equal(t, "shutting_down", respCode(m))
+	assertClosed(t, c.Conn())
+	require.NoError(t, <-shut)
+	assert.ErrorIs(t, <-done, ErrServerClosed)
+}
