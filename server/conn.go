@@ -40,6 +40,7 @@ type conn struct {
 	hdr [4]byte
 	in  []byte // request body
 	out []byte // response frame
+	rgb []byte // reused buffer of render format "rgb"
 	id  []byte // raw msgpack id of the request being served (a view into in)
 	dec *msgpack.Decoder
 	br  bytes.Reader

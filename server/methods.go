@@ -14,6 +14,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/render"
 )
 
 // paramError is a bad parameter; eachParam turns it into bad_request unless
@@ -888,7 +889,8 @@ func (c *conn) load(p []byte) *Error {
 	return nil
 }
 
-// render returns one env's position as text.
+// render returns one env's position as text, SVG, or an RGB image
+// (height x width x 3 bytes, row-major) for Gymnasium's rgb_array mode.
 func (c *conn) render(p []byte) *Error {
 	format := "text"
 	b, i, e := c.indexParams("render", p, "handle, index, format", func(k string, r *reader) error {
@@ -902,9 +904,17 @@ func (c *conn) render(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	if format != "text" {
-		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text)", clip([]byte(format)))
+	st := &b.slots[i].s
+	switch format {
+	case "text":
+		c.out = appendValue(c.out, obj{{"text", st.Render()}})
+	case "svg":
+		c.out = appendValue(c.out, obj{{"svg", string(render.SVG(st, render.Options{Numbers: true}))}})
+	case "rgb":
+		c.rgb = render.RGB(st, render.Options{}, c.rgb)
+		c.out = appendValue(c.out, obj{{"height", render.Height}, {"width", render.Width}, {"rgb", c.rgb}})
+	default:
+		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
 	}
-	c.out = appendValue(c.out, obj{{"text", b.slots[i].s.Render()}})
 	return nil
 }

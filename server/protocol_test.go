@@ -12,6 +12,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/render"
 )
 
 // i32bin encodes actions as the protocol's int32 bin.
@@ -512,6 +513,12 @@ func TestCloseStatsRender(t *testing.T) {
 	}
 	text := do(t, c, "render", map[string]any{"handle": h, "index": 4})["text"].(string)
 	assert.Contains(t, text, "seat 0 (A)")
+	img := do(t, c, "render", map[string]any{"handle": h, "index": 4, "format": "rgb"})
+	assert.EqualValues(t, render.Height, img["height"])
+	assert.EqualValues(t, render.Width, img["width"])
+	assert.Len(t, img["rgb"], render.RGBSize)
+	svg := do(t, c, "render", map[string]any{"handle": h, "index": 4, "format": "svg"})["svg"].(string)
+	assert.Contains(t, svg, "<svg")
 	_, err := c.Call("render", map[string]any{"handle": h, "index": 4, "format": "png"})
 	assert.Equal(t, CodeUnsupported, errCode(err))
 	_, err = c.Call("render", map[string]any{"handle": h, "index": 5})
