@@ -13,11 +13,10 @@ func Perft(s State, depth int) uint64 {
 	switch s.phase {
 	case PhaseThrow:
 		for t := Throw(0); t < NumThrows; t++ {
-			if t == BackDo && !s.rules.BackDo {
-				continue
-			}
 			c := s
-			c.applyThrow(t)
+			if _, err := c.ApplyThrow(t); err != nil {
+				continue // impossible under the rules (back-do when off) or a full pool
+			}
 			n += Perft(c, depth-1)
 		}
 	case PhaseMove:
@@ -51,11 +50,10 @@ func Divide(s State, depth int) []DivideEntry {
 	switch s.phase {
 	case PhaseThrow:
 		for t := Throw(0); t < NumThrows; t++ {
-			if t == BackDo && !s.rules.BackDo {
+			c := s
+			if _, err := c.ApplyThrow(t); err != nil {
 				continue
 			}
-			c := s
-			c.applyThrow(t)
 			out = append(out, DivideEntry{Chance: true, Throw: t, Count: Perft(c, depth-1)})
 		}
 	case PhaseMove:

@@ -1,6 +1,7 @@
 package env
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -297,10 +298,13 @@ func (r Rules) Probabilities() [NumThrows]float64 {
 
 // UnmarshalJSON reads rules from a JSON object; fields it leaves out keep
 // their Standard values, so {"players":3} is standard rules for three seats.
+// An unknown field is an error, so a misspelt option is never silently ignored.
 func (r *Rules) UnmarshalJSON(b []byte) error {
 	type plain Rules
 	p := plain(Standard())
-	if err := json.Unmarshal(b, &p); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&p); err != nil {
 		return fmt.Errorf("%w: rules: %v", ErrInvalidRules, err)
 	}
 	*r = Rules(p)

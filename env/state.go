@@ -218,9 +218,19 @@ func (s *State) NumLegalActions() int {
 	return n
 }
 
-// IsLegal reports whether a is a legal action now.
+// IsLegal reports whether a is a legal action now. It does not allocate.
 func (s *State) IsLegal(a Action) bool {
-	return s.checkAction(a) == nil
+	if s.phase != PhaseMove || !a.Valid() {
+		return false
+	}
+	t, me := a.Throw(), s.seat
+	if s.pool[t] == 0 {
+		return false
+	}
+	if a.IsEnter() {
+		return s.hand[me] > 0 && (t != BackDo || (s.rules.BackDoEnters && s.occ[me] == 0))
+	}
+	return s.occ[me]&(1<<a.Station()) != 0
 }
 
 // Mask writes the legal-action mask into dst[:NumActions]: 1 for legal, 0
@@ -239,6 +249,9 @@ func (s *State) Mask(dst []uint8) {
 
 // checkAction explains why a is not legal, or returns nil.
 func (s *State) checkAction(a Action) error {
+	if s.IsLegal(a) {
+		return nil
+	}
 	if s.phase != PhaseMove {
 		return fmt.Errorf("%w: the state is in phase %s, not move", ErrWrongPhase, s.phase)
 	}
@@ -265,7 +278,7 @@ func (s *State) checkAction(a Action) error {
 	if c.height == 0 || c.owner != me {
 		return fmt.Errorf("%w: %v: seat %d has no stack on station %d", ErrIllegalAction, a, me, a.Source())
 	}
-	return nil
+	return fmt.Errorf("%w: %v", ErrIllegalAction, a) // not reached: IsLegal and the checks above agree
 }
 
 // Apply plays action a for the seat to move and reports what happened. An
