@@ -7,7 +7,14 @@ PY      := $(VENV)/bin/python
 GOBIN   := $(CURDIR)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: build test test-deps go-test py-test lint tools bench clean
+.DEFAULT_GOAL := build
+include python/Makefile.inc
+
+.PHONY: demo build test test-deps go-test py-test lint tools bench clean
+
+# The main job: the package (with the server built inside it) plays and evaluates real games.
+demo: py-install
+	$(PY) -m yutenv.demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/yutenv
@@ -22,7 +29,9 @@ lint: tools
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
 
+# Once at full size (property tests trim themselves under -race), once under the race detector.
 go-test:
+	$(GO) test -count=1 ./...
 	$(GO) test -race -count=1 ./...
 
 # Chromium is only for the replay viewer's browser test; without root it is skipped

@@ -1,0 +1,129 @@
+"""Hatchling build hook: compile the Go server and ship it inside the wheel.
+
+`pip install ./python` (or `python -m build ./python`) runs this hook. It finds the
+Go module `github.com/yutenv/yutenv` (the repository root, `python/..`, or the copy
+of the Go sources carried inside an sdist under `_go/`), runs
+
+    go build -trimpath -o <out> ./cmd/yutenv
+
+and puts the binary at `yutenv/_bin/yutenv` in the wheel, which is tagged as a
+platform wheel (`py3-none-<platform>`): the binary is native code, the Python is
+not version specific.
+
+Environment variables:
+  YUTENV_GO        the go command to use (default: `go` on PATH)
+  YUTENV_GO_ROOT   the Go module root to build from (default: found as above)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+MODULE = "github.com/yutenv/yutenv"
+# Top-level entries of the Go module copied into an sdist (directories that hold Go code).
+GO_FILES = ("go.mod", "go.sum")
+GO_EXCLUDE_DIRS = {"python", "docs", ".git", ".venv", "bin", "testdata", ".ci", "node_modules"}
+
+
+class GoBuildError(RuntimeError):
+    """The Go server could not be built."""
+
+
+def _is_module_root(d: Path) -> bool:
+    gm = d / "go.mod"
+    if not gm.is_file():
+        return False
+    for line in gm.read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == "module":
+            return parts[1] == MODULE
+    return False
+
+
+def find_go_root(project_root: Path) -> Path:
+    env = os.environ.get("YUTENV_GO_ROOT")
+    if env:
+        d = Path(env).resolve()
+        if not _is_module_root(d):
+            raise GoBuildError(f"YUTENV_GO_ROOT={env} does not hold the Go module {MODULE} (no matching go.mod)")
+        return d
+    for d in (project_root / "_go", project_root.parent):
+        if _is_module_root(d):
+            return d.resolve()
+    raise GoBuildError(
+        f"cannot find the Go module {MODULE}: looked for go.mod in {project_root.parent} "
+        f"and {project_root / '_go'}. Build from a checkout of the yutenv repository "
+        "(pip install ./python) or set YUTENV_GO_ROOT."
+    )
+
+
+def find_go() -> str:
+    name = os.environ.get("YUTENV_GO", "go")
+    go = shutil.which(name)
+    if go is None:
+        raise GoBuildError(
+            f"the Go toolchain ({name!r}) was not found on PATH. Building the yutenv package "
+            "compiles its server from Go sources: install Go (https://go.dev/dl/, the version "
+            "named in go.mod or newer) and retry, or set YUTENV_GO to the go binary."
+        )
+    return go
+
+
+def platform_tag() -> str:
+    return sysconfig.get_platform().replace("-", "_").replace(".", "_")
+
+
+def go_build(go: str, root: Path, out: Path) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env.setdefault("CGO_ENABLED", "0")
+    cmd = [go, "build", "-trimpath", "-o", str(out), "./cmd/yutenv"]
+    print(f"yutenv build hook: {' '.join(cmd)} (in {root})", file=sys.stderr)
+    try:
+        res = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
+    except OSError as e:
+        raise GoBuildError(f"cannot run {go}: {e}") from e
+    if res.returncode != 0:
+        raise GoBuildError(
+            f"`go build ./cmd/yutenv` failed in {root} (exit {res.returncode}):\n{res.stdout}{res.stderr}"
+        )
+
+
+class GoBuildHook(BuildHookInterface):  # type: ignore[type-arg]
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        project = Path(self.root)
+        if self.target_name == "sdist":
+            # Carry the Go module along so that a wheel can be built from the sdist.
+            root = find_go_root(project)
+            for name in GO_FILES:
+                build_data["force_include"][str(root / name)] = f"_go/{name}"
+            for d in sorted(root.iterdir()):
+                if d.is_dir() and d.name not in GO_EXCLUDE_DIRS and not d.name.startswith("."):
+                    if any(d.rglob("*.go")):
+                        build_data["force_include"][str(d)] = f"_go/{d.name}"
+            return
+        if self.target_name != "wheel":
+            return
+        root = find_go_root(project)
+        go = find_go()
+        exe = "yutenv.exe" if sys.platform == "win32" else "yutenv"
+        if version == "editable":
+            # An editable install imports yutenv from the source tree: put the binary there.
+            out = project / "yutenv" / "_bin" / exe
+            go_build(go, root, out)
+        else:
+            out = project / "build" / "go" / exe
+            go_build(go, root, out)
+            build_data["force_include"][str(out)] = f"yutenv/_bin/{exe}"
+        build_data["pure_python"] = False
+        build_data["tag"] = f"py3-none-{platform_tag()}"

@@ -1,0 +1,83 @@
+"""Shared fixtures. Every test talks to a real ``yutenv serve`` (the binary bundled in the
+installed package); nothing is mocked."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator
+
+import numpy as np
+import pytest
+
+import yutenv
+from yutenv import server as server_mod
+
+
+def pid_alive(pid: int) -> bool:
+    """True if the process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture(scope="session")
+def srv() -> Iterator[yutenv.Server]:
+    """One private server for the tests that do not need their own."""
+    s = yutenv.Server()
+    yield s
+    s.close()
+    assert not pid_alive(s.pid)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_server_left_behind() -> Iterator[None]:
+    yield
+    # After the whole session every server this process started must be gone.
+    with server_mod._live_lock:
+        live = [s for s in server_mod._live if s.pid]
+    for s in live:
+        s.close()
+    for s in live:
+        assert not pid_alive(s.pid), f"server {s.pid} still running"
+
+
+def first_legal(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def pick(rng: np.random.Generator, mask: np.ndarray) -> int:
+    """A uniformly random legal action (mask may be uint8 or bool)."""
+    legal = np.flatnonzero(mask)
+    return int(legal[rng.integers(len(legal))])
+
+
+def pick_batch(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """One random legal action per row; rows with no legal action (terminal rows) get 0."""
+    out = np.zeros(len(masks), dtype=np.int32)
+    for i, m in enumerate(masks):
+        legal = np.flatnonzero(m)
+        if len(legal):
+            out[i] = legal[rng.integers(len(legal))]
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _no_env_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tests decide themselves where envs connect.
+    monkeypatch.delenv("YUTENV_ADDRESS", raising=False)
+    monkeypatch.delenv("YUTENV_TOKEN", raising=False)
+    monkeypatch.delenv("YUTENV_TOKEN_FILE", raising=False)
+
+
+def assert_readonly_view(a: np.ndarray) -> None:
+    assert not a.flags.writeable
+    base = a
+    while isinstance(base, np.ndarray) and base.base is not None:
+        base = base.base
+    assert isinstance(base, (bytes, memoryview)), f"expected a view of the reply bytes, got base {type(base)}"
+
+
+__all__ = ["pid_alive", "first_legal", "pick", "pick_batch", "assert_readonly_view", "os"]

@@ -1,0 +1,304 @@
+"""YutEnv: Gymnasium conformance, masks, determinism, illegal actions, errors."""
+
+from __future__ import annotations
+
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from conftest import assert_readonly_view, pick
+from gymnasium.utils.env_checker import check_env
+
+import yutenv
+
+
+def play(env: yutenv.YutEnv, seed: int, steps: int, action_seed: int = 0) -> list[tuple[bytes, float, bool, bool, bytes]]:
+    """Play up to ``steps`` random legal actions from reset(seed); return every transition as bytes."""
+    rng = np.random.default_rng(action_seed)
+    obs, info = env.reset(seed=seed)
+    out = [(obs.tobytes(), 0.0, False, False, info["action_mask"].tobytes())]
+    for _ in range(steps):
+        obs, r, term, trunc, info = env.step(pick(rng, info["action_mask"]))
+        out.append((obs.tobytes(), r, term, trunc, info["action_mask"].tobytes()))
+        if term or trunc:
+            obs, info = env.reset()
+            out.append((obs.tobytes(), 0.0, False, False, info["action_mask"].tobytes()))
+    return out
+
+
+def test_check_env_raw(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, illegal="penalty")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the checker's warnings are failures here
+        check_env(env, skip_render_check=True)
+    env.close()
+
+
+def test_check_env_registered_all_render_modes(srv: yutenv.Server) -> None:
+    # Through gymnasium.make the env has a spec, so the checker also builds it once per
+    # render mode and checks close() twice.
+    env = gymnasium.make("yutenv/Yut-v0", server=srv, illegal="penalty", render_mode="ansi")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    env.close()
+
+
+def test_check_env_dict_obs(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, illegal="penalty", obs_type="dict")
+    check_env(env, skip_render_check=True)
+    obs, info = env.reset(seed=3)
+    assert set(obs) == {"observation", "action_mask"}
+    assert obs in env.observation_space
+    np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
+    env.close()
+
+
+def test_spaces_and_masks(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv)
+    assert env.action_space == gymnasium.spaces.Discrete(180)
+    assert isinstance(env.observation_space, gymnasium.spaces.Box)
+    assert env.observation_space.dtype == np.float32
+    obs, info = env.reset(seed=11)
+    assert obs in env.observation_space
+    mask = info["action_mask"]
+    assert mask.shape == (180,) and mask.dtype == np.int8 and mask.sum() >= 1
+    am = env.action_masks()
+    assert am.dtype == np.bool_ and am.shape == (180,)
+    np.testing.assert_array_equal(am, mask.astype(bool))
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        obs, r, term, trunc, info = env.step(pick(rng, env.action_masks()))
+        np.testing.assert_array_equal(env.action_masks(), info["action_mask"].astype(bool))
+        if term or trunc:
+            assert info["action_mask"].sum() == 0
+            break
+        assert info["action_mask"].sum() >= 1
+    env.close()
+
+
+def test_arrays_are_zero_copy_views(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv)
+    obs, info = env.reset(seed=1)
+    assert_readonly_view(obs)
+    assert_readonly_view(info["action_mask"])
+    obs2, _, _, _, info2 = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    assert_readonly_view(obs2)
+    assert not np.shares_memory(obs, obs2)
+    env.close()
+
+
+def test_seed_determinism_same_server(srv: yutenv.Server) -> None:
+    a = yutenv.YutEnv(server=srv)
+    b = yutenv.YutEnv(server=srv)
+    assert play(a, 42, 300) == play(b, 42, 300)
+    # reset(seed); reset() is reproducible too (the next seed comes from np_random)
+    a.reset(seed=5)
+    o1, _ = a.reset()
+    a.reset(seed=5)
+    o2, _ = a.reset()
+    np.testing.assert_array_equal(o1, o2)
+    a.close()
+    b.close()
+
+
+def test_determinism_across_two_servers() -> None:
+    with yutenv.Server() as s1, yutenv.Server() as s2:
+        assert s1.pid != s2.pid
+        a = yutenv.YutEnv(server=s1, opponent="greedy", seat="random")
+        b = yutenv.YutEnv(server=s2, opponent="greedy", seat="random")
+        ta, tb = play(a, 2024, 400, action_seed=9), play(b, 2024, 400, action_seed=9)
+        assert ta == tb
+        assert any(t[2] for t in ta), "expected at least one finished game in 400 steps"
+        # and different seeds give different games
+        assert play(a, 2025, 50) != play(b, 2024, 50)
+        a.close()
+        b.close()
+
+
+def test_full_game_rewards(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, opponent="random")
+    rng = np.random.default_rng(1)
+    outcomes = []
+    for g in range(6):
+        obs, info = env.reset(seed=100 + g)
+        total, steps = 0.0, 0
+        while True:
+            obs, r, term, trunc, info = env.step(pick(rng, info["action_mask"]))
+            steps += 1
+            total += r
+            if term or trunc:
+                break
+            assert r == 0.0
+        assert term and not trunc
+        assert r in (-1.0, 1.0)
+        outcomes.append(r)
+        assert 1 < steps < 500
+    env.close()
+
+
+def test_max_decisions_truncates(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, max_decisions=3)
+    obs, info = env.reset(seed=4)
+    for i in range(3):
+        obs, r, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        if term:
+            pytest.skip("game ended before the limit")
+    assert trunc and not term and r == 0.0
+    env.close()
+
+
+def test_illegal_action_error_policy_changes_nothing(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv)
+    twin = yutenv.YutEnv(server=srv)
+    obs, info = env.reset(seed=8)
+    twin.reset(seed=8)
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    with pytest.raises(yutenv.IllegalActionError) as ei:
+        env.step(illegal)
+    assert ei.value.code == "illegal_action"
+    assert str(illegal) in str(ei.value) or "illegal" in str(ei.value)
+    with pytest.raises(yutenv.IllegalActionError):
+        env.step(180)
+    with pytest.raises(yutenv.IllegalActionError):
+        env.step(-1)
+    # the failed steps changed nothing: the env continues exactly like its twin
+    a = int(np.flatnonzero(info["action_mask"])[0])
+    r1 = env.step(a)
+    r2 = twin.step(a)
+    np.testing.assert_array_equal(r1[0], r2[0])
+    assert r1[1:4] == r2[1:4]
+    env.close()
+    twin.close()
+
+
+def test_illegal_action_penalty_policy(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, illegal="penalty")
+    obs, info = env.reset(seed=8)
+    illegal = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    obs, r, term, trunc, info = env.step(illegal)
+    assert term and not trunc and r == -1.0 and info["illegal"] is True
+    with pytest.raises(yutenv.ResetNeeded):
+        env.step(0)
+    env.close()
+
+
+def test_step_before_reset_and_after_close(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv)
+    with pytest.raises(yutenv.ResetNeeded):
+        env.step(0)
+    env.close()
+    env.close()  # idempotent
+    with pytest.raises(yutenv.ClosedError):
+        env.reset()
+
+
+def test_bad_arguments_map_to_exceptions(srv: yutenv.Server) -> None:
+    with pytest.raises(yutenv.InvalidRulesError) as ei:
+        yutenv.YutEnv(server=srv, rules="players=9")
+    assert "players" in str(ei.value)
+    with pytest.raises(yutenv.InvalidArgumentError):
+        yutenv.YutEnv(server=srv, opponent="no-such-agent")
+    with pytest.raises(yutenv.InvalidArgumentError):
+        yutenv.YutEnv(server=srv, tier="no-such-tier")
+    with pytest.raises(ValueError):
+        yutenv.YutEnv(server=srv, render_mode="human")
+    env = yutenv.YutEnv(server=srv)
+    with pytest.raises(ValueError):
+        env.reset(options={"nope": 1})
+    env.close()
+
+
+def test_reset_options_seat_and_start(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv)
+    _, info = env.reset(seed=3, options={"seat": 1})
+    assert info["seat"] == 1 and env.seat == 1
+    _, info = env.reset(seed=3, options={"seat": 0, "start": 0})
+    assert info["seat"] == 0
+    env.close()
+
+
+def test_rules_variants_and_tiers(srv: yutenv.Server) -> None:
+    for rules in ("players=3,end=rank", {"players": 4, "pieces": 2}, "back_do=off,flat_prob=0.5"):
+        env = yutenv.YutEnv(server=srv, rules=rules)
+        obs, info = env.reset(seed=1)
+        assert obs in env.observation_space
+        env.close()
+    sizes = {}
+    for tier in ("compact", "tactical", "planes"):
+        env = yutenv.YutEnv(server=srv, tier=tier)
+        obs, _ = env.reset(seed=1)
+        assert env.tier == tier and obs in env.observation_space
+        sizes[tier] = obs.shape[0]
+        env.close()
+    assert len(set(sizes.values())) == 3
+
+
+def test_render_ansi(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, render_mode="ansi")
+    env.reset(seed=2)
+    text = env.render()
+    assert isinstance(text, str) and len(text) > 20
+    env.close()
+
+
+def test_make_helpers(srv: yutenv.Server) -> None:
+    e = yutenv.make(server=srv, opponent="greedy")
+    assert isinstance(e, yutenv.YutEnv) and e.opponent == "greedy"
+    e.close()
+    v = yutenv.make(num_envs=3, server=srv)
+    assert isinstance(v, yutenv.YutVectorEnv) and v.num_envs == 3
+    v.close()
+    g = gymnasium.make("yutenv/Yut-v0", server=srv)
+    assert isinstance(g.unwrapped, yutenv.YutEnv)
+    g.close()
+
+
+def test_server_info_passthrough(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, info=True)
+    _, info = env.reset(seed=3)
+    assert info["seed"] == 3 and "events" in info
+    rng = np.random.default_rng(0)
+    while True:
+        _, r, term, trunc, info = env.step(pick(rng, info["action_mask"]))
+        assert isinstance(info["events"], list) and info["events"]
+        if term or trunc:
+            break
+    assert info["winner"] in (0, 1) and (info["winner"] == info["seat"]) == (r > 0)
+    env.close()
+
+
+def test_render_rgb_array(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, render_mode="rgb_array")
+    env.reset(seed=2)
+    frame = env.render()
+    assert isinstance(frame, np.ndarray)
+    assert frame.shape == (480, 720, 3) and frame.dtype == np.uint8
+    # The board is drawn: not one flat colour, and the same state gives the same pixels.
+    assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 10
+    env.reset(seed=2)
+    again = env.render()
+    assert isinstance(again, np.ndarray)
+    np.testing.assert_array_equal(frame, again)
+    env.close()
+
+
+def test_record_video(srv: yutenv.Server, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from gymnasium.wrappers import RecordVideo
+
+    env = RecordVideo(
+        gymnasium.make("yutenv/Yut-v0", server=srv, render_mode="rgb_array"),
+        video_folder=str(tmp_path / "videos"),
+        episode_trigger=lambda ep: ep == 0,
+        disable_logger=True,
+    )
+    _, info = env.reset(seed=5)
+    done = False
+    while not done:
+        action = int(np.flatnonzero(info["action_mask"])[0])
+        _, _, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+    env.close()
+    videos = list((tmp_path / "videos").glob("*.mp4"))
+    assert len(videos) == 1 and videos[0].stat().st_size > 1000

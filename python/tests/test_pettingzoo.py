@@ -1,0 +1,116 @@
+"""The PettingZoo AEC env: api_test, seed_test, repeated turns, rewards, illegal actions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import pick
+from pettingzoo.test import api_test, seed_test
+
+import yutenv
+import yutenv.pettingzoo as ypz
+
+
+# api_test warns about any observation that is not a bare Box array; a Dict with
+# "observation" and "action_mask" is PettingZoo's own convention for masked envs (its classic
+# envs draw the same two warnings), so those two are expected here.
+@pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be")
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
+@pytest.mark.parametrize("rules", ["standard", "players=3,end=rank", "players=4"])
+def test_api_test(srv: yutenv.Server, rules: str) -> None:
+    env = ypz.env(server=srv, rules=rules)
+    # api_test resets with options={"options": 1}; unknown options are ignored with a warning
+    with pytest.warns(UserWarning, match="unknown reset options"):
+        api_test(env, num_cycles=300)
+    env.close()
+
+
+def test_seed_test(srv: yutenv.Server) -> None:
+    seed_test(lambda: ypz.env(server=srv), num_cycles=200)
+
+
+def run_game(env: ypz.YutAECEnv, seed: int, rng: np.random.Generator) -> tuple[list[str], dict[str, float]]:
+    env.reset(seed=seed)
+    order: list[str] = []
+    final: dict[str, float] = {}
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, info = env.last()
+        if term or trunc:
+            final[agent] = reward
+            env.step(None)
+            continue
+        assert obs["action_mask"].sum() > 0
+        # only the agent to move has a non-zero mask
+        for other in env.agents:
+            if other != agent:
+                assert env.observe(other)["action_mask"].sum() == 0
+        order.append(agent)
+        env.step(pick(rng, obs["action_mask"]))
+    return order, final
+
+
+def test_repeated_turns_and_rewards(srv: yutenv.Server) -> None:
+    env = ypz.raw_env(server=srv)
+    rng = np.random.default_rng(0)
+    repeats = 0
+    for g in range(5):
+        order, final = run_game(env, 10 + g, rng)
+        repeats += sum(1 for a, b in zip(order, order[1:]) if a == b)
+        assert sorted(final) == ["player_0", "player_1"]
+        assert sorted(final.values()) == [-1.0, 1.0]
+        assert env.agents == []
+    # yut, mo, captures and several results in the pool give the same seat several decisions in a row
+    assert repeats > 10
+    env.close()
+
+
+def test_rank_rewards_three_players(srv: yutenv.Server) -> None:
+    env = ypz.raw_env(server=srv, rules="players=3,end=rank")
+    _, final = run_game(env, 3, np.random.default_rng(1))
+    assert sorted(final.values()) == [-1.0, 0.0, 1.0]
+    env.close()
+
+
+def test_aec_matches_engine_determinism(srv: yutenv.Server) -> None:
+    a = ypz.raw_env(server=srv)
+    b = ypz.raw_env(server=srv)
+    oa = run_game(a, 99, np.random.default_rng(4))
+    ob = run_game(b, 99, np.random.default_rng(4))
+    assert oa == ob
+    a.close()
+    b.close()
+
+
+def test_illegal_actions(srv: yutenv.Server) -> None:
+    env = ypz.raw_env(server=srv)
+    env.reset(seed=1)
+    mask = env.observe(env.agent_selection)["action_mask"]
+    bad = int(np.flatnonzero(mask == 0)[0])
+    with pytest.raises(yutenv.IllegalActionError):
+        env.step(bad)
+    env.step(int(np.flatnonzero(mask)[0]))  # still usable after the refused action
+    env.close()
+
+    env = ypz.raw_env(server=srv, illegal="penalty")
+    env.reset(seed=1)
+    actor = env.agent_selection
+    mask = env.observe(actor)["action_mask"]
+    env.step(int(np.flatnonzero(mask == 0)[0]))
+    assert all(env.terminations.values())
+    assert env.rewards[actor] == -1.0
+    assert env.infos[actor]["illegal"] is True
+    assert sum(env.rewards.values()) == -1.0
+    env.close()
+
+    wrapped = ypz.env(server=srv)
+    wrapped.reset(seed=1)
+    with pytest.raises(Exception):
+        wrapped.step(500)  # AssertOutOfBoundsWrapper
+    wrapped.close()
+
+
+def test_render(srv: yutenv.Server) -> None:
+    env = ypz.raw_env(server=srv, render_mode="ansi")
+    env.reset(seed=0)
+    assert isinstance(env.render(), str)
+    env.close()

@@ -1,0 +1,217 @@
+"""The wire client: length-prefixed msgpack frames over a stream socket.
+
+Every message is a frame: a 4-byte big-endian length, then one msgpack map.
+A request is ``{id, method, params}``; the reply is ``{id, result}`` or
+``{id, error: {code, message}}`` (docs/PROTOCOL.md). A :class:`Client` is one
+connection; calls on it are serialised by a lock, so it is safe (not concurrent)
+to share between threads. Use one client per thread for parallelism.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import threading
+from typing import Any, Mapping
+
+import msgpack
+
+from .errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, error_from_wire
+from .server import Server
+
+MAX_FRAME = 16 << 20
+"""Largest frame this client accepts or sends (the server's default limit)."""
+
+_HDR = struct.Struct(">I")
+
+
+def parse_address(address: str) -> tuple[int, Any]:
+    """Turn an address into ``(family, sockaddr)``.
+
+    Accepted forms: ``unix:/path/to.sock``, ``/path/to.sock`` (an absolute path),
+    ``tcp://host:port``, ``tcp:host:port``, ``host:port``.
+    """
+    a = address.strip()
+    if a.startswith("unix:"):
+        path = a[len("unix:"):]
+        if path.startswith("//"):
+            path = path[2:]
+        return socket.AF_UNIX, path
+    if a.startswith("/") or a.startswith("./"):
+        return socket.AF_UNIX, a
+    for prefix in ("tcp://", "tcp:"):
+        if a.startswith(prefix):
+            a = a[len(prefix):]
+            break
+    host, sep, port = a.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(
+            f"bad server address {address!r}: want unix:/path, /abs/path.sock, tcp://host:port or host:port"
+        )
+    host = host.strip("[]") or "127.0.0.1"
+    return socket.AF_INET6 if ":" in host else socket.AF_INET, (host, int(port))
+
+
+class Client:
+    """One connection to a yutenv server.
+
+    Args:
+        address: where the server listens (see :func:`parse_address`).
+        server: the :class:`Server` process behind ``address``, when we started it;
+            used to explain a broken connection with the server's exit status and log.
+        timeout: seconds to wait for a reply (None: wait as long as it takes).
+        max_frame: refuse frames larger than this.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        server: Server | None = None,
+        timeout: float | None = None,
+        max_frame: int = MAX_FRAME,
+    ) -> None:
+        self.address = address
+        self.server = server
+        self.max_frame = max_frame
+        self._owner = os.getpid()
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._buf = bytearray(1 << 16)
+        self._view = memoryview(self._buf)
+        self._start = 0  # unread data is self._buf[self._start:self._end]
+        self._end = 0
+        self._packer = msgpack.Packer(use_bin_type=True, autoreset=True)
+        self.closed = False
+        family, sockaddr = parse_address(address)
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.settimeout(timeout if timeout is not None else 30.0)
+            sock.connect(sockaddr)
+        except OSError as e:
+            sock.close()
+            if server is not None and not server.alive():
+                raise server.died_error(f"connect to {address}") from e
+            raise ServerDiedError(f"cannot connect to the yutenv server at {address}: {e}") from e
+        sock.settimeout(timeout)
+        if family != socket.AF_UNIX:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock: socket.socket = sock
+
+    # ---- framing -------------------------------------------------------------
+
+    def _broken(self, what: str, cause: BaseException | None = None) -> YutEnvError:
+        self._close_socket()
+        if self.server is not None:
+            return self.server.died_error(what)
+        return ServerDiedError(f"{what}: the connection to the yutenv server at {self.address} broke ({cause or 'EOF'})")
+
+    def _fill(self, need: int, what: str) -> None:
+        """Read until at least ``need`` unread bytes are buffered."""
+        have = self._end - self._start
+        if have >= need:
+            return
+        if self._start + need > len(self._buf):
+            # Move the unread tail to the front, growing the buffer if the frame is bigger.
+            if need > len(self._buf):
+                nb = bytearray(max(need, 2 * len(self._buf)))
+                nb[:have] = self._view[self._start:self._end]
+                self._buf = nb
+                self._view = memoryview(nb)
+            else:
+                self._buf[:have] = self._view[self._start:self._end]
+            self._start, self._end = 0, have
+        while self._end - self._start < need:
+            try:
+                n = self._sock.recv_into(self._view[self._end:])
+            except socket.timeout as e:
+                raise YutEnvError(f"{what}: no reply from the server at {self.address} within the timeout") from e
+            except OSError as e:
+                raise self._broken(what, e) from e
+            if n == 0:
+                raise self._broken(what)
+            self._end += n
+
+    def _read_frame(self, what: str) -> Any:
+        self._fill(4, what)
+        (n,) = _HDR.unpack_from(self._buf, self._start)
+        if n > self.max_frame:
+            self._close_socket()
+            raise ProtocolError(f"{what}: the server sent a frame of {n} bytes, above the limit of {self.max_frame}")
+        self._start += 4
+        self._fill(n, what)
+        body = self._view[self._start:self._start + n]
+        self._start += n
+        if self._start == self._end:
+            self._start = self._end = 0
+        try:
+            return msgpack.unpackb(body, raw=False, strict_map_key=False)
+        except Exception as e:  # msgpack raises several unrelated classes
+            self._close_socket()
+            raise ProtocolError(f"{what}: cannot decode the server's reply: {e}") from e
+        finally:
+            body.release()
+
+    def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        """Send one request and return its ``result``; server errors raise exceptions."""
+        return self.call_packed(method, self._packer.pack(params if params is not None else {}))
+
+    def call_packed(self, method: str, packed_params: bytes) -> Any:
+        """:meth:`call` with ``params`` already msgpack-encoded (the hot path of ``step``)."""
+        if self.closed:
+            raise ClosedError(f"{method}: the connection to {self.address} is closed")
+        if os.getpid() != self._owner:
+            raise YutEnvError(
+                "a yutenv env or client cannot be used in a forked child process: "
+                "create it in the child (or use the 'spawn'/'forkserver' start method)"
+            )
+        pack = self._packer.pack
+        with self._lock:
+            rid = self._next_id
+            self._next_id += 1
+            # {"id": rid, "method": method, "params": <packed>}: msgpack values concatenate.
+            body = b"\x83\xa2id" + pack(rid) + b"\xa6method" + pack(method) + b"\xa6params" + packed_params
+            if len(body) > self.max_frame:
+                raise YutEnvError(f"{method}: request of {len(body)} bytes is above the frame limit {self.max_frame}")
+            try:
+                self._sock.sendall(_HDR.pack(len(body)) + body)
+            except OSError as e:
+                raise self._broken(method, e) from e
+            reply = self._read_frame(method)
+        if type(reply) is not dict:
+            raise ProtocolError(f"{method}: the reply is not a map: {type(reply).__name__}")
+        if reply.get("id") != rid:
+            raise ProtocolError(f"{method}: reply id {reply.get('id')!r} does not match request id {rid}")
+        err = reply.get("error")
+        if err is not None:
+            raise error_from_wire(err, method)
+        try:
+            return reply["result"]
+        except KeyError:
+            raise ProtocolError(f"{method}: the reply has neither result nor error") from None
+
+    # ---- lifetime --------------------------------------------------------------
+
+    def _close_socket(self) -> None:
+        self.closed = True
+        try:
+            self._sock.close()
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        """Close the connection. Idempotent."""
+        if not self.closed:
+            self._close_socket()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass

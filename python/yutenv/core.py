@@ -1,0 +1,342 @@
+"""Sessions and env batches: the protocol's methods as Python calls.
+
+A :class:`Session` is one connection that has done ``hello``. It connects to
+``address`` (or ``$YUTENV_ADDRESS``) when given, otherwise to the process-wide
+bundled server (:func:`yutenv.server.acquire_shared_server`), which it keeps
+alive until the session closes.
+
+A :class:`Batch` is one server-side handle of ``n`` envs (``make``); its
+``reset`` and ``step`` are one round trip each and return numpy views of the
+reply's ``bin`` payloads (``np.frombuffer``: zero-copy, **read-only**).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import msgpack
+import numpy as np
+import numpy.typing as npt
+
+from .client import Client
+from .errors import ClosedError, ProtocolError, YutEnvError
+from .server import Server, acquire_shared_server
+
+if TYPE_CHECKING:
+    import gymnasium
+
+PROTOCOL = 1
+NUM_ACTIONS = 180
+CLIENT_NAME = "yutenv-python 0.1.0"
+
+def _resolve_target(address: str | None, token: str | None) -> tuple[str | None, str | None]:
+    if address is None:
+        address = os.environ.get("YUTENV_ADDRESS") or None
+    if token is None:
+        token = os.environ.get("YUTENV_TOKEN") or None
+        tf = os.environ.get("YUTENV_TOKEN_FILE")
+        if token is None and tf:
+            with open(tf, encoding="utf-8") as f:
+                token = f.read().strip()
+    return address, token
+
+
+class Session:
+    """One handshaken connection to a yutenv server.
+
+    Args:
+        address: the server to connect to (``unix:/path``, ``host:port``); default
+            ``$YUTENV_ADDRESS``, else the bundled server started on a private socket.
+        token: the server's token, if it has one (default ``$YUTENV_TOKEN`` or the
+            contents of ``$YUTENV_TOKEN_FILE``).
+        server: a :class:`~yutenv.Server` to use instead of the shared one.
+        timeout: seconds to wait for any reply (None: no limit).
+    """
+
+    def __init__(
+        self,
+        address: str | None = None,
+        token: str | None = None,
+        server: Server | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        self._release: Server | None = None
+        self.closed = True
+        addr, tok = _resolve_target(address, token)
+        if server is not None:
+            if not server.acquire():
+                raise ClosedError(f"{server!r} is closed")
+            self._release = server
+            addr = server.address
+        elif addr is None:
+            server = acquire_shared_server()
+            self._release = server
+            addr = server.address
+        try:
+            self.client = Client(addr, server=server, timeout=timeout)
+            params: dict[str, Any] = {"protocol": PROTOCOL, "client": CLIENT_NAME}
+            if tok is not None:
+                params["token"] = tok
+            self.hello: dict[str, Any] = self.client.call("hello", params)
+        except BaseException:
+            if self._release is not None:
+                self._release.release()
+                self._release = None
+            raise
+        self.closed = False
+        self.server = server
+        self.address = addr
+        if self.hello.get("protocol") != PROTOCOL:
+            raise ProtocolError(f"the server speaks protocol {self.hello.get('protocol')}, this client {PROTOCOL}")
+        if self.hello.get("actions") != NUM_ACTIONS:
+            raise ProtocolError(f"the server has {self.hello.get('actions')} actions; this client knows {NUM_ACTIONS}")
+
+    def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
+        return self.client.call(method, params)
+
+    def ping(self) -> None:
+        self.call("ping")
+
+    def stats(self) -> dict[str, Any]:
+        return dict(self.call("stats"))
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.client.close()
+        if self._release is not None:
+            self._release.release()
+            self._release = None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def obs_box(space: Mapping[str, Any]) -> "gymnasium.spaces.Box":
+    """The Box of one observation, from a server space ``{size, low, high, parts}``.
+
+    Bounds are per element when the server describes parts (each part has its own
+    low/high), else the space's overall low/high.
+    """
+    import gymnasium
+
+    size = int(space["size"])
+    low = np.full(size, space.get("low", -np.inf), dtype=np.float32)
+    high = np.full(size, space.get("high", np.inf), dtype=np.float32)
+    for part in space.get("parts") or ():
+        off = int(part["offset"])
+        n = int(np.prod(part.get("shape") or [0]))
+        if "low" in part:
+            low[off:off + n] = part["low"]
+        if "high" in part:
+            high[off:off + n] = part["high"]
+    return gymnasium.spaces.Box(low=low, high=high, shape=(size,), dtype=np.float32)
+
+
+def mask_box() -> "gymnasium.spaces.Box":
+    """The Box of an action mask: 180 values in {0, 1}, int8 (Gymnasium's mask dtype for
+    ``Discrete.sample(mask=...)``), a view of the wire's 0/1 bytes."""
+    import gymnasium
+
+    return gymnasium.spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8)
+
+
+def _f32(b: bytes, shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
+    return np.frombuffer(b, dtype="<f4").reshape(shape)
+
+
+def _mask(b: bytes, shape: tuple[int, ...]) -> npt.NDArray[np.int8]:
+    return np.frombuffer(b, dtype=np.int8).reshape(shape)
+
+
+def _bool(b: bytes) -> npt.NDArray[np.bool_]:
+    # The wire sends 0/1 bytes: a bool view of the same memory, no copy.
+    return np.frombuffer(b, dtype=np.bool_)
+
+
+def _i8(b: bytes) -> npt.NDArray[np.int8]:
+    return np.frombuffer(b, dtype=np.int8)
+
+
+@dataclass
+class ResetResult:
+    obs: npt.NDArray[np.float32]  # [N, D]
+    mask: npt.NDArray[np.int8]  # [N, 180]
+    to_move: npt.NDArray[np.int8]  # [N]
+    seeds: list[int]
+    info: list[dict[str, Any]] | None
+    raw: dict[str, Any]
+
+
+@dataclass
+class StepResult:
+    obs: npt.NDArray[np.float32]  # [N, D]
+    mask: npt.NDArray[np.int8]  # [N, 180]
+    reward: npt.NDArray[np.float32]  # [N] (single) or [N, P] (multi)
+    terminated: npt.NDArray[np.bool_]  # [N]
+    truncated: npt.NDArray[np.bool_]  # [N]
+    to_move: npt.NDArray[np.int8]  # [N]
+    final_obs: npt.NDArray[np.float32] | None  # [N, D], same_step only
+    final_mask: npt.NDArray[np.int8] | None
+    final_to_move: npt.NDArray[np.int8] | None
+    info: list[dict[str, Any]] | None
+    raw: dict[str, Any]
+
+
+class Batch:
+    """A handle of ``n`` envs on the server (protocol ``make``).
+
+    Keyword arguments are the ``make`` parameters of docs/PROTOCOL.md (``rules``,
+    ``tier``, ``mode``, ``seat``, ``opponent``, ``autoreset``, ``max_decisions``,
+    ``reward``, ``illegal``, ``info``); None means the server's default.
+    """
+
+    def __init__(self, session: Session, n: int = 1, **params: Any) -> None:
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        self.session = session
+        p: dict[str, Any] = {"n": int(n)}
+        for k, v in params.items():
+            if v is not None:
+                p[k] = v
+        self.made: dict[str, Any] = session.call("make", p)
+        self.handle: int = int(self.made["handle"])
+        self.n: int = int(self.made["n"])
+        self.players: int = int(self.made["players"])
+        self.obs_size: int = int(self.made["obs_size"])
+        self.obs_space_info: dict[str, Any] = dict(self.made["obs_space"])
+        self.reward_shape: tuple[int, ...] = tuple(int(x) for x in self.made["reward_shape"])
+        self.same_step = self.made.get("autoreset") == "same_step"
+        self.closed = False
+        self._obs_shape = (self.n, self.obs_size)
+        self._mask_shape = (self.n, NUM_ACTIONS)
+        # step's params for one action, pre-encoded: {"handle": h, "actions": bin8(4)} + int32
+        pk = msgpack.Packer(use_bin_type=True)
+        self._one_prefix = b"\x82" + pk.pack("handle") + pk.pack(self.handle) + pk.pack("actions") + b"\xc4\x04"
+        self._i32 = struct.Struct("<i").pack
+
+    def _check(self, method: str) -> None:
+        if self.closed:
+            raise ClosedError(f"{method}: the env batch is closed")
+
+    def reset(
+        self,
+        seed: int | Sequence[int] | None = None,
+        options: Mapping[str, Any] | None = None,
+        info: bool | None = None,
+    ) -> ResetResult:
+        self._check("reset")
+        p: dict[str, Any] = {"handle": self.handle}
+        if seed is not None:
+            p["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else [int(s) for s in seed]
+        if options:
+            p["options"] = dict(options)
+        if info is not None:
+            p["info"] = info
+        r = self.session.call("reset", p)
+        return ResetResult(
+            obs=_f32(r["obs"], self._obs_shape),
+            mask=_mask(r["mask"], self._mask_shape),
+            to_move=_i8(r["to_move"]),
+            seeds=[int(s) for s in r["seeds"]],
+            info=r.get("info"),
+            raw=r,
+        )
+
+    def step_bytes(self, actions: bytes, info: bool | None = None) -> StepResult:
+        """Step with ``actions`` already encoded as N little-endian int32."""
+        self._check("step")
+        p: dict[str, Any] = {"handle": self.handle, "actions": actions}
+        if info is not None:
+            p["info"] = info
+        r = self.session.call("step", p)
+        fo = r.get("final_obs")
+        return StepResult(
+            obs=_f32(r["obs"], self._obs_shape),
+            mask=_mask(r["mask"], self._mask_shape),
+            reward=_f32(r["reward"], self.reward_shape),
+            terminated=_bool(r["terminated"]),
+            truncated=_bool(r["truncated"]),
+            to_move=_i8(r["to_move"]),
+            final_obs=_f32(fo, self._obs_shape) if fo is not None else None,
+            final_mask=_mask(r["final_mask"], self._mask_shape) if fo is not None else None,
+            final_to_move=_i8(r["final_to_move"]) if fo is not None else None,
+            info=r.get("info"),
+            raw=r,
+        )
+
+    def step(self, actions: Any, info: bool | None = None) -> StepResult:
+        """Step every env; ``actions`` is anything ``np.asarray`` turns into N ints."""
+        a = np.asarray(actions)
+        if a.shape != (self.n,):
+            if a.size == self.n:
+                a = a.reshape(self.n)
+            else:
+                raise ValueError(f"expected {self.n} actions, got an array of shape {a.shape}")
+        if a.dtype.kind not in "iub":
+            if a.dtype.kind == "f" and np.all(np.mod(a, 1) == 0):
+                pass
+            else:
+                raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        return self.step_bytes(a.astype("<i4", copy=False).tobytes(), info)
+
+    def step_one(self, action: int, info: bool | None = None) -> StepResult:
+        """Step a batch of one env with one int action."""
+        return self.step_bytes(self._i32(action), info)
+
+    def step_one_raw(self, action: int) -> dict[str, Any]:
+        """The fast path of the single env: step one env, return the raw result map
+        (``obs``, ``mask``, ``reward``, ``terminated``, ... as bytes; see docs/PROTOCOL.md)."""
+        if self.closed:
+            raise ClosedError("step: the env batch is closed")
+        return self.session.client.call_packed("step", self._one_prefix + self._i32(action))  # type: ignore[no-any-return]
+
+    def render(self, index: int = 0) -> str:
+        """The env's position as text (the engine's board drawing)."""
+        self._check("render")
+        return str(self.session.call("render", {"handle": self.handle, "index": int(index), "format": "text"})["text"])
+
+    def render_rgb(self, index: int = 0) -> np.ndarray:
+        """The env's position as an RGB image, shape (height, width, 3), dtype uint8 (read-only view)."""
+        self._check("render")
+        r = self.session.call("render", {"handle": self.handle, "index": int(index), "format": "rgb"})
+        return np.frombuffer(r["rgb"], dtype=np.uint8).reshape(int(r["height"]), int(r["width"]), 3)
+
+    def render_svg(self, index: int = 0) -> str:
+        """The env's position as an SVG document."""
+        self._check("render")
+        return str(self.session.call("render", {"handle": self.handle, "index": int(index), "format": "svg"})["svg"])
+
+    def save(self, index: int = 0) -> bytes:
+        self._check("save")
+        return bytes(self.session.call("save", {"handle": self.handle, "index": int(index)})["state"])
+
+    def load(self, index: int, state: bytes, seat: int | None = None) -> dict[str, Any]:
+        self._check("load")
+        p: dict[str, Any] = {"handle": self.handle, "index": int(index), "state": bytes(state)}
+        if seat is not None:
+            p["seat"] = int(seat)
+        r = self.session.call("load", p)
+        return {
+            "obs": _f32(r["obs"], (1, self.obs_size)),
+            "mask": _mask(r["mask"], (1, NUM_ACTIONS)),
+            "to_move": _i8(r["to_move"]),
+        }
+
+    def close(self) -> None:
+        """Free the handle on the server (best effort if the connection is gone)."""
+        if self.closed:
+            return
+        self.closed = True
+        if not self.session.closed and not self.session.client.closed:
+            try:
+                self.session.call("close", {"handle": self.handle})
+            except YutEnvError:
+                pass

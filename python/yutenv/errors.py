@@ -1,0 +1,130 @@
+"""Exception classes of the yutenv package.
+
+Every error raised by yutenv derives from :class:`YutEnvError`. Errors the server
+reports carry its error ``code`` and ``message``; the mapping from wire codes to
+classes lives in :func:`error_from_wire`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class YutEnvError(Exception):
+    """Base class of every yutenv error."""
+
+
+class ServerError(YutEnvError):
+    """The server answered a request with an error.
+
+    Attributes:
+        code: the server's error code (a short string such as ``"bad_request"``).
+        message: the server's message.
+        method: the request method that failed, when known.
+    """
+
+    def __init__(self, message: str, code: str | int | None = None, method: str | None = None) -> None:
+        self.code = code
+        self.message = message
+        self.method = method
+        prefix = f"{method}: " if method else ""
+        suffix = f" [{code}]" if code is not None else ""
+        super().__init__(f"{prefix}{message}{suffix}")
+
+
+class IllegalActionError(ServerError, ValueError):
+    """An action is not legal in the current state (server code ``illegal_action``, with the
+    ``"error"`` illegal-action policy), or is outside 0..179. Nothing was changed."""
+
+
+class InvalidRulesError(ServerError, ValueError):
+    """The rules configuration was refused (``invalid_rules``); the message names the field."""
+
+
+class InvalidArgumentError(ServerError, ValueError):
+    """A request parameter was refused (``bad_request``): an unknown opponent, a bad tier, a
+    wrong number of actions, an env index out of range."""
+
+
+class UnauthorizedError(ServerError):
+    """The server requires a token and none or a wrong one was given (``unauthorized``)."""
+
+
+class LimitExceededError(ServerError):
+    """A server limit was hit (``limit_exceeded``): envs per connection, envs in total,
+    connections, or a batch whose replies would exceed the frame limit."""
+
+
+class UnsupportedError(ServerError):
+    """The server does not do this (``unsupported``), e.g. rendering images."""
+
+
+class BadStateError(ServerError, ValueError):
+    """A saved state could not be loaded (``bad_state``)."""
+
+
+class ResetNeeded(ServerError):
+    """``step`` before ``reset``, or after the episode ended in a single env (``needs_reset``)."""
+
+
+class ProtocolError(YutEnvError):
+    """The bytes on the wire do not follow the protocol (a bad frame, an unexpected reply,
+    a version mismatch): a bug or a mismatch between this client and the server."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        self.code = code
+        super().__init__(message)
+
+
+class ServerDiedError(YutEnvError):
+    """The server process exited or the connection dropped.
+
+    Attributes:
+        returncode: the server's exit status when it was a child process we started, else None.
+        log: the server's last log lines (stderr), when we started it.
+    """
+
+    def __init__(self, message: str, returncode: int | None = None, log: str = "") -> None:
+        self.returncode = returncode
+        self.log = log
+        text = message
+        if log:
+            text += "\n--- last server log lines ---\n" + log.rstrip("\n")
+        super().__init__(text)
+
+
+class ServerStartError(ServerDiedError):
+    """The bundled server could not be started (missing binary, no ready line, early exit)."""
+
+
+class ClosedError(YutEnvError):
+    """The env or client was used after ``close()``."""
+
+
+# Wire error codes (docs/PROTOCOL.md, "Errors") mapped to classes.
+_CODE_CLASSES: dict[str, type[ServerError]] = {
+    "illegal_action": IllegalActionError,
+    "invalid_rules": InvalidRulesError,
+    "bad_request": InvalidArgumentError,
+    "unauthorized": UnauthorizedError,
+    "limit_exceeded": LimitExceededError,
+    "unsupported": UnsupportedError,
+    "bad_state": BadStateError,
+    "needs_reset": ResetNeeded,
+}
+# Codes that mean this client and the server disagree about the protocol itself.
+_PROTOCOL_CODES = ("bad_frame", "frame_too_large", "unknown_method", "handshake_required", "version_mismatch")
+
+
+def error_from_wire(err: Any, method: str | None = None) -> YutEnvError:
+    """Build the exception for a wire ``error`` object ``{code, message}``."""
+    if not isinstance(err, dict):
+        return ProtocolError(f"{method or 'reply'}: malformed error object {err!r}")
+    code = err.get("code")
+    message = str(err.get("message", "(no message)"))
+    if code in _PROTOCOL_CODES:
+        return ProtocolError(f"{method + ': ' if method else ''}the server says: {message} [{code}]", code=str(code))
+    if code == "shutting_down":
+        return ServerDiedError(f"{method + ': ' if method else ''}the server is shutting down: {message}")
+    cls = _CODE_CLASSES.get(code, ServerError) if isinstance(code, str) else ServerError
+    return cls(message, code=code, method=method)

@@ -1,0 +1,226 @@
+"""A PettingZoo AEC env: every seat of a Yut Nori game is an external agent.
+
+>>> from yutenv.pettingzoo import env
+>>> e = env(rules="players=3")
+>>> e.reset(seed=0)
+>>> for agent in e.agent_iter():
+...     obs, reward, terminated, truncated, info = e.last()
+...     action = None if terminated or truncated else int(np.flatnonzero(obs["action_mask"])[0])
+...     e.step(action)
+
+Agents are ``player_0`` .. ``player_{P-1}`` (seat order). ``agent_selection`` is the
+seat the server says is to move, so the same agent is selected again after a yut,
+a mo or a capture (repeated turns): never assume agents alternate.
+
+Observations are ``{"observation": float32[D], "action_mask": int8[180]}``. The server
+encodes an observation only for the seat to move, so ``observe(agent)`` for any other
+agent returns the observation of that agent's most recent decision (zeros before its
+first one) with an all-zero mask. When the game ends, the seat that moved last sees the
+final position; every agent gets its reward (+1 / -1 with two seats; places spread from
++1 to -1 under ``end=rank``) and is terminated.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Literal, Mapping
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .core import NUM_ACTIONS, Batch, Session, mask_box, obs_box
+from .errors import ClosedError, IllegalActionError
+from .server import Server
+
+__all__ = ["env", "raw_env", "YutAECEnv"]
+
+_RESET_OPTIONS = ("start",)
+ObsDict = dict[str, npt.NDArray[Any]]
+
+
+class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
+    """Yut Nori with every seat external (protocol ``mode: "multi"``).
+
+    Args:
+        rules: rules string or mapping (``players`` sets the number of agents).
+        tier: observation tier; default: the server's.
+        render_mode: None or ``"ansi"``.
+        illegal: ``"error"`` (an illegal action raises :class:`~yutenv.IllegalActionError`,
+            nothing changes) or ``"penalty"`` (the game ends: -1 for the actor, 0 for the
+            others, ``infos[actor]["illegal"] = True``).
+        max_decisions: truncate the game after this many decisions in total (0: never).
+        address, token, server, timeout: where the server is; see :class:`yutenv.core.Session`.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "name": "yut_v0", "is_parallelizable": False}
+
+    def __init__(
+        self,
+        rules: str | Mapping[str, Any] = "standard",
+        tier: str | None = None,
+        render_mode: str | None = None,
+        illegal: Literal["error", "penalty"] = "error",
+        max_decisions: int = 0,
+        address: str | None = None,
+        token: str | None = None,
+        server: Server | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.illegal = illegal
+        self._session = Session(address=address, token=token, server=server, timeout=timeout)
+        try:
+            self._batch = Batch(
+                self._session,
+                1,
+                rules=dict(rules) if isinstance(rules, Mapping) else rules,
+                tier=tier,
+                mode="multi",
+                autoreset="next_step",
+                max_decisions=int(max_decisions),
+                illegal=illegal,
+            )
+        except BaseException:
+            self._session.close()
+            raise
+        self.rules: str = str(self._batch.made["rules"])
+        self.players = self._batch.players
+        self.possible_agents = [f"player_{i}" for i in range(self.players)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        space = spaces.Dict({"observation": obs_box(self._batch.obs_space_info), "action_mask": mask_box()})
+        self.observation_spaces = {a: space for a in self.possible_agents}
+        self.action_spaces: dict[str, gymnasium.spaces.Space[Any]] = {
+            a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents
+        }
+        d = self._batch.obs_size
+        self._zero_obs = np.zeros(d, dtype=np.float32)
+        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._obs: list[npt.NDArray[np.float32]] = [self._zero_obs] * self.players
+        self._mask: npt.NDArray[np.int8] = self._zero_mask
+        self._to_move = -1
+        self.game_seed: int | None = None
+        self.closed = False
+        self.agents: list[str] = []
+
+    def observation_space(self, agent: str) -> gymnasium.spaces.Space[Any]:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gymnasium.spaces.Space[Any]:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game. ``seed`` seeds the game (the engine's ``env.New(rules, seed)``);
+        without one, a seed is drawn from an internal generator seeded by the last seed given.
+        ``options``: ``start`` (the seat that begins; None draws it from the seed); other
+        keys are ignored with a warning.
+        """
+        if self.closed:
+            raise ClosedError("reset: the env is closed")
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
+            game_seed = int(seed)
+        else:
+            if getattr(self, "_np_random", None) is None:
+                self._np_random = np.random.default_rng()
+            game_seed = int(self._np_random.integers(0, 2**64, dtype=np.uint64))
+        opts: dict[str, Any] | None = None
+        if options:
+            unknown = set(options) - set(_RESET_OPTIONS)
+            if unknown:
+                warnings.warn(f"yutenv: ignoring unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}", stacklevel=2)
+            opts = {k: v for k, v in options.items() if k in _RESET_OPTIONS} or None
+        r = self._batch.reset(game_seed, opts)
+        self.game_seed = r.seeds[0]
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._obs = [self._zero_obs] * self.players
+        self._set_decision(r.obs[0], r.mask[0], int(r.to_move[0]))
+        self._skip_agent_selection = None
+
+    def _set_decision(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], to_move: int) -> None:
+        self._obs[to_move] = obs
+        self._mask = mask
+        self._to_move = to_move
+        self.agent_selection = self.possible_agents[to_move]
+
+    def observe(self, agent: str) -> ObsDict:
+        seat = self.agent_name_mapping[agent]
+        mask = self._mask if seat == self._to_move else self._zero_mask
+        return {"observation": self._obs[seat], "action_mask": mask}
+
+    def step(self, action: Any) -> None:
+        if self.closed:
+            raise ClosedError("step: the env is closed")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise IllegalActionError(f"{agent}: None is not an action (only dead agents step with None)", method="step")
+        a = int(action)
+        if not 0 <= a < NUM_ACTIONS:
+            raise IllegalActionError(f"{agent}: action {a} is out of range 0..{NUM_ACTIONS - 1}", method="step")
+        was_legal = bool(self._mask[a])
+        self._cumulative_rewards[agent] = 0.0
+        r = self._batch.step_one(a)
+        for ag in self.agents:
+            self.infos[ag] = {}
+        if not was_legal:
+            self.infos[agent]["illegal"] = True
+        terminated = bool(r.terminated[0])
+        truncated = bool(r.truncated[0])
+        if terminated or truncated:
+            row = r.reward[0]
+            for ag in self.agents:
+                self.rewards[ag] = float(row[self.agent_name_mapping[ag]])
+                self.terminations[ag] = terminated
+                self.truncations[ag] = truncated and not terminated
+        else:
+            for ag in self.agents:
+                self.rewards[ag] = 0.0
+        self._set_decision(r.obs[0], r.mask[0], int(r.to_move[0]))
+        self._accumulate_rewards()
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        return self._batch.render(0)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._batch.close()
+        finally:
+            self._session.close()
+
+    def action_mask(self) -> npt.NDArray[np.bool_]:
+        """The legal-action mask of the agent to move, bool[180]."""
+        return self._mask.view(np.bool_)
+
+
+def raw_env(**kwargs: Any) -> YutAECEnv:
+    """The bare AEC env (see :class:`YutAECEnv` for the arguments)."""
+    return YutAECEnv(**kwargs)
+
+
+def env(**kwargs: Any) -> AECEnv[str, ObsDict, int]:
+    """The AEC env with PettingZoo's standard wrappers: out-of-bounds actions are refused and
+    the API order (reset before step, ...) is enforced."""
+    e: AECEnv[str, ObsDict, int] = YutAECEnv(**kwargs)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e

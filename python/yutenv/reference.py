@@ -1,0 +1,744 @@
+"""An independent, pure-Python implementation of the Yut Nori rules of RULES.md.
+
+This module is the project's second opinion on the rules. It was written from
+RULES.md alone (not translated from the Go engine in ``env/``) so that the two
+can be checked against each other: perft counts, and whole games compared state
+by state in the JSON form that ``env.StateJSON`` documents.
+
+It uses the standard library only and never imports the rest of the package, so
+it also runs as a script::
+
+    python3 reference.py replay < records.jsonl      # JSON lines of every state
+    python3 reference.py perft < requests.jsonl      # {"rules":{..},"start":0,"depth":5} -> counts
+                                                     # ("state": a StateJSON instead of "start")
+    python3 reference.py playout --games 100 --seed 1
+
+Conventions shared with the Go engine:
+
+* stations 0..28 as in RULES.md (0 HOME, 5 C1, 10 C2, 15 C3, 22 the centre);
+* routes ``OUTER``, ``C1``, ``C2``, ``CENTRE/C1``, ``CENTRE/C2`` (the centre
+  route remembers the diagonal it was entered from);
+* throws by id: 0 back-do, 1 do, 2 gae, 3 geol, 4 yut, 5 mo;
+* actions ``throw_id * 30 + source``, source a station or 29 to enter a piece;
+* phases ``throw`` (a chance node), ``move`` (a decision), ``over``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
+
+# --- board ------------------------------------------------------------------
+
+HOME = 0
+C1 = 5
+C2 = 10
+C3 = 15
+CENTRE = 22
+NUM_STATIONS = 29
+
+OUTER = "OUTER"
+ROUTE_C1 = "C1"
+ROUTE_C2 = "C2"
+CENTRE_C1 = "CENTRE/C1"
+CENTRE_C2 = "CENTRE/C2"
+
+#: Every route as its stations in order; each ends at HOME (RULES.md, "Board").
+ROUTES: Dict[str, Tuple[int, ...]] = {
+    OUTER: tuple(range(20)) + (HOME,),
+    ROUTE_C1: (5, 20, 21, 22, 23, 24, 15, 16, 17, 18, 19, HOME),
+    ROUTE_C2: (10, 25, 26, 22, 27, 28, HOME),
+    CENTRE_C1: (22, 27, 28, HOME),
+    CENTRE_C2: (22, 27, 28, HOME),
+}
+
+# --- throws and actions -----------------------------------------------------
+
+BACK_DO, DO, GAE, GEOL, YUT, MO = range(6)
+NUM_THROWS = 6
+THROW_NAMES: Tuple[str, ...] = ("back-do", "do", "gae", "geol", "yut", "mo")
+THROW_STEPS: Tuple[int, ...] = (-1, 1, 2, 3, 4, 5)
+
+NUM_SOURCES = 30
+ENTER = 29
+NUM_ACTIONS = NUM_THROWS * NUM_SOURCES
+
+
+def action_id(throw: int, source: int) -> int:
+    """Return the action that uses ``throw`` on the stack at ``source`` (29 = enter)."""
+    return throw * NUM_SOURCES + source
+
+
+def throw_probabilities(p: float, back_do: bool) -> List[float]:
+    """Probability of each throw id for sticks that land flat with probability ``p``.
+
+    Without back-do the marked stick counts as do (RULES.md, "Variants").
+    """
+    q = 1.0 - p
+    one_flat = p * q * q * q
+    probs = [one_flat, 3 * one_flat, 6 * p * p * q * q, 4 * p * p * p * q, p * p * p * p, q * q * q * q]
+    if not back_do:
+        probs[DO] = 4 * one_flat
+        probs[BACK_DO] = 0.0
+    return probs
+
+
+# --- errors -----------------------------------------------------------------
+
+
+class RulesError(Exception):
+    """Base class of the errors this module raises."""
+
+
+class InvalidRules(RulesError):
+    """A rules configuration is out of range or not supported."""
+
+
+class IllegalAction(RulesError):
+    """The action is not legal in this state (the state is unchanged)."""
+
+
+class WrongPhase(RulesError):
+    """The call does not fit the state's phase."""
+
+
+# --- rules ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rules:
+    """A rules configuration; the defaults are the ``standard`` set of RULES.md."""
+
+    players: int = 2
+    pieces: int = 4
+    flat_prob: float = 0.6
+    back_do: bool = True
+    capture_bonus_yut_mo: bool = False
+    shortcut: str = "forced"
+    finish: str = "pass"
+    back_do_enters: bool = False
+    end: str = "first"
+
+    def validate(self) -> None:
+        """Raise InvalidRules naming the first field that is out of range or unsupported."""
+        if not 2 <= self.players <= 4:
+            raise InvalidRules(f"players must be 2 to 4, got {self.players}")
+        if not 1 <= self.pieces <= 5:
+            raise InvalidRules(f"pieces must be 1 to 5, got {self.pieces}")
+        if not 0.5 <= self.flat_prob <= 0.65:
+            raise InvalidRules(f"flat_prob must be 0.5 to 0.65, got {self.flat_prob}")
+        if self.shortcut != "forced":
+            raise InvalidRules(f"shortcut must be forced, got {self.shortcut!r}")
+        if self.finish not in ("pass", "stop"):
+            raise InvalidRules(f"finish must be pass or stop, got {self.finish!r}")
+        if self.end not in ("first", "rank"):
+            raise InvalidRules(f"end must be first or rank, got {self.end!r}")
+        if self.back_do_enters and not self.back_do:
+            raise InvalidRules("back_do_enters needs back_do")
+
+    @classmethod
+    def from_json(cls, obj: Dict[str, Any]) -> "Rules":
+        """Build rules from the JSON object a Go record holds; missing keys keep standard values."""
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(obj) - known
+        if unknown:
+            raise InvalidRules(f"unknown rules keys {sorted(unknown)}")
+        rules = cls(**obj)
+        rules.validate()
+        return rules
+
+    def to_json(self) -> Dict[str, Any]:
+        """Return the rules as the JSON object the Go engine writes."""
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+    def probabilities(self) -> List[float]:
+        """Probability of each throw id under these rules."""
+        return throw_probabilities(self.flat_prob, self.back_do)
+
+
+# --- moves on the board -----------------------------------------------------
+
+
+def _index(route: str, station: int) -> int:
+    """Position of ``station`` on ``route``; a stack on HOME is at the route's end."""
+    stations = ROUTES[route]
+    if station == HOME:
+        return len(stations) - 1
+    return stations.index(station)
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where a move ends: a station and route, or off the board (finished)."""
+
+    station: int
+    route: str
+    finished: bool = False
+    shortcut: bool = False
+
+
+def _stop_forward(rules: Rules, route: str, index: int) -> Landing:
+    """Resolve a forward move that reaches position ``index`` of ``route``."""
+    stations = ROUTES[route]
+    last = len(stations) - 1
+    if index > last or (index == last and rules.finish == "stop"):
+        return Landing(HOME, route, finished=True)
+    station = stations[index]
+    # Shortcuts are forced, and happen only by stopping (RULES.md, "Moving").
+    if route == OUTER and station == C1:
+        return Landing(station, ROUTE_C1, shortcut=True)
+    if route == OUTER and station == C2:
+        return Landing(station, ROUTE_C2, shortcut=True)
+    if station == CENTRE and route in (ROUTE_C1, ROUTE_C2):
+        return Landing(station, "CENTRE/" + route, shortcut=True)
+    return Landing(station, route)
+
+
+def forward(rules: Rules, station: int, route: str, steps: int) -> Landing:
+    """Where a stack on the board at ``station`` on ``route`` goes with ``steps`` (1..5)."""
+    if station == HOME:
+        # A stack waiting on HOME finishes with any forward move.
+        return Landing(HOME, route, finished=True)
+    return _stop_forward(rules, route, _index(route, station) + steps)
+
+
+def enter(rules: Rules, steps: int) -> Landing:
+    """Where a piece entered from hand with ``steps`` (1..5) goes: counted from HOME along OUTER."""
+    return _stop_forward(rules, OUTER, steps)
+
+
+def backward(station: int, route: str) -> Landing:
+    """Where a back-do takes a stack at ``station`` on ``route`` (RULES.md, "Back-do")."""
+    stations = ROUTES[route]
+    if station == HOME:
+        return Landing(stations[-2], route)
+    if route == OUTER and station == 1:
+        return Landing(HOME, OUTER)
+    if route == ROUTE_C1 and station == C1:
+        return Landing(4, OUTER)
+    if route == ROUTE_C2 and station == C2:
+        return Landing(9, OUTER)
+    if route == CENTRE_C1 and station == CENTRE:
+        return Landing(21, ROUTE_C1)
+    if route == CENTRE_C2 and station == CENTRE:
+        return Landing(26, ROUTE_C2)
+    return Landing(stations[stations.index(station) - 1], route)
+
+
+# --- state ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A stack on the board: its owner, the route it follows and how many pieces it holds."""
+
+    seat: int
+    route: str
+    height: int
+
+
+@dataclass
+class Event:
+    """What one throw or one move did; ``to_json`` gives the fields of env.EventJSON but its text."""
+
+    kind: str
+    seat: int
+    throw: int
+    action: Optional[int] = None
+    source: Optional[int] = None
+    to: Optional[int] = None
+    entered: bool = False
+    moved: int = 0
+    shortcut: bool = False
+    joined: bool = False
+    captured: int = 0
+    finished: int = 0
+    bonus_throw: bool = False
+    discarded: int = 0
+    turn_ended: bool = False
+    game_over: bool = False
+    placed: bool = False
+
+    def to_json(self) -> Dict[str, Any]:
+        """The event as env.EventJSON writes it, without the "text" field (zero values omitted)."""
+        out: Dict[str, Any] = {"kind": self.kind, "seat": self.seat, "throw": THROW_NAMES[self.throw]}
+        if self.kind == "move":
+            out["action"] = self.action
+            if not self.entered:
+                out["from"] = self.source
+            out["to"] = self.to
+        optional = (
+            ("entered", self.entered),
+            ("moved", self.moved),
+            ("shortcut", self.shortcut),
+            ("joined", self.joined),
+            ("captured", self.captured),
+            ("finished", self.finished),
+            ("bonus_throw", self.bonus_throw),
+            ("discarded", self.discarded),
+            ("turn_ended", self.turn_ended),
+        )
+        for key, value in optional:
+            if value:
+                out[key] = value
+        return out
+
+
+@dataclass
+class State:
+    """A whole game position. Build one with :meth:`new`; ``copy`` clones it."""
+
+    rules: Rules
+    to_move: int
+    phase: str = "throw"
+    pool: List[int] = field(default_factory=lambda: [0] * NUM_THROWS)
+    board: List[Optional[Stack]] = field(default_factory=lambda: [None] * NUM_STATIONS)
+    hand: List[int] = field(default_factory=list)
+    finished: List[int] = field(default_factory=list)
+    places: List[int] = field(default_factory=list)
+    winner: int = -1
+
+    @classmethod
+    def new(cls, rules: Rules, start: int) -> "State":
+        """A new game: every piece in hand, seat ``start`` to throw."""
+        rules.validate()
+        if not 0 <= start < rules.players:
+            raise InvalidRules(f"start seat {start} out of range 0..{rules.players - 1}")
+        n = rules.players
+        return cls(rules, start, hand=[rules.pieces] * n, finished=[0] * n, places=[0] * n)
+
+    def copy(self) -> "State":
+        """An independent copy (stacks are immutable, so shallow list copies suffice)."""
+        return State(
+            self.rules,
+            self.to_move,
+            self.phase,
+            list(self.pool),
+            list(self.board),
+            list(self.hand),
+            list(self.finished),
+            list(self.places),
+            self.winner,
+        )
+
+    @classmethod
+    def from_json(cls, rules: Rules, obj: Dict[str, Any]) -> "State":
+        """Rebuild a state from its JSON form (env.StateJSON); the "legal" list is ignored.
+
+        Pieces on one station must agree on seat and route; they form one stack.
+        """
+        rules.validate()
+        n = rules.players
+        state = cls(rules, int(obj["to_move"]), str(obj["phase"]), [int(c) for c in obj["pool"]])
+        state.hand, state.finished = [0] * n, [0] * n
+        state.places, state.winner = [int(p) for p in obj["places"]], int(obj["winner"])
+        if len(state.pool) != NUM_THROWS or len(state.places) != n or state.phase not in ("throw", "move", "over"):
+            raise InvalidRules("state JSON does not fit the rules")
+        for piece in obj["pieces"]:
+            seat, status = int(piece["seat"]), piece["status"]
+            if status == "hand":
+                state.hand[seat] += 1
+            elif status == "finished":
+                state.finished[seat] += 1
+            else:
+                st, route = int(piece["station"]), str(piece["route"])
+                if route not in ROUTES or (st != HOME and st not in ROUTES[route]):
+                    raise InvalidRules(f"station {st} is not on route {route}")
+                old = state.board[st]
+                if old is not None and (old.seat != seat or old.route != route):
+                    raise InvalidRules(f"station {st} holds two stacks")
+                state.board[st] = Stack(seat, route, 1 if old is None else old.height + 1)
+        for seat in range(n):
+            on_board = sum(s.height for s in state.board if s is not None and s.seat == seat)
+            if state.hand[seat] + state.finished[seat] + on_board != rules.pieces:
+                raise InvalidRules(f"seat {seat} does not have {rules.pieces} pieces")
+        return state
+
+    # -- queries --
+
+    def stacks_of(self, seat: int) -> List[int]:
+        """Stations holding ``seat``'s stacks, in increasing order."""
+        return [st for st, stack in enumerate(self.board) if stack is not None and stack.seat == seat]
+
+    def legal_actions(self) -> List[int]:
+        """Legal action ids of the seat to move, increasing; empty unless the phase is ``move``."""
+        if self.phase != "move":
+            return []
+        return self._actions()
+
+    def _actions(self) -> List[int]:
+        seat = self.to_move
+        own = self.stacks_of(seat)
+        out: List[int] = []
+        for t in range(NUM_THROWS):
+            if self.pool[t] == 0:
+                continue
+            # Every stack can use every result: forward moves always land or
+            # finish, and back-do always has a station to go back to.
+            out.extend(action_id(t, st) for st in own)
+            if self.hand[seat] > 0:
+                if t != BACK_DO or (self.rules.back_do_enters and not own):
+                    out.append(action_id(t, ENTER))
+        return out
+
+    def chance_outcomes(self) -> List[Tuple[int, float]]:
+        """The throw outcomes with non-zero probability, empty unless the phase is ``throw``."""
+        if self.phase != "throw":
+            return []
+        return [(t, p) for t, p in enumerate(self.rules.probabilities()) if p > 0]
+
+    def is_over(self) -> bool:
+        """Whether the game has ended."""
+        return self.phase == "over"
+
+    # -- turn bookkeeping --
+
+    def _next_seat(self, seat: int) -> int:
+        n = self.rules.players
+        for k in range(1, n + 1):
+            nxt = (seat + k) % n
+            if self.places[nxt] == 0:
+                return nxt
+        return seat
+
+    def _end_turn(self, ev: Event) -> None:
+        """Discard what is left of the pool and pass the turn to the next seat still playing."""
+        ev.discarded = sum(self.pool)
+        ev.turn_ended = True
+        self.pool = [0] * NUM_THROWS
+        self.to_move = self._next_seat(self.to_move)
+        self.phase = "throw"
+
+    def _after_pool_change(self, ev: Event) -> None:
+        """Decide between a decision and passing the turn once the throwing has stopped."""
+        if sum(self.pool) > 0 and self._actions():
+            self.phase = "move"
+        else:
+            self._end_turn(ev)
+
+    # -- chance --
+
+    def apply_throw(self, throw: int) -> Event:
+        """Resolve the chance node with the given result."""
+        if self.phase != "throw":
+            raise WrongPhase(f"a throw in phase {self.phase}")
+        if not 0 <= throw < NUM_THROWS or self.rules.probabilities()[throw] == 0:
+            raise IllegalAction(f"throw {throw} is impossible under these rules")
+        ev = Event("throw", self.to_move, throw)
+        self.pool[throw] += 1
+        if throw in (YUT, MO):
+            ev.bonus_throw = True
+        else:
+            self._after_pool_change(ev)
+        return ev
+
+    def sample_throw(self, rng: random.Random) -> Event:
+        """Resolve the chance node with a throw drawn from ``rng``."""
+        x = rng.random()
+        probs = self.rules.probabilities()
+        cumulative = 0.0
+        for t, p in enumerate(probs):
+            cumulative += p
+            if x < cumulative and p > 0:
+                return self.apply_throw(t)
+        return self.apply_throw(MO)
+
+    # -- moves --
+
+    def apply(self, action: int) -> Event:
+        """Play ``action`` for the seat to move; an illegal action raises and changes nothing."""
+        if self.phase != "move":
+            raise WrongPhase(f"an action in phase {self.phase}")
+        if action not in self._actions():
+            raise IllegalAction(f"action {action} is not legal")
+        seat = self.to_move
+        throw, source = divmod(action, NUM_SOURCES)
+        ev = Event("move", seat, throw, action=action, source=source)
+        self.pool[throw] -= 1
+
+        if source == ENTER:
+            ev.entered = True
+            height = 1
+            self.hand[seat] -= 1
+            if throw == BACK_DO:
+                landing = Landing(HOME, OUTER)  # back_do_enters: onto HOME
+            else:
+                landing = enter(self.rules, THROW_STEPS[throw])
+        else:
+            stack = self.board[source]
+            assert stack is not None
+            height = stack.height
+            self.board[source] = None
+            if throw == BACK_DO:
+                landing = backward(source, stack.route)
+            else:
+                landing = forward(self.rules, source, stack.route, THROW_STEPS[throw])
+        ev.moved = height
+        ev.to = landing.station
+        ev.shortcut = landing.shortcut
+
+        captured = False
+        if landing.finished:
+            self.finished[seat] += height
+            ev.finished = height
+        else:
+            there = self.board[landing.station]
+            if there is not None and there.seat == seat:
+                height += there.height
+                ev.joined = True
+            elif there is not None:
+                self.hand[there.seat] += there.height
+                ev.captured = there.height
+                captured = True
+            self.board[landing.station] = Stack(seat, landing.route, height)
+
+        if self.finished[seat] == self.rules.pieces:
+            self._place(seat, ev)
+        elif captured and (throw not in (YUT, MO) or self.rules.capture_bonus_yut_mo):
+            ev.bonus_throw = True
+            self.phase = "throw"
+        else:
+            self._after_pool_change(ev)
+        return ev
+
+    def _place(self, seat: int, ev: Event) -> None:
+        """Rank a seat that has just finished all its pieces, and end the game or the turn."""
+        ev.placed = True
+        ranked = sum(1 for p in self.places if p)
+        self.places[seat] = ranked + 1
+        if self.winner < 0:
+            self.winner = seat
+        unranked = [s for s in range(self.rules.players) if self.places[s] == 0]
+        if self.rules.end == "rank" and len(unranked) > 1:
+            self._end_turn(ev)
+            return
+        if self.rules.end == "rank":
+            for s in unranked:
+                self.places[s] = self.rules.players
+        ev.discarded = sum(self.pool)
+        ev.game_over = True
+        self.pool = [0] * NUM_THROWS
+        self.phase = "over"
+
+    # -- JSON --
+
+    def to_json(self) -> Dict[str, Any]:
+        """The state as env.StateJSON writes it, keys in the same order."""
+        pieces: List[Dict[str, Any]] = []
+        for seat in range(self.rules.players):
+            for st, stack in enumerate(self.board):
+                if stack is not None and stack.seat == seat:
+                    for _ in range(stack.height):
+                        pieces.append({"seat": seat, "status": "board", "station": st, "route": stack.route})
+            pieces.extend({"seat": seat, "status": "hand"} for _ in range(self.hand[seat]))
+            pieces.extend({"seat": seat, "status": "finished"} for _ in range(self.finished[seat]))
+        return {
+            "to_move": self.to_move,
+            "phase": self.phase,
+            "pool": list(self.pool),
+            "pieces": pieces,
+            "winner": self.winner,
+            "places": list(self.places),
+            "legal": self.legal_actions(),
+        }
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON, byte for byte as Go's encoding/json writes these values."""
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def json_line(step: int, event: Optional[Event], state: State) -> str:
+    """One replay line as env.MarshalJSONLine writes it (the event without its text)."""
+    line: Dict[str, Any] = {"step": step}
+    if step >= 0 and event is not None:
+        line["event"] = event.to_json()
+    line["state"] = state.to_json()
+    return dumps(line)
+
+
+# --- perft ------------------------------------------------------------------
+
+
+def perft(state: State, depth: int) -> int:
+    """Count paths of exactly ``depth`` steps (a throw outcome or a legal action each).
+
+    Games that end before ``depth`` contribute nothing, as in chess perft.
+    """
+    if depth == 0:
+        return 1
+    total = 0
+    if state.phase == "throw":
+        for throw, _ in state.chance_outcomes():
+            child = state.copy()
+            child.apply_throw(throw)
+            total += perft(child, depth - 1)
+    elif state.phase == "move":
+        for action in state.legal_actions():
+            child = state.copy()
+            child.apply(action)
+            total += perft(child, depth - 1)
+    return total
+
+
+def divide(state: State, depth: int) -> List[Tuple[str, int, int]]:
+    """Split perft by first step: ``("throw", id, count)`` or ``("action", id, count)``."""
+    out: List[Tuple[str, int, int]] = []
+    if depth == 0:
+        return out
+    if state.phase == "throw":
+        for throw, _ in state.chance_outcomes():
+            child = state.copy()
+            child.apply_throw(throw)
+            out.append(("throw", throw, perft(child, depth - 1)))
+    elif state.phase == "move":
+        for action in state.legal_actions():
+            child = state.copy()
+            child.apply(action)
+            out.append(("action", action, perft(child, depth - 1)))
+    return out
+
+
+# --- records ----------------------------------------------------------------
+
+
+def replay_record(record: Dict[str, Any], emit: Callable[[int, Optional[Event], State], None]) -> State:
+    """Replay a Go game record (format ``yutenv-record``), calling ``emit`` on every state.
+
+    ``emit`` gets the initial state with step -1, then every step's index, event and
+    the state after it. A record whose start is -1 (drawn from the seed by the Go
+    generator, which this module does not reproduce) starts with the seat of its
+    first step. A step that does not fit raises an error naming its index.
+    """
+    if record.get("format") != "yutenv-record" or record.get("version") != 1:
+        raise ValueError("not a version 1 yutenv-record")
+    rules = Rules.from_json(record.get("rules", {}))
+    steps: Sequence[Dict[str, Any]] = record.get("steps") or []
+    start = int(record.get("start", -1))
+    if start < 0:
+        start = int(steps[0]["seat"]) if steps else 0
+    state = State.new(rules, start)
+    emit(-1, None, state)
+    for i, step in enumerate(steps):
+        try:
+            if step.get("seat") != state.to_move:
+                raise IllegalAction(f"step by seat {step.get('seat')}, but seat {state.to_move} is to play")
+            if "action" in step and step["action"] is not None:
+                ev = state.apply(int(step["action"]))
+            else:
+                ev = state.apply_throw(THROW_NAMES.index(step["throw"]))
+        except (RulesError, ValueError, KeyError) as err:
+            raise ValueError(f"record step {i}: {err}") from err
+        emit(i, ev, state)
+    return state
+
+
+# --- random playouts --------------------------------------------------------
+
+
+@dataclass
+class PlayoutResult:
+    """The end of a random game."""
+
+    winner: int
+    places: List[int]
+    decisions: int
+    throws: int
+
+
+def random_playout(rules: Rules, seed: int, start: Optional[int] = None) -> PlayoutResult:
+    """Play one game with uniformly random legal actions, using its own ``random.Random(seed)``.
+
+    This is the pure-Python loop of equal work that the package's benchmark
+    compares with the Go engine: throws sampled from the rules' distribution,
+    legal actions generated at every decision, one applied.
+    """
+    rng = random.Random(seed)
+    state = State.new(rules, rng.randrange(rules.players) if start is None else start)
+    decisions = throws = 0
+    while state.phase != "over":
+        if state.phase == "throw":
+            state.sample_throw(rng)
+            throws += 1
+        else:
+            state.apply(rng.choice(state.legal_actions()))
+            decisions += 1
+    return PlayoutResult(state.winner, list(state.places), decisions, throws)
+
+
+# --- command line -----------------------------------------------------------
+
+
+def _read_json_lines(stream: TextIO) -> Iterable[Dict[str, Any]]:
+    for line in stream:
+        line = line.strip()
+        if line:
+            yield json.loads(line)
+
+
+def _cmd_replay(inp: TextIO, out: TextIO) -> int:
+    """Print every record's states; a step that does not fit prints {"error": ...} and ends that record."""
+    for record in _read_json_lines(inp):
+
+        def emit(step: int, ev: Optional[Event], state: State) -> None:
+            out.write(json_line(step, ev, state) + "\n")
+
+        try:
+            replay_record(record, emit)
+        except ValueError as err:
+            out.write(dumps({"error": str(err)}) + "\n")
+    return 0
+
+
+def _cmd_perft(inp: TextIO, out: TextIO) -> int:
+    for req in _read_json_lines(inp):
+        rules = Rules.from_json(req.get("rules", {}))
+        if "state" in req:
+            state = State.from_json(rules, req["state"])
+        else:
+            state = State.new(rules, int(req.get("start", 0)))
+        out.write(dumps({"depth": req["depth"], "count": perft(state, int(req["depth"]))}) + "\n")
+    return 0
+
+
+def _cmd_playout(games: int, seed: int, rules: Rules, out: TextIO) -> int:
+    t0 = time.perf_counter()
+    decisions = 0
+    wins = [0] * rules.players
+    for g in range(games):
+        res = random_playout(rules, seed + g)
+        decisions += res.decisions
+        wins[res.winner] += 1
+    dt = time.perf_counter() - t0
+    summary = {"games": games, "seconds": dt, "games_per_s": games / dt, "decisions": decisions, "wins": wins}
+    out.write(dumps(summary) + "\n")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Command-line entry point (see the module docstring)."""
+    ap = argparse.ArgumentParser(description="Pure-Python reference of the yutenv rules")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("replay", help="replay yutenv-record JSON lines from stdin, print every state as JSON lines")
+    sub.add_parser(
+        "perft", help='read {"rules":..,"start":..,"depth":..} lines (or "state" instead of "start"), print counts'
+    )
+    po = sub.add_parser("playout", help="random playouts, timed")
+    po.add_argument("--games", type=int, default=100)
+    po.add_argument("--seed", type=int, default=1)
+    po.add_argument("--rules", default="{}", help="rules as a JSON object")
+    args = ap.parse_args(argv)
+    if args.cmd == "replay":
+        return _cmd_replay(sys.stdin, sys.stdout)
+    if args.cmd == "perft":
+        return _cmd_perft(sys.stdin, sys.stdout)
+    return _cmd_playout(args.games, args.seed, Rules.from_json(json.loads(args.rules)), sys.stdout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

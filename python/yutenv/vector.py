@@ -1,0 +1,263 @@
+"""``YutVectorEnv``: N Yut Nori games as one server-side batch, one round trip per step."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping, Sequence
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from .core import NUM_ACTIONS, Batch, ResetResult, Session, StepResult, mask_box, obs_box
+from .errors import ClosedError, IllegalActionError, ResetNeeded
+from .server import Server
+
+_RESET_OPTIONS = ("start", "seat")
+_WIRE_AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
+
+
+class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.NDArray[Any]]):
+    """``num_envs`` independent games of :class:`~yutenv.YutEnv` held by the server as one batch.
+
+    ``step(actions)`` sends all N actions in one request and receives all N results
+    in one reply; the server steps large batches on all cores. Autoreset happens on
+    the server, as declared in ``metadata["autoreset_mode"]``:
+
+    * ``AutoresetMode.NEXT_STEP`` (default): the step after an episode ended ignores
+      that env's action and returns the first observation of the next episode, with
+      reward 0 and terminated/truncated False.
+    * ``AutoresetMode.SAME_STEP``: the step that ends an episode returns the next
+      episode's first observation; the terminal observation is in
+      ``infos["final_obs"]`` (an object array, None where no episode ended) and the
+      terminal info in ``infos["final_info"]`` (with ``_final_obs``/``_final_info`` masks),
+      as in Gymnasium's ``SyncVectorEnv``.
+
+    Arrays returned are read-only numpy views of the reply (``np.frombuffer``, no copy):
+    observations float32 [N, D], rewards float32 [N], terminations and truncations bool
+    [N]. Pass ``copy=True`` for writable copies. ``infos`` holds ``action_mask`` (int8
+    [N, 180]) and ``seat`` (int8 [N]), each with its ``_key`` mask; ``action_masks()``
+    returns the same masks as bool [N, 180] without a round trip.
+
+    Args:
+        num_envs: number of games N.
+        autoreset_mode: an ``AutoresetMode`` (or its value string); NEXT_STEP or SAME_STEP.
+        copy: return writable copies instead of read-only views.
+        Other arguments as :class:`~yutenv.YutEnv` (``rules``, ``opponent``, ``seat``, ``tier``,
+        ``obs_type``, ``render_mode``, ``illegal``, ``max_decisions``, ``info``, ``address``,
+        ``token``, ``server``, ``timeout``).
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+
+    def __init__(
+        self,
+        num_envs: int,
+        rules: str | Mapping[str, Any] = "standard",
+        opponent: str = "random",
+        seat: int | str = 0,
+        tier: str | None = None,
+        obs_type: Literal["box", "dict"] = "box",
+        render_mode: str | None = None,
+        illegal: Literal["error", "penalty"] = "error",
+        max_decisions: int = 0,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        copy: bool = False,
+        info: bool = False,
+        address: str | None = None,
+        token: str | None = None,
+        server: Server | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
+        if mode not in _WIRE_AUTORESET:
+            raise ValueError(
+                f"autoreset_mode {mode} is not supported: the server resets envs itself "
+                "(use AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP)"
+            )
+        if render_mode is not None and render_mode != "ansi":
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        if obs_type not in ("box", "dict"):
+            raise ValueError(f"obs_type must be 'box' or 'dict', got {obs_type!r}")
+        self.autoreset_mode = mode
+        self.metadata = {"render_modes": ["ansi"], "autoreset_mode": mode}
+        self.render_mode = render_mode
+        self.obs_type = obs_type
+        self.copy = copy
+        self.illegal = illegal
+        self._info = bool(info)
+        self._session = Session(address=address, token=token, server=server, timeout=timeout)
+        try:
+            self._batch = Batch(
+                self._session,
+                int(num_envs),
+                rules=dict(rules) if isinstance(rules, Mapping) else rules,
+                tier=tier,
+                mode="single",
+                seat=seat,
+                opponent=opponent,
+                autoreset=_WIRE_AUTORESET[mode],
+                max_decisions=int(max_decisions),
+                illegal=illegal,
+                info=self._info,
+            )
+        except BaseException:
+            self._session.close()
+            raise
+        made = self._batch.made
+        self.num_envs = self._batch.n
+        self.rules: str = str(made["rules"])
+        self.players: int = self._batch.players
+        self.tier: str = str(made["tier"])
+        self.opponent: str = str(made["opponent"])
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        box = obs_box(self._batch.obs_space_info)
+        if obs_type == "dict":
+            self.single_observation_space: spaces.Space[Any] = spaces.Dict({"observation": box, "action_mask": mask_box()})
+        else:
+            self.single_observation_space = box
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+        self._mask: npt.NDArray[np.int8] = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        self._started = False
+        self.seeds: list[int] = []
+
+    # ---- Gymnasium VectorEnv API -----------------------------------------------------
+
+    def reset(
+        self,
+        *,
+        seed: int | Sequence[int | None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """Reset every env.
+
+        ``seed``: an int (env i plays seed ``seed + i``), a list of N seeds, or None
+        (seeds drawn from ``self.np_random``). ``options``: ``start``, ``seat`` as for
+        :class:`YutEnv`; ``reset_mask`` (partial reset) is not supported: the server
+        resets envs itself (autoreset).
+        """
+        if self.closed:
+            raise ClosedError("reset: the vector env is closed")
+        if isinstance(seed, (int, np.integer)):
+            super().reset(seed=int(seed))
+            seeds: int | list[int] = int(seed)
+        else:
+            super().reset(seed=None)
+            if seed is None:
+                seeds = int(self.np_random.integers(0, 2**64, dtype=np.uint64))
+            else:
+                if len(seed) != self.num_envs:
+                    raise ValueError(
+                        f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seed)}."
+                    )
+                seeds = [
+                    int(s) if s is not None else int(self.np_random.integers(0, 2**64, dtype=np.uint64)) for s in seed
+                ]
+        opts = None
+        if options:
+            if "reset_mask" in options:
+                raise ValueError(
+                    "options['reset_mask'] (partial reset) is not supported by YutVectorEnv: "
+                    "envs are reset by the server (autoreset_mode NEXT_STEP or SAME_STEP)"
+                )
+            unknown = set(options) - set(_RESET_OPTIONS)
+            if unknown:
+                raise ValueError(f"unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}")
+            opts = dict(options)
+        r: ResetResult = self._batch.reset(seeds, opts)
+        self.seeds = r.seeds
+        self._mask = r.mask
+        self._started = True
+        infos: dict[str, Any] = {}
+        self._base_infos(infos, r.mask, r.to_move)
+        infos["seed"] = np.array(r.seeds, dtype=np.uint64)
+        infos["_seed"] = np.ones(self.num_envs, dtype=np.bool_)
+        if r.info is not None:
+            for i, inf in enumerate(r.info):
+                infos = self._add_info(infos, inf, i)
+        return self._observations(r.obs, r.mask), infos
+
+    def step(self, actions: Any) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        if not self._started:
+            if self.closed:
+                raise ClosedError("step: the vector env is closed")
+            raise ResetNeeded("step: call reset() first")
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,):
+            raise ValueError(f"expected actions of shape ({self.num_envs},), got {a.shape}")
+        if a.dtype.kind not in "iu":
+            raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        if a.size and (a.min() < 0 or a.max() >= NUM_ACTIONS):
+            bad = int(np.flatnonzero((a < 0) | (a >= NUM_ACTIONS))[0])
+            raise IllegalActionError(f"env {bad}: action {int(a[bad])} is out of range 0..{NUM_ACTIONS - 1}", method="step")
+        r: StepResult = self._batch.step_bytes(a.astype("<i4", copy=False).tobytes())
+        self._mask = r.mask
+        infos: dict[str, Any] = {}
+        self._base_infos(infos, r.mask, r.to_move)
+        if r.info is not None:
+            for i, inf in enumerate(r.info):
+                infos = self._add_info(infos, {k: v for k, v in inf.items() if k != "final_info"}, i)
+        if r.final_obs is not None:
+            ended = np.logical_or(r.terminated, r.truncated)
+            if ended.any():
+                assert r.final_mask is not None and r.final_to_move is not None
+                fo = self._observations(r.final_obs, r.final_mask)
+                for i in map(int, np.flatnonzero(ended)):
+                    final_info: dict[str, Any] = {"action_mask": r.final_mask[i], "seat": np.int8(r.final_to_move[i])}
+                    if r.info is not None and isinstance(r.info[i].get("final_info"), dict):
+                        final_info.update(r.info[i]["final_info"])
+                    obs_i = {k: v[i] for k, v in fo.items()} if isinstance(fo, dict) else fo[i]
+                    infos = self._add_info(infos, {"final_obs": obs_i, "final_info": final_info}, i)
+        obs = self._observations(r.obs, r.mask)
+        rew, term, trunc = r.reward, r.terminated, r.truncated
+        if self.copy:
+            rew, term, trunc = rew.copy(), term.copy(), trunc.copy()
+        return obs, rew, term, trunc, infos
+
+    def render(self) -> tuple[str, ...] | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        if not self._started:
+            raise ResetNeeded("render: call reset() first")
+        return tuple(self._batch.render(i) for i in range(self.num_envs))
+
+    def close_extras(self, **kwargs: Any) -> None:
+        try:
+            self._batch.close()
+        finally:
+            self._session.close()
+        self._started = False
+
+    # ---- extras ----------------------------------------------------------------------
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """Legal-action masks of the current decisions, bool [N, 180], from the last reply (no round trip).
+
+        A read-only view of the reply, or a writable copy with ``copy=True``."""
+        m = self._mask.view(np.bool_)
+        return m.copy() if self.copy else m
+
+    @property
+    def server_address(self) -> str:
+        return self._session.address
+
+    def _base_infos(self, infos: dict[str, Any], mask: npt.NDArray[np.int8], to_move: npt.NDArray[np.int8]) -> None:
+        n = self.num_envs
+        infos["action_mask"] = mask.copy() if self.copy else mask
+        infos["_action_mask"] = np.ones(n, dtype=np.bool_)
+        infos["seat"] = to_move.copy() if self.copy else to_move
+        infos["_seat"] = np.ones(n, dtype=np.bool_)
+
+    def _observations(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> Any:
+        if self.copy:
+            obs, mask = obs.copy(), mask.copy()
+        if self.obs_type == "dict":
+            return {"observation": obs, "action_mask": mask}
+        return obs
+
+    def __repr__(self) -> str:
+        return f"YutVectorEnv(num_envs={getattr(self, 'num_envs', '?')}, rules={getattr(self, 'rules', '?')}, opponent={getattr(self, 'opponent', '?')})"
