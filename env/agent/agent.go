@@ -3,8 +3,8 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
-	"strings"
 
 	"github.com/yutenv/yutenv/env"
 )
@@ -19,18 +19,28 @@ var ErrNoMove = errors.New("no decision to make")
 // Agents without a search leave Policy nil.
 type Stats struct {
 	// Policy is the search's distribution over the 180 actions (visit
-	// fractions or best-action one-hot); nil if the agent has none.
+	// fractions for mcts, a one-hot of the chosen action for mc); nil if the
+	// agent has none. It is the agent's own buffer, valid until its next
+	// call: copy it to keep it.
 	Policy []float32
 	// Value is the agent's estimate of the mover's outcome in [-1, 1]; 0 if none.
 	Value float64
-	// Simulations counts rollouts or tree simulations spent on the decision.
+	// Values is the search's estimate of every seat's outcome (seats the
+	// rules do not have stay 0). Multi-seat search keeps one value per seat
+	// and each seat maximises its own.
+	Values [env.MaxPlayers]float64
+	// Simulations counts rollouts or tree simulations spent on the decision
+	// (0 when the decision was forced: one legal action).
 	Simulations int
 }
 
 // Agent chooses actions. An agent is not safe for concurrent use; give each
 // goroutine its own (New is cheap). Act must not change s.
+//
+// No agent reads the game's own random number generator: search resolves
+// chance with the agent's generator, so an agent never sees future throws.
 type Agent interface {
-	// Name returns the spec string the agent was built from.
+	// Name returns the agent's canonical spec string (Spec.String).
 	Name() string
 	// Act returns an action for the seat to move in s, which must be a decision (PhaseMove).
 	Act(s *env.State) (env.Action, error)
@@ -38,30 +48,39 @@ type Agent interface {
 	ActStats(s *env.State) (env.Action, Stats, error)
 }
 
+// Reseeder is implemented by every agent of this package: Reseed makes the
+// agent behave from now on exactly like a new agent built with the same
+// spec and seed, but keeps its buffers, so a worker that plays many games
+// can reuse one agent and stay reproducible game by game.
+type Reseeder interface {
+	Reseed(seed uint64)
+}
+
 // New builds an agent from a spec string such as "random", "greedy",
-// "mc:100" or "mcts:400,rollout=greedy". seed makes its choices reproducible.
+// "mc:100" or "mcts:400,rollout=greedy" (see ParseSpec). seed makes its
+// choices reproducible.
 func New(spec string, seed uint64) (Agent, error) {
-	name, _, _ := strings.Cut(strings.TrimSpace(spec), ":")
-	name, _, _ = strings.Cut(name, ",")
-	f, ok := registry[name]
-	if !ok {
-		return nil, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrSpec, name, strings.Join(Names(), ", "))
+	sp, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
 	}
-	return f(strings.TrimSpace(spec), seed)
+	return NewFromSpec(sp, seed)
+}
+
+// NewFromSpec builds an agent from a parsed spec.
+func NewFromSpec(sp Spec, seed uint64) (Agent, error) {
+	f, ok := registry[sp.Name]
+	if !ok {
+		return nil, fmt.Errorf("%w: unknown agent %q", ErrSpec, sp.Name)
+	}
+	return f(sp, seed), nil
 }
 
 // registry maps an agent name to its constructor; each agent file adds itself.
-var registry = map[string]func(spec string, seed uint64) (Agent, error){}
+var registry = map[string]func(sp Spec, seed uint64) Agent{}
 
 // Names lists the known agent names, sorted.
-func Names() []string {
-	out := make([]string, 0, len(registry))
-	for k := range registry {
-		out = append(out, k)
-	}
-	sortStrings(out)
-	return out
-}
+func Names() []string { return kindNames() }
 
 func sortStrings(a []string) {
 	for i := 1; i < len(a); i++ {
@@ -71,4 +90,24 @@ func sortStrings(a []string) {
 	}
 }
 
-func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x6167656e74)) }
+// rng is the agents' generator: PCG from math/rand/v2 (a specified, stable
+// algorithm) used directly, without the interface of rand.Rand, because
+// rollouts draw from it millions of times.
+type rng struct{ pcg rand.PCG }
+
+// agentStream is the fixed PCG stream of agent generators ("agent").
+const agentStream = 0x6167656e74
+
+func (r *rng) seed(seed, stream uint64) { r.pcg.Seed(seed, agentStream^stream*0x9e3779b97f4a7c15) }
+
+// uint64 returns 64 random bits.
+func (r *rng) uint64() uint64 { return r.pcg.Uint64() }
+
+// intn returns a number in [0, n) for n > 0 (multiply-high: the bias is below n/2^64).
+func (r *rng) intn(n int) int {
+	hi, _ := bits.Mul64(r.pcg.Uint64(), uint64(n))
+	return int(hi)
+}
+
+// float64 returns a number in [0, 1).
+func (r *rng) float64() float64 { return float64(r.pcg.Uint64()>>11) / (1 << 53) }

@@ -2,28 +2,30 @@ package agent
 
 import (
 	"fmt"
-	"math/rand/v2"
 
 	"github.com/yutenv/yutenv/env"
 )
 
 func init() {
-	registry["random"] = func(spec string, seed uint64) (Agent, error) {
-		if spec != "random" {
-			return nil, fmt.Errorf("%w: %q: random takes no options", ErrSpec, spec)
-		}
-		return &Random{rng: newRNG(seed)}, nil
+	registry["random"] = func(sp Spec, seed uint64) Agent {
+		r := &Random{spec: sp}
+		r.Reseed(seed)
+		return r
 	}
 }
 
 // Random picks uniformly among the legal actions.
 type Random struct {
-	rng *rand.Rand
-	buf [env.NumActions]env.Action
+	spec Spec
+	r    rng
+	buf  [env.NumActions]env.Action
 }
 
 // Name returns "random".
-func (r *Random) Name() string { return "random" }
+func (r *Random) Name() string { return r.spec.String() }
+
+// Reseed restarts the agent's generator from seed.
+func (r *Random) Reseed(seed uint64) { r.r.seed(seed, 0) }
 
 // Act picks a uniformly random legal action.
 func (r *Random) Act(s *env.State) (env.Action, error) {
@@ -31,7 +33,7 @@ func (r *Random) Act(s *env.State) (env.Action, error) {
 	if len(legal) == 0 {
 		return 0, fmt.Errorf("%w: phase %s", ErrNoMove, s.Phase())
 	}
-	return legal[r.rng.IntN(len(legal))], nil
+	return legal[r.r.intn(len(legal))], nil
 }
 
 // ActStats is Act; a random agent has no statistics.

@@ -1,0 +1,504 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+)
+
+func init() {
+	commands["eval"] = command{summary: "measure agents against each other: win rates, intervals, Elo, speed", run: runEval}
+}
+
+const evalArgs = `--a SPEC --b SPEC [flags]
+       yutenv eval --agents 'SPEC;SPEC;...' [flags]
+
+Plays --games games between two agents (--a, --b) or, with --agents, between
+every pair of a list (a round robin, --games per pair), on all cores, seat
+orders balanced. Agent specs: random, greedy, mc:N[,rollout=greedy],
+mcts:N[,c=..,prior=..,rollout=..,time=..,workers=..,temp=..]. Separate the
+specs of --agents with ';' (quote it for the shell), or repeat --agents.`
+
+// evalMatch is the result of the games between two agents, and what
+// "yutenv eval --json" prints for --a/--b (docs/BASELINES.md).
+type evalMatch struct {
+	A     string `json:"a"`
+	B     string `json:"b"`
+	Games int    `json:"games"`
+	// WinsA and WinsB count the games each agent won (with more than two
+	// seats, A plays one seat and B every other one, and WinsB counts the
+	// games any B seat won).
+	WinsA int `json:"wins_a"`
+	WinsB int `json:"wins_b"`
+	// WinRateA is WinsA/Games, with its 95% Wilson score interval.
+	WinRateA  float64 `json:"win_rate_a"`
+	WilsonLow float64 `json:"win_rate_a_low"`
+	WilsonHi  float64 `json:"win_rate_a_high"`
+	// ChanceRate is A's expected win rate if both agents were equal: 1/seats.
+	ChanceRate float64 `json:"chance_rate"`
+	// Elo is A's rating minus B's from the win rate (two seats only), with
+	// the interval mapped from the Wilson interval; null when infinite or
+	// not defined.
+	Elo     *float64 `json:"elo_diff"`
+	EloLow  *float64 `json:"elo_diff_low"`
+	EloHigh *float64 `json:"elo_diff_high"`
+	// MeanOutcomeA is A's mean outcome in [-1, 1].
+	MeanOutcomeA float64 `json:"mean_outcome_a"`
+	// DecisionsPerGame counts the decisions of all seats; the per-agent
+	// numbers count each agent's own.
+	DecisionsPerGame  float64 `json:"decisions_per_game"`
+	ADecisionsPerGame float64 `json:"a_decisions_per_game"`
+	BDecisionsPerGame float64 `json:"b_decisions_per_game"`
+	// MsPerDecisionA and B are the mean wall-clock milliseconds one call of
+	// the agent took, over all its decisions (forced ones included).
+	MsPerDecisionA float64 `json:"ms_per_decision_a"`
+	MsPerDecisionB float64 `json:"ms_per_decision_b"`
+
+	outcomeA   float64
+	decisions  int
+	decA, decB int
+	timeA      time.Duration
+	timeB      time.Duration
+}
+
+// evalRank is one line of a round robin's ranking.
+type evalRank struct {
+	Agent   string  `json:"agent"`
+	Games   int     `json:"games"`
+	Wins    int     `json:"wins"`
+	WinRate float64 `json:"win_rate"`
+	// Elo is from a Bradley-Terry fit of all games, the first agent of the
+	// list anchored at 0 (one virtual draw per pair keeps it finite).
+	Elo           float64 `json:"elo"`
+	MsPerDecision float64 `json:"ms_per_decision"`
+}
+
+// evalReport is what "yutenv eval --json" prints for a round robin.
+type evalReport struct {
+	Rules   string      `json:"rules"`
+	Seed    uint64      `json:"seed"`
+	Workers int         `json:"workers"`
+	Seconds float64     `json:"seconds"`
+	Games   int         `json:"games"`
+	Matches []evalMatch `json:"matches"`
+	Ranking []evalRank  `json:"ranking,omitempty"`
+	Version string      `json:"version"`
+}
+
+func runEval(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", evalArgs, stderr)
+	a := fs.String("a", "", "first agent spec")
+	b := fs.String("b", "", "second agent spec")
+	list := fs.StringArray("agents", nil, "agent specs for a round robin, separated by ';' (or repeat the flag)")
+	games := fs.Int("games", 2000, "games per pair of agents (rounded up to a multiple of the seat count)")
+	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3,end=rank)")
+	seed := fs.Uint64("seed", 1, "seed of the games' throws and of the agents")
+	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	rules, err := env.ParseRules(*rulesSpec)
+	if err != nil {
+		return err
+	}
+	specs, err := evalSpecs(*a, *b, *list)
+	if err != nil {
+		return err
+	}
+	if *games < 1 || *games > 10_000_000 {
+		return fmt.Errorf("--games must be 1..10000000, got %d", *games)
+	}
+	if *workers < 1 || *workers > 1024 {
+		return fmt.Errorf("--workers must be 1..1024, got %d", *workers)
+	}
+	roundRobin := len(*list) > 0
+	if roundRobin && rules.Players != 2 {
+		return fmt.Errorf("a round robin (--agents) needs two-seat rules; for %d seats compare agents pairwise with --a and --b", rules.Players)
+	}
+	n := rules.Players
+	perPair := (*games + n - 1) / n * n
+	var pairs [][2]int
+	for i := range specs {
+		for j := i + 1; j < len(specs); j++ {
+			pairs = append(pairs, [2]int{i, j})
+		}
+	}
+	var bar *progressbar.ProgressBar
+	if !*quiet {
+		bar = newProgress(stderr, len(pairs)*perPair, "eval", "games")
+	}
+	t0 := time.Now()
+	matches, err := playMatches(rules, specs, pairs, perPair, *seed, *workers, bar)
+	if bar != nil {
+		_ = bar.Finish()
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return err
+	}
+	rep := evalReport{Rules: rules.String(), Seed: *seed, Workers: *workers, Seconds: time.Since(t0).Seconds(),
+		Games: len(pairs) * perPair, Matches: matches, Version: Version}
+	if roundRobin {
+		rep.Ranking = rankAgents(specs, pairs, matches)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		if !roundRobin {
+			m := struct {
+				evalMatch
+				Rules   string  `json:"rules"`
+				Seed    uint64  `json:"seed"`
+				Workers int     `json:"workers"`
+				Seconds float64 `json:"seconds"`
+				Version string  `json:"version"`
+			}{matches[0], rep.Rules, rep.Seed, rep.Workers, rep.Seconds, Version}
+			return enc.Encode(m)
+		}
+		return enc.Encode(rep)
+	}
+	printEval(stdout, rep, perPair, roundRobin)
+	return nil
+}
+
+// evalSpecs checks the agent flags and returns the canonical specs.
+func evalSpecs(a, b string, list []string) ([]string, error) {
+	var raw []string
+	switch {
+	case len(list) > 0 && (a != "" || b != ""):
+		return nil, fmt.Errorf("give either --a and --b or --agents, not both")
+	case len(list) > 0:
+		for _, l := range list {
+			specs, err := agent.SplitSpecs(l)
+			if err != nil {
+				return nil, err
+			}
+			raw = append(raw, specs...)
+		}
+		if len(raw) < 2 {
+			return nil, fmt.Errorf("--agents needs at least two specs, got %d", len(raw))
+		}
+	case a == "" || b == "":
+		return nil, fmt.Errorf("give --a and --b (or --agents 'a;b;c'); see yutenv eval --help")
+	default:
+		raw = []string{a, b}
+	}
+	out := make([]string, len(raw))
+	for i, s := range raw {
+		sp, err := agent.ParseSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = sp.String()
+	}
+	return out, nil
+}
+
+// newProgress returns a progress bar on w with a count, a rate and an ETA.
+func newProgress(w io.Writer, total int, what, unit string) *progressbar.ProgressBar {
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetItsString(unit),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionSetWidth(30),
+	)
+}
+
+// mixSeed derives an independent 64-bit seed from a base seed and a path of
+// indices (splitmix64 finalizer), so every game and every agent of a run
+// gets its own reproducible seed whatever the number of workers.
+func mixSeed(base uint64, path ...uint64) uint64 {
+	x := base
+	for _, p := range path {
+		x ^= p + 0x9e3779b97f4a7c15 + (x << 6) + (x >> 2)
+		x += 0x9e3779b97f4a7c15
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+		x ^= x >> 31
+	}
+	return x
+}
+
+// evalGame is one game of a match and its result.
+type evalGame struct {
+	pair, game int
+	res        agent.Result
+	aSeat      int
+	err        error
+}
+
+// playMatches plays perPair games for every pair on workers goroutines.
+// Game g of a pair is in group g/seats, whose games share one throw seed;
+// agent A sits in seat g%seats and B in all the others.
+func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, seed uint64, workers int, bar *progressbar.ProgressBar) ([]evalMatch, error) {
+	n := rules.Players
+	jobs := make(chan [2]int)
+	results := make(chan evalGame, workers)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cache := map[string]agent.Agent{}
+			get := func(spec string, s uint64) (agent.Agent, error) {
+				if a, ok := cache[spec]; ok {
+					a.(agent.Reseeder).Reseed(s) // only Reseeders are cached
+					return a, nil
+				}
+				a, err := agent.New(spec, s)
+				if _, ok := a.(agent.Reseeder); ok && err == nil {
+					cache[spec] = a // reuse its buffers, game after game
+				}
+				return a, err
+			}
+			for j := range jobs {
+				p, g := j[0], j[1]
+				out := evalGame{pair: p, game: g, aSeat: g % n}
+				a, err := get(specs[pairs[p][0]], mixSeed(seed, 1, uint64(p), uint64(g), 0))
+				if err == nil {
+					var b agent.Agent
+					b, err = get(specs[pairs[p][1]], mixSeed(seed, 1, uint64(p), uint64(g), 1))
+					if err == nil {
+						seats := make([]agent.Agent, n)
+						for i := range seats {
+							seats[i] = b
+						}
+						seats[out.aSeat] = a
+						out.res, err = agent.Game{Rules: rules, Seed: mixSeed(seed, 0, uint64(g/n)), Start: env.AnySeat, Seats: seats}.Play()
+					}
+				}
+				out.err = err
+				results <- out
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for p := range pairs {
+			for g := 0; g < perPair; g++ {
+				jobs <- [2]int{p, g}
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	matches := make([]evalMatch, len(pairs))
+	for p, pr := range pairs {
+		matches[p] = evalMatch{A: specs[pr[0]], B: specs[pr[1]], ChanceRate: 1 / float64(n)}
+	}
+	var firstErr error
+	for r := range results {
+		if r.err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s vs %s, game %d: %w", matches[r.pair].A, matches[r.pair].B, r.game, r.err)
+			}
+			continue
+		}
+		m := &matches[r.pair]
+		m.Games++
+		if r.res.Winner == r.aSeat {
+			m.WinsA++
+		} else {
+			m.WinsB++
+		}
+		m.outcomeA += r.res.Outcomes[r.aSeat]
+		m.decisions += r.res.Decisions
+		for seat := 0; seat < n; seat++ {
+			if seat == r.aSeat {
+				m.decA += r.res.SeatDecisions[seat]
+				m.timeA += r.res.SeatTime[seat]
+			} else {
+				m.decB += r.res.SeatDecisions[seat]
+				m.timeB += r.res.SeatTime[seat]
+			}
+		}
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	for i := range matches {
+		matches[i].finish(n)
+	}
+	return matches, nil
+}
+
+// finish computes the rates, intervals and means of a match.
+func (m *evalMatch) finish(seats int) {
+	g := float64(m.Games)
+	m.WinRateA = float64(m.WinsA) / g
+	m.WilsonLow, m.WilsonHi = wilson(m.WinsA, m.Games, 1.959964)
+	m.MeanOutcomeA = m.outcomeA / g
+	m.DecisionsPerGame = float64(m.decisions) / g
+	m.ADecisionsPerGame = float64(m.decA) / g
+	m.BDecisionsPerGame = float64(m.decB) / g
+	m.MsPerDecisionA = msPer(m.timeA, m.decA)
+	m.MsPerDecisionB = msPer(m.timeB, m.decB)
+	if seats == 2 {
+		m.Elo, m.EloLow, m.EloHigh = finite(eloDiff(m.WinRateA)), finite(eloDiff(m.WilsonLow)), finite(eloDiff(m.WilsonHi))
+	}
+}
+
+func msPer(d time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return d.Seconds() * 1000 / float64(n)
+}
+
+// wilson returns the Wilson score interval of wins out of n at normal quantile z.
+func wilson(wins, n int, z float64) (lo, hi float64) {
+	if n == 0 {
+		return 0, 1
+	}
+	p, nf := float64(wins)/float64(n), float64(n)
+	z2 := z * z
+	centre := (p + z2/(2*nf)) / (1 + z2/nf)
+	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / (1 + z2/nf)
+	return math.Max(0, centre-half), math.Min(1, centre+half)
+}
+
+// eloDiff is the rating difference that gives win probability p.
+func eloDiff(p float64) float64 { return 400 * math.Log10(p/(1-p)) }
+
+func finite(x float64) *float64 {
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return nil
+	}
+	return &x
+}
+
+// rankAgents fits Bradley-Terry strengths to a round robin's results and
+// returns the agents by decreasing Elo.
+func rankAgents(specs []string, pairs [][2]int, matches []evalMatch) []evalRank {
+	k := len(specs)
+	wins := make([]float64, k)
+	games := make([][]float64, k)
+	for i := range games {
+		games[i] = make([]float64, k)
+	}
+	ranks := make([]evalRank, k)
+	var dec, ms = make([]int, k), make([]time.Duration, k)
+	for p, pr := range pairs {
+		m := matches[p]
+		i, j := pr[0], pr[1]
+		wins[i] += float64(m.WinsA) + 0.5 // one virtual draw per pair
+		wins[j] += float64(m.WinsB) + 0.5
+		games[i][j] += float64(m.Games) + 1
+		games[j][i] += float64(m.Games) + 1
+		ranks[i].Games += m.Games
+		ranks[j].Games += m.Games
+		ranks[i].Wins += m.WinsA
+		ranks[j].Wins += m.WinsB
+		dec[i] += m.decA
+		dec[j] += m.decB
+		ms[i] += m.timeA
+		ms[j] += m.timeB
+	}
+	gamma := make([]float64, k)
+	for i := range gamma {
+		gamma[i] = 1
+	}
+	for iter := 0; iter < 10000; iter++ {
+		change := 0.0
+		for i := range gamma {
+			den := 0.0
+			for j := range gamma {
+				if j != i && games[i][j] > 0 {
+					den += games[i][j] / (gamma[i] + gamma[j])
+				}
+			}
+			if den > 0 {
+				next := wins[i] / den
+				change = math.Max(change, math.Abs(math.Log(next/gamma[i])))
+				gamma[i] = next
+			}
+		}
+		if change < 1e-10 {
+			break
+		}
+	}
+	for i := range ranks {
+		ranks[i].Agent = specs[i]
+		ranks[i].WinRate = float64(ranks[i].Wins) / float64(ranks[i].Games)
+		ranks[i].Elo = 400 * math.Log10(gamma[i]/gamma[0])
+		ranks[i].MsPerDecision = msPer(ms[i], dec[i])
+	}
+	sort.SliceStable(ranks, func(a, b int) bool { return ranks[a].Elo > ranks[b].Elo })
+	return ranks
+}
+
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+func eloText(x *float64) string {
+	if x == nil {
+		return "inf"
+	}
+	return fmt.Sprintf("%+.0f", *x)
+}
+
+// printEval writes the tables of an evaluation.
+func printEval(w io.Writer, rep evalReport, perPair int, roundRobin bool) {
+	fmt.Fprintf(w, "rules %s, %d games per pair (seat orders balanced), seed %d, %d workers, %.1f s\n",
+		rep.Rules, perPair, rep.Seed, rep.Workers, rep.Seconds)
+	t := tablewriter.NewWriter(w)
+	t.SetAutoFormatHeaders(false)
+	t.SetAlignment(tablewriter.ALIGN_RIGHT)
+	if !roundRobin {
+		m := rep.Matches[0]
+		elo := "n/a (more than 2 seats)"
+		if m.ChanceRate == 0.5 {
+			elo = fmt.Sprintf("%s [%s, %s]", eloText(m.Elo), eloText(m.EloLow), eloText(m.EloHigh))
+		}
+		t.SetHeader([]string{"agent", "wins", "win rate", "95% Wilson", "Elo diff (95%)", "decisions/game", "ms/decision"})
+		t.Append([]string{m.A, fmt.Sprint(m.WinsA), pct(m.WinRateA), fmt.Sprintf("[%s, %s]", pct(m.WilsonLow), pct(m.WilsonHi)),
+			elo, fmt.Sprintf("%.1f", m.ADecisionsPerGame), fmt.Sprintf("%.4g", m.MsPerDecisionA)})
+		lo, hi := 1-m.WilsonHi, 1-m.WilsonLow
+		t.Append([]string{m.B, fmt.Sprint(m.WinsB), pct(1 - m.WinRateA), fmt.Sprintf("[%s, %s]", pct(lo), pct(hi)),
+			"", fmt.Sprintf("%.1f", m.BDecisionsPerGame), fmt.Sprintf("%.4g", m.MsPerDecisionB)})
+		t.Render()
+		fmt.Fprintf(w, "%d games, %.1f decisions per game; %s wins %s (chance: %s)\n",
+			m.Games, m.DecisionsPerGame, m.A, pct(m.WinRateA), pct(m.ChanceRate))
+		return
+	}
+	t.SetHeader([]string{"a", "b", "wins a", "wins b", "win rate a", "95% Wilson", "Elo diff (95%)", "decisions/game"})
+	for _, m := range rep.Matches {
+		t.Append([]string{m.A, m.B, fmt.Sprint(m.WinsA), fmt.Sprint(m.WinsB), pct(m.WinRateA),
+			fmt.Sprintf("[%s, %s]", pct(m.WilsonLow), pct(m.WilsonHi)),
+			fmt.Sprintf("%s [%s, %s]", eloText(m.Elo), eloText(m.EloLow), eloText(m.EloHigh)),
+			fmt.Sprintf("%.1f", m.DecisionsPerGame)})
+	}
+	t.Render()
+	fmt.Fprintln(w, "\nranking (Bradley-Terry Elo, first agent of the list = 0):")
+	r := tablewriter.NewWriter(w)
+	r.SetAutoFormatHeaders(false)
+	r.SetAlignment(tablewriter.ALIGN_RIGHT)
+	r.SetHeader([]string{"rank", "agent", "games", "wins", "win rate", "Elo", "ms/decision"})
+	for i, x := range rep.Ranking {
+		r.Append([]string{fmt.Sprint(i + 1), x.Agent, fmt.Sprint(x.Games), fmt.Sprint(x.Wins), pct(x.WinRate),
+			fmt.Sprintf("%+.0f", x.Elo), fmt.Sprintf("%.4g", x.MsPerDecision)})
+	}
+	r.Render()
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runCmd runs the binary's entry point and returns its exit code and output.
+func runCmd(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func evalJSON(t *testing.T, args ...string) evalMatch {
+	t.Helper()
+	code, out, errs := runCmd(t, append([]string{"eval", "--json", "--quiet"}, args...)...)
+	require.Equal(t, 0, code, errs)
+	var m evalMatch
+	require.NoError(t, json.Unmarshal([]byte(out), &m), out)
+	return m
+}
+
+func TestEvalTable(t *testing.T) {
+	code, out, errs := runCmd(t, "eval", "--a", "greedy", "--b", "random", "--games", "40")
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{"95% Wilson", "Elo diff (95%)", "ms/decision", "decisions/game", "| greedy", "| random", "40 games per pair"} {
+		assert.Contains(t, out, want)
+	}
+	assert.Contains(t, errs, "games/s", "a progress bar with a rate on stderr")
+	assert.Contains(t, errs, "40/40")
+}
+
+func TestEvalJSON(t *testing.T) {
+	m := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "100", "--workers", "1")
+	assert.Equal(t, "greedy", m.A)
+	assert.Equal(t, 100, m.Games)
+	assert.Equal(t, m.Games, m.WinsA+m.WinsB)
+	assert.InDelta(t, float64(m.WinsA)/100, m.WinRateA, 1e-12)
+	assert.True(t, m.WilsonLow < m.WinRateA && m.WinRateA < m.WilsonHi)
+	require.NotNil(t, m.Elo)
+	assert.Positive(t, *m.Elo, "greedy is stronger than random")
+	assert.True(t, *m.EloLow < *m.Elo && *m.Elo < *m.EloHigh)
+	assert.Greater(t, m.DecisionsPerGame, 10.0)
+	assert.InDelta(t, m.DecisionsPerGame, m.ADecisionsPerGame+m.BDecisionsPerGame, 1e-9)
+	assert.Equal(t, 0.5, m.ChanceRate)
+
+	again := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "100", "--workers", "3")
+	assert.Equal(t, m.WinsA, again.WinsA, "results do not depend on the number of workers")
+	assert.Equal(t, m.DecisionsPerGame, again.DecisionsPerGame)
+	other := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "100", "--seed", "9")
+	assert.NotEqual(t, m.DecisionsPerGame, other.DecisionsPerGame, "another seed plays other games")
+}
+
+func TestEvalSeatsBalanced(t *testing.T) {
+	// Two copies of one agent: every pair of games shares its throws with
+	// the seats swapped, so the counts stay near even.
+	m := evalJSON(t, "--a", "random", "--b", "random", "--games", "7")
+	assert.Equal(t, 8, m.Games, "rounded up to a multiple of the seats")
+	three := evalJSON(t, "--rules", "players=3", "--a", "greedy", "--b", "random", "--games", "30")
+	assert.Equal(t, 30, three.Games)
+	assert.InDelta(t, 1.0/3, three.ChanceRate, 1e-12)
+	assert.Nil(t, three.Elo, "no Elo for more than two seats")
+	assert.Greater(t, three.WinRateA, three.ChanceRate, "greedy beats two random seats more often than chance")
+}
+
+func TestEvalRoundRobin(t *testing.T) {
+	for _, args := range [][]string{
+		{"--agents", "random;greedy;mc:3"},
+		{"--agents", "random,greedy,mc:3"},
+		{"--agents", "random", "--agents", "greedy;mc:3"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errs := runCmd(t, append([]string{"eval", "--games", "40", "--json", "--quiet"}, args...)...)
+			require.Equal(t, 0, code, errs)
+			var rep evalReport
+			require.NoError(t, json.Unmarshal([]byte(out), &rep))
+			require.Len(t, rep.Matches, 3)
+			require.Len(t, rep.Ranking, 3)
+			assert.Equal(t, 120, rep.Games)
+			assert.Equal(t, "random", rep.Ranking[2].Agent, "random ranks last")
+			assert.Equal(t, 0.0, rep.Ranking[2].Elo, "the first agent of the list is the anchor")
+			for _, r := range rep.Ranking {
+				assert.Equal(t, 80, r.Games)
+				if r.Agent != "random" {
+					assert.Greater(t, r.Elo, 50.0)
+				}
+			}
+		})
+	}
+	code, out, errs := runCmd(t, "eval", "--agents", "random;greedy", "--games", "20", "--quiet")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "ranking (Bradley-Terry Elo")
+}
+
+func TestEvalErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--a", "random"}, "give --a and --b"},
+		{[]string{"--a", "random", "--b", "random", "--agents", "greedy;random"}, "not both"},
+		{[]string{"--agents", "greedy"}, "at least two specs"},
+		{[]string{"--a", "random", "--b", "mcts:0"}, "count must be an integer"},
+		{[]string{"--a", "random", "--b", "alpha"}, `unknown agent "alpha"`},
+		{[]string{"--a", "random", "--b", "greedy", "--rules", "players=9"}, "players must be 2 to 4"},
+		{[]string{"--agents", "random;greedy", "--rules", "players=3"}, "needs two-seat rules"},
+		{[]string{"--a", "random", "--b", "greedy", "--games", "0"}, "--games must be"},
+		{[]string{"--a", "random", "--b", "greedy", "--workers", "0"}, "--workers must be"},
+		{[]string{"--a", "random", "--b", "greedy", "extra"}, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			code, _, errs := runCmd(t, append([]string{"eval", "--quiet"}, tt.args...)...)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, errs, tt.msg)
+		})
+	}
+}
+
+func TestWilsonAndElo(t *testing.T) {
+	tests := []struct {
+		wins, n int
+		lo, hi  float64
+	}{
+		{50, 100, 0.40383, 0.59617},
+		{0, 10, 0, 0.27753},
+		{10, 10, 0.72247, 1},
+		{1718, 2000, 0.84307, 0.87357},
+	}
+	for _, tt := range tests {
+		lo, hi := wilson(tt.wins, tt.n, 1.959964)
+		assert.InDelta(t, tt.lo, lo, 1e-4, "%d/%d", tt.wins, tt.n)
+		assert.InDelta(t, tt.hi, hi, 1e-4, "%d/%d", tt.wins, tt.n)
+	}
+	assert.InDelta(t, 0, eloDiff(0.5), 1e-12)
+	assert.InDelta(t, 190.85, eloDiff(0.75), 0.01)
+	assert.InDelta(t, -190.85, eloDiff(0.25), 0.01)
+	assert.Nil(t, finite(eloDiff(1)))
+	assert.Nil(t, finite(eloDiff(0)))
+}
+
+func TestRankAgents(t *testing.T) {
+	specs := []string{"a", "b", "c"}
+	pairs := [][2]int{{0, 1}, {0, 2}, {1, 2}}
+	matches := []evalMatch{
+		{Games: 100, WinsA: 25, WinsB: 75},
+		{Games: 100, WinsA: 10, WinsB: 90},
+		{Games: 100, WinsA: 25, WinsB: 75},
+	}
+	r := rankAgents(specs, pairs, matches)
+	require.Len(t, r, 3)
+	assert.Equal(t, []string{"c", "b", "a"}, []string{r[0].Agent, r[1].Agent, r[2].Agent})
+	assert.Equal(t, 0.0, r[2].Elo, "the first agent of the list is the anchor")
+	assert.InDelta(t, 0.825, r[0].WinRate, 1e-12)
+	assert.Greater(t, r[1].Elo, 100.0)
+	assert.Greater(t, r[0].Elo-r[1].Elo, 100.0)
+}
+
+func TestMixSeed(t *testing.T) {
+	seen := map[uint64]bool{}
+	for g := uint64(0); g < 1000; g++ {
+		for k := uint64(0); k < 3; k++ {
+			s := mixSeed(1, k, g)
+			assert.False(t, seen[s], "seed collision")
+			seen[s] = true
+		}
+	}
+	assert.Equal(t, mixSeed(5, 1, 2), mixSeed(5, 1, 2))
+	assert.NotEqual(t, mixSeed(5, 1, 2), mixSeed(5, 2, 1))
+}

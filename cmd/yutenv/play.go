@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+func init() {
+	commands["play"] = command{summary: "play against a baseline agent in the terminal", run: runPlay}
+}
+
+// playStdin is where play reads the player's moves (a variable so tests
+// can drive a game).
+var playStdin io.Reader = os.Stdin
+
+// errQuit ends a game the player left.
+var errQuit = errors.New("quit")
+
+const playArgs = `[--opponent SPEC] [--seat N] [--seed N] [--rules R]
+
+Plays one game against baseline agents: you take --seat, the agent (e.g.
+random, greedy, mc:100, mcts:400) every other seat. The board is drawn as
+text; at each decision the legal moves are listed in words and numbered.
+Type a move's number and Enter; "b" redraws the board, "h" explains the
+commands, "q" leaves.`
+
+func runPlay(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("play", playArgs, stderr)
+	opponent := fs.String("opponent", "mcts:400", "agent spec of every other seat")
+	seat := fs.Int("seat", 0, "your seat: 0 (A) to players-1")
+	seed := fs.Uint64("seed", 0, "seed of the game (throws and the agents); 0 picks one from the clock")
+	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	rules, err := env.ParseRules(*rulesSpec)
+	if err != nil {
+		return err
+	}
+	if *seat < 0 || *seat >= rules.Players {
+		return fmt.Errorf("--seat must be 0..%d for %d players, got %d", rules.Players-1, rules.Players, *seat)
+	}
+	sd := *seed
+	if !fs.Changed("seed") || sd == 0 {
+		sd = clockSeed()
+	}
+	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, names: make([]string, rules.Players)}
+	p.agents = make([]agent.Agent, rules.Players)
+	for i := range p.agents {
+		if i == *seat {
+			p.names[i] = "you"
+			continue
+		}
+		a, err := agent.New(*opponent, mixSeed(sd, 1, uint64(i)))
+		if err != nil {
+			return err
+		}
+		p.agents[i] = a
+		p.names[i] = a.Name()
+	}
+	s, err := env.New(rules, sd, env.AnySeat)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Yut Nori, rules %s, seed %d. You are seat %d (%s).\n", rules, sd, *seat, env.SeatGlyph(*seat))
+	for i, n := range p.names {
+		if i != *seat {
+			fmt.Fprintf(stdout, "Seat %d (%s): %s\n", i, env.SeatGlyph(i), n)
+		}
+	}
+	fmt.Fprintf(stdout, "Seat %d (%s) starts. Type a move's number; h for help, q to quit.\n\n", s.ToMove(), env.SeatGlyph(s.ToMove()))
+	err = p.play(&s)
+	if errors.Is(err, errQuit) {
+		fmt.Fprintln(stdout, "You left the game.")
+		return nil
+	}
+	return err
+}
+
+// clockSeed is a seed for a game nobody asked to reproduce.
+func clockSeed() uint64 {
+	var b [8]byte
+	if f, err := os.Open("/dev/urandom"); err == nil {
+		_, _ = io.ReadFull(f, b[:])
+		f.Close()
+	}
+	s := uint64(0)
+	for _, x := range b {
+		s = s<<8 | uint64(x)
+	}
+	if s == 0 {
+		s = 1
+	}
+	return s
+}
+
+// playSession is one terminal game.
+type playSession struct {
+	in     *bufio.Scanner
+	out    io.Writer
+	me     int
+	names  []string
+	agents []agent.Agent
+}
+
+// who names a seat for the narration.
+func (p *playSession) who(seat int) string {
+	if seat == p.me {
+		return "You"
+	}
+	return fmt.Sprintf("%s (%s)", p.names[seat], env.SeatGlyph(seat))
+}
+
+func (p *playSession) play(s *env.State) error {
+	var buf [env.NumActions]env.Action
+	for !s.IsOver() {
+		if s.IsChance() {
+			ev, err := s.SampleThrow()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(p.out, p.explainThrow(ev))
+			continue
+		}
+		seat := s.ToMove()
+		var a env.Action
+		if seat == p.me {
+			legal := s.LegalActions(buf[:0])
+			if len(legal) == 1 {
+				a = legal[0]
+				fmt.Fprint(p.out, "(your only move) ")
+			} else {
+				var err error
+				if a, err = p.ask(s, legal); err != nil {
+					return err
+				}
+			}
+		} else {
+			var err error
+			if a, err = p.agents[seat].Act(s); err != nil {
+				return err
+			}
+		}
+		desc := obs.Describe(s, a)
+		ev, err := s.Apply(a)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(p.out, "%s: %s.%s\n", p.who(seat), desc, p.explainMove(ev))
+	}
+	fmt.Fprintln(p.out)
+	fmt.Fprint(p.out, s.Render())
+	if w := s.Winner(); w == p.me {
+		fmt.Fprintf(p.out, "You win after %d decisions!\n", s.Decisions())
+	} else {
+		fmt.Fprintf(p.out, "%s wins after %d decisions.\n", p.who(w), s.Decisions())
+	}
+	return nil
+}
+
+// ask shows the board and the numbered moves and reads the player's choice.
+func (p *playSession) ask(s *env.State, legal []env.Action) (env.Action, error) {
+	fmt.Fprintln(p.out)
+	fmt.Fprint(p.out, s.Render())
+	p.listMoves(s, legal)
+	for {
+		fmt.Fprintf(p.out, "Your move [1-%d]: ", len(legal))
+		if !p.in.Scan() {
+			if err := p.in.Err(); err != nil {
+				return 0, err
+			}
+			fmt.Fprintln(p.out)
+			return 0, fmt.Errorf("input ended before the game did")
+		}
+		line := strings.TrimSpace(strings.ToLower(p.in.Text()))
+		switch line {
+		case "q", "quit", "exit":
+			return 0, errQuit
+		case "b", "board":
+			fmt.Fprint(p.out, s.Render())
+			p.listMoves(s, legal)
+			continue
+		case "h", "help", "?":
+			fmt.Fprintln(p.out, "Type the number of a move and Enter. b: board and moves again, q: quit.")
+			fmt.Fprintln(p.out, "Stacks are shown as a seat letter and a height (A2 = two pieces of seat A); stations as in the key.")
+			continue
+		case "":
+			continue
+		}
+		n, err := strconv.Atoi(line)
+		if err != nil || n < 1 || n > len(legal) {
+			fmt.Fprintf(p.out, "%q is not a move: type a number from 1 to %d (h for help).\n", line, len(legal))
+			continue
+		}
+		return legal[n-1], nil
+	}
+}
+
+func (p *playSession) listMoves(s *env.State, legal []env.Action) {
+	fmt.Fprintln(p.out, "Your moves:")
+	for i, a := range legal {
+		fmt.Fprintf(p.out, "  %2d) %s\n", i+1, obs.Describe(s, a))
+	}
+}
+
+// explainThrow narrates a throw.
+func (p *playSession) explainThrow(ev env.Event) string {
+	seat := int(ev.Seat)
+	var b strings.Builder
+	if seat == p.me {
+		fmt.Fprintf(&b, "You throw %s (%s)", ev.Throw, stepsText(ev.Throw))
+	} else {
+		fmt.Fprintf(&b, "%s throws %s (%s)", p.who(seat), ev.Throw, stepsText(ev.Throw))
+	}
+	switch {
+	case ev.BonusThrow:
+		fmt.Fprintf(&b, ": %s earns another throw", ev.Throw)
+	case ev.TurnEnded:
+		fmt.Fprintf(&b, ": no result has a legal use, %d discarded; %s", ev.Discarded, p.next(int(ev.NextSeat)))
+	}
+	b.WriteByte('.')
+	return b.String()
+}
+
+// explainMove narrates what a move did beyond its description.
+func (p *playSession) explainMove(ev env.Event) string {
+	var parts []string
+	if ev.Captured > 0 {
+		victim := int(ev.CapturedSeat)
+		owner := p.who(victim) + "'s"
+		if victim == p.me {
+			owner = "your"
+		}
+		parts = append(parts, fmt.Sprintf("Captured %d of %s pieces: back to hand", ev.Captured, owner))
+	}
+	if ev.Finished > 0 {
+		parts = append(parts, fmt.Sprintf("%d piece(s) finished", ev.Finished))
+	}
+	if ev.BonusThrow && ev.Captured > 0 {
+		parts = append(parts, "Capture bonus: another throw")
+	}
+	if ev.Discarded > 0 && !ev.GameOver {
+		parts = append(parts, fmt.Sprintf("%d result(s) left with no legal use, discarded", ev.Discarded))
+	}
+	if ev.GameOver {
+		parts = append(parts, "Game over")
+	} else if ev.TurnEnded {
+		parts = append(parts, p.next(int(ev.NextSeat)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, ". ") + "."
+}
+
+// next says whose turn it is.
+func (p *playSession) next(seat int) string {
+	if seat == p.me {
+		return "Your turn"
+	}
+	return p.who(seat) + " to play"
+}
+
+func stepsText(t env.Throw) string {
+	switch t.Steps() {
+	case -1:
+		return "1 step back"
+	case 1:
+		return "1 step"
+	}
+	return fmt.Sprintf("%d steps", t.Steps())
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+func TestReplay(t *testing.T) {
+	path, recs := writeRecords(t, t.TempDir(), 3)
+
+	t.Run("json lines reproduce the game", func(t *testing.T) {
+		code, out, stderr := runCmd(t, "replay", path, "--game", "1", "--format", "json")
+		require.Equal(t, 0, code, stderr)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Len(t, lines, len(recs[1].Steps)+1, "one line for the start and one per step")
+		var last env.LineJSON
+		require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
+		assert.Equal(t, "over", last.State.Phase)
+		assert.Equal(t, recs[1].Result.Winner, last.State.Winner)
+	})
+	t.Run("text shows boards", func(t *testing.T) {
+		code, out, _ := runCmd(t, "replay", path)
+		require.Equal(t, 0, code)
+		assert.Contains(t, out, "== start")
+		assert.Contains(t, out, "game over")
+	})
+	t.Run("check every game", func(t *testing.T) {
+		code, out, _ := runCmd(t, "replay", "--check", "--game", "-1", path)
+		require.Equal(t, 0, code)
+		assert.Equal(t, 3, strings.Count(out, ": ok,"))
+		assert.Contains(t, out, "game 2: ok")
+	})
+}
+
+func TestReplayBadInput(t *testing.T) {
+	dir := t.TempDir()
+	path, recs := writeRecords(t, dir, 1)
+	rec := *recs[0]
+	// Make one action illegal: the error must name its step.
+	steps := append([]env.Step(nil), rec.Steps...)
+	for i, st := range steps {
+		if st.Action != nil {
+			bad := 179
+			steps[i].Action = &bad
+			rec.Steps = steps
+			rec.Result = nil
+			break
+		}
+	}
+	var b bytes.Buffer
+	_, err := rec.WriteTo(&b)
+	require.NoError(t, err)
+	illegal := filepath.Join(dir, "illegal.jsonl")
+	require.NoError(t, os.WriteFile(illegal, b.Bytes(), 0o644))
+	garbage := filepath.Join(dir, "garbage.jsonl")
+	require.NoError(t, os.WriteFile(garbage, []byte("{\"format\":\"yutenv-record\",\"version\":1,\n"), 0o644))
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"replay", filepath.Join(dir, "nope")}, "no such file"},
+		{"illegal action named by step", []string{"replay", illegal}, "record step"},
+		{"malformed json", []string{"replay", garbage}, "line 1"},
+		{"game out of range", []string{"replay", path, "--game", "5"}, "out of range"},
+		{"bad format", []string{"replay", path, "--format", "xml"}, "--format"},
+		{"bad flag", []string{"replay", path, "--nope"}, "unknown flag"},
+		{"no file", []string{"replay"}, "Usage"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCmd(t, tc.args...)
+			assert.NotEqual(t, 0, code)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+func TestBench(t *testing.T) {
+	code, out, stderr := runCmd(t, "bench", "--time", "200ms", "--json")
+	require.Equal(t, 0, code, stderr)
+	var res benchResult
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Positive(t, res.Games)
+	assert.Positive(t, res.GamesPerSec)
+	assert.InDelta(t, float64(res.Decisions)/float64(res.Games), res.DecisionsPerGame, 1e-9)
+	assert.Equal(t, "standard", res.Rules)
+
+	code, out, _ = runCmd(t, "bench", "--time", "100ms", "--rules", "players=3", "--workers", "2")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "games/s per core")
+	assert.Contains(t, out, "players=3")
+
+	for _, bad := range [][]string{{"--workers", "0"}, {"--rules", "players=9"}, {"--time", "-1s"}} {
+		code, _, stderr := runCmd(t, append([]string{"bench"}, bad...)...)
+		assert.NotEqual(t, 0, code, bad)
+		assert.NotEmpty(t, stderr)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	code, out, _ := runCmd(t, "help")
+	assert.Equal(t, 0, code)
+	for _, c := range []string{"bench", "replay", "serve"} {
+		assert.Contains(t, out, c)
+	}
+	code, _, stderr := runCmd(t, "frobnicate")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "unknown command")
+}

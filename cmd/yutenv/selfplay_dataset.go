@@ -1,0 +1,444 @@
+package main
+
+import (
+	"archive/zip"
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// Dataset format identifiers (docs/DATASETS.md).
+const (
+	datasetFormat   = "yutenv-dataset"
+	datasetVersion  = 1
+	manifestName    = "manifest.json"
+	maxManifestSize = 256 << 20
+)
+
+// dsManifest is the dataset's manifest.json: how it was made and which shards
+// hold it. It is rewritten atomically after every shard.
+type dsManifest struct {
+	Format   string `json:"format"`
+	Version  int    `json:"version"`
+	Software string `json:"software"`
+	// Rules is the rules object of docs/FORMATS.md; RulesText its key=value form.
+	Rules     env.Rules `json:"rules"`
+	RulesText string    `json:"rules_text"`
+	// Agents is the canonical spec of every seat's agent.
+	Agents []string `json:"agents"`
+	// Tier is the observation tier; ObsSize the length of one observation
+	// and ObsParts its layout (docs/OBSERVATIONS.md).
+	Tier     string   `json:"tier"`
+	ObsSize  int      `json:"obs_size"`
+	ObsParts []dsPart `json:"obs_parts"`
+	// Seed is the run's seed: game g's throws use mixSeed(seed, 0, g) and
+	// seat i's agent mixSeed(seed, 1, g, i).
+	Seed       uint64 `json:"seed"`
+	ShardGames int    `json:"shard_games"`
+	// GamesTarget is the number of games asked for; Games and Decisions
+	// count what the shards hold; Complete is Games >= GamesTarget.
+	GamesTarget int   `json:"games_target"`
+	Games       int   `json:"games"`
+	Decisions   int64 `json:"decisions"`
+	Complete    bool  `json:"complete"`
+	// Arrays lists every array of a shard: its name, numpy dtype and the
+	// shape of one row (the first axis, the decisions, is left out).
+	Arrays  []dsArray `json:"arrays"`
+	Shards  []dsShard `json:"shards"`
+	Created string    `json:"created"`
+	Updated string    `json:"updated"`
+}
+
+// dsPart is one named slice of the observation.
+type dsPart struct {
+	Name   string `json:"name"`
+	Offset int    `json:"offset"`
+	Shape  []int  `json:"shape"`
+}
+
+// dsArray describes one array of every shard.
+type dsArray struct {
+	Name  string `json:"name"`
+	Dtype string `json:"dtype"`
+	Shape []int  `json:"shape"`
+}
+
+// dsShard is one shard: its files, games and checksums.
+type dsShard struct {
+	File          string `json:"file"`
+	Records       string `json:"records"`
+	FirstGame     int    `json:"first_game"`
+	Games         int    `json:"games"`
+	Decisions     int    `json:"decisions"`
+	Bytes         int64  `json:"bytes"`
+	SHA256        string `json:"sha256"`
+	RecordsBytes  int64  `json:"records_bytes"`
+	RecordsSHA256 string `json:"records_sha256"`
+}
+
+// datasetArrays is the array list of a dataset whose observations have obsSize values.
+func datasetArrays(obsSize int) []dsArray {
+	return []dsArray{
+		{"obs", "<f4", []int{obsSize}},
+		{"mask", "|u1", []int{env.NumActions}},
+		{"action", "<i4", []int{}},
+		{"policy", "<f4", []int{env.NumActions}},
+		{"value", "<f4", []int{}},
+		{"search_value", "<f4", []int{}},
+		{"seat", "|i1", []int{}},
+		{"game", "<i8", []int{}},
+		{"decision", "<i4", []int{}},
+	}
+}
+
+// dsOpen reads dir's manifest, checks it was made by the same run
+// (rules, agents, tier, seed) and tidies the directory, or starts a new
+// dataset in an empty or missing dir.
+func dsOpen(dir string, cfg selfplayConfig, games, shardGames int) (*dsManifest, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	sp := cfg.enc.Space()
+	want := dsManifest{
+		Format: datasetFormat, Version: datasetVersion, Software: "yutenv " + Version,
+		Rules: cfg.rules, RulesText: cfg.rules.String(), Agents: cfg.specs,
+		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.seed, ShardGames: shardGames,
+		Arrays: datasetArrays(sp.Size), Shards: []dsShard{},
+	}
+	for _, p := range sp.Parts {
+		want.ObsParts = append(want.ObsParts, dsPart{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
+	}
+	path := filepath.Join(dir, manifestName)
+	b, err := dsReadLimited(path, maxManifestSize)
+	switch {
+	case os.IsNotExist(err):
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), tmpSuffix) {
+				return nil, fmt.Errorf("%w: %s is not empty and holds no %s: give a new or empty directory", errDataset, dir, manifestName)
+			}
+		}
+		now := time.Now().UTC().Format(time.RFC3339)
+		want.Created, want.Updated, want.GamesTarget = now, now, games
+		if err := dsTidy(dir, &want); err != nil {
+			return nil, err
+		}
+		return &want, want.save(dir)
+	case err != nil:
+		return nil, err
+	}
+	var m dsManifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", errDataset, path, err)
+	}
+	if m.Format != datasetFormat {
+		return nil, fmt.Errorf("%w: %s: format %q, want %q", errDataset, path, m.Format, datasetFormat)
+	}
+	if m.Version != datasetVersion {
+		return nil, fmt.Errorf("%w: %s: version %d, this build writes %d", errDataset, path, m.Version, datasetVersion)
+	}
+	for _, c := range []struct {
+		what      string
+		have, now any
+	}{
+		{"rules", m.Rules, want.Rules},
+		{"agents", m.Agents, want.Agents},
+		{"tier", m.Tier, want.Tier},
+		{"obs_size", m.ObsSize, want.ObsSize},
+		{"seed", m.Seed, want.Seed},
+		{"arrays", m.Arrays, want.Arrays},
+	} {
+		if !reflect.DeepEqual(c.have, c.now) {
+			return nil, fmt.Errorf("%w: %s was made with %s %v, this run asks for %v: use the same flags to resume, or another --out",
+				errDataset, dir, c.what, c.have, c.now)
+		}
+	}
+	if m.ShardGames < 1 {
+		return nil, fmt.Errorf("%w: %s: shard_games %d", errDataset, path, m.ShardGames)
+	}
+	next := 0
+	for _, s := range m.Shards {
+		if s.FirstGame != next || s.Games < 1 {
+			return nil, fmt.Errorf("%w: %s: shard %s covers games %d..%d, expected to start at %d", errDataset, path, s.File, s.FirstGame, s.FirstGame+s.Games-1, next)
+		}
+		next += s.Games
+		for _, f := range []struct {
+			name string
+			size int64
+		}{{s.File, s.Bytes}, {s.Records, s.RecordsBytes}} {
+			if filepath.Base(f.name) != f.name || f.name == "" {
+				return nil, fmt.Errorf("%w: %s: bad file name %q", errDataset, path, f.name)
+			}
+			st, err := os.Stat(filepath.Join(dir, f.name))
+			if err != nil {
+				return nil, fmt.Errorf("%w: %s lists %s, which is missing: the dataset is damaged", errDataset, path, f.name)
+			}
+			if st.Size() != f.size {
+				return nil, fmt.Errorf("%w: %s is %d bytes, the dsManifest says %d: the dataset is damaged", errDataset, f.name, st.Size(), f.size)
+			}
+		}
+	}
+	if next != m.Games {
+		return nil, fmt.Errorf("%w: %s: shards hold %d games, games says %d", errDataset, path, next, m.Games)
+	}
+	if err := dsTidy(dir, &m); err != nil {
+		return nil, err
+	}
+	if games > m.GamesTarget || (games > m.Games && !m.Complete) {
+		m.GamesTarget = games
+		m.Complete = m.Games >= games
+		if err := m.save(dir); err != nil {
+			return nil, err
+		}
+	}
+	return &m, nil
+}
+
+// dsTidy removes what a killed run may leave: temporary files, and
+// shard files the dsManifest does not list (written just before the kill;
+// they will be written again, identically).
+func dsTidy(dir string, m *dsManifest) error {
+	listed := map[string]bool{manifestName: true}
+	for _, s := range m.Shards {
+		listed[s.File], listed[s.Records] = true, true
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		n := e.Name()
+		stray := strings.HasSuffix(n, tmpSuffix) ||
+			(strings.HasPrefix(n, "shard-") && (strings.HasSuffix(n, ".npz") || strings.HasSuffix(n, ".records.jsonl")) && !listed[n])
+		if stray && e.Type().IsRegular() {
+			if err := os.Remove(filepath.Join(dir, n)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func dsReadLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errDataset, path, limit)
+	}
+	return b, nil
+}
+
+// save writes the dsManifest atomically.
+func (m *dsManifest) save(dir string) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // keep dtypes such as "<f4" readable
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(m); err != nil {
+		return err
+	}
+	f, err := createAtomic(filepath.Join(dir, manifestName))
+	if err != nil {
+		return err
+	}
+	defer f.abort()
+	if _, err := f.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return f.commit()
+}
+
+// dsShardHook, if not nil, runs between a shard's records and its arrays
+// (tests use it to kill a run at the worst moment).
+var dsShardHook func()
+
+// addShard writes the records and the arrays of games [first, first+len(recs))
+// and then the dsManifest that lists them, each atomically.
+func (m *dsManifest) addShard(dir string, first int, c *dsColumns, recs []*env.Record) error {
+	name := fmt.Sprintf("shard-%06d", len(m.Shards))
+	sh := dsShard{File: name + ".npz", Records: name + ".records.jsonl", FirstGame: first, Games: len(recs), Decisions: c.rows}
+	var err error
+	sh.RecordsBytes, sh.RecordsSHA256, err = dsWriteHashed(filepath.Join(dir, sh.Records), func(w io.Writer) error {
+		for _, r := range recs {
+			if _, err := r.WriteTo(w); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if dsShardHook != nil {
+		dsShardHook()
+	}
+	n := c.rows
+	sh.Bytes, sh.SHA256, err = dsWriteHashed(filepath.Join(dir, sh.File), func(w io.Writer) error {
+		return writeNPZ(w, []npyArray{
+			{"obs", "<f4", []int{n, c.obsSize}, c.obs},
+			{"mask", "|u1", []int{n, env.NumActions}, c.mask},
+			{"action", "<i4", []int{n}, c.action},
+			{"policy", "<f4", []int{n, env.NumActions}, c.policy},
+			{"value", "<f4", []int{n}, c.value},
+			{"search_value", "<f4", []int{n}, c.searchValue},
+			{"seat", "|i1", []int{n}, c.seat},
+			{"game", "<i8", []int{n}, c.game},
+			{"decision", "<i4", []int{n}, c.decision},
+		})
+	})
+	if err != nil {
+		return err
+	}
+	m.Shards = append(m.Shards, sh)
+	m.Games += sh.Games
+	m.Decisions += int64(sh.Decisions)
+	m.Complete = m.Games >= m.GamesTarget
+	m.Updated = time.Now().UTC().Format(time.RFC3339)
+	return m.save(dir)
+}
+
+// dsHashWriter counts and hashes what passes through it.
+type dsHashWriter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (hw *dsHashWriter) Write(p []byte) (int, error) {
+	n, err := hw.w.Write(p)
+	hw.h.Write(p[:n])
+	hw.n += int64(n)
+	return n, err
+}
+
+// dsWriteHashed writes path atomically with fill and returns its size and SHA-256.
+func dsWriteHashed(path string, fill func(io.Writer) error) (int64, string, error) {
+	f, err := createAtomic(path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.abort()
+	hw := &dsHashWriter{w: f, h: sha256.New()}
+	bw := bufio.NewWriterSize(hw, 1<<20)
+	if err := fill(bw); err != nil {
+		return 0, "", err
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, "", err
+	}
+	if err := f.commit(); err != nil {
+		return 0, "", err
+	}
+	return hw.n, hex.EncodeToString(hw.h.Sum(nil)), nil
+}
+
+// npyArray is one array of an .npz: name, numpy dtype, shape and data (a
+// slice of a fixed-size number type, written little-endian).
+type npyArray struct {
+	name  string
+	dtype string
+	shape []int
+	data  any
+}
+
+// writeNPZ writes arrays as an .npz archive (a zip of .npy files, deflated,
+// each with its CRC-32), which numpy.load reads. The bytes depend only on
+// the arrays: no timestamps.
+func writeNPZ(w io.Writer, arrays []npyArray) error {
+	zw := zip.NewWriter(w)
+	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(out, flate.BestSpeed)
+	})
+	for _, a := range arrays {
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: a.name + ".npy", Method: zip.Deflate})
+		if err != nil {
+			return err
+		}
+		if _, err := fw.Write(npyHeader(a.dtype, a.shape)); err != nil {
+			return err
+		}
+		if err := writeLE(fw, a.data); err != nil {
+			return fmt.Errorf("%s: %w", a.name, err)
+		}
+	}
+	return zw.Close()
+}
+
+// writeLE writes a numeric slice little-endian, in chunks to bound the
+// temporary buffer.
+func writeLE(w io.Writer, data any) error {
+	const chunk = 1 << 16
+	switch d := data.(type) {
+	case []uint8:
+		_, err := w.Write(d)
+		return err
+	case []int8:
+		return writeChunks(w, d, chunk)
+	case []int32:
+		return writeChunks(w, d, chunk)
+	case []int64:
+		return writeChunks(w, d, chunk)
+	case []float32:
+		return writeChunks(w, d, chunk)
+	}
+	return fmt.Errorf("cannot write %T", data)
+}
+
+func writeChunks[T int8 | int32 | int64 | float32](w io.Writer, d []T, chunk int) error {
+	for len(d) > 0 {
+		n := min(chunk, len(d))
+		if err := binary.Write(w, binary.LittleEndian, d[:n]); err != nil {
+			return err
+		}
+		d = d[n:]
+	}
+	return nil
+}
+
+// npyHeader returns the header of a version 1.0 .npy file: the magic, the
+// version, the header length and a Python dict literal padded with spaces
+// and a newline to a multiple of 64 bytes.
+func npyHeader(dtype string, shape []int) []byte {
+	dims := make([]string, len(shape))
+	for i, n := range shape {
+		dims[i] = fmt.Sprint(n)
+	}
+	sh := strings.Join(dims, ", ")
+	if len(shape) == 1 {
+		sh += ","
+	}
+	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': (%s), }", dtype, sh)
+	total := 10 + len(dict) + 1
+	pad := (64 - total%64) % 64
+	var b bytes.Buffer
+	b.WriteString("\x93NUMPY\x01\x00")
+	_ = binary.Write(&b, binary.LittleEndian, uint16(len(dict)+pad+1))
+	b.WriteString(dict)
+	b.WriteString(strings.Repeat(" ", pad))
+	b.WriteByte('\n')
+	return b.Bytes()
+}

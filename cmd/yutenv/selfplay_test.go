@@ -1,0 +1,402 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/obs"
+)
+
+func TestSelfplayRecords(t *testing.T) {
+	code, out, errs := runCmd(t, "selfplay", "--games", "5", "--seed", "4", "--quiet", "--workers", "1")
+	require.Equal(t, 0, code, errs)
+	recs, err := env.ReadRecords(strings.NewReader(out))
+	require.NoError(t, err)
+	require.Len(t, recs, 5)
+	for _, r := range recs {
+		assert.Equal(t, []string{"random", "random"}, r.Players)
+		require.NotNil(t, r.Result)
+		_, err := r.Replay(nil)
+		assert.NoError(t, err, "every record replays")
+	}
+	assert.NotEqual(t, recs[0].Seed, recs[1].Seed)
+
+	_, again, _ := runCmd(t, "selfplay", "--games", "5", "--seed", "4", "--quiet", "--workers", "3")
+	assert.Equal(t, out, again, "the same games in the same order whatever the workers")
+
+	path := filepath.Join(t.TempDir(), "games.jsonl")
+	code, _, errs = runCmd(t, "selfplay", "--games", "5", "--seed", "4", "--out", path, "--agents", "greedy;mc:2")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "games/s", "a progress bar on stderr")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	recs, err = env.ReadRecords(bytes.NewReader(b))
+	require.NoError(t, err)
+	require.Len(t, recs, 5)
+	assert.Equal(t, []string{"greedy", "mc:2"}, recs[0].Players)
+	_, err = os.Stat(path + tmpSuffix)
+	assert.True(t, os.IsNotExist(err), "no temporary file is left")
+}
+
+// npy is one array read back from a shard.
+type npy struct {
+	dtype string
+	shape []int
+	data  []byte
+}
+
+func (a npy) float32s() []float32 {
+	out := make([]float32, len(a.data)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(a.data[4*i:]))
+	}
+	return out
+}
+
+func (a npy) ints() []int {
+	size := map[string]int{"|i1": 1, "|u1": 1, "<i4": 4, "<i8": 8}[a.dtype]
+	out := make([]int, len(a.data)/size)
+	for i := range out {
+		switch size {
+		case 1:
+			if a.dtype == "|i1" {
+				out[i] = int(int8(a.data[i]))
+			} else {
+				out[i] = int(a.data[i])
+			}
+		case 4:
+			out[i] = int(int32(binary.LittleEndian.Uint32(a.data[4*i:])))
+		case 8:
+			out[i] = int(int64(binary.LittleEndian.Uint64(a.data[8*i:])))
+		}
+	}
+	return out
+}
+
+var npyDict = regexp.MustCompile(`^\{'descr': '([^']+)', 'fortran_order': False, 'shape': \(([0-9, ]*)\), \} *\n$`)
+
+// readNPZ reads an .npz written by writeNPZ, checking every CRC and header.
+func readNPZ(t *testing.T, path string) map[string]npy {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	require.NoError(t, err)
+	defer zr.Close()
+	out := map[string]npy{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		require.NoError(t, err)
+		b, err := io.ReadAll(rc) // checks the CRC-32
+		require.NoError(t, err)
+		require.NoError(t, rc.Close())
+		require.Equal(t, "\x93NUMPY\x01\x00", string(b[:8]))
+		hl := int(binary.LittleEndian.Uint16(b[8:10]))
+		require.Zero(t, (10+hl)%64, "the header is padded to 64 bytes")
+		m := npyDict.FindStringSubmatch(string(b[10 : 10+hl]))
+		require.NotNil(t, m, "header %q", b[10:10+hl])
+		var shape []int
+		for _, d := range strings.Split(m[2], ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				n, err := strconv.Atoi(d)
+				require.NoError(t, err)
+				shape = append(shape, n)
+			}
+		}
+		out[strings.TrimSuffix(f.Name, ".npy")] = npy{dtype: m[1], shape: shape, data: b[10+hl:]}
+	}
+	return out
+}
+
+func readManifest(t *testing.T, dir string) dsManifest {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	require.NoError(t, err)
+	var m dsManifest
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+func fileSHA(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+func selfplayDataset(t *testing.T, dir string, extra ...string) string {
+	t.Helper()
+	args := append([]string{"selfplay", "--agents", "mcts:8;greedy", "--tier", "compact", "--shard-games", "3", "--seed", "6", "--out", dir, "--quiet"}, extra...)
+	code, out, errs := runCmd(t, args...)
+	require.Equal(t, 0, code, errs)
+	return out
+}
+
+func TestSelfplayDataset(t *testing.T) {
+	dir := t.TempDir()
+	out := selfplayDataset(t, dir, "--games", "7")
+	assert.Contains(t, out, "7 games")
+	m := readManifest(t, dir)
+	assert.Equal(t, datasetFormat, m.Format)
+	assert.Equal(t, []string{"mcts:8", "greedy"}, m.Agents)
+	assert.Equal(t, "compact", m.Tier)
+	assert.Equal(t, 205, m.ObsSize)
+	assert.Equal(t, uint64(6), m.Seed)
+	assert.Equal(t, 7, m.Games)
+	assert.True(t, m.Complete)
+	assert.Equal(t, "yutenv "+Version, m.Software)
+	require.Len(t, m.Shards, 3)
+	assert.Equal(t, []int{3, 3, 1}, []int{m.Shards[0].Games, m.Shards[1].Games, m.Shards[2].Games})
+
+	total := 0
+	for _, sh := range m.Shards {
+		assert.Equal(t, sh.SHA256, fileSHA(t, filepath.Join(dir, sh.File)))
+		assert.Equal(t, sh.RecordsSHA256, fileSHA(t, filepath.Join(dir, sh.Records)))
+		arr := readNPZ(t, filepath.Join(dir, sh.File))
+		for _, spec := range m.Arrays {
+			a, ok := arr[spec.Name]
+			require.True(t, ok, spec.Name)
+			assert.Equal(t, spec.Dtype, a.dtype, spec.Name)
+			assert.Equal(t, append([]int{sh.Decisions}, spec.Shape...), a.shape, spec.Name)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, sh.Records))
+		require.NoError(t, err)
+		recs, err := env.ReadRecords(bytes.NewReader(b))
+		require.NoError(t, err)
+		require.Len(t, recs, sh.Games)
+
+		// Every row matches its game record: action, seat, decision index,
+		// mask, and value = the game's outcome for the mover.
+		actions, seats, games, decisions := arr["action"].ints(), arr["seat"].ints(), arr["game"].ints(), arr["decision"].ints()
+		values, policy, mask := arr["value"].float32s(), arr["policy"].float32s(), arr["mask"].ints()
+		row := 0
+		for gi, rec := range recs {
+			_, err := rec.Replay(func(step int, ev env.Event, s *env.State) error {
+				if step < 0 || ev.Kind != env.EventMove {
+					return nil
+				}
+				assert.Equal(t, sh.FirstGame+gi, games[row])
+				assert.Equal(t, int(ev.Action), actions[row])
+				assert.Equal(t, int(ev.Seat), seats[row])
+				assert.Equal(t, s.Decisions()-1, decisions[row])
+				assert.Equal(t, 1, mask[row*env.NumActions+actions[row]], "the action is in the mask")
+				sum := float32(0)
+				for _, p := range policy[row*env.NumActions : (row+1)*env.NumActions] {
+					sum += p
+				}
+				assert.InDelta(t, 1, sum, 1e-5)
+				winner := rec.Result.Winner
+				want := float32(-1)
+				if int(ev.Seat) == winner {
+					want = 1
+				}
+				assert.Equal(t, want, values[row])
+				row++
+				return nil
+			})
+			require.NoError(t, err)
+		}
+		assert.Equal(t, sh.Decisions, row)
+		total += row
+	}
+	assert.Equal(t, int64(total), m.Decisions)
+	out = selfplayDataset(t, dir, "--games", "7")
+	assert.Contains(t, out, "complete", "running again does nothing")
+}
+
+func TestSelfplayResume(t *testing.T) {
+	whole := t.TempDir()
+	selfplayDataset(t, whole, "--games", "8")
+
+	// A run killed after its first shard, with a half-written shard and a
+	// shard renamed into place just before the manifest was updated.
+	parts := t.TempDir()
+	selfplayDataset(t, parts, "--games", "3")
+	require.NoError(t, os.WriteFile(filepath.Join(parts, "shard-000001.npz"+tmpSuffix), []byte("half a shard"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(parts, "shard-000001.records.jsonl"), []byte("{}\n"), 0o644))
+	m := readManifest(t, parts)
+	assert.True(t, m.Complete)
+	assert.Equal(t, 3, m.Games)
+
+	code, out, errs := runCmd(t, "selfplay", "--agents", "mcts:8;greedy", "--tier", "compact", "--shard-games", "3", "--seed", "6", "--out", parts, "--games", "8", "--workers", "1")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, errs, "resuming after 3 games in 1 shards")
+	assert.Contains(t, out, "8 games")
+
+	a, b := readManifest(t, whole), readManifest(t, parts)
+	assert.Equal(t, a.Shards, b.Shards, "the resumed dataset is byte for byte the uninterrupted one")
+	assert.Equal(t, a.Decisions, b.Decisions)
+	entries, err := os.ReadDir(parts)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1+2*len(b.Shards), "no stray files are left")
+}
+
+func TestSelfplayDatasetRefuses(t *testing.T) {
+	dir := t.TempDir()
+	selfplayDataset(t, dir, "--games", "3")
+
+	code, _, errs := runCmd(t, "selfplay", "--agents", "greedy", "--tier", "compact", "--seed", "6", "--out", dir, "--games", "6", "--quiet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "was made with agents [mcts:8 greedy], this run asks for [greedy greedy]")
+
+	code, _, errs = runCmd(t, "selfplay", "--agents", "mcts:8;greedy", "--tier", "planes", "--seed", "6", "--out", dir, "--games", "6", "--quiet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "was made with tier compact")
+
+	require.NoError(t, os.Truncate(filepath.Join(dir, "shard-000000.npz"), 100))
+	code, _, errs = runCmd(t, "selfplay", "--agents", "mcts:8;greedy", "--tier", "compact", "--shard-games", "3", "--seed", "6", "--out", dir, "--games", "6", "--quiet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "shard-000000.npz is 100 bytes")
+	assert.Contains(t, errs, "damaged")
+
+	other := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644))
+	code, _, errs = runCmd(t, "selfplay", "--tier", "compact", "--out", other, "--quiet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "is not empty and holds no manifest.json")
+
+	require.NoError(t, os.WriteFile(filepath.Join(other, manifestName), []byte(`{"format":"yutenv-dataset","version":7}`), 0o644))
+	code, _, errs = runCmd(t, "selfplay", "--tier", "compact", "--out", other, "--quiet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "version 7")
+}
+
+func TestSelfplayErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--tier", "huge", "--out", "x"}, `"huge"`},
+		{[]string{"--tier", "compact"}, "give it with --out DIR"},
+		{[]string{"--agents", "random;random;random"}, "3 specs for 2 seats"},
+		{[]string{"--agents", "mcts:0"}, "count must be an integer"},
+		{[]string{"--games", "0"}, "--games must be"},
+		{[]string{"--shard-games", "0"}, "--shard-games must be"},
+		{[]string{"--rules", "players=1"}, "players must be"},
+		{[]string{"--out", "/nonexistent/dir/file.jsonl"}, "no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.msg, func(t *testing.T) {
+			code, _, errs := runCmd(t, append([]string{"selfplay", "--quiet"}, tt.args...)...)
+			assert.Equal(t, 1, code)
+			assert.Contains(t, errs, tt.msg)
+		})
+	}
+}
+
+func TestNpyHeader(t *testing.T) {
+	for _, shape := range [][]int{{0}, {7}, {12345, 2034}, {3, 4, 5}} {
+		h := npyHeader("<f4", shape)
+		assert.Zero(t, len(h)%64)
+		assert.Equal(t, byte('\n'), h[len(h)-1])
+		assert.Equal(t, len(h)-10, int(binary.LittleEndian.Uint16(h[8:10])))
+		assert.Regexp(t, npyDict, string(h[10:]))
+	}
+	assert.Contains(t, string(npyHeader("|u1", []int{7})), "'shape': (7,)")
+	assert.Contains(t, string(npyHeader("<f4", []int{2, 3})), "'shape': (2, 3)")
+}
+
+// TestSelfplayKilledChild is the child process of TestSelfplayKilled: it
+// runs a slow dataset run until its parent kills it.
+func TestSelfplayKilledChild(t *testing.T) {
+	dir := os.Getenv("YUTENV_KILL_CHILD_DIR")
+	if dir == "" {
+		t.Skip("only run by TestSelfplayKilled")
+	}
+	dsShardHook = func() { time.Sleep(40 * time.Millisecond) }
+	os.Exit(run(strings.Fields("selfplay --tier planes --shard-games 2 --games 60 --seed 2 --quiet --out "+dir), io.Discard, os.Stderr))
+}
+
+func TestSelfplayKilled(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSelfplayKilledChild$")
+	cmd.Env = append(os.Environ(), "YUTENV_KILL_CHILD_DIR="+dir)
+	require.NoError(t, cmd.Start())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, manifestName))
+		var m dsManifest
+		if err == nil && json.Unmarshal(b, &m) == nil && len(m.Shards) >= 2 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the child wrote no shards")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	killed := readManifest(t, dir)
+	require.False(t, killed.Complete, "the child was killed mid-run")
+	for _, sh := range killed.Shards {
+		readNPZ(t, filepath.Join(dir, sh.File)) // every listed shard is whole
+		assert.Equal(t, sh.SHA256, fileSHA(t, filepath.Join(dir, sh.File)))
+	}
+
+	code, _, errs := runCmd(t, strings.Fields("selfplay --tier planes --shard-games 2 --games 60 --seed 2 --quiet --out "+dir)...)
+	require.Equal(t, 0, code, errs)
+	whole := t.TempDir()
+	code, _, errs = runCmd(t, strings.Fields("selfplay --tier planes --shard-games 2 --games 60 --seed 2 --quiet --out "+whole)...)
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, readManifest(t, whole).Shards, readManifest(t, dir).Shards, "the resumed run equals an uninterrupted one")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1+2*30, "no stray files are left")
+}
+
+// FuzzDatasetManifest feeds arbitrary manifest.json bytes to the resume
+// path: it must refuse them with an error or accept them, never panic or
+// touch files outside the directory.
+func FuzzDatasetManifest(f *testing.F) {
+	dir := f.TempDir()
+	var errs bytes.Buffer
+	if code := run([]string{"selfplay", "--tier", "compact", "--games", "2", "--shard-games", "1", "--seed", "6", "--out", dir, "--quiet"}, io.Discard, &errs); code != 0 {
+		f.Fatalf("making the seed dataset: %s", errs.String())
+	}
+	good, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"format":"yutenv-dataset","version":1}`))
+	f.Add([]byte(`{"format":"yutenv-dataset","version":1,"shards":[{"file":"../x","first_game":0,"games":1}]}`))
+	f.Add([]byte(`[]`))
+	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+	if err != nil {
+		f.Fatal(err)
+	}
+	cfg := selfplayConfig{rules: env.Standard(), specs: []string{"random", "random"}, seed: 6, workers: 1, enc: enc}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := t.TempDir()
+		sub := filepath.Join(d, "ds")
+		require.NoError(t, os.Mkdir(sub, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "outside.npz"), []byte("keep"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, manifestName), b, 0o644))
+		m, err := dsOpen(sub, cfg, 0, 1) // games 0: no manifest rewrite, so no fsync per input
+		if err == nil {
+			// Accepted: it must be a dataset of this very run.
+			assert.Equal(t, datasetFormat, m.Format)
+			assert.Equal(t, cfg.specs, m.Agents)
+			assert.Equal(t, cfg.rules, m.Rules)
+			assert.Equal(t, "compact", m.Tier)
+			assert.Equal(t, cfg.seed, m.Seed)
+		}
+		_, statErr := os.Stat(filepath.Join(d, "outside.npz"))
+		assert.NoError(t, statErr, "files outside the dataset are never touched")
+	})
+}

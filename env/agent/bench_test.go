@@ -1,0 +1,114 @@
+package agent
+
+import (
+	"testing"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// benchPositions returns decision states from a few random games, so a
+// benchmark measures agents on typical positions, not only the opening.
+func benchPositions(b *testing.B, n int) []env.State {
+	b.Helper()
+	var out []env.State
+	r, _ := New("random", 1)
+	for seed := uint64(1); len(out) < n; seed++ {
+		s, err := env.New(env.Standard(), seed, env.AnySeat)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := 0; !s.IsOver() && len(out) < n; k++ {
+			s.Advance()
+			if s.IsOver() {
+				break
+			}
+			if k%7 == 3 && s.NumLegalActions() > 1 {
+				out = append(out, s)
+			}
+			a, err := r.Act(&s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Apply(a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkAgent measures one decision of each agent on typical positions
+// with two or more legal actions.
+func BenchmarkAgent(b *testing.B) {
+	pos := benchPositions(b, 64)
+	for _, spec := range []string{"random", "greedy", "mc:100", "mc:100,rollout=greedy", "mcts:400", "mcts:400,prior=none", "mcts:400,rollout=greedy", "mcts:400,workers=2"} {
+		b.Run(spec, func(b *testing.B) {
+			a, err := New(spec, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := a.Act(&pos[0]); err != nil { // warm the pools
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := a.Act(&pos[i%len(pos)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkRollout measures one simulated game from the start by each rollout policy.
+func BenchmarkRollout(b *testing.B) {
+	s0, err := env.New(env.Standard(), 1, env.AnySeat)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, pol := range []Rollout{RolloutRandom, RolloutGreedy} {
+		b.Run(pol.String(), func(b *testing.B) {
+			var p roller
+			p.policy = pol
+			p.r.seed(1, 1)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				s := s0
+				p.play(&s)
+			}
+		})
+	}
+}
+
+// BenchmarkGame measures whole games between two agents on one goroutine
+// (one core): the target is mc:100 against random in at most 20 ms.
+func BenchmarkGame(b *testing.B) {
+	for _, pair := range [][2]string{{"mc:100", "random"}, {"mcts:400", "mc:100"}, {"greedy", "random"}} {
+		b.Run(pair[0]+"_vs_"+pair[1], func(b *testing.B) {
+			x, err := New(pair[0], 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			y, err := New(pair[1], 2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			decisions := 0
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				seats := []Agent{x, y}
+				if i%2 == 1 {
+					seats = []Agent{y, x}
+				}
+				res, err := Game{Rules: env.Standard(), Seed: uint64(i / 2), Start: env.AnySeat, Seats: seats}.Play()
+				if err != nil {
+					b.Fatal(err)
+				}
+				decisions += res.Decisions
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/game")
+			b.ReportMetric(float64(decisions)/float64(b.N), "decisions/game")
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// ErrSeats is returned when a game is given the wrong number of agents.
+var ErrSeats = errors.New("wrong number of agents for the seats")
+
+// Game describes one game between agents: the rules, the game's seed (its
+// throws and, with Start = env.AnySeat, its first seat) and one agent per
+// seat. The same Game with freshly seeded agents plays the same game.
+type Game struct {
+	Rules env.Rules
+	Seed  uint64
+	Start int
+	// Seats holds the agent of each seat; one agent may sit in several seats.
+	Seats []Agent
+	// Record asks Play to keep the game record (every throw and action).
+	Record bool
+	// OnDecision, if not nil, is called at every decision with the state
+	// before the action, the action and the agent's statistics (whose
+	// Policy is only valid during the call). An error stops the game.
+	OnDecision func(s *env.State, a env.Action, st Stats) error
+}
+
+// Result is how a game went.
+type Result struct {
+	// Winner is the first seat to finish; Places the 1-based place of every
+	// seat (0 for seats not ranked when the game ended).
+	Winner int
+	Places []int
+	// Outcomes is every seat's outcome in [-1, 1] (env.State.Outcome).
+	Outcomes [env.MaxPlayers]float64
+	// Decisions counts all actions; SeatDecisions those of each seat.
+	Decisions     int
+	SeatDecisions [env.MaxPlayers]int
+	// SeatTime is the time each seat's agent spent choosing its actions.
+	SeatTime [env.MaxPlayers]time.Duration
+	// Record is the game record, when Game.Record was set.
+	Record *env.Record
+}
+
+// Play plays the game to its end. The throws come from the state's own
+// generator (env.State.SampleThrow), so two games with the same rules and
+// seed see the same throws for as long as their moves agree.
+func (g Game) Play() (Result, error) {
+	if len(g.Seats) != g.Rules.Players {
+		return Result{}, fmt.Errorf("%w: %d agents for %d seats", ErrSeats, len(g.Seats), g.Rules.Players)
+	}
+	s, err := env.New(g.Rules, g.Seed, g.Start)
+	if err != nil {
+		return Result{}, err
+	}
+	var res Result
+	if g.Record {
+		res.Record = env.NewRecord(g.Rules, g.Seed, g.Start)
+		res.Record.Players = make([]string, len(g.Seats))
+		for i, a := range g.Seats {
+			res.Record.Players[i] = a.Name()
+		}
+	}
+	for !s.IsOver() {
+		if s.IsChance() {
+			ev, err := s.SampleThrow()
+			if err != nil {
+				return res, err
+			}
+			if res.Record != nil {
+				res.Record.Add(ev, &s)
+			}
+			continue
+		}
+		seat := s.ToMove()
+		t0 := time.Now()
+		a, st, err := g.Seats[seat].ActStats(&s)
+		res.SeatTime[seat] += time.Since(t0)
+		if err != nil {
+			return res, fmt.Errorf("seat %d (%s): %w", seat, g.Seats[seat].Name(), err)
+		}
+		if g.OnDecision != nil {
+			if err := g.OnDecision(&s, a, st); err != nil {
+				return res, err
+			}
+		}
+		ev, err := s.Apply(a)
+		if err != nil {
+			return res, fmt.Errorf("seat %d (%s) chose %v: %w", seat, g.Seats[seat].Name(), a, err)
+		}
+		res.SeatDecisions[seat]++
+		if res.Record != nil {
+			res.Record.Add(ev, &s)
+		}
+	}
+	res.Winner = s.Winner()
+	res.Decisions = s.Decisions()
+	res.Places = make([]int, g.Rules.Players)
+	for i := range res.Places {
+		res.Places[i] = s.Place(i)
+		res.Outcomes[i] = s.Outcome(i)
+	}
+	return res, nil
+}

@@ -1,0 +1,340 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Rollout names the policy that plays a simulated game to its end.
+type Rollout uint8
+
+const (
+	// RolloutRandom plays uniformly random legal actions (fast).
+	RolloutRandom Rollout = iota
+	// RolloutGreedy plays the greedy agent's choice (slower, better informed).
+	RolloutGreedy
+)
+
+var rolloutNames = []string{"random", "greedy"}
+
+// String returns "random" or "greedy".
+func (r Rollout) String() string {
+	if int(r) < len(rolloutNames) {
+		return rolloutNames[r]
+	}
+	return fmt.Sprintf("Rollout(%d)", uint8(r))
+}
+
+// Prior names where the tree search gets its prior over actions.
+type Prior uint8
+
+const (
+	// PriorNone: plain UCT; every action is tried once before UCT scores apply.
+	PriorNone Prior = iota
+	// PriorGreedy: PUCT with priors softmax(greedy score / PriorTemp).
+	PriorGreedy
+)
+
+var priorNames = []string{"none", "greedy"}
+
+// String returns "none" or "greedy".
+func (p Prior) String() string {
+	if int(p) < len(priorNames) {
+		return priorNames[p]
+	}
+	return fmt.Sprintf("Prior(%d)", uint8(p))
+}
+
+// PriorTemp is the temperature of the greedy prior: an action scoring
+// PriorTemp more than another is e times as likely a priori.
+const PriorTemp = 8.0
+
+// Limits on spec values. They keep a spec that arrives from outside (a
+// client of the server, a flag) from asking for unbounded memory or time.
+const (
+	// MaxN bounds N: rollouts per action for mc, simulations per decision for mcts.
+	MaxN = 100_000
+	// MaxWorkers bounds the goroutines one decision may use.
+	MaxWorkers = 64
+	// MaxTime bounds the time budget per decision.
+	MaxTime = time.Minute
+	// MaxC bounds the exploration constant.
+	MaxC = 100.0
+	// MaxTemp bounds the move-selection temperature.
+	MaxTemp = 100.0
+)
+
+// Default values of the options.
+const (
+	// DefaultMCRollouts is N for "mc" without ":N".
+	DefaultMCRollouts = 100
+	// DefaultMCTSSimulations is N for "mcts" without ":N".
+	DefaultMCTSSimulations = 400
+	// DefaultPrior is the prior of "mcts": greedy (PUCT), which measured
+	// stronger than plain UCT at equal simulations (docs/BASELINES.md).
+	DefaultPrior = PriorGreedy
+	// DefaultC is the exploration constant for outcomes in [-1, 1] (UCT and
+	// PUCT), chosen by measurement: docs/BASELINES.md.
+	DefaultC = 2.5
+)
+
+// Spec is a parsed agent spec: which agent and its options. ParseSpec reads
+// the text form and String writes it back; both live only here, so the CLI,
+// the server and Python all mean the same thing by "mcts:400,c=2".
+type Spec struct {
+	// Name is the agent: "random", "greedy", "mc" or "mcts".
+	Name string
+	// N is the rollouts per legal action (mc) or simulations per decision
+	// (mcts); 0 for agents without a search.
+	N int
+	// Rollout is the policy that finishes simulated games (mc, mcts).
+	Rollout Rollout
+	// C is the exploration constant (mcts).
+	C float64
+	// Prior selects PUCT with greedy priors (greedy, the default) or plain
+	// UCT (none) (mcts).
+	Prior Prior
+	// Time caps the wall-clock time of one decision (mc, mcts); 0 means no
+	// cap. A capped search stops early and is no longer reproducible from
+	// its seed alone, since how far it gets depends on the machine.
+	Time time.Duration
+	// Workers is the number of goroutines that search one decision (mc,
+	// mcts): root parallelism for mcts (independent trees, merged visit
+	// counts), split rollouts for mc. N is the total over all workers.
+	Workers int
+	// Temp is the temperature of the final move choice (mcts): 0 plays the
+	// most visited action; T > 0 samples an action with probability
+	// proportional to visits^(1/T), for diverse self-play data.
+	Temp float64
+}
+
+// kindInfo says what an agent name accepts.
+type kindInfo struct {
+	defaultN int      // 0: the agent takes no N
+	keys     []string // accepted option keys
+}
+
+var kinds = map[string]kindInfo{
+	"random": {},
+	"greedy": {},
+	"mc":     {defaultN: DefaultMCRollouts, keys: []string{"rollout", "time", "workers"}},
+	"mcts":   {defaultN: DefaultMCTSSimulations, keys: []string{"rollout", "prior", "c", "time", "workers", "temp"}},
+}
+
+// kindNames lists the agent names of the spec grammar, sorted.
+func kindNames() []string {
+	out := make([]string, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
+
+// DefaultSpec returns the spec of agent name with every option at its default.
+func DefaultSpec(name string) (Spec, error) {
+	k, ok := kinds[name]
+	if !ok {
+		return Spec{}, fmt.Errorf("%w: unknown agent %q (known: %s)", ErrSpec, name, strings.Join(kindNames(), ", "))
+	}
+	sp := Spec{Name: name, N: k.defaultN}
+	if k.defaultN > 0 {
+		sp.C, sp.Workers = DefaultC, 1
+	}
+	if name == "mcts" {
+		sp.Prior = DefaultPrior
+	}
+	return sp, nil
+}
+
+// ParseSpec reads an agent spec:
+//
+//	spec = name [":" N] { "," key "=" value }
+//
+// name is random, greedy, mc or mcts. N (mc: rollouts per legal action,
+// default 100; mcts: simulations per decision, default 400) is 1..MaxN. The
+// keys, each at most once, are rollout (random or greedy), prior (greedy,
+// the default: PUCT; or none: plain UCT), c (exploration constant, default 2.5), time (a Go duration such as 50ms, 0 = no cap),
+// workers (1..MaxWorkers) and temp (0..MaxTemp); mc accepts rollout, time
+// and workers; random and greedy take nothing. Spaces around items are
+// ignored. Every error wraps ErrSpec and says what was expected.
+func ParseSpec(s string) (Spec, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Spec{}, fmt.Errorf("%w: empty spec (want one of %s, e.g. mcts:400)", ErrSpec, strings.Join(kindNames(), ", "))
+	}
+	items := strings.Split(s, ",")
+	head := strings.TrimSpace(items[0])
+	name, nText, hasN := strings.Cut(head, ":")
+	name = strings.TrimSpace(name)
+	sp, err := DefaultSpec(name)
+	if err != nil {
+		return Spec{}, err
+	}
+	info := kinds[name]
+	if hasN {
+		if info.defaultN == 0 {
+			return Spec{}, fmt.Errorf("%w: %q: %s takes no count", ErrSpec, s, name)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(nText))
+		if err != nil || n < 1 || n > MaxN {
+			return Spec{}, fmt.Errorf("%w: %q: count must be an integer 1..%d, got %q", ErrSpec, s, MaxN, strings.TrimSpace(nText))
+		}
+		sp.N = n
+	}
+	seen := map[string]bool{}
+	for _, item := range items[1:] {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" {
+			return Spec{}, fmt.Errorf("%w: %q: option %q is not key=value", ErrSpec, s, strings.TrimSpace(item))
+		}
+		if !contains(info.keys, k) {
+			if len(info.keys) == 0 {
+				return Spec{}, fmt.Errorf("%w: %q: %s takes no options", ErrSpec, s, name)
+			}
+			return Spec{}, fmt.Errorf("%w: %q: %s has no option %q (options: %s)", ErrSpec, s, name, k, strings.Join(info.keys, ", "))
+		}
+		if seen[k] {
+			return Spec{}, fmt.Errorf("%w: %q: option %q given twice", ErrSpec, s, k)
+		}
+		seen[k] = true
+		if err := sp.set(k, v); err != nil {
+			return Spec{}, fmt.Errorf("%w: %q: %v", ErrSpec, s, err)
+		}
+	}
+	return sp, nil
+}
+
+func (sp *Spec) set(k, v string) error {
+	switch k {
+	case "rollout":
+		for i, n := range rolloutNames {
+			if v == n {
+				sp.Rollout = Rollout(i)
+				return nil
+			}
+		}
+		return fmt.Errorf("rollout must be %s, got %q", strings.Join(rolloutNames, " or "), v)
+	case "prior":
+		for i, n := range priorNames {
+			if v == n {
+				sp.Prior = Prior(i)
+				return nil
+			}
+		}
+		return fmt.Errorf("prior must be %s, got %q", strings.Join(priorNames, " or "), v)
+	case "c":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > MaxC {
+			return fmt.Errorf("c must be a number 0..%g, got %q", MaxC, v)
+		}
+		sp.C = f
+	case "temp":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > MaxTemp {
+			return fmt.Errorf("temp must be a number 0..%g, got %q", MaxTemp, v)
+		}
+		sp.Temp = f
+	case "time":
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > MaxTime {
+			return fmt.Errorf("time must be a duration 0..%v such as 50ms, got %q", MaxTime, v)
+		}
+		sp.Time = d
+	case "workers":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxWorkers {
+			return fmt.Errorf("workers must be an integer 1..%d, got %q", MaxWorkers, v)
+		}
+		sp.Workers = n
+	}
+	return nil
+}
+
+// String writes the spec in its canonical form: the name, ":N" for agents
+// with a search, then the options that differ from their defaults in a
+// fixed order (rollout, prior, c, time, workers, temp). ParseSpec(sp.String())
+// gives sp back.
+func (sp Spec) String() string {
+	info, ok := kinds[sp.Name]
+	if !ok {
+		return sp.Name
+	}
+	if info.defaultN == 0 {
+		return sp.Name
+	}
+	var b strings.Builder
+	b.WriteString(sp.Name)
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(sp.N))
+	def, _ := DefaultSpec(sp.Name)
+	if sp.Rollout != def.Rollout {
+		b.WriteString(",rollout=" + sp.Rollout.String())
+	}
+	if contains(info.keys, "prior") && sp.Prior != def.Prior {
+		b.WriteString(",prior=" + sp.Prior.String())
+	}
+	if contains(info.keys, "c") && sp.C != def.C {
+		b.WriteString(",c=" + strconv.FormatFloat(sp.C, 'g', -1, 64))
+	}
+	if sp.Time != def.Time {
+		b.WriteString(",time=" + sp.Time.String())
+	}
+	if sp.Workers != def.Workers {
+		b.WriteString(",workers=" + strconv.Itoa(sp.Workers))
+	}
+	if contains(info.keys, "temp") && sp.Temp != def.Temp {
+		b.WriteString(",temp=" + strconv.FormatFloat(sp.Temp, 'g', -1, 64))
+	}
+	return b.String()
+}
+
+// SplitSpecs splits a list of agent specs, as given to --agents. Specs are
+// separated by ';' ("mcts:400,c=2;random"). A list without ';' may also
+// separate specs by commas, because an option always contains '=' and an
+// agent name never does: "mcts:400,c=2,random,greedy" is three specs, the
+// first with an option. Each spec is checked with ParseSpec; the returned
+// strings are the specs as written, trimmed.
+func SplitSpecs(list string) ([]string, error) {
+	var out []string
+	if strings.Contains(list, ";") {
+		for _, p := range strings.Split(list, ";") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	} else {
+		for _, p := range strings.Split(list, ",") {
+			p = strings.TrimSpace(p)
+			switch {
+			case p == "":
+			case strings.Contains(p, "=") && len(out) > 0:
+				out[len(out)-1] += "," + p
+			default:
+				out = append(out, p)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: empty agent list", ErrSpec)
+	}
+	for _, p := range out {
+		if _, err := ParseSpec(p); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,177 @@
+package agent
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseSpec(t *testing.T) {
+	mc := func(n int) Spec { return Spec{Name: "mc", N: n, C: DefaultC, Workers: 1} }
+	mcts := func(n int) Spec { return Spec{Name: "mcts", N: n, C: DefaultC, Workers: 1, Prior: PriorGreedy} }
+	tests := []struct {
+		in    string
+		want  Spec
+		canon string
+	}{
+		{"random", Spec{Name: "random"}, "random"},
+		{"  greedy ", Spec{Name: "greedy"}, "greedy"},
+		{"mc", mc(DefaultMCRollouts), "mc:100"},
+		{"mc:100", mc(100), "mc:100"},
+		{"mc:7,rollout=greedy", func() Spec { s := mc(7); s.Rollout = RolloutGreedy; return s }(), "mc:7,rollout=greedy"},
+		{"mc:50, workers = 3 ,time=1s", func() Spec { s := mc(50); s.Workers, s.Time = 3, time.Second; return s }(), "mc:50,time=1s,workers=3"},
+		{"mcts", mcts(DefaultMCTSSimulations), "mcts:400"},
+		{"mcts:400", mcts(400), "mcts:400"},
+		{"mcts:200,c=1.4,rollout=random,time=50ms,workers=2", func() Spec {
+			s := mcts(200)
+			s.C, s.Time, s.Workers = 1.4, 50*time.Millisecond, 2
+			return s
+		}(), "mcts:200,c=1.4,time=50ms,workers=2"},
+		{"mcts:10,prior=none,temp=1,c=0", func() Spec {
+			s := mcts(10)
+			s.Prior, s.Temp, s.C = PriorNone, 1, 0
+			return s
+		}(), "mcts:10,prior=none,c=0,temp=1"},
+		{"mcts:10,prior=greedy", mcts(10), "mcts:10"},
+		{"mcts:100000", mcts(MaxN), "mcts:100000"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := ParseSpec(tt.in)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.canon, got.String())
+			again, err := ParseSpec(got.String())
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "the canonical form parses back to the same spec")
+		})
+	}
+}
+
+func TestParseSpecErrors(t *testing.T) {
+	tests := []struct{ in, msg string }{
+		{"", "empty spec"},
+		{"alphazero", `unknown agent "alphazero"`},
+		{"random:5", "random takes no count"},
+		{"greedy,x=1", "greedy takes no options"},
+		{"random,", "is not key=value"},
+		{"mc:0", "count must be an integer 1..100000"},
+		{"mc:-3", "count must be an integer"},
+		{"mc:100001", "count must be an integer"},
+		{"mc:ten", "count must be an integer"},
+		{"mc:10,c=1", `mc has no option "c"`},
+		{"mc:10,temp=1", `mc has no option "temp"`},
+		{"mcts:10,depth=3", `mcts has no option "depth"`},
+		{"mcts:10,rollout=smart", "rollout must be random or greedy"},
+		{"mcts:10,prior=net", "prior must be none or greedy"},
+		{"mcts:10,c=-1", "c must be a number"},
+		{"mcts:10,c=NaN", "c must be a number"},
+		{"mcts:10,c=1e9", "c must be a number"},
+		{"mcts:10,time=5", "time must be a duration"},
+		{"mcts:10,time=-1s", "time must be a duration"},
+		{"mcts:10,time=2m", "time must be a duration"},
+		{"mcts:10,workers=0", "workers must be an integer 1..64"},
+		{"mcts:10,workers=65", "workers must be an integer"},
+		{"mcts:10,temp=-0.5", "temp must be a number"},
+		{"mcts:10,c=1,c=2", `option "c" given twice`},
+		{"mcts:10,=3", "is not key=value"},
+		{"mcts:10,workers", "is not key=value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := ParseSpec(tt.in)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, ErrSpec), "wraps ErrSpec: %v", err)
+			assert.Contains(t, err.Error(), tt.msg)
+			_, err = New(tt.in, 1)
+			assert.ErrorIs(t, err, ErrSpec, "New refuses it too")
+		})
+	}
+}
+
+func TestSplitSpecs(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{in: "mcts:400;random", want: []string{"mcts:400", "random"}},
+		{in: "mcts:200,c=1.4,workers=2; mc:100,rollout=greedy ;greedy;", want: []string{"mcts:200,c=1.4,workers=2", "mc:100,rollout=greedy", "greedy"}},
+		{in: "mcts:400,mcts:400", want: []string{"mcts:400", "mcts:400"}},
+		{in: "mcts:400,c=2,random,greedy", want: []string{"mcts:400,c=2", "random", "greedy"}},
+		{in: "random", want: []string{"random"}},
+		{in: " ; ; ", err: "empty agent list"},
+		{in: " , ", err: "empty agent list"},
+		{in: "mcts:400;bogus", err: `unknown agent "bogus"`},
+		{in: "mcts:400;c=2", err: `unknown agent "c=2"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := SplitSpecs(tt.in)
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, ErrSpec)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestNamesAndRegistry(t *testing.T) {
+	assert.Equal(t, []string{"greedy", "mc", "mcts", "random"}, Names())
+	for _, n := range Names() {
+		a, err := New(n, 1)
+		require.NoError(t, err, n)
+		sp, err := ParseSpec(n)
+		require.NoError(t, err)
+		assert.Equal(t, sp.String(), a.Name())
+		_, ok := a.(Reseeder)
+		assert.True(t, ok, "%s implements Reseeder", n)
+	}
+}
+
+// FuzzParseSpec checks that any string either fails with ErrSpec or parses
+// to a spec whose canonical form parses back to the same spec and builds an
+// agent, and that SplitSpecs only returns specs that parse.
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if list, err := SplitSpecs(s); err == nil {
+			for _, one := range list {
+				if _, err := ParseSpec(one); err != nil {
+					t.Fatalf("%q: SplitSpecs returned %q, which does not parse: %v", s, one, err)
+				}
+			}
+		} else if !errors.Is(err, ErrSpec) {
+			t.Fatalf("%q: SplitSpecs error does not wrap ErrSpec: %v", s, err)
+		}
+		sp, err := ParseSpec(s)
+		if err != nil {
+			if !errors.Is(err, ErrSpec) {
+				t.Fatalf("%q: error does not wrap ErrSpec: %v", s, err)
+			}
+			return
+		}
+		again, err := ParseSpec(sp.String())
+		if err != nil {
+			t.Fatalf("%q: canonical form %q does not parse: %v", s, sp.String(), err)
+		}
+		if again != sp {
+			t.Fatalf("%q: round trip %+v != %+v", s, again, sp)
+		}
+		if sp.N > 1000 || sp.Workers > 4 {
+			return // valid, but too big to build in a fuzz loop
+		}
+		if _, err := NewFromSpec(sp, 1); err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+	})
+}
