@@ -1,6 +1,6 @@
 module github.com/yutenv/yutenv
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/olekukonko/tablewriter v0.0.5
