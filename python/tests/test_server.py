@@ -111,6 +111,8 @@ def test_stopped_when_parent_is_sigkilled() -> None:
         if p.poll() is None:
             p.kill()
             p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
 
 
 def test_server_death_raises_with_log_lines() -> None:
@@ -204,6 +206,7 @@ def test_tcp_address() -> None:
         assert p.stdin is not None
         p.stdin.close()  # --exit-on-stdin-eof
         p.wait(10)
+        p.stdout.close()
 
 
 def test_bad_address() -> None:

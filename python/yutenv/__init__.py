@@ -21,8 +21,9 @@ from typing import Any, overload
 
 import gymnasium
 
-from . import pettingzoo
+from . import datasets, pettingzoo
 from .core import NUM_ACTIONS, Batch, Session
+from .evaluate import EvalResult, evaluate
 from .errors import (
     BadStateError,
     ClosedError,
@@ -49,6 +50,7 @@ ENV_ID = "yutenv/Yut-v0"
 
 __all__ = [
     "ENV_ID",
+    "EvalResult",
     "NUM_ACTIONS",
     "BadStateError",
     "Batch",
@@ -70,6 +72,8 @@ __all__ = [
     "YutEnvError",
     "YutVectorEnv",
     "binary_path",
+    "datasets",
+    "evaluate",
     "make",
     "pettingzoo",
 ]

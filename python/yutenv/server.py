@@ -131,10 +131,23 @@ def _stop_process(proc: subprocess.Popen[bytes], stdin: IO[bytes] | None, grace:
         pass
 
 
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Close our ends of a dead child's output pipes (the readers have seen EOF)."""
+    if proc.poll() is None:
+        return
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
+
+
 def _finalize(proc: subprocess.Popen[bytes], stdin: IO[bytes] | None, tmpdir: str, owner: int) -> None:
     if os.getpid() != owner:  # a forked child must not stop its parent's server
         return
     _stop_process(proc, stdin, grace=2.0)
+    _close_pipes(proc)
     shutil.rmtree(tmpdir, ignore_errors=True)
 
 

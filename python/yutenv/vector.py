@@ -126,6 +126,14 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
 
     # ---- Gymnasium VectorEnv API -----------------------------------------------------
 
+    def _add_info(self, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int) -> dict[str, Any]:
+        # Episode seeds are uniform over 2**64: Gymnasium's _add_info would build an int64
+        # array from the first seed and overflow on one >= 2**63, so make it uint64 first.
+        if "seed" in env_info and "seed" not in vector_infos:
+            vector_infos["seed"] = np.zeros(self.num_envs, dtype=np.uint64)
+            vector_infos["_seed"] = np.zeros(self.num_envs, dtype=np.bool_)
+        return super()._add_info(vector_infos, env_info, env_num)
+
     def reset(
         self,
         *,

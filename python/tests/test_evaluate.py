@@ -1,0 +1,138 @@
+"""yutenv.evaluate against real server-side baselines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+import numpy as np
+import pytest
+
+import yutenv
+from yutenv.evaluate import EvalResult, elo_diff, evaluate, wilson
+
+
+def first_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    return mask.argmax(axis=1)
+
+
+def random_policy(seed: int = 0):  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+
+    def act(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+
+    return act
+
+
+def check(r: EvalResult, games: int) -> None:
+    assert r.games == games
+    assert r.wins_a + r.wins_b == games
+    assert r.win_rate_a == pytest.approx(r.wins_a / games)
+    assert r.win_rate_a_low <= r.win_rate_a <= r.win_rate_a_high
+    assert r.decisions_per_game == pytest.approx(r.a_decisions_per_game + r.b_decisions_per_game)
+    assert r.a_decisions_per_game > 3 and r.b_decisions_per_game > 3
+    assert r.ms_per_decision_a > 0 and r.ms_per_decision_b > 0
+    assert sum(g for g, _ in r.per_seat.values()) == games
+    assert sum(w for _, w in r.per_seat.values()) == r.wins_a
+
+
+def test_weak_policy_loses_to_greedy(srv: yutenv.Server) -> None:
+    r = evaluate(first_legal, opponent="greedy", games=60, num_envs=8, server=srv, progress=False)
+    check(r, 60)
+    assert r.b == "greedy" and r.a == "first_legal"
+    assert r.per_seat == {0: (30, r.per_seat[0][1]), 1: (30, r.per_seat[1][1])}
+    assert r.win_rate_a < 0.4, "always playing the first legal move is weak"
+    assert r.elo_diff is not None and r.elo_diff < 0
+    assert r.mean_outcome_a == pytest.approx(2 * r.win_rate_a - 1), "two seats: outcomes are +1 or -1"
+    assert "95% Wilson" in str(r) and "first_legal" in str(r)
+    json.dumps(r.as_dict())
+
+
+def test_matches_the_cli(srv: yutenv.Server) -> None:
+    """A random Python policy against random scores what `yutenv eval` says random scores: about half."""
+    r = evaluate(random_policy(1), opponent="random", games=200, num_envs=16, server=srv, progress=False, name="pyrandom")
+    check(r, 200)
+    assert r.a == "pyrandom"
+    assert 0.35 < r.win_rate_a < 0.65
+    out = subprocess.run(
+        [str(yutenv.binary_path()), "eval", "--a", "random", "--b", "random", "--games", "200", "--json", "--quiet"],
+        check=True, capture_output=True, text=True, timeout=120,
+    ).stdout
+    cli = json.loads(out)
+    assert set(EvalResult.__dataclass_fields__) >= set(cli) - {"workers", "version", "seconds", "rules", "seed"}
+    assert cli["decisions_per_game"] == pytest.approx(r.decisions_per_game, rel=0.15)
+
+
+def test_reproducible(srv: yutenv.Server) -> None:
+    a = evaluate(first_legal, opponent="mc:3", games=20, num_envs=4, seed=7, server=srv, progress=False)
+    b = evaluate(first_legal, opponent="mc:3", games=20, num_envs=4, seed=7, server=srv, progress=False)
+    assert (a.wins_a, a.decisions_per_game) == (b.wins_a, b.decisions_per_game)
+
+
+def test_one_by_one_and_dict_observations(srv: yutenv.Server) -> None:
+    def one(obs: Any, mask: np.ndarray) -> int:
+        assert isinstance(obs, dict) and obs["observation"].ndim == 1 and mask.shape == (180,)
+        return int(np.flatnonzero(mask)[-1])
+
+    r = evaluate(one, opponent="random", games=10, num_envs=3, batched=False, obs_type="dict", server=srv, progress=False)
+    check(r, 10)
+
+
+class MaskedModel:
+    """Duck-types an sb3-contrib MaskablePPO: predict(obs, action_masks=..., deterministic=...)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
+                deterministic: bool = False, action_masks: np.ndarray | None = None) -> tuple[np.ndarray, None]:
+        assert action_masks is not None and deterministic
+        self.calls += 1
+        return action_masks.argmax(axis=1), None
+
+
+def test_sb3_style_model(srv: yutenv.Server) -> None:
+    m = MaskedModel()
+    r = evaluate(m, opponent="random", games=10, num_envs=5, server=srv, progress=False)
+    check(r, 10)
+    assert r.a == "MaskedModel" and m.calls > 0
+
+
+def test_three_seats(srv: yutenv.Server) -> None:
+    r = evaluate(first_legal, opponent="random", games=10, rules="players=3", num_envs=4, server=srv, progress=False)
+    assert r.games == 12, "rounded up to a multiple of the seats"
+    assert set(r.per_seat) == {0, 1, 2}
+    assert r.chance_rate == pytest.approx(1 / 3) and r.elo_diff is None
+    check(r, 12)
+
+
+def test_progress_bar(srv: yutenv.Server, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("tqdm")
+    evaluate(first_legal, opponent="random", games=4, num_envs=2, server=srv, progress=True)
+    assert "first_legal vs random" in capsys.readouterr().err
+
+
+def test_errors(srv: yutenv.Server) -> None:
+    def illegal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return (mask == 0).argmax(axis=1)
+
+    with pytest.raises(yutenv.IllegalActionError, match="which its mask forbids"):
+        evaluate(illegal, opponent="random", games=2, server=srv, progress=False)
+    with pytest.raises(yutenv.InvalidArgumentError):
+        evaluate(first_legal, opponent="alphazero", games=2, server=srv, progress=False)
+    with pytest.raises(ValueError, match="games must be at least 1"):
+        evaluate(first_legal, games=0)
+    with pytest.raises(TypeError, match="sets 'seat' itself"):
+        evaluate(first_legal, seat=1)
+    with pytest.raises(TypeError, match="policy must be a callable"):
+        evaluate(42, games=2, server=srv, progress=False)
+
+
+def test_wilson_and_elo() -> None:
+    lo, hi = wilson(50, 100)
+    assert lo == pytest.approx(0.40383, abs=1e-4) and hi == pytest.approx(0.59617, abs=1e-4)
+    assert wilson(0, 10)[0] == 0.0
+    assert elo_diff(0.75) == pytest.approx(190.85, abs=0.01)
+    assert elo_diff(1.0) is None and elo_diff(0.0) is None

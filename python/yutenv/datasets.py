@@ -1,0 +1,244 @@
+"""Read self-play datasets written by ``yutenv selfplay --tier T --out DIR``.
+
+A dataset is a directory with a ``manifest.json`` and ``.npz`` shards (one zip of
+``.npy`` arrays each), plus the game records of every shard as JSON lines. The format
+is documented in ``docs/DATASETS.md``; only numpy is needed to read it.
+
+>>> from yutenv import datasets
+>>> ds = datasets.load("data/mcts400")           # every shard, concatenated
+>>> ds.obs.shape, ds.policy.shape, ds.value.shape
+((52310, 2034), (52310, 180), (52310,))
+>>> for shard in datasets.iter_shards("data/mcts400"):   # one shard at a time
+...     train_on(shard.obs, shard.mask, shard.policy, shard.value)
+
+Every shard is checked against the manifest: its size and SHA-256, and the name,
+dtype and shape of every array; zip's CRC-32 protects each array too. A damaged,
+missing or mismatched shard raises :class:`DatasetError` naming the file and what
+is wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import YutEnvError
+
+FORMAT = "yutenv-dataset"
+VERSION = 1
+MANIFEST = "manifest.json"
+
+#: The arrays of every shard, in the order the manifest lists them.
+ARRAYS = ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision")
+
+__all__ = ["ARRAYS", "Dataset", "DatasetError", "Shard", "iter_shards", "load", "read_manifest"]
+
+
+class DatasetError(YutEnvError, ValueError):
+    """A dataset directory, manifest or shard is missing, damaged or inconsistent."""
+
+
+@dataclass
+class Shard:
+    """The arrays of one shard (or of a whole dataset, see :class:`Dataset`).
+
+    Row i is one decision: ``obs[i]`` (float32 [D], the tier's observation of the
+    seat to move), ``mask[i]`` (uint8 [180], legal actions), ``action[i]`` (int32,
+    the action played), ``policy[i]`` (float32 [180], the agent's search policy:
+    visit fractions for mcts, one-hot of the played action for other agents),
+    ``value[i]`` (float32, the game's final outcome for the seat to move, in
+    [-1, 1]), ``search_value[i]`` (float32, the agent's own estimate, 0 without a
+    search), ``seat[i]`` (int8), ``game[i]`` (int64, the game's index in the
+    dataset), ``decision[i]`` (int32, the decision's index within its game).
+    """
+
+    obs: npt.NDArray[np.float32]
+    mask: npt.NDArray[np.uint8]
+    action: npt.NDArray[np.int32]
+    policy: npt.NDArray[np.float32]
+    value: npt.NDArray[np.float32]
+    search_value: npt.NDArray[np.float32]
+    seat: npt.NDArray[np.int8]
+    game: npt.NDArray[np.int64]
+    decision: npt.NDArray[np.int32]
+    #: The shard's file name ("" for a whole dataset).
+    file: str = ""
+    #: The first game of the shard and how many games it holds.
+    first_game: int = 0
+    games: int = 0
+
+    def __len__(self) -> int:
+        return int(self.action.shape[0])
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in ARRAYS:
+            raise KeyError(name)
+        return getattr(self, name)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The arrays by name."""
+        return {name: getattr(self, name) for name in ARRAYS}
+
+
+@dataclass
+class Dataset(Shard):
+    """A whole dataset: the rows of every shard, concatenated, and the manifest."""
+
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and check ``DIR/manifest.json`` (format, version, arrays, shard list)."""
+    d = Path(path)
+    mp = d / MANIFEST
+    try:
+        text = mp.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if not d.exists():
+            raise DatasetError(f"{d}: no such dataset directory") from None
+        raise DatasetError(f"{d}: no {MANIFEST} (not a yutenv dataset, or written by an unfinished first shard)") from None
+    try:
+        m = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise DatasetError(f"{mp}: not valid JSON: {e}") from None
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        raise DatasetError(f"{mp}: format {m.get('format') if isinstance(m, dict) else None!r}, want {FORMAT!r}")
+    if m.get("version") != VERSION:
+        raise DatasetError(f"{mp}: version {m.get('version')!r}; this reader knows version {VERSION} (upgrade yutenv)")
+    for key, kind in (("arrays", list), ("shards", list), ("obs_size", int), ("tier", str), ("agents", list)):
+        if not isinstance(m.get(key), kind):
+            raise DatasetError(f"{mp}: field {key!r} is missing or not a {kind.__name__}")
+    names = [a.get("name") for a in m["arrays"] if isinstance(a, dict)]
+    if tuple(names) != ARRAYS:
+        raise DatasetError(f"{mp}: arrays {names}, this reader expects {list(ARRAYS)}")
+    nxt = 0
+    for s in m["shards"]:
+        if not isinstance(s, dict):
+            raise DatasetError(f"{mp}: a shard entry is not an object")
+        for key in ("file", "records", "sha256"):
+            v = s.get(key)
+            if not isinstance(v, str) or not v or os.path.basename(v) != v:
+                raise DatasetError(f"{mp}: shard field {key!r} is {v!r}, want a plain file name")
+        for key in ("first_game", "games", "decisions", "bytes"):
+            if not isinstance(s.get(key), int) or s[key] < 0:
+                raise DatasetError(f"{mp}: shard {s['file']}: field {key!r} is {s.get(key)!r}")
+        if s["first_game"] != nxt:
+            raise DatasetError(f"{mp}: shard {s['file']} starts at game {s['first_game']}, expected {nxt}")
+        nxt += s["games"]
+    return m
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_shard(d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify: bool, names: Sequence[str]) -> dict[str, np.ndarray]:
+    p = d / entry["file"]
+    try:
+        size = p.stat().st_size
+    except FileNotFoundError:
+        raise DatasetError(f"{p}: listed in the manifest but missing") from None
+    if size != entry["bytes"]:
+        raise DatasetError(f"{p}: {size} bytes, the manifest says {entry['bytes']} (truncated or replaced)")
+    if verify:
+        got = _sha256(p)
+        if got != entry["sha256"]:
+            raise DatasetError(f"{p}: SHA-256 {got} does not match the manifest's {entry['sha256']} (damaged)")
+    specs = {a["name"]: a for a in m["arrays"]}
+    n = entry["decisions"]
+    out: dict[str, np.ndarray] = {}
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            missing = [name for name in names if name + ".npy" not in z.zip.namelist()]
+            if missing:
+                raise DatasetError(f"{p}: arrays {missing} are missing")
+            for name in names:
+                a = z[name]  # zipfile checks the CRC-32 as it reads
+                spec = specs[name]
+                want_shape = (n, *spec["shape"])
+                if a.dtype != np.dtype(spec["dtype"]) or a.shape != want_shape:
+                    raise DatasetError(
+                        f"{p}: {name} is {a.dtype.str} {a.shape}, the manifest says {spec['dtype']} {want_shape}"
+                    )
+                out[name] = a
+    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError) as e:
+        if isinstance(e, DatasetError):
+            raise
+        raise DatasetError(f"{p}: cannot read the shard: {e}") from e
+    return out
+
+
+def iter_shards(
+    path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[str] | None = None
+) -> Iterator[Shard]:
+    """Yield the dataset's shards one at a time, in game order, each checked.
+
+    ``verify`` also compares every shard's SHA-256 with the manifest (the size,
+    the arrays' shapes and dtypes and zip's CRC-32 are always checked).
+    ``arrays`` limits which arrays are read (the others are empty arrays).
+    """
+    d = Path(path)
+    m = read_manifest(d)
+    names = _names(arrays)
+    for entry in m["shards"]:
+        got = _read_shard(d, m, entry, verify, names)
+        yield Shard(**_fill(got, m), file=entry["file"], first_game=entry["first_game"], games=entry["games"])
+
+
+def load(path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[str] | None = None) -> Dataset:
+    """Read a whole dataset into memory: every shard's rows, concatenated in game order.
+
+    Returns a :class:`Dataset` whose arrays are named as in :class:`Shard` and whose
+    ``manifest`` is the parsed ``manifest.json`` (rules, agents, tier, seed, counts,
+    ``complete``). A dataset still being written (``complete`` false) loads the shards
+    finished so far. For data larger than memory use :func:`iter_shards`.
+    """
+    d = Path(path)
+    m = read_manifest(d)
+    names = _names(arrays)
+    parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    for entry in m["shards"]:
+        got = _read_shard(d, m, entry, verify, names)
+        for n in names:
+            parts[n].append(got[n])
+    cat: dict[str, np.ndarray] = {}
+    specs = {a["name"]: a for a in m["arrays"]}
+    for n in names:
+        if parts[n]:
+            cat[n] = np.concatenate(parts[n])
+        else:
+            cat[n] = np.zeros((0, *specs[n]["shape"]), dtype=np.dtype(specs[n]["dtype"]))
+    total = sum(e["decisions"] for e in m["shards"])
+    if names and len(cat[names[0]]) != total:
+        raise DatasetError(f"{d}: {len(cat[names[0]])} rows read, the manifest counts {total}")
+    return Dataset(**_fill(cat, m), games=int(m.get("games", 0)), manifest=m)
+
+
+def _names(arrays: Sequence[str] | None) -> list[str]:
+    if arrays is None:
+        return list(ARRAYS)
+    unknown = [a for a in arrays if a not in ARRAYS]
+    if unknown:
+        raise ValueError(f"unknown arrays {unknown}; known: {list(ARRAYS)}")
+    return list(arrays)
+
+
+def _fill(got: Mapping[str, np.ndarray], m: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Every array by name; those not read are empty with the right dtype and row shape."""
+    specs = {a["name"]: a for a in m["arrays"]}
+    return {
+        n: got[n] if n in got else np.zeros((0, *specs[n]["shape"]), dtype=np.dtype(specs[n]["dtype"])) for n in ARRAYS
+    }

@@ -1,0 +1,339 @@
+"""Evaluate a Python policy against a server-side baseline agent.
+
+>>> import numpy as np
+>>> from yutenv.evaluate import evaluate
+>>> def first_legal(obs, mask):                     # a batch: obs [N, D], mask [N, 180]
+...     return mask.argmax(axis=1)
+>>> r = evaluate(first_legal, opponent="greedy", games=200)
+>>> r.win_rate_a, (r.win_rate_a_low, r.win_rate_a_high), r.elo_diff
+>>> print(r)                                          # the same table as `yutenv eval`
+
+The policy plays one seat and the opponent (any agent spec: ``random``, ``greedy``,
+``mc:N``, ``mcts:N,...``) every other seat, inside the server, through one
+:class:`~yutenv.YutVectorEnv` per learner seat. Seat orders are balanced: the policy
+plays every seat equally often, with the same game seeds in every seat, as
+``yutenv eval`` does. The statistics and their names are those of ``yutenv eval
+--json`` (docs/BASELINES.md).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+from .errors import IllegalActionError
+from .vector import YutVectorEnv
+
+__all__ = ["EvalResult", "evaluate", "wilson", "elo_diff"]
+
+Z95 = 1.959964
+
+Policy = Callable[[Any, npt.NDArray[np.bool_]], Any]
+
+
+def wilson(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of ``wins`` successes out of ``n`` (95% by default)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = wins / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def elo_diff(p: float) -> float | None:
+    """The rating difference that gives win probability ``p``; None when infinite."""
+    if p <= 0 or p >= 1:
+        return None
+    return 400 * math.log10(p / (1 - p))
+
+
+@dataclass
+class EvalResult:
+    """How a policy (``a``) did against an opponent (``b``); fields as in ``yutenv eval --json``.
+
+    ``ms_per_decision_a`` is the policy's time per decision (measured around its
+    calls, batched calls divided by their rows). ``ms_per_decision_b`` is measured
+    from the client: the wall time of the env steps divided by the opponents'
+    decisions, so it includes the round trip and the throws (an upper bound).
+    ``per_seat`` maps each learner seat to ``(games, wins)``.
+    """
+
+    a: str
+    b: str
+    games: int
+    wins_a: int
+    wins_b: int
+    win_rate_a: float
+    win_rate_a_low: float
+    win_rate_a_high: float
+    chance_rate: float
+    elo_diff: float | None
+    elo_diff_low: float | None
+    elo_diff_high: float | None
+    mean_outcome_a: float
+    decisions_per_game: float
+    a_decisions_per_game: float
+    b_decisions_per_game: float
+    ms_per_decision_a: float
+    ms_per_decision_b: float
+    rules: str = "standard"
+    seed: int = 0
+    truncated: int = 0
+    seconds: float = 0.0
+    per_seat: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The result as a plain dict (JSON-ready)."""
+        d = asdict(self)
+        d["per_seat"] = {str(k): list(v) for k, v in self.per_seat.items()}
+        return d
+
+    def __str__(self) -> str:
+        def pct(x: float) -> str:
+            return f"{100 * x:.1f}%"
+
+        def elo(x: float | None) -> str:
+            return "inf" if x is None else f"{x:+.0f}"
+
+        elo_cell = (
+            f"{elo(self.elo_diff)} [{elo(self.elo_diff_low)}, {elo(self.elo_diff_high)}]"
+            if self.chance_rate == 0.5
+            else "n/a (more than 2 seats)"
+        )
+        rows = [
+            ["agent", "wins", "win rate", "95% Wilson", "Elo diff (95%)", "decisions/game", "ms/decision"],
+            [self.a, str(self.wins_a), pct(self.win_rate_a), f"[{pct(self.win_rate_a_low)}, {pct(self.win_rate_a_high)}]",
+             elo_cell, f"{self.a_decisions_per_game:.1f}", f"{self.ms_per_decision_a:.4g}"],
+            [self.b, str(self.wins_b), pct(1 - self.win_rate_a),
+             f"[{pct(1 - self.win_rate_a_high)}, {pct(1 - self.win_rate_a_low)}]",
+             "", f"{self.b_decisions_per_game:.1f}", f"{self.ms_per_decision_b:.4g}"],
+        ]
+        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+        line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
+        out = [f"rules {self.rules}, {self.games} games (seat orders balanced), seed {self.seed}, {self.seconds:.1f} s", line]
+        for k, r in enumerate(rows):
+            out.append("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths)) + " |")
+            if k == 0:
+                out.append(line)
+        out.append(line)
+        out.append(
+            f"{self.games} games, {self.decisions_per_game:.1f} decisions per game; {self.a} wins "
+            f"{pct(self.win_rate_a)} (chance: {pct(self.chance_rate)})"
+        )
+        return "\n".join(out)
+
+
+def _adapter(policy: Any, deterministic: bool, batched: bool) -> tuple[Callable[[Any, npt.NDArray[np.bool_]], npt.NDArray[np.int64]], str]:
+    """A batched callable (obs, mask) -> actions, and a name for the policy."""
+    predict = getattr(policy, "predict", None)
+    if callable(predict):  # a Stable-Baselines3 model (MaskablePPO passes action_masks)
+        try:
+            masked = "action_masks" in inspect.signature(predict).parameters
+        except (TypeError, ValueError):
+            masked = False
+
+        def run_model(obs: Any, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+            if masked:
+                act, _ = predict(obs, action_masks=mask, deterministic=deterministic)
+            else:
+                act, _ = predict(obs, deterministic=deterministic)
+            return np.asarray(act).reshape(-1)
+
+        return run_model, type(policy).__name__
+    if not callable(policy):
+        raise TypeError(f"policy must be a callable (obs, mask) -> actions or an sb3 model with predict(), got {type(policy).__name__}")
+    name = getattr(policy, "__name__", type(policy).__name__)
+    if batched:
+        return (lambda obs, mask: np.asarray(policy(obs, mask)).reshape(-1)), name
+
+    def one_by_one(obs: Any, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        rows = len(mask)
+        if isinstance(obs, Mapping):
+            return np.array([int(policy({k: v[i] for k, v in obs.items()}, mask[i])) for i in range(rows)])
+        return np.array([int(policy(obs[i], mask[i])) for i in range(rows)])
+
+    return one_by_one, name
+
+
+def _rows(obs: Any, idx: npt.NDArray[np.intp]) -> Any:
+    if isinstance(obs, Mapping):
+        return {k: np.asarray(v)[idx] for k, v in obs.items()}
+    return np.asarray(obs)[idx]
+
+
+def evaluate(
+    policy: Policy | Any,
+    opponent: str = "mcts:200",
+    games: int = 1000,
+    *,
+    rules: str | Mapping[str, Any] = "standard",
+    tier: str | None = None,
+    num_envs: int = 64,
+    seed: int = 0,
+    deterministic: bool = True,
+    batched: bool = True,
+    progress: bool = True,
+    name: str | None = None,
+    **env_kwargs: Any,
+) -> EvalResult:
+    """Play ``policy`` against ``opponent`` for ``games`` games and measure it.
+
+    Args:
+        policy: a callable ``policy(obs, mask) -> actions`` taking a batch (``obs``
+            float32 [N, D], or a dict of arrays with ``obs_type="dict"``; ``mask`` bool
+            [N, 180]) and returning N action ids; with ``batched=False`` a callable on
+            one observation and mask returning one action. Or a Stable-Baselines3 model:
+            its ``predict`` is called with ``action_masks`` when it takes them
+            (sb3-contrib's ``MaskablePPO``).
+        opponent: the agent spec every other seat plays (run inside the server).
+        games: games to play, rounded up to a multiple of the number of seats so
+            that the policy plays every seat equally often.
+        rules, tier: the env's rules and observation tier (the tier the policy was
+            trained on).
+        num_envs: games played at once per seat (one server-side batch).
+        seed: game seeds are ``seed + k`` for the k-th game of every seat, so each
+            seat sees the same throws (common random numbers).
+        deterministic: passed to an sb3 model's ``predict``.
+        progress: show a tqdm progress bar (if tqdm is installed).
+        name: the policy's name in the result (default: its function or class name).
+        env_kwargs: more :class:`~yutenv.YutVectorEnv` arguments (``obs_type``,
+            ``server``, ``address``, ``token``, ``max_decisions``, ``timeout``).
+
+    Returns:
+        An :class:`EvalResult`: wins, the win rate with its 95% Wilson interval, the
+        Elo difference with its interval (two seats), decisions per game and
+        milliseconds per decision of both sides.
+
+    Raises:
+        IllegalActionError: the policy chose an action its mask forbids.
+    """
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    if num_envs < 1:
+        raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+    for key in ("seat", "opponent", "info", "autoreset_mode", "copy"):
+        if key in env_kwargs:
+            raise TypeError(f"evaluate() sets {key!r} itself")
+    act, policy_name = _adapter(policy, deterministic, batched)
+    bar = None
+    t_start = time.perf_counter()
+    wins = outcome_sum = decisions = a_decisions = truncated = 0
+    total = 0
+    policy_s = env_s = 0.0
+    per_seat: dict[int, tuple[int, int]] = {}
+    players: int | None = None
+    rules_text, opponent_name = "", opponent
+    per_seat_games = games  # until the number of seats is known
+    try:
+        seat = 0
+        while players is None or seat < players:
+            n_envs = min(num_envs, per_seat_games)
+            venv = YutVectorEnv(n_envs, rules=rules, opponent=opponent, seat=seat, tier=tier, info=True, **env_kwargs)
+            try:
+                if players is None:  # the first env tells the number of seats
+                    players, rules_text, opponent_name = venv.players, venv.rules, venv.opponent
+                    per_seat_games = -(-games // players)
+                    total = per_seat_games * players
+                    if progress:
+                        bar = _progress_bar(total, f"{policy_name} vs {opponent_name}")
+                # Env i plays a fixed number of episodes (its first ones, fixed by the
+                # seeds), so stopping does not favour short games.
+                quota = np.full(n_envs, per_seat_games // n_envs, dtype=np.int64)
+                quota[: per_seat_games % n_envs] += 1
+                done = np.zeros(n_envs, dtype=np.int64)
+                obs, infos = venv.reset(seed=seed)
+                seat_wins = 0
+                while (done < quota).any():
+                    mask = np.asarray(infos["action_mask"]).astype(bool)
+                    live = mask.any(axis=1)
+                    counted = live & (done < quota)
+                    actions = np.zeros(n_envs, dtype=np.int32)
+                    idx = np.flatnonzero(counted)
+                    if len(idx):
+                        t0 = time.perf_counter()
+                        chosen = act(_rows(obs, idx), mask[idx])
+                        policy_s += time.perf_counter() - t0
+                        chosen = np.asarray(chosen).reshape(-1)
+                        if chosen.shape != (len(idx),):
+                            raise ValueError(f"the policy returned {chosen.shape[0]} actions for {len(idx)} observations")
+                        bad = [(int(i), int(a)) for i, a in zip(idx, chosen) if not (0 <= a < 180 and mask[i, a])]
+                        if bad:
+                            i, a = bad[0]
+                            raise IllegalActionError(
+                                f"the policy chose action {a} in env {i}, which its mask forbids; use a masked "
+                                "policy (e.g. MaskablePPO) or one that respects the mask",
+                                method="evaluate",
+                            )
+                        actions[idx] = chosen
+                        a_decisions += len(idx)
+                    idle = np.flatnonzero(live & ~counted)  # envs past their quota: keep them moving
+                    if len(idle):
+                        actions[idle] = mask[idle].argmax(axis=1)
+                    t0 = time.perf_counter()
+                    obs, reward, term, trunc, infos = venv.step(actions)
+                    env_s += time.perf_counter() - t0
+                    ended = np.flatnonzero((term | trunc) & counted)
+                    for i in ended:
+                        done[i] += 1
+                        won = bool(term[i]) and int(infos["winner"][i]) == seat
+                        seat_wins += won
+                        wins += won
+                        truncated += bool(trunc[i])
+                        outcome_sum += float(reward[i])
+                        decisions += int(infos["decisions"][i])
+                    if bar is not None and len(ended):
+                        bar.update(len(ended))
+                per_seat[seat] = (per_seat_games, seat_wins)
+            finally:
+                venv.close()
+            seat += 1
+    finally:
+        if bar is not None:
+            bar.close()
+    assert players is not None
+    lo, hi = wilson(wins, total)
+    rate = wins / total
+    two = players == 2
+    b_decisions = decisions - a_decisions
+    return EvalResult(
+        a=name or policy_name,
+        b=opponent_name,
+        games=total,
+        wins_a=wins,
+        wins_b=total - wins,
+        win_rate_a=rate,
+        win_rate_a_low=lo,
+        win_rate_a_high=hi,
+        chance_rate=1 / players,
+        elo_diff=elo_diff(rate) if two else None,
+        elo_diff_low=elo_diff(lo) if two else None,
+        elo_diff_high=elo_diff(hi) if two else None,
+        mean_outcome_a=outcome_sum / total,
+        decisions_per_game=decisions / total,
+        a_decisions_per_game=a_decisions / total,
+        b_decisions_per_game=b_decisions / total,
+        ms_per_decision_a=1000 * policy_s / max(a_decisions, 1),
+        ms_per_decision_b=1000 * env_s / max(b_decisions, 1),
+        rules=rules_text,
+        seed=seed,
+        truncated=truncated,
+        seconds=time.perf_counter() - t_start,
+        per_seat=per_seat,
+    )
+
+
+def _progress_bar(total: int, desc: str) -> Any:
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is optional: no bar without it
+        return None
+    return tqdm(total=total, desc=desc, unit="game", file=sys.stderr, dynamic_ncols=True)
