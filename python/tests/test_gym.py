@@ -269,6 +269,28 @@ def test_server_info_passthrough(srv: yutenv.Server) -> None:
     env.close()
 
 
+def test_obs_part(srv: yutenv.Server) -> None:
+    env = yutenv.YutEnv(server=srv, tier="tactical")
+    obs, info = env.reset(seed=4)
+    feats = env.obs_part(obs, "actions")
+    assert feats.shape == (180, 10)
+    # feature 0 is "legal": it must equal the mask
+    np.testing.assert_array_equal(feats[:, 0] > 0, env.action_masks())
+    with pytest.raises(KeyError, match="no observation part"):
+        env.obs_part(obs, "nope")
+    env.close()
+
+
+def test_demo_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    from yutenv import demo
+
+    rc = demo.main(["--games", "3", "--vector-games", "32", "--num-envs", "8", "--eval-games", "8", "--baselines", "random,mc:5"])
+    assert rc == 0
+    out = capsys.readouterr().out
+    assert "YutVectorEnv(8)" in out and "features   mc:5" in out
+    assert "the server was stopped on exit" in out
+
+
 def test_render_rgb_array(srv: yutenv.Server) -> None:
     env = yutenv.YutEnv(server=srv, render_mode="rgb_array")
     env.reset(seed=2)

@@ -140,6 +140,20 @@ def obs_box(space: Mapping[str, Any]) -> "gymnasium.spaces.Box":
     return gymnasium.spaces.Box(low=low, high=high, shape=(size,), dtype=np.float32)
 
 
+def obs_part(space: Mapping[str, Any], obs: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
+    """The named part of observations, reshaped: ``obs`` is [D] or [N, D] and the result
+    is [*part.shape] or [N, *part.shape] (a view, no copy). Part names are those of
+    docs/OBSERVATIONS.md, e.g. ``"actions"`` of the tactical tier gives [180, 10]."""
+    for part in space.get("parts") or ():
+        if part["name"] == name:
+            off = int(part["offset"])
+            shape = tuple(int(x) for x in part["shape"])
+            size = int(np.prod(shape))
+            return obs[..., off : off + size].reshape(*obs.shape[:-1], *shape)
+    names = [p["name"] for p in space.get("parts") or ()]
+    raise KeyError(f"no observation part {name!r} in tier {space.get('tier')!r} (parts: {', '.join(names)})")
+
+
 def mask_box() -> "gymnasium.spaces.Box":
     """The Box of an action mask: 180 values in {0, 1}, int8 (Gymnasium's mask dtype for
     ``Discrete.sample(mask=...)``), a view of the wire's 0/1 bytes."""

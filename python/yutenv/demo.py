@@ -6,8 +6,11 @@ It starts the bundled server itself (as every yutenv env does), then
    uniformly random legal policy in Python against each server-side opponent;
 2. plays many more through :class:`yutenv.YutVectorEnv` (one batched env on the server);
 3. plays one three-seat game through the PettingZoo AEC env;
+4. evaluates a small hand-written policy (a linear score of the ``tactical`` tier's
+   per-action features) against the server's baselines with :func:`yutenv.evaluate`,
+   both seat orders;
 
-and prints a results table: win rate with a 95% Wilson interval, decisions per game and
+and prints results tables: win rate with a 95% Wilson interval, decisions per game and
 throughput. Everything shown is measured in this run.
 """
 
@@ -18,10 +21,12 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from . import pettingzoo as ypz
+from .evaluate import EvalResult, evaluate
 from .gym_env import YutEnv
 from .server import Server
 from .vector import YutVectorEnv
@@ -107,12 +112,39 @@ def play_aec(server: Server, seed: int) -> tuple[dict[str, float], int, int]:
     return final, decisions, repeats
 
 
+# Weights of the tactical tier's 10 per-action features (docs/OBSERVATIONS.md): legal, enter,
+# moved, captures, finishes, places, joins, shortcut, distance, exposure.
+FEATURE_WEIGHTS = np.array([0.0, 0.0, 0.0, 4.0, 3.0, 10.0, 0.5, 1.0, -0.5, -2.0], dtype=np.float32)
+
+
+def feature_policy(probe: YutEnv) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """A batched policy: the legal action with the best linear score of its features."""
+
+    def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        scores = probe.obs_part(obs, "actions") @ FEATURE_WEIGHTS  # [N, 180]
+        return np.where(mask, scores, -np.inf).argmax(axis=1)
+
+    policy.__name__ = "features"
+    return policy
+
+
+def evaluate_policy(server: Server, opponents: list[str], games: int, seed: int) -> list[EvalResult]:
+    probe = YutEnv(server=server, tier="tactical")
+    try:
+        policy = feature_policy(probe)
+        return [evaluate(policy, opp, games, tier="tactical", seed=seed, server=server) for opp in opponents]
+    finally:
+        probe.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m yutenv.demo", description="Play Yut Nori through yutenv and print the results.")
     ap.add_argument("--games", type=int, default=100, help="games per opponent through YutEnv (default 100)")
     ap.add_argument("--vector-games", type=int, default=2000, help="games per opponent through YutVectorEnv (default 2000)")
     ap.add_argument("--num-envs", type=int, default=256, help="size of the vector env (default 256)")
     ap.add_argument("--opponents", default="random,greedy", help="server-side opponents (default random,greedy)")
+    ap.add_argument("--eval-games", type=int, default=400, help="games per baseline in the evaluation (default 400)")
+    ap.add_argument("--baselines", default="random,greedy,mc:50", help="baselines to evaluate against (default random,greedy,mc:50)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
@@ -127,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
         for opp in opponents:
             results.append(play_vector(server, opp, args.num_envs, args.vector_games, args.seed))
         final, decisions, repeats = play_aec(server, args.seed)
+        baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
+        evals = evaluate_policy(server, baselines, args.eval_games, args.seed)
 
     print(f"{'front end':<20} {'opponent':<10} {'games':>6} {'win rate':>9} {'95% CI':>15} {'dec/game':>9} {'steps/s':>10}")
     for r in results:
@@ -139,7 +173,13 @@ def main(argv: list[str] | None = None) -> int:
         f"\nPettingZoo AEC, 3 seats, end=rank: {decisions} decisions, {repeats} repeated turns "
         f"(yut, mo, captures), rewards {', '.join(f'{a} {r:+.0f}' for a, r in sorted(final.items()))}"
     )
-    print(f"total {time.perf_counter() - t0:.1f} s; the server was stopped on exit")
+    print("\nyutenv.evaluate: a linear policy over the tactical tier's action features vs the baselines")
+    print(f"{'policy':<10} {'baseline':<10} {'games':>6} {'win rate':>9} {'95% CI':>15} {'Elo diff':>9} {'ms/dec (baseline)':>18}")
+    for e in evals:
+        elo = f"{e.elo_diff:+.0f}" if e.elo_diff is not None else "-"
+        ci = f"[{e.win_rate_a_low:.3f}, {e.win_rate_a_high:.3f}]"
+        print(f"{e.a:<10} {e.b:<10} {e.games:>6} {e.win_rate_a:>9.3f} {ci:>15} {elo:>9} {e.ms_per_decision_b:>18.3f}")
+    print(f"\ntotal {time.perf_counter() - t0:.1f} s; the server was stopped on exit")
     return 0
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from .core import NUM_ACTIONS, Batch, Session, mask_box, obs_box
+from .core import obs_part, NUM_ACTIONS, Batch, Session, mask_box, obs_box
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 from .server import Server
 
@@ -193,6 +193,12 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         super().close()
 
     # ---- extras --------------------------------------------------------------------
+
+    def obs_part(self, obs: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
+        """The named part of observation(s) [D] of this env's tier, reshaped to its shape
+        (a view): e.g. ``env.obs_part(obs, "actions")`` of the tactical tier gives the 10
+        features of each of the 180 actions. Parts are listed in docs/OBSERVATIONS.md."""
+        return obs_part(self._batch.obs_space_info, obs, name)
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """The legal-action mask of the current decision (bool[180]), from the last reply.

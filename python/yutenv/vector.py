@@ -11,7 +11,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .core import NUM_ACTIONS, Batch, ResetResult, Session, StepResult, mask_box, obs_box
+from .core import obs_part, NUM_ACTIONS, Batch, ResetResult, Session, StepResult, mask_box, obs_box
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 from .server import Server
 
@@ -241,6 +241,12 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         self._started = False
 
     # ---- extras ----------------------------------------------------------------------
+
+    def obs_part(self, obs: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
+        """The named part of observation(s) [N, D] of this env's tier, reshaped to its shape
+        (a view): e.g. ``env.obs_part(obs, "actions")`` of the tactical tier gives the 10
+        features of each of the 180 actions. Parts are listed in docs/OBSERVATIONS.md."""
+        return obs_part(self._batch.obs_space_info, obs, name)
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """Legal-action masks of the current decisions, bool [N, 180], from the last reply (no round trip).
