@@ -48,7 +48,18 @@ const (
 	illegalPenalty
 )
 
+// rewardKind is the reward scheme.
+type rewardKind uint8
+
+const (
+	// rewardWin: the terminal Outcome only.
+	rewardWin rewardKind = iota
+	// rewardProgress: the terminal Outcome plus potential-based shaping by race progress.
+	rewardProgress
+)
+
 var (
+	rewardNames    = []string{"win", "progress"}
 	modeNames      = []string{"single", "multi"}
 	autoresetNames = []string{"next_step", "same_step"}
 	illegalNames   = []string{"error", "penalty"}
@@ -57,6 +68,7 @@ var (
 func (m modeKind) String() string      { return modeNames[m] }
 func (a autoresetKind) String() string { return autoresetNames[a] }
 func (i illegalKind) String() string   { return illegalNames[i] }
+func (r rewardKind) String() string    { return rewardNames[r] }
 
 // randomSeat, as batchConfig.Seat, draws the learner seat per episode.
 const randomSeat = -1
@@ -72,6 +84,7 @@ type batchConfig struct {
 	Autoreset    autoresetKind
 	MaxDecisions uint32 // 0 = no truncation
 	Illegal      illegalKind
+	Reward       rewardKind
 	Info         bool
 }
 
@@ -103,6 +116,7 @@ type slot struct {
 	illegal  bool // the running (or just ended) episode was ended by a penalty
 	endedNow bool // same_step: an episode ended in this step; final holds it
 	events   []env.Event
+	phi      [env.MaxPlayers]float32 // progress potentials at the last row written (reward "progress")
 	final    finalInfo
 	finalEv  []env.Event
 	err      error // a failure inside the server while stepping this env
@@ -279,6 +293,7 @@ func (b *batch) beginEpisode(sl *slot, seed uint64, first bool) error {
 			return err
 		}
 		if !sl.s.IsOver() || !b.single() {
+			potentials(&sl.s, &sl.phi)
 			return nil
 		}
 		sl.events = sl.events[:0] // the discarded game's events
@@ -371,6 +386,9 @@ func (b *batch) stepSlot(i int, sl *slot) error {
 			truncated = true
 		}
 	}
+	if b.cfg.Reward == rewardProgress {
+		b.shape(sl, rew, terminated)
+	}
 	b.term[i], b.trunc[i] = b2u(terminated), b2u(truncated)
 	if !terminated && !truncated {
 		b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.toMove[i], false)
@@ -457,4 +475,59 @@ func (b *batch) fail(lo int, err error) {
 	if lo < len(b.slots) {
 		b.slots[lo].err = err
 	}
+}
+
+// progressScale weighs the shaping potential: a seat that has every piece
+// home while its opponents have not moved is worth +0.5 (a win is +1).
+const progressScale = 0.5
+
+// potentials writes each seat's shaping potential: progressScale times its
+// race progress minus the mean progress of the other seats. A seat's progress
+// is the fraction of the total steps its pieces have covered (a piece in
+// hand has covered none, a finished piece all, a piece on the board the steps
+// its route needs from entry minus what it still needs).
+func potentials(s *env.State, phi *[env.MaxPlayers]float32) {
+	r := s.Rules()
+	const full = 21.0 // steps from hand to finished along OUTER
+	var prog [env.MaxPlayers]float64
+	for p := 0; p < r.Players; p++ {
+		prog[p] = float64(s.Finished(p)) * full
+	}
+	for st := env.Station(0); st < env.NumStations; st++ {
+		if seat, h, route, ok := s.StackAt(st); ok {
+			prog[seat] += float64(h) * (full - float64(env.StepsToFinish(st, route)))
+		}
+	}
+	var total float64
+	for p := 0; p < r.Players; p++ {
+		prog[p] /= full * float64(r.Pieces)
+		total += prog[p]
+	}
+	for p := 0; p < env.MaxPlayers; p++ {
+		if p >= r.Players {
+			phi[p] = 0
+			continue
+		}
+		others := (total - prog[p]) / float64(r.Players-1)
+		phi[p] = float32(progressScale * (prog[p] - others))
+	}
+}
+
+// shape adds potential-based shaping (Ng, Harada and Russell, 1999) to the
+// reward row: phi(after) - phi(before), with phi = 0 once the episode has
+// terminated, so the shaping sums to zero over an episode and leaves the
+// optimal policy unchanged. Truncation keeps the last potential.
+func (b *batch) shape(sl *slot, rew []float32, terminated bool) {
+	var next [env.MaxPlayers]float32
+	if !terminated {
+		potentials(&sl.s, &next)
+	}
+	if b.single() {
+		rew[0] += next[sl.learner] - sl.phi[sl.learner]
+	} else {
+		for p := range rew {
+			rew[p] += next[p] - sl.phi[p]
+		}
+	}
+	sl.phi = next
 }

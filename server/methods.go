@@ -211,7 +211,7 @@ func resultBytes(cfg batchConfig, d int) int {
 
 // makeHandle creates a batch of envs.
 func (c *conn) makeHandle(p []byte) *Error {
-	cfg := batchConfig{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random"}
+	cfg := batchConfig{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: rewardWin}
 	seatSet, oppSet := false, false
 	e := eachParam("make", p, "rules, tier, n, mode, seat, opponent, autoreset, max_decisions, reward, illegal, info", func(k string, r *reader) (err error) {
 		var i int
@@ -244,7 +244,8 @@ func (c *conn) makeHandle(p []byte) *Error {
 			v, err = r.intIn(0, math.MaxUint32)
 			cfg.MaxDecisions = uint32(v)
 		case "reward":
-			_, err = choice(r, []string{"win"})
+			i, err = choice(r, rewardNames)
+			cfg.Reward = rewardKind(i)
 		case "illegal":
 			i, err = choice(r, illegalNames)
 			cfg.Illegal = illegalKind(i)
@@ -309,7 +310,7 @@ func (c *conn) makeHandle(p []byte) *Error {
 		{"players", players},
 		{"mode", cfg.Mode.String()},
 		{"autoreset", cfg.Autoreset.String()},
-		{"reward", "win"},
+		{"reward", cfg.Reward.String()},
 		{"illegal", cfg.Illegal.String()},
 		{"tier", cfg.Tier.String()},
 		{"opponent", cfg.Opponent},
@@ -871,6 +872,7 @@ func (c *conn) load(p []byte) *Error {
 	if over {
 		sl.ended = true
 	}
+	potentials(&sl.s, &sl.phi)
 	o := make([]float32, b.d)
 	m := make([]uint8, env.NumActions)
 	var seatOut [1]int8
