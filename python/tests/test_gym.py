@@ -324,3 +324,23 @@ def test_record_video(srv: yutenv.Server, tmp_path) -> None:  # type: ignore[no-
     env.close()
     videos = list((tmp_path / "videos").glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 1000
+
+
+def test_progress_reward_is_shaping(srv: yutenv.Server) -> None:
+    # The same seed and actions under both schemes: the progress rewards are dense, and with the
+    # learner starting (every piece in hand at its first decision) they sum to the win reward.
+    returns = {}
+    for scheme in ("win", "progress"):
+        env = yutenv.YutEnv(server=srv, reward=scheme)
+        _, info = env.reset(seed=11, options={"start": 0})
+        rewards = []
+        done = False
+        while not done:
+            _, r, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+            rewards.append(r)
+            done = terminated or truncated
+        returns[scheme] = rewards
+        env.close()
+    assert len(returns["win"]) == len(returns["progress"])
+    assert sum(1 for r in returns["progress"][:-1] if r != 0) > 0
+    assert sum(returns["progress"]) == pytest.approx(sum(returns["win"]), abs=1e-4)

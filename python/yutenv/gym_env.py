@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
+from .client import SINGLE_ENV_SPIN
 from .core import obs_part, NUM_ACTIONS, Batch, Session, mask_box, obs_box
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 from .server import Server
@@ -39,6 +40,9 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             ``info["illegal"] = True``; for tools that sample unmasked actions, such as
             Gymnasium's env checker).
         max_decisions: truncate an episode after this many learner decisions (0: never).
+        reward: ``"win"`` (+1/-1 at the end only) or ``"progress"`` (the same plus
+            potential-based shaping by race progress: a signal every step, same optimal policy;
+            see docs/PROTOCOL.md).
         info: also put the server's per-env info map (``seed``, ...) into ``info``.
         address, token, server, timeout: where the server is; see :class:`yutenv.core.Session`.
 
@@ -59,6 +63,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         render_mode: str | None = None,
         illegal: Literal["error", "penalty"] = "error",
         max_decisions: int = 0,
+        reward: Literal["win", "progress"] = "win",
         info: bool = False,
         address: str | None = None,
         token: str | None = None,
@@ -74,6 +79,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self.illegal = illegal
         self._info = bool(info)
         self._session = Session(address=address, token=token, server=server, timeout=timeout)
+        self._session.client.spin = SINGLE_ENV_SPIN  # one env per round trip: poll, do not sleep
         try:
             self._batch = Batch(
                 self._session,
@@ -85,6 +91,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
                 opponent=opponent,
                 autoreset="next_step",
                 max_decisions=int(max_decisions),
+                reward=reward,
                 illegal=illegal,
                 info=self._info,
             )

@@ -32,6 +32,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from .client import SINGLE_ENV_SPIN
 from .core import NUM_ACTIONS, Batch, Session, mask_box, obs_box
 from .errors import ClosedError, IllegalActionError
 from .server import Server
@@ -53,6 +54,9 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
             nothing changes) or ``"penalty"`` (the game ends: -1 for the actor, 0 for the
             others, ``infos[actor]["illegal"] = True``).
         max_decisions: truncate the game after this many decisions in total (0: never).
+        reward: ``"win"`` (+1/-1 at the end only) or ``"progress"`` (the same plus
+            potential-based shaping by race progress: a signal every step, same optimal policy;
+            see docs/PROTOCOL.md).
         address, token, server, timeout: where the server is; see :class:`yutenv.core.Session`.
     """
 
@@ -65,6 +69,7 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         render_mode: str | None = None,
         illegal: Literal["error", "penalty"] = "error",
         max_decisions: int = 0,
+        reward: Literal["win", "progress"] = "win",
         address: str | None = None,
         token: str | None = None,
         server: Server | None = None,
@@ -76,6 +81,7 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         self.render_mode = render_mode
         self.illegal = illegal
         self._session = Session(address=address, token=token, server=server, timeout=timeout)
+        self._session.client.spin = SINGLE_ENV_SPIN  # one env per round trip: poll, do not sleep
         try:
             self._batch = Batch(
                 self._session,
@@ -85,6 +91,7 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
                 mode="multi",
                 autoreset="next_step",
                 max_decisions=int(max_decisions),
+                reward=reward,
                 illegal=illegal,
             )
         except BaseException:

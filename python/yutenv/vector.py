@@ -46,7 +46,7 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         autoreset_mode: an ``AutoresetMode`` (or its value string); NEXT_STEP or SAME_STEP.
         copy: return writable copies instead of read-only views.
         Other arguments as :class:`~yutenv.YutEnv` (``rules``, ``opponent``, ``seat``, ``tier``,
-        ``obs_type``, ``render_mode``, ``illegal``, ``max_decisions``, ``info``, ``address``,
+        ``obs_type``, ``render_mode``, ``illegal``, ``max_decisions``, ``reward``, ``info``, ``address``,
         ``token``, ``server``, ``timeout``).
     """
 
@@ -63,6 +63,7 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         render_mode: str | None = None,
         illegal: Literal["error", "penalty"] = "error",
         max_decisions: int = 0,
+        reward: Literal["win", "progress"] = "win",
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         copy: bool = False,
         info: bool = False,
@@ -100,6 +101,7 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
                 opponent=opponent,
                 autoreset=_WIRE_AUTORESET[mode],
                 max_decisions=int(max_decisions),
+                reward=reward,
                 illegal=illegal,
                 info=self._info,
             )
