@@ -18,11 +18,14 @@ func init() {
 func runReplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", "RECORD [flags]", stderr)
 	format := fs.String("format", "text", "output: text (board after every move) or json (one JSON line per event)")
-	game := fs.Int("game", 0, "which game of a multi-game record file (0-based); -1 for all")
-	check := fs.Bool("check", false, "only check the record against the rules; print one summary line per game")
+	game := fs.Int("game", 0, "which game of a multi-game record file (0-based); -1 for all (the default with --check)")
+	check := fs.Bool("check", false, "only check the records against the rules; print one summary line per game")
 	svgDir := fs.String("svg", "", "also write the board as one SVG file per event into `DIR` (gameG-PPPP.svg; position 0 is the start, P the state after step P-1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *check && !fs.Changed("game") {
+		*game = -1
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()

@@ -33,8 +33,8 @@ func TestReplay(t *testing.T) {
 		assert.Contains(t, out, "== start")
 		assert.Contains(t, out, "game over")
 	})
-	t.Run("check every game", func(t *testing.T) {
-		code, out, _ := runCmd(t, "replay", "--check", "--game", "-1", path)
+	t.Run("check checks every game by default", func(t *testing.T) {
+		code, out, _ := runCmd(t, "replay", "--check", path)
 		require.Equal(t, 0, code)
 		assert.Equal(t, 3, strings.Count(out, ": ok,"))
 		assert.Contains(t, out, "game 2: ok")
