@@ -297,6 +297,19 @@ func clip(b []byte) string {
 }
 
 // envelope reads {id, method, params}; params is nil when absent or nil.
+// envelopeKey numbers the keys of a request map: id 0, method 1, params 2, else -1.
+func envelopeKey(k []byte) int {
+	switch string(k) {
+	case "id":
+		return 0
+	case "method":
+		return 1
+	case "params":
+		return 2
+	}
+	return -1
+}
+
 func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 	r := reader{b: body}
 	n, err := r.mapLen()
@@ -304,10 +317,17 @@ func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 		return nil, nil, errorf(CodeBadRequest, "request: %v", err)
 	}
 	seen := false
+	var got [3]bool // id, method, params: a repeated key is ambiguous, so it is refused
 	for range n {
 		k, err := r.str()
 		if err != nil {
 			return nil, nil, errorf(CodeBadRequest, "request: keys must be strings: %v", err)
+		}
+		if i := envelopeKey(k); i >= 0 {
+			if got[i] {
+				return nil, nil, errorf(CodeBadRequest, "request: key %q appears twice", clip(k))
+			}
+			got[i] = true
 		}
 		switch string(k) {
 		case "id":

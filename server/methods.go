@@ -32,6 +32,9 @@ var errUnknownParam = errors.New("unknown parameter")
 
 // eachParam calls fn for every key of a params map (p nil: no keys). fn
 // returns errUnknownParam for a key the method does not take.
+// maxParams bounds the keys of a params map (make, the largest, takes 11).
+const maxParams = 16
+
 func eachParam(method string, p []byte, keys string, fn func(key string, r *reader) error) *Error {
 	if p == nil {
 		return nil
@@ -41,11 +44,21 @@ func eachParam(method string, p []byte, keys string, fn func(key string, r *read
 	if err != nil {
 		return errorf(CodeBadRequest, "%s: params: %v", method, err)
 	}
-	for range n {
+	if n > maxParams {
+		return errorf(CodeBadRequest, "%s: params: %d keys, more than any method takes", method, n)
+	}
+	var seen [maxParams][]byte // a repeated key is ambiguous, so it is refused
+	for i := range n {
 		kb, err := r.str()
 		if err != nil {
 			return errorf(CodeBadRequest, "%s: params: keys must be strings: %v", method, err)
 		}
+		for _, prev := range seen[:i] {
+			if string(prev) == string(kb) {
+				return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, clip(kb))
+			}
+		}
+		seen[i] = kb
 		k := string(kb)
 		if err := fn(k, &r); err != nil {
 			if errors.Is(err, errUnknownParam) {

@@ -81,6 +81,8 @@ func TestMalformedInput(t *testing.T) {
 				{"key not str", []byte{0x81, 0x01, 0x02}, "bad_request", nil},
 				{"huge id", appendValue(nil, obj{{"id", uint64(1 << 63)}, {"method", "launch"}}), "unknown_method", uint64(1 << 63)},
 				{"negative id", appendValue(nil, obj{{"id", -7}, {"method", "launch"}}), "unknown_method", int8(-7)},
+				{"repeated id", appendValue(nil, obj{{"id", 9}, {"method", "ping"}, {"id", 10}}), "bad_request", int8(9)},
+				{"repeated param", appendValue(nil, obj{{"id", 11}, {"method", "make"}, {"params", obj{{"n", 1}, {"n", 2}}}}), "bad_request", int8(11)},
 				{"step wrong types", appendValue(nil, obj{{"id", 8}, {"method", "step"}, {"params", obj{{"handle", 1.5}}}}), "bad_request", int8(8)},
 			}
 			for _, tt := range tests {

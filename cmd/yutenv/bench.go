@@ -51,7 +51,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--workers must be 1..1024, got %d", *workers)
 	}
 	if *dur <= 0 || *dur > time.Hour {
-		return fmt.Errorf("--time must be between 0 and 1h, got %v", *dur)
+		return fmt.Errorf("--time must be more than 0 and at most 1h, got %v", *dur)
 	}
 	rules, err := env.ParseRules(*rulesSpec)
 	if err != nil {

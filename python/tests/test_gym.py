@@ -344,3 +344,25 @@ def test_progress_reward_is_shaping(srv: yutenv.Server) -> None:
     assert len(returns["win"]) == len(returns["progress"])
     assert sum(1 for r in returns["progress"][:-1] if r != 0) > 0
     assert sum(returns["progress"]) == pytest.approx(sum(returns["win"]), abs=1e-4)
+
+
+@pytest.mark.parametrize("action", [1.7, "3", True, np.float32(2.0), None])
+def test_step_refuses_non_integer_actions(srv: yutenv.Server, action: object) -> None:
+    env = yutenv.YutEnv(server=srv)
+    env.reset(seed=1)
+    with pytest.raises(TypeError, match="an action must be an integer"):
+        env.step(action)
+    legal = int(np.flatnonzero(env.action_masks())[0])
+    env.step(np.array(legal, dtype=np.int64))  # a 0-d integer array is an integer
+    env.close()
+
+
+@pytest.mark.parametrize("seed, error", [(2**64, ValueError), (-1, ValueError), (1.5, TypeError), ("7", TypeError)])
+def test_reset_refuses_bad_seeds_before_changing_anything(srv: yutenv.Server, seed: object, error: type) -> None:
+    env = yutenv.YutEnv(server=srv)
+    env.reset(seed=5)
+    state = env.np_random.bit_generator.state
+    with pytest.raises(error, match="seed must be"):
+        env.reset(seed=seed)  # type: ignore[arg-type]
+    assert env.np_random.bit_generator.state == state
+    env.close()

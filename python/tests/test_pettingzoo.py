@@ -114,3 +114,20 @@ def test_render(srv: yutenv.Server) -> None:
     env.reset(seed=0)
     assert isinstance(env.render(), str)
     env.close()
+
+
+def test_progress_reward_reaches_every_step(srv: yutenv.Server) -> None:
+    e = yutenv.pettingzoo.raw_env(server=srv, reward="progress")
+    e.reset(seed=2)
+    mid_game = 0
+    totals = {a: 0.0 for a in e.possible_agents}
+    for agent in e.agent_iter():
+        obs, r, term, trunc, _ = e.last()
+        totals[agent] += r
+        if r != 0 and not (term or trunc):
+            mid_game += 1
+        e.step(None if term or trunc else int(np.flatnonzero(obs["action_mask"])[0]))
+    e.close()
+    assert mid_game > 0, "shaping arrives before the end"
+    # Two seats: the potentials are opposite, so the returns stay zero-sum.
+    assert sum(totals.values()) == pytest.approx(0.0, abs=1e-4)

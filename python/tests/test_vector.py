@@ -276,3 +276,15 @@ def test_same_step_server_final_info(srv: yutenv.Server) -> None:
     else:
         pytest.fail("no episode ended")
     v.close()
+
+
+def test_reset_with_seed_list_seeds_np_random(srv: yutenv.Server) -> None:
+    v = yutenv.YutVectorEnv(2, server=srv)
+    v.reset(seed=[3, 4])
+    _, first = v.reset()
+    v.reset(seed=[3, 4])
+    _, again = v.reset()
+    np.testing.assert_array_equal(first["seed"], again["seed"])
+    with pytest.raises(ValueError, match="seed must be"):
+        v.reset(seed=[3, 2**64])
+    v.close()

@@ -140,6 +140,27 @@ def obs_box(space: Mapping[str, Any]) -> "gymnasium.spaces.Box":
     return gymnasium.spaces.Box(low=low, high=high, shape=(size,), dtype=np.float32)
 
 
+def check_seed(seed: Any) -> int:
+    """A game seed as an int, or ValueError/TypeError: seeds are integers 0..2**64-1."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"a seed must be an integer 0..2**64-1, got {seed!r}")
+    s = int(seed)
+    if not 0 <= s < 2**64:
+        raise ValueError(f"a seed must be in 0..2**64-1, got {s}")
+    return s
+
+
+def check_action(action: Any, what: str = "step") -> int:
+    """An action as an int: a Python or numpy integer (or a 0-d integer array).
+
+    Floats, strings and bools are refused rather than silently truncated."""
+    if isinstance(action, np.ndarray) and action.ndim == 0:
+        action = action[()]
+    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
+        raise TypeError(f"{what}: an action must be an integer 0..{NUM_ACTIONS - 1}, got {action!r}")
+    return int(action)
+
+
 def obs_part(space: Mapping[str, Any], obs: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
     """The named part of observations, reshaped: ``obs`` is [D] or [N, D] and the result
     is [*part.shape] or [N, *part.shape] (a view, no copy). Part names are those of

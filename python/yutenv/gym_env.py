@@ -11,7 +11,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from .client import SINGLE_ENV_SPIN
-from .core import obs_part, NUM_ACTIONS, Batch, Session, mask_box, obs_box
+from .core import check_action, check_seed, obs_part, NUM_ACTIONS, Batch, Session, mask_box, obs_box
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 from .server import Server
 
@@ -128,11 +128,13 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         ``options``: ``start`` (seat that begins, or None to draw it from the seed),
         ``seat`` (the learner's seat for this and later episodes).
         """
+        if seed is not None:
+            seed = check_seed(seed)  # before anything changes
         super().reset(seed=seed)
         if self.closed:
             raise ClosedError("reset: the env is closed")
         if seed is not None:
-            game_seed = int(seed)
+            game_seed = seed
         else:
             game_seed = int(self.np_random.integers(0, 2**64, dtype=np.uint64))
         opts = None
@@ -156,7 +158,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             if self.closed:
                 raise ClosedError("step: the env is closed")
             raise ResetNeeded("step: call reset() first (the episode has not started or has ended)")
-        a = int(action)
+        a = check_action(action)
         if not 0 <= a < NUM_ACTIONS:
             raise IllegalActionError(f"action {a} is out of range 0..{NUM_ACTIONS - 1}", code=None, method="step")
         was_legal = self._mask[a] != 0

@@ -33,7 +33,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .client import SINGLE_ENV_SPIN
-from .core import NUM_ACTIONS, Batch, Session, mask_box, obs_box
+from .core import NUM_ACTIONS, check_action, check_seed, Batch, Session, mask_box, obs_box
 from .errors import ClosedError, IllegalActionError
 from .server import Server
 
@@ -131,8 +131,8 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         if self.closed:
             raise ClosedError("reset: the env is closed")
         if seed is not None:
-            self._np_random = np.random.default_rng(seed)
-            game_seed = int(seed)
+            game_seed = check_seed(seed)
+            self._np_random = np.random.default_rng(game_seed)
         else:
             if getattr(self, "_np_random", None) is None:
                 self._np_random = np.random.default_rng()
@@ -175,7 +175,7 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
             return
         if action is None:
             raise IllegalActionError(f"{agent}: None is not an action (only dead agents step with None)", method="step")
-        a = int(action)
+        a = check_action(action, agent)
         if not 0 <= a < NUM_ACTIONS:
             raise IllegalActionError(f"{agent}: action {a} is out of range 0..{NUM_ACTIONS - 1}", method="step")
         was_legal = bool(self._mask[a])
@@ -187,15 +187,12 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
             self.infos[agent]["illegal"] = True
         terminated = bool(r.terminated[0])
         truncated = bool(r.truncated[0])
-        if terminated or truncated:
-            row = r.reward[0]
-            for ag in self.agents:
-                self.rewards[ag] = float(row[self.agent_name_mapping[ag]])
+        row = r.reward[0]  # every seat's reward for this step (non-zero mid-game with reward="progress")
+        for ag in self.agents:
+            self.rewards[ag] = float(row[self.agent_name_mapping[ag]])
+            if terminated or truncated:
                 self.terminations[ag] = terminated
                 self.truncations[ag] = truncated and not terminated
-        else:
-            for ag in self.agents:
-                self.rewards[ag] = 0.0
         self._set_decision(r.obs[0], r.mask[0], int(r.to_move[0]))
         self._accumulate_rewards()
 

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .core import obs_part, NUM_ACTIONS, Batch, ResetResult, Session, StepResult, mask_box, obs_box
+from .core import check_seed, obs_part, NUM_ACTIONS, Batch, ResetResult, Session, StepResult, mask_box, obs_box
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 from .server import Server
 
@@ -152,20 +152,21 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         if self.closed:
             raise ClosedError("reset: the vector env is closed")
         if isinstance(seed, (int, np.integer)):
-            super().reset(seed=int(seed))
-            seeds: int | list[int] = int(seed)
-        else:
+            first = check_seed(seed)
+            super().reset(seed=first)
+            seeds: int | list[int] = first
+        elif seed is None:
             super().reset(seed=None)
-            if seed is None:
-                seeds = int(self.np_random.integers(0, 2**64, dtype=np.uint64))
-            else:
-                if len(seed) != self.num_envs:
-                    raise ValueError(
-                        f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seed)}."
-                    )
-                seeds = [
-                    int(s) if s is not None else int(self.np_random.integers(0, 2**64, dtype=np.uint64)) for s in seed
-                ]
+            seeds = int(self.np_random.integers(0, 2**64, dtype=np.uint64))
+        else:
+            if len(seed) != self.num_envs:
+                raise ValueError(
+                    f"If seeds are passed as a list the length must match num_envs={self.num_envs} but got length={len(seed)}."
+                )
+            given = [None if s is None else check_seed(s) for s in seed]
+            # Seed np_random from the list too, so that reset(seed=[...]); reset() is reproducible.
+            super().reset(seed=next((s for s in given if s is not None), None))
+            seeds = [s if s is not None else int(self.np_random.integers(0, 2**64, dtype=np.uint64)) for s in given]
         opts = None
         if options:
             if "reset_mask" in options:
