@@ -60,13 +60,11 @@ func (m *MC) Act(s *env.State) (env.Action, error) {
 // chosen action, Value the chosen action's mean outcome for the mover,
 // Values every seat's mean outcome after it, and the rollouts spent.
 func (m *MC) ActStats(s *env.State) (env.Action, Stats, error) {
-	legal := s.LegalActions(m.legal[:0])
-	if len(legal) == 0 {
-		return 0, Stats{}, fmt.Errorf("%w: phase %s", ErrNoMove, s.Phase())
+	legal, forced, err := opening(s, &m.legal, &m.policy)
+	if err != nil {
+		return 0, Stats{}, err
 	}
-	clear(m.policy[:])
-	if len(legal) == 1 {
-		m.policy[legal[0]] = 1
+	if forced {
 		return legal[0], Stats{Policy: m.policy[:]}, nil
 	}
 	for i, a := range legal {
@@ -75,10 +73,7 @@ func (m *MC) ActStats(s *env.State) (env.Action, Stats, error) {
 			return 0, Stats{}, fmt.Errorf("agent %s: legal action %v refused: %w", m.Name(), a, err)
 		}
 	}
-	var deadline time.Time
-	if m.spec.Time > 0 {
-		deadline = time.Now().Add(m.spec.Time)
-	}
+	deadline := deadlineAfter(m.spec.Time)
 	if len(m.workers) == 1 {
 		m.workers[0].run(m.after[:len(legal)], 0, 1, m.spec.N, deadline)
 	} else {

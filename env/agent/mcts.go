@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -84,19 +83,14 @@ func (m *MCTS) Act(s *env.State) (env.Action, error) {
 // distribution over the 180 actions, Value and Values the root's mean
 // outcome for the mover and for every seat, Simulations the simulations run.
 func (m *MCTS) ActStats(s *env.State) (env.Action, Stats, error) {
-	legal := s.LegalActions(m.legal[:0])
-	if len(legal) == 0 {
-		return 0, Stats{}, fmt.Errorf("%w: phase %s", ErrNoMove, s.Phase())
+	legal, forced, err := opening(s, &m.legal, &m.policy)
+	if err != nil {
+		return 0, Stats{}, err
 	}
-	clear(m.policy[:])
-	if len(legal) == 1 {
-		m.policy[legal[0]] = 1
+	if forced {
 		return legal[0], Stats{Policy: m.policy[:]}, nil
 	}
-	var deadline time.Time
-	if m.spec.Time > 0 {
-		deadline = time.Now().Add(m.spec.Time)
-	}
+	deadline := deadlineAfter(m.spec.Time)
 	if len(m.trees) == 1 {
 		m.trees[0].search(s, m.spec.N, deadline)
 	} else {
