@@ -82,7 +82,8 @@ class Shard:
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in ARRAYS:
             raise KeyError(name)
-        return getattr(self, name)
+        arr: np.ndarray = getattr(self, name)
+        return arr
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The arrays by name."""
@@ -224,7 +225,7 @@ def load(path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[
     total = sum(e["decisions"] for e in m["shards"])
     if names and len(cat[names[0]]) != total:
         raise DatasetError(f"{d}: {len(cat[names[0]])} rows read, the manifest counts {total}")
-    return Dataset(**_fill(cat, m), games=int(m.get("games", 0)), manifest=m)
+    return Dataset(**_fill(cat, m), games=int(m.get("games", 0)), manifest=m)  # type: ignore[arg-type]
 
 
 def _names(arrays: Sequence[str] | None) -> list[str]:

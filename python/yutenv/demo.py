@@ -122,7 +122,8 @@ def feature_policy(probe: YutEnv) -> Callable[[np.ndarray, np.ndarray], np.ndarr
 
     def policy(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         scores = probe.obs_part(obs, "actions") @ FEATURE_WEIGHTS  # [N, 180]
-        return np.where(mask, scores, -np.inf).argmax(axis=1)
+        best: np.ndarray = np.where(mask, scores, -np.inf).argmax(axis=1)
+        return best
 
     policy.__name__ = "features"
     return policy

@@ -226,7 +226,8 @@ def evaluate(
     act, policy_name = _adapter(policy, deterministic, batched)
     bar = None
     t_start = time.perf_counter()
-    wins = outcome_sum = decisions = a_decisions = truncated = 0
+    wins = decisions = a_decisions = truncated = 0
+    outcome_sum = 0.0
     total = 0
     policy_s = env_s = 0.0
     per_seat: dict[int, tuple[int, int]] = {}
@@ -282,11 +283,11 @@ def evaluate(
                     obs, reward, term, trunc, infos = venv.step(actions)
                     env_s += time.perf_counter() - t0
                     ended = np.flatnonzero((term | trunc) & counted)
-                    for i in ended:
+                    for i in ended.tolist():
                         done[i] += 1
                         won = bool(term[i]) and int(infos["winner"][i]) == seat
-                        seat_wins += won
-                        wins += won
+                        seat_wins += int(won)
+                        wins += int(won)
                         truncated += bool(trunc[i])
                         outcome_sum += float(reward[i])
                         decisions += int(infos["decisions"][i])
@@ -333,7 +334,7 @@ def evaluate(
 
 def _progress_bar(total: int, desc: str) -> Any:
     try:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
     except ImportError:  # tqdm is optional: no bar without it
         return None
     return tqdm(total=total, desc=desc, unit="game", file=sys.stderr, dynamic_ncols=True)
