@@ -280,8 +280,13 @@ func (c *conn) makeHandle(p []byte) *Error {
 		return errorf(CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
 	if cfg.Mode == modeSingle {
-		if _, err := agent.New(cfg.Opponent, 0); err != nil {
+		sp, err := agent.ParseSpec(cfg.Opponent)
+		if err != nil {
 			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
+		}
+		if lim := c.srv.cfg.MaxOpponentSims; lim > 0 && sp.N*max(sp.Workers, 1) > lim {
+			return errorf(CodeLimitExceeded, "make: params.opponent: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
+				clip([]byte(cfg.Opponent)), sp.N*max(sp.Workers, 1), lim)
 		}
 	} else {
 		cfg.Opponent = ""

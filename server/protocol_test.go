@@ -196,6 +196,8 @@ func TestMakeErrors(t *testing.T) {
 		{"n float", map[string]any{"n": 4.0}, CodeBadRequest, "want int, got float"},
 		{"bad mode", map[string]any{"mode": "duo"}, CodeBadRequest, `"duo" is not one of single, multi`},
 		{"bad tier", map[string]any{"tier": "huge"}, CodeBadRequest, "bad observation tier"},
+		{"opponent too costly", map[string]any{"opponent": "mcts:100000"}, CodeLimitExceeded, "above this server's --max-opponent-sims 2000"},
+		{"opponent too costly with workers", map[string]any{"opponent": "mc:1000,workers=4"}, CodeLimitExceeded, "4000 simulations"},
 		{"bad rules", map[string]any{"rules": "players=9"}, CodeInvalidRules, "players must be 2 to 4"},
 		{"bad rules key", map[string]any{"rules": map[string]any{"playerz": 2}}, CodeInvalidRules, "unknown rules key"},
 		{"rules value type", map[string]any{"rules": map[string]any{"players": []int{2}}}, CodeBadRequest, "want bool, int, float or str"},

@@ -30,6 +30,8 @@ const (
 	DefaultMaxEnvs        = 65536
 	DefaultMaxFrame       = 16 << 20
 	DefaultIdleTimeout    = time.Hour
+	// DefaultMaxOpponentSims allows mcts:2000 or mc:2000 as an opponent (a few ms a decision).
+	DefaultMaxOpponentSims = 2000
 )
 
 // Config holds a server's limits and identity. The zero value of a field
@@ -49,6 +51,11 @@ type Config struct {
 	IdleTimeout time.Duration
 	// Workers is the size of the pool that steps large batches (default GOMAXPROCS).
 	Workers int
+	// MaxOpponentSims bounds an opponent's search per decision: N times its
+	// workers (rollouts per action for mc, simulations for mcts). An opponent
+	// is played inside a step, so an unbounded one would let a client hold
+	// the server's cores; 0 means DefaultMaxOpponentSims, negative no limit.
+	MaxOpponentSims int
 	// Version is the software version reported by hello ("yutenv <Version>").
 	Version string
 	// Logger receives the server's structured logs (default: discard).
@@ -60,7 +67,8 @@ func DefaultConfig() Config {
 	return Config{
 		MaxConns: DefaultMaxConns, MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs,
 		MaxFrame: DefaultMaxFrame, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
-		Version: "dev",
+		MaxOpponentSims: DefaultMaxOpponentSims,
+		Version:         "dev",
 	}
 }
 
@@ -84,6 +92,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Workers == 0 {
 		c.Workers = d.Workers
+	}
+	if c.MaxOpponentSims == 0 {
+		c.MaxOpponentSims = d.MaxOpponentSims
 	}
 	if c.Version == "" {
 		c.Version = d.Version

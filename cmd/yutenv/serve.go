@@ -42,6 +42,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxConns := fs.Int("max-conns", def.MaxConns, "connections served at once")
 	maxEnvsConn := fs.Int("max-envs-per-conn", def.MaxEnvsPerConn, "envs one connection may hold")
 	maxEnvs := fs.Int("max-envs", def.MaxEnvs, "envs all connections may hold together")
+	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
 	maxFrame := fs.Int("max-frame", def.MaxFrame, "largest frame body in bytes, either direction")
 	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
 	workers := fs.Int("workers", def.Workers, "goroutines stepping large batches in parallel")
@@ -78,7 +79,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return errors.New("--idle-timeout and --shutdown-timeout must not be negative")
 	}
 	cfg := server.Config{
-		Token: tok, MaxConns: *maxConns, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs,
+		Token: tok, MaxConns: *maxConns, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
 	}
 	if *idle == 0 {
