@@ -6,19 +6,17 @@
 The training envs are plain :class:`yutenv.YutEnv` instances in SB3's ``DummyVecEnv``:
 ``YutEnv.action_masks()`` returns the mask cached from the last reply, so MaskablePPO
 works with no wrapper. Every ``--eval-every`` timesteps (and at the end) the current
-policy plays ``--eval-games`` games (deterministic, masked) against ``random`` and
-``greedy`` through one :class:`yutenv.YutVectorEnv`, and the win rates with 95% Wilson
+policy plays ``--eval-games`` games (deterministic, masked, both seat orders) against
+``random`` and ``greedy`` through :func:`yutenv.evaluate`, and the win rates with 95% Wilson
 intervals are printed with the elapsed wall time. The last line is a summary.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from typing import Any
 
-import numpy as np
 
 import yutenv
 
@@ -29,38 +27,6 @@ try:
     from stable_baselines3.common.env_util import make_vec_env
 except ImportError as e:  # pragma: no cover - an optional extra
     raise SystemExit(f"this example needs the train extra: pip install './python[train]' ({e})")
-
-
-def wilson(wins: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return 0.0, 1.0
-    p = wins / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return max(0.0, c - h), min(1.0, c + h)
-
-
-def evaluate(model: Any, opponent: str, games: int, seed: int, server: yutenv.Server, num_envs: int = 200) -> tuple[int, int]:
-    """Deterministic masked play of ``games`` games against ``opponent``: (wins, games)."""
-    # copy=True: writable arrays, which torch.as_tensor wants (it warns on read-only views)
-    v = yutenv.YutVectorEnv(num_envs, server=server, opponent=opponent, seat="random", copy=True)
-    obs, _ = v.reset(seed=seed)
-    wins = done = 0
-    started = np.ones(num_envs, dtype=bool)  # count only games that began after reset
-    while done < games:
-        masks = v.action_masks()
-        acts, _ = model.predict(obs, action_masks=masks, deterministic=True)
-        # rows with no legal action are terminal rows of NEXT_STEP autoreset: any action is ignored
-        acts = np.where(masks.any(axis=1), acts, 0)
-        obs, rew, term, trunc, _ = v.step(acts.astype(np.int32))
-        ended = (term | trunc) & started
-        take = min(int(ended.sum()), games - done)
-        idx = np.flatnonzero(ended)[:take]
-        wins += int((rew[idx] > 0).sum())
-        done += take
-    v.close()
-    return wins, done
 
 
 class EvalCallback(BaseCallback):
@@ -85,8 +51,9 @@ def report(model: Any, games: int, server: yutenv.Server, t0: float, steps: int,
     row: dict[str, Any] = {"timesteps": steps, "train_s": train_time}
     parts = []
     for opp in ("random", "greedy"):
-        w, n = evaluate(model, opp, games, seed=10_000 + steps, server=server)
-        lo, hi = wilson(w, n)
+        # Deterministic masked play, both seat orders, through one vector env on the server.
+        res = yutenv.evaluate(model, opp, games, seed=10_000 + steps, server=server, num_envs=100, progress=False)
+        w, n, lo, hi = res.wins_a, res.games, res.win_rate_a_low, res.win_rate_a_high
         row[opp] = (w, n, lo, hi)
         parts.append(f"vs {opp}: {w / n:.3f} [{lo:.3f}, {hi:.3f}]")
     log.append(row)
@@ -134,7 +101,7 @@ def main() -> None:
 
     class Budget(BaseCallback):
         def _on_step(self) -> bool:
-            return time.perf_counter() - t0 - _eval_spent[0] < budget
+            return bool(time.perf_counter() - t0 - _eval_spent[0] < budget)
 
     model.learn(
         total_timesteps=args.timesteps,
