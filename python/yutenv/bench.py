@@ -7,8 +7,7 @@ Measures, in one run and on one machine:
 * a pure-Python loop doing the same work per learner decision: the learner's random legal
   action applied, the opponent's random moves, the throws, a legal-action mask and a
   compact observation vector. It runs on :mod:`yutenv.reference` (the project's
-  independent pure-Python rules engine) when that module is installed, else on the
-  package's small built-in engine (``yutenv._pyloop``).
+  independent pure-Python rules engine).
 
 Every configuration plays standard rules against the server's ``random`` opponent with
 a uniformly random legal action per decision, chosen in numpy (its cost is included: it is
@@ -19,7 +18,6 @@ and autoresets happen inside it.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import platform
@@ -110,14 +108,10 @@ def vector_runner(server: Server, n: int, opponent: str, tier: str | None) -> tu
 
 
 def _reference_runner() -> tuple[Callable[[float], int], str]:
-    """A loop over yutenv.reference if it is installed, else over yutenv._pyloop."""
-    try:
-        ref: Any = importlib.import_module("yutenv.reference")
-    except ImportError:
-        ref = None
-    if ref is not None and hasattr(ref, "State") and hasattr(ref, "Rules"):
-        return _reference_loop(ref), "yutenv.reference engine"
-    return _pyloop_runner(), "yutenv._pyloop engine (yutenv.reference not installed)"
+    """The pure-Python loop over yutenv.reference, the project's independent rules engine."""
+    from . import reference
+
+    return _reference_loop(reference), "yutenv.reference engine"
 
 
 def _reference_loop(ref: Any) -> Callable[[float], int]:
@@ -137,8 +131,8 @@ def _reference_loop(ref: Any) -> Callable[[float], int]:
     st["s"] = new_state()
 
     def encode(s: Any) -> None:
-        # the same compact content the built-in loop encodes: heights by seat and station,
-        # routes, hand, finished, pool, from the mover's point of view
+        # compact content like the server's: heights by seat and station, routes, hand,
+        # finished, pool, from the mover's point of view
         obs[:] = 0.0
         for station, stack in enumerate(s.board):
             if stack is not None:
@@ -177,38 +171,6 @@ def _reference_loop(ref: Any) -> Callable[[float], int]:
                 steps += 1
             if time.perf_counter() >= end:
                 st["s"] = s
-                return steps
-
-    return run
-
-
-def _pyloop_runner() -> Callable[[float], int]:
-    from ._pyloop import PyYut
-
-    g = PyYut()
-    rng = random.Random(0)
-    obs = np.zeros(PyYut.obs_size(2), dtype=np.float32)
-    st = {"games": 0}
-    g.reset(0)
-
-    def run(limit: float) -> int:
-        steps = 0
-        end = time.perf_counter() + limit
-        while True:
-            for _ in range(64):
-                while g.winner < 0 and g.seat != 0:
-                    legal = g.legal_actions()
-                    g.apply(legal[rng.randrange(len(legal))])
-                if g.winner >= 0:
-                    st["games"] += 1
-                    g.reset(st["games"])
-                    continue
-                g.observation(obs)
-                mask = g.mask()
-                choices = np.flatnonzero(mask)
-                g.apply(int(choices[rng.randrange(len(choices))]))
-                steps += 1
-            if time.perf_counter() >= end:
                 return steps
 
     return run

@@ -1,0 +1,20 @@
+"""python -m yutenv.bench: every configuration runs and reports a measured rate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from yutenv import bench
+
+
+def test_bench_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rc = bench.main(["--seconds", "0.2", "--warmup", "0.05", "--rounds", "1", "--sizes", "8", "--json"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out)
+    names = [r["name"] for r in out["rows"]]
+    assert names == ["YutEnv (1 env)", "YutVectorEnv (8 envs)", "pure Python loop"]
+    for r in out["rows"]:
+        assert r["steps_per_s"] > 0
+    assert out["rows"][-1]["note"] == "yutenv.reference engine"
