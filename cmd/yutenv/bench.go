@@ -44,7 +44,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (see docs)")
 	seed := fs.Uint64("seed", 1, "first game seed")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
-	if err := parseFlags(fs, args); err != nil {
+	rules, err := parseCommand(fs, args, rulesSpec)
+	if err != nil {
 		return err
 	}
 	if *workers < 1 || *workers > 1024 {
@@ -52,10 +53,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if *dur <= 0 || *dur > time.Hour {
 		return fmt.Errorf("--time must be more than 0 and at most 1h, got %v", *dur)
-	}
-	rules, err := env.ParseRules(*rulesSpec)
-	if err != nil {
-		return err
 	}
 	res := benchPlayouts(rules, *seed, *workers, *dur)
 	res.Rules = rules.String()

@@ -107,13 +107,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	rules, err := env.ParseRules(*rulesSpec)
+	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"sort"
 
 	"github.com/spf13/pflag"
+
+	"github.com/yutenv/yutenv/env"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's
@@ -99,4 +101,16 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		return errUsage
 	}
 	return nil
+}
+
+// parseCommand parses a subcommand's flags, refuses positional arguments and
+// reads its --rules flag: the opening every rules-playing subcommand shares.
+func parseCommand(fs *pflag.FlagSet, args []string, rulesSpec *string) (env.Rules, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return env.Rules{}, err
+	}
+	if fs.NArg() > 0 {
+		return env.Rules{}, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	return env.ParseRules(*rulesSpec)
 }

@@ -39,13 +39,7 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	seat := fs.Int("seat", 0, "your seat: 0 (A) to players-1")
 	seed := fs.Uint64("seed", 0, "seed of the game (throws and the agents); 0 picks one from the clock")
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3)")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	rules, err := env.ParseRules(*rulesSpec)
+	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
 		return err
 	}

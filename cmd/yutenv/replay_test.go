@@ -101,7 +101,7 @@ func TestBench(t *testing.T) {
 	assert.Contains(t, out, "games/s per core")
 	assert.Contains(t, out, "players=3")
 
-	for _, bad := range [][]string{{"--workers", "0"}, {"--rules", "players=9"}, {"--time", "-1s"}} {
+	for _, bad := range [][]string{{"--workers", "0"}, {"--rules", "players=9"}, {"--time", "-1s"}, {"stray"}} {
 		code, _, stderr := runCmd(t, append([]string{"bench"}, bad...)...)
 		assert.NotEqual(t, 0, code, bad)
 		assert.NotEmpty(t, stderr)

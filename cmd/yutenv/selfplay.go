@@ -61,13 +61,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	shardGames := fs.Int("shard-games", 100, "games per dataset shard")
 	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	rules, err := env.ParseRules(*rulesSpec)
+	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
 		return err
 	}
