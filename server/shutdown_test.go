@@ -27,30 +27,37 @@ func serveOn(t *testing.T, cfg Config) (*Server, string, chan error) {
 // TestGracefulShutdown shuts the server down while a step is being served:
 // the step's response arrives whole, then the connection closes, the idle
 // connection closes, Serve returns ErrServerClosed and the socket file is gone.
+// holdNextFrame makes the server stop inside the next frame it serves: inFlight
+// closes when it gets there, and it goes on once release is closed.
+func holdNextFrame(t *testing.T) (inFlight, release chan struct{}) {
+	inFlight, release = make(chan struct{}), make(chan struct{})
+	testHookFrame = func() {
+		close(inFlight)
+		<-release
+	}
+	t.Cleanup(func() { testHookFrame = nil })
+	return inFlight, release
+}
+
+// dialHello connects to addr and says hello; the connection closes with the test.
+func dialHello(t *testing.T, addr string) *Client {
+	c, err := Dial(addr, time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	_, err = c.Hello("")
+	require.NoError(t, err)
+	return c
+}
+
 func TestGracefulShutdown(t *testing.T) {
 	srv, addr, done := serveOn(t, Config{})
-	busy, err := Dial(addr, time.Second)
-	require.NoError(t, err)
-	defer busy.Close()
-	idle, err := Dial(addr, time.Second)
-	require.NoError(t, err)
-	defer idle.Close()
-	for _, c := range []*Client{busy, idle} {
-		_, err := c.Hello("")
-		require.NoError(t, err)
-	}
+	busy, idle := dialHello(t, addr), dialHello(t, addr)
 	h := makeHandle(t, busy, map[string]any{"n": 512})
 	res, err := busy.Call("reset", map[string]any{"handle": h, "seed": 1})
 	require.NoError(t, err)
 	actions := legalFrom(res["mask"].([]byte), 512)
 
-	inFlight := make(chan struct{})
-	release := make(chan struct{})
-	testHookFrame = func() {
-		close(inFlight)
-		<-release
-	}
-	defer func() { testHookFrame = nil }()
+	inFlight, release := holdNextFrame(t)
 	require.NoError(t, busy.SendStep(h, actions, -1))
 	<-inFlight
 	testHookFrame = nil
@@ -77,18 +84,8 @@ func TestGracefulShutdown(t *testing.T) {
 // TestShutdownDeadline: a request that does not finish in time is cut off.
 func TestShutdownDeadline(t *testing.T) {
 	srv, addr, done := serveOn(t, Config{})
-	c, err := Dial(addr, time.Second)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.Hello("")
-	require.NoError(t, err)
-	inFlight := make(chan struct{})
-	release := make(chan struct{})
-	testHookFrame = func() {
-		close(inFlight)
-		<-release
-	}
-	defer func() { testHookFrame = nil }()
+	c := dialHello(t, addr)
+	inFlight, release := holdNextFrame(t)
 	require.NoError(t, c.WriteFrame(appendValue(nil, obj{{"id", 1}, {"method", "ping"}})))
 	<-inFlight
 	testHookFrame = nil
@@ -107,20 +104,10 @@ func TestShutdownDeadline(t *testing.T) {
 // answered shutting_down, with its id, and the connection closes.
 func TestShutdownRefusesQueued(t *testing.T) {
 	srv, addr, done := serveOn(t, Config{})
-	c, err := Dial(addr, time.Second)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = c.Hello("")
-	require.NoError(t, err)
-	inFlight := make(chan struct{})
-	release := make(chan struct{})
-	testHookFrame = func() {
-		close(inFlight)
-		<-release
-	}
-	defer func() { testHookFrame = nil }()
+	c := dialHello(t, addr)
+	inFlight, release := holdNextFrame(t)
 	two := append(frame(appendValue(nil, obj{{"id", 1}, {"method", "ping"}})), frame(appendValue(nil, obj{{"id", 2}, {"method", "ping"}}))...)
-	_, err = c.Conn().Write(two)
+	_, err := c.Conn().Write(two)
 	require.NoError(t, err)
 	<-inFlight
 	testHookFrame = nil
