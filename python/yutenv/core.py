@@ -375,3 +375,24 @@ class Batch:
                 self.session.call("close", {"handle": self.handle})
             except YutEnvError:
                 pass
+
+
+def open_batch(
+    n: int,
+    *,
+    address: str | None,
+    token: str | None,
+    server: Any,
+    timeout: float | None,
+    spin: float = 0.0,
+    **params: Any,
+) -> Batch:
+    """Connect a session (``spin``: see :attr:`Client.spin`) and make a batch of ``n``
+    envs on it; the session is closed again if ``make`` fails. ``batch.session`` is it."""
+    session = Session(address=address, token=token, server=server, timeout=timeout)
+    session.client.spin = spin
+    try:
+        return Batch(session, n, **params)
+    except BaseException:
+        session.close()
+        raise

@@ -11,7 +11,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from .client import SINGLE_ENV_SPIN
-from .core import check_action, check_seed, obs_part, NUM_ACTIONS, Batch, Session, mask_box, obs_box
+from .core import NUM_ACTIONS, check_action, check_seed, mask_box, obs_box, obs_part, open_batch
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 from .server import Server
 
@@ -78,26 +78,26 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self.obs_type = obs_type
         self.illegal = illegal
         self._info = bool(info)
-        self._session = Session(address=address, token=token, server=server, timeout=timeout)
-        self._session.client.spin = SINGLE_ENV_SPIN  # one env per round trip: poll, do not sleep
-        try:
-            self._batch = Batch(
-                self._session,
-                1,
-                rules=dict(rules) if isinstance(rules, Mapping) else rules,
-                tier=tier,
-                mode="single",
-                seat=seat,
-                opponent=opponent,
-                autoreset="next_step",
-                max_decisions=int(max_decisions),
-                reward=reward,
-                illegal=illegal,
-                info=self._info,
-            )
-        except BaseException:
-            self._session.close()
-            raise
+        # one env per round trip: poll for the reply, do not sleep
+        self._batch = open_batch(
+            1,
+            address=address,
+            token=token,
+            server=server,
+            timeout=timeout,
+            spin=SINGLE_ENV_SPIN,
+            rules=dict(rules) if isinstance(rules, Mapping) else rules,
+            tier=tier,
+            mode="single",
+            seat=seat,
+            opponent=opponent,
+            autoreset="next_step",
+            max_decisions=int(max_decisions),
+            reward=reward,
+            illegal=illegal,
+            info=self._info,
+        )
+        self._session = self._batch.session
         made = self._batch.made
         self.rules: str = str(made["rules"])
         self.players: int = self._batch.players

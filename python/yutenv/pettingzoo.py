@@ -33,7 +33,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .client import SINGLE_ENV_SPIN
-from .core import NUM_ACTIONS, check_action, check_seed, Batch, Session, mask_box, obs_box
+from .core import NUM_ACTIONS, check_action, check_seed, mask_box, obs_box, open_batch
 from .errors import ClosedError, IllegalActionError
 from .server import Server
 
@@ -80,23 +80,23 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
         self.illegal = illegal
-        self._session = Session(address=address, token=token, server=server, timeout=timeout)
-        self._session.client.spin = SINGLE_ENV_SPIN  # one env per round trip: poll, do not sleep
-        try:
-            self._batch = Batch(
-                self._session,
-                1,
-                rules=dict(rules) if isinstance(rules, Mapping) else rules,
-                tier=tier,
-                mode="multi",
-                autoreset="next_step",
-                max_decisions=int(max_decisions),
-                reward=reward,
-                illegal=illegal,
-            )
-        except BaseException:
-            self._session.close()
-            raise
+        # one env per round trip: poll for the reply, do not sleep
+        self._batch = open_batch(
+            1,
+            address=address,
+            token=token,
+            server=server,
+            timeout=timeout,
+            spin=SINGLE_ENV_SPIN,
+            rules=dict(rules) if isinstance(rules, Mapping) else rules,
+            tier=tier,
+            mode="multi",
+            autoreset="next_step",
+            max_decisions=int(max_decisions),
+            reward=reward,
+            illegal=illegal,
+        )
+        self._session = self._batch.session
         self.rules: str = str(self._batch.made["rules"])
         self.players = self._batch.players
         self.possible_agents = [f"player_{i}" for i in range(self.players)]

@@ -11,7 +11,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .core import check_seed, obs_part, NUM_ACTIONS, Batch, ResetResult, Session, StepResult, mask_box, obs_box
+from .core import NUM_ACTIONS, check_seed, mask_box, obs_box, obs_part, open_batch, ResetResult, StepResult
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 from .server import Server
 
@@ -89,25 +89,24 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         self.copy = copy
         self.illegal = illegal
         self._info = bool(info)
-        self._session = Session(address=address, token=token, server=server, timeout=timeout)
-        try:
-            self._batch = Batch(
-                self._session,
-                int(num_envs),
-                rules=dict(rules) if isinstance(rules, Mapping) else rules,
-                tier=tier,
-                mode="single",
-                seat=seat,
-                opponent=opponent,
-                autoreset=_WIRE_AUTORESET[mode],
-                max_decisions=int(max_decisions),
-                reward=reward,
-                illegal=illegal,
-                info=self._info,
-            )
-        except BaseException:
-            self._session.close()
-            raise
+        self._batch = open_batch(
+            int(num_envs),
+            address=address,
+            token=token,
+            server=server,
+            timeout=timeout,
+            rules=dict(rules) if isinstance(rules, Mapping) else rules,
+            tier=tier,
+            mode="single",
+            seat=seat,
+            opponent=opponent,
+            autoreset=_WIRE_AUTORESET[mode],
+            max_decisions=int(max_decisions),
+            reward=reward,
+            illegal=illegal,
+            info=self._info,
+        )
+        self._session = self._batch.session
         made = self._batch.made
         self.num_envs = self._batch.n
         self.rules: str = str(made["rules"])
