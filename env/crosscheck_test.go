@@ -20,7 +20,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 )
 
-// The cross-check runs python/yutenv/reference.py, an independent pure-Python
+// The cross-check runs python/tests/reference.py, an independent pure-Python
 // implementation of RULES.md, over the same perft trees and the same games as
 // the engine, and compares every count and every state. It is skipped when
 // python3 is not installed.
@@ -32,11 +32,10 @@ func referencePath(t *testing.T) (python, script string) {
 	if err != nil {
 		t.Skip("python3 not found: skipping the cross-check with the Python reference")
 	}
-	script, err = filepath.Abs(filepath.Join("..", "python", "yutenv", "reference.py"))
+	script, err = filepath.Abs(filepath.Join("..", "python", "tests", "reference.py"))
 	require.NoError(t, err)
-	if _, err := os.Stat(script); err != nil {
-		t.Skipf("reference implementation not found at %s", script)
-	}
+	_, err = os.Stat(script)
+	require.NoError(t, err, "the reference engine is part of the repository's test tree")
 	return python, script
 }
 

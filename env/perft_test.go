@@ -10,7 +10,7 @@ import (
 )
 
 // Every golden count in this file was computed by the engine and, separately,
-// by the pure-Python reference python/yutenv/reference.py (written from
+// by the pure-Python reference python/tests/reference.py (written from
 // RULES.md, not from this code): `python3 reference.py perft` gave the same
 // numbers for every row. TestCrossCheckPerft repeats part of that comparison
 // whenever python3 is installed.

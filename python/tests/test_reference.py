@@ -1,4 +1,4 @@
-"""Tests of the pure-Python rules reference (yutenv/reference.py).
+"""Tests of the pure-Python rules reference (tests/reference.py, the test tree: it is not shipped).
 
 They need neither the Go server nor the rest of the package: the module is
 loaded from its file, so these tests run even where numpy or gymnasium are not
@@ -16,7 +16,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "yutenv" / "reference.py"
+_PATH = Path(__file__).resolve().parent / "reference.py"
 _spec = importlib.util.spec_from_file_location("yutenv_reference", _PATH)
 assert _spec is not None and _spec.loader is not None
 ref: Any = importlib.util.module_from_spec(_spec)

@@ -3,11 +3,11 @@
 Measures, in one run and on one machine:
 
 * ``YutEnv``: one env, one round trip per step;
-* ``YutVectorEnv`` with 64, 256 and 1024 envs: one round trip per batch step;
-* a pure-Python loop doing the same work per learner decision: the learner's random legal
-  action applied, the opponent's random moves, the throws, a legal-action mask and a
-  compact observation vector. It runs on :mod:`yutenv.reference` (the project's
-  independent pure-Python rules engine).
+* ``YutVectorEnv`` with 64, 256 and 1024 envs: one round trip per batch step.
+
+Rates are compared with the single env's. There is no pure-Python row: the package ships no
+second rules engine to compare with (the project's pure-Python reference engine is a test
+oracle in the repository's test tree; docs/BENCHMARKS.md quotes its own rate).
 
 Every configuration plays standard rules against the server's ``random`` opponent with
 a uniformly random legal action per decision, chosen in numpy (its cost is included: it is
@@ -21,11 +21,10 @@ import argparse
 import json
 import os
 import platform
-import random
 import sys
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -43,7 +42,6 @@ class Row:
     steps: int
     seconds: float
     steps_per_s: float
-    note: str = ""
 
 
 Runner = Callable[[float], int]
@@ -104,97 +102,25 @@ def vector_runner(server: Server, n: int, opponent: str, tier: str | None) -> tu
     return run, v.close
 
 
-# ---- the pure-Python loop ---------------------------------------------------------------
-
-
-def _reference_runner() -> tuple[Callable[[float], int], str]:
-    """The pure-Python loop over yutenv.reference, the project's independent rules engine."""
-    from . import reference
-
-    return _reference_loop(reference), "yutenv.reference engine"
-
-
-def _reference_loop(ref: Any) -> Callable[[float], int]:
-    rules = ref.Rules()
-    rng = random.Random(0)
-    n = rules.players
-    size = n * 29 + 29 * 5 + 2 * n + 6
-    obs = np.zeros(size, dtype=np.float32)
-    route_id = {r: i for i, r in enumerate(ref.ROUTES)}
-    learner = 0
-    st: dict[str, Any] = {"game": 0}
-
-    def new_state() -> Any:
-        st["game"] += 1
-        return ref.State.new(rules, rng.randrange(n))
-
-    st["s"] = new_state()
-
-    def encode(s: Any) -> None:
-        # compact content like the server's: heights by seat and station, routes, hand,
-        # finished, pool, from the mover's point of view
-        obs[:] = 0.0
-        for station, stack in enumerate(s.board):
-            if stack is not None:
-                rel = (stack.seat - s.to_move) % n
-                obs[rel * 29 + station] = stack.height / rules.pieces
-                obs[n * 29 + station * 5 + route_id[stack.route]] = 1.0
-        base = n * 29 + 29 * 5
-        for i in range(n):
-            rel = (i - s.to_move) % n
-            obs[base + rel] = s.hand[i] / rules.pieces
-            obs[base + n + rel] = s.finished[i] / rules.pieces
-        for t in range(6):
-            obs[base + 2 * n + t] = min(s.pool[t], 4) / 4.0
-
-    def run(limit: float) -> int:
-        steps = 0
-        s = st["s"]
-        end = time.perf_counter() + limit
-        while True:
-            for _ in range(64):
-                # throws and opponents until the learner decides (or the game ends)
-                while True:
-                    if s.phase == "throw":
-                        s.sample_throw(rng)
-                    elif s.phase == "over":
-                        s = new_state()
-                    elif s.to_move != learner:
-                        s.apply(rng.choice(s.legal_actions()))
-                    else:
-                        break
-                encode(s)
-                mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-                legal = s.legal_actions()
-                mask[legal] = 1
-                s.apply(legal[rng.randrange(len(legal))])
-                steps += 1
-            if time.perf_counter() >= end:
-                st["s"] = s
-                return steps
-
-    return run
-
-
 def measure(
-    configs: list[tuple[str, int, Runner, str]], seconds: float, warmup: float, rounds: int
+    configs: list[tuple[str, int, Runner]], seconds: float, warmup: float, rounds: int
 ) -> list[Row]:
     """Run every configuration ``rounds`` times in turn (interleaved, so that a change in the
     machine's load hits all of them alike) and report each one's median rate over its rounds."""
-    for _, _, run, _ in configs:
+    for _, _, run in configs:
         run(warmup)
     rates: list[list[float]] = [[] for _ in configs]
     totals = [(0, 0.0) for _ in configs]
     for _ in range(rounds):
-        for i, (_, _, run, _) in enumerate(configs):
+        for i, (_, _, run) in enumerate(configs):
             t0 = time.perf_counter()
             steps = run(seconds / rounds)
             dt = time.perf_counter() - t0
             rates[i].append(steps / dt)
             totals[i] = (totals[i][0] + steps, totals[i][1] + dt)
     return [
-        Row(name, envs, totals[i][0], totals[i][1], float(np.median(rates[i])), note)
-        for i, (name, envs, _, note) in enumerate(configs)
+        Row(name, envs, totals[i][0], totals[i][1], float(np.median(rates[i])))
+        for i, (name, envs, _) in enumerate(configs)
     ]
 
 
@@ -209,7 +135,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="64,256,1024", help="vector env sizes (default 64,256,1024)")
     ap.add_argument("--opponent", default="random", help="server-side opponent (default random)")
     ap.add_argument("--tier", default=None, help="observation tier (default: the server's)")
-    ap.add_argument("--no-python", action="store_true", help="skip the pure-Python loop")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args(argv)
@@ -217,23 +142,20 @@ def main(argv: list[str] | None = None) -> int:
 
     with Server() as server:
         closers: list[Callable[[], None]] = []
-        configs: list[tuple[str, int, Runner, str]] = []
+        configs: list[tuple[str, int, Runner]] = []
         run, close = single_runner(server, args.opponent, args.tier)
-        configs.append(("YutEnv (1 env)", 1, run, ""))
+        configs.append(("YutEnv (1 env)", 1, run))
         closers.append(close)
         for n in sizes:
             run, close = vector_runner(server, n, args.opponent, args.tier)
-            configs.append((f"YutVectorEnv ({n} envs)", n, run, ""))
+            configs.append((f"YutVectorEnv ({n} envs)", n, run))
             closers.append(close)
-        if not args.no_python:
-            run, what = _reference_runner()
-            configs.append(("pure Python loop", 1, run, what))
         try:
             rows = measure(configs, args.seconds, args.warmup, max(1, args.rounds))
         finally:
             for close in closers:
                 close()
-    base = rows[-1].steps_per_s if not args.no_python else None
+    base = rows[0].steps_per_s
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
     if args.json:
@@ -241,22 +163,18 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.markdown:
         print(f"Machine: {machine}\n")
-        print("| configuration | env steps/s | vs pure Python |")
+        print("| configuration | env steps/s | vs YutEnv |")
         print("|---|---:|---:|")
         for r in rows:
-            ratio = f"{r.steps_per_s / base:.1f}x" if base else ""
-            print(f"| {r.name}{' (' + r.note + ')' if r.note else ''} | {r.steps_per_s:,.0f} | {ratio} |")
+            print(f"| {r.name} | {r.steps_per_s:,.0f} | {r.steps_per_s / base:.1f}x |")
         return 0
     print(
         f"yutenv bench: {machine}; {args.seconds:g} s per configuration in {args.rounds} interleaved "
         f"rounds (median), opponent {args.opponent}"
     )
-    print(f"{'configuration':<26} {'env steps/s':>14} {'vs Python':>10}")
+    print(f"{'configuration':<26} {'env steps/s':>14} {'vs YutEnv':>10}")
     for r in rows:
-        ratio = f"{r.steps_per_s / base:.1f}x" if base else ""
-        print(f"{r.name:<26} {r.steps_per_s:>14,.0f} {ratio:>10}")
-    if not args.no_python:
-        print(f"pure Python loop: {rows[-1].note}")
+        print(f"{r.name:<26} {r.steps_per_s:>14,.0f} {r.steps_per_s / base:>9.1f}x")
     return 0
 
 
