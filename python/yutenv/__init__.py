@@ -22,6 +22,7 @@ from typing import Any, overload
 import gymnasium
 
 from . import datasets, pettingzoo
+from .config import DEFAULT_TIMEOUT, EnvConfig
 from .core import NUM_ACTIONS, Batch, Session
 from .evaluate import EvalResult, evaluate
 from .errors import (
@@ -39,6 +40,7 @@ from .errors import (
     UnauthorizedError,
     UnsupportedError,
     YutEnvError,
+    YutTimeoutError,
 )
 from .gym_env import YutEnv
 from .server import Server, binary_path
@@ -49,7 +51,9 @@ __version__ = "0.1.0"
 ENV_ID = "yutenv/Yut-v0"
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "ENV_ID",
+    "EnvConfig",
     "EvalResult",
     "NUM_ACTIONS",
     "BadStateError",
@@ -70,6 +74,7 @@ __all__ = [
     "UnsupportedError",
     "YutEnv",
     "YutEnvError",
+    "YutTimeoutError",
     "YutVectorEnv",
     "binary_path",
     "datasets",
@@ -80,22 +85,23 @@ __all__ = [
 
 
 @overload
-def make(num_envs: None = None, **kwargs: Any) -> YutEnv: ...
+def make(num_envs: None = None, config: EnvConfig | None = None, **kwargs: Any) -> YutEnv: ...
 @overload
-def make(num_envs: int, **kwargs: Any) -> YutVectorEnv: ...
+def make(num_envs: int, config: EnvConfig | None = None, **kwargs: Any) -> YutVectorEnv: ...
 
 
-def make(num_envs: int | None = None, **kwargs: Any) -> YutEnv | YutVectorEnv:
+def make(num_envs: int | None = None, config: EnvConfig | None = None, **kwargs: Any) -> YutEnv | YutVectorEnv:
     """A :class:`YutEnv`, or a :class:`YutVectorEnv` of ``num_envs`` games when given.
 
-    Keyword arguments are those of :class:`YutEnv` (``rules``, ``opponent``, ``seat``,
-    ``tier``, ``obs_type``, ``render_mode``, ``illegal``, ``max_decisions``, ``info``,
-    ``address``, ``token``, ``server``, ``timeout``); the vector env also takes
+    ``config`` and the keyword arguments are the env options of :class:`EnvConfig`
+    (``rules``, ``opponent``, ``seat``, ``tier``, ``obs_type``, ``render_mode``, ``illegal``,
+    ``max_decisions``, ``reward``, ``info``, ``address``, ``token``, ``server``,
+    ``timeout``); keyword arguments replace fields of ``config``. The vector env also takes
     ``autoreset_mode`` and ``copy``. Unlike ``gymnasium.make``, no wrappers are added.
     """
     if num_envs is None:
-        return YutEnv(**kwargs)
-    return YutVectorEnv(num_envs, **kwargs)
+        return YutEnv(config, **kwargs)
+    return YutVectorEnv(num_envs, config, **kwargs)
 
 
 def _register() -> None:

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import msgpack
 
-from .errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, error_from_wire
+from .errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, YutTimeoutError, error_from_wire
 from .server import Server
 
 MAX_FRAME = 16 << 20
@@ -67,7 +67,8 @@ class Client:
         address: where the server listens (see :func:`parse_address`).
         server: the :class:`Server` process behind ``address``, when we started it;
             used to explain a broken connection with the server's exit status and log.
-        timeout: seconds to wait for a reply (None: wait as long as it takes).
+        timeout: seconds to wait for a reply (None: wait as long as it takes); past it a
+            call raises :class:`~yutenv.YutTimeoutError` and closes the connection.
         max_frame: refuse frames larger than this.
     """
 
@@ -80,6 +81,7 @@ class Client:
     ) -> None:
         self.address = address
         self.server = server
+        self.timeout = timeout
         self.max_frame = max_frame
         self._owner = os.getpid()
         self._lock = threading.Lock()
@@ -118,6 +120,20 @@ class Client:
             return self.server.died_error(what)
         return ServerDiedError(f"{what}: the connection to the yutenv server at {self.address} broke ({cause or 'EOF'})")
 
+    def _timed_out(self, what: str) -> YutTimeoutError:
+        # A reply may still come later and would be taken for the next one's: close.
+        self._close_socket()
+        t = self.timeout if self.timeout is not None else 0.0
+        who = f"the yutenv server at {self.address}"
+        if self.server is not None:
+            who = f"the yutenv server (pid {self.server.pid}, {self.server.state()})"
+        return YutTimeoutError(
+            f"{what}: no reply from {who} within the timeout of {t:g} s; the connection was closed "
+            "(make a new env). Pass a larger timeout= (None: no limit) if the server is just slow.",
+            method=what,
+            timeout=t,
+        )
+
     def _fill(self, need: int, what: str) -> None:
         """Read until at least ``need`` unread bytes are buffered."""
         have = self._end - self._start
@@ -139,7 +155,7 @@ class Client:
             try:
                 n = self._sock.recv_into(self._view[self._end:])
             except socket.timeout as e:
-                raise YutEnvError(f"{what}: no reply from the server at {self.address} within the timeout") from e
+                raise self._timed_out(what) from e
             except OSError as e:
                 raise self._broken(what, e) from e
             if n == 0:
@@ -203,6 +219,8 @@ class Client:
                 raise YutEnvError(f"{method}: request of {len(body)} bytes is above the frame limit {self.max_frame}")
             try:
                 self._sock.sendall(_HDR.pack(len(body)) + body)
+            except socket.timeout as e:
+                raise self._timed_out(method) from e
             except OSError as e:
                 raise self._broken(method, e) from e
             reply = self._read_frame(method)

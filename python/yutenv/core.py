@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import os
 import struct
+import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
 import msgpack
 import numpy as np
 import numpy.typing as npt
 
 from .client import Client
-from .errors import ClosedError, ProtocolError, YutEnvError
+from .config import DEFAULT_TIMEOUT, EnvConfig
+from .errors import ClosedError, IllegalActionError, ProtocolError, YutEnvError
 from .server import Server, acquire_shared_server
 
 if TYPE_CHECKING:
@@ -30,7 +32,10 @@ if TYPE_CHECKING:
 
 PROTOCOL = 1
 NUM_ACTIONS = 180
+"""Actions of the standard action codec (docs/OBSERVATIONS.md). For reference only: the envs
+take the count from the server's ``hello``/``make`` replies (``env.action_space.n``)."""
 CLIENT_NAME = "yutenv-python 0.1.0"
+
 
 def _resolve_target(address: str | None, token: str | None) -> tuple[str | None, str | None]:
     if address is None:
@@ -44,8 +49,23 @@ def _resolve_target(address: str | None, token: str | None) -> tuple[str | None,
     return address, token
 
 
+def _end_session(client: Client, server: Server | None) -> None:
+    """Close a session's connection and release its server (also run when a session that was
+    never closed is garbage collected, so that a dropped env does not keep the shared server)."""
+    try:
+        client.close()
+    finally:
+        if server is not None:
+            server.release()
+
+
 class Session:
     """One handshaken connection to a yutenv server.
+
+    What the server says in ``hello`` is kept in :attr:`hello` and used rather than assumed:
+    :attr:`actions` (the action count), :attr:`tiers` (every observation space by name), and
+    the frame limit (the client's read limit). A session that is garbage collected without
+    :meth:`close` is closed then (its envs are freed by the server when the connection ends).
 
     Args:
         address: the server to connect to (``unix:/path``, ``host:port``); default
@@ -53,7 +73,8 @@ class Session:
         token: the server's token, if it has one (default ``$YUTENV_TOKEN`` or the
             contents of ``$YUTENV_TOKEN_FILE``).
         server: a :class:`~yutenv.Server` to use instead of the shared one.
-        timeout: seconds to wait for any reply (None: no limit).
+        timeout: seconds to wait for any reply (None: no limit); past it a call raises
+            :class:`~yutenv.YutTimeoutError`.
     """
 
     def __init__(
@@ -61,56 +82,55 @@ class Session:
         address: str | None = None,
         token: str | None = None,
         server: Server | None = None,
-        timeout: float | None = None,
+        timeout: float | None = DEFAULT_TIMEOUT,
     ) -> None:
-        self._release: Server | None = None
+        release: Server | None = None
         self.closed = True
         addr, tok = _resolve_target(address, token)
         if server is not None:
             if not server.acquire():
                 raise ClosedError(f"{server!r} is closed")
-            self._release = server
+            release = server
             addr = server.address
         elif addr is None:
             server = acquire_shared_server()
-            self._release = server
+            release = server
             addr = server.address
         try:
             self.client = Client(addr, server=server, timeout=timeout)
+        except BaseException:
+            if release is not None:
+                release.release()
+            raise
+        self._end = weakref.finalize(self, _end_session, self.client, release)
+        self.server = server
+        self.address = addr
+        try:
             params: dict[str, Any] = {"protocol": PROTOCOL, "client": CLIENT_NAME}
             if tok is not None:
                 params["token"] = tok
             self.hello: dict[str, Any] = self.client.call("hello", params)
+            if self.hello.get("protocol") != PROTOCOL:
+                raise ProtocolError(f"the server speaks protocol {self.hello.get('protocol')}, this client {PROTOCOL}")
+            #: The number of actions of the server's action codec.
+            self.actions: int = int(self.hello["actions"])
+            #: Every observation tier's space, by name (docs/PROTOCOL.md, hello).
+            self.tiers: dict[str, dict[str, Any]] = {str(t["tier"]): dict(t) for t in self.hello["tiers"]}
+            self.client.max_frame = int(self.hello["limits"]["max_frame"])
         except BaseException:
-            if self._release is not None:
-                self._release.release()
-                self._release = None
+            self._end()
             raise
         self.closed = False
-        self.server = server
-        self.address = addr
-        if self.hello.get("protocol") != PROTOCOL:
-            raise ProtocolError(f"the server speaks protocol {self.hello.get('protocol')}, this client {PROTOCOL}")
-        if self.hello.get("actions") != NUM_ACTIONS:
-            raise ProtocolError(f"the server has {self.hello.get('actions')} actions; this client knows {NUM_ACTIONS}")
-
-    def call(self, method: str, params: Mapping[str, Any] | None = None) -> Any:
-        return self.client.call(method, params)
 
     def ping(self) -> None:
-        self.call("ping")
+        self.client.call("ping")
 
     def stats(self) -> dict[str, Any]:
-        return dict(self.call("stats"))
+        return dict(self.client.call("stats"))
 
     def close(self) -> None:
-        if self.closed:
-            return
         self.closed = True
-        self.client.close()
-        if self._release is not None:
-            self._release.release()
-            self._release = None
+        self._end()
 
     def __enter__(self) -> "Session":
         return self
@@ -150,15 +170,19 @@ def check_seed(seed: Any) -> int:
     return s
 
 
-def check_action(action: Any, what: str = "step") -> int:
-    """An action as an int: a Python or numpy integer (or a 0-d integer array).
+def check_action(action: Any, actions: int, what: str = "step") -> int:
+    """An action as an int in 0..actions-1: a Python or numpy integer (or a 0-d integer array).
 
-    Floats, strings and bools are refused rather than silently truncated."""
+    Floats, strings and bools are refused (TypeError) rather than silently truncated; an
+    integer out of range raises :class:`~yutenv.IllegalActionError`."""
     if isinstance(action, np.ndarray) and action.ndim == 0:
         action = action[()]
     if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-        raise TypeError(f"{what}: an action must be an integer 0..{NUM_ACTIONS - 1}, got {action!r}")
-    return int(action)
+        raise TypeError(f"{what}: an action must be an integer 0..{actions - 1}, got {action!r}")
+    a = int(action)
+    if not 0 <= a < actions:
+        raise IllegalActionError(f"{what}: action {a} is out of range 0..{actions - 1}", method="step")
+    return a
 
 
 def obs_part(space: Mapping[str, Any], obs: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
@@ -175,12 +199,12 @@ def obs_part(space: Mapping[str, Any], obs: npt.NDArray[np.float32], name: str) 
     raise KeyError(f"no observation part {name!r} in tier {space.get('tier')!r} (parts: {', '.join(names)})")
 
 
-def mask_box() -> "gymnasium.spaces.Box":
-    """The Box of an action mask: 180 values in {0, 1}, int8 (Gymnasium's mask dtype for
-    ``Discrete.sample(mask=...)``), a view of the wire's 0/1 bytes."""
+def mask_box(actions: int) -> "gymnasium.spaces.Box":
+    """The Box of an action mask: ``actions`` values in {0, 1}, int8 (Gymnasium's mask dtype
+    for ``Discrete.sample(mask=...)``), a view of the wire's 0/1 bytes."""
     import gymnasium
 
-    return gymnasium.spaces.Box(low=0, high=1, shape=(NUM_ACTIONS,), dtype=np.int8)
+    return gymnasium.spaces.Box(low=0, high=1, shape=(actions,), dtype=np.int8)
 
 
 def _f32(b: bytes, shape: tuple[int, ...]) -> npt.NDArray[np.float32]:
@@ -198,6 +222,29 @@ def _bool(b: bytes) -> npt.NDArray[np.bool_]:
 
 def _i8(b: bytes) -> npt.NDArray[np.int8]:
     return np.frombuffer(b, dtype=np.int8)
+
+
+def fit_info(info: Mapping[str, Any]) -> dict[str, Any]:
+    """A server info map made fit for Gymnasium's vectorizers: seeds (0..2**64-1) become
+    ``np.uint64``, which Gymnasium's info arrays keep as uint64 instead of overflowing an
+    int64 array; the ended episode's ``final_info`` likewise."""
+    out = dict(info)
+    if "seed" in out:
+        out["seed"] = np.uint64(out["seed"])
+    fi = out.get("final_info")
+    if isinstance(fi, Mapping):
+        out["final_info"] = fit_info(fi)
+    return out
+
+
+def render_frame(batch: "Batch", mode: str, index: int) -> str | npt.NDArray[np.uint8]:
+    """Env ``index``'s position in a Gymnasium render mode: ``"ansi"`` (text) or
+    ``"rgb_array"`` (a writable (H, W, 3) uint8 array)."""
+    if mode == "rgb_array":
+        return batch.render_rgb(index).copy()
+    if mode == "ansi":
+        return batch.render(index)
+    raise ValueError(f"unknown render mode {mode!r}")
 
 
 @dataclass
@@ -237,21 +284,24 @@ class Batch:
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
         self.session = session
+        self._call = session.client.call
         p: dict[str, Any] = {"n": int(n)}
         for k, v in params.items():
             if v is not None:
                 p[k] = v
-        self.made: dict[str, Any] = session.call("make", p)
+        self.made: dict[str, Any] = self._call("make", p)
         self.handle: int = int(self.made["handle"])
         self.n: int = int(self.made["n"])
         self.players: int = int(self.made["players"])
         self.obs_size: int = int(self.made["obs_size"])
         self.obs_space_info: dict[str, Any] = dict(self.made["obs_space"])
         self.reward_shape: tuple[int, ...] = tuple(int(x) for x in self.made["reward_shape"])
+        #: The number of actions (the server's codec), the length of every mask row.
+        self.actions: int = int(self.made["actions"])
         self.same_step = self.made.get("autoreset") == "same_step"
         self.closed = False
         self._obs_shape = (self.n, self.obs_size)
-        self._mask_shape = (self.n, NUM_ACTIONS)
+        self._mask_shape = (self.n, self.actions)
         # step's params for one action, pre-encoded: {"handle": h, "actions": bin8(4)} + int32
         pk = msgpack.Packer(use_bin_type=True)
         self._one_prefix = b"\x82" + pk.pack("handle") + pk.pack(self.handle) + pk.pack("actions") + b"\xc4\x04"
@@ -275,7 +325,7 @@ class Batch:
             p["options"] = dict(options)
         if info is not None:
             p["info"] = info
-        r = self.session.call("reset", p)
+        r = self._call("reset", p)
         return ResetResult(
             obs=_f32(r["obs"], self._obs_shape),
             mask=_mask(r["mask"], self._mask_shape),
@@ -291,7 +341,7 @@ class Batch:
         p: dict[str, Any] = {"handle": self.handle, "actions": actions}
         if info is not None:
             p["info"] = info
-        r = self.session.call("step", p)
+        r = self._call("step", p)
         fo = r.get("final_obs")
         return StepResult(
             obs=_f32(r["obs"], self._obs_shape),
@@ -336,32 +386,32 @@ class Batch:
     def render(self, index: int = 0) -> str:
         """The env's position as text (the engine's board drawing)."""
         self._check("render")
-        return str(self.session.call("render", {"handle": self.handle, "index": int(index), "format": "text"})["text"])
+        return str(self._call("render", {"handle": self.handle, "index": int(index), "format": "text"})["text"])
 
-    def render_rgb(self, index: int = 0) -> np.ndarray:
+    def render_rgb(self, index: int = 0) -> npt.NDArray[np.uint8]:
         """The env's position as an RGB image, shape (height, width, 3), dtype uint8 (read-only view)."""
         self._check("render")
-        r = self.session.call("render", {"handle": self.handle, "index": int(index), "format": "rgb"})
+        r = self._call("render", {"handle": self.handle, "index": int(index), "format": "rgb"})
         return np.frombuffer(r["rgb"], dtype=np.uint8).reshape(int(r["height"]), int(r["width"]), 3)
 
     def render_svg(self, index: int = 0) -> str:
         """The env's position as an SVG document."""
         self._check("render")
-        return str(self.session.call("render", {"handle": self.handle, "index": int(index), "format": "svg"})["svg"])
+        return str(self._call("render", {"handle": self.handle, "index": int(index), "format": "svg"})["svg"])
 
     def save(self, index: int = 0) -> bytes:
         self._check("save")
-        return bytes(self.session.call("save", {"handle": self.handle, "index": int(index)})["state"])
+        return bytes(self._call("save", {"handle": self.handle, "index": int(index)})["state"])
 
     def load(self, index: int, state: bytes, seat: int | None = None) -> dict[str, Any]:
         self._check("load")
         p: dict[str, Any] = {"handle": self.handle, "index": int(index), "state": bytes(state)}
         if seat is not None:
             p["seat"] = int(seat)
-        r = self.session.call("load", p)
+        r = self._call("load", p)
         return {
             "obs": _f32(r["obs"], (1, self.obs_size)),
-            "mask": _mask(r["mask"], (1, NUM_ACTIONS)),
+            "mask": _mask(r["mask"], (1, self.actions)),
             "to_move": _i8(r["to_move"]),
         }
 
@@ -372,27 +422,19 @@ class Batch:
         self.closed = True
         if not self.session.closed and not self.session.client.closed:
             try:
-                self.session.call("close", {"handle": self.handle})
+                self._call("close", {"handle": self.handle})
             except YutEnvError:
                 pass
 
 
-def open_batch(
-    n: int,
-    *,
-    address: str | None,
-    token: str | None,
-    server: Any,
-    timeout: float | None,
-    spin: float = 0.0,
-    **params: Any,
-) -> Batch:
-    """Connect a session (``spin``: see :attr:`Client.spin`) and make a batch of ``n``
-    envs on it; the session is closed again if ``make`` fails. ``batch.session`` is it."""
-    session = Session(address=address, token=token, server=server, timeout=timeout)
+def open_batch(n: int, config: EnvConfig, mode: Literal["single", "multi"], autoreset: str, spin: float = 0.0) -> Batch:
+    """Connect a session as ``config`` says (``spin``: see :attr:`Client.spin`) and make a
+    batch of ``n`` envs with its options; the session is closed again if ``make`` fails.
+    ``batch.session`` is it."""
+    session = Session(address=config.address, token=config.token, server=config.server, timeout=config.timeout)
     session.client.spin = spin
     try:
-        return Batch(session, n, **params)
+        return Batch(session, n, **config.make_params(mode, autoreset))
     except BaseException:
         session.close()
         raise

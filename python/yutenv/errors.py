@@ -97,6 +97,22 @@ class ServerStartError(ServerDiedError):
     """The bundled server could not be started (missing binary, no ready line, early exit)."""
 
 
+class YutTimeoutError(YutEnvError, TimeoutError):
+    """The server did not answer a request within the client's ``timeout`` (a stopped,
+    overloaded or hung server). The connection is closed (a late reply could not be told
+    from the next one): make a new env.
+
+    Attributes:
+        method: the request that timed out.
+        timeout: the timeout, in seconds.
+    """
+
+    def __init__(self, message: str, method: str, timeout: float) -> None:
+        self.method = method
+        self.timeout = timeout
+        super().__init__(message)
+
+
 class ClosedError(YutEnvError):
     """The env or client was used after ``close()``."""
 

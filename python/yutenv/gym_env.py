@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import struct
-from typing import Any, Dict, Literal, Mapping, Union
+from typing import Any, Dict, Union
 
 import gymnasium
 import numpy as np
@@ -11,14 +13,18 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from .client import SINGLE_ENV_SPIN
-from .core import NUM_ACTIONS, check_action, check_seed, mask_box, obs_box, obs_part, open_batch
-from .errors import ClosedError, IllegalActionError, ResetNeeded
-from .server import Server
+from .config import RENDER_MODES, EnvConfig
+from .core import check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
+from .errors import ClosedError, ResetNeeded, YutEnvError
 
 ObsType = Union[npt.NDArray[np.float32], Dict[str, npt.NDArray[Any]]]
 
 _RESET_OPTIONS = ("start", "seat")
 _f32 = struct.Struct("<f").unpack
+
+# What happened to the env since its last reset, to rebuild it exactly in a copy: an int is a
+# step with that action; ("reset", seed, options) and ("load", state, seat) are the others.
+_Event = Union[int, tuple[Any, ...]]
 
 
 class YutEnv(gymnasium.Env[ObsType, np.int64]):
@@ -29,88 +35,55 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
     point of view by the observation ``tier``.
 
     Args:
-        rules: rules string (``"players=3,end=rank"``) or mapping; default ``"standard"``.
-        opponent: agent spec of every other seat: ``random``, ``greedy``, ``mc:N``, ``mcts:N``.
-        seat: the learner's seat, or ``"random"`` to draw it each episode.
-        tier: observation tier (``compact``, ``tactical``, ``planes``); default: the server's.
-        obs_type: ``"box"`` (a float32 vector) or ``"dict"`` (``{"observation", "action_mask"}``).
-        render_mode: None, ``"ansi"`` (the board as text) or ``"rgb_array"`` (a 480x720x3 uint8 image).
-        illegal: ``"error"`` (an illegal action raises :class:`~yutenv.IllegalActionError` and
-            changes nothing) or ``"penalty"`` (the episode ends with reward -1 and
-            ``info["illegal"] = True``; for tools that sample unmasked actions, such as
-            Gymnasium's env checker).
-        max_decisions: truncate an episode after this many learner decisions (0: never).
-        reward: ``"win"`` (+1/-1 at the end only) or ``"progress"`` (the same plus
-            potential-based shaping by race progress: a signal every step, same optimal policy;
-            see docs/PROTOCOL.md).
-        info: also put the server's per-env info map (``seed``, ...) into ``info``.
-        address, token, server, timeout: where the server is; see :class:`yutenv.core.Session`.
+        config: an :class:`~yutenv.EnvConfig`; keyword arguments replace its fields (or build
+            one): ``rules``, ``opponent``, ``seat``, ``tier``, ``obs_type``, ``render_mode``,
+            ``illegal``, ``max_decisions``, ``reward``, ``info``, ``address``, ``token``,
+            ``server``, ``timeout`` (see :class:`~yutenv.EnvConfig` for each).
 
-    The arrays returned (observation, ``info["action_mask"]``) are read-only numpy
-    views of the server's reply (``np.frombuffer``, no copy); each call returns new
+    The action space, the observation space and its parts come from the server's reply
+    to ``make``. The arrays returned (observation, ``info["action_mask"]``) are read-only
+    numpy views of the server's reply (``np.frombuffer``, no copy); each call returns new
     arrays. Copy them (``np.array(obs)``) if you need to write into them.
+
+    The legal-action mask is in ``info["action_mask"]`` (int8), in the observation with
+    ``obs_type="dict"``, and from :meth:`action_masks` (bool; what sb3-contrib's
+    ``MaskablePPO`` calls). Through ``gymnasium.make``'s wrappers, call
+    ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()``.
+
+    ``copy.deepcopy(env)`` and ``pickle`` give a new env (its own server session) in the same
+    state, which continues exactly as the original would: same seeds, same opponent moves.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 4}
 
-    def __init__(
-        self,
-        rules: str | Mapping[str, Any] = "standard",
-        opponent: str = "random",
-        seat: int | str = 0,
-        tier: str | None = None,
-        obs_type: Literal["box", "dict"] = "box",
-        render_mode: str | None = None,
-        illegal: Literal["error", "penalty"] = "error",
-        max_decisions: int = 0,
-        reward: Literal["win", "progress"] = "win",
-        info: bool = False,
-        address: str | None = None,
-        token: str | None = None,
-        server: Server | None = None,
-        timeout: float | None = None,
-    ) -> None:
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
-        if obs_type not in ("box", "dict"):
-            raise ValueError(f"obs_type must be 'box' or 'dict', got {obs_type!r}")
-        self.render_mode = render_mode
-        self.obs_type = obs_type
-        self.illegal = illegal
-        self._info = bool(info)
+    def __init__(self, config: EnvConfig | None = None, **options: Any) -> None:
+        self.config = EnvConfig.build(config, **options)
+        self._open()
+
+    def _open(self) -> None:
+        cfg = self.config
+        self.closed = True
+        self.render_mode = cfg.render_mode
+        self.obs_type = cfg.obs_type
+        self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
-        self._batch = open_batch(
-            1,
-            address=address,
-            token=token,
-            server=server,
-            timeout=timeout,
-            spin=SINGLE_ENV_SPIN,
-            rules=dict(rules) if isinstance(rules, Mapping) else rules,
-            tier=tier,
-            mode="single",
-            seat=seat,
-            opponent=opponent,
-            autoreset="next_step",
-            max_decisions=int(max_decisions),
-            reward=reward,
-            illegal=illegal,
-            info=self._info,
-        )
+        self._batch = open_batch(1, cfg, "single", "next_step", spin=SINGLE_ENV_SPIN)
         self._session = self._batch.session
         made = self._batch.made
         self.rules: str = str(made["rules"])
         self.players: int = self._batch.players
         self.tier: str = str(made["tier"])
         self.opponent: str = str(made["opponent"])
-        self.action_space = spaces.Discrete(NUM_ACTIONS)
+        self.num_actions: int = self._batch.actions
+        self.action_space = spaces.Discrete(self.num_actions)
         box = obs_box(self._batch.obs_space_info)
         space: spaces.Space[Any] = box
-        if obs_type == "dict":
-            space = spaces.Dict({"observation": box, "action_mask": mask_box()})
+        if self.obs_type == "dict":
+            space = spaces.Dict({"observation": box, "action_mask": mask_box(self.num_actions)})
         self.observation_space = space
-        self._mask: npt.NDArray[np.int8] = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._mask: npt.NDArray[np.int8] = np.zeros(self.num_actions, dtype=np.int8)
         self._needs_reset = True
+        self._history: list[_Event] = []
         self.game_seed: int | None = None
         self.seat: int = -1
         self.closed = False
@@ -127,6 +100,9 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         ``self.np_random``, so ``reset(seed=s); reset()`` is reproducible too.
         ``options``: ``start`` (seat that begins, or None to draw it from the seed),
         ``seat`` (the learner's seat for this and later episodes).
+
+        ``info``: ``action_mask``, ``seat`` (the learner's), ``seed`` (the game seed, as
+        ``np.uint64``: every info value fits Gymnasium's vectorizers).
         """
         if seed is not None:
             seed = check_seed(seed)  # before anything changes
@@ -143,14 +119,18 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             if unknown:
                 raise ValueError(f"unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}")
             opts = dict(options)
+        return self._reset(game_seed, opts)
+
+    def _reset(self, game_seed: int, opts: dict[str, Any] | None) -> tuple[ObsType, dict[str, Any]]:
         r = self._batch.reset(game_seed, opts)
+        self._history = [("reset", game_seed, opts)]
         self.game_seed = r.seeds[0]
         self._mask = r.mask[0]
         self.seat = int(r.to_move[0])
         self._needs_reset = False
-        info: dict[str, Any] = {"action_mask": self._mask, "seat": self.seat, "seed": self.game_seed}
+        info: dict[str, Any] = {"action_mask": self._mask, "seat": self.seat, "seed": np.uint64(self.game_seed)}
         if r.info is not None:
-            info.update(r.info[0])
+            info.update(fit_info(r.info[0]))
         return self._observation(r.obs[0], self._mask), info
 
     def step(self, action: Any) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
@@ -158,11 +138,10 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             if self.closed:
                 raise ClosedError("step: the env is closed")
             raise ResetNeeded("step: call reset() first (the episode has not started or has ended)")
-        a = check_action(action)
-        if not 0 <= a < NUM_ACTIONS:
-            raise IllegalActionError(f"action {a} is out of range 0..{NUM_ACTIONS - 1}", code=None, method="step")
+        a = check_action(action, self.num_actions)
         was_legal = self._mask[a] != 0
         r = self._batch.step_one_raw(a)
+        self._history.append(a)
         # One env: decode only what is needed; obs and mask are views of the reply's bytes.
         obs = np.frombuffer(r["obs"], dtype="<f4")
         mask = np.frombuffer(r["mask"], dtype=np.int8)
@@ -174,10 +153,10 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         if not was_legal:
             info["illegal"] = True
         if "info" in r:
-            info.update(r["info"][0])
+            info.update(fit_info(r["info"][0]))
         return self._observation(obs, mask), _f32(r["reward"])[0], terminated, truncated, info
 
-    def render(self) -> str | np.ndarray | None:
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:
             gymnasium.logger.warn(
                 "You are calling render method without specifying any render mode. "
@@ -186,9 +165,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             return None
         if self._needs_reset and self.game_seed is None:
             raise ResetNeeded("render: call reset() first")
-        if self.render_mode == "rgb_array":
-            return self._batch.render_rgb(0).copy()
-        return self._batch.render(0)
+        return render_frame(self._batch, self.render_mode, 0)
 
     def close(self) -> None:
         if self.closed:
@@ -210,16 +187,54 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         return obs_part(self._batch.obs_space_info, obs, name)
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        """The legal-action mask of the current decision (bool[180]), from the last reply.
+        """The legal-action mask of the current decision (bool[num_actions]), from the last reply.
 
         No round trip: this is what sb3-contrib's ``MaskablePPO`` calls before each step.
-        All False after the episode ended.
+        All False after the episode ended. Behind ``gymnasium.make``'s wrappers use
+        ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()``.
         """
         return self._mask.view(np.bool_)
 
     def save_state(self) -> bytes:
-        """The engine's versioned binary blob of the current game (includes its generator)."""
+        """The engine's versioned binary blob of the current game (includes its generator);
+        :meth:`load_state` puts it back, in this env or another of the same rules."""
+        if self.closed:
+            raise ClosedError("save_state: the env is closed")
+        if self.game_seed is None:
+            raise ResetNeeded("save_state: call reset() first")
         return self._batch.save(0)
+
+    def load_state(self, state: bytes, seat: int | None = None) -> tuple[ObsType, dict[str, Any]]:
+        """Replace the current game by a state from :meth:`save_state` (of an env with the
+        same rules) and return the observation and info of the learner's next decision, as
+        :meth:`reset` does (the server throws and plays the opponents up to it).
+
+        ``seat``: the learner's seat from now on (default: unchanged). The episode's step
+        counter (``max_decisions``) restarts. The opponents keep their own generators (they
+        are not part of a state). If the loaded game is over, the episode has ended: call
+        :meth:`reset`. An env that was never reset is reset first (from ``np_random``).
+        Raises :class:`~yutenv.BadStateError` for a damaged state or one of other rules
+        (the env is then unchanged).
+        """
+        if self.closed:
+            raise ClosedError("load_state: the env is closed")
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise TypeError(f"load_state: a state is the bytes of save_state(), got {type(state).__name__}")
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))):
+            raise TypeError(f"load_state: seat must be an int, got {seat!r}")
+        if self.game_seed is None:
+            self.reset()
+        return self._load(bytes(state), None if seat is None else int(seat))
+
+    def _load(self, state: bytes, seat: int | None) -> tuple[ObsType, dict[str, Any]]:
+        r = self._batch.load(0, state, seat)
+        self._history.append(("load", state, seat))
+        mask = r["mask"][0]
+        self._mask = mask
+        if seat is not None:
+            self.seat = seat
+        self._needs_reset = not mask.any()
+        return self._observation(r["obs"][0], mask), {"action_mask": mask, "seat": self.seat}
 
     @property
     def server_address(self) -> str:
@@ -229,6 +244,71 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         if self.obs_type == "dict":
             return {"observation": obs, "action_mask": mask}
         return obs
+
+    # ---- copies --------------------------------------------------------------------
+    #
+    # A copy is a new env on its own session. It replays what this env did since its last
+    # reset (the reset, its steps, any load_state), which rebuilds every generator on the
+    # server (the game's, the opponents', the episode's), then checks that the game state
+    # equals this env's save_state(). Gymnasium's np_random is copied too, so the next
+    # reset() draws the same seed in both.
+
+    def _copy_state(self) -> dict[str, Any]:
+        if self.closed:
+            raise ClosedError("a closed YutEnv cannot be copied or pickled")
+        return {
+            "config": self.config,
+            "np_random": self._np_random,
+            "np_random_seed": self._np_random_seed,
+            "spec": self.spec,
+            "history": list(self._history),
+            "state": self._batch.save(0) if self.game_seed is not None else None,
+            "needs_reset": self._needs_reset,
+        }
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickle: another process cannot share this process's Server object; the copy connects
+        # to the same server by address (it must still run), or to its own shared server.
+        st = self._copy_state()
+        cfg: EnvConfig = st["config"]
+        if cfg.server is not None:
+            st["config"] = dataclasses.replace(cfg, server=None, address=cfg.server.address)
+        if st["spec"] is not None and "server" in st["spec"].kwargs:
+            kw = {k: v for k, v in st["spec"].kwargs.items() if k != "server"}
+            st["spec"] = dataclasses.replace(st["spec"], kwargs=kw)
+        return st
+
+    def __setstate__(self, st: dict[str, Any]) -> None:
+        self.config = st["config"]
+        self._open()
+        try:
+            self._np_random = st["np_random"]
+            self._np_random_seed = st["np_random_seed"]
+            self.spec = st["spec"]
+            for ev in st["history"]:
+                if isinstance(ev, int):
+                    self.step(ev)
+                elif ev[0] == "reset":
+                    self._reset(ev[1], ev[2])
+                else:
+                    self._load(ev[1], ev[2])
+            self._needs_reset = st["needs_reset"]
+            if st["state"] is not None and self._batch.save(0) != st["state"]:
+                raise YutEnvError(
+                    "copying a YutEnv: the replayed game differs from the original "
+                    "(was the copy made with a different server version?)"
+                )
+        except BaseException:
+            self.close()
+            raise
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "YutEnv":
+        st = self._copy_state()
+        st["np_random"] = copy.deepcopy(st["np_random"], memo)
+        new = YutEnv.__new__(YutEnv)
+        memo[id(self)] = new
+        new.__setstate__(st)
+        return new
 
     def __repr__(self) -> str:
         return f"<YutEnv rules={getattr(self, 'rules', '?')} opponent={getattr(self, 'opponent', '?')} tier={getattr(self, 'tier', '?')}>"

@@ -23,7 +23,7 @@ final position; every agent gets its reward (+1 / -1 with two seats; places spre
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal, Mapping
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -33,82 +33,59 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .client import SINGLE_ENV_SPIN
-from .core import NUM_ACTIONS, check_action, check_seed, mask_box, obs_box, open_batch
-from .errors import ClosedError, IllegalActionError
-from .server import Server
+from .config import RENDER_MODES, EnvConfig
+from .core import check_action, check_seed, mask_box, obs_box, open_batch, render_frame
+from .errors import ClosedError, IllegalActionError, ResetNeeded
 
 __all__ = ["env", "raw_env", "YutAECEnv"]
 
 _RESET_OPTIONS = ("start",)
 ObsDict = dict[str, npt.NDArray[Any]]
+_DEFAULTS = EnvConfig()
 
 
 class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
     """Yut Nori with every seat external (protocol ``mode: "multi"``).
 
     Args:
-        rules: rules string or mapping (``players`` sets the number of agents).
-        tier: observation tier; default: the server's.
-        render_mode: None or ``"ansi"``.
-        illegal: ``"error"`` (an illegal action raises :class:`~yutenv.IllegalActionError`,
-            nothing changes) or ``"penalty"`` (the game ends: -1 for the actor, 0 for the
-            others, ``infos[actor]["illegal"] = True``).
-        max_decisions: truncate the game after this many decisions in total (0: never).
-        reward: ``"win"`` (+1/-1 at the end only) or ``"progress"`` (the same plus
-            potential-based shaping by race progress: a signal every step, same optimal policy;
-            see docs/PROTOCOL.md).
-        address, token, server, timeout: where the server is; see :class:`yutenv.core.Session`.
+        config: an :class:`~yutenv.EnvConfig`; keyword arguments replace its fields (or build
+            one): ``rules`` (``players`` sets the number of agents), ``tier``, ``render_mode``
+            (``"ansi"`` or ``"rgb_array"``), ``illegal``, ``max_decisions`` (in total, all
+            seats), ``reward``, ``address``, ``token``, ``server``, ``timeout``. With
+            ``illegal="penalty"`` an illegal action ends the game: -1 for the actor, 0 for the
+            others, ``infos[actor]["illegal"] = True``. ``opponent``, ``seat`` and ``info``
+            are refused (every seat is an agent here); observations are always dicts.
+
+    The AEC env cannot be pickled or deep-copied (it says what to do instead);
+    :meth:`save_state` / :meth:`load_state` move a game between envs.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "name": "yut_v0", "is_parallelizable": False}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "yut_v0", "is_parallelizable": False}
 
-    def __init__(
-        self,
-        rules: str | Mapping[str, Any] = "standard",
-        tier: str | None = None,
-        render_mode: str | None = None,
-        illegal: Literal["error", "penalty"] = "error",
-        max_decisions: int = 0,
-        reward: Literal["win", "progress"] = "win",
-        address: str | None = None,
-        token: str | None = None,
-        server: Server | None = None,
-        timeout: float | None = None,
-    ) -> None:
+    def __init__(self, config: EnvConfig | None = None, **options: Any) -> None:
         super().__init__()
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        self.render_mode = render_mode
-        self.illegal = illegal
+        self.config = cfg = EnvConfig.build(config, **options)
+        for name in ("opponent", "seat", "info"):
+            if getattr(cfg, name) != getattr(_DEFAULTS, name):
+                raise ValueError(f"the AEC env has no {name!r} option: every seat is an agent")
+        self.render_mode = cfg.render_mode
+        self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
-        self._batch = open_batch(
-            1,
-            address=address,
-            token=token,
-            server=server,
-            timeout=timeout,
-            spin=SINGLE_ENV_SPIN,
-            rules=dict(rules) if isinstance(rules, Mapping) else rules,
-            tier=tier,
-            mode="multi",
-            autoreset="next_step",
-            max_decisions=int(max_decisions),
-            reward=reward,
-            illegal=illegal,
-        )
+        self._batch = open_batch(1, cfg, "multi", "next_step", spin=SINGLE_ENV_SPIN)
         self._session = self._batch.session
         self.rules: str = str(self._batch.made["rules"])
         self.players = self._batch.players
         self.possible_agents = [f"player_{i}" for i in range(self.players)]
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
-        space = spaces.Dict({"observation": obs_box(self._batch.obs_space_info), "action_mask": mask_box()})
+        self.num_actions: int = self._batch.actions
+        space = spaces.Dict({"observation": obs_box(self._batch.obs_space_info), "action_mask": mask_box(self.num_actions)})
         self.observation_spaces = {a: space for a in self.possible_agents}
         self.action_spaces: dict[str, gymnasium.spaces.Space[Any]] = {
-            a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents
+            a: spaces.Discrete(self.num_actions) for a in self.possible_agents
         }
         d = self._batch.obs_size
         self._zero_obs = np.zeros(d, dtype=np.float32)
-        self._zero_mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+        self._zero_mask = np.zeros(self.num_actions, dtype=np.int8)
         self._obs: list[npt.NDArray[np.float32]] = [self._zero_obs] * self.players
         self._mask: npt.NDArray[np.int8] = self._zero_mask
         self._to_move = -1
@@ -175,9 +152,7 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
             return
         if action is None:
             raise IllegalActionError(f"{agent}: None is not an action (only dead agents step with None)", method="step")
-        a = check_action(action, agent)
-        if not 0 <= a < NUM_ACTIONS:
-            raise IllegalActionError(f"{agent}: action {a} is out of range 0..{NUM_ACTIONS - 1}", method="step")
+        a = check_action(action, self.num_actions, agent)
         was_legal = bool(self._mask[a])
         self._cumulative_rewards[agent] = 0.0
         r = self._batch.step_one(a)
@@ -196,11 +171,14 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         self._set_decision(r.obs[0], r.mask[0], int(r.to_move[0]))
         self._accumulate_rewards()
 
-    def render(self) -> str | None:
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
+        """The position: text (``"ansi"``) or a (480, 720, 3) uint8 image (``"rgb_array"``)."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        return self._batch.render(0)
+        if self.game_seed is None:
+            raise ResetNeeded("render: call reset() first")
+        return render_frame(self._batch, self.render_mode, 0)
 
     def close(self) -> None:
         if self.closed:
@@ -214,6 +192,48 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
     def action_mask(self) -> npt.NDArray[np.bool_]:
         """The legal-action mask of the agent to move, bool[180]."""
         return self._mask.view(np.bool_)
+
+    def save_state(self) -> bytes:
+        """The engine's binary blob of the game (see :meth:`yutenv.YutEnv.save_state`)."""
+        if self.closed:
+            raise ClosedError("save_state: the env is closed")
+        if self.game_seed is None:
+            raise ResetNeeded("save_state: call reset() first")
+        return self._batch.save(0)
+
+    def load_state(self, state: bytes) -> None:
+        """Replace the game by a state from :meth:`save_state` (same rules), as a new episode
+        from that position: rewards and cumulative rewards 0, every agent live and the one to
+        move selected; if the loaded game is over every agent is terminated. Call
+        :meth:`reset` first. Raises :class:`~yutenv.BadStateError` for a damaged state or one
+        of other rules (nothing changes then)."""
+        if self.closed:
+            raise ClosedError("load_state: the env is closed")
+        if self.game_seed is None:
+            raise ResetNeeded("load_state: call reset() first")
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise TypeError(f"load_state: a state is the bytes of save_state(), got {type(state).__name__}")
+        r = self._batch.load(0, bytes(state))
+        over = not r["mask"].any()
+        self.agents = self.possible_agents[:]
+        self.rewards = {a: 0.0 for a in self.agents}
+        self._cumulative_rewards = {a: 0.0 for a in self.agents}
+        self.terminations = {a: over for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: {} for a in self.agents}
+        self._obs = [self._zero_obs] * self.players
+        self._set_decision(r["obs"][0], r["mask"][0], int(r["to_move"][0]))
+        self._skip_agent_selection = None
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "the yutenv AEC env cannot be pickled or copied: its game lives in a server session. "
+            "Make a new env where you need it (yutenv.pettingzoo.env(config=e.config)) and move the "
+            "game with e.save_state() / new.load_state(state)"
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self.__reduce__()
 
 
 def raw_env(**kwargs: Any) -> YutAECEnv:

@@ -282,6 +282,19 @@ class Server:
         """Whether the server process is still running."""
         return not self.closed and self._proc.poll() is None
 
+    def state(self) -> str:
+        """The process's state in words, for error messages: ``"running"``, ``"stopped"`` (by
+        SIGSTOP or a debugger; Linux only) or ``"exited with status N"``."""
+        rc = self._proc.poll()
+        if rc is not None:
+            return f"exited with status {rc}"
+        try:
+            with open(f"/proc/{self.pid}/stat", encoding="ascii") as f:
+                code = f.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return "running"
+        return "stopped" if code in ("T", "t") else "running"
+
     @property
     def returncode(self) -> int | None:
         return self._proc.poll()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Sequence
 
 import gymnasium
 import numpy as np
@@ -11,9 +11,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .core import NUM_ACTIONS, check_seed, mask_box, obs_box, obs_part, open_batch, ResetResult, StepResult
+from .config import RENDER_MODES, EnvConfig
+from .core import ResetResult, StepResult, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from .errors import ClosedError, IllegalActionError, ResetNeeded
-from .server import Server
 
 _RESET_OPTIONS = ("start", "seat")
 _WIRE_AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -43,34 +43,28 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
 
     Args:
         num_envs: number of games N.
+        config: an :class:`~yutenv.EnvConfig`; keyword arguments replace its fields (or build
+            one): ``rules``, ``opponent``, ``seat``, ``tier``, ``obs_type``, ``render_mode``,
+            ``illegal``, ``max_decisions``, ``reward``, ``info``, ``address``, ``token``,
+            ``server``, ``timeout`` (as :class:`~yutenv.YutEnv`).
         autoreset_mode: an ``AutoresetMode`` (or its value string); NEXT_STEP or SAME_STEP.
         copy: return writable copies instead of read-only views.
-        Other arguments as :class:`~yutenv.YutEnv` (``rules``, ``opponent``, ``seat``, ``tier``,
-        ``obs_type``, ``render_mode``, ``illegal``, ``max_decisions``, ``reward``, ``info``, ``address``,
-        ``token``, ``server``, ``timeout``).
+
+    ``render()`` returns a tuple of N frames: strings (``"ansi"``) or (480, 720, 3) uint8
+    images (``"rgb_array"``). A vector env is one batch on the server and cannot be pickled
+    or deep-copied; :meth:`save_state` / :meth:`load_state` move single games.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "autoreset_mode": AutoresetMode.NEXT_STEP}
 
     def __init__(
         self,
         num_envs: int,
-        rules: str | Mapping[str, Any] = "standard",
-        opponent: str = "random",
-        seat: int | str = 0,
-        tier: str | None = None,
-        obs_type: Literal["box", "dict"] = "box",
-        render_mode: str | None = None,
-        illegal: Literal["error", "penalty"] = "error",
-        max_decisions: int = 0,
-        reward: Literal["win", "progress"] = "win",
+        config: EnvConfig | None = None,
+        *,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
         copy: bool = False,
-        info: bool = False,
-        address: str | None = None,
-        token: str | None = None,
-        server: Server | None = None,
-        timeout: float | None = None,
+        **options: Any,
     ) -> None:
         mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
         if mode not in _WIRE_AUTORESET:
@@ -78,34 +72,14 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
                 f"autoreset_mode {mode} is not supported: the server resets envs itself "
                 "(use AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP)"
             )
-        if render_mode is not None and render_mode != "ansi":
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
-        if obs_type not in ("box", "dict"):
-            raise ValueError(f"obs_type must be 'box' or 'dict', got {obs_type!r}")
+        self.config = cfg = EnvConfig.build(config, **options)
         self.autoreset_mode = mode
-        self.metadata = {"render_modes": ["ansi"], "autoreset_mode": mode}
-        self.render_mode = render_mode
-        self.obs_type = obs_type
+        self.metadata = {"render_modes": list(RENDER_MODES), "autoreset_mode": mode}
+        self.render_mode = cfg.render_mode
+        self.obs_type = cfg.obs_type
         self.copy = copy
-        self.illegal = illegal
-        self._info = bool(info)
-        self._batch = open_batch(
-            int(num_envs),
-            address=address,
-            token=token,
-            server=server,
-            timeout=timeout,
-            rules=dict(rules) if isinstance(rules, Mapping) else rules,
-            tier=tier,
-            mode="single",
-            seat=seat,
-            opponent=opponent,
-            autoreset=_WIRE_AUTORESET[mode],
-            max_decisions=int(max_decisions),
-            reward=reward,
-            illegal=illegal,
-            info=self._info,
-        )
+        self.illegal = cfg.illegal
+        self._batch = open_batch(int(num_envs), cfg, "single", _WIRE_AUTORESET[mode])
         self._session = self._batch.session
         made = self._batch.made
         self.num_envs = self._batch.n
@@ -113,27 +87,22 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         self.players: int = self._batch.players
         self.tier: str = str(made["tier"])
         self.opponent: str = str(made["opponent"])
-        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.num_actions: int = self._batch.actions
+        self.single_action_space = spaces.Discrete(self.num_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         box = obs_box(self._batch.obs_space_info)
-        if obs_type == "dict":
-            self.single_observation_space: spaces.Space[Any] = spaces.Dict({"observation": box, "action_mask": mask_box()})
+        if self.obs_type == "dict":
+            self.single_observation_space: spaces.Space[Any] = spaces.Dict(
+                {"observation": box, "action_mask": mask_box(self.num_actions)}
+            )
         else:
             self.single_observation_space = box
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
-        self._mask: npt.NDArray[np.int8] = np.zeros((self.num_envs, NUM_ACTIONS), dtype=np.int8)
+        self._mask: npt.NDArray[np.int8] = np.zeros((self.num_envs, self.num_actions), dtype=np.int8)
         self._started = False
         self.seeds: list[int] = []
 
     # ---- Gymnasium VectorEnv API -----------------------------------------------------
-
-    def _add_info(self, vector_infos: dict[str, Any], env_info: dict[str, Any], env_num: int) -> dict[str, Any]:
-        # Episode seeds are uniform over 2**64: Gymnasium's _add_info would build an int64
-        # array from the first seed and overflow on one >= 2**63, so make it uint64 first.
-        if "seed" in env_info and "seed" not in vector_infos:
-            vector_infos["seed"] = np.zeros(self.num_envs, dtype=np.uint64)
-            vector_infos["_seed"] = np.zeros(self.num_envs, dtype=np.bool_)
-        return super()._add_info(vector_infos, env_info, env_num)
 
     def reset(
         self,
@@ -187,7 +156,7 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         infos["_seed"] = np.ones(self.num_envs, dtype=np.bool_)
         if r.info is not None:
             for i, inf in enumerate(r.info):
-                infos = self._add_info(infos, inf, i)
+                infos = self._add_info(infos, fit_info(inf), i)
         return self._observations(r.obs, r.mask), infos
 
     def step(self, actions: Any) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
@@ -200,16 +169,16 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
             raise ValueError(f"expected actions of shape ({self.num_envs},), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise TypeError(f"actions must be integers, got dtype {a.dtype}")
-        if a.size and (a.min() < 0 or a.max() >= NUM_ACTIONS):
-            bad = int(np.flatnonzero((a < 0) | (a >= NUM_ACTIONS))[0])
-            raise IllegalActionError(f"env {bad}: action {int(a[bad])} is out of range 0..{NUM_ACTIONS - 1}", method="step")
+        if a.size and (a.min() < 0 or a.max() >= self.num_actions):
+            bad = int(np.flatnonzero((a < 0) | (a >= self.num_actions))[0])
+            raise IllegalActionError(f"env {bad}: action {int(a[bad])} is out of range 0..{self.num_actions - 1}", method="step")
         r: StepResult = self._batch.step_bytes(a.astype("<i4", copy=False).tobytes())
         self._mask = r.mask
         infos: dict[str, Any] = {}
         self._base_infos(infos, r.mask, r.to_move)
         if r.info is not None:
             for i, inf in enumerate(r.info):
-                infos = self._add_info(infos, {k: v for k, v in inf.items() if k != "final_info"}, i)
+                infos = self._add_info(infos, fit_info({k: v for k, v in inf.items() if k != "final_info"}), i)
         if r.final_obs is not None:
             ended = np.logical_or(r.terminated, r.truncated)
             if ended.any():
@@ -218,7 +187,7 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
                 for i in map(int, np.flatnonzero(ended)):
                     final_info: dict[str, Any] = {"action_mask": r.final_mask[i], "seat": np.int8(r.final_to_move[i])}
                     if r.info is not None and isinstance(r.info[i].get("final_info"), dict):
-                        final_info.update(r.info[i]["final_info"])
+                        final_info.update(fit_info(r.info[i]["final_info"]))
                     obs_i = {k: v[i] for k, v in fo.items()} if isinstance(fo, dict) else fo[i]
                     infos = self._add_info(infos, {"final_obs": obs_i, "final_info": final_info}, i)
         obs = self._observations(r.obs, r.mask)
@@ -227,13 +196,15 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
             rew, term, trunc = rew.copy(), term.copy(), trunc.copy()
         return obs, rew, term, trunc, infos
 
-    def render(self) -> tuple[str, ...] | None:
+    def render(self) -> tuple[Any, ...] | None:
+        """Every env's position: a tuple of N strings (``"ansi"``) or N (480, 720, 3) uint8
+        images (``"rgb_array"``), as Gymnasium's ``SyncVectorEnv`` returns."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         if not self._started:
             raise ResetNeeded("render: call reset() first")
-        return tuple(self._batch.render(i) for i in range(self.num_envs))
+        return tuple(render_frame(self._batch, self.render_mode, i) for i in range(self.num_envs))
 
     def close_extras(self, **kwargs: Any) -> None:
         try:
@@ -256,6 +227,44 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         A read-only view of the reply, or a writable copy with ``copy=True``."""
         m = self._mask.view(np.bool_)
         return m.copy() if self.copy else m
+
+    def save_state(self, index: int) -> bytes:
+        """The engine's binary blob of env ``index``'s game (see :meth:`YutEnv.save_state`)."""
+        if not self._started:
+            raise ResetNeeded("save_state: call reset() first")
+        return self._batch.save(self._index(index))
+
+    def load_state(self, index: int, state: bytes, seat: int | None = None) -> tuple[Any, dict[str, Any]]:
+        """Replace env ``index``'s game by a saved state (see :meth:`YutEnv.load_state`) and
+        return that env's observation and info (``action_mask``, ``seat``). The other envs
+        are untouched; the masks of :meth:`action_masks` are updated. If the loaded game is
+        over, that env's next step autoresets it (its returned mask is all zero)."""
+        if not self._started:
+            raise ResetNeeded("load_state: call reset() first")
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise TypeError(f"load_state: a state is the bytes of save_state(), got {type(state).__name__}")
+        i = self._index(index)
+        r = self._batch.load(i, bytes(state), None if seat is None else int(seat))
+        masks = np.array(self._mask)
+        masks[i] = r["mask"][0]
+        self._mask = masks
+        info = {"action_mask": r["mask"][0], "seat": np.int8(r["to_move"][0])}
+        return self._observations(r["obs"][0], r["mask"][0]), info
+
+    def _index(self, index: int) -> int:
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_envs:
+            raise IndexError(f"env index must be 0..{self.num_envs - 1}, got {index!r}")
+        return int(index)
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a YutVectorEnv cannot be pickled or copied: it is one batch of games held by the server. "
+            "Make a new one where you need it (YutVectorEnv(env.num_envs, env.config)), and move games "
+            "with env.save_state(i) / new.load_state(i, state) if you need their positions"
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        return self.__reduce__()
 
     @property
     def server_address(self) -> str:

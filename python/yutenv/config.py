@@ -1,0 +1,163 @@
+"""``EnvConfig``: the options of an env, validated once, shared by every front end.
+
+:class:`~yutenv.YutEnv`, :class:`~yutenv.YutVectorEnv` and the PettingZoo AEC env all take
+the same options: either as keyword arguments (``yutenv.make(opponent="greedy")``), which
+build an :class:`EnvConfig`, or as a ready config (``yutenv.make(config=cfg)``), optionally
+with keyword arguments that override some of its fields.
+
+>>> from yutenv import EnvConfig, YutEnv, YutVectorEnv
+>>> cfg = EnvConfig(rules="players=3", opponent="mc:20", reward="progress")
+>>> env = YutEnv(cfg)                       # one game
+>>> venv = YutVectorEnv(64, cfg, seat=1)    # 64 games, the learner in seat 1
+
+What the server decides (the rules' canonical form, the observation space, the number of
+actions, frame limits) is not repeated here: the front ends read it from the server's
+``hello`` and ``make`` replies (docs/PROTOCOL.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping
+
+from .server import Server
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a request waits for the server's reply by default (``timeout``)."""
+
+RENDER_MODES = ("ansi", "rgb_array")
+"""Render modes of every front end: the board as text, or as a (480, 720, 3) uint8 image."""
+
+
+@dataclass(frozen=True)
+class EnvConfig:
+    """The options of a yutenv env (all optional).
+
+    Game (sent to the server's ``make``):
+
+    Attributes:
+        rules: rules string (``"players=3,end=rank"``) or mapping; default ``"standard"``.
+        opponent: agent spec of every other seat: ``random``, ``greedy``, ``mc:N``,
+            ``mcts:N`` (single-agent envs; the AEC env has no opponent).
+        seat: the learner's seat, or ``"random"`` to draw it each episode (single-agent envs).
+        tier: observation tier (``compact``, ``tactical``, ``planes``); None: the server's default.
+        illegal: ``"error"`` (an illegal action raises :class:`~yutenv.IllegalActionError`
+            and changes nothing) or ``"penalty"`` (the episode ends with reward -1 and
+            ``info["illegal"] = True``; for tools that sample unmasked actions, such as
+            Gymnasium's env checker).
+        max_decisions: truncate an episode after this many decisions (0: never).
+        reward: ``"win"`` (+1/-1 at the end only) or ``"progress"`` (the same plus
+            potential-based shaping by race progress; see docs/PROTOCOL.md).
+        info: also put the server's per-env info map (``seed``, ``episode``, ...) into ``info``.
+
+    Python side:
+
+    Attributes:
+        obs_type: ``"box"`` (a float32 vector) or ``"dict"`` (``{"observation", "action_mask"}``;
+            the AEC env always uses the dict).
+        render_mode: None, ``"ansi"`` (the board as text) or ``"rgb_array"`` (an image).
+
+    Connection:
+
+    Attributes:
+        address: the server to connect to (``unix:/path``, ``host:port``); default
+            ``$YUTENV_ADDRESS``, else the process-wide bundled server.
+        token: the server's token, if it has one (default ``$YUTENV_TOKEN`` or the contents
+            of ``$YUTENV_TOKEN_FILE``).
+        server: a :class:`~yutenv.Server` to use instead of the shared one.
+        timeout: seconds to wait for any reply before raising
+            :class:`~yutenv.YutTimeoutError` (default 60; None: wait forever).
+    """
+
+    rules: str | Mapping[str, Any] = "standard"
+    opponent: str = "random"
+    seat: int | str = 0
+    tier: str | None = None
+    obs_type: Literal["box", "dict"] = "box"
+    render_mode: str | None = None
+    illegal: Literal["error", "penalty"] = "error"
+    max_decisions: int = 0
+    reward: Literal["win", "progress"] = "win"
+    info: bool = False
+    address: str | None = None
+    token: str | None = field(default=None, repr=False)
+    server: Server | None = field(default=None, compare=False)
+    timeout: float | None = DEFAULT_TIMEOUT
+
+    def __post_init__(self) -> None:
+        if isinstance(self.rules, Mapping):
+            object.__setattr__(self, "rules", dict(self.rules))
+        elif not isinstance(self.rules, str):
+            raise TypeError(f"rules must be a string or a mapping, got {self.rules!r}")
+        _need_str("opponent", self.opponent)
+        if isinstance(self.seat, str):
+            if self.seat != "random":
+                raise ValueError(f"seat must be a seat number or 'random', got {self.seat!r}")
+        elif isinstance(self.seat, bool) or not isinstance(self.seat, int) or self.seat < 0:
+            raise ValueError(f"seat must be a seat number >= 0 or 'random', got {self.seat!r}")
+        if self.tier is not None:
+            _need_str("tier", self.tier)
+        _need_choice("obs_type", self.obs_type, ("box", "dict"))
+        if self.render_mode is not None:
+            _need_choice("render_mode", self.render_mode, RENDER_MODES)
+        _need_choice("illegal", self.illegal, ("error", "penalty"))
+        _need_choice("reward", self.reward, ("win", "progress"))
+        if isinstance(self.max_decisions, bool) or not isinstance(self.max_decisions, int) or self.max_decisions < 0:
+            raise ValueError(f"max_decisions must be an integer >= 0 (0: never truncate), got {self.max_decisions!r}")
+        if not isinstance(self.info, bool):
+            raise TypeError(f"info must be True or False, got {self.info!r}")
+        for name in ("address", "token"):
+            if getattr(self, name) is not None:
+                _need_str(name, getattr(self, name))
+        if self.server is not None and not isinstance(self.server, Server):
+            raise TypeError(f"server must be a yutenv.Server, got {self.server!r}")
+        t = self.timeout
+        if t is not None and (
+            isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0
+        ):
+            raise ValueError(f"timeout must be a number of seconds > 0, or None for no limit; got {t!r}")
+
+    @classmethod
+    def build(cls, config: "EnvConfig | None" = None, **options: Any) -> "EnvConfig":
+        """``config`` (default: all defaults) with ``options`` replacing some fields.
+
+        Raises TypeError naming an unknown option, ValueError/TypeError for a bad value."""
+        if config is not None and not isinstance(config, EnvConfig):
+            raise TypeError(f"config must be a yutenv.EnvConfig, got {config!r}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise TypeError(f"unknown env option(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(known))}")
+        if config is None:
+            return cls(**options)
+        return dataclasses.replace(config, **options) if options else config
+
+    def make_params(self, mode: Literal["single", "multi"], autoreset: str) -> dict[str, Any]:
+        """The params of the server's ``make`` for these options (``n`` aside)."""
+        p: dict[str, Any] = {
+            "rules": self.rules,
+            "mode": mode,
+            "autoreset": autoreset,
+            "max_decisions": self.max_decisions,
+            "reward": self.reward,
+            "illegal": self.illegal,
+            "info": self.info,
+        }
+        if self.tier is not None:
+            p["tier"] = self.tier
+        if mode == "single":
+            p["seat"] = self.seat
+            p["opponent"] = self.opponent
+        return p
+
+
+def _need_str(name: str, v: object) -> None:
+    if not isinstance(v, str):
+        raise TypeError(f"{name} must be a string, got {v!r}")
+
+
+def _need_choice(name: str, v: object, choices: tuple[str, ...]) -> None:
+    if v not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {v!r}")
