@@ -4,6 +4,7 @@ installed package); nothing is mocked."""
 from __future__ import annotations
 
 import os
+import time
 from typing import Iterator
 
 import numpy as np
@@ -21,6 +22,16 @@ def pid_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return state != "Z"
+
+
+def wait_dead(pid: int, timeout: float = 10.0) -> bool:
+    """Wait until the process is gone (a bound on waiting, not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 @pytest.fixture(scope="session")
@@ -80,4 +91,4 @@ def assert_readonly_view(a: np.ndarray) -> None:
     assert isinstance(base, (bytes, memoryview)), f"expected a view of the reply bytes, got base {type(base)}"
 
 
-__all__ = ["pid_alive", "first_legal", "pick", "pick_batch", "assert_readonly_view", "os"]
+__all__ = ["pid_alive", "wait_dead", "first_legal", "pick", "pick_batch", "assert_readonly_view", "os"]

@@ -13,19 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import pid_alive
+from conftest import pid_alive, wait_dead
 
 import yutenv
 from yutenv import server as server_mod
-
-
-def wait_dead(pid: int, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not pid_alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def run_py(code: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
