@@ -116,6 +116,22 @@ def test_render(srv: yutenv.Server) -> None:
     env.close()
 
 
+def test_render_rgb_array(srv: yutenv.Server) -> None:
+    env = ypz.raw_env(server=srv, render_mode="rgb_array")
+    assert "rgb_array" in env.metadata["render_modes"]
+    with pytest.raises(yutenv.ResetNeeded):
+        env.render()
+    env.reset(seed=0)
+    first = env.render()
+    assert isinstance(first, np.ndarray) and first.shape == (480, 720, 3) and first.dtype == np.uint8
+    assert len(np.unique(first.reshape(-1, 3), axis=0)) > 10
+    for _ in range(8):
+        env.step(int(np.flatnonzero(env.action_mask())[0]))
+    later = env.render()
+    assert isinstance(later, np.ndarray) and not np.array_equal(first, later)
+    env.close()
+
+
 def test_progress_reward_reaches_every_step(srv: yutenv.Server) -> None:
     e = yutenv.pettingzoo.raw_env(server=srv, reward="progress")
     e.reset(seed=2)

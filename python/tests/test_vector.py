@@ -253,6 +253,24 @@ def test_render_vector(srv: yutenv.Server) -> None:
     v.close()
 
 
+def test_render_vector_rgb_array(srv: yutenv.Server) -> None:
+    v = yutenv.YutVectorEnv(3, server=srv, render_mode="rgb_array")
+    assert "rgb_array" in v.metadata["render_modes"]
+    v.reset(seed=[7, 7, 8])
+    frames = v.render()
+    assert isinstance(frames, tuple) and len(frames) == 3
+    for f in frames:
+        assert isinstance(f, np.ndarray) and f.shape == (480, 720, 3) and f.dtype == np.uint8
+        assert len(np.unique(f.reshape(-1, 3), axis=0)) > 10  # a drawn board, not a flat colour
+    np.testing.assert_array_equal(frames[0], frames[1])  # same seed, same position
+    assert not np.array_equal(frames[0], frames[2])  # another game looks different
+    # the picture follows the game
+    for _ in range(6):
+        v.step(v.action_masks().argmax(axis=1))
+    assert not np.array_equal(v.render()[0], frames[0])  # type: ignore[index]
+    v.close()
+
+
 def test_pick_helper_sanity() -> None:
     rng = np.random.default_rng(0)
     m = np.zeros(180, dtype=np.uint8)

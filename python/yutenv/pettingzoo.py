@@ -236,15 +236,15 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         return self.__reduce__()
 
 
-def raw_env(**kwargs: Any) -> YutAECEnv:
+def raw_env(config: EnvConfig | None = None, **kwargs: Any) -> YutAECEnv:
     """The bare AEC env (see :class:`YutAECEnv` for the arguments)."""
-    return YutAECEnv(**kwargs)
+    return YutAECEnv(config, **kwargs)
 
 
-def env(**kwargs: Any) -> AECEnv[str, ObsDict, int]:
+def env(config: EnvConfig | None = None, **kwargs: Any) -> AECEnv[str, ObsDict, int]:
     """The AEC env with PettingZoo's standard wrappers: out-of-bounds actions are refused and
     the API order (reset before step, ...) is enforced."""
-    e: AECEnv[str, ObsDict, int] = YutAECEnv(**kwargs)
+    e: AECEnv[str, ObsDict, int] = YutAECEnv(config, **kwargs)
     e = wrappers.AssertOutOfBoundsWrapper(e)
     e = wrappers.OrderEnforcingWrapper(e)
     return e
