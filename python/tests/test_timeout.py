@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import time
 from typing import Any, Callable
 
 import pytest
@@ -12,6 +13,25 @@ from conftest import first_legal, wait_dead
 
 import yutenv
 from yutenv import server as server_mod
+
+
+def stop(pid: int) -> None:
+    """SIGSTOP the process and wait until every one of its threads is stopped (the signal is
+    delivered asynchronously: a thread still running could answer one more request)."""
+    os.kill(pid, signal.SIGSTOP)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        states = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                continue
+        if states and all(st in ("T", "t") for st in states):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"process {pid} did not stop")
 
 
 def test_default_timeout_is_on() -> None:
@@ -35,7 +55,7 @@ def test_sigstopped_server_raises_timeout_error() -> None:
     with yutenv.Server() as s:
         env = yutenv.YutEnv(server=s, timeout=0.5)
         _, info = env.reset(seed=1)
-        os.kill(s.pid, signal.SIGSTOP)
+        stop(s.pid)
         try:
             with pytest.raises(yutenv.YutTimeoutError) as ei:
                 env.step(first_legal(info["action_mask"]))
@@ -60,7 +80,7 @@ def test_sigstopped_server_times_out_the_vector_env_too() -> None:
     with yutenv.Server() as s:
         venv = yutenv.YutVectorEnv(4, server=s, timeout=0.5)
         venv.reset(seed=1)
-        os.kill(s.pid, signal.SIGSTOP)
+        stop(s.pid)
         try:
             with pytest.raises(yutenv.YutTimeoutError, match="^step: .*0.5 s"):
                 venv.step(venv.action_masks().argmax(axis=1))

@@ -55,6 +55,30 @@ def parse_address(address: str) -> tuple[int, Any]:
 
 
 
+_TIMEVAL = struct.Struct("@ll")
+
+
+def _set_timeout(sock: socket.socket, timeout: float | None) -> None:
+    """Bound every blocking read and write of ``sock`` by ``timeout`` seconds.
+
+    The socket stays in blocking mode with the kernel's SO_RCVTIMEO/SO_SNDTIMEO, which make an
+    expired read or write fail with EAGAIN (BlockingIOError). ``sock.settimeout`` would instead
+    make CPython poll() before every recv, also before the ``MSG_DONTWAIT`` reads of
+    :meth:`Client._poll`, which would then block and lose the spin's gain. Where the options
+    are not available, ``settimeout`` is the fallback.
+    """
+    sock.settimeout(None)
+    if timeout is None:
+        return
+    sec = int(timeout)
+    tv = _TIMEVAL.pack(sec, max(1, int((timeout - sec) * 1e6)) if sec == 0 else int((timeout - sec) * 1e6))
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, tv)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, tv)
+    except (OSError, AttributeError):
+        sock.settimeout(timeout)
+
+
 #: The poll budget of single-env front ends (YutEnv, the AEC env): measured on the 2-core
 #: VM, 200 us lifts one env from about 11,000 to 16,500 steps/s (docs/BENCHMARKS.md).
 SINGLE_ENV_SPIN = 2e-4
@@ -107,7 +131,7 @@ class Client:
             if server is not None and not server.alive():
                 raise server.died_error(f"connect to {address}") from e
             raise ServerDiedError(f"cannot connect to the yutenv server at {address}: {e}") from e
-        sock.settimeout(timeout)
+        _set_timeout(sock, timeout)
         if family != socket.AF_UNIX:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock: socket.socket = sock
@@ -154,7 +178,7 @@ class Client:
         while self._end - self._start < need:
             try:
                 n = self._sock.recv_into(self._view[self._end:])
-            except socket.timeout as e:
+            except (socket.timeout, BlockingIOError) as e:  # BlockingIOError: SO_RCVTIMEO expired
                 raise self._timed_out(what) from e
             except OSError as e:
                 raise self._broken(what, e) from e
@@ -219,7 +243,7 @@ class Client:
                 raise YutEnvError(f"{method}: request of {len(body)} bytes is above the frame limit {self.max_frame}")
             try:
                 self._sock.sendall(_HDR.pack(len(body)) + body)
-            except socket.timeout as e:
+            except (socket.timeout, BlockingIOError) as e:  # BlockingIOError: SO_SNDTIMEO expired
                 raise self._timed_out(method) from e
             except OSError as e:
                 raise self._broken(method, e) from e
