@@ -247,6 +247,19 @@ def render_frame(batch: "Batch", mode: str, index: int) -> str | npt.NDArray[np.
     raise ValueError(f"unknown render mode {mode!r}")
 
 
+class NotCopyable:
+    """Mixin of the front ends whose games live in a server session that a copy could not
+    share: pickle and deepcopy raise TypeError with ``_not_copyable`` (what to do instead)."""
+
+    _not_copyable = "this env cannot be pickled or copied"
+
+    def __reduce__(self) -> Any:
+        raise TypeError(self._not_copyable)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        raise TypeError(self._not_copyable)
+
+
 @dataclass
 class ResetResult:
     obs: npt.NDArray[np.float32]  # [N, D]
@@ -405,6 +418,8 @@ class Batch:
 
     def load(self, index: int, state: bytes, seat: int | None = None) -> dict[str, Any]:
         self._check("load")
+        if not isinstance(state, (bytes, bytearray, memoryview)):
+            raise TypeError(f"load_state: a state is the bytes of save_state(), got {type(state).__name__}")
         p: dict[str, Any] = {"handle": self.handle, "index": int(index), "state": bytes(state)}
         if seat is not None:
             p["seat"] = int(seat)

@@ -218,17 +218,15 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         """
         if self.closed:
             raise ClosedError("load_state: the env is closed")
-        if not isinstance(state, (bytes, bytearray, memoryview)):
-            raise TypeError(f"load_state: a state is the bytes of save_state(), got {type(state).__name__}")
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))):
             raise TypeError(f"load_state: seat must be an int, got {seat!r}")
         if self.game_seed is None:
             self.reset()
-        return self._load(bytes(state), None if seat is None else int(seat))
+        return self._load(state, None if seat is None else int(seat))
 
     def _load(self, state: bytes, seat: int | None) -> tuple[ObsType, dict[str, Any]]:
         r = self._batch.load(0, state, seat)
-        self._history.append(("load", state, seat))
+        self._history.append(("load", bytes(state), seat))
         mask = r["mask"][0]
         self._mask = mask
         if seat is not None:

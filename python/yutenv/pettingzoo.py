@@ -34,7 +34,7 @@ from pettingzoo.utils import wrappers
 
 from .client import SINGLE_ENV_SPIN
 from .config import RENDER_MODES, EnvConfig
-from .core import check_action, check_seed, mask_box, obs_box, open_batch, render_frame
+from .core import NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 
 __all__ = ["env", "raw_env", "YutAECEnv"]
@@ -44,7 +44,7 @@ ObsDict = dict[str, npt.NDArray[Any]]
 _DEFAULTS = EnvConfig()
 
 
-class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
+class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
     """Yut Nori with every seat external (protocol ``mode: "multi"``).
 
     Args:
@@ -61,6 +61,11 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
     """
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "yut_v0", "is_parallelizable": False}
+    _not_copyable = (
+        "the yutenv AEC env cannot be pickled or copied: its game lives in a server session. "
+        "Make a new env where you need it (yutenv.pettingzoo.env(config=e.config)) and move the "
+        "game with e.save_state() / new.load_state(state)"
+    )
 
     def __init__(self, config: EnvConfig | None = None, **options: Any) -> None:
         super().__init__()
@@ -211,9 +216,7 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
             raise ClosedError("load_state: the env is closed")
         if self.game_seed is None:
             raise ResetNeeded("load_state: call reset() first")
-        if not isinstance(state, (bytes, bytearray, memoryview)):
-            raise TypeError(f"load_state: a state is the bytes of save_state(), got {type(state).__name__}")
-        r = self._batch.load(0, bytes(state))
+        r = self._batch.load(0, state)
         over = not r["mask"].any()
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
@@ -225,15 +228,6 @@ class YutAECEnv(AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         self._set_decision(r["obs"][0], r["mask"][0], int(r["to_move"][0]))
         self._skip_agent_selection = None
 
-    def __reduce__(self) -> Any:
-        raise TypeError(
-            "the yutenv AEC env cannot be pickled or copied: its game lives in a server session. "
-            "Make a new env where you need it (yutenv.pettingzoo.env(config=e.config)) and move the "
-            "game with e.save_state() / new.load_state(state)"
-        )
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self.__reduce__()
 
 
 def raw_env(config: EnvConfig | None = None, **kwargs: Any) -> YutAECEnv:

@@ -12,14 +12,14 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .config import RENDER_MODES, EnvConfig
-from .core import ResetResult, StepResult, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
+from .core import NotCopyable, ResetResult, StepResult, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from .errors import ClosedError, IllegalActionError, ResetNeeded
 
 _RESET_OPTIONS = ("start", "seat")
 _WIRE_AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
 
 
-class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.NDArray[Any]]):
+class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.NDArray[Any]]):
     """``num_envs`` independent games of :class:`~yutenv.YutEnv` held by the server as one batch.
 
     ``step(actions)`` sends all N actions in one request and receives all N results
@@ -56,6 +56,11 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
     """
 
     metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "autoreset_mode": AutoresetMode.NEXT_STEP}
+    _not_copyable = (
+        "a YutVectorEnv cannot be pickled or copied: it is one batch of games held by the server. "
+        "Make a new one where you need it (YutVectorEnv(env.num_envs, env.config)), and move games "
+        "with env.save_state(i) / new.load_state(i, state) if you need their positions"
+    )
 
     def __init__(
         self,
@@ -241,10 +246,8 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         over, that env's next step autoresets it (its returned mask is all zero)."""
         if not self._started:
             raise ResetNeeded("load_state: call reset() first")
-        if not isinstance(state, (bytes, bytearray, memoryview)):
-            raise TypeError(f"load_state: a state is the bytes of save_state(), got {type(state).__name__}")
         i = self._index(index)
-        r = self._batch.load(i, bytes(state), None if seat is None else int(seat))
+        r = self._batch.load(i, state, None if seat is None else int(seat))
         masks = np.array(self._mask)
         masks[i] = r["mask"][0]
         self._mask = masks
@@ -255,16 +258,6 @@ class YutVectorEnv(gymnasium.vector.VectorEnv[Any, npt.NDArray[np.int32], npt.ND
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_envs:
             raise IndexError(f"env index must be 0..{self.num_envs - 1}, got {index!r}")
         return int(index)
-
-    def __reduce__(self) -> Any:
-        raise TypeError(
-            "a YutVectorEnv cannot be pickled or copied: it is one batch of games held by the server. "
-            "Make a new one where you need it (YutVectorEnv(env.num_envs, env.config)), and move games "
-            "with env.save_state(i) / new.load_state(i, state) if you need their positions"
-        )
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
-        return self.__reduce__()
 
     @property
     def server_address(self) -> str:
