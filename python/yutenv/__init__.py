@@ -9,6 +9,9 @@ Also registered with Gymnasium: ``gymnasium.make("yutenv/Yut-v0", ...)`` and
 ``gymnasium.make_vec("yutenv/Yut-v0", num_envs=N, ...)`` (the latter builds a
 :class:`YutVectorEnv`, one server-side batch).
 
+Every front end takes the same options, as keyword arguments or as one :class:`EnvConfig`
+(``yutenv.make(config=cfg)``, ``YutVectorEnv(64, cfg)``, ``pettingzoo.env(cfg)``).
+
 By default the envs of this process share one bundled ``yutenv serve`` process on a
 private Unix socket, started on first use and stopped with the last env (and at exit).
 Pass ``address=`` (or set ``$YUTENV_ADDRESS``, and ``$YUTENV_TOKEN`` if needed) to use

@@ -3,7 +3,9 @@
 A :class:`Session` is one connection that has done ``hello``. It connects to
 ``address`` (or ``$YUTENV_ADDRESS``) when given, otherwise to the process-wide
 bundled server (:func:`yutenv.server.acquire_shared_server`), which it keeps
-alive until the session closes.
+alive until the session closes or is garbage collected. It reads what the server
+says in ``hello`` (the action count, the observation tiers, the frame limit)
+instead of assuming it.
 
 A :class:`Batch` is one server-side handle of ``n`` envs (``make``); its
 ``reset`` and ``step`` are one round trip each and return numpy views of the
