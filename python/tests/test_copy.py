@@ -170,3 +170,24 @@ def test_aec_env_load_state_and_copy_error(srv: yutenv.Server) -> None:
             fn(e)
     e.close()
     f.close()
+
+
+def _continue_in_child(blob: bytes, action_seed: int, steps: int) -> list[tuple[bytes, float, bool, bool, bytes]]:
+    env = pickle.loads(blob)
+    try:
+        return run(env, np.random.default_rng(action_seed), steps)
+    finally:
+        env.close()
+
+
+def test_pickled_env_continues_in_another_process(srv: yutenv.Server) -> None:
+    import multiprocessing
+
+    env = yutenv.YutEnv(server=srv, opponent="random")
+    env.reset(seed=77)
+    run(env, np.random.default_rng(1), 5)
+    blob = pickle.dumps(env)
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        theirs = pool.apply(_continue_in_child, (blob, 3, 120))
+    assert run(env, np.random.default_rng(3), 120) == theirs
+    env.close()

@@ -29,7 +29,6 @@ from typing import Callable
 import numpy as np
 import numpy.typing as npt
 
-from .core import NUM_ACTIONS
 from .gym_env import YutEnv
 from .server import Server
 from .vector import YutVectorEnv
@@ -83,7 +82,7 @@ def _random_legal(masks: npt.NDArray[np.bool_], noise: npt.NDArray[np.float32]) 
 def vector_runner(server: Server, n: int, opponent: str, tier: str | None) -> tuple[Runner, Callable[[], None]]:
     v = YutVectorEnv(n, server=server, opponent=opponent, tier=tier)
     rng = np.random.default_rng(0)
-    noise = rng.random((16, n, NUM_ACTIONS), dtype=np.float32)
+    noise = rng.random((16, n, v.num_actions), dtype=np.float32)
     v.reset(seed=1)
     k = [0]
 
