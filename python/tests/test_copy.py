@@ -77,13 +77,18 @@ def test_copy_of_a_fresh_and_of_an_ended_env(srv: yutenv.Server) -> None:
         copy.deepcopy(env)
 
 
-def test_copy_through_gymnasium_make(srv: yutenv.Server) -> None:
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+@pytest.mark.parametrize("kwargs", ["server", "config"])
+def test_copy_through_gymnasium_make(srv: yutenv.Server, how: str, kwargs: str) -> None:
     import gymnasium
 
-    env = gymnasium.make("yutenv/Yut-v0", server=srv)
+    if kwargs == "server":
+        env = gymnasium.make("yutenv/Yut-v0", server=srv)
+    else:
+        env = gymnasium.make("yutenv/Yut-v0", config=yutenv.EnvConfig(server=srv))
     env.reset(seed=4)
-    twin = copy.deepcopy(env)
-    assert twin.unwrapped.save_state() == env.unwrapped.save_state()
+    twin = copy.deepcopy(env) if how == "deepcopy" else pickle.loads(pickle.dumps(env))
+    assert twin.unwrapped.save_state() == env.unwrapped.save_state()  # type: ignore[attr-defined]
     twin.close()
     env.close()
 

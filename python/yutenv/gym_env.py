@@ -27,6 +27,13 @@ _f32 = struct.Struct("<f").unpack
 _Event = Union[int, tuple[Any, ...]]
 
 
+def _by_address(cfg: EnvConfig) -> EnvConfig:
+    """``cfg`` for another process: its Server object replaced by the server's address."""
+    if cfg.server is None:
+        return cfg
+    return dataclasses.replace(cfg, server=None, address=cfg.server.address)
+
+
 class YutEnv(gymnasium.Env[ObsType, np.int64]):
     """Yut Nori for one learner seat; the other seats are played by ``opponent`` on the server.
 
@@ -268,12 +275,15 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         # pickle: another process cannot share this process's Server object; the copy connects
         # to the same server by address (it must still run), or to its own shared server.
         st = self._copy_state()
-        cfg: EnvConfig = st["config"]
-        if cfg.server is not None:
-            st["config"] = dataclasses.replace(cfg, server=None, address=cfg.server.address)
-        if st["spec"] is not None and "server" in st["spec"].kwargs:
-            kw = {k: v for k, v in st["spec"].kwargs.items() if k != "server"}
-            st["spec"] = dataclasses.replace(st["spec"], kwargs=kw)
+        st["config"] = _by_address(st["config"])
+        spec = st["spec"]
+        if spec is not None and ("server" in spec.kwargs or "config" in spec.kwargs):
+            kw = {k: v for k, v in spec.kwargs.items() if k != "server"}
+            if spec.kwargs.get("server") is not None:
+                kw["address"] = spec.kwargs["server"].address
+            if isinstance(kw.get("config"), EnvConfig):
+                kw["config"] = _by_address(kw["config"])
+            st["spec"] = dataclasses.replace(spec, kwargs=kw)
         return st
 
     def __setstate__(self, st: dict[str, Any]) -> None:
