@@ -145,6 +145,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{"log format", []string{"--log-format", "xml"}, "--log-format"},
 		{"bad listen", []string{"--listen", "nowhere"}, "neither host:port nor unix:/path"},
 		{"zero conns", []string{"--max-conns", "0"}, "at least 1"},
+		{"zero handshakes", []string{"--max-handshakes", "0"}, "at least 1"},
+		{"negative handshake timeout", []string{"--handshake-timeout", "-1s"}, "must not be negative"},
 		{"small frame", []string{"--max-frame", "10", "--listen", "127.0.0.1:0"}, "max frame"},
 		{"extra argument", []string{"now"}, "unexpected arguments"},
 		{"unknown flag", []string{"--port", "1"}, "unknown flag"},
@@ -161,4 +163,5 @@ func TestServeFlagErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, 0, run([]string{"serve", "--help"}, &stdout, &stderr))
 	assert.True(t, strings.Contains(stderr.String(), "--exit-on-stdin-eof"))
+	assert.True(t, strings.Contains(stderr.String(), "--handshake-timeout"))
 }
