@@ -162,7 +162,12 @@ func TestHalfOpenFlood(t *testing.T) {
 func TestHandshakeTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	ts := startServer(t, "unix", Config{HandshakeTimeout: timeout})
-	a := ts.client(t)
+	a := ts.dial(t)
+	res, err := a.Hello("")
+	require.NoError(t, err)
+	lim := res["limits"].(map[string]any)
+	assert.InDelta(t, timeout.Seconds(), toF(lim["handshake_timeout_s"]), 1e-9, "hello tells the deadline")
+	assert.EqualValues(t, DefaultMaxConns, toI(lim["max_conns"]))
 	ping := msgpackBody(t, map[string]any{"id": 1, "method": "ping"})
 	badHello := msgpackBody(t, map[string]any{"id": 2, "method": "hello", "params": map[string]any{"protocol": 99}})
 	cases := map[string]func(nc net.Conn){
@@ -268,4 +273,26 @@ func TestHandshakeConfigDefaults(t *testing.T) {
 	assert.Equal(t, DefaultMaxHandshakes, c.MaxHandshakes)
 	_, err = Config{MaxHandshakes: -1}.withDefaults()
 	assert.ErrorIs(t, err, ErrConfig)
+}
+
+// TestRefusedClientReadsWhy is a regression test: a connection refused at
+// --max-conns was closed right after its error frame, so a client that sent
+// its hello a moment later got a broken pipe or a reset instead of
+// limit_exceeded. The refusal is now a lingering close.
+func TestRefusedClientReadsWhy(t *testing.T) {
+	for _, network := range networks {
+		t.Run(network, func(t *testing.T) {
+			ts := startServer(t, network, Config{MaxConns: 1})
+			a := ts.client(t)
+			for range 20 {
+				c := ts.dial(t)
+				time.Sleep(time.Millisecond) // let the refusal be sent before the hello
+				_, err := c.Hello("")
+				assert.Equal(t, CodeLimitExceeded, errCode(err), "%v", err)
+				c.Close()
+			}
+			_, err := a.Call("ping", nil)
+			require.NoError(t, err)
+		})
+	}
 }

@@ -152,6 +152,7 @@ type Server struct {
 	pending   map[*conn]struct{} // connections in handshake, not evicted
 	admitted  int                // connections that completed hello
 	closing   atomic.Bool
+	lingering atomic.Int64 // refused connections in their lingering close
 	connWG    sync.WaitGroup
 	envMu     sync.Mutex // guards the total env count against concurrent makes
 	envCount  int
@@ -285,14 +286,8 @@ func (s *Server) accept(nc net.Conn) {
 	if s.admitted >= s.cfg.MaxConns {
 		s.mu.Unlock()
 		s.hostile.Warn("connection refused: limit reached", "remote", remoteName(nc), "max_conns", s.cfg.MaxConns)
-		s.connWG.Add(1)
-		go func() {
-			defer s.connWG.Done()
-			nc.SetWriteDeadline(time.Now().Add(finalWriteTimeout))
-			msg := fmt.Sprintf("the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
-			nc.Write(errorFrame(nil, nil, CodeLimitExceeded, msg))
-			nc.Close()
-		}()
+		msg := fmt.Sprintf("the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
+		s.refuse(nc, errorFrame(nil, nil, CodeLimitExceeded, msg))
 		return
 	}
 	if len(s.pending) >= s.cfg.MaxHandshakes {
