@@ -165,3 +165,35 @@ func TestServeFlagErrors(t *testing.T) {
 	assert.True(t, strings.Contains(stderr.String(), "--exit-on-stdin-eof"))
 	assert.True(t, strings.Contains(stderr.String(), "--handshake-timeout"))
 }
+
+// TestServeHandshakeFlags checks --handshake-timeout and --max-conns reach
+// the server: hello reports them, and a connection that never says hello
+// is told handshake_required and closed.
+func TestServeHandshakeFlags(t *testing.T) {
+	sock := serveSock(t)
+	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+sock, "--exit-on-stdin-eof",
+		"--handshake-timeout", "300ms", "--max-handshakes", "2", "--max-conns", "3")
+	c, err := server.Dial(ready["listening"].(string), time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	res, err := c.Hello("")
+	require.NoError(t, err)
+	lim := res["limits"].(map[string]any)
+	assert.EqualValues(t, 0.3, lim["handshake_timeout_s"])
+	assert.EqualValues(t, 3, lim["max_conns"])
+
+	silent, err := server.Dial(ready["listening"].(string), time.Second)
+	require.NoError(t, err)
+	defer silent.Close()
+	require.NoError(t, silent.Conn().SetDeadline(time.Now().Add(5*time.Second)))
+	body, err := silent.ReadFrame()
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "handshake_required")
+	_, err = silent.ReadFrame()
+	assert.ErrorIs(t, err, io.EOF, "then closed")
+
+	_, err = c.Call("ping", nil)
+	assert.NoError(t, err, "the client that said hello is not bound by the deadline")
+	stdin.Close()
+	assert.Equal(t, 0, serveWait(t, code))
+}
