@@ -106,10 +106,13 @@ func (c *conn) interrupt() {
 }
 
 // errFrameTooLarge reports a declared frame length out of range.
-type errFrameTooLarge struct{ n, max int }
+type errFrameTooLarge struct {
+	n, max int
+	what   string // which limit: "max_frame", or the one before hello
+}
 
 func (e errFrameTooLarge) Error() string {
-	return fmt.Sprintf("declared frame length %d is outside 1..%d (max_frame)", e.n, e.max)
+	return fmt.Sprintf("declared frame length %d is outside 1..%d (%s)", e.n, e.max, e.what)
 }
 
 // serve runs the connection until the client leaves, a fatal protocol error
@@ -178,14 +181,28 @@ func (c *conn) serve() {
 	}
 }
 
+// maxPreAuthFrame bounds the frames of a connection that has not completed
+// hello (a hello is a few hundred bytes), so that connections in handshake
+// cannot make the server buffer max_frame bytes each.
+const maxPreAuthFrame = 64 << 10
+
+// maxFrameIn is the largest frame body the connection may send now, and
+// the name of that limit.
+func (c *conn) maxFrameIn() (int, string) {
+	if !c.authed && maxPreAuthFrame < c.srv.cfg.MaxFrame {
+		return maxPreAuthFrame, "the limit before a successful hello"
+	}
+	return c.srv.cfg.MaxFrame, "max_frame"
+}
+
 // readFrame reads one frame and returns its body (valid until the next call).
 func (c *conn) readFrame() ([]byte, error) {
 	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
 		return nil, err
 	}
 	n := int(binary.BigEndian.Uint32(c.hdr[:]))
-	if n == 0 || n > c.srv.cfg.MaxFrame {
-		return nil, errFrameTooLarge{n, c.srv.cfg.MaxFrame}
+	if limit, what := c.maxFrameIn(); n == 0 || n > limit {
+		return nil, errFrameTooLarge{n, limit, what}
 	}
 	if cap(c.in) >= n {
 		c.in = c.in[:n]

@@ -299,3 +299,25 @@ func TestRefusedClientReadsWhy(t *testing.T) {
 		})
 	}
 }
+
+// TestPreAuthFrameLimit checks a connection that has not said hello may not
+// send frames larger than a hello needs: 64 connections in handshake could
+// otherwise make the server buffer max_frame (16 MiB) each.
+func TestPreAuthFrameLimit(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	nc := ts.rawConn(t)
+	_, err := nc.Write(binary.BigEndian.AppendUint32(nil, maxPreAuthFrame+1))
+	require.NoError(t, err)
+	m := readResponse(t, nc)
+	assert.Equal(t, "frame_too_large", respCode(m))
+	assert.Contains(t, m["error"].(map[string]any)["message"], "before a successful hello")
+	assertClosed(t, nc)
+
+	// After hello the full max_frame applies.
+	c := ts.client(t)
+	big := msgpackBody(t, map[string]any{"id": 1, "method": "ping", "params": map[string]any{"pad": strings.Repeat("x", 2*maxPreAuthFrame)}})
+	require.NoError(t, c.WriteFrame(big))
+	body, err := c.ReadFrame()
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "bad_request", "served (and refused for its unknown param), not frame_too_large")
+}
