@@ -9,6 +9,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	golang.org/x/image v0.47.0
+	golang.org/x/time v0.16.0
 )
 
 require (

@@ -131,7 +131,7 @@ func checkReplay(t *testing.T, rec *env.Record) {
 		if re.Step < 0 || re.Step >= len(rec.Steps) || re.Step != steps-1 {
 			t.Fatalf("replay error names step %d after %d steps replayed: %v", re.Step, steps-1, err)
 		}
-		if !errors.Is(err, env.ErrIllegalAction) && !errors.Is(err, env.ErrWrongPhase) && !errors.Is(err, env.ErrBadInput) {
+		if !errors.Is(err, env.ErrIllegalAction) && !errors.Is(err, env.ErrWrongPhase) && !errors.Is(err, env.ErrBadInput) && !errors.Is(err, env.ErrWrongSeat) {
 			t.Fatalf("unexpected error kind: %v", err)
 		}
 	case errors.Is(err, env.ErrCorrupt) || errors.Is(err, env.ErrVersion) || errors.Is(err, env.ErrBadInput) || errors.Is(err, env.ErrInvalidRules):

@@ -2,6 +2,7 @@ package env
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,11 @@ const (
 	RecordFormat  = "yutenv-record"
 	RecordVersion = 1
 )
+
+// ErrWrongSeat: a recorded step was made by a seat other than the one to
+// play (replay reports it apart from an illegal action: the seat is wrong,
+// not the move).
+var ErrWrongSeat = errors.New("wrong seat")
 
 // Step is one entry of a record: a throw or an action, by the seat that made it.
 type Step struct {
@@ -129,13 +135,24 @@ func (r *Record) Replay(fn func(step int, ev Event, s *State) error) (State, err
 			return s, fmt.Errorf("%w: record says winner %d places %v, the game gives winner %d places %v",
 				ErrCorrupt, r.Result.Winner, r.Result.Places, got.Winner, got.Places)
 		}
+		if got.Decisions != r.Result.Decisions || got.Throws != r.Result.Throws {
+			return s, fmt.Errorf("%w: record says %d decisions and %d throws, the game has %d and %d",
+				ErrCorrupt, r.Result.Decisions, r.Result.Throws, got.Decisions, got.Throws)
+		}
 	}
 	return s, nil
 }
 
 func (s *State) applyStep(st Step) (Event, error) {
 	if st.Seat != int(s.seat) {
-		return Event{}, fmt.Errorf("%w: step by seat %d, but seat %d is to play", ErrIllegalAction, st.Seat, s.seat)
+		what, verb := "an action", "move"
+		if st.Throw != "" {
+			what, verb = "a throw", "throw"
+		}
+		if s.IsOver() {
+			return Event{}, fmt.Errorf("%w: %s by seat %d after the game ended", ErrWrongPhase, what, st.Seat)
+		}
+		return Event{}, fmt.Errorf("%w: %s by seat %d, but seat %d is to %s", ErrWrongSeat, what, st.Seat, s.seat, verb)
 	}
 	switch {
 	case st.Throw != "" && st.Action != nil:
@@ -159,37 +176,106 @@ func (s *State) applyStep(st Step) (Event, error) {
 const maxRecordLine = 64 << 20
 
 // ReadRecords reads every record of a JSON-lines stream. A malformed line is
-// reported with its line number.
+// reported with its line number, and reading stops there.
 func ReadRecords(rd io.Reader) ([]*Record, error) {
 	var out []*Record
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 0, 64<<10), maxRecordLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" {
-			continue
-		}
-		rec, err := ParseRecord([]byte(text))
+	err := ScanRecords(rd, func(_, line int, rec *Record, err error) error {
 		if err != nil {
-			return out, fmt.Errorf("line %d: %w", line, err)
+			return fmt.Errorf("line %d: %w", line, err)
 		}
 		out = append(out, rec)
+		return nil
+	})
+	return out, err
+}
+
+// ScanRecords reads a JSON-lines stream of records and calls fn once per
+// game (each non-blank line, numbered from 0) with its 1-based line number
+// and either the parsed record or why the line is not one, so that one
+// damaged game does not hide the verdict on the others. It stops when fn
+// returns an error (and returns it) or at a line longer than the limit.
+func ScanRecords(rd io.Reader, fn func(game, line int, rec *Record, err error) error) error {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 0, 64<<10), maxRecordLine)
+	line, game := 0, 0
+	for sc.Scan() {
+		line++
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		rec, err := ParseRecord(text)
+		if err := fn(game, line, rec, err); err != nil {
+			return err
+		}
+		game++
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return out, fmt.Errorf("%w: line %d longer than %d bytes", ErrBadInput, line+1, maxRecordLine)
+			return fmt.Errorf("%w: line %d longer than %d bytes", ErrBadInput, line+1, maxRecordLine)
 		}
-		return out, err
+		return err
 	}
-	return out, nil
+	return nil
+}
+
+// checkUniqueKeys walks the JSON value b and reports an object key that
+// appears twice in one object. encoding/json keeps the last of repeated keys
+// (and matches keys case-insensitively), so {"seed":1,"seed":2} would be
+// read as seed 2 where another reader may take 1: a repeated key is
+// ambiguous and refused. Keys are compared case-folded, as the decoder
+// matches them.
+func checkUniqueKeys(b []byte) error {
+	type level struct {
+		keys    map[string]struct{} // nil in an array
+		wantKey bool
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var stack []level
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n := len(stack); n > 0 && stack[n-1].wantKey {
+			if k, ok := tok.(string); ok {
+				fold := strings.ToLower(k)
+				if _, dup := stack[n-1].keys[fold]; dup {
+					return fmt.Errorf("key %q appears twice in one object", k)
+				}
+				stack[n-1].keys[fold] = struct{}{}
+				stack[n-1].wantKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, level{keys: map[string]struct{}{}, wantKey: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, level{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: the object holding it wants its next key.
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].wantKey = true
+		}
+	}
 }
 
 // ParseRecord decodes one record from JSON and checks its header and rules.
 func ParseRecord(b []byte) (*Record, error) {
+	if err := checkUniqueKeys(b); err != nil {
+		return nil, fmt.Errorf("%w: record: %v", ErrBadInput, err)
+	}
 	var r Record
-	d := json.NewDecoder(strings.NewReader(string(b)))
+	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&r); err != nil {
 		return nil, fmt.Errorf("%w: record: %v", ErrBadInput, err)
@@ -205,6 +291,12 @@ func ParseRecord(b []byte) (*Record, error) {
 	}
 	if err := r.Rules.Validate(); err != nil {
 		return nil, fmt.Errorf("record: %w", err)
+	}
+	if len(r.Players) != 0 && len(r.Players) != r.Rules.Players {
+		return nil, fmt.Errorf("%w: record: %d players named for %d seats", ErrBadInput, len(r.Players), r.Rules.Players)
+	}
+	if r.Result != nil && len(r.Result.Places) != r.Rules.Players {
+		return nil, fmt.Errorf("%w: record: result has %d places for %d seats", ErrBadInput, len(r.Result.Places), r.Rules.Players)
 	}
 	return &r, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -106,7 +107,13 @@ func TestReplayErrors(t *testing.T) {
 	}{
 		"an illegal action":         {edit: func(r *env.Record) { r.Steps[k].Action = intp(illegal) }, step: k, want: env.ErrIllegalAction},
 		"an action id out of range": {edit: func(r *env.Record) { r.Steps[k].Action = intp(500) }, step: k, want: env.ErrIllegalAction},
-		"the wrong seat":            {edit: func(r *env.Record) { r.Steps[k].Seat = 1 - r.Steps[k].Seat }, step: k, want: env.ErrIllegalAction},
+		"the wrong seat":            {edit: func(r *env.Record) { r.Steps[k].Seat = 1 - r.Steps[k].Seat }, step: k, want: env.ErrWrongSeat},
+		// A throw by the wrong seat used to be reported as an illegal action.
+		"a throw by the wrong seat": {edit: func(r *env.Record) { r.Steps[0].Seat = 1 - r.Steps[0].Seat }, step: 0, want: env.ErrWrongSeat},
+		"a step after the end": {edit: func(r *env.Record) {
+			r.Steps = append(r.Steps, env.Step{Seat: 1 - r.Result.Winner, Throw: "do"})
+			r.Result = nil
+		}, step: len(rec.Steps), want: env.ErrWrongPhase},
 		"a throw at a decision": {edit: func(r *env.Record) {
 			r.Steps[k].Action, r.Steps[k].Throw = nil, "gae"
 		}, step: k, want: env.ErrWrongPhase},
@@ -141,6 +148,21 @@ func TestReplayErrors(t *testing.T) {
 		_, err := c.Replay(nil)
 		assert.ErrorIs(t, err, env.ErrCorrupt)
 	})
+	// The counters of a result used to go unchecked.
+	for name, edit := range map[string]func(r *env.Result){
+		"decisions": func(r *env.Result) { r.Decisions++ },
+		"throws":    func(r *env.Result) { r.Throws-- },
+	} {
+		t.Run("a result with the wrong "+name, func(t *testing.T) {
+			c := *rec
+			res := *rec.Result
+			edit(&res)
+			c.Result = &res
+			_, err := c.Replay(nil)
+			assert.ErrorIs(t, err, env.ErrCorrupt)
+			assert.Contains(t, err.Error(), "decisions and")
+		})
+	}
 	t.Run("a result for an unfinished game", func(t *testing.T) {
 		c := *rec
 		c.Steps = rec.Steps[:k]
@@ -191,6 +213,14 @@ func TestParseRecordErrors(t *testing.T) {
 		"rules":          {edit(func(m map[string]any) { m["rules"].(map[string]any)["players"] = 7 }), env.ErrInvalidRules},
 		"rules by name":  {edit(func(m map[string]any) { m["rules"].(map[string]any)["end"] = "never" }), env.ErrBadInput},
 		"seed":           {edit(func(m map[string]any) { m["seed"] = -1 }), env.ErrBadInput},
+		// These used to be accepted.
+		"too few players named":              {edit(func(m map[string]any) { m["players"] = []string{"random", "greedy"} }), env.ErrBadInput},
+		"too many players named":             {edit(func(m map[string]any) { m["players"] = []string{"a", "b", "c", "d"} }), env.ErrBadInput},
+		"places for other seats":             {edit(func(m map[string]any) { m["result"].(map[string]any)["places"] = []int{1, 0} }), env.ErrBadInput},
+		"a repeated key":                     {[]byte(strings.Replace(string(good), `"seed":`, `"seed":9,"seed":`, 1)), env.ErrBadInput},
+		"a repeated key in a different case": {[]byte(strings.Replace(string(good), `"seed":`, `"Seed":9,"seed":`, 1)), env.ErrBadInput},
+		"a repeated key in the rules":        {[]byte(strings.Replace(string(good), `"players":3`, `"players":2,"players":3`, 1)), env.ErrBadInput},
+		"a repeated key in a step":           {[]byte(strings.Replace(string(good), `{"seat":`, `{"seat":0,"seat":`, 1)), env.ErrBadInput},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -198,6 +228,21 @@ func TestParseRecordErrors(t *testing.T) {
 			assert.ErrorIs(t, err, tc.want)
 		})
 	}
+	t.Run("the same keys in different objects are fine", func(t *testing.T) {
+		require.Contains(t, string(good), `{"seat":`)
+		_, err := env.ParseRecord(good)
+		assert.NoError(t, err)
+	})
+	t.Run("ScanRecords gives every line a verdict", func(t *testing.T) {
+		in := string(good) + "\n{\"format\":1}\n\n" + string(good) + "\n"
+		var verdicts []string
+		err := env.ScanRecords(strings.NewReader(in), func(game, line int, rec *env.Record, err error) error {
+			verdicts = append(verdicts, fmt.Sprintf("%d@%d:%v", game, line, err == nil))
+			return nil
+		})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"0@1:true", "1@2:false", "2@4:true"}, verdicts)
+	})
 	t.Run("ReadRecords names the line", func(t *testing.T) {
 		in := string(good) + "\n\n" + string(good) + "\n{\"format\":1}\n"
 		recs, err := env.ReadRecords(strings.NewReader(in))

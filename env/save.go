@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -22,8 +23,36 @@ type savedState struct {
 	Position  Position `msgpack:"position"`
 	RNG       []byte   `msgpack:"rng"`
 	Start     int      `msgpack:"start"`
-	Decisions uint32   `msgpack:"decisions"`
-	Throws    uint32   `msgpack:"throws"`
+	Decisions counter  `msgpack:"decisions"`
+	Throws    counter  `msgpack:"throws"`
+}
+
+// counter is a saved count (decisions, throws). It decodes any msgpack
+// integer and refuses what does not fit in 0..2^32-1, where a plain uint32
+// field would silently wrap a hostile 2^32+5 to 5 or -1 to 2^32-1.
+type counter uint32
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (c *counter) DecodeMsgpack(d *msgpack.Decoder) error {
+	v, err := d.DecodeInterfaceLoose()
+	if err != nil {
+		return err
+	}
+	switch n := v.(type) {
+	case int64:
+		if n < 0 || n > math.MaxUint32 {
+			return fmt.Errorf("count %d out of range 0..%d", n, uint32(math.MaxUint32))
+		}
+		*c = counter(n)
+	case uint64:
+		if n > math.MaxUint32 {
+			return fmt.Errorf("count %d out of range 0..%d", n, uint32(math.MaxUint32))
+		}
+		*c = counter(n)
+	default:
+		return fmt.Errorf("count: want an integer, got %T", v)
+	}
+	return nil
 }
 
 // MarshalBinary saves the whole state, rules and generator included, as a
@@ -36,7 +65,7 @@ func (s *State) MarshalBinary() ([]byte, error) {
 	}
 	return msgpack.Marshal(savedState{
 		Format: StateFormat, Version: StateVersion, Position: s.Position(), RNG: rng,
-		Start: int(s.start), Decisions: s.decisions, Throws: s.throws,
+		Start: int(s.start), Decisions: counter(s.decisions), Throws: counter(s.throws),
 	})
 }
 
@@ -77,7 +106,7 @@ func UnmarshalState(b []byte) (State, error) {
 	if v.Start < 0 || v.Start >= s.rules.Players {
 		return State{}, fmt.Errorf("%w: state: start seat %d out of range", ErrCorrupt, v.Start)
 	}
-	s.rng, s.start, s.decisions, s.throws = rng, uint8(v.Start), v.Decisions, v.Throws
+	s.rng, s.start, s.decisions, s.throws = rng, uint8(v.Start), uint32(v.Decisions), uint32(v.Throws)
 	return s, nil
 }
 

@@ -103,8 +103,15 @@ func TestSaveErrors(t *testing.T) {
 			pos(m)["finished"] = []int{0, 0, 0, 0}
 			pos(m)["place"] = []int{0, 0, 0, 0}
 		},
-		"not a map":      func(m map[string]any) { m["position"] = "nowhere" },
-		"bytes for text": func(m map[string]any) { m["format"] = []byte{0xff, 0xfe} },
+		// Counters used to wrap: 2^32+5 loaded as 5, -1 as 2^32-1.
+		"decisions above 2^32-1": func(m map[string]any) { m["decisions"] = uint64(1)<<32 + 5 },
+		"decisions negative":     func(m map[string]any) { m["decisions"] = -1 },
+		"throws above 2^32-1":    func(m map[string]any) { m["throws"] = uint64(1) << 63 },
+		"throws negative":        func(m map[string]any) { m["throws"] = int64(-1) << 40 },
+		"throws as text":         func(m map[string]any) { m["throws"] = "7" },
+		"decisions as a float":   func(m map[string]any) { m["decisions"] = 3.5 },
+		"not a map":              func(m map[string]any) { m["position"] = "nowhere" },
+		"bytes for text":         func(m map[string]any) { m["format"] = []byte{0xff, 0xfe} },
 	}
 	for name, edit := range corrupt {
 		t.Run(name, func(t *testing.T) {

@@ -25,6 +25,10 @@ const keepBuffer = 1 << 20
 // actually arrive.
 const readChunk = 64 << 10
 
+// finalWriteTimeout bounds the write of a last error frame to a client
+// about to be dropped, so one that does not read cannot hold the goroutine.
+const finalWriteTimeout = 250 * time.Millisecond
+
 // testHookFrame, when set by a test, runs after each frame is read and
 // before it is served.
 var testHookFrame func()
@@ -46,6 +50,9 @@ type conn struct {
 	br  bytes.Reader
 
 	authed     bool
+	accepted   time.Time   // when the connection was accepted
+	admitted   bool        // counted in Server.admitted (guarded by Server.mu)
+	evicted    atomic.Bool // dropped from the handshake budget for a newer one
 	handles    map[uint64]*batch
 	nextHandle uint64
 	envs       int
@@ -55,8 +62,9 @@ type conn struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	return &conn{
-		srv: s, nc: nc, r: newBufReader(nc),
-		log:     s.log.With("remote", remoteName(nc)),
+		srv: s, nc: nc, r: newBufReader(nc), accepted: time.Now(),
+		// Until hello succeeds, what the client causes is logged rate limited.
+		log:     s.hostile.With("remote", remoteName(nc)),
 		dec:     msgpack.NewDecoder(nil),
 		handles: map[uint64]*batch{},
 	}
@@ -69,6 +77,28 @@ func remoteName(nc net.Conn) string {
 	return nc.LocalAddr().Network()
 }
 
+// evict drops a connection still in handshake: it wakes its reads and
+// writes, and serve then sends limit_exceeded and closes.
+func (c *conn) evict() {
+	c.evicted.Store(true)
+	c.nc.SetDeadline(time.Now())
+}
+
+// readDeadline is when the next read gives up: the idle timeout, and before
+// hello also the handshake deadline (zero: never).
+func (c *conn) readDeadline() time.Time {
+	var d time.Time
+	if idle := c.srv.cfg.IdleTimeout; idle > 0 {
+		d = time.Now().Add(idle)
+	}
+	if hs := c.srv.cfg.HandshakeTimeout; !c.authed && hs > 0 {
+		if by := c.accepted.Add(hs); d.IsZero() || by.Before(d) {
+			d = by
+		}
+	}
+	return d
+}
+
 // interrupt wakes a connection blocked in a read so it sees the shutdown.
 func (c *conn) interrupt() {
 	c.stopped.Store(true)
@@ -76,10 +106,13 @@ func (c *conn) interrupt() {
 }
 
 // errFrameTooLarge reports a declared frame length out of range.
-type errFrameTooLarge struct{ n, max int }
+type errFrameTooLarge struct {
+	n, max int
+	what   string // which limit: "max_frame", or the one before hello
+}
 
 func (e errFrameTooLarge) Error() string {
-	return fmt.Sprintf("declared frame length %d is outside 1..%d (max_frame)", e.n, e.max)
+	return fmt.Sprintf("declared frame length %d is outside 1..%d (%s)", e.n, e.max, e.what)
 }
 
 // serve runs the connection until the client leaves, a fatal protocol error
@@ -94,12 +127,10 @@ func (c *conn) serve() {
 		switch {
 		case refuse && c.r.Buffered() == 0:
 			return
-		case refuse:
+		case refuse || c.evicted.Load():
 			c.nc.SetReadDeadline(time.Now())
-		case c.srv.cfg.IdleTimeout > 0:
-			c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
 		default:
-			c.nc.SetReadDeadline(time.Time{})
+			c.nc.SetReadDeadline(c.readDeadline())
 		}
 		if c.srv.closing.Load() && !refuse {
 			return // the shutdown began while the deadline was being set
@@ -117,6 +148,12 @@ func (c *conn) serve() {
 				c.log.Info("client left mid-frame")
 			case errors.Is(err, os.ErrDeadlineExceeded) && c.stopped.Load():
 				c.log.Debug("connection closed for shutdown")
+			case c.evicted.Load():
+				c.log.Warn("too many connections in handshake; dropped the oldest", "max_handshakes", c.srv.cfg.MaxHandshakes)
+				c.sendFinal(CodeLimitExceeded, fmt.Sprintf("too many connections in handshake (--max-handshakes %d); this one waited longest and was dropped", c.srv.cfg.MaxHandshakes))
+			case errors.Is(err, os.ErrDeadlineExceeded) && !c.authed && c.srv.cfg.HandshakeTimeout > 0 && !time.Now().Before(c.accepted.Add(c.srv.cfg.HandshakeTimeout)):
+				c.log.Warn("no hello before the handshake timeout; closing", "handshake_timeout", c.srv.cfg.HandshakeTimeout)
+				c.sendFinal(CodeHandshakeRequired, fmt.Sprintf("no successful hello within %v of connecting (--handshake-timeout); closing", c.srv.cfg.HandshakeTimeout))
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				c.log.Info("idle timeout; closing", "idle_timeout", c.srv.cfg.IdleTimeout)
 			default:
@@ -144,14 +181,28 @@ func (c *conn) serve() {
 	}
 }
 
+// maxPreAuthFrame bounds the frames of a connection that has not completed
+// hello (a hello is a few hundred bytes), so that connections in handshake
+// cannot make the server buffer max_frame bytes each.
+const maxPreAuthFrame = 64 << 10
+
+// maxFrameIn is the largest frame body the connection may send now, and
+// the name of that limit.
+func (c *conn) maxFrameIn() (int, string) {
+	if !c.authed && maxPreAuthFrame < c.srv.cfg.MaxFrame {
+		return maxPreAuthFrame, "the limit before a successful hello"
+	}
+	return c.srv.cfg.MaxFrame, "max_frame"
+}
+
 // readFrame reads one frame and returns its body (valid until the next call).
 func (c *conn) readFrame() ([]byte, error) {
 	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
 		return nil, err
 	}
 	n := int(binary.BigEndian.Uint32(c.hdr[:]))
-	if n == 0 || n > c.srv.cfg.MaxFrame {
-		return nil, errFrameTooLarge{n, c.srv.cfg.MaxFrame}
+	if limit, what := c.maxFrameIn(); n == 0 || n > limit {
+		return nil, errFrameTooLarge{n, limit, what}
 	}
 	if cap(c.in) >= n {
 		c.in = c.in[:n]
@@ -186,11 +237,11 @@ func unexpected(err error) error {
 	return err
 }
 
-// write sends the response frame in c.out; false means the connection is gone.
+// write sends the response frame in c.out; false means the connection is
+// gone. Before hello the write shares the handshake deadline, so a client
+// that sends requests but never reads cannot hold the connection longer.
 func (c *conn) write() bool {
-	if c.srv.cfg.IdleTimeout > 0 {
-		c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.IdleTimeout))
-	}
+	c.nc.SetWriteDeadline(c.readDeadline())
 	if _, err := c.nc.Write(c.out); err != nil {
 		c.log.Info("write failed; closing", "err", err)
 		return false
@@ -203,6 +254,15 @@ func (c *conn) sendError(code Code, msg string) {
 	c.out = errorFrame(c.out[:0], nil, code, msg)
 	c.srv.stats.errors.Add(1)
 	c.write()
+}
+
+// sendFinal writes a last error frame with no id to a connection about to
+// close, giving up after finalWriteTimeout.
+func (c *conn) sendFinal(code Code, msg string) {
+	c.out = errorFrame(c.out[:0], nil, code, msg)
+	c.srv.stats.errors.Add(1)
+	c.nc.SetWriteDeadline(time.Now().Add(finalWriteTimeout))
+	c.nc.Write(c.out)
 }
 
 // cleanup frees the connection's envs and closes the socket.
@@ -257,8 +317,16 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	c.begin()
 	switch mid {
 	case mHello:
+		wasAuthed := c.authed
 		e = c.hello(params)
-		if e != nil && e.Code == CodeUnauthorized {
+		if e == nil && !wasAuthed {
+			if e = c.srv.admit(c); e != nil {
+				c.authed = false
+			} else {
+				c.log = c.srv.log.With("remote", remoteName(c.nc))
+			}
+		}
+		if e != nil && (e.Code == CodeUnauthorized || e.Code == CodeLimitExceeded) {
 			closeAfter = true
 		}
 	case mPing:

@@ -18,6 +18,13 @@
 // anything is decoded; every bad input gets an error response or closes
 // that one connection, never the server.
 //
+// A connection must complete hello within Config.HandshakeTimeout.
+// Connections still in handshake have their own budget
+// (Config.MaxHandshakes; past it the oldest is dropped) and do not count
+// against Config.MaxConns, so clients that connect and stall cannot lock
+// authenticated ones out; what they make the server log is rate limited
+// (docs/PROTOCOL.md, Abuse).
+//
 // Serving:
 //
 //	srv, err := server.New(server.Config{Version: "0.1.0"})

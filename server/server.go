@@ -30,6 +30,10 @@ const (
 	DefaultMaxEnvs        = 65536
 	DefaultMaxFrame       = 16 << 20
 	DefaultIdleTimeout    = time.Hour
+	// DefaultHandshakeTimeout is how long a new connection has to complete hello.
+	DefaultHandshakeTimeout = 5 * time.Second
+	// DefaultMaxHandshakes is the number of connections that may be in handshake at once.
+	DefaultMaxHandshakes = 64
 	// DefaultMaxOpponentSims allows mcts:2000 or mc:2000 as an opponent (a few ms a decision).
 	DefaultMaxOpponentSims = 2000
 )
@@ -39,8 +43,20 @@ const (
 type Config struct {
 	// Token, if not empty, must be presented by every connection's hello.
 	Token string
-	// MaxConns is the number of connections served at once.
+	// MaxConns is the number of connections served at once, once they
+	// completed hello. Connections still in handshake do not count against
+	// it; they have their own budget, MaxHandshakes.
 	MaxConns int
+	// MaxHandshakes bounds the connections that have not completed hello
+	// yet. When a new connection would exceed it, the oldest of them is
+	// closed (with limit_exceeded) to make room: a flood of connections that
+	// never say hello costs the others their place in the queue, never the
+	// authenticated capacity.
+	MaxHandshakes int
+	// HandshakeTimeout is how long a connection has, from its accept, to
+	// complete hello; a connection that has not is sent handshake_required
+	// and closed. Negative disables it.
+	HandshakeTimeout time.Duration
 	// MaxEnvsPerConn bounds the envs one connection holds, over all its handles.
 	MaxEnvsPerConn int
 	// MaxEnvs bounds the envs of all connections together.
@@ -65,7 +81,8 @@ type Config struct {
 // DefaultConfig returns the defaults of every limit.
 func DefaultConfig() Config {
 	return Config{
-		MaxConns: DefaultMaxConns, MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs,
+		MaxConns: DefaultMaxConns, MaxHandshakes: DefaultMaxHandshakes, HandshakeTimeout: DefaultHandshakeTimeout,
+		MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs,
 		MaxFrame: DefaultMaxFrame, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
 		MaxOpponentSims: DefaultMaxOpponentSims,
 		Version:         "dev",
@@ -77,6 +94,12 @@ func (c Config) withDefaults() (Config, error) {
 	d := DefaultConfig()
 	if c.MaxConns == 0 {
 		c.MaxConns = d.MaxConns
+	}
+	if c.MaxHandshakes == 0 {
+		c.MaxHandshakes = d.MaxHandshakes
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = d.HandshakeTimeout
 	}
 	if c.MaxEnvsPerConn == 0 {
 		c.MaxEnvsPerConn = d.MaxEnvsPerConn
@@ -103,7 +126,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.MaxConns < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.Workers < 0:
+	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.Workers < 0:
 		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
 	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
 		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
@@ -114,8 +137,10 @@ func (c Config) withDefaults() (Config, error) {
 // Server serves envs over stream sockets. Create it with New, run it with
 // Serve on one or more listeners, stop it with Shutdown.
 type Server struct {
-	cfg     Config
-	log     *slog.Logger
+	cfg Config
+	log *slog.Logger
+	// hostile is log, rate limited: for what clients cause before hello.
+	hostile *slog.Logger
 	pool    *pool
 	hello   []byte // the encoded hello result
 	started time.Time
@@ -124,7 +149,10 @@ type Server struct {
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	conns     map[*conn]struct{}
+	pending   map[*conn]struct{} // connections in handshake, not evicted
+	admitted  int                // connections that completed hello
 	closing   atomic.Bool
+	lingering atomic.Int64 // refused connections in their lingering close
 	connWG    sync.WaitGroup
 	envMu     sync.Mutex // guards the total env count against concurrent makes
 	envCount  int
@@ -138,7 +166,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(),
-		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}}
+		hostile:   newLimitedLogger(cfg.Logger, hostileLogEvery, hostileLogBurst),
+		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, pending: map[*conn]struct{}{}}
 	if s.hello, err = s.helloResult(); err != nil {
 		return nil, err
 	}
@@ -159,9 +188,12 @@ func (s *Server) helloResult() ([]byte, error) {
 		}
 		tiers = append(tiers, spaceValue(enc.Space()))
 	}
-	idle := 0.0
+	idle, handshake := 0.0, 0.0
 	if s.cfg.IdleTimeout > 0 {
 		idle = s.cfg.IdleTimeout.Seconds()
+	}
+	if s.cfg.HandshakeTimeout > 0 {
+		handshake = s.cfg.HandshakeTimeout.Seconds()
 	}
 	v := obj{
 		{"protocol", ProtocolVersion},
@@ -175,6 +207,8 @@ func (s *Server) helloResult() ([]byte, error) {
 			{"max_envs_per_conn", s.cfg.MaxEnvsPerConn},
 			{"max_envs", s.cfg.MaxEnvs},
 			{"idle_timeout_s", idle},
+			{"handshake_timeout_s", handshake},
+			{"max_conns", s.cfg.MaxConns},
 		}},
 	}
 	return appendValue(nil, v), nil
@@ -240,7 +274,8 @@ func (s *Server) Serve(l net.Listener) error {
 	}
 }
 
-// accept registers a new connection, or refuses it over the limit.
+// accept registers a new connection in the handshake budget, or refuses
+// it when the authenticated connections are at their limit.
 func (s *Server) accept(nc net.Conn) {
 	s.mu.Lock()
 	if s.closing.Load() {
@@ -248,21 +283,19 @@ func (s *Server) accept(nc net.Conn) {
 		nc.Close()
 		return
 	}
-	if len(s.conns) >= s.cfg.MaxConns {
+	if s.admitted >= s.cfg.MaxConns {
 		s.mu.Unlock()
-		s.log.Warn("connection refused: limit reached", "remote", nc.RemoteAddr().String(), "max_conns", s.cfg.MaxConns)
-		s.connWG.Add(1)
-		go func() {
-			defer s.connWG.Done()
-			nc.SetWriteDeadline(time.Now().Add(time.Second))
-			msg := fmt.Sprintf("the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
-			nc.Write(errorFrame(nil, nil, CodeLimitExceeded, msg))
-			nc.Close()
-		}()
+		s.hostile.Warn("connection refused: limit reached", "remote", remoteName(nc), "max_conns", s.cfg.MaxConns)
+		msg := fmt.Sprintf("the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
+		s.refuse(nc, errorFrame(nil, nil, CodeLimitExceeded, msg))
 		return
+	}
+	if len(s.pending) >= s.cfg.MaxHandshakes {
+		s.evictOldestLocked()
 	}
 	c := newConn(s, nc)
 	s.conns[c] = struct{}{}
+	s.pending[c] = struct{}{}
 	s.connWG.Add(1)
 	s.mu.Unlock()
 	s.stats.connections.Add(1)
@@ -272,9 +305,49 @@ func (s *Server) accept(nc net.Conn) {
 		c.serve()
 		s.mu.Lock()
 		delete(s.conns, c)
+		if _, ok := s.pending[c]; ok {
+			delete(s.pending, c)
+		} else if c.admitted {
+			s.admitted--
+		}
 		s.mu.Unlock()
 		s.stats.connections.Add(-1)
 	}()
+}
+
+// evictOldestLocked closes the connection that has been in handshake the
+// longest, to make room for a new one. s.mu is held.
+func (s *Server) evictOldestLocked() {
+	var old *conn
+	for c := range s.pending {
+		if old == nil || c.accepted.Before(old.accepted) {
+			old = c
+		}
+	}
+	if old == nil {
+		return
+	}
+	delete(s.pending, old)
+	old.evict()
+}
+
+// admit moves a connection that completed hello from the handshake budget
+// to the authenticated one, or reports that the latter is full.
+func (s *Server) admit(c *conn) *Error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pending[c]; !ok {
+		// Evicted between its hello arriving and now: it is closing.
+		return errorf(CodeLimitExceeded, "too many connections in handshake (--max-handshakes %d); this one waited longest and was dropped", s.cfg.MaxHandshakes)
+	}
+	if s.admitted >= s.cfg.MaxConns {
+		s.hostile.Warn("connection refused at hello: limit reached", "remote", remoteName(c.nc), "max_conns", s.cfg.MaxConns)
+		return errorf(CodeLimitExceeded, "the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
+	}
+	delete(s.pending, c)
+	s.admitted++
+	c.admitted = true
+	return nil
 }
 
 // Shutdown stops the server gracefully: it closes the listeners, lets every

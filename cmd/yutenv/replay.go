@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -17,15 +18,12 @@ func init() {
 
 func runReplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("replay", "RECORD [flags]", stderr)
-	format := fs.String("format", "text", "output: text (board after every move) or json (one JSON line per event)")
-	game := fs.Int("game", 0, "which game of a multi-game record file (0-based); -1 for all (the default with --check)")
-	check := fs.Bool("check", false, "only check the records against the rules; print one summary line per game")
+	format := fs.String("format", "text", "output: text (board after every move) or json (one JSON line per event, with its game index)")
+	game := fs.Int("game", -1, "which game of a multi-game record file (0-based); -1 for every game")
+	check := fs.Bool("check", false, "only check the records against the rules; print one verdict line per game and fail if any game fails")
 	svgDir := fs.String("svg", "", "also write the board as one SVG file per event into `DIR` (gameG-PPPP.svg; position 0 is the start, P the state after step P-1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
-	}
-	if *check && !fs.Changed("game") {
-		*game = -1
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
@@ -34,64 +32,110 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if *format != "text" && *format != "json" {
 		return fmt.Errorf("--format must be text or json, got %q", *format)
 	}
-	f, err := os.Open(fs.Arg(0))
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	recs, err := env.ReadRecords(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w", fs.Arg(0), err)
-	}
-	if len(recs) == 0 {
-		return fmt.Errorf("%s: no records", fs.Arg(0))
-	}
-	if *game < -1 || *game >= len(recs) {
-		return fmt.Errorf("--game %d out of range: the file holds %d games (0..%d)", *game, len(recs), len(recs)-1)
-	}
-	total, first := len(recs), 0
-	if *game >= 0 {
-		recs = recs[*game : *game+1]
-		first = *game
+	if *game < -1 {
+		return fmt.Errorf("--game %d out of range: -1 (every game) or a game index", *game)
 	}
 	if *svgDir != "" {
 		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
+	path := fs.Arg(0)
+	games, err := countRecords(path)
+	if err != nil {
+		return err
+	}
+	if games == 0 {
+		return fmt.Errorf("%s: no records", path)
+	}
+	if *game >= games {
+		return fmt.Errorf("--game %d out of range: the file holds %d games (0..%d)", *game, games, games-1)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
-	for i, rec := range recs {
-		fn := replayPrinter(w, *format)
-		if *check {
-			fn = nil
+	failed := 0
+	err = env.ScanRecords(f, func(g, line int, rec *env.Record, err error) error {
+		if *game >= 0 && g != *game {
+			return nil
 		}
-		if *svgDir != "" {
-			fn = svgFiles(fn, *svgDir, first+i, total, len(rec.Steps))
+		var s env.State
+		if err == nil {
+			var fn func(int, env.Event, *env.State) error
+			if !*check {
+				fn = replayPrinter(w, *format, g)
+			}
+			if *svgDir != "" {
+				fn = svgFiles(fn, *svgDir, g, games, len(rec.Steps))
+			}
+			s, err = rec.Replay(fn)
 		}
-		s, err := rec.Replay(fn)
-		if err != nil {
-			return fmt.Errorf("game %d: %w", first+i, err)
+		switch {
+		case err == nil && *check:
+			fmt.Fprintf(w, "game %d: ok, %d steps, %d decisions, winner seat %d\n", g, len(rec.Steps), s.Decisions(), s.Winner())
+		case err == nil:
+		case *check:
+			// Every game gets its verdict: a bad one does not stop the check.
+			failed++
+			fmt.Fprintf(w, "game %d (line %d): FAILED: %v\n", g, line, err)
+		default:
+			return fmt.Errorf("%s: game %d (line %d): %w", path, g, line, err)
 		}
-		if *check {
-			fmt.Fprintf(w, "game %d: ok, %d steps, %d decisions, winner seat %d\n", first+i, len(rec.Steps), s.Decisions(), s.Winner())
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if failed > 0 {
+		checked := games
+		if *game >= 0 {
+			checked = 1
 		}
+		return fmt.Errorf("%s: %d of %d games failed the check", path, failed, checked)
 	}
 	return nil
 }
 
-func replayPrinter(w io.Writer, format string) func(int, env.Event, *env.State) error {
+// countRecords counts the games (non-blank lines) of a record file, so that
+// --game can be checked and SVG names padded before anything is printed.
+func countRecords(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 64<<20) // env.ScanRecords' limit on a line
+	n := 0
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) > 0 {
+			n++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
+}
+
+// replayPrinter returns the replay callback that prints game g's events as
+// text or as JSON lines (env.MarshalJSONLine's object with "game" first).
+func replayPrinter(w io.Writer, format string, g int) func(int, env.Event, *env.State) error {
 	return func(step int, ev env.Event, s *env.State) error {
 		if format == "json" {
 			b, err := env.MarshalJSONLine(step, ev, s)
 			if err != nil {
 				return err
 			}
-			_, err = fmt.Fprintf(w, "%s\n", b)
+			_, err = fmt.Fprintf(w, "{\"game\":%d,%s\n", g, b[1:])
 			return err
 		}
 		if step < 0 {
-			_, err := fmt.Fprintf(w, "== start: seat %d begins\n%s\n", s.StartSeat(), s.Render())
+			_, err := fmt.Fprintf(w, "== game %d start: seat %d begins\n%s\n", g, s.StartSeat(), s.Render())
 			return err
 		}
 		if ev.Kind == env.EventThrow {

@@ -36,7 +36,7 @@ func TestReplaySVG(t *testing.T) {
 	}{
 		{"one game, text output too", []string{"--game", "1"}, []int{1}},
 		{"every game, checked", []string{"--game", "-1", "--check"}, []int{0, 1}},
-		{"json output too", []string{"--format", "json"}, []int{0}},
+		{"json output too, every game by default", []string{"--format", "json"}, []int{0, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

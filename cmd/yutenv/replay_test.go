@@ -22,15 +22,40 @@ func TestReplay(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		require.Len(t, lines, len(recs[1].Steps)+1, "one line for the start and one per step")
-		var last env.LineJSON
+		var last struct {
+			Game int `json:"game"`
+			env.LineJSON
+		}
 		require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &last))
 		assert.Equal(t, "over", last.State.Phase)
 		assert.Equal(t, recs[1].Result.Winner, last.State.Winner)
+		assert.Equal(t, 1, last.Game)
+	})
+	t.Run("json lines of every game by default, each with its game", func(t *testing.T) {
+		code, out, stderr := runCmd(t, "replay", path, "--format", "json")
+		require.Equal(t, 0, code, stderr)
+		want := 0
+		for _, r := range recs {
+			want += len(r.Steps) + 1
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Len(t, lines, want)
+		games := map[int]int{}
+		for _, l := range lines {
+			require.True(t, strings.HasPrefix(l, `{"game":`), l)
+			var v struct {
+				Game int `json:"game"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(l), &v))
+			games[v.Game]++
+		}
+		assert.Equal(t, map[int]int{0: len(recs[0].Steps) + 1, 1: len(recs[1].Steps) + 1, 2: len(recs[2].Steps) + 1}, games)
 	})
 	t.Run("text shows boards", func(t *testing.T) {
 		code, out, _ := runCmd(t, "replay", path)
 		require.Equal(t, 0, code)
-		assert.Contains(t, out, "== start")
+		assert.Contains(t, out, "== game 0 start")
+		assert.Contains(t, out, "== game 2 start", "every game by default")
 		assert.Contains(t, out, "game over")
 	})
 	t.Run("check checks every game by default", func(t *testing.T) {
@@ -71,6 +96,7 @@ func TestReplayBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{"replay", filepath.Join(dir, "nope")}, "no such file"},
 		{"illegal action named by step", []string{"replay", illegal}, "record step"},
+		{"check fails on it", []string{"replay", "--check", illegal}, "1 of 1 games failed the check"},
 		{"malformed json", []string{"replay", garbage}, "line 1"},
 		{"game out of range", []string{"replay", path, "--game", "5"}, "out of range"},
 		{"bad format", []string{"replay", path, "--format", "xml"}, "--format"},
@@ -84,6 +110,40 @@ func TestReplayBadInput(t *testing.T) {
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
+}
+
+// TestReplayCheckGivesEveryGameAVerdict is a regression test: --check used
+// to stop at the first bad game, so later games got no verdict.
+func TestReplayCheckGivesEveryGameAVerdict(t *testing.T) {
+	dir := t.TempDir()
+	_, recs := writeRecords(t, dir, 3)
+	var b bytes.Buffer
+	for i, r := range recs {
+		c := *r
+		if i == 0 {
+			res := *r.Result
+			res.Throws++ // a result whose counts the game does not give
+			c.Result = &res
+		}
+		_, err := c.WriteTo(&b)
+		require.NoError(t, err)
+		if i == 1 {
+			b.WriteString("{\"format\":\"yutenv-record\",\"version\":1,\"seed\":1,\"seed\":2}\n") // a repeated key
+		}
+	}
+	path := filepath.Join(dir, "mixed.jsonl")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	code, out, stderr := runCmd(t, "replay", "--check", path)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "game 0 (line 1): FAILED: corrupt data: record says")
+	assert.Contains(t, out, "game 1: ok")
+	assert.Contains(t, out, "game 2 (line 3): FAILED: bad input: record: key \"seed\" appears twice")
+	assert.Contains(t, out, "game 3: ok")
+	assert.Contains(t, stderr, "2 of 4 games failed the check")
+
+	code, out, _ = runCmd(t, "replay", "--check", "--game", "1", path)
+	assert.Equal(t, 0, code)
+	assert.Equal(t, 1, strings.Count(out, "\n"))
 }
 
 func TestBench(t *testing.T) {

@@ -39,7 +39,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:7777", "host:port (TCP; port 0 picks a free port) or unix:/path")
 	token := fs.String("token", "", "shared secret every connection must present (visible in ps: prefer --token-file)")
 	tokenFile := fs.String("token-file", "", "read the token from this file")
-	maxConns := fs.Int("max-conns", def.MaxConns, "connections served at once")
+	maxConns := fs.Int("max-conns", def.MaxConns, "connections served at once (after hello)")
+	maxHandshakes := fs.Int("max-handshakes", def.MaxHandshakes, "connections that may be in handshake at once; a new one past it drops the oldest")
+	handshake := fs.Duration("handshake-timeout", def.HandshakeTimeout, "close a connection that has not completed hello this long after connecting (0 disables)")
 	maxEnvsConn := fs.Int("max-envs-per-conn", def.MaxEnvsPerConn, "envs one connection may hold")
 	maxEnvs := fs.Int("max-envs", def.MaxEnvs, "envs all connections may hold together")
 	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
@@ -73,17 +75,20 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listening on %s (not loopback) requires --token or --token-file", *listen)
 	}
 	switch {
-	case *maxConns < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *workers < 1:
-		return errors.New("--max-conns, --max-envs-per-conn, --max-envs and --workers must be at least 1")
-	case *idle < 0 || *grace < 0:
-		return errors.New("--idle-timeout and --shutdown-timeout must not be negative")
+	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *workers < 1:
+		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs and --workers must be at least 1")
+	case *idle < 0 || *grace < 0 || *handshake < 0:
+		return errors.New("--idle-timeout, --handshake-timeout and --shutdown-timeout must not be negative")
 	}
 	cfg := server.Config{
-		Token: tok, MaxConns: *maxConns, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxOpponentSims: *maxSims,
+		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
 	}
 	if *idle == 0 {
 		cfg.IdleTimeout = -1
+	}
+	if *handshake == 0 {
+		cfg.HandshakeTimeout = -1
 	}
 	srv, err := server.New(cfg)
 	if err != nil {

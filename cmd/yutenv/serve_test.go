@@ -145,6 +145,8 @@ func TestServeFlagErrors(t *testing.T) {
 		{"log format", []string{"--log-format", "xml"}, "--log-format"},
 		{"bad listen", []string{"--listen", "nowhere"}, "neither host:port nor unix:/path"},
 		{"zero conns", []string{"--max-conns", "0"}, "at least 1"},
+		{"zero handshakes", []string{"--max-handshakes", "0"}, "at least 1"},
+		{"negative handshake timeout", []string{"--handshake-timeout", "-1s"}, "must not be negative"},
 		{"small frame", []string{"--max-frame", "10", "--listen", "127.0.0.1:0"}, "max frame"},
 		{"extra argument", []string{"now"}, "unexpected arguments"},
 		{"unknown flag", []string{"--port", "1"}, "unknown flag"},
@@ -161,4 +163,37 @@ func TestServeFlagErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, 0, run([]string{"serve", "--help"}, &stdout, &stderr))
 	assert.True(t, strings.Contains(stderr.String(), "--exit-on-stdin-eof"))
+	assert.True(t, strings.Contains(stderr.String(), "--handshake-timeout"))
+}
+
+// TestServeHandshakeFlags checks --handshake-timeout and --max-conns reach
+// the server: hello reports them, and a connection that never says hello
+// is told handshake_required and closed.
+func TestServeHandshakeFlags(t *testing.T) {
+	sock := serveSock(t)
+	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+sock, "--exit-on-stdin-eof",
+		"--handshake-timeout", "300ms", "--max-handshakes", "2", "--max-conns", "3")
+	c, err := server.Dial(ready["listening"].(string), time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	res, err := c.Hello("")
+	require.NoError(t, err)
+	lim := res["limits"].(map[string]any)
+	assert.EqualValues(t, 0.3, lim["handshake_timeout_s"])
+	assert.EqualValues(t, 3, lim["max_conns"])
+
+	silent, err := server.Dial(ready["listening"].(string), time.Second)
+	require.NoError(t, err)
+	defer silent.Close()
+	require.NoError(t, silent.Conn().SetDeadline(time.Now().Add(5*time.Second)))
+	body, err := silent.ReadFrame()
+	require.NoError(t, err)
+	assert.Contains(t, string(body), "handshake_required")
+	_, err = silent.ReadFrame()
+	assert.ErrorIs(t, err, io.EOF, "then closed")
+
+	_, err = c.Call("ping", nil)
+	assert.NoError(t, err, "the client that said hello is not bound by the deadline")
+	stdin.Close()
+	assert.Equal(t, 0, serveWait(t, code))
 }

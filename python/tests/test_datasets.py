@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -175,3 +178,154 @@ def test_partial_dataset_loads_what_is_written(tmp_path: Path) -> None:
     ds = datasets.load(d)
     assert ds.manifest["complete"] is False
     assert len(ds) == m["decisions"] and ds.obs.shape[1] == m["obs_size"]
+
+
+# Damaged datasets (issue 11): whatever is broken, load raises DatasetError,
+# never UnicodeDecodeError, IsADirectoryError, TypeError, KeyError or
+# tokenize.TokenError from the parsers underneath.
+
+
+def rehash(d: Path, file: str) -> None:
+    """Make the manifest agree with a shard's damaged bytes (size and SHA-256),
+    so that the checks behind the checksum are reached."""
+    p = d / file
+
+    def fix(m: dict[str, Any]) -> None:
+        for s in m["shards"]:
+            if s["file"] == file:
+                s["bytes"] = p.stat().st_size
+                s["sha256"] = hashlib.sha256(p.read_bytes()).hexdigest()
+
+    edit_manifest(d, fix)
+
+
+def npy_bytes(header: bytes, data: bytes = b"") -> bytes:
+    """A .npy file (format 1.0) with the given header text, padded as numpy does."""
+    pad = (64 - (10 + len(header) + 1) % 64) % 64
+    h = header + b" " * pad + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + data
+
+
+def replace_member(shard: Path, name: str, content: bytes) -> None:
+    """Rewrite a shard's zip with one member's bytes replaced."""
+    with zipfile.ZipFile(shard) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    members[name] = content
+    with zipfile.ZipFile(shard, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+
+
+def test_binary_manifest(copy: Path) -> None:
+    (copy / "manifest.json").write_bytes(b"\xff\xfe\x00\x01" * 64)
+    with pytest.raises(DatasetError, match="not UTF-8"):
+        datasets.load(copy)
+
+
+def test_directory_where_a_file_should_be(copy: Path) -> None:
+    shard = copy / "shard-000001.npz"
+    shard.unlink()
+    shard.mkdir()
+    with pytest.raises(DatasetError, match="not a regular file"):
+        datasets.load(copy)
+    (copy / "manifest.json").unlink()
+    (copy / "manifest.json").mkdir()
+    with pytest.raises(DatasetError, match="cannot read the manifest"):
+        datasets.load(copy)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda m: m["arrays"].__setitem__(0, "obs"), r"arrays\[0\] is str, want an object"),
+        (lambda m: m["arrays"][0].update(shape="205"), r"shape '205', want a list of counts"),
+        (lambda m: m["arrays"][0].update(shape=[-1]), r"shape \[-1\], want a list of counts"),
+        (lambda m: m["arrays"][0].update(shape=[2.5]), r"want a list of counts"),
+        (lambda m: m["arrays"][1].update(dtype=5), r"dtype 5 is not a numpy dtype"),
+        (lambda m: m["arrays"][1].update(dtype="nonsense"), r"dtype 'nonsense' is not a numpy dtype"),
+        (lambda m: m["arrays"][1].update(dtype="[("), r"is not a numpy dtype"),
+        (lambda m: m["arrays"][2].pop("shape"), r"arrays\[2\] has no 'shape'"),
+        (lambda m: m["arrays"][2].pop("dtype"), r"arrays\[2\] has no 'dtype'"),
+        (lambda m: m["arrays"][2].update(name=7), r"name 7 is not a string"),
+        (lambda m: m.update(games="5"), r"field 'games' is '5', want a count"),
+        (lambda m: m.update(obs_size=True), r"field 'obs_size' is missing"),
+        (lambda m: m["shards"][0].pop("bytes"), r"field 'bytes' is None, want a count"),
+        (lambda m: m["shards"][0].update(decisions=True), r"field 'decisions' is True"),
+        (lambda m: m["shards"][0].update(decisions=1.5), r"field 'decisions' is 1.5"),
+        (lambda m: m["shards"][0].update(file=7), r"field 'file' is 7"),
+        (lambda m: m["shards"][0].update(file=".."), r"field 'file' is '..'"),
+        (lambda m: m["shards"].__setitem__(0, []), r"shard entry 0 is not an object"),
+        (lambda m: m["shards"][1].update(file=m["shards"][0]["file"], first_game=2), r"listed twice"),
+    ],
+)
+def test_wrong_json_types(copy: Path, change, message: str) -> None:  # type: ignore[no-untyped-def]
+    edit_manifest(copy, change)
+    with pytest.raises(DatasetError, match=message):
+        datasets.load(copy)
+
+
+def test_deeply_nested_manifest(copy: Path) -> None:
+    (copy / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(DatasetError, match="not valid JSON"):
+        datasets.load(copy)
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_truncated_npz_with_a_matching_manifest(copy: Path, verify: bool) -> None:
+    shard = copy / "shard-000000.npz"
+    shard.write_bytes(shard.read_bytes()[: shard.stat().st_size // 2])
+    rehash(copy, shard.name)
+    with pytest.raises(DatasetError, match=r"shard-000000\.npz: cannot read the shard"):
+        datasets.load(copy, verify=verify)
+
+
+def test_garbage_npz_with_a_matching_manifest(copy: Path) -> None:
+    shard = copy / "shard-000000.npz"
+    shard.write_bytes(bytes(range(256)) * (shard.stat().st_size // 256 + 1))
+    rehash(copy, shard.name)
+    with pytest.raises(DatasetError, match=r"cannot read the shard \(BadZipFile"):
+        datasets.load(copy)
+
+
+@pytest.mark.parametrize(
+    "member, message",
+    [
+        # An unterminated header: numpy's parser raised tokenize.TokenError.
+        (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,"), "cannot read the shard"),
+        (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 205), }"), "cannot read the shard|205"),
+        (b"\x93NUMPY\x09\x00garbage", r"format version \(9, 0\), want 1.0 or 2.0"),
+        (b"not an npy file at all", "cannot read the shard"),
+        # A header that asks for a terabyte: refused before anything is allocated.
+        (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 205), }"), r"manifest says"),
+        (npy_bytes(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 205), }"), r"obs is <f8"),
+    ],
+)
+def test_corrupt_npy_inside_the_zip(copy: Path, member: bytes, message: str) -> None:
+    shard = copy / "shard-000000.npz"
+    replace_member(shard, "obs.npy", member)
+    rehash(copy, shard.name)
+    with pytest.raises(DatasetError, match=message):
+        datasets.load(copy)
+    with pytest.raises(DatasetError, match=message):
+        list(datasets.iter_shards(copy, verify=False))
+
+
+def test_missing_member_with_a_matching_manifest(copy: Path) -> None:
+    shard = copy / "shard-000000.npz"
+    with zipfile.ZipFile(shard) as z:
+        members = {n: z.read(n) for n in z.namelist() if n != "value.npy"}
+    with zipfile.ZipFile(shard, "w") as z:
+        for n, b in members.items():
+            z.writestr(n, b)
+    rehash(copy, shard.name)
+    with pytest.raises(DatasetError, match=r"arrays \['value'\] are missing"):
+        datasets.load(copy)
+
+
+def test_checksum_mismatch_same_size(copy: Path) -> None:
+    shard = copy / "shard-000000.npz"
+    b = bytearray(shard.read_bytes())
+    b[-1] ^= 0xFF
+    shard.write_bytes(bytes(b))
+    with pytest.raises(DatasetError, match=r"SHA-256 .* does not match"):
+        datasets.load(copy)

@@ -22,11 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import zipfile
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import IO, Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,8 @@ from .errors import YutEnvError
 FORMAT = "yutenv-dataset"
 VERSION = 1
 MANIFEST = "manifest.json"
+#: The largest manifest read (a real one is a few kB; this keeps a hostile one from filling memory).
+MAX_MANIFEST = 64 << 20
 
 #: The arrays of every shard, in the order the manifest lists them.
 ARRAYS = ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision")
@@ -102,40 +104,79 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     d = Path(path)
     mp = d / MANIFEST
     try:
+        if mp.stat().st_size > MAX_MANIFEST:
+            raise DatasetError(f"{mp}: {mp.stat().st_size} bytes, more than a manifest can be ({MAX_MANIFEST})")
         text = mp.read_text(encoding="utf-8")
     except FileNotFoundError:
         if not d.exists():
             raise DatasetError(f"{d}: no such dataset directory") from None
         raise DatasetError(f"{d}: no {MANIFEST} (not a yutenv dataset, or written by an unfinished first shard)") from None
+    except UnicodeDecodeError as e:
+        raise DatasetError(f"{mp}: not UTF-8 text ({e.reason} at byte {e.start}): not a manifest") from None
+    except OSError as e:  # a directory, a FIFO, no permission...
+        raise DatasetError(f"{mp}: cannot read the manifest: {e.strerror or e}") from e
     try:
         m = json.loads(text)
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, RecursionError) as e:
         raise DatasetError(f"{mp}: not valid JSON: {e}") from None
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise DatasetError(f"{mp}: format {m.get('format') if isinstance(m, dict) else None!r}, want {FORMAT!r}")
     if m.get("version") != VERSION:
         raise DatasetError(f"{mp}: version {m.get('version')!r}; this reader knows version {VERSION} (upgrade yutenv)")
     for key, kind in (("arrays", list), ("shards", list), ("obs_size", int), ("tier", str), ("agents", list)):
-        if not isinstance(m.get(key), kind):
+        if not isinstance(m.get(key), kind) or isinstance(m.get(key), bool):
             raise DatasetError(f"{mp}: field {key!r} is missing or not a {kind.__name__}")
-    names = [a.get("name") for a in m["arrays"] if isinstance(a, dict)]
+    if "games" in m and not _count(m["games"]):
+        raise DatasetError(f"{mp}: field 'games' is {m['games']!r}, want a count")
+    for i, a in enumerate(m["arrays"]):
+        _check_array_spec(mp, i, a)
+    names = [a["name"] for a in m["arrays"]]
     if tuple(names) != ARRAYS:
         raise DatasetError(f"{mp}: arrays {names}, this reader expects {list(ARRAYS)}")
     nxt = 0
-    for s in m["shards"]:
+    seen: set[str] = set()
+    for i, s in enumerate(m["shards"]):
         if not isinstance(s, dict):
-            raise DatasetError(f"{mp}: a shard entry is not an object")
+            raise DatasetError(f"{mp}: shard entry {i} is not an object")
         for key in ("file", "records", "sha256"):
             v = s.get(key)
-            if not isinstance(v, str) or not v or os.path.basename(v) != v:
-                raise DatasetError(f"{mp}: shard field {key!r} is {v!r}, want a plain file name")
+            if not isinstance(v, str) or not v or os.path.basename(v) != v or v in (".", ".."):
+                raise DatasetError(f"{mp}: shard {i}: field {key!r} is {v!r}, want a plain file name")
         for key in ("first_game", "games", "decisions", "bytes"):
-            if not isinstance(s.get(key), int) or s[key] < 0:
-                raise DatasetError(f"{mp}: shard {s['file']}: field {key!r} is {s.get(key)!r}")
+            if not _count(s.get(key)):
+                raise DatasetError(f"{mp}: shard {s['file']}: field {key!r} is {s.get(key)!r}, want a count")
         if s["first_game"] != nxt:
             raise DatasetError(f"{mp}: shard {s['file']} starts at game {s['first_game']}, expected {nxt}")
+        if s["file"] in seen:
+            raise DatasetError(f"{mp}: shard {s['file']} is listed twice")
+        seen.add(s["file"])
         nxt += s["games"]
     return m
+
+
+def _count(v: object) -> bool:
+    """Whether v is a JSON count: an int (not a bool) >= 0."""
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _check_array_spec(mp: Path, i: int, a: object) -> None:
+    """Check one entry of the manifest's ``arrays``: {name, dtype, shape}."""
+    if not isinstance(a, dict):
+        raise DatasetError(f"{mp}: arrays[{i}] is {type(a).__name__}, want an object")
+    for key in ("name", "dtype", "shape"):
+        if key not in a:
+            raise DatasetError(f"{mp}: arrays[{i}] has no {key!r}")
+    if not isinstance(a["name"], str):
+        raise DatasetError(f"{mp}: arrays[{i}]: name {a['name']!r} is not a string")
+    if not isinstance(a["shape"], list) or not all(_count(n) for n in a["shape"]):
+        raise DatasetError(f"{mp}: arrays[{i}] ({a['name']}): shape {a['shape']!r}, want a list of counts")
+    try:
+        if not isinstance(a["dtype"], str):
+            raise TypeError("not a string")
+        if np.dtype(a["dtype"]).hasobject:
+            raise ValueError("object arrays are not data")
+    except (TypeError, ValueError, SyntaxError) as e:
+        raise DatasetError(f"{mp}: arrays[{i}] ({a['name']}): dtype {a['dtype']!r} is not a numpy dtype ({e})") from None
 
 
 def _sha256(path: Path) -> str:
@@ -149,37 +190,77 @@ def _sha256(path: Path) -> str:
 def _read_shard(d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify: bool, names: Sequence[str]) -> dict[str, np.ndarray]:
     p = d / entry["file"]
     try:
-        size = p.stat().st_size
+        st = p.stat()
     except FileNotFoundError:
         raise DatasetError(f"{p}: listed in the manifest but missing") from None
+    except OSError as e:
+        raise DatasetError(f"{p}: cannot read the shard: {e.strerror or e}") from e
+    if not stat.S_ISREG(st.st_mode):
+        raise DatasetError(f"{p}: not a regular file (a directory or device where a shard should be)")
+    size = st.st_size
     if size != entry["bytes"]:
         raise DatasetError(f"{p}: {size} bytes, the manifest says {entry['bytes']} (truncated or replaced)")
     if verify:
-        got = _sha256(p)
+        try:
+            got = _sha256(p)
+        except OSError as e:
+            raise DatasetError(f"{p}: cannot read the shard: {e.strerror or e}") from e
         if got != entry["sha256"]:
             raise DatasetError(f"{p}: SHA-256 {got} does not match the manifest's {entry['sha256']} (damaged)")
     specs = {a["name"]: a for a in m["arrays"]}
     n = entry["decisions"]
     out: dict[str, np.ndarray] = {}
     try:
-        with np.load(p, allow_pickle=False) as z:
-            missing = [name for name in names if name + ".npy" not in z.zip.namelist()]
+        with open(p, "rb") as fh, zipfile.ZipFile(fh) as z:
+            members = set(z.namelist())
+            missing = [name for name in names if name + ".npy" not in members]
             if missing:
                 raise DatasetError(f"{p}: arrays {missing} are missing")
             for name in names:
-                a = z[name]  # zipfile checks the CRC-32 as it reads
                 spec = specs[name]
-                want_shape = (n, *spec["shape"])
-                if a.dtype != np.dtype(spec["dtype"]) or a.shape != want_shape:
-                    raise DatasetError(
-                        f"{p}: {name} is {a.dtype.str} {a.shape}, the manifest says {spec['dtype']} {want_shape}"
-                    )
-                out[name] = a
-    except (zipfile.BadZipFile, zlib.error, ValueError, OSError, EOFError) as e:
-        if isinstance(e, DatasetError):
-            raise
-        raise DatasetError(f"{p}: cannot read the shard: {e}") from e
+                with z.open(name + ".npy") as f:
+                    out[name] = _read_npy(p, name, f, np.dtype(spec["dtype"]), (n, *spec["shape"]))
+    except DatasetError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        # A shard is foreign bytes: zip, zlib, the .npy header (parsed with
+        # ast/tokenize) and the data raise a dozen unrelated types
+        # (BadZipFile, zlib.error, ValueError, EOFError, SyntaxError,
+        # tokenize.TokenError, NotImplementedError, ...). All mean a damaged shard.
+        raise DatasetError(f"{p}: cannot read the shard ({type(e).__name__}: {e})") from e
     return out
+
+
+def _read_npy(p: Path, name: str, f: IO[bytes], dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """Read one .npy member whose header must say dtype and shape (C order).
+
+    The header is checked before anything is allocated, so a damaged or hostile
+    one cannot make the reader allocate for a shape the manifest does not list;
+    the data is read into the array a chunk at a time, and reading the member to its end
+    makes zipfile check its CRC-32.
+    """
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        got_shape, fortran, got_dtype = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        got_shape, fortran, got_dtype = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise DatasetError(f"{p}: {name}: .npy format version {version}, want 1.0 or 2.0")
+    if got_dtype != dtype or got_shape != shape or fortran:
+        order = " (Fortran order)" if fortran else ""
+        raise DatasetError(f"{p}: {name} is {got_dtype.str} {got_shape}{order}, the manifest says {dtype.str} {shape}")
+    arr = np.empty(shape, dtype)
+    buf = arr.reshape(-1).data.cast("B")
+    got = 0
+    while got < len(buf):
+        chunk = f.read(min(len(buf) - got, 1 << 20))
+        if not chunk:
+            raise DatasetError(f"{p}: {name}: {got} bytes of data, the header says {len(buf)} (truncated)")
+        buf[got : got + len(chunk)] = chunk
+        got += len(chunk)
+    if f.read(1):
+        raise DatasetError(f"{p}: {name}: bytes after the array's data")
+    return arr
 
 
 def iter_shards(
