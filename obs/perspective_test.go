@@ -37,10 +37,10 @@ func TestRotationInvariance(t *testing.T) {
 				require.NoError(t, err)
 				a, b := make([]float32, e.Size()), make([]float32, e.Size())
 				for i := range states {
-					e.Encode(&states[i], a)
+					e.Encode(&states[i], states[i].ToMove(), a)
 					for by := 1; by < r.Players; by++ {
 						rs := mustState(t, rotate(states[i].Position(), by))
-						e.Encode(&rs, b)
+						e.Encode(&rs, rs.ToMove(), b)
 						require.Equal(t, a, b, "rotated by %d: %+v", by, states[i].Position())
 					}
 				}

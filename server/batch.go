@@ -449,25 +449,12 @@ func (b *batch) seatOf(sl *slot) int {
 func (b *batch) writeRow(sl *slot, o []float32, m []uint8, seat *int8, ended bool) {
 	who := b.seatOf(sl)
 	*seat = int8(who)
-	encodeFor(b.enc, &sl.s, who, o)
+	b.enc.Encode(&sl.s, who, o)
 	if ended {
 		clear(m)
 		return
 	}
 	sl.s.Mask(m)
-}
-
-// encodeFor writes the observation of s as seen by seat. The encoder sees
-// the seat to move, so for another seat (only ever after the game is over:
-// the opponent made the last move) it encodes the final position viewed by
-// that seat.
-func encodeFor(enc *obs.Encoder, s *env.State, seat int, dst []float32) {
-	if s.ToMove() == seat {
-		enc.Encode(s, dst)
-		return
-	}
-	v, _ := s.ViewedBy(seat)
-	enc.Encode(&v, dst)
 }
 
 // fail records a failure (a recovered panic) of the range starting at lo.

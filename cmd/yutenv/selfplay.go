@@ -235,7 +235,7 @@ func selfplayGames(cfg selfplayConfig, first, last int, stop <-chan struct{}) <-
 // addDecision appends the row of one decision (its value is filled in
 // when the game ends).
 func (c *dsColumns) addDecision(enc *obs.Encoder, buf []float32, s *env.State, a env.Action, st agent.Stats, game int) {
-	enc.Encode(s, buf)
+	enc.Encode(s, s.ToMove(), buf)
 	c.obs = append(c.obs, buf...)
 	var mask [env.NumActions]uint8
 	s.Mask(mask[:])
