@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // keepBuffer is the largest request buffer a connection keeps between frames.
@@ -46,7 +47,7 @@ type conn struct {
 	br  bytes.Reader
 
 	authed     bool
-	handles    map[uint64]*batch
+	handles    map[uint64]*vecenv.Batch
 	nextHandle uint64
 	envs       int
 	requests   uint64
@@ -58,7 +59,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		srv: s, nc: nc, r: newBufReader(nc),
 		log:     s.log.With("remote", remoteName(nc)),
 		dec:     msgpack.NewDecoder(nil),
-		handles: map[uint64]*batch{},
+		handles: map[uint64]*vecenv.Batch{},
 	}
 }
 
@@ -208,7 +209,7 @@ func (c *conn) sendError(code Code, msg string) {
 // cleanup frees the connection's envs and closes the socket.
 func (c *conn) cleanup() {
 	for id, b := range c.handles {
-		c.srv.releaseEnvs(b.cfg.N)
+		c.srv.releaseEnvs(b.N())
 		c.srv.stats.handles.Add(-1)
 		delete(c.handles, id)
 	}

@@ -90,7 +90,7 @@ func newFuzzConn(t testing.TB, srv *Server) *conn {
 		c.serveFrame(req, false)
 	}
 	require.Len(t, c.handles, 2)
-	require.True(t, c.handles[1].started)
+	require.True(t, c.handles[1].Started())
 	return c
 }
 

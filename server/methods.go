@@ -15,6 +15,7 @@ import (
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // paramError is a bad parameter; eachParam turns it into bad_request unless
@@ -203,20 +204,17 @@ func seatParam(r *reader) (int, error) {
 		if string(s) != "random" {
 			return 0, fmt.Errorf("want a seat number or \"random\", got %q", clip(s))
 		}
-		return randomSeat, nil
+		return vecenv.RandomSeat, nil
 	}
 	v, err := r.intIn(0, env.MaxPlayers-1)
 	return int(v), err
 }
 
 // resultBytes is the largest step result of a batch with info off, in bytes.
-func resultBytes(cfg batchConfig, d int) int {
-	n, rw := cfg.N, 1
-	if cfg.Mode == modeMulti {
-		rw = cfg.Rules.Players
-	}
+func resultBytes(cfg vecenv.Config, d int) int {
+	n, rw := cfg.N, cfg.RewardWidth()
 	size := 256 + n*(4*d+env.NumActions+4*rw+3)
-	if cfg.Autoreset == sameStep {
+	if cfg.Autoreset == vecenv.SameStep {
 		size += 64 + n*(4*d+env.NumActions+1)
 	}
 	return size
@@ -224,7 +222,7 @@ func resultBytes(cfg batchConfig, d int) int {
 
 // makeHandle creates a batch of envs.
 func (c *conn) makeHandle(p []byte) *Error {
-	cfg := batchConfig{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: rewardWin}
+	cfg := vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin}
 	seatSet, oppSet := false, false
 	e := eachParam("make", p, "rules, tier, n, mode, seat, opponent, autoreset, max_decisions, reward, illegal, info", func(k string, r *reader) (err error) {
 		var i int
@@ -241,8 +239,8 @@ func (c *conn) makeHandle(p []byte) *Error {
 			v, err = r.intIn(1, math.MaxInt32)
 			cfg.N = int(v)
 		case "mode":
-			i, err = choice(r, modeNames)
-			cfg.Mode = modeKind(i)
+			i, err = choice(r, vecenv.ModeNames())
+			cfg.Mode = vecenv.Mode(i)
 		case "seat":
 			cfg.Seat, err = seatParam(r)
 			seatSet = true
@@ -251,17 +249,17 @@ func (c *conn) makeHandle(p []byte) *Error {
 			s, err = r.str()
 			cfg.Opponent, oppSet = string(s), true
 		case "autoreset":
-			i, err = choice(r, autoresetNames)
-			cfg.Autoreset = autoresetKind(i)
+			i, err = choice(r, vecenv.AutoresetNames())
+			cfg.Autoreset = vecenv.Autoreset(i)
 		case "max_decisions":
 			v, err = r.intIn(0, math.MaxUint32)
 			cfg.MaxDecisions = uint32(v)
 		case "reward":
-			i, err = choice(r, rewardNames)
-			cfg.Reward = rewardKind(i)
+			i, err = choice(r, vecenv.RewardNames())
+			cfg.Reward = vecenv.Reward(i)
 		case "illegal":
-			i, err = choice(r, illegalNames)
-			cfg.Illegal = illegalKind(i)
+			i, err = choice(r, vecenv.IllegalNames())
+			cfg.Illegal = vecenv.Illegal(i)
 		case "info":
 			cfg.Info, err = r.boolean()
 		default:
@@ -274,12 +272,12 @@ func (c *conn) makeHandle(p []byte) *Error {
 	}
 	players := cfg.Rules.Players
 	switch {
-	case cfg.Mode == modeMulti && (seatSet || oppSet):
+	case cfg.Mode == vecenv.Multi && (seatSet || oppSet):
 		return errorf(CodeBadRequest, "make: seat and opponent apply to mode single only")
 	case cfg.Seat >= players:
 		return errorf(CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
-	if cfg.Mode == modeSingle {
+	if cfg.Mode == vecenv.Single {
 		sp, err := agent.ParseSpec(cfg.Opponent)
 		if err != nil {
 			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
@@ -294,17 +292,17 @@ func (c *conn) makeHandle(p []byte) *Error {
 	if cfg.N > c.srv.cfg.MaxEnvsPerConn-c.envs {
 		return errorf(CodeLimitExceeded, "make: %d envs would exceed the %d envs allowed per connection (%d held)", cfg.N, c.srv.cfg.MaxEnvsPerConn, c.envs)
 	}
-	enc, err := obs.NewEncoder(cfg.Rules, cfg.Tier)
+	space, err := obs.SpaceOf(cfg.Tier)
 	if err != nil {
 		return errorf(CodeBadRequest, "make: %v", err)
 	}
-	if size := resultBytes(cfg, enc.Size()); size > c.srv.cfg.MaxFrame {
+	if size := resultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
 		return errorf(CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
 	}
 	if !c.srv.reserveEnvs(cfg.N) {
 		return errorf(CodeLimitExceeded, "make: %d envs would exceed the server's limit of %d envs", cfg.N, c.srv.cfg.MaxEnvs)
 	}
-	b, err := newBatch(cfg)
+	b, err := vecenv.New(cfg)
 	if err != nil {
 		c.srv.releaseEnvs(cfg.N)
 		return errorf(CodeBadRequest, "make: %v", err)
@@ -315,11 +313,11 @@ func (c *conn) makeHandle(p []byte) *Error {
 	c.envs += cfg.N
 	c.srv.stats.handles.Add(1)
 	var seat any = cfg.Seat
-	if cfg.Seat == randomSeat {
+	if cfg.Seat == vecenv.RandomSeat {
 		seat = "random"
 	}
 	rewardShape := []int{cfg.N}
-	if cfg.Mode == modeMulti {
+	if cfg.Mode == vecenv.Multi {
 		rewardShape = []int{cfg.N, players}
 	}
 	c.out = appendValue(c.out, obj{
@@ -336,8 +334,8 @@ func (c *conn) makeHandle(p []byte) *Error {
 		{"max_decisions", uint64(cfg.MaxDecisions)},
 		{"info", cfg.Info},
 		{"rules", cfg.Rules.String()},
-		{"obs_size", enc.Size()},
-		{"obs_space", spaceValue(enc.Space())},
+		{"obs_size", b.ObsSize()},
+		{"obs_space", spaceValue(b.Encoder().Space())},
 		{"actions", env.NumActions},
 		{"reward_shape", rewardShape},
 	})
@@ -345,7 +343,7 @@ func (c *conn) makeHandle(p []byte) *Error {
 }
 
 // lookup returns the handle's batch.
-func (c *conn) lookup(method string, h uint64, set bool) (*batch, *Error) {
+func (c *conn) lookup(method string, h uint64, set bool) (*vecenv.Batch, *Error) {
 	if !set {
 		return nil, errorf(CodeBadRequest, "%s: missing params.handle", method)
 	}
@@ -407,13 +405,14 @@ func (c *conn) reset(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	n, players := b.cfg.N, b.cfg.Rules.Players
+	cfg := b.Config()
+	n, players := cfg.N, cfg.Rules.Players
 	switch {
 	case seeds != nil && len(seeds) != n:
 		return errorf(CodeBadRequest, "reset: params.seed: %d seeds for %d envs", len(seeds), n)
 	case start >= players:
 		return errorf(CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", start, players-1)
-	case seatSet && b.cfg.Mode == modeMulti:
+	case seatSet && cfg.Mode == vecenv.Multi:
 		return errorf(CodeBadRequest, "reset: params.options.seat applies to mode single only")
 	case seatSet && seat >= players:
 		return errorf(CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", seat, players-1)
@@ -422,37 +421,28 @@ func (c *conn) reset(p []byte) *Error {
 		if !seedSet {
 			seed = rand.Uint64()
 		}
-		for i := range b.seeds {
-			b.seeds[i] = seed + uint64(i)
+		for i := range b.Seeds() {
+			b.Seeds()[i] = seed + uint64(i)
 		}
 	} else {
-		copy(b.seeds, seeds)
+		copy(b.Seeds(), seeds)
 	}
-	b.start = start
-	b.seat = b.cfg.Seat
-	if seatSet {
-		b.seat = seat
-	}
-	b.record = b.cfg.Info
+	record := cfg.Info
 	if info != nil {
-		b.record = *info
+		record = *info
 	}
-	b.op = opReset
-	c.srv.pool.run(b, n, &b.wg)
-	if err := b.firstError(); err != nil {
-		b.started = false
+	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
 		return errorf(CodeInternal, "reset: %v", err)
 	}
-	b.started = true
 	keys := 4
-	if b.record {
+	if record {
 		keys++
 	}
 	out := appendMapHeader(c.out, keys)
-	out = appendRows(out, b)
+	out = appendRows(out, b.Rows())
 	out = appendStr(out, "seeds")
-	out = appendValue(out, b.seeds)
-	if b.record {
+	out = appendValue(out, b.Seeds())
+	if record {
 		out = appendInfo(out, b)
 	}
 	c.out = out
@@ -495,13 +485,13 @@ func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 }
 
 // appendRows appends obs, mask and to_move.
-func appendRows(out []byte, b *batch) []byte {
+func appendRows(out []byte, rows *vecenv.Rows) []byte {
 	out = appendStr(out, "obs")
-	out = appendF32Bin(out, b.obs)
+	out = appendF32Bin(out, rows.Obs)
 	out = appendStr(out, "mask")
-	out = appendBin(out, b.mask)
+	out = appendBin(out, rows.Mask)
 	out = appendStr(out, "to_move")
-	return appendI8Bin(out, b.toMove)
+	return appendI8Bin(out, rows.ToMove)
 }
 
 // step applies one action per env. It is the hot path: it reads its params
@@ -551,7 +541,10 @@ func (c *conn) step(p []byte) *Error {
 			if err != nil {
 				return errorf(CodeBadRequest, "step: params.info: %v", err)
 			}
-			info = int8(b2u(v))
+			info = 0
+			if v {
+				info = 1
+			}
 		default:
 			return errorf(CodeBadRequest, "step: unknown parameter %q (parameters: handle, actions, info)", clip(kb))
 		}
@@ -560,69 +553,73 @@ func (c *conn) step(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	if !b.started {
+	if !b.Started() {
 		return errorf(CodeNeedsReset, "step: handle %d was never reset", h)
 	}
-	nEnv := b.cfg.N
+	cfg := b.Config()
+	nEnv := cfg.N
+	acts := b.Actions()
 	switch {
 	case actions != nil:
 		if len(actions) != 4*nEnv {
 			return errorf(CodeBadRequest, "step: params.actions: %d bytes, want %d (N = %d little-endian int32)", len(actions), 4*nEnv, nEnv)
 		}
-		for i := range b.actions {
-			b.actions[i] = int32(binary.LittleEndian.Uint32(actions[4*i:]))
+		for i := range acts {
+			acts[i] = int32(binary.LittleEndian.Uint32(actions[4*i:]))
 		}
 	case listN >= 0:
 		if listN != nEnv {
 			return errorf(CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
 		}
-		for i := range b.actions {
+		for i := range acts {
 			v, err := list.intIn(math.MinInt32, math.MaxInt32)
 			if err != nil {
 				return errorf(CodeBadRequest, "step: params.actions[%d]: %v", i, err)
 			}
-			b.actions[i] = int32(v)
+			acts[i] = int32(v)
 		}
 	default:
 		return errorf(CodeBadRequest, "step: missing params.actions")
 	}
-	if e := b.checkActions(); e != nil {
-		return e
+	if err := b.CheckActions(); err != nil {
+		if errors.Is(err, vecenv.ErrIllegalAction) {
+			return errorf(CodeIllegalAction, "step: %v", err)
+		}
+		return errorf(CodeBadRequest, "step: %v", err)
 	}
-	b.record = b.cfg.Info
+	record := cfg.Info
 	if info >= 0 {
-		b.record = info == 1
+		record = info == 1
 	}
-	b.op = opStep
-	c.srv.pool.run(b, nEnv, &b.wg)
-	if err := b.firstError(); err != nil {
+	if err := b.Step(c.srv.pool, record); err != nil {
 		return errorf(CodeInternal, "step: %v", err)
 	}
 	c.srv.stats.steps.Add(uint64(nEnv))
 	keys := 6
-	if b.cfg.Autoreset == sameStep {
+	if cfg.Autoreset == vecenv.SameStep {
 		keys += 3
 	}
-	if b.record {
+	if record {
 		keys++
 	}
+	rows := b.Rows()
 	out := appendMapHeader(c.out, keys)
-	out = appendRows(out, b)
+	out = appendRows(out, rows)
 	out = appendStr(out, "reward")
-	out = appendF32Bin(out, b.reward)
+	out = appendF32Bin(out, rows.Reward)
 	out = appendStr(out, "terminated")
-	out = appendBin(out, b.term)
+	out = appendBin(out, rows.Terminated)
 	out = appendStr(out, "truncated")
-	out = appendBin(out, b.trunc)
-	if b.cfg.Autoreset == sameStep {
+	out = appendBin(out, rows.Truncated)
+	if cfg.Autoreset == vecenv.SameStep {
 		out = appendStr(out, "final_obs")
-		out = appendF32Bin(out, b.finalObs)
+		out = appendF32Bin(out, rows.FinalObs)
 		out = appendStr(out, "final_mask")
-		out = appendBin(out, b.finalMask)
+		out = appendBin(out, rows.FinalMask)
 		out = appendStr(out, "final_to_move")
-		out = appendI8Bin(out, b.finalToMove)
+		out = appendI8Bin(out, rows.FinalToMove)
 	}
-	if b.record {
+	if record {
 		out = appendInfo(out, b)
 	}
 	c.out = out
@@ -640,17 +637,15 @@ func skipN(r *reader, n int) (int, error) {
 }
 
 // appendInfo appends the info list: one map per env.
-func appendInfo(out []byte, b *batch) []byte {
+func appendInfo(out []byte, b *vecenv.Batch) []byte {
 	out = appendStr(out, "info")
-	out = appendArrayHeader(out, len(b.slots))
-	for i := range b.slots {
-		sl := &b.slots[i]
-		cur := snapshot(sl)
-		final := b.cfg.Autoreset == sameStep && sl.endedNow
-		out = appendInfoMap(out, b, cur, sl.events, final)
-		if final {
+	out = appendArrayHeader(out, b.N())
+	for i := range b.N() {
+		cur, events, final, finalEvents := b.Info(i)
+		out = appendInfoMap(out, b, cur, events, final != nil)
+		if final != nil {
 			out = appendStr(out, "final_info")
-			out = appendInfoMap(out, b, sl.final, sl.finalEv, false)
+			out = appendInfoMap(out, b, *final, finalEvents, false)
 		}
 	}
 	return out
@@ -658,9 +653,10 @@ func appendInfo(out []byte, b *batch) []byte {
 
 // appendInfoMap appends one env's info map; withFinal leaves room for a
 // final_info key the caller appends.
-func appendInfoMap(out []byte, b *batch, f finalInfo, events []env.Event, withFinal bool) []byte {
+func appendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []env.Event, withFinal bool) []byte {
+	single := b.Config().Mode == vecenv.Single
 	keys := 9
-	if b.single() {
+	if single {
 		keys++
 	}
 	if withFinal {
@@ -668,29 +664,29 @@ func appendInfoMap(out []byte, b *batch, f finalInfo, events []env.Event, withFi
 	}
 	out = appendMapHeader(out, keys)
 	out = appendStr(out, "episode")
-	out = appendUint(out, f.episode)
+	out = appendUint(out, f.Episode)
 	out = appendStr(out, "seed")
-	out = appendUint(out, f.seed)
+	out = appendUint(out, f.Seed)
 	out = appendStr(out, "steps")
-	out = appendUint(out, uint64(f.steps))
+	out = appendUint(out, uint64(f.Steps))
 	out = appendStr(out, "decisions")
-	out = appendInt(out, int64(f.decisions))
+	out = appendInt(out, int64(f.Decisions))
 	out = appendStr(out, "throws")
-	out = appendInt(out, int64(f.throws))
+	out = appendInt(out, int64(f.Throws))
 	out = appendStr(out, "winner")
-	out = appendInt(out, int64(f.winner))
+	out = appendInt(out, int64(f.Winner))
 	out = appendStr(out, "places")
-	p := b.cfg.Rules.Players
+	p := b.Config().Rules.Players
 	out = appendArrayHeader(out, p)
 	for s := range p {
-		out = appendInt(out, int64(f.places[s]))
+		out = appendInt(out, int64(f.Places[s]))
 	}
-	if b.single() {
+	if single {
 		out = appendStr(out, "learner")
-		out = appendInt(out, int64(f.learner))
+		out = appendInt(out, int64(f.Learner))
 	}
 	out = appendStr(out, "illegal")
-	out = appendBool(out, f.illegal)
+	out = appendBool(out, f.Illegal)
 	out = appendStr(out, "events")
 	out = appendArrayHeader(out, len(events))
 	for _, ev := range events {
@@ -735,8 +731,8 @@ func (c *conn) closeHandle(p []byte) *Error {
 		return e
 	}
 	delete(c.handles, h)
-	c.envs -= b.cfg.N
-	c.srv.releaseEnvs(b.cfg.N)
+	c.envs -= b.N()
+	c.srv.releaseEnvs(b.N())
 	c.srv.stats.handles.Add(-1)
 	c.out = appendMapHeader(c.out, 0)
 	return nil
@@ -783,7 +779,7 @@ func (c *conn) statsResult(p []byte) *Error {
 }
 
 // indexParams reads {handle, index} plus the extra keys fn accepts.
-func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*batch, int, *Error) {
+func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, int, *Error) {
 	var h, idx uint64
 	var hset, iset bool
 	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
@@ -812,9 +808,9 @@ func (c *conn) indexParams(method string, p []byte, keys string, fn func(k strin
 	switch {
 	case !iset:
 		return nil, 0, errorf(CodeBadRequest, "%s: missing params.index", method)
-	case idx >= uint64(b.cfg.N):
-		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, idx, b.cfg.N-1)
-	case !b.started:
+	case idx >= uint64(b.N()):
+		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, idx, b.N()-1)
+	case !b.Started():
 		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, h)
 	}
 	return b, int(idx), nil
@@ -826,7 +822,7 @@ func (c *conn) save(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	blob, err := b.slots[i].s.MarshalBinary()
+	blob, err := b.State(i).MarshalBinary()
 	if err != nil {
 		return errorf(CodeInternal, "save: %v", err)
 	}
@@ -857,8 +853,9 @@ func (c *conn) load(p []byte) *Error {
 	if blob == nil {
 		return errorf(CodeBadRequest, "load: missing params.state")
 	}
-	if seatSet && (!b.single() || seat >= b.cfg.Rules.Players) {
-		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", b.cfg.Rules.Players-1)
+	players := b.Config().Rules.Players
+	if seatSet && (b.Config().Mode != vecenv.Single || seat >= players) {
+		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", players-1)
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
 	// per nesting level: bound the depth first.
@@ -872,40 +869,23 @@ func (c *conn) load(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeBadState, "load: %v", err)
 	}
-	if s.Rules() != b.cfg.Rules {
-		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.cfg.Rules.String())
+	if s.Rules() != b.Config().Rules {
+		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
 	}
-	sl := &b.slots[i]
-	sl.s = s
-	if seatSet {
-		sl.learner = int8(seat)
+	if !seatSet {
+		seat = vecenv.RandomSeat
 	}
-	sl.steps, sl.ended, sl.illegal, sl.endedNow = 0, false, false, false
-	sl.events = sl.events[:0]
-	b.record = false
-	if err := b.settle(sl); err != nil {
+	if err := b.Load(i, s, seat); err != nil {
 		return errorf(CodeInternal, "load: %v", err)
 	}
-	over := sl.s.IsOver()
-	if over {
-		sl.ended = true
-	}
-	potentials(&sl.s, &sl.phi)
-	o := make([]float32, b.d)
-	m := make([]uint8, env.NumActions)
-	var seatOut [1]int8
-	b.writeRow(sl, o, m, &seatOut[0], over)
-	// Keep the batch's own rows in step with the env.
-	copy(b.obsRow(i), o)
-	copy(b.maskRow(i), m)
-	b.toMove[i] = seatOut[0]
+	o, m, toMove := b.Row(i)
 	out := appendMapHeader(c.out, 3)
 	out = appendStr(out, "obs")
 	out = appendF32Bin(out, o)
 	out = appendStr(out, "mask")
 	out = appendBin(out, m)
 	out = appendStr(out, "to_move")
-	c.out = appendI8Bin(out, seatOut[:])
+	c.out = appendI8Bin(out, []int8{toMove})
 	return nil
 }
 
@@ -924,7 +904,7 @@ func (c *conn) render(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	st := &b.slots[i].s
+	st := b.State(i)
 	switch format {
 	case "text":
 		c.out = appendValue(c.out, obj{{"text", st.Render()}})

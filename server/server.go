@@ -18,6 +18,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // ProtocolVersion is the version of docs/PROTOCOL.md this package speaks.
@@ -116,7 +117,7 @@ func (c Config) withDefaults() (Config, error) {
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	pool    *pool
+	pool    *vecenv.Pool
 	hello   []byte // the encoded hello result
 	started time.Time
 	stats   counters
@@ -142,7 +143,7 @@ func New(cfg Config) (*Server, error) {
 	if s.hello, err = s.helloResult(); err != nil {
 		return nil, err
 	}
-	s.pool = newPool(cfg.Workers)
+	s.pool = vecenv.NewPool(cfg.Workers)
 	return s, nil
 }
 
@@ -304,7 +305,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.closeConns()
 		<-done
 	}
-	s.stopOnce.Do(s.pool.stop)
+	s.stopOnce.Do(s.pool.Close)
 	return err
 }
 
@@ -318,7 +319,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.closeConns()
 	s.connWG.Wait()
-	s.stopOnce.Do(s.pool.stop)
+	s.stopOnce.Do(s.pool.Close)
 	return nil
 }
 
