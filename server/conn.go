@@ -280,6 +280,8 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 		e = c.load(params)
 	case mRender:
 		e = c.render(params)
+	case mObserve:
+		e = c.observe(params)
 	}
 	if e != nil {
 		c.fail(e)

@@ -31,47 +31,91 @@ func paramError(method, key string, err error) *Error {
 // errUnknownParam marks a key a method does not take.
 var errUnknownParam = errors.New("unknown parameter")
 
-// eachParam calls fn for every key of a params map (p nil: no keys). fn
-// returns errUnknownParam for a key the method does not take.
-// maxParams bounds the keys of a params map (make, the largest, takes 11).
-const maxParams = 16
+// maxKeys bounds the keys of every map the server reads: params (make, the
+// largest, takes 11), reset options (2) and the rules map (9 keys today).
+const maxKeys = 16
 
+// repeatedKeyError is a key that appears twice in one map: ambiguous, so refused.
+type repeatedKeyError struct{ key []byte }
+
+func (e repeatedKeyError) Error() string { return fmt.Sprintf("key %q appears twice", clip(e.key)) }
+
+// eachKey is the one way the server reads a map: it reads the map header,
+// refuses more than maxKeys keys before reading any, and calls fn for every
+// key, which must consume the key's value from r. A key that is not a str
+// or appears twice is an error. It allocates nothing on success.
+func eachKey(r *reader, fn func(k []byte) error) error {
+	n, err := r.mapLen()
+	if err != nil {
+		return err
+	}
+	if n > maxKeys {
+		return fmt.Errorf("%d keys, more than any map of the protocol has (%d)", n, maxKeys)
+	}
+	var seen [maxKeys][]byte
+	for i := range n {
+		kb, err := r.str()
+		if err != nil {
+			return fmt.Errorf("keys must be strings: %w", err)
+		}
+		for _, prev := range seen[:i] {
+			if string(prev) == string(kb) {
+				return repeatedKeyError{kb}
+			}
+		}
+		seen[i] = kb
+		if err := fn(kb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// valueError is a failure reading the value of key.
+type valueError struct {
+	key []byte
+	err error
+}
+
+func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e.err) }
+func (e valueError) Unwrap() error { return e.err }
+
+// eachParam calls fn for every key of a params map (p nil: no keys), read
+// by eachKey. fn returns errUnknownParam for a key the method does not take.
 func eachParam(method string, p []byte, keys string, fn func(key string, r *reader) error) *Error {
 	if p == nil {
 		return nil
 	}
 	r := reader{b: p}
-	n, err := r.mapLen()
-	if err != nil {
+	err := eachKey(&r, func(kb []byte) error {
+		if err := fn(string(kb), &r); err != nil {
+			return valueError{kb, err}
+		}
+		return nil
+	})
+	return paramsError(method, keys, err)
+}
+
+// paramsError turns an error of eachKey over a method's params into the
+// protocol error (nil for nil).
+func paramsError(method, keys string, err error) *Error {
+	if err == nil {
+		return nil // before the targets of errors.As, which live on the heap
+	}
+	var rk repeatedKeyError
+	var ve valueError
+	switch {
+	case !errors.As(err, &ve) && errors.As(err, &rk):
+		return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, clip(rk.key))
+	case ve.key == nil:
 		return errorf(CodeBadRequest, "%s: params: %v", method, err)
-	}
-	if n > maxParams {
-		return errorf(CodeBadRequest, "%s: params: %d keys, more than any method takes", method, n)
-	}
-	var seen [maxParams][]byte // a repeated key is ambiguous, so it is refused
-	for i := range n {
-		kb, err := r.str()
-		if err != nil {
-			return errorf(CodeBadRequest, "%s: params: keys must be strings: %v", method, err)
+	case errors.Is(ve.err, errUnknownParam):
+		if keys == "" {
+			return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, clip(ve.key))
 		}
-		for _, prev := range seen[:i] {
-			if string(prev) == string(kb) {
-				return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, clip(kb))
-			}
-		}
-		seen[i] = kb
-		k := string(kb)
-		if err := fn(k, &r); err != nil {
-			if errors.Is(err, errUnknownParam) {
-				if keys == "" {
-					return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, clip(kb))
-				}
-				return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, clip(kb), keys)
-			}
-			return paramError(method, k, err)
-		}
+		return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, clip(ve.key), keys)
 	}
-	return nil
+	return paramError(method, string(ve.key), ve.err)
 }
 
 // hello checks the client's protocol version and token and sends the handshake.
@@ -139,7 +183,10 @@ func choice(r *reader, names []string) (int, error) {
 	return 0, fmt.Errorf("%q is not one of %s", clip(s), strings.Join(names, ", "))
 }
 
-// rulesParam reads the rules: an env.ParseRules string or a map of its keys.
+// rulesParam reads the rules: an env.ParseRules string or a map of its
+// keys, each set on top of env.Standard with env.Rules.Set (bools as on/off,
+// numbers in decimal, strs as they are) and read by eachKey, so a repeated
+// key is refused.
 func rulesParam(r *reader) (env.Rules, error) {
 	switch r.peekKind() {
 	case 's':
@@ -154,13 +201,9 @@ func rulesParam(r *reader) (env.Rules, error) {
 		_, err := r.str()
 		return env.Rules{}, fmt.Errorf("want str or map: %w", err)
 	}
-	n, _ := r.mapLen()
-	parts := make([]string, 0, n)
-	for range n {
-		k, err := r.str()
-		if err != nil {
-			return env.Rules{}, fmt.Errorf("keys must be strings: %w", err)
-		}
+	rules := env.Standard()
+	var setErr error
+	err := eachKey(r, func(k []byte) error {
 		var v string
 		switch r.peekKind() {
 		case 'b':
@@ -183,16 +226,21 @@ func rulesParam(r *reader) (env.Rules, error) {
 			s, _ := r.str()
 			v = string(s)
 		default:
-			return env.Rules{}, fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
+			return fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
 		}
-		if strings.ContainsAny(string(k), ",=") || strings.ContainsAny(v, ",=") {
-			return env.Rules{}, fmt.Errorf("%q: keys and values may not contain ',' or '='", clip(k))
+		if setErr == nil {
+			setErr = rules.Set(string(k), v)
 		}
-		parts = append(parts, string(k)+"="+v)
-	}
-	rules, err := env.ParseRules(strings.Join(parts, ","))
+		return nil
+	})
 	if err != nil {
-		return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + err.Error()}
+		return env.Rules{}, err
+	}
+	if setErr == nil {
+		setErr = rules.Validate()
+	}
+	if setErr != nil {
+		return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + setErr.Error()}
 	}
 	return rules, nil
 }
@@ -359,7 +407,8 @@ func (c *conn) reset(p []byte) *Error {
 	var h uint64
 	var hset, seedSet bool
 	var seed uint64
-	var seeds []uint64
+	seedN := -1 // length of a seed array, -1 without one
+	var seedList reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
 	e := eachParam("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
@@ -372,10 +421,12 @@ func (c *conn) reset(p []byte) *Error {
 			case 'n':
 				r.isNil()
 			case 'a':
-				n, _ := r.arrayLen()
-				seeds = make([]uint64, n)
-				for i := range seeds {
-					if seeds[i], err = r.uint64v(); err != nil {
+				// Checked here, stored once the handle's env count is
+				// known: nothing is allocated for a claimed length.
+				seedN, _ = r.arrayLen()
+				seedList = *r
+				for i := range seedN {
+					if _, err = r.uint64v(); err != nil {
 						return fmt.Errorf("[%d]: %w", i, err)
 					}
 				}
@@ -408,8 +459,8 @@ func (c *conn) reset(p []byte) *Error {
 	cfg := b.Config()
 	n, players := cfg.N, cfg.Rules.Players
 	switch {
-	case seeds != nil && len(seeds) != n:
-		return errorf(CodeBadRequest, "reset: params.seed: %d seeds for %d envs", len(seeds), n)
+	case seedN >= 0 && seedN != n:
+		return errorf(CodeBadRequest, "reset: params.seed: %d seeds for %d envs", seedN, n)
 	case start >= players:
 		return errorf(CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", start, players-1)
 	case seatSet && cfg.Mode == vecenv.Multi:
@@ -417,7 +468,7 @@ func (c *conn) reset(p []byte) *Error {
 	case seatSet && seat >= players:
 		return errorf(CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", seat, players-1)
 	}
-	if seeds == nil {
+	if seedN < 0 {
 		if !seedSet {
 			seed = rand.Uint64()
 		}
@@ -425,7 +476,9 @@ func (c *conn) reset(p []byte) *Error {
 			b.Seeds()[i] = seed + uint64(i)
 		}
 	} else {
-		copy(b.Seeds(), seeds)
+		for i := range b.Seeds() {
+			b.Seeds()[i], _ = seedList.uint64v() // checked while reading the params
+		}
 	}
 	record := cfg.Info
 	if info != nil {
@@ -449,39 +502,33 @@ func (c *conn) reset(p []byte) *Error {
 	return nil
 }
 
-// resetOptions reads reset's options map: start and seat.
+// resetOptions reads reset's options map (by eachKey): start and seat.
 func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
-	n, err := r.mapLen()
-	if err != nil {
-		return start, 0, false, err
-	}
-	for range n {
-		k, err := r.str()
-		if err != nil {
-			return start, 0, false, fmt.Errorf("keys must be strings: %w", err)
-		}
+	err = eachKey(r, func(k []byte) error {
 		switch string(k) {
 		case "start":
 			if r.isNil() {
 				start = env.AnySeat
-				continue
+				return nil
 			}
 			v, err := r.intIn(0, env.MaxPlayers-1)
 			if err != nil {
-				return start, 0, false, fmt.Errorf("start: %w", err)
+				return fmt.Errorf("start: %w", err)
 			}
 			start = int(v)
 		case "seat":
+			var err error
 			if seat, err = seatParam(r); err != nil {
-				return start, 0, false, fmt.Errorf("seat: %w", err)
+				return fmt.Errorf("seat: %w", err)
 			}
 			seatSet = true
 		default:
-			return start, 0, false, fmt.Errorf("unknown option %q (options: start, seat)", clip(k))
+			return fmt.Errorf("unknown option %q (options: start, seat)", clip(k))
 		}
-	}
-	return start, seat, seatSet, nil
+		return nil
+	})
+	return start, seat, seatSet, err
 }
 
 // appendRows appends obs, mask and to_move.
@@ -495,7 +542,7 @@ func appendRows(out []byte, rows *vecenv.Rows) []byte {
 }
 
 // step applies one action per env. It is the hot path: it reads its params
-// by hand and allocates nothing.
+// with eachKey straight from the frame and allocates nothing.
 func (c *conn) step(p []byte) *Error {
 	var h uint64
 	var hset bool
@@ -504,50 +551,44 @@ func (c *conn) step(p []byte) *Error {
 	listN := -1
 	var info int8 = -1
 	r := reader{b: p}
-	n := 0
+	var err error
 	if p != nil {
-		var err error
-		if n, err = r.mapLen(); err != nil {
-			return errorf(CodeBadRequest, "step: params: %v", err)
-		}
-	}
-	for range n {
-		kb, err := r.str()
-		if err != nil {
-			return errorf(CodeBadRequest, "step: params: keys must be strings: %v", err)
-		}
-		switch string(kb) {
-		case "handle":
-			if h, err = r.uint64v(); err != nil {
-				return errorf(CodeBadRequest, "step: params.handle: %v", err)
-			}
-			hset = true
-		case "actions":
-			switch r.peekKind() {
-			case 'B':
-				actions, _ = r.bin()
-				listN = -1
-			case 'a':
-				listN, _ = r.arrayLen()
-				list = r
-				if _, err := skipN(&r, listN); err != nil {
-					return errorf(CodeBadRequest, "step: params.actions: %v", err)
+		err = eachKey(&r, func(kb []byte) error {
+			var err error
+			switch string(kb) {
+			case "handle":
+				h, err = r.uint64v()
+				hset = true
+			case "actions":
+				switch r.peekKind() {
+				case 'B':
+					actions, _ = r.bin()
+					listN = -1
+				case 'a':
+					listN, _ = r.arrayLen()
+					list = r
+					_, err = skipN(&r, listN)
+				default:
+					err = fmt.Errorf("want bin of int32 or array of int, got %s", kindName(r.peekKind()))
+				}
+			case "info":
+				var v bool
+				v, err = r.boolean()
+				info = 0
+				if v {
+					info = 1
 				}
 			default:
-				return errorf(CodeBadRequest, "step: params.actions: want bin of int32 or array of int, got %s", kindName(r.peekKind()))
+				err = errUnknownParam
 			}
-		case "info":
-			v, err := r.boolean()
 			if err != nil {
-				return errorf(CodeBadRequest, "step: params.info: %v", err)
+				return valueError{kb, err}
 			}
-			info = 0
-			if v {
-				info = 1
-			}
-		default:
-			return errorf(CodeBadRequest, "step: unknown parameter %q (parameters: handle, actions, info)", clip(kb))
-		}
+			return nil
+		})
+	}
+	if e := paramsError("step", "handle, actions, info", err); e != nil {
+		return e
 	}
 	b, e := c.lookup("step", h, hset)
 	if e != nil {
@@ -916,5 +957,54 @@ func (c *conn) render(p []byte) *Error {
 	default:
 		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
 	}
+	return nil
+}
+
+// observe returns every env's observation and mask as seen by one seat: the
+// mask row is all zero exactly when that seat cannot act in that env.
+func (c *conn) observe(p []byte) *Error {
+	var h uint64
+	var hset bool
+	seat := -1
+	e := eachParam("observe", p, "handle, seat", func(k string, r *reader) (err error) {
+		switch k {
+		case "handle":
+			h, err = r.uint64v()
+			hset = true
+		case "seat":
+			var v int64
+			v, err = r.intIn(0, env.MaxPlayers-1)
+			seat = int(v)
+		default:
+			return errUnknownParam
+		}
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	b, e := c.lookup("observe", h, hset)
+	if e != nil {
+		return e
+	}
+	players := b.Config().Rules.Players
+	switch {
+	case seat < 0:
+		return errorf(CodeBadRequest, "observe: missing params.seat")
+	case seat >= players:
+		return errorf(CodeBadRequest, "observe: params.seat: %d out of range 0..%d", seat, players-1)
+	case !b.Started():
+		return errorf(CodeNeedsReset, "observe: handle %d was never reset", h)
+	}
+	o := make([]float32, b.N()*b.ObsSize())
+	m := make([]uint8, b.N()*env.NumActions)
+	if err := b.Observe(seat, o, m); err != nil {
+		return errorf(CodeInternal, "observe: %v", err)
+	}
+	out := appendMapHeader(c.out, 2)
+	out = appendStr(out, "obs")
+	out = appendF32Bin(out, o)
+	out = appendStr(out, "mask")
+	c.out = appendBin(out, m)
 	return nil
 }

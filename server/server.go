@@ -171,6 +171,7 @@ func (s *Server) helloResult() ([]byte, error) {
 		{"tiers", tiers},
 		{"default_tier", DefaultTier.String()},
 		{"opponents", agent.Names()},
+		{"methods", methodNames[:]},
 		{"limits", obj{
 			{"max_frame", s.cfg.MaxFrame},
 			{"max_envs_per_conn", s.cfg.MaxEnvsPerConn},

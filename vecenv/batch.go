@@ -202,9 +202,9 @@ const (
 var (
 	// ErrActionRange is wrapped when an action is outside 0..env.NumActions-1.
 	ErrActionRange = errors.New("action out of range")
-	// ErrIllegalAction is wrapped when an action is not legal and the batch's
-	// policy is IllegalError.
-	ErrIllegalAction = errors.New("illegal action")
+	// ErrIllegalAction is env.ErrIllegalAction, wrapped when an action is
+	// not legal and the batch's policy is IllegalError.
+	ErrIllegalAction = env.ErrIllegalAction
 )
 
 // New allocates a batch and every buffer it will use. It builds the batch's
@@ -388,7 +388,10 @@ func (b *Batch) CheckActions() error {
 		}
 		c := sl.s
 		_, err := c.Apply(env.Action(a))
-		return fmt.Errorf("env %d, seat %d: %w: %w", i, sl.s.ToMove(), ErrIllegalAction, err)
+		if !errors.Is(err, ErrIllegalAction) {
+			err = fmt.Errorf("%w: %w", ErrIllegalAction, err)
+		}
+		return fmt.Errorf("env %d, seat %d: %w", i, sl.s.ToMove(), err)
 	}
 	return nil
 }
