@@ -15,6 +15,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/stats"
 )
 
 func init() {
@@ -343,7 +344,7 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, s
 func (m *evalMatch) finish(seats int) {
 	g := float64(m.Games)
 	m.WinRateA = float64(m.WinsA) / g
-	m.WilsonLow, m.WilsonHi = wilson(m.WinsA, m.Games, 1.959964)
+	m.WilsonLow, m.WilsonHi = stats.Wilson(m.WinsA, m.Games, stats.Z95)
 	m.MeanOutcomeA = m.outcomeA / g
 	m.DecisionsPerGame = float64(m.decisions) / g
 	m.ADecisionsPerGame = float64(m.decA) / g
@@ -351,7 +352,7 @@ func (m *evalMatch) finish(seats int) {
 	m.MsPerDecisionA = msPer(m.timeA, m.decA)
 	m.MsPerDecisionB = msPer(m.timeB, m.decB)
 	if seats == 2 {
-		m.Elo, m.EloLow, m.EloHigh = finite(eloDiff(m.WinRateA)), finite(eloDiff(m.WilsonLow)), finite(eloDiff(m.WilsonHi))
+		m.Elo, m.EloLow, m.EloHigh = finite(stats.EloDiff(m.WinRateA)), finite(stats.EloDiff(m.WilsonLow)), finite(stats.EloDiff(m.WilsonHi))
 	}
 }
 
@@ -361,21 +362,6 @@ func msPer(d time.Duration, n int) float64 {
 	}
 	return d.Seconds() * 1000 / float64(n)
 }
-
-// wilson returns the Wilson score interval of wins out of n at normal quantile z.
-func wilson(wins, n int, z float64) (lo, hi float64) {
-	if n == 0 {
-		return 0, 1
-	}
-	p, nf := float64(wins)/float64(n), float64(n)
-	z2 := z * z
-	centre := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / (1 + z2/nf)
-	return math.Max(0, centre-half), math.Min(1, centre+half)
-}
-
-// eloDiff is the rating difference that gives win probability p.
-func eloDiff(p float64) float64 { return 400 * math.Log10(p/(1-p)) }
 
 func finite(x float64) *float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
@@ -411,33 +397,11 @@ func rankAgents(specs []string, pairs [][2]int, matches []evalMatch) []evalRank 
 		ms[i] += m.timeA
 		ms[j] += m.timeB
 	}
-	gamma := make([]float64, k)
-	for i := range gamma {
-		gamma[i] = 1
-	}
-	for iter := 0; iter < 10000; iter++ {
-		change := 0.0
-		for i := range gamma {
-			den := 0.0
-			for j := range gamma {
-				if j != i && games[i][j] > 0 {
-					den += games[i][j] / (gamma[i] + gamma[j])
-				}
-			}
-			if den > 0 {
-				next := wins[i] / den
-				change = math.Max(change, math.Abs(math.Log(next/gamma[i])))
-				gamma[i] = next
-			}
-		}
-		if change < 1e-10 {
-			break
-		}
-	}
+	elo := stats.BradleyTerryElo(wins, games)
 	for i := range ranks {
 		ranks[i].Agent = specs[i]
 		ranks[i].WinRate = float64(ranks[i].Wins) / float64(ranks[i].Games)
-		ranks[i].Elo = 400 * math.Log10(gamma[i]/gamma[0])
+		ranks[i].Elo = elo[i]
 		ranks[i].MsPerDecision = msPer(ms[i], dec[i])
 	}
 	sort.SliceStable(ranks, func(a, b int) bool { return ranks[a].Elo > ranks[b].Elo })
