@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -16,6 +15,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/stats"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 func init() {
@@ -219,21 +219,6 @@ func newProgress(w io.Writer, total int, what, unit string) *progressbar.Progres
 	)
 }
 
-// mixSeed derives an independent 64-bit seed from a base seed and a path of
-// indices (splitmix64 finalizer), so every game and every agent of a run
-// gets its own reproducible seed whatever the number of workers.
-func mixSeed(base uint64, path ...uint64) uint64 {
-	x := base
-	for _, p := range path {
-		x ^= p + 0x9e3779b97f4a7c15 + (x << 6) + (x >> 2)
-		x += 0x9e3779b97f4a7c15
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-		x ^= x >> 31
-	}
-	return x
-}
-
 // evalGame is one game of a match and its result.
 type evalGame struct {
 	pair, game int
@@ -247,62 +232,38 @@ type evalGame struct {
 // agent A sits in seat g%seats and B in all the others.
 func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, seed uint64, workers int, bar *progressbar.ProgressBar) ([]evalMatch, error) {
 	n := rules.Players
-	jobs := make(chan [2]int)
-	results := make(chan evalGame, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cache := map[string]agent.Agent{}
-			get := func(spec string, s uint64) (agent.Agent, error) {
-				if a, ok := cache[spec]; ok {
-					a.(agent.Reseeder).Reseed(s) // only Reseeders are cached
-					return a, nil
-				}
-				a, err := agent.New(spec, s)
-				if _, ok := a.(agent.Reseeder); ok && err == nil {
-					cache[spec] = a // reuse its buffers, game after game
-				}
-				return a, err
-			}
-			for j := range jobs {
-				p, g := j[0], j[1]
-				out := evalGame{pair: p, game: g, aSeat: g % n}
-				a, err := get(specs[pairs[p][0]], mixSeed(seed, 1, uint64(p), uint64(g), 0))
-				if err == nil {
-					var b agent.Agent
-					b, err = get(specs[pairs[p][1]], mixSeed(seed, 1, uint64(p), uint64(g), 1))
-					if err == nil {
-						seats := make([]agent.Agent, n)
-						for i := range seats {
-							seats[i] = b
-						}
-						seats[out.aSeat] = a
-						out.res, err = agent.Game{Rules: rules, Seed: mixSeed(seed, 0, uint64(g/n)), Start: env.AnySeat, Seats: seats}.Play()
-					}
-				}
-				out.err = err
-				results <- out
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for p := range pairs {
-			for g := 0; g < perPair; g++ {
-				jobs <- [2]int{p, g}
-			}
+	stop := make(chan struct{})
+	defer close(stop)
+	// Job j is game j%perPair of pair j/perPair.
+	results := vecenv.Play(workers, 0, len(pairs)*perPair, stop, func(pl *vecenv.Players, j int) evalGame {
+		p, g := j/perPair, j%perPair
+		out := evalGame{pair: p, game: g, aSeat: g % n}
+		a, err := pl.Get(0, specs[pairs[p][0]], vecenv.Seed(seed, 1, uint64(p), uint64(g), 0))
+		if err != nil {
+			out.err = err
+			return out
 		}
-	}()
-	go func() { wg.Wait(); close(results) }()
+		b, err := pl.Get(1, specs[pairs[p][1]], vecenv.Seed(seed, 1, uint64(p), uint64(g), 1))
+		if err != nil {
+			out.err = err
+			return out
+		}
+		seats := make([]agent.Agent, n)
+		for i := range seats {
+			seats[i] = b
+		}
+		seats[out.aSeat] = a
+		out.res, out.err = agent.Game{Rules: rules, Seed: vecenv.Seed(seed, 0, uint64(g/n)), Start: env.AnySeat, Seats: seats}.Play()
+		return out
+	})
 
 	matches := make([]evalMatch, len(pairs))
 	for p, pr := range pairs {
 		matches[p] = evalMatch{A: specs[pr[0]], B: specs[pr[1]], ChanceRate: 1 / float64(n)}
 	}
 	var firstErr error
-	for r := range results {
+	for d := range results {
+		r := d.Value
 		if r.err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%s vs %s, game %d: %w", matches[r.pair].A, matches[r.pair].B, r.game, r.err)

@@ -147,16 +147,3 @@ func TestRankAgents(t *testing.T) {
 	assert.Greater(t, r[1].Elo, 100.0)
 	assert.Greater(t, r[0].Elo-r[1].Elo, 100.0)
 }
-
-func TestMixSeed(t *testing.T) {
-	seen := map[uint64]bool{}
-	for g := uint64(0); g < 1000; g++ {
-		for k := uint64(0); k < 3; k++ {
-			s := mixSeed(1, k, g)
-			assert.False(t, seen[s], "seed collision")
-			seen[s] = true
-		}
-	}
-	assert.Equal(t, mixSeed(5, 1, 2), mixSeed(5, 1, 2))
-	assert.NotEqual(t, mixSeed(5, 1, 2), mixSeed(5, 2, 1))
-}
