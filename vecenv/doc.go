@@ -19,6 +19,16 @@
 // every batch; the hot path allocates nothing. Observe shows any seat its
 // own view and mask of every env.
 //
+// Games outside a batch (the command line's selfplay and eval) run on Play,
+// which spreads numbered games over worker goroutines, each with its own
+// Players (agents kept per seat and reseeded game after game), and InOrder,
+// which hands the results back in game order. Seed is the one seed mixer:
+// game g of a run seeded S throws with Seed(S, 0, g) and its seat-i agent is
+// seeded Seed(S, 1, g, i). A batch follows Gymnasium instead: Reset with
+// Seeds()[i] = S + i for a scalar seed (docs/PROTOCOL.md, "Seeds and
+// determinism"); filling Seeds()[i] with Seed(S, 0, g) replays the throws of
+// the command line's game g.
+//
 // The socket server (package server) is a transport over this package.
 //
 // Usage:
