@@ -66,31 +66,6 @@ func TestEncodeEverySeat(t *testing.T) {
 	}
 }
 
-// Renaming the seats changes nothing any observer sees.
-func TestRotationInvarianceEverySeat(t *testing.T) {
-	for _, spec := range []string{"players=3,end=rank", "players=4,pieces=2"} {
-		r := mustRules(t, spec)
-		states := randomStates(r, 2, 43)
-		for _, tier := range Tiers() {
-			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
-				e, err := NewEncoder(r, tier)
-				require.NoError(t, err)
-				a, b := make([]float32, e.Size()), make([]float32, e.Size())
-				for i := range states {
-					for k := 0; k < r.Players; k++ {
-						e.Encode(&states[i], k, a)
-						for by := 1; by < r.Players; by++ {
-							rs := mustState(t, rotate(states[i].Position(), by))
-							e.Encode(&rs, (k+by)%r.Players, b)
-							require.Equal(t, a, b, "seat %d rotated by %d", k, by)
-						}
-					}
-				}
-			})
-		}
-	}
-}
-
 // A seat outside the game is a programming error.
 func TestEncodeBadSeatPanics(t *testing.T) {
 	e, err := NewEncoder(env.Standard(), Compact)

@@ -1,22 +1,15 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
-// firstLegal fills actions with the first legal action of each mask row
-// (or 0 for a row without one: an ended env whose action is ignored).
-func firstLegal(mask []byte, actions []int32) {
-	for i := range actions {
-		a := bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)
-		actions[i] = int32(max(a, 0))
-	}
-}
+// firstLegal fills actions with the first legal action of each mask row.
+var firstLegal = vecenv.FirstLegal
 
 var benchSizes = []int{1, 64, 256, 1024}
 

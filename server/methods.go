@@ -404,18 +404,14 @@ func (c *conn) lookup(method string, h uint64, set bool) (*vecenv.Batch, *Error)
 
 // reset starts a new episode in every env of a handle.
 func (c *conn) reset(p []byte) *Error {
-	var h uint64
-	var hset, seedSet bool
+	var seedSet bool
 	var seed uint64
 	seedN := -1 // length of a seed array, -1 without one
 	var seedList reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	e := eachParam("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
 		switch k {
-		case "handle":
-			h, err = r.uint64v()
-			hset = true
 		case "seed":
 			switch r.peekKind() {
 			case 'n':
@@ -449,10 +445,6 @@ func (c *conn) reset(p []byte) *Error {
 		}
 		return err
 	})
-	if e != nil {
-		return e
-	}
-	b, e := c.lookup("reset", h, hset)
 	if e != nil {
 		return e
 	}
@@ -763,11 +755,7 @@ func appendEvent(out []byte, ev env.Event) []byte {
 
 // closeHandle frees a handle.
 func (c *conn) closeHandle(p []byte) *Error {
-	h, hset, e := handleOnly("close", p)
-	if e != nil {
-		return e
-	}
-	b, e := c.lookup("close", h, hset)
+	b, h, e := c.handleParams("close", p, "handle", nil)
 	if e != nil {
 		return e
 	}
@@ -779,17 +767,27 @@ func (c *conn) closeHandle(p []byte) *Error {
 	return nil
 }
 
-// handleOnly reads params that hold just a handle.
-func handleOnly(method string, p []byte) (h uint64, set bool, e *Error) {
-	e = eachParam(method, p, "handle", func(k string, r *reader) (err error) {
-		if k != "handle" {
+// handleParams reads params holding a handle plus the extra keys fn
+// accepts (fn nil: none), and looks the handle up.
+func (c *conn) handleParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+	var h uint64
+	var hset bool
+	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
+		if k == "handle" {
+			h, err = r.uint64v()
+			hset = true
+			return err
+		}
+		if fn == nil {
 			return errUnknownParam
 		}
-		h, err = r.uint64v()
-		set = true
-		return err
+		return fn(k, r)
 	})
-	return h, set, e
+	if e != nil {
+		return nil, h, e
+	}
+	b, e := c.lookup(method, h, hset)
+	return b, h, e
 }
 
 // statsResult reports the server's counters and latency percentiles.
@@ -821,28 +819,19 @@ func (c *conn) statsResult(p []byte) *Error {
 
 // indexParams reads {handle, index} plus the extra keys fn accepts.
 func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, int, *Error) {
-	var h, idx uint64
-	var hset, iset bool
-	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
-		switch k {
-		case "handle":
-			h, err = r.uint64v()
-			hset = true
-		case "index":
+	var idx uint64
+	var iset bool
+	b, h, e := c.handleParams(method, p, keys, func(k string, r *reader) (err error) {
+		if k == "index" {
 			idx, err = r.uint64v()
 			iset = true
-		default:
-			if fn == nil {
-				return errUnknownParam
-			}
-			return fn(k, r)
+			return err
 		}
-		return err
+		if fn == nil {
+			return errUnknownParam
+		}
+		return fn(k, r)
 	})
-	if e != nil {
-		return nil, 0, e
-	}
-	b, e := c.lookup(method, h, hset)
 	if e != nil {
 		return nil, 0, e
 	}
@@ -963,27 +952,15 @@ func (c *conn) render(p []byte) *Error {
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
 func (c *conn) observe(p []byte) *Error {
-	var h uint64
-	var hset bool
 	seat := -1
-	e := eachParam("observe", p, "handle, seat", func(k string, r *reader) (err error) {
-		switch k {
-		case "handle":
-			h, err = r.uint64v()
-			hset = true
-		case "seat":
-			var v int64
-			v, err = r.intIn(0, env.MaxPlayers-1)
-			seat = int(v)
-		default:
+	b, h, e := c.handleParams("observe", p, "handle, seat", func(k string, r *reader) error {
+		if k != "seat" {
 			return errUnknownParam
 		}
+		v, err := r.intIn(0, env.MaxPlayers-1)
+		seat = int(v)
 		return err
 	})
-	if e != nil {
-		return e
-	}
-	b, e := c.lookup("observe", h, hset)
 	if e != nil {
 		return e
 	}

@@ -1,6 +1,7 @@
 package vecenv
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -744,4 +745,15 @@ func (b *Batch) Observe(seat int, o []float32, m []uint8) error {
 		sl.s.Mask(mr)
 	}
 	return nil
+}
+
+// FirstLegal fills actions with the first legal action of each mask row (N
+// rows of env.NumActions), or 0 for a row without one (a terminal row, whose
+// action the next Step ignores): the simplest policy, for examples, tests
+// and benchmarks.
+func FirstLegal(mask []uint8, actions []int32) {
+	for i := range actions {
+		a := bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)
+		actions[i] = int32(max(a, 0))
+	}
 }

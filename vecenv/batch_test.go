@@ -1,7 +1,6 @@
 package vecenv
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"runtime"
@@ -12,15 +11,6 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
 )
-
-// firstLegal fills actions with the first legal action of each mask row
-// (or 0 for a row without one: an ended env whose action is ignored).
-func firstLegal(mask []byte, actions []int32) {
-	for i := range actions {
-		a := bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)
-		actions[i] = int32(max(a, 0))
-	}
-}
 
 // newStarted returns a batch of cfg reset with seeds 0..N-1.
 func newStarted(t testing.TB, p *Pool, cfg Config) *Batch {
@@ -61,7 +51,7 @@ func TestPoolDoesNotChangeGames(t *testing.T) {
 	a, b := newStarted(t, p, cfg), newStarted(t, nil, cfg)
 	for range 80 {
 		require.Equal(t, a.Rows(), b.Rows())
-		firstLegal(a.Rows().Mask, a.Actions())
+		FirstLegal(a.Rows().Mask, a.Actions())
 		copy(b.Actions(), a.Actions())
 		require.NoError(t, a.CheckActions())
 		require.NoError(t, a.Step(p, false))
@@ -71,11 +61,11 @@ func TestPoolDoesNotChangeGames(t *testing.T) {
 
 func TestCheckActions(t *testing.T) {
 	b := newStarted(t, nil, Config{Rules: env.Standard(), Tier: obs.Compact, N: 2, Mode: Multi})
-	firstLegal(b.Rows().Mask, b.Actions())
+	FirstLegal(b.Rows().Mask, b.Actions())
 	require.NoError(t, b.CheckActions())
 	b.Actions()[1] = env.NumActions
 	assert.ErrorIs(t, b.CheckActions(), ErrActionRange)
-	firstLegal(b.Rows().Mask, b.Actions())
+	FirstLegal(b.Rows().Mask, b.Actions())
 	for a := range int32(env.NumActions) {
 		if b.Rows().Mask[a] == 0 {
 			b.Actions()[0] = a
@@ -115,7 +105,7 @@ func BenchmarkBatchStep(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				firstLegal(bt.Rows().Mask, bt.Actions())
+				FirstLegal(bt.Rows().Mask, bt.Actions())
 				if err := bt.Step(p2, false); err != nil {
 					b.Fatal(err)
 				}

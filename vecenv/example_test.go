@@ -1,7 +1,6 @@
 package vecenv_test
 
 import (
-	"bytes"
 	"fmt"
 
 	"github.com/yutenv/yutenv/env"
@@ -25,11 +24,7 @@ func Example() {
 	done := make([]bool, b.N())
 	ended := 0
 	for ended < b.N() {
-		rows := b.Rows()
-		for i := range b.Actions() {
-			a := bytes.IndexByte(rows.Mask[i*env.NumActions:(i+1)*env.NumActions], 1)
-			b.Actions()[i] = int32(max(a, 0))
-		}
+		vecenv.FirstLegal(b.Rows().Mask, b.Actions())
 		if err := b.CheckActions(); err != nil {
 			panic(err)
 		}

@@ -16,7 +16,7 @@ func run(t *testing.T, b *Batch, steps int, visit func()) {
 	t.Helper()
 	ended := make([]bool, b.N())
 	for range steps {
-		firstLegal(b.Rows().Mask, b.Actions())
+		FirstLegal(b.Rows().Mask, b.Actions())
 		require.NoError(t, b.CheckActions())
 		require.NoError(t, b.Step(nil, false))
 		visit()
