@@ -142,10 +142,9 @@ type EpisodeInfo struct {
 type slot struct {
 	s        env.State
 	epi      rand.PCG
-	agents   []agent.Agent // single mode: one per seat (the learner's unused)
-	seed     uint64        // game seed of the running episode
-	episode  uint64        // episodes begun since reset, minus one
-	steps    uint32        // step calls in the running episode
+	seed     uint64 // game seed of the running episode
+	episode  uint64 // episodes begun since reset, minus one
+	steps    uint32 // step calls in the running episode
 	learner  int8
 	ended    bool // the terminal row was returned (next_step): the next step resets
 	illegal  bool // the running (or just ended) episode was ended by a penalty
@@ -178,6 +177,54 @@ type Batch struct {
 
 	rows Rows
 	wg   sync.WaitGroup
+
+	// opponents holds idle opponent agents (Single mode). An env owns no
+	// agent: a range of envs borrows one for its run and reseeds it from
+	// the env's generator before every decision, so memory grows with the
+	// workers, not with the envs (an mcts:2000 agent holds about 0.4 MB).
+	opponents sync.Pool
+}
+
+// worker is what one run of a range borrows: the opponent agent, taken
+// from the batch's pool on first use and returned by release.
+type worker struct {
+	b  *Batch
+	ag agent.Agent
+}
+
+// opponent returns the worker's opponent agent reseeded with seed.
+func (w *worker) opponent(seed uint64) (agent.Agent, error) {
+	if w.ag == nil {
+		if v := w.b.opponents.Get(); v != nil {
+			w.ag = v.(agent.Agent)
+		} else {
+			a, err := agent.New(w.b.cfg.Opponent, seed)
+			if err != nil {
+				return nil, err
+			}
+			w.ag = a
+			return a, nil
+		}
+	}
+	r, ok := w.ag.(agent.Reseeder)
+	if !ok {
+		a, err := agent.New(w.b.cfg.Opponent, seed)
+		if err != nil {
+			return nil, err
+		}
+		w.ag = a
+		return a, nil
+	}
+	r.Reseed(seed)
+	return w.ag, nil
+}
+
+// release returns the borrowed agent to the batch's pool.
+func (w *worker) release() {
+	if w.ag != nil {
+		w.b.opponents.Put(w.ag)
+		w.ag = nil
+	}
 }
 
 // Rows are a batch's results, row i for env i. The slices belong to the
@@ -221,6 +268,12 @@ func New(cfg Config) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
+	var opp agent.Agent
+	if cfg.Mode == Single {
+		if opp, err = agent.New(cfg.Opponent, 0); err != nil {
+			return nil, fmt.Errorf("vecenv: opponent: %w", err)
+		}
+	}
 	n, d := cfg.N, enc.Size()
 	b := &Batch{cfg: cfg, enc: enc, d: d, rw: cfg.RewardWidth(), slots: make([]slot, n), start: env.AnySeat, seat: cfg.Seat}
 	b.actions = make([]int32, n)
@@ -232,6 +285,9 @@ func New(cfg Config) (*Batch, error) {
 		Terminated: make([]uint8, n),
 		Truncated:  make([]uint8, n),
 		ToMove:     make([]int8, n),
+	}
+	if opp != nil {
+		b.opponents.Put(opp)
 	}
 	if cfg.Autoreset == SameStep {
 		b.rows.FinalObs = make([]float32, n*d)
@@ -345,15 +401,17 @@ func (b *Batch) single() bool { return b.cfg.Mode == Single }
 // runRange serves envs lo..hi-1 of the current operation; the worker pool
 // calls it on disjoint ranges at once.
 func (b *Batch) runRange(lo, hi int) {
+	w := worker{b: b}
+	defer w.release()
 	for i := lo; i < hi; i++ {
 		sl := &b.slots[i]
 		sl.err = nil
 		var err error
 		switch b.op {
 		case opStep:
-			err = b.stepSlot(i, sl)
+			err = b.stepSlot(i, sl, &w)
 		case opReset:
-			err = b.resetSlot(i, sl)
+			err = b.resetSlot(i, sl, &w)
 		}
 		if err != nil {
 			sl.err = err
@@ -398,27 +456,14 @@ func (b *Batch) CheckActions() error {
 }
 
 // resetSlot starts env i afresh from b.seeds[i].
-func (b *Batch) resetSlot(i int, sl *slot) error {
+func (b *Batch) resetSlot(i int, sl *slot, w *worker) error {
 	seed := b.seeds[i]
 	sl.epi = *rand.NewPCG(seed, episodeStream)
 	sl.episode = 0
 	sl.events = sl.events[:0]
 	sl.finalEv = sl.finalEv[:0]
 	sl.endedNow = false
-	if b.single() {
-		p := b.cfg.Rules.Players
-		if len(sl.agents) != p {
-			sl.agents = make([]agent.Agent, p)
-		}
-		for seat := 0; seat < p; seat++ {
-			ag, err := agent.New(b.cfg.Opponent, sl.epi.Uint64())
-			if err != nil {
-				return err
-			}
-			sl.agents[seat] = ag
-		}
-	}
-	if err := b.beginEpisode(sl, seed, true); err != nil {
+	if err := b.beginEpisode(sl, seed, true, w); err != nil {
 		return err
 	}
 	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
@@ -429,7 +474,7 @@ func (b *Batch) resetSlot(i int, sl *slot) error {
 // first (right after reset), else the next output of the episode generator.
 // In single mode it plays the opponents up to the learner's first decision,
 // discarding games that end before it.
-func (b *Batch) beginEpisode(sl *slot, seed uint64, first bool) error {
+func (b *Batch) beginEpisode(sl *slot, seed uint64, first bool, w *worker) error {
 	for tries := 0; tries < maxDiscarded; tries++ {
 		if !first || tries > 0 {
 			seed = sl.epi.Uint64()
@@ -446,7 +491,7 @@ func (b *Batch) beginEpisode(sl *slot, seed uint64, first bool) error {
 		}
 		sl.s, sl.seed, sl.learner = s, seed, int8(learner)
 		sl.steps, sl.ended, sl.illegal = 0, false, false
-		if err := b.settle(sl); err != nil {
+		if err := b.settle(sl, w); err != nil {
 			return err
 		}
 		if !sl.s.IsOver() || !b.single() {
@@ -459,8 +504,10 @@ func (b *Batch) beginEpisode(sl *slot, seed uint64, first bool) error {
 }
 
 // settle throws until a decision or the end and, in single mode, plays the
-// opponents until the learner's decision or the end.
-func (b *Batch) settle(sl *slot) error {
+// opponents until the learner's decision or the end. Each opponent decision
+// draws one output of the env's episode generator and reseeds w's agent with
+// it, so an env's opponents are the same whichever worker plays them.
+func (b *Batch) settle(sl *slot, w *worker) error {
 	for {
 		for sl.s.Phase() == env.PhaseThrow {
 			ev, err := sl.s.SampleThrow()
@@ -475,7 +522,11 @@ func (b *Batch) settle(sl *slot) error {
 			return nil
 		}
 		seat := sl.s.ToMove()
-		a, err := sl.agents[seat].Act(&sl.s)
+		ag, err := w.opponent(sl.epi.Uint64())
+		if err != nil {
+			return err
+		}
+		a, err := ag.Act(&sl.s)
 		if err != nil {
 			return fmt.Errorf("opponent %q at seat %d: %w", b.cfg.Opponent, seat, err)
 		}
@@ -490,7 +541,7 @@ func (b *Batch) settle(sl *slot) error {
 }
 
 // stepSlot applies b.actions[i] to env i and writes its result row.
-func (b *Batch) stepSlot(i int, sl *slot) error {
+func (b *Batch) stepSlot(i int, sl *slot, w *worker) error {
 	sl.events = sl.events[:0]
 	sl.endedNow = false
 	rew := b.rows.Reward[i*b.rw : (i+1)*b.rw]
@@ -502,7 +553,7 @@ func (b *Batch) stepSlot(i int, sl *slot) error {
 		b.rows.FinalToMove[i] = -1
 	}
 	if sl.ended {
-		if err := b.beginEpisode(sl, 0, false); err != nil {
+		if err := b.beginEpisode(sl, 0, false, w); err != nil {
 			return err
 		}
 		b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
@@ -526,7 +577,7 @@ func (b *Batch) stepSlot(i int, sl *slot) error {
 		if b.record {
 			sl.events = append(sl.events, ev)
 		}
-		if err := b.settle(sl); err != nil {
+		if err := b.settle(sl, w); err != nil {
 			return err
 		}
 		switch {
@@ -560,7 +611,7 @@ func (b *Batch) stepSlot(i int, sl *slot) error {
 	sl.final = snapshot(sl)
 	sl.finalEv, sl.events = sl.events, sl.finalEv[:0]
 	sl.endedNow = true
-	if err := b.beginEpisode(sl, 0, false); err != nil {
+	if err := b.beginEpisode(sl, 0, false, w); err != nil {
 		return err
 	}
 	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
@@ -709,7 +760,9 @@ func (b *Batch) Load(i int, s env.State, seat int) error {
 	sl.steps, sl.ended, sl.illegal, sl.endedNow = 0, false, false, false
 	sl.events = sl.events[:0]
 	b.record = false
-	if err := b.settle(sl); err != nil {
+	w := worker{b: b}
+	defer w.release()
+	if err := b.settle(sl, &w); err != nil {
 		return err
 	}
 	over := sl.s.IsOver()

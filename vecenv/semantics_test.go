@@ -2,6 +2,7 @@ package vecenv
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +116,23 @@ func TestSameStepAndTruncation(t *testing.T) {
 		}
 	})
 	assert.Positive(t, finals)
+}
+
+// An env owns no opponent agent: a batch with a searching opponent holds
+// its agents per worker, so its memory does not grow with the opponent's
+// search size times the envs (an mcts:200 agent alone holds about 80 KB).
+func TestOpponentMemoryPerWorker(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	b := newStarted(t, nil, Config{Rules: env.Standard(), Tier: obs.Compact, N: 128, Opponent: "mcts:200"})
+	for range 3 {
+		FirstLegal(b.Rows().Mask, b.Actions())
+		require.NoError(t, b.Step(nil, false))
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perEnv := (int64(after.HeapAlloc) - int64(before.HeapAlloc)) / int64(b.N())
+	assert.Less(t, perEnv, int64(8<<10), "heap bytes per env")
+	runtime.KeepAlive(b)
 }
