@@ -209,7 +209,7 @@ func (c *conn) sendError(code Code, msg string) {
 // cleanup frees the connection's envs and closes the socket.
 func (c *conn) cleanup() {
 	for id, b := range c.handles {
-		c.srv.releaseEnvs(b.N())
+		c.srv.releaseEnvs(b.N(), b.Bytes())
 		c.srv.stats.handles.Add(-1)
 		delete(c.handles, id)
 	}

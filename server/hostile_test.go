@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // req encodes a request {id, method, params} whose params map is given as
@@ -143,4 +145,20 @@ func TestRepeatedKeys(t *testing.T) {
 	}
 	_, err := c.Call("save", map[string]any{"handle": h, "index": 1})
 	assert.NoError(t, err, "the handle is still there")
+}
+
+// TestEnvBytesLimit: the envs' memory is budgeted in bytes as well as in
+// count, so a tier with large rows cannot hold more than MaxEnvBytes
+// however many envs the count allows; closing a handle returns its bytes.
+func TestEnvBytesLimit(t *testing.T) {
+	per := vecenv.Config{N: 1, Rules: env.Standard()}.Bytes(2034) // one tactical env
+	ts := startServer(t, "unix", Config{MaxEnvBytes: 100 * per})
+	c := ts.client(t)
+	h := makeHandle(t, c, map[string]any{"n": 60, "tier": "tactical"})
+	_, err := c.Call("make", map[string]any{"n": 60, "tier": "tactical"})
+	assert.Equal(t, CodeLimitExceeded, errCode(err))
+	assert.ErrorContains(t, err, "bytes")
+	makeHandle(t, c, map[string]any{"n": 60, "tier": "compact"}) // smaller rows fit
+	do(t, c, "close", map[string]any{"handle": h})
+	makeHandle(t, c, map[string]any{"n": 60, "tier": "tactical"})
 }

@@ -347,12 +347,14 @@ func (c *conn) makeHandle(p []byte) *Error {
 	if size := resultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
 		return errorf(CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
 	}
-	if !c.srv.reserveEnvs(cfg.N) {
-		return errorf(CodeLimitExceeded, "make: %d envs would exceed the server's limit of %d envs", cfg.N, c.srv.cfg.MaxEnvs)
+	bytes := cfg.Bytes(space.Size)
+	if !c.srv.reserveEnvs(cfg.N, bytes) {
+		return errorf(CodeLimitExceeded, "make: %d envs (%d bytes) would exceed the server's limit of %d envs or %d bytes of envs",
+			cfg.N, bytes, c.srv.cfg.MaxEnvs, c.srv.cfg.MaxEnvBytes)
 	}
 	b, err := vecenv.New(cfg)
 	if err != nil {
-		c.srv.releaseEnvs(cfg.N)
+		c.srv.releaseEnvs(cfg.N, bytes)
 		return errorf(CodeBadRequest, "make: %v", err)
 	}
 	c.nextHandle++
@@ -761,7 +763,7 @@ func (c *conn) closeHandle(p []byte) *Error {
 	}
 	delete(c.handles, h)
 	c.envs -= b.N()
-	c.srv.releaseEnvs(b.N())
+	c.srv.releaseEnvs(b.N(), b.Bytes())
 	c.srv.stats.handles.Add(-1)
 	c.out = appendMapHeader(c.out, 0)
 	return nil

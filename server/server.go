@@ -29,8 +29,11 @@ const (
 	DefaultMaxConns       = 64
 	DefaultMaxEnvsPerConn = 16384
 	DefaultMaxEnvs        = 65536
-	DefaultMaxFrame       = 16 << 20
-	DefaultIdleTimeout    = time.Hour
+	// DefaultMaxEnvBytes bounds the memory of all envs' buffers (256 MiB:
+	// about 140000 envs of the compact tier, 29000 of the tactical tier).
+	DefaultMaxEnvBytes = 256 << 20
+	DefaultMaxFrame    = 16 << 20
+	DefaultIdleTimeout = time.Hour
 	// DefaultMaxOpponentSims allows mcts:2000 or mc:2000 as an opponent (a few ms a decision).
 	DefaultMaxOpponentSims = 2000
 )
@@ -46,6 +49,9 @@ type Config struct {
 	MaxEnvsPerConn int
 	// MaxEnvs bounds the envs of all connections together.
 	MaxEnvs int
+	// MaxEnvBytes bounds the memory of the envs of all connections together
+	// (vecenv.Config.Bytes: their observation rows and state), in bytes.
+	MaxEnvBytes int64
 	// MaxFrame is the largest frame body accepted or sent, in bytes.
 	MaxFrame int
 	// IdleTimeout closes a connection silent this long; negative disables it.
@@ -66,7 +72,7 @@ type Config struct {
 // DefaultConfig returns the defaults of every limit.
 func DefaultConfig() Config {
 	return Config{
-		MaxConns: DefaultMaxConns, MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs,
+		MaxConns: DefaultMaxConns, MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs, MaxEnvBytes: DefaultMaxEnvBytes,
 		MaxFrame: DefaultMaxFrame, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
 		MaxOpponentSims: DefaultMaxOpponentSims,
 		Version:         "dev",
@@ -84,6 +90,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxEnvs == 0 {
 		c.MaxEnvs = d.MaxEnvs
+	}
+	if c.MaxEnvBytes == 0 {
+		c.MaxEnvBytes = d.MaxEnvBytes
 	}
 	if c.MaxFrame == 0 {
 		c.MaxFrame = d.MaxFrame
@@ -104,7 +113,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.MaxConns < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.Workers < 0:
+	case c.MaxConns < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.Workers < 0:
 		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
 	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
 		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
@@ -127,8 +136,9 @@ type Server struct {
 	conns     map[*conn]struct{}
 	closing   atomic.Bool
 	connWG    sync.WaitGroup
-	envMu     sync.Mutex // guards the total env count against concurrent makes
+	envMu     sync.Mutex // guards the total env count and bytes against concurrent makes
 	envCount  int
+	envBytes  int64
 	stopOnce  sync.Once
 }
 
@@ -176,6 +186,7 @@ func (s *Server) helloResult() ([]byte, error) {
 			{"max_frame", s.cfg.MaxFrame},
 			{"max_envs_per_conn", s.cfg.MaxEnvsPerConn},
 			{"max_envs", s.cfg.MaxEnvs},
+			{"max_env_bytes", s.cfg.MaxEnvBytes},
 			{"idle_timeout_s", idle},
 		}},
 	}
@@ -332,22 +343,25 @@ func (s *Server) closeConns() {
 	s.mu.Unlock()
 }
 
-// reserveEnvs takes n envs from the server-wide budget.
-func (s *Server) reserveEnvs(n int) bool {
+// reserveEnvs takes n envs holding bytes of memory from the server-wide
+// budgets; false when either would be exceeded (nothing is taken).
+func (s *Server) reserveEnvs(n int, bytes int64) bool {
 	s.envMu.Lock()
 	defer s.envMu.Unlock()
-	if s.envCount+n > s.cfg.MaxEnvs {
+	if s.envCount+n > s.cfg.MaxEnvs || s.envBytes+bytes > s.cfg.MaxEnvBytes {
 		return false
 	}
 	s.envCount += n
+	s.envBytes += bytes
 	s.stats.envs.Add(int64(n))
 	return true
 }
 
-// releaseEnvs returns n envs to the budget.
-func (s *Server) releaseEnvs(n int) {
+// releaseEnvs returns n envs and their bytes to the budgets.
+func (s *Server) releaseEnvs(n int, bytes int64) {
 	s.envMu.Lock()
 	s.envCount -= n
+	s.envBytes -= bytes
 	s.envMu.Unlock()
 	s.stats.envs.Add(int64(-n))
 }

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"sync"
+	"unsafe"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -112,6 +113,20 @@ type Config struct {
 	Illegal      Illegal
 	Reward       Reward
 	Info         bool // record events for Info by default
+}
+
+// Bytes returns the memory a batch of c holds for its envs, whose
+// observations have obsSize values: every row buffer, the envs' state and
+// an allowance for recorded events (info). It is what New allocates, give
+// or take a few hundred bytes, and lets a caller refuse a batch before
+// allocating it.
+func (c Config) Bytes(obsSize int) int64 {
+	row := 4*obsSize + env.NumActions + 4*c.RewardWidth() + 3 + 4 + 8 // obs, mask, reward, flags, action, seed
+	if c.Autoreset == SameStep {
+		row += 4*obsSize + env.NumActions + 1
+	}
+	const eventAllowance = 16 * int(unsafe.Sizeof(env.Event{}))
+	return int64(c.N) * int64(row+int(unsafe.Sizeof(slot{}))+eventAllowance)
 }
 
 // RewardWidth returns the number of reward columns of a row: 1 in Single
@@ -305,6 +320,9 @@ func (b *Batch) Encoder() *obs.Encoder { return b.enc }
 
 // N returns the number of envs.
 func (b *Batch) N() int { return b.cfg.N }
+
+// Bytes returns the memory the batch holds for its envs: Config.Bytes.
+func (b *Batch) Bytes() int64 { return b.cfg.Bytes(b.d) }
 
 // ObsSize returns the length of one observation row.
 func (b *Batch) ObsSize() int { return b.d }

@@ -136,3 +136,26 @@ func TestOpponentMemoryPerWorker(t *testing.T) {
 	assert.Less(t, perEnv, int64(8<<10), "heap bytes per env")
 	runtime.KeepAlive(b)
 }
+
+// Config.Bytes, what the server budgets, is within a factor of two of what
+// a batch really holds.
+func TestBytesEstimate(t *testing.T) {
+	for _, tier := range obs.Tiers() {
+		t.Run(tier.String(), func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			b := newStarted(t, nil, Config{Rules: env.Standard(), Tier: tier, N: 512, Opponent: "random", Autoreset: SameStep, Info: true})
+			for range 3 {
+				FirstLegal(b.Rows().Mask, b.Actions())
+				require.NoError(t, b.Step(nil, true))
+			}
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+			assert.Less(t, held, 2*b.Bytes(), "held %d, estimated %d", held, b.Bytes())
+			assert.Greater(t, held, b.Bytes()/2, "held %d, estimated %d", held, b.Bytes())
+			runtime.KeepAlive(b)
+		})
+	}
+}
