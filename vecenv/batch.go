@@ -341,9 +341,6 @@ func (b *Batch) Actions() []int32 { return b.actions }
 // the caller does before Reset; after Reset it holds the seeds used.
 func (b *Batch) Seeds() []uint64 { return b.seeds }
 
-// Recording reports whether the last operation recorded events.
-func (b *Batch) Recording() bool { return b.record }
-
 // State returns env i's game. The caller may read it; changing it is Load's job.
 func (b *Batch) State(i int) *env.State { return &b.slots[i].s }
 
