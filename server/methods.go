@@ -466,9 +466,7 @@ func (c *conn) reset(p []byte) *Error {
 		if !seedSet {
 			seed = rand.Uint64()
 		}
-		for i := range b.Seeds() {
-			b.Seeds()[i] = seed + uint64(i)
-		}
+		b.SeedAll(seed)
 	} else {
 		for i := range b.Seeds() {
 			b.Seeds()[i], _ = seedList.uint64v() // checked while reading the params

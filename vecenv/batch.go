@@ -337,9 +337,18 @@ func (b *Batch) Rows() *Rows { return &b.rows }
 // call CheckActions and Step.
 func (b *Batch) Actions() []int32 { return b.actions }
 
-// Seeds returns the batch's seed buffer, one per env: SeedAll fills it, or
-// the caller does before Reset; after Reset it holds the seeds used.
+// Seeds returns the batch's seed buffer, one per env: the game seed of each
+// env's first episode after the next Reset. SeedAll fills it from one seed,
+// or the caller does; after Reset it holds the seeds used.
 func (b *Batch) Seeds() []uint64 { return b.seeds }
+
+// SeedAll seeds env i with base + i, Gymnasium's convention for vector envs:
+// env i of a batch plays exactly as a lone env seeded base + i.
+func (b *Batch) SeedAll(base uint64) {
+	for i := range b.seeds {
+		b.seeds[i] = base + uint64(i)
+	}
+}
 
 // State returns env i's game. The caller may read it; changing it is Load's job.
 func (b *Batch) State(i int) *env.State { return &b.slots[i].s }

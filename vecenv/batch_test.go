@@ -17,9 +17,7 @@ func newStarted(t testing.TB, p *Pool, cfg Config) *Batch {
 	t.Helper()
 	b, err := New(cfg)
 	require.NoError(t, err)
-	for i := range b.Seeds() {
-		b.Seeds()[i] = uint64(i)
-	}
+	b.SeedAll(0)
 	require.NoError(t, b.Reset(p, ResetOptions{Start: env.AnySeat}))
 	return b
 }

@@ -24,8 +24,8 @@
 // Players (agents kept per seat and reseeded game after game), and InOrder,
 // which hands the results back in game order. Seed is the one seed mixer:
 // game g of a run seeded S throws with Seed(S, 0, g) and its seat-i agent is
-// seeded Seed(S, 1, g, i). A batch follows Gymnasium instead: Reset with
-// Seeds()[i] = S + i for a scalar seed (docs/PROTOCOL.md, "Seeds and
+// seeded Seed(S, 1, g, i). A batch follows Gymnasium instead: SeedAll(S)
+// gives env i the game seed S + i (docs/PROTOCOL.md, "Seeds and
 // determinism"); filling Seeds()[i] with Seed(S, 0, g) replays the throws of
 // the command line's game g.
 //
@@ -37,7 +37,7 @@
 //	if err != nil { ... }
 //	pool := vecenv.NewPool(runtime.GOMAXPROCS(0))
 //	defer pool.Close()
-//	for i := range b.Seeds() { b.Seeds()[i] = uint64(i) }
+//	b.SeedAll(42) // env i plays game seed 42+i
 //	err = b.Reset(pool, vecenv.ResetOptions{Start: env.AnySeat})
 //	for {
 //		rows := b.Rows() // rows.Obs, rows.Mask, ...
