@@ -241,6 +241,13 @@ func ParseRules(spec string) (Rules, error) {
 	return r, r.Validate()
 }
 
+// Set sets the field named by key (a ParseRules key, such as "players" or
+// "back_do") from its ParseRules spelling v ("3", "on", "rank", ...),
+// without validating the whole: call Validate when every field is set. An
+// unknown key or a bad value is an error wrapping ErrInvalidRules, and r is
+// then unchanged or has only that field changed.
+func (r *Rules) Set(key, v string) error { return r.set(key, v) }
+
 func (r *Rules) set(k, v string) error {
 	var err error
 	switch k {

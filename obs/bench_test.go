@@ -42,7 +42,7 @@ func benchEncode(b *testing.B, spec string) {
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				e.Encode(&states[i%len(states)], buf)
+				e.Encode(&states[i%len(states)], states[i%len(states)].ToMove(), buf)
 				i++
 			}
 		})

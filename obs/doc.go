@@ -15,8 +15,10 @@
 //     convolutional and graph networks; Adjacency gives the route edges),
 //     then 39 global features.
 //
-// Every tier is written from the point of view of the seat to move: that seat
-// first, then the others in turn order. There is always room for four seats,
+// Every tier is written from the point of view of an observing seat, passed
+// to Encode (usually the seat to move, but any seat may observe): that seat
+// first, then the others in turn order; legality features are the
+// observer's, so they are zero unless it is to move. There is always room for four seats,
 // and counts are divided by the number of pieces, so a tier's size is the same
 // under every rule set; slots of seats absent from a smaller game are zeros.
 // Observations are defined in every phase (chance node, decision, game over),
@@ -29,7 +31,7 @@
 //	buf := make([]float32, enc.Size())
 //	s, _ := env.New(env.Standard(), 1, env.AnySeat)
 //	s.Advance()
-//	enc.Encode(&s, buf) // no allocation; buf now holds the observation
+//	enc.Encode(&s, s.ToMove(), buf) // no allocation; buf now holds the observation
 //	for _, p := range enc.Space().Parts { fmt.Println(p.Name, p.Offset, p.Shape) }
 //
 // docs/OBSERVATIONS.md is generated from the spaces by

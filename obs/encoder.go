@@ -42,15 +42,24 @@ func (e *Encoder) Size() int { return e.size }
 // result is a fresh copy the caller may keep or change.
 func (e *Encoder) Space() Space { return spaces[e.tier].clone() }
 
-// Encode writes the observation of s, seen by the seat to move
-// (s.ToMove()), into dst[:Size()], overwriting every one of those values. It
-// does not allocate. It is defined in every phase: at a chance node, at a
-// decision and after the game (where ToMove is the seat that moved last).
+// Encode writes the observation of s seen by seat (the observer) into
+// dst[:Size()], overwriting every one of those values. It does not
+// allocate. Seat slots are relative to the observer: slot 0 is seat, slot k
+// the k-th seat after it in turn order. The threat is that of the
+// observer's opponents, and the per-action features and legal planes
+// describe the observer's legal actions, so they are all zero unless seat is
+// to move at a decision. The pool and the phase are the game's (the pool
+// belongs to the seat to move). It is defined in every phase: at a chance
+// node, at a decision and after the game, and for every seat of the game.
 // The observation follows s's own rules; when they differ from the
 // encoder's, the per-rules tables are rebuilt for the call (slower, still
-// without allocating). Encode panics if len(dst) < Size().
-func (e *Encoder) Encode(s *env.State, dst []float32) {
+// without allocating). Encode panics if len(dst) < Size() or seat is not a
+// seat of s's game.
+func (e *Encoder) Encode(s *env.State, seat int, dst []float32) {
 	dst = dst[:e.size]
+	if seat < 0 || seat >= s.Rules().Players {
+		panic(fmt.Sprintf("obs: Encode: seat %d is not a seat of a %d-player game", seat, s.Rules().Players))
+	}
 	c := &e.ctx
 	var local context
 	if r := s.Rules(); r != e.rules {
@@ -59,12 +68,12 @@ func (e *Encoder) Encode(s *env.State, dst []float32) {
 	}
 	switch e.tier {
 	case Compact:
-		c.compact(s, dst)
+		c.compact(s, seat, dst)
 	case Tactical:
-		c.compact(s, dst[:sizeCompact])
-		c.tactical(s, dst[sizeCompact:])
+		c.compact(s, seat, dst[:sizeCompact])
+		c.tactical(s, seat, dst[sizeCompact:])
 	case Planes:
-		c.planes(s, dst)
+		c.planes(s, seat, dst)
 	}
 }
 
@@ -178,14 +187,23 @@ func b2f(b bool) float32 {
 	return 0
 }
 
-// seatAt returns the absolute seat in slot k (0 = the seat to move).
-func (c *context) seatAt(s *env.State, k int) int { return (s.ToMove() + k) % c.players }
+// seatAt returns the absolute seat in slot k (0 = the observer me).
+func (c *context) seatAt(me, k int) int { return (me + k) % c.players }
 
-// compact writes the compact tier into d (len sizeCompact).
-func (c *context) compact(s *env.State, d []float32) {
+// legal returns the legal actions of seat me in s, appended to buf: none
+// unless me is to move.
+func legal(s *env.State, me int, buf []env.Action) []env.Action {
+	if s.ToMove() != me {
+		return buf
+	}
+	return s.LegalActions(buf)
+}
+
+// compact writes the compact tier seen by seat me into d (len sizeCompact).
+func (c *context) compact(s *env.State, me int, d []float32) {
 	clear(d)
 	for k := 0; k < c.players; k++ {
-		seat := c.seatAt(s, k)
+		seat := c.seatAt(me, k)
 		row := d[offBoard+k*numCells : offBoard+(k+1)*numCells]
 		for b := s.Occupied(seat); b != 0; b &= b - 1 {
 			st := env.Station(bits.TrailingZeros32(b))
@@ -238,14 +256,13 @@ func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.Num
 	}
 }
 
-// opponents returns the bit set of seats other than the one to move that
+// opponents returns the bit set of seats other than the observer me that
 // will still take turns.
-func (c *context) opponents(s *env.State) uint8 {
+func (c *context) opponents(s *env.State, me int) uint8 {
 	var o uint8
 	if s.IsOver() {
 		return 0
 	}
-	me := s.ToMove()
 	for i := 0; i < c.players; i++ {
 		if i != me && s.Place(i) == 0 {
 			o |= 1 << i
@@ -256,15 +273,15 @@ func (c *context) opponents(s *env.State) uint8 {
 
 // threat fills th[st] with the probability that at least one opponent can
 // hit station st on its next turn, and masks with each opponent's reach.
-func (c *context) threat(s *env.State, opp uint8, masks *[numSeats][env.NumStations]uint8, th *[env.NumStations]float32) {
+func (c *context) threat(s *env.State, me int, opp uint8, masks *[numSeats][env.NumStations]uint8, th *[env.NumStations]float32) {
 	var miss [env.NumStations]float32
 	for st := range miss {
 		miss[st] = 1
 	}
-	// Seats in turn order from the seat to move, so that the float
+	// Seats in turn order from the observer, so that the float
 	// products do not depend on how the seats are numbered.
 	for k := 1; k < c.players; k++ {
-		seat := c.seatAt(s, k)
+		seat := c.seatAt(me, k)
 		if opp&(1<<seat) == 0 {
 			continue
 		}
@@ -278,18 +295,18 @@ func (c *context) threat(s *env.State, opp uint8, masks *[numSeats][env.NumStati
 	}
 }
 
-// tactical writes the threat and action parts into d (len sizeTactical-sizeCompact).
-func (c *context) tactical(s *env.State, d []float32) {
+// tactical writes the threat and action parts seen by seat me into d (len
+// sizeTactical-sizeCompact).
+func (c *context) tactical(s *env.State, me int, d []float32) {
 	clear(d)
-	opp := c.opponents(s)
+	opp := c.opponents(s, me)
 	var masks [numSeats][env.NumStations]uint8
 	var th [env.NumStations]float32
-	c.threat(s, opp, &masks, &th)
+	c.threat(s, me, opp, &masks, &th)
 	copy(d, th[:])
 	acts := d[offActions-offThreat:]
-	me := s.ToMove()
 	var buf [env.NumActions]env.Action
-	for _, a := range s.LegalActions(buf[:0]) {
+	for _, a := range legal(s, me, buf[:0]) {
 		f := acts[int(a)*numActionFeatures : (int(a)+1)*numActionFeatures]
 		f[featLegal] = 1
 		t := a.Throw()
@@ -327,7 +344,7 @@ func (c *context) tactical(s *env.State, d []float32) {
 			f[featJoins] = float32(h+moved) * c.invPieces
 		default:
 			f[featCaptures] = float32(h) * c.invPieces
-			f[featExposure] = c.exposureAfterCapture(s, opp, &masks, owner, mv.to)
+			f[featExposure] = c.exposureAfterCapture(s, me, opp, &masks, owner, mv.to)
 		}
 	}
 }
@@ -335,12 +352,12 @@ func (c *context) tactical(s *env.State, d []float32) {
 // exposureAfterCapture is the threat on station at once the stack of seat
 // victim there has been captured: that seat's reach is recomputed without
 // the stack and with pieces in hand.
-func (c *context) exposureAfterCapture(s *env.State, opp uint8, masks *[numSeats][env.NumStations]uint8, victim int, at env.Station) float32 {
+func (c *context) exposureAfterCapture(s *env.State, me int, opp uint8, masks *[numSeats][env.NumStations]uint8, victim int, at env.Station) float32 {
 	var mv [env.NumStations]uint8
 	c.reach(s, victim, int(at), true, &mv)
 	miss := float32(1)
 	for k := 1; k < c.players; k++ {
-		switch seat := c.seatAt(s, k); {
+		switch seat := c.seatAt(me, k); {
 		case seat == victim:
 			miss *= 1 - c.hit[mv[at]]
 		case opp&(1<<seat) != 0:
@@ -350,13 +367,13 @@ func (c *context) exposureAfterCapture(s *env.State, opp uint8, masks *[numSeats
 	return 1 - miss
 }
 
-// planes writes the planes tier into d (len sizePlanes).
-func (c *context) planes(s *env.State, d []float32) {
+// planes writes the planes tier seen by seat me into d (len sizePlanes).
+func (c *context) planes(s *env.State, me int, d []float32) {
 	clear(d)
 	const n = env.NumStations
 	g := d[offGlobals:]
 	for k := 0; k < c.players; k++ {
-		seat := c.seatAt(s, k)
+		seat := c.seatAt(me, k)
 		for b := s.Occupied(seat); b != 0; b &= b - 1 {
 			st := bits.TrailingZeros32(b)
 			_, h, route, _ := s.StackAt(env.Station(st))
@@ -370,10 +387,10 @@ func (c *context) planes(s *env.State, d []float32) {
 	}
 	var masks [numSeats][env.NumStations]uint8
 	var th [env.NumStations]float32
-	c.threat(s, c.opponents(s), &masks, &th)
+	c.threat(s, me, c.opponents(s, me), &masks, &th)
 	copy(d[chThreat*n:], th[:])
 	var buf [env.NumActions]env.Action
-	for _, a := range s.LegalActions(buf[:0]) {
+	for _, a := range legal(s, me, buf[:0]) {
 		if a.IsEnter() {
 			g[gEnter+int(a.Throw())] = 1
 		} else {

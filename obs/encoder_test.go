@@ -248,8 +248,8 @@ func TestFeaturesMatchEngine(t *testing.T) {
 			inv := 1 / float32(r.Pieces)
 			checked := 0
 			playRandom(r, scaled(200), 5, func(s *env.State) {
-				tac.Encode(s, o)
-				pl.Encode(s, p)
+				tac.Encode(s, s.ToMove(), o)
+				pl.Encode(s, s.ToMove(), p)
 				s.Mask(mask)
 				for a := 0; a < env.NumActions; a++ {
 					f := o[offActions+a*numActionFeatures:][:numActionFeatures]
@@ -317,7 +317,7 @@ func TestThreatMatchesBruteForce(t *testing.T) {
 				if s.IsOver() {
 					return
 				}
-				tac.Encode(s, o)
+				tac.Encode(s, s.ToMove(), o)
 				me := s.ToMove()
 				want := bruteThreat(t, s, me)
 				for st := range want {
@@ -443,8 +443,8 @@ func TestEncodeUsesTheStatesRules(t *testing.T) {
 				require.NoError(t, err)
 				a, b := make([]float32, own.Size()), make([]float32, own.Size())
 				for i := range states {
-					other.Encode(&states[i], a)
-					own.Encode(&states[i], b)
+					other.Encode(&states[i], states[i].ToMove(), a)
+					own.Encode(&states[i], states[i].ToMove(), b)
 					require.Equal(t, b, a)
 				}
 			})
@@ -465,14 +465,14 @@ func TestEncodeOverwrites(t *testing.T) {
 				for j := range dirty {
 					dirty[j] = float32(math.NaN())
 				}
-				e.Encode(&states[i], clean)
-				e.Encode(&states[i], dirty)
+				e.Encode(&states[i], states[i].ToMove(), clean)
+				e.Encode(&states[i], states[i].ToMove(), dirty)
 				require.Equal(t, clean, dirty[:e.Size()])
 				for _, v := range dirty[e.Size():] {
 					require.True(t, math.IsNaN(float64(v)), "Encode wrote past Size()")
 				}
 			}
-			assert.Panics(t, func() { e.Encode(&states[0], make([]float32, e.Size()-1)) })
+			assert.Panics(t, func() { e.Encode(&states[0], states[0].ToMove(), make([]float32, e.Size()-1)) })
 		})
 	}
 }
@@ -489,8 +489,8 @@ func TestEncodeDoesNotAllocate(t *testing.T) {
 			buf := make([]float32, e.Size())
 			i := 0
 			allocs := testing.AllocsPerRun(200, func() {
-				e.Encode(&states[i%len(states)], buf)
-				other.Encode(&states[i%len(states)], buf)
+				e.Encode(&states[i%len(states)], states[i%len(states)].ToMove(), buf)
+				other.Encode(&states[i%len(states)], states[i%len(states)].ToMove(), buf)
 				i++
 			})
 			assert.Zero(t, allocs)
@@ -507,7 +507,7 @@ func TestEncoderConcurrent(t *testing.T) {
 		want := make([][]float32, len(states))
 		for i := range states {
 			want[i] = make([]float32, e.Size())
-			e.Encode(&states[i], want[i])
+			e.Encode(&states[i], states[i].ToMove(), want[i])
 		}
 		var wg sync.WaitGroup
 		for g := 0; g < 4; g++ {
@@ -516,7 +516,7 @@ func TestEncoderConcurrent(t *testing.T) {
 				defer wg.Done()
 				buf := make([]float32, e.Size())
 				for i := range states {
-					e.Encode(&states[i], buf)
+					e.Encode(&states[i], states[i].ToMove(), buf)
 					assert.Equal(t, want[i], buf)
 				}
 			}()

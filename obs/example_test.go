@@ -22,7 +22,7 @@ func Example() {
 			panic(err)
 		}
 		buf := make([]float32, enc.Size()) // reuse it: Encode does not allocate
-		enc.Encode(&s, buf)
+		enc.Encode(&s, s.ToMove(), buf)
 		sp := enc.Space()
 		fmt.Printf("%s: %d float32 in [%g, %g]\n", sp.Tier, sp.Size, sp.Low, sp.High)
 		for _, p := range sp.Parts {

@@ -77,7 +77,7 @@ func FuzzEncode(f *testing.F) {
 		var legal [env.NumActions]env.Action
 		for i := 0; i <= int(steps%4000); i++ {
 			for _, tier := range Tiers() {
-				encs[tier].Encode(&s, bufs[tier])
+				encs[tier].Encode(&s, s.ToMove(), bufs[tier])
 				checkObservation(t, tier, bufs[tier])
 			}
 			s.Mask(mask)

@@ -68,7 +68,7 @@ func encode(t testing.TB, tier Tier, s *env.State) []float32 {
 	e, err := NewEncoder(s.Rules(), tier)
 	require.NoError(t, err)
 	buf := make([]float32, e.Size())
-	e.Encode(s, buf)
+	e.Encode(s, s.ToMove(), buf)
 	return buf
 }
 

@@ -22,7 +22,7 @@ func tierKey(t testing.TB, r env.Rules, tier Tier) keyFunc {
 	buf := make([]float32, e.Size())
 	var bytes []byte
 	return func(s *env.State) string {
-		e.Encode(s, buf)
+		e.Encode(s, s.ToMove(), buf)
 		bytes = floatBytes(bytes[:0], buf)
 		return hashKey(bytes)
 	}
@@ -275,7 +275,7 @@ func TestMarkovCheckCatchesLostRouteMemory(t *testing.T) {
 	require.NoError(t, err)
 	o := make([]float32, enc.Size())
 	lossy := func(s *env.State) string {
-		enc.Encode(s, o)
+		enc.Encode(s, s.ToMove(), o)
 		var board [numSeats * env.NumStations]float32
 		for k := 0; k < numSeats; k++ {
 			for c := 0; c < numCells; c++ {

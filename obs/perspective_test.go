@@ -25,8 +25,8 @@ func rotate(p env.Position, by int) env.Position {
 	return q
 }
 
-// Renaming the seats changes nothing a learner sees: every tier is written
-// relative to the seat to move.
+// Renaming the seats changes nothing any observer sees: every tier is
+// written relative to the observing seat.
 func TestRotationInvariance(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2"} {
 		r := mustRules(t, spec)
@@ -37,11 +37,13 @@ func TestRotationInvariance(t *testing.T) {
 				require.NoError(t, err)
 				a, b := make([]float32, e.Size()), make([]float32, e.Size())
 				for i := range states {
-					e.Encode(&states[i], a)
-					for by := 1; by < r.Players; by++ {
-						rs := mustState(t, rotate(states[i].Position(), by))
-						e.Encode(&rs, b)
-						require.Equal(t, a, b, "rotated by %d: %+v", by, states[i].Position())
+					for seat := range r.Players {
+						e.Encode(&states[i], seat, a)
+						for by := 1; by < r.Players; by++ {
+							rs := mustState(t, rotate(states[i].Position(), by))
+							e.Encode(&rs, (seat+by)%r.Players, b)
+							require.Equal(t, a, b, "seat %d rotated by %d: %+v", seat, by, states[i].Position())
+						}
 					}
 				}
 			})

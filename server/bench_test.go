@@ -1,22 +1,15 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
-// firstLegal fills actions with the first legal action of each mask row
-// (or 0 for a row without one: an ended env whose action is ignored).
-func firstLegal(mask []byte, actions []int32) {
-	for i := range actions {
-		a := bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)
-		actions[i] = int32(max(a, 0))
-	}
-}
+// firstLegal fills actions with the first legal action of each mask row.
+var firstLegal = vecenv.FirstLegal
 
 var benchSizes = []int{1, 64, 256, 1024}
 
@@ -68,35 +61,4 @@ func benchStep(b *testing.B, network string, n int, params map[string]any) {
 	steps := float64(n) * float64(b.N)
 	b.ReportMetric(steps/b.Elapsed().Seconds(), "envsteps/s")
 	b.ReportMetric((float64(respBytes)+float64(reqBytes)*float64(b.N))/steps, "B/envstep")
-}
-
-// BenchmarkBatchStep measures stepping a batch in process, without the
-// socket: Apply, opponents' replies, throws, observation and mask of N
-// envs, parallel over the worker pool. Allocations are per op (N env steps).
-func BenchmarkBatchStep(b *testing.B) {
-	for _, n := range benchSizes {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			srv, err := New(Config{})
-			require.NoError(b, err)
-			defer srv.Close()
-			bt, err := newBatch(batchConfig{Rules: env.Standard(), Tier: DefaultTier, N: n, Opponent: "random"})
-			require.NoError(b, err)
-			for i := range bt.seeds {
-				bt.seeds[i] = uint64(i)
-			}
-			bt.op = opReset
-			srv.pool.run(bt, n, &bt.wg)
-			require.NoError(b, bt.firstError())
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				firstLegal(bt.mask, bt.actions)
-				bt.op = opStep
-				srv.pool.run(bt, n, &bt.wg)
-			}
-			b.StopTimer()
-			require.NoError(b, bt.firstError())
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "envsteps/s")
-		})
-	}
 }

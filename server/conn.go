@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // keepBuffer is the largest request buffer a connection keeps between frames.
@@ -53,7 +54,7 @@ type conn struct {
 	accepted   time.Time   // when the connection was accepted
 	admitted   bool        // counted in Server.admitted (guarded by Server.mu)
 	evicted    atomic.Bool // dropped from the handshake budget for a newer one
-	handles    map[uint64]*batch
+	handles    map[uint64]*vecenv.Batch
 	nextHandle uint64
 	envs       int
 	requests   uint64
@@ -66,7 +67,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		// Until hello succeeds, what the client causes is logged rate limited.
 		log:     s.hostile.With("remote", remoteName(nc)),
 		dec:     msgpack.NewDecoder(nil),
-		handles: map[uint64]*batch{},
+		handles: map[uint64]*vecenv.Batch{},
 	}
 }
 
@@ -268,7 +269,7 @@ func (c *conn) sendFinal(code Code, msg string) {
 // cleanup frees the connection's envs and closes the socket.
 func (c *conn) cleanup() {
 	for id, b := range c.handles {
-		c.srv.releaseEnvs(b.cfg.N)
+		c.srv.releaseEnvs(b.N(), b.Bytes())
 		c.srv.stats.handles.Add(-1)
 		delete(c.handles, id)
 	}
@@ -347,6 +348,8 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 		e = c.load(params)
 	case mRender:
 		e = c.render(params)
+	case mObserve:
+		e = c.observe(params)
 	}
 	if e != nil {
 		c.fail(e)

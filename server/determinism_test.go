@@ -101,7 +101,7 @@ func TestSeedDerivation(t *testing.T) {
 	buf := make([]float32, enc.Size())
 	actions := make([]int32, n)
 	for k := range 60 {
-		enc.Encode(&game, buf)
+		enc.Encode(&game, game.ToMove(), buf)
 		assert.Equal(t, buf, f32s(bigObs[:d]), "step %d: env 0 is the engine's game", k)
 		firstLegal(bigMask, actions)
 		r, err := c.Step(big, actions, -1)

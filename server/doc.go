@@ -12,8 +12,14 @@
 // from package obs, the 180-entry legal-action masks, rewards,
 // terminated/truncated flags and the seat to move.
 //
-// Large batches are stepped in parallel by a fixed pool of workers; each
-// handle reuses its buffers, so a step allocates nothing per env. Frames are
+// A handle is a vecenv.Batch: the environment semantics (modes, autoreset,
+// rewards, truncation, seeds) live in package vecenv, and this package is
+// the transport over it. Large batches are stepped in parallel by one
+// vecenv.Pool of workers; each handle reuses its buffers, so a step
+// allocates nothing per env. observe shows any seat its own view and mask.
+// Every map is read by one reader that refuses repeated keys, and array
+// lengths are checked against what they may hold before anything is
+// allocated for them. Frames are
 // length-checked before they are read and walked without recursion before
 // anything is decoded; every bad input gets an error response or closes
 // that one connection, never the server.

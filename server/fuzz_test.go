@@ -27,6 +27,9 @@ func fuzzRequests() [][]byte {
 		{{"id", 10}, {"method", "render"}, {"params", obj{{"handle", 1}, {"index", 0}}}},
 		{{"id", 11}, {"method", "stats"}},
 		{{"id", 12}, {"method", "close"}, {"params", obj{{"handle", 1}}}},
+		{{"id", 13}, {"method", "observe"}, {"params", obj{{"handle", 1}, {"seat", 1}}}},
+		{{"id", 14}, {"method", "reset"}, {"params", obj{{"handle", 1}, {"options", obj{{"start", 0}, {"start", 1}}}}}},
+		{{"id", 15}, {"method", "make"}, {"params", obj{{"rules", obj{{"players", 3}, {"players", 2}}}}}},
 	}
 	var out [][]byte
 	for _, r := range reqs {
@@ -90,7 +93,7 @@ func newFuzzConn(t testing.TB, srv *Server) *conn {
 		c.serveFrame(req, false)
 	}
 	require.Len(t, c.handles, 2)
-	require.True(t, c.handles[1].started)
+	require.True(t, c.handles[1].Started())
 	return c
 }
 

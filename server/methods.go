@@ -15,6 +15,7 @@ import (
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // paramError is a bad parameter; eachParam turns it into bad_request unless
@@ -30,47 +31,91 @@ func paramError(method, key string, err error) *Error {
 // errUnknownParam marks a key a method does not take.
 var errUnknownParam = errors.New("unknown parameter")
 
-// eachParam calls fn for every key of a params map (p nil: no keys). fn
-// returns errUnknownParam for a key the method does not take.
-// maxParams bounds the keys of a params map (make, the largest, takes 11).
-const maxParams = 16
+// maxKeys bounds the keys of every map the server reads: params (make, the
+// largest, takes 11), reset options (2) and the rules map (9 keys today).
+const maxKeys = 16
 
+// repeatedKeyError is a key that appears twice in one map: ambiguous, so refused.
+type repeatedKeyError struct{ key []byte }
+
+func (e repeatedKeyError) Error() string { return fmt.Sprintf("key %q appears twice", clip(e.key)) }
+
+// eachKey is the one way the server reads a map: it reads the map header,
+// refuses more than maxKeys keys before reading any, and calls fn for every
+// key, which must consume the key's value from r. A key that is not a str
+// or appears twice is an error. It allocates nothing on success.
+func eachKey(r *reader, fn func(k []byte) error) error {
+	n, err := r.mapLen()
+	if err != nil {
+		return err
+	}
+	if n > maxKeys {
+		return fmt.Errorf("%d keys, more than any map of the protocol has (%d)", n, maxKeys)
+	}
+	var seen [maxKeys][]byte
+	for i := range n {
+		kb, err := r.str()
+		if err != nil {
+			return fmt.Errorf("keys must be strings: %w", err)
+		}
+		for _, prev := range seen[:i] {
+			if string(prev) == string(kb) {
+				return repeatedKeyError{kb}
+			}
+		}
+		seen[i] = kb
+		if err := fn(kb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// valueError is a failure reading the value of key.
+type valueError struct {
+	key []byte
+	err error
+}
+
+func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e.err) }
+func (e valueError) Unwrap() error { return e.err }
+
+// eachParam calls fn for every key of a params map (p nil: no keys), read
+// by eachKey. fn returns errUnknownParam for a key the method does not take.
 func eachParam(method string, p []byte, keys string, fn func(key string, r *reader) error) *Error {
 	if p == nil {
 		return nil
 	}
 	r := reader{b: p}
-	n, err := r.mapLen()
-	if err != nil {
+	err := eachKey(&r, func(kb []byte) error {
+		if err := fn(string(kb), &r); err != nil {
+			return valueError{kb, err}
+		}
+		return nil
+	})
+	return paramsError(method, keys, err)
+}
+
+// paramsError turns an error of eachKey over a method's params into the
+// protocol error (nil for nil).
+func paramsError(method, keys string, err error) *Error {
+	if err == nil {
+		return nil // before the targets of errors.As, which live on the heap
+	}
+	var rk repeatedKeyError
+	var ve valueError
+	switch {
+	case !errors.As(err, &ve) && errors.As(err, &rk):
+		return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, clip(rk.key))
+	case ve.key == nil:
 		return errorf(CodeBadRequest, "%s: params: %v", method, err)
-	}
-	if n > maxParams {
-		return errorf(CodeBadRequest, "%s: params: %d keys, more than any method takes", method, n)
-	}
-	var seen [maxParams][]byte // a repeated key is ambiguous, so it is refused
-	for i := range n {
-		kb, err := r.str()
-		if err != nil {
-			return errorf(CodeBadRequest, "%s: params: keys must be strings: %v", method, err)
+	case errors.Is(ve.err, errUnknownParam):
+		if keys == "" {
+			return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, clip(ve.key))
 		}
-		for _, prev := range seen[:i] {
-			if string(prev) == string(kb) {
-				return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, clip(kb))
-			}
-		}
-		seen[i] = kb
-		k := string(kb)
-		if err := fn(k, &r); err != nil {
-			if errors.Is(err, errUnknownParam) {
-				if keys == "" {
-					return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, clip(kb))
-				}
-				return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, clip(kb), keys)
-			}
-			return paramError(method, k, err)
-		}
+		return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, clip(ve.key), keys)
 	}
-	return nil
+	return paramError(method, string(ve.key), ve.err)
 }
 
 // hello checks the client's protocol version and token and sends the handshake.
@@ -138,7 +183,10 @@ func choice(r *reader, names []string) (int, error) {
 	return 0, fmt.Errorf("%q is not one of %s", clip(s), strings.Join(names, ", "))
 }
 
-// rulesParam reads the rules: an env.ParseRules string or a map of its keys.
+// rulesParam reads the rules: an env.ParseRules string or a map of its
+// keys, each set on top of env.Standard with env.Rules.Set (bools as on/off,
+// numbers in decimal, strs as they are) and read by eachKey, so a repeated
+// key is refused.
 func rulesParam(r *reader) (env.Rules, error) {
 	switch r.peekKind() {
 	case 's':
@@ -153,13 +201,9 @@ func rulesParam(r *reader) (env.Rules, error) {
 		_, err := r.str()
 		return env.Rules{}, fmt.Errorf("want str or map: %w", err)
 	}
-	n, _ := r.mapLen()
-	parts := make([]string, 0, n)
-	for range n {
-		k, err := r.str()
-		if err != nil {
-			return env.Rules{}, fmt.Errorf("keys must be strings: %w", err)
-		}
+	rules := env.Standard()
+	var setErr error
+	err := eachKey(r, func(k []byte) error {
 		var v string
 		switch r.peekKind() {
 		case 'b':
@@ -182,16 +226,21 @@ func rulesParam(r *reader) (env.Rules, error) {
 			s, _ := r.str()
 			v = string(s)
 		default:
-			return env.Rules{}, fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
+			return fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
 		}
-		if strings.ContainsAny(string(k), ",=") || strings.ContainsAny(v, ",=") {
-			return env.Rules{}, fmt.Errorf("%q: keys and values may not contain ',' or '='", clip(k))
+		if setErr == nil {
+			setErr = rules.Set(string(k), v)
 		}
-		parts = append(parts, string(k)+"="+v)
-	}
-	rules, err := env.ParseRules(strings.Join(parts, ","))
+		return nil
+	})
 	if err != nil {
-		return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + err.Error()}
+		return env.Rules{}, err
+	}
+	if setErr == nil {
+		setErr = rules.Validate()
+	}
+	if setErr != nil {
+		return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + setErr.Error()}
 	}
 	return rules, nil
 }
@@ -203,20 +252,17 @@ func seatParam(r *reader) (int, error) {
 		if string(s) != "random" {
 			return 0, fmt.Errorf("want a seat number or \"random\", got %q", clip(s))
 		}
-		return randomSeat, nil
+		return vecenv.RandomSeat, nil
 	}
 	v, err := r.intIn(0, env.MaxPlayers-1)
 	return int(v), err
 }
 
 // resultBytes is the largest step result of a batch with info off, in bytes.
-func resultBytes(cfg batchConfig, d int) int {
-	n, rw := cfg.N, 1
-	if cfg.Mode == modeMulti {
-		rw = cfg.Rules.Players
-	}
+func resultBytes(cfg vecenv.Config, d int) int {
+	n, rw := cfg.N, cfg.RewardWidth()
 	size := 256 + n*(4*d+env.NumActions+4*rw+3)
-	if cfg.Autoreset == sameStep {
+	if cfg.Autoreset == vecenv.SameStep {
 		size += 64 + n*(4*d+env.NumActions+1)
 	}
 	return size
@@ -224,7 +270,7 @@ func resultBytes(cfg batchConfig, d int) int {
 
 // makeHandle creates a batch of envs.
 func (c *conn) makeHandle(p []byte) *Error {
-	cfg := batchConfig{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: rewardWin}
+	cfg := vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin}
 	seatSet, oppSet := false, false
 	e := eachParam("make", p, "rules, tier, n, mode, seat, opponent, autoreset, max_decisions, reward, illegal, info", func(k string, r *reader) (err error) {
 		var i int
@@ -241,8 +287,8 @@ func (c *conn) makeHandle(p []byte) *Error {
 			v, err = r.intIn(1, math.MaxInt32)
 			cfg.N = int(v)
 		case "mode":
-			i, err = choice(r, modeNames)
-			cfg.Mode = modeKind(i)
+			i, err = choice(r, vecenv.ModeNames())
+			cfg.Mode = vecenv.Mode(i)
 		case "seat":
 			cfg.Seat, err = seatParam(r)
 			seatSet = true
@@ -251,17 +297,17 @@ func (c *conn) makeHandle(p []byte) *Error {
 			s, err = r.str()
 			cfg.Opponent, oppSet = string(s), true
 		case "autoreset":
-			i, err = choice(r, autoresetNames)
-			cfg.Autoreset = autoresetKind(i)
+			i, err = choice(r, vecenv.AutoresetNames())
+			cfg.Autoreset = vecenv.Autoreset(i)
 		case "max_decisions":
 			v, err = r.intIn(0, math.MaxUint32)
 			cfg.MaxDecisions = uint32(v)
 		case "reward":
-			i, err = choice(r, rewardNames)
-			cfg.Reward = rewardKind(i)
+			i, err = choice(r, vecenv.RewardNames())
+			cfg.Reward = vecenv.Reward(i)
 		case "illegal":
-			i, err = choice(r, illegalNames)
-			cfg.Illegal = illegalKind(i)
+			i, err = choice(r, vecenv.IllegalNames())
+			cfg.Illegal = vecenv.Illegal(i)
 		case "info":
 			cfg.Info, err = r.boolean()
 		default:
@@ -274,12 +320,12 @@ func (c *conn) makeHandle(p []byte) *Error {
 	}
 	players := cfg.Rules.Players
 	switch {
-	case cfg.Mode == modeMulti && (seatSet || oppSet):
+	case cfg.Mode == vecenv.Multi && (seatSet || oppSet):
 		return errorf(CodeBadRequest, "make: seat and opponent apply to mode single only")
 	case cfg.Seat >= players:
 		return errorf(CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
-	if cfg.Mode == modeSingle {
+	if cfg.Mode == vecenv.Single {
 		sp, err := agent.ParseSpec(cfg.Opponent)
 		if err != nil {
 			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
@@ -294,19 +340,21 @@ func (c *conn) makeHandle(p []byte) *Error {
 	if cfg.N > c.srv.cfg.MaxEnvsPerConn-c.envs {
 		return errorf(CodeLimitExceeded, "make: %d envs would exceed the %d envs allowed per connection (%d held)", cfg.N, c.srv.cfg.MaxEnvsPerConn, c.envs)
 	}
-	enc, err := obs.NewEncoder(cfg.Rules, cfg.Tier)
+	space, err := obs.SpaceOf(cfg.Tier)
 	if err != nil {
 		return errorf(CodeBadRequest, "make: %v", err)
 	}
-	if size := resultBytes(cfg, enc.Size()); size > c.srv.cfg.MaxFrame {
+	if size := resultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
 		return errorf(CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
 	}
-	if !c.srv.reserveEnvs(cfg.N) {
-		return errorf(CodeLimitExceeded, "make: %d envs would exceed the server's limit of %d envs", cfg.N, c.srv.cfg.MaxEnvs)
+	bytes := cfg.Bytes(space.Size)
+	if !c.srv.reserveEnvs(cfg.N, bytes) {
+		return errorf(CodeLimitExceeded, "make: %d envs (%d bytes) would exceed the server's limit of %d envs or %d bytes of envs",
+			cfg.N, bytes, c.srv.cfg.MaxEnvs, c.srv.cfg.MaxEnvBytes)
 	}
-	b, err := newBatch(cfg)
+	b, err := vecenv.New(cfg)
 	if err != nil {
-		c.srv.releaseEnvs(cfg.N)
+		c.srv.releaseEnvs(cfg.N, bytes)
 		return errorf(CodeBadRequest, "make: %v", err)
 	}
 	c.nextHandle++
@@ -315,11 +363,11 @@ func (c *conn) makeHandle(p []byte) *Error {
 	c.envs += cfg.N
 	c.srv.stats.handles.Add(1)
 	var seat any = cfg.Seat
-	if cfg.Seat == randomSeat {
+	if cfg.Seat == vecenv.RandomSeat {
 		seat = "random"
 	}
 	rewardShape := []int{cfg.N}
-	if cfg.Mode == modeMulti {
+	if cfg.Mode == vecenv.Multi {
 		rewardShape = []int{cfg.N, players}
 	}
 	c.out = appendValue(c.out, obj{
@@ -336,8 +384,8 @@ func (c *conn) makeHandle(p []byte) *Error {
 		{"max_decisions", uint64(cfg.MaxDecisions)},
 		{"info", cfg.Info},
 		{"rules", cfg.Rules.String()},
-		{"obs_size", enc.Size()},
-		{"obs_space", spaceValue(enc.Space())},
+		{"obs_size", b.ObsSize()},
+		{"obs_space", spaceValue(b.Encoder().Space())},
 		{"actions", env.NumActions},
 		{"reward_shape", rewardShape},
 	})
@@ -345,7 +393,7 @@ func (c *conn) makeHandle(p []byte) *Error {
 }
 
 // lookup returns the handle's batch.
-func (c *conn) lookup(method string, h uint64, set bool) (*batch, *Error) {
+func (c *conn) lookup(method string, h uint64, set bool) (*vecenv.Batch, *Error) {
 	if !set {
 		return nil, errorf(CodeBadRequest, "%s: missing params.handle", method)
 	}
@@ -358,26 +406,25 @@ func (c *conn) lookup(method string, h uint64, set bool) (*batch, *Error) {
 
 // reset starts a new episode in every env of a handle.
 func (c *conn) reset(p []byte) *Error {
-	var h uint64
-	var hset, seedSet bool
+	var seedSet bool
 	var seed uint64
-	var seeds []uint64
+	seedN := -1 // length of a seed array, -1 without one
+	var seedList reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	e := eachParam("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
 		switch k {
-		case "handle":
-			h, err = r.uint64v()
-			hset = true
 		case "seed":
 			switch r.peekKind() {
 			case 'n':
 				r.isNil()
 			case 'a':
-				n, _ := r.arrayLen()
-				seeds = make([]uint64, n)
-				for i := range seeds {
-					if seeds[i], err = r.uint64v(); err != nil {
+				// Checked here, stored once the handle's env count is
+				// known: nothing is allocated for a claimed length.
+				seedN, _ = r.arrayLen()
+				seedList = *r
+				for i := range seedN {
+					if _, err = r.uint64v(); err != nil {
 						return fmt.Errorf("[%d]: %w", i, err)
 					}
 				}
@@ -403,109 +450,91 @@ func (c *conn) reset(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	b, e := c.lookup("reset", h, hset)
-	if e != nil {
-		return e
-	}
-	n, players := b.cfg.N, b.cfg.Rules.Players
+	cfg := b.Config()
+	n, players := cfg.N, cfg.Rules.Players
 	switch {
-	case seeds != nil && len(seeds) != n:
-		return errorf(CodeBadRequest, "reset: params.seed: %d seeds for %d envs", len(seeds), n)
+	case seedN >= 0 && seedN != n:
+		return errorf(CodeBadRequest, "reset: params.seed: %d seeds for %d envs", seedN, n)
 	case start >= players:
 		return errorf(CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", start, players-1)
-	case seatSet && b.cfg.Mode == modeMulti:
+	case seatSet && cfg.Mode == vecenv.Multi:
 		return errorf(CodeBadRequest, "reset: params.options.seat applies to mode single only")
 	case seatSet && seat >= players:
 		return errorf(CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", seat, players-1)
 	}
-	if seeds == nil {
+	if seedN < 0 {
 		if !seedSet {
 			seed = rand.Uint64()
 		}
-		for i := range b.seeds {
-			b.seeds[i] = seed + uint64(i)
-		}
+		b.SeedAll(seed)
 	} else {
-		copy(b.seeds, seeds)
+		for i := range b.Seeds() {
+			b.Seeds()[i], _ = seedList.uint64v() // checked while reading the params
+		}
 	}
-	b.start = start
-	b.seat = b.cfg.Seat
-	if seatSet {
-		b.seat = seat
-	}
-	b.record = b.cfg.Info
+	record := cfg.Info
 	if info != nil {
-		b.record = *info
+		record = *info
 	}
-	b.op = opReset
-	c.srv.pool.run(b, n, &b.wg)
-	if err := b.firstError(); err != nil {
-		b.started = false
+	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
 		return errorf(CodeInternal, "reset: %v", err)
 	}
-	b.started = true
 	keys := 4
-	if b.record {
+	if record {
 		keys++
 	}
 	out := appendMapHeader(c.out, keys)
-	out = appendRows(out, b)
+	out = appendRows(out, b.Rows())
 	out = appendStr(out, "seeds")
-	out = appendValue(out, b.seeds)
-	if b.record {
+	out = appendValue(out, b.Seeds())
+	if record {
 		out = appendInfo(out, b)
 	}
 	c.out = out
 	return nil
 }
 
-// resetOptions reads reset's options map: start and seat.
+// resetOptions reads reset's options map (by eachKey): start and seat.
 func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
-	n, err := r.mapLen()
-	if err != nil {
-		return start, 0, false, err
-	}
-	for range n {
-		k, err := r.str()
-		if err != nil {
-			return start, 0, false, fmt.Errorf("keys must be strings: %w", err)
-		}
+	err = eachKey(r, func(k []byte) error {
 		switch string(k) {
 		case "start":
 			if r.isNil() {
 				start = env.AnySeat
-				continue
+				return nil
 			}
 			v, err := r.intIn(0, env.MaxPlayers-1)
 			if err != nil {
-				return start, 0, false, fmt.Errorf("start: %w", err)
+				return fmt.Errorf("start: %w", err)
 			}
 			start = int(v)
 		case "seat":
+			var err error
 			if seat, err = seatParam(r); err != nil {
-				return start, 0, false, fmt.Errorf("seat: %w", err)
+				return fmt.Errorf("seat: %w", err)
 			}
 			seatSet = true
 		default:
-			return start, 0, false, fmt.Errorf("unknown option %q (options: start, seat)", clip(k))
+			return fmt.Errorf("unknown option %q (options: start, seat)", clip(k))
 		}
-	}
-	return start, seat, seatSet, nil
+		return nil
+	})
+	return start, seat, seatSet, err
 }
 
 // appendRows appends obs, mask and to_move.
-func appendRows(out []byte, b *batch) []byte {
+func appendRows(out []byte, rows *vecenv.Rows) []byte {
 	out = appendStr(out, "obs")
-	out = appendF32Bin(out, b.obs)
+	out = appendF32Bin(out, rows.Obs)
 	out = appendStr(out, "mask")
-	out = appendBin(out, b.mask)
+	out = appendBin(out, rows.Mask)
 	out = appendStr(out, "to_move")
-	return appendI8Bin(out, b.toMove)
+	return appendI8Bin(out, rows.ToMove)
 }
 
 // step applies one action per env. It is the hot path: it reads its params
-// by hand and allocates nothing.
+// with eachKey straight from the frame and allocates nothing.
 func (c *conn) step(p []byte) *Error {
 	var h uint64
 	var hset bool
@@ -514,115 +543,116 @@ func (c *conn) step(p []byte) *Error {
 	listN := -1
 	var info int8 = -1
 	r := reader{b: p}
-	n := 0
+	var err error
 	if p != nil {
-		var err error
-		if n, err = r.mapLen(); err != nil {
-			return errorf(CodeBadRequest, "step: params: %v", err)
-		}
-	}
-	for range n {
-		kb, err := r.str()
-		if err != nil {
-			return errorf(CodeBadRequest, "step: params: keys must be strings: %v", err)
-		}
-		switch string(kb) {
-		case "handle":
-			if h, err = r.uint64v(); err != nil {
-				return errorf(CodeBadRequest, "step: params.handle: %v", err)
-			}
-			hset = true
-		case "actions":
-			switch r.peekKind() {
-			case 'B':
-				actions, _ = r.bin()
-				listN = -1
-			case 'a':
-				listN, _ = r.arrayLen()
-				list = r
-				if _, err := skipN(&r, listN); err != nil {
-					return errorf(CodeBadRequest, "step: params.actions: %v", err)
+		err = eachKey(&r, func(kb []byte) error {
+			var err error
+			switch string(kb) {
+			case "handle":
+				h, err = r.uint64v()
+				hset = true
+			case "actions":
+				switch r.peekKind() {
+				case 'B':
+					actions, _ = r.bin()
+					listN = -1
+				case 'a':
+					listN, _ = r.arrayLen()
+					list = r
+					_, err = skipN(&r, listN)
+				default:
+					err = fmt.Errorf("want bin of int32 or array of int, got %s", kindName(r.peekKind()))
+				}
+			case "info":
+				var v bool
+				v, err = r.boolean()
+				info = 0
+				if v {
+					info = 1
 				}
 			default:
-				return errorf(CodeBadRequest, "step: params.actions: want bin of int32 or array of int, got %s", kindName(r.peekKind()))
+				err = errUnknownParam
 			}
-		case "info":
-			v, err := r.boolean()
 			if err != nil {
-				return errorf(CodeBadRequest, "step: params.info: %v", err)
+				return valueError{kb, err}
 			}
-			info = int8(b2u(v))
-		default:
-			return errorf(CodeBadRequest, "step: unknown parameter %q (parameters: handle, actions, info)", clip(kb))
-		}
+			return nil
+		})
+	}
+	if e := paramsError("step", "handle, actions, info", err); e != nil {
+		return e
 	}
 	b, e := c.lookup("step", h, hset)
 	if e != nil {
 		return e
 	}
-	if !b.started {
+	if !b.Started() {
 		return errorf(CodeNeedsReset, "step: handle %d was never reset", h)
 	}
-	nEnv := b.cfg.N
+	cfg := b.Config()
+	nEnv := cfg.N
+	acts := b.Actions()
 	switch {
 	case actions != nil:
 		if len(actions) != 4*nEnv {
 			return errorf(CodeBadRequest, "step: params.actions: %d bytes, want %d (N = %d little-endian int32)", len(actions), 4*nEnv, nEnv)
 		}
-		for i := range b.actions {
-			b.actions[i] = int32(binary.LittleEndian.Uint32(actions[4*i:]))
+		for i := range acts {
+			acts[i] = int32(binary.LittleEndian.Uint32(actions[4*i:]))
 		}
 	case listN >= 0:
 		if listN != nEnv {
 			return errorf(CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
 		}
-		for i := range b.actions {
+		for i := range acts {
 			v, err := list.intIn(math.MinInt32, math.MaxInt32)
 			if err != nil {
 				return errorf(CodeBadRequest, "step: params.actions[%d]: %v", i, err)
 			}
-			b.actions[i] = int32(v)
+			acts[i] = int32(v)
 		}
 	default:
 		return errorf(CodeBadRequest, "step: missing params.actions")
 	}
-	if e := b.checkActions(); e != nil {
-		return e
+	if err := b.CheckActions(); err != nil {
+		if errors.Is(err, vecenv.ErrIllegalAction) {
+			return errorf(CodeIllegalAction, "step: %v", err)
+		}
+		return errorf(CodeBadRequest, "step: %v", err)
 	}
-	b.record = b.cfg.Info
+	record := cfg.Info
 	if info >= 0 {
-		b.record = info == 1
+		record = info == 1
 	}
-	b.op = opStep
-	c.srv.pool.run(b, nEnv, &b.wg)
-	if err := b.firstError(); err != nil {
+	if err := b.Step(c.srv.pool, record); err != nil {
 		return errorf(CodeInternal, "step: %v", err)
 	}
 	c.srv.stats.steps.Add(uint64(nEnv))
 	keys := 6
-	if b.cfg.Autoreset == sameStep {
+	if cfg.Autoreset == vecenv.SameStep {
 		keys += 3
 	}
-	if b.record {
+	if record {
 		keys++
 	}
+	rows := b.Rows()
 	out := appendMapHeader(c.out, keys)
-	out = appendRows(out, b)
+	out = appendRows(out, rows)
 	out = appendStr(out, "reward")
-	out = appendF32Bin(out, b.reward)
+	out = appendF32Bin(out, rows.Reward)
 	out = appendStr(out, "terminated")
-	out = appendBin(out, b.term)
+	out = appendBin(out, rows.Terminated)
 	out = appendStr(out, "truncated")
-	out = appendBin(out, b.trunc)
-	if b.cfg.Autoreset == sameStep {
+	out = appendBin(out, rows.Truncated)
+	if cfg.Autoreset == vecenv.SameStep {
 		out = appendStr(out, "final_obs")
-		out = appendF32Bin(out, b.finalObs)
+		out = appendF32Bin(out, rows.FinalObs)
 		out = appendStr(out, "final_mask")
-		out = appendBin(out, b.finalMask)
+		out = appendBin(out, rows.FinalMask)
 		out = appendStr(out, "final_to_move")
-		out = appendI8Bin(out, b.finalToMove)
+		out = appendI8Bin(out, rows.FinalToMove)
 	}
-	if b.record {
+	if record {
 		out = appendInfo(out, b)
 	}
 	c.out = out
@@ -640,17 +670,15 @@ func skipN(r *reader, n int) (int, error) {
 }
 
 // appendInfo appends the info list: one map per env.
-func appendInfo(out []byte, b *batch) []byte {
+func appendInfo(out []byte, b *vecenv.Batch) []byte {
 	out = appendStr(out, "info")
-	out = appendArrayHeader(out, len(b.slots))
-	for i := range b.slots {
-		sl := &b.slots[i]
-		cur := snapshot(sl)
-		final := b.cfg.Autoreset == sameStep && sl.endedNow
-		out = appendInfoMap(out, b, cur, sl.events, final)
-		if final {
+	out = appendArrayHeader(out, b.N())
+	for i := range b.N() {
+		cur, events, final, finalEvents := b.Info(i)
+		out = appendInfoMap(out, b, cur, events, final != nil)
+		if final != nil {
 			out = appendStr(out, "final_info")
-			out = appendInfoMap(out, b, sl.final, sl.finalEv, false)
+			out = appendInfoMap(out, b, *final, finalEvents, false)
 		}
 	}
 	return out
@@ -658,9 +686,10 @@ func appendInfo(out []byte, b *batch) []byte {
 
 // appendInfoMap appends one env's info map; withFinal leaves room for a
 // final_info key the caller appends.
-func appendInfoMap(out []byte, b *batch, f finalInfo, events []env.Event, withFinal bool) []byte {
+func appendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []env.Event, withFinal bool) []byte {
+	single := b.Config().Mode == vecenv.Single
 	keys := 9
-	if b.single() {
+	if single {
 		keys++
 	}
 	if withFinal {
@@ -668,29 +697,29 @@ func appendInfoMap(out []byte, b *batch, f finalInfo, events []env.Event, withFi
 	}
 	out = appendMapHeader(out, keys)
 	out = appendStr(out, "episode")
-	out = appendUint(out, f.episode)
+	out = appendUint(out, f.Episode)
 	out = appendStr(out, "seed")
-	out = appendUint(out, f.seed)
+	out = appendUint(out, f.Seed)
 	out = appendStr(out, "steps")
-	out = appendUint(out, uint64(f.steps))
+	out = appendUint(out, uint64(f.Steps))
 	out = appendStr(out, "decisions")
-	out = appendInt(out, int64(f.decisions))
+	out = appendInt(out, int64(f.Decisions))
 	out = appendStr(out, "throws")
-	out = appendInt(out, int64(f.throws))
+	out = appendInt(out, int64(f.Throws))
 	out = appendStr(out, "winner")
-	out = appendInt(out, int64(f.winner))
+	out = appendInt(out, int64(f.Winner))
 	out = appendStr(out, "places")
-	p := b.cfg.Rules.Players
+	p := b.Config().Rules.Players
 	out = appendArrayHeader(out, p)
 	for s := range p {
-		out = appendInt(out, int64(f.places[s]))
+		out = appendInt(out, int64(f.Places[s]))
 	}
-	if b.single() {
+	if single {
 		out = appendStr(out, "learner")
-		out = appendInt(out, int64(f.learner))
+		out = appendInt(out, int64(f.Learner))
 	}
 	out = appendStr(out, "illegal")
-	out = appendBool(out, f.illegal)
+	out = appendBool(out, f.Illegal)
 	out = appendStr(out, "events")
 	out = appendArrayHeader(out, len(events))
 	for _, ev := range events {
@@ -726,33 +755,39 @@ func appendEvent(out []byte, ev env.Event) []byte {
 
 // closeHandle frees a handle.
 func (c *conn) closeHandle(p []byte) *Error {
-	h, hset, e := handleOnly("close", p)
-	if e != nil {
-		return e
-	}
-	b, e := c.lookup("close", h, hset)
+	b, h, e := c.handleParams("close", p, "handle", nil)
 	if e != nil {
 		return e
 	}
 	delete(c.handles, h)
-	c.envs -= b.cfg.N
-	c.srv.releaseEnvs(b.cfg.N)
+	c.envs -= b.N()
+	c.srv.releaseEnvs(b.N(), b.Bytes())
 	c.srv.stats.handles.Add(-1)
 	c.out = appendMapHeader(c.out, 0)
 	return nil
 }
 
-// handleOnly reads params that hold just a handle.
-func handleOnly(method string, p []byte) (h uint64, set bool, e *Error) {
-	e = eachParam(method, p, "handle", func(k string, r *reader) (err error) {
-		if k != "handle" {
+// handleParams reads params holding a handle plus the extra keys fn
+// accepts (fn nil: none), and looks the handle up.
+func (c *conn) handleParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+	var h uint64
+	var hset bool
+	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
+		if k == "handle" {
+			h, err = r.uint64v()
+			hset = true
+			return err
+		}
+		if fn == nil {
 			return errUnknownParam
 		}
-		h, err = r.uint64v()
-		set = true
-		return err
+		return fn(k, r)
 	})
-	return h, set, e
+	if e != nil {
+		return nil, h, e
+	}
+	b, e := c.lookup(method, h, hset)
+	return b, h, e
 }
 
 // statsResult reports the server's counters and latency percentiles.
@@ -783,38 +818,29 @@ func (c *conn) statsResult(p []byte) *Error {
 }
 
 // indexParams reads {handle, index} plus the extra keys fn accepts.
-func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*batch, int, *Error) {
-	var h, idx uint64
-	var hset, iset bool
-	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
-		switch k {
-		case "handle":
-			h, err = r.uint64v()
-			hset = true
-		case "index":
+func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, int, *Error) {
+	var idx uint64
+	var iset bool
+	b, h, e := c.handleParams(method, p, keys, func(k string, r *reader) (err error) {
+		if k == "index" {
 			idx, err = r.uint64v()
 			iset = true
-		default:
-			if fn == nil {
-				return errUnknownParam
-			}
-			return fn(k, r)
+			return err
 		}
-		return err
+		if fn == nil {
+			return errUnknownParam
+		}
+		return fn(k, r)
 	})
-	if e != nil {
-		return nil, 0, e
-	}
-	b, e := c.lookup(method, h, hset)
 	if e != nil {
 		return nil, 0, e
 	}
 	switch {
 	case !iset:
 		return nil, 0, errorf(CodeBadRequest, "%s: missing params.index", method)
-	case idx >= uint64(b.cfg.N):
-		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, idx, b.cfg.N-1)
-	case !b.started:
+	case idx >= uint64(b.N()):
+		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, idx, b.N()-1)
+	case !b.Started():
 		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, h)
 	}
 	return b, int(idx), nil
@@ -826,7 +852,7 @@ func (c *conn) save(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	blob, err := b.slots[i].s.MarshalBinary()
+	blob, err := b.State(i).MarshalBinary()
 	if err != nil {
 		return errorf(CodeInternal, "save: %v", err)
 	}
@@ -857,8 +883,9 @@ func (c *conn) load(p []byte) *Error {
 	if blob == nil {
 		return errorf(CodeBadRequest, "load: missing params.state")
 	}
-	if seatSet && (!b.single() || seat >= b.cfg.Rules.Players) {
-		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", b.cfg.Rules.Players-1)
+	players := b.Config().Rules.Players
+	if seatSet && (b.Config().Mode != vecenv.Single || seat >= players) {
+		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", players-1)
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
 	// per nesting level: bound the depth first.
@@ -872,40 +899,23 @@ func (c *conn) load(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeBadState, "load: %v", err)
 	}
-	if s.Rules() != b.cfg.Rules {
-		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.cfg.Rules.String())
+	if s.Rules() != b.Config().Rules {
+		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
 	}
-	sl := &b.slots[i]
-	sl.s = s
-	if seatSet {
-		sl.learner = int8(seat)
+	if !seatSet {
+		seat = vecenv.RandomSeat
 	}
-	sl.steps, sl.ended, sl.illegal, sl.endedNow = 0, false, false, false
-	sl.events = sl.events[:0]
-	b.record = false
-	if err := b.settle(sl); err != nil {
+	if err := b.Load(i, s, seat); err != nil {
 		return errorf(CodeInternal, "load: %v", err)
 	}
-	over := sl.s.IsOver()
-	if over {
-		sl.ended = true
-	}
-	potentials(&sl.s, &sl.phi)
-	o := make([]float32, b.d)
-	m := make([]uint8, env.NumActions)
-	var seatOut [1]int8
-	b.writeRow(sl, o, m, &seatOut[0], over)
-	// Keep the batch's own rows in step with the env.
-	copy(b.obsRow(i), o)
-	copy(b.maskRow(i), m)
-	b.toMove[i] = seatOut[0]
+	o, m, toMove := b.Row(i)
 	out := appendMapHeader(c.out, 3)
 	out = appendStr(out, "obs")
 	out = appendF32Bin(out, o)
 	out = appendStr(out, "mask")
 	out = appendBin(out, m)
 	out = appendStr(out, "to_move")
-	c.out = appendI8Bin(out, seatOut[:])
+	c.out = appendI8Bin(out, []int8{toMove})
 	return nil
 }
 
@@ -924,7 +934,7 @@ func (c *conn) render(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	st := &b.slots[i].s
+	st := b.State(i)
 	switch format {
 	case "text":
 		c.out = appendValue(c.out, obj{{"text", st.Render()}})
@@ -936,5 +946,42 @@ func (c *conn) render(p []byte) *Error {
 	default:
 		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
 	}
+	return nil
+}
+
+// observe returns every env's observation and mask as seen by one seat: the
+// mask row is all zero exactly when that seat cannot act in that env.
+func (c *conn) observe(p []byte) *Error {
+	seat := -1
+	b, h, e := c.handleParams("observe", p, "handle, seat", func(k string, r *reader) error {
+		if k != "seat" {
+			return errUnknownParam
+		}
+		v, err := r.intIn(0, env.MaxPlayers-1)
+		seat = int(v)
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	players := b.Config().Rules.Players
+	switch {
+	case seat < 0:
+		return errorf(CodeBadRequest, "observe: missing params.seat")
+	case seat >= players:
+		return errorf(CodeBadRequest, "observe: params.seat: %d out of range 0..%d", seat, players-1)
+	case !b.Started():
+		return errorf(CodeNeedsReset, "observe: handle %d was never reset", h)
+	}
+	o := make([]float32, b.N()*b.ObsSize())
+	m := make([]uint8, b.N()*env.NumActions)
+	if err := b.Observe(seat, o, m); err != nil {
+		return errorf(CodeInternal, "observe: %v", err)
+	}
+	out := appendMapHeader(c.out, 2)
+	out = appendStr(out, "obs")
+	out = appendF32Bin(out, o)
+	out = appendStr(out, "mask")
+	c.out = appendBin(out, m)
 	return nil
 }

@@ -234,27 +234,6 @@ func TestPipelining(t *testing.T) {
 	}
 }
 
-// TestInternalErrorIsContained makes every range of a batch panic, inline
-// and on a worker, and checks the panic becomes an env error, not a crash,
-// and the pool keeps working.
-func TestInternalErrorIsContained(t *testing.T) {
-	srv, err := New(Config{Workers: 2})
-	require.NoError(t, err)
-	defer srv.Close()
-	bt, err := newBatch(batchConfig{Rules: mustRules(t, "standard"), Tier: DefaultTier, N: 200, Opponent: "random"})
-	require.NoError(t, err)
-	srv.pool.run(panicker{bt}, 200, &bt.wg)
-	assert.ErrorContains(t, bt.firstError(), "panic: boom")
-	bt.op = opReset
-	srv.pool.run(bt, 200, &bt.wg)
-	assert.NoError(t, bt.firstError(), "the pool survived")
-}
-
-// panicker panics in every range.
-type panicker struct{ *batch }
-
-func (p panicker) runRange(lo, hi int) { panic(errors.New("boom")) }
-
 func TestListen(t *testing.T) {
 	path := socketPath(t)
 	l, addr, err := Listen("unix:" + path)

@@ -18,6 +18,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // ProtocolVersion is the version of docs/PROTOCOL.md this package speaks.
@@ -28,8 +29,11 @@ const (
 	DefaultMaxConns       = 64
 	DefaultMaxEnvsPerConn = 16384
 	DefaultMaxEnvs        = 65536
-	DefaultMaxFrame       = 16 << 20
-	DefaultIdleTimeout    = time.Hour
+	// DefaultMaxEnvBytes bounds the memory of all envs' buffers (256 MiB:
+	// about 140000 envs of the compact tier, 29000 of the tactical tier).
+	DefaultMaxEnvBytes = 256 << 20
+	DefaultMaxFrame    = 16 << 20
+	DefaultIdleTimeout = time.Hour
 	// DefaultHandshakeTimeout is how long a new connection has to complete hello.
 	DefaultHandshakeTimeout = 5 * time.Second
 	// DefaultMaxHandshakes is the number of connections that may be in handshake at once.
@@ -61,6 +65,9 @@ type Config struct {
 	MaxEnvsPerConn int
 	// MaxEnvs bounds the envs of all connections together.
 	MaxEnvs int
+	// MaxEnvBytes bounds the memory of the envs of all connections together
+	// (vecenv.Config.Bytes: their observation rows and state), in bytes.
+	MaxEnvBytes int64
 	// MaxFrame is the largest frame body accepted or sent, in bytes.
 	MaxFrame int
 	// IdleTimeout closes a connection silent this long; negative disables it.
@@ -82,7 +89,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		MaxConns: DefaultMaxConns, MaxHandshakes: DefaultMaxHandshakes, HandshakeTimeout: DefaultHandshakeTimeout,
-		MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs,
+		MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs, MaxEnvBytes: DefaultMaxEnvBytes,
 		MaxFrame: DefaultMaxFrame, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
 		MaxOpponentSims: DefaultMaxOpponentSims,
 		Version:         "dev",
@@ -107,6 +114,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxEnvs == 0 {
 		c.MaxEnvs = d.MaxEnvs
 	}
+	if c.MaxEnvBytes == 0 {
+		c.MaxEnvBytes = d.MaxEnvBytes
+	}
 	if c.MaxFrame == 0 {
 		c.MaxFrame = d.MaxFrame
 	}
@@ -126,7 +136,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.Workers < 0:
+	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.Workers < 0:
 		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
 	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
 		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
@@ -141,7 +151,7 @@ type Server struct {
 	log *slog.Logger
 	// hostile is log, rate limited: for what clients cause before hello.
 	hostile *slog.Logger
-	pool    *pool
+	pool    *vecenv.Pool
 	hello   []byte // the encoded hello result
 	started time.Time
 	stats   counters
@@ -154,8 +164,9 @@ type Server struct {
 	closing   atomic.Bool
 	lingering atomic.Int64 // refused connections in their lingering close
 	connWG    sync.WaitGroup
-	envMu     sync.Mutex // guards the total env count against concurrent makes
+	envMu     sync.Mutex // guards the total env count and bytes against concurrent makes
 	envCount  int
+	envBytes  int64
 	stopOnce  sync.Once
 }
 
@@ -171,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 	if s.hello, err = s.helloResult(); err != nil {
 		return nil, err
 	}
-	s.pool = newPool(cfg.Workers)
+	s.pool = vecenv.NewPool(cfg.Workers)
 	return s, nil
 }
 
@@ -202,10 +213,12 @@ func (s *Server) helloResult() ([]byte, error) {
 		{"tiers", tiers},
 		{"default_tier", DefaultTier.String()},
 		{"opponents", agent.Names()},
+		{"methods", methodNames[:]},
 		{"limits", obj{
 			{"max_frame", s.cfg.MaxFrame},
 			{"max_envs_per_conn", s.cfg.MaxEnvsPerConn},
 			{"max_envs", s.cfg.MaxEnvs},
+			{"max_env_bytes", s.cfg.MaxEnvBytes},
 			{"idle_timeout_s", idle},
 			{"handshake_timeout_s", handshake},
 			{"max_conns", s.cfg.MaxConns},
@@ -377,7 +390,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.closeConns()
 		<-done
 	}
-	s.stopOnce.Do(s.pool.stop)
+	s.stopOnce.Do(s.pool.Close)
 	return err
 }
 
@@ -391,7 +404,7 @@ func (s *Server) Close() error {
 	s.mu.Unlock()
 	s.closeConns()
 	s.connWG.Wait()
-	s.stopOnce.Do(s.pool.stop)
+	s.stopOnce.Do(s.pool.Close)
 	return nil
 }
 
@@ -403,22 +416,25 @@ func (s *Server) closeConns() {
 	s.mu.Unlock()
 }
 
-// reserveEnvs takes n envs from the server-wide budget.
-func (s *Server) reserveEnvs(n int) bool {
+// reserveEnvs takes n envs holding bytes of memory from the server-wide
+// budgets; false when either would be exceeded (nothing is taken).
+func (s *Server) reserveEnvs(n int, bytes int64) bool {
 	s.envMu.Lock()
 	defer s.envMu.Unlock()
-	if s.envCount+n > s.cfg.MaxEnvs {
+	if s.envCount+n > s.cfg.MaxEnvs || s.envBytes+bytes > s.cfg.MaxEnvBytes {
 		return false
 	}
 	s.envCount += n
+	s.envBytes += bytes
 	s.stats.envs.Add(int64(n))
 	return true
 }
 
-// releaseEnvs returns n envs to the budget.
-func (s *Server) releaseEnvs(n int) {
+// releaseEnvs returns n envs and their bytes to the budgets.
+func (s *Server) releaseEnvs(n int, bytes int64) {
 	s.envMu.Lock()
 	s.envCount -= n
+	s.envBytes -= bytes
 	s.envMu.Unlock()
 	s.stats.envs.Add(int64(-n))
 }

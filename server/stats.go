@@ -86,10 +86,11 @@ const (
 	mSave
 	mLoad
 	mRender
+	mObserve
 	numMethods
 )
 
-var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render"}
+var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render", "observe"}
 
 // methodID returns the id of a method name, or -1.
 func methodID(name []byte) int {
@@ -114,6 +115,8 @@ func methodID(name []byte) int {
 		return mLoad
 	case "render":
 		return mRender
+	case "observe":
+		return mObserve
 	}
 	return -1
 }

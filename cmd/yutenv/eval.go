@@ -7,7 +7,6 @@ import (
 	"math"
 	"runtime"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/stats"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 func init() {
@@ -218,21 +219,6 @@ func newProgress(w io.Writer, total int, what, unit string) *progressbar.Progres
 	)
 }
 
-// mixSeed derives an independent 64-bit seed from a base seed and a path of
-// indices (splitmix64 finalizer), so every game and every agent of a run
-// gets its own reproducible seed whatever the number of workers.
-func mixSeed(base uint64, path ...uint64) uint64 {
-	x := base
-	for _, p := range path {
-		x ^= p + 0x9e3779b97f4a7c15 + (x << 6) + (x >> 2)
-		x += 0x9e3779b97f4a7c15
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-		x ^= x >> 31
-	}
-	return x
-}
-
 // evalGame is one game of a match and its result.
 type evalGame struct {
 	pair, game int
@@ -246,62 +232,38 @@ type evalGame struct {
 // agent A sits in seat g%seats and B in all the others.
 func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, seed uint64, workers int, bar *progressbar.ProgressBar) ([]evalMatch, error) {
 	n := rules.Players
-	jobs := make(chan [2]int)
-	results := make(chan evalGame, workers)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cache := map[string]agent.Agent{}
-			get := func(spec string, s uint64) (agent.Agent, error) {
-				if a, ok := cache[spec]; ok {
-					a.(agent.Reseeder).Reseed(s) // only Reseeders are cached
-					return a, nil
-				}
-				a, err := agent.New(spec, s)
-				if _, ok := a.(agent.Reseeder); ok && err == nil {
-					cache[spec] = a // reuse its buffers, game after game
-				}
-				return a, err
-			}
-			for j := range jobs {
-				p, g := j[0], j[1]
-				out := evalGame{pair: p, game: g, aSeat: g % n}
-				a, err := get(specs[pairs[p][0]], mixSeed(seed, 1, uint64(p), uint64(g), 0))
-				if err == nil {
-					var b agent.Agent
-					b, err = get(specs[pairs[p][1]], mixSeed(seed, 1, uint64(p), uint64(g), 1))
-					if err == nil {
-						seats := make([]agent.Agent, n)
-						for i := range seats {
-							seats[i] = b
-						}
-						seats[out.aSeat] = a
-						out.res, err = agent.Game{Rules: rules, Seed: mixSeed(seed, 0, uint64(g/n)), Start: env.AnySeat, Seats: seats}.Play()
-					}
-				}
-				out.err = err
-				results <- out
-			}
-		}()
-	}
-	go func() {
-		defer close(jobs)
-		for p := range pairs {
-			for g := 0; g < perPair; g++ {
-				jobs <- [2]int{p, g}
-			}
+	stop := make(chan struct{})
+	defer close(stop)
+	// Job j is game j%perPair of pair j/perPair.
+	results := vecenv.Play(workers, 0, len(pairs)*perPair, stop, func(pl *vecenv.Players, j int) evalGame {
+		p, g := j/perPair, j%perPair
+		out := evalGame{pair: p, game: g, aSeat: g % n}
+		a, err := pl.Get(0, specs[pairs[p][0]], vecenv.Seed(seed, 1, uint64(p), uint64(g), 0))
+		if err != nil {
+			out.err = err
+			return out
 		}
-	}()
-	go func() { wg.Wait(); close(results) }()
+		b, err := pl.Get(1, specs[pairs[p][1]], vecenv.Seed(seed, 1, uint64(p), uint64(g), 1))
+		if err != nil {
+			out.err = err
+			return out
+		}
+		seats := make([]agent.Agent, n)
+		for i := range seats {
+			seats[i] = b
+		}
+		seats[out.aSeat] = a
+		out.res, out.err = agent.Game{Rules: rules, Seed: vecenv.Seed(seed, 0, uint64(g/n)), Start: env.AnySeat, Seats: seats}.Play()
+		return out
+	})
 
 	matches := make([]evalMatch, len(pairs))
 	for p, pr := range pairs {
 		matches[p] = evalMatch{A: specs[pr[0]], B: specs[pr[1]], ChanceRate: 1 / float64(n)}
 	}
 	var firstErr error
-	for r := range results {
+	for d := range results {
+		r := d.Value
 		if r.err != nil {
 			if firstErr == nil {
 				firstErr = fmt.Errorf("%s vs %s, game %d: %w", matches[r.pair].A, matches[r.pair].B, r.game, r.err)
@@ -343,7 +305,7 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, s
 func (m *evalMatch) finish(seats int) {
 	g := float64(m.Games)
 	m.WinRateA = float64(m.WinsA) / g
-	m.WilsonLow, m.WilsonHi = wilson(m.WinsA, m.Games, 1.959964)
+	m.WilsonLow, m.WilsonHi = stats.Wilson(m.WinsA, m.Games, stats.Z95)
 	m.MeanOutcomeA = m.outcomeA / g
 	m.DecisionsPerGame = float64(m.decisions) / g
 	m.ADecisionsPerGame = float64(m.decA) / g
@@ -351,7 +313,7 @@ func (m *evalMatch) finish(seats int) {
 	m.MsPerDecisionA = msPer(m.timeA, m.decA)
 	m.MsPerDecisionB = msPer(m.timeB, m.decB)
 	if seats == 2 {
-		m.Elo, m.EloLow, m.EloHigh = finite(eloDiff(m.WinRateA)), finite(eloDiff(m.WilsonLow)), finite(eloDiff(m.WilsonHi))
+		m.Elo, m.EloLow, m.EloHigh = finite(stats.EloDiff(m.WinRateA)), finite(stats.EloDiff(m.WilsonLow)), finite(stats.EloDiff(m.WilsonHi))
 	}
 }
 
@@ -361,21 +323,6 @@ func msPer(d time.Duration, n int) float64 {
 	}
 	return d.Seconds() * 1000 / float64(n)
 }
-
-// wilson returns the Wilson score interval of wins out of n at normal quantile z.
-func wilson(wins, n int, z float64) (lo, hi float64) {
-	if n == 0 {
-		return 0, 1
-	}
-	p, nf := float64(wins)/float64(n), float64(n)
-	z2 := z * z
-	centre := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / (1 + z2/nf)
-	return math.Max(0, centre-half), math.Min(1, centre+half)
-}
-
-// eloDiff is the rating difference that gives win probability p.
-func eloDiff(p float64) float64 { return 400 * math.Log10(p/(1-p)) }
 
 func finite(x float64) *float64 {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
@@ -411,33 +358,11 @@ func rankAgents(specs []string, pairs [][2]int, matches []evalMatch) []evalRank 
 		ms[i] += m.timeA
 		ms[j] += m.timeB
 	}
-	gamma := make([]float64, k)
-	for i := range gamma {
-		gamma[i] = 1
-	}
-	for iter := 0; iter < 10000; iter++ {
-		change := 0.0
-		for i := range gamma {
-			den := 0.0
-			for j := range gamma {
-				if j != i && games[i][j] > 0 {
-					den += games[i][j] / (gamma[i] + gamma[j])
-				}
-			}
-			if den > 0 {
-				next := wins[i] / den
-				change = math.Max(change, math.Abs(math.Log(next/gamma[i])))
-				gamma[i] = next
-			}
-		}
-		if change < 1e-10 {
-			break
-		}
-	}
+	elo := stats.BradleyTerryElo(wins, games)
 	for i := range ranks {
 		ranks[i].Agent = specs[i]
 		ranks[i].WinRate = float64(ranks[i].Wins) / float64(ranks[i].Games)
-		ranks[i].Elo = 400 * math.Log10(gamma[i]/gamma[0])
+		ranks[i].Elo = elo[i]
 		ranks[i].MsPerDecision = msPer(ms[i], dec[i])
 	}
 	sort.SliceStable(ranks, func(a, b int) bool { return ranks[a].Elo > ranks[b].Elo })

@@ -12,6 +12,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 func init() {
@@ -57,7 +58,7 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 			p.names[i] = "you"
 			continue
 		}
-		a, err := agent.New(*opponent, mixSeed(sd, 1, uint64(i)))
+		a, err := agent.New(*opponent, vecenv.Seed(sd, 1, uint64(i)))
 		if err != nil {
 			return err
 		}

@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/obs"
 )
 
 func TestSelfplayRecords(t *testing.T) {
@@ -52,7 +52,7 @@ func TestSelfplayRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, recs, 5)
 	assert.Equal(t, []string{"greedy", "mc:2"}, recs[0].Players)
-	_, err = os.Stat(path + tmpSuffix)
+	_, err = os.Stat(path + dataset.TmpSuffix)
 	assert.True(t, os.IsNotExist(err), "no temporary file is left")
 }
 
@@ -124,11 +124,11 @@ func readNPZ(t *testing.T, path string) map[string]npy {
 	return out
 }
 
-func readManifest(t *testing.T, dir string) dsManifest {
+func readManifest(t *testing.T, dir string) dataset.Manifest {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	b, err := os.ReadFile(filepath.Join(dir, dataset.ManifestName))
 	require.NoError(t, err)
-	var m dsManifest
+	var m dataset.Manifest
 	require.NoError(t, json.Unmarshal(b, &m))
 	return m
 }
@@ -154,7 +154,7 @@ func TestSelfplayDataset(t *testing.T) {
 	out := selfplayDataset(t, dir, "--games", "7")
 	assert.Contains(t, out, "7 games")
 	m := readManifest(t, dir)
-	assert.Equal(t, datasetFormat, m.Format)
+	assert.Equal(t, dataset.Format, m.Format)
 	assert.Equal(t, []string{"mcts:8", "greedy"}, m.Agents)
 	assert.Equal(t, "compact", m.Tier)
 	assert.Equal(t, 205, m.ObsSize)
@@ -229,7 +229,7 @@ func TestSelfplayResume(t *testing.T) {
 	// shard renamed into place just before the manifest was updated.
 	parts := t.TempDir()
 	selfplayDataset(t, parts, "--games", "3")
-	require.NoError(t, os.WriteFile(filepath.Join(parts, "shard-000001.npz"+tmpSuffix), []byte("half a shard"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(parts, "shard-000001.npz"+dataset.TmpSuffix), []byte("half a shard"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(parts, "shard-000001.records.jsonl"), []byte("{}\n"), 0o644))
 	m := readManifest(t, parts)
 	assert.True(t, m.Complete)
@@ -272,7 +272,7 @@ func TestSelfplayDatasetRefuses(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "is not empty and holds no manifest.json")
 
-	require.NoError(t, os.WriteFile(filepath.Join(other, manifestName), []byte(`{"format":"yutenv-dataset","version":7}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(other, dataset.ManifestName), []byte(`{"format":"yutenv-dataset","version":7}`), 0o644))
 	code, _, errs = runCmd(t, "selfplay", "--tier", "compact", "--out", other, "--quiet")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "version 7")
@@ -301,18 +301,6 @@ func TestSelfplayErrors(t *testing.T) {
 	}
 }
 
-func TestNpyHeader(t *testing.T) {
-	for _, shape := range [][]int{{0}, {7}, {12345, 2034}, {3, 4, 5}} {
-		h := npyHeader("<f4", shape)
-		assert.Zero(t, len(h)%64)
-		assert.Equal(t, byte('\n'), h[len(h)-1])
-		assert.Equal(t, len(h)-10, int(binary.LittleEndian.Uint16(h[8:10])))
-		assert.Regexp(t, npyDict, string(h[10:]))
-	}
-	assert.Contains(t, string(npyHeader("|u1", []int{7})), "'shape': (7,)")
-	assert.Contains(t, string(npyHeader("<f4", []int{2, 3})), "'shape': (2, 3)")
-}
-
 // TestSelfplayKilledChild is the child process of TestSelfplayKilled: it
 // runs a slow dataset run until its parent kills it.
 func TestSelfplayKilledChild(t *testing.T) {
@@ -320,7 +308,7 @@ func TestSelfplayKilledChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("only run by TestSelfplayKilled")
 	}
-	dsShardHook = func() { time.Sleep(40 * time.Millisecond) }
+	dataset.ShardHook = func() { time.Sleep(40 * time.Millisecond) }
 	os.Exit(run(strings.Fields("selfplay --tier planes --shard-games 2 --games 60 --seed 2 --quiet --out "+dir), io.Discard, os.Stderr))
 }
 
@@ -331,8 +319,8 @@ func TestSelfplayKilled(t *testing.T) {
 	require.NoError(t, cmd.Start())
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		b, err := os.ReadFile(filepath.Join(dir, manifestName))
-		var m dsManifest
+		b, err := os.ReadFile(filepath.Join(dir, dataset.ManifestName))
+		var m dataset.Manifest
 		if err == nil && json.Unmarshal(b, &m) == nil && len(m.Shards) >= 2 {
 			break
 		}
@@ -357,46 +345,4 @@ func TestSelfplayKilled(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Len(t, entries, 1+2*30, "no stray files are left")
-}
-
-// FuzzDatasetManifest feeds arbitrary manifest.json bytes to the resume
-// path: it must refuse them with an error or accept them, never panic or
-// touch files outside the directory.
-func FuzzDatasetManifest(f *testing.F) {
-	dir := f.TempDir()
-	var errs bytes.Buffer
-	if code := run([]string{"selfplay", "--tier", "compact", "--games", "2", "--shard-games", "1", "--seed", "6", "--out", dir, "--quiet"}, io.Discard, &errs); code != 0 {
-		f.Fatalf("making the seed dataset: %s", errs.String())
-	}
-	good, err := os.ReadFile(filepath.Join(dir, manifestName))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good)
-	f.Add([]byte(`{"format":"yutenv-dataset","version":1}`))
-	f.Add([]byte(`{"format":"yutenv-dataset","version":1,"shards":[{"file":"../x","first_game":0,"games":1}]}`))
-	f.Add([]byte(`[]`))
-	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
-	if err != nil {
-		f.Fatal(err)
-	}
-	cfg := selfplayConfig{rules: env.Standard(), specs: []string{"random", "random"}, seed: 6, workers: 1, enc: enc}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		d := t.TempDir()
-		sub := filepath.Join(d, "ds")
-		require.NoError(t, os.Mkdir(sub, 0o755))
-		require.NoError(t, os.WriteFile(filepath.Join(d, "outside.npz"), []byte("keep"), 0o644))
-		require.NoError(t, os.WriteFile(filepath.Join(sub, manifestName), b, 0o644))
-		m, err := dsOpen(sub, cfg, 0, 1) // games 0: no manifest rewrite, so no fsync per input
-		if err == nil {
-			// Accepted: it must be a dataset of this very run.
-			assert.Equal(t, datasetFormat, m.Format)
-			assert.Equal(t, cfg.specs, m.Agents)
-			assert.Equal(t, cfg.rules, m.Rules)
-			assert.Equal(t, "compact", m.Tier)
-			assert.Equal(t, cfg.seed, m.Seed)
-		}
-		_, statErr := os.Stat(filepath.Join(d, "outside.npz"))
-		assert.NoError(t, statErr, "files outside the dataset are never touched")
-	})
 }

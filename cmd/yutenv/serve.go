@@ -44,6 +44,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	handshake := fs.Duration("handshake-timeout", def.HandshakeTimeout, "close a connection that has not completed hello this long after connecting (0 disables)")
 	maxEnvsConn := fs.Int("max-envs-per-conn", def.MaxEnvsPerConn, "envs one connection may hold")
 	maxEnvs := fs.Int("max-envs", def.MaxEnvs, "envs all connections may hold together")
+	maxEnvBytes := fs.Int64("max-env-bytes", def.MaxEnvBytes, "bytes of env buffers all connections may hold together")
 	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
 	maxFrame := fs.Int("max-frame", def.MaxFrame, "largest frame body in bytes, either direction")
 	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
@@ -75,13 +76,13 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listening on %s (not loopback) requires --token or --token-file", *listen)
 	}
 	switch {
-	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *workers < 1:
-		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs and --workers must be at least 1")
+	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *maxEnvBytes < 1 || *workers < 1:
+		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs, --max-env-bytes and --workers must be at least 1")
 	case *idle < 0 || *grace < 0 || *handshake < 0:
 		return errors.New("--idle-timeout, --handshake-timeout and --shutdown-timeout must not be negative")
 	}
 	cfg := server.Config{
-		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxOpponentSims: *maxSims,
+		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxEnvBytes: *maxEnvBytes, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
 	}
 	if *idle == 0 {

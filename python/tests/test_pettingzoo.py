@@ -147,3 +147,34 @@ def test_progress_reward_reaches_every_step(srv: yutenv.Server) -> None:
     assert mid_game > 0, "shaping arrives before the end"
     # Two seats: the potentials are opposite, so the returns stay zero-sum.
     assert sum(totals.values()) == pytest.approx(0.0, abs=1e-4)
+
+
+def test_observe_every_agent_sees_its_own_view(srv: yutenv.Server) -> None:
+    """observe(agent) of a waiting agent is its real, current view (not a stale one) and its
+    mask is all zero exactly when it cannot act; in a two-seat game a waiting seat's view is
+    the mover's with the two seat slots swapped."""
+    env = ypz.raw_env(server=srv, tier="compact")
+    env.reset(seed=5)
+    space = env._batch.obs_space_info
+    parts = {p["name"]: p for p in space["parts"]}
+    hand = parts["hand"]
+    rng = np.random.default_rng(2)
+    checked = 0
+    for agent in env.agent_iter(max_iter=200):
+        obs, _, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        other = next(a for a in env.possible_agents if a != agent)
+        mine, theirs = env.observe(agent), env.observe(other)
+        assert mine["action_mask"].sum() > 0
+        assert theirs["action_mask"].sum() == 0
+        off = hand["offset"]
+        # hand[self] of the waiting agent is hand[opp1] of the mover, and the reverse
+        assert theirs["observation"][off] == mine["observation"][off + 1]
+        assert theirs["observation"][off + 1] == mine["observation"][off]
+        assert not np.array_equal(theirs["observation"], np.zeros_like(theirs["observation"]))
+        checked += 1
+        env.step(pick(rng, obs["action_mask"]))
+    assert checked > 20
+    env.close()

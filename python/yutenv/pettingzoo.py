@@ -12,12 +12,12 @@ Agents are ``player_0`` .. ``player_{P-1}`` (seat order). ``agent_selection`` is
 seat the server says is to move, so the same agent is selected again after a yut,
 a mo or a capture (repeated turns): never assume agents alternate.
 
-Observations are ``{"observation": float32[D], "action_mask": int8[180]}``. The server
-encodes an observation only for the seat to move, so ``observe(agent)`` for any other
-agent returns the observation of that agent's most recent decision (zeros before its
-first one) with an all-zero mask. When the game ends, the seat that moved last sees the
-final position; every agent gets its reward (+1 / -1 with two seats; places spread from
-+1 to -1 under ``end=rank``) and is terminated.
+Observations are ``{"observation": float32[D], "action_mask": int8[180]}``.
+``observe(agent)`` returns that agent's real current view of the game (seat-relative, from
+its own chair; the server's ``observe`` method) and a mask that is all zero exactly when
+the agent cannot act (it is not its decision). When the game ends, every agent sees the
+final position, gets its reward (+1 / -1 with two seats; places spread from +1 to -1 under
+``end=rank``) and is terminated.
 """
 
 from __future__ import annotations
@@ -145,8 +145,13 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
 
     def observe(self, agent: str) -> ObsDict:
         seat = self.agent_name_mapping[agent]
-        mask = self._mask if seat == self._to_move else self._zero_mask
-        return {"observation": self._obs[seat], "action_mask": mask}
+        if seat == self._to_move:  # the last row is this seat's view: no round trip
+            return {"observation": self._obs[seat], "action_mask": self._mask}
+        r = self._session.call("observe", {"handle": self._batch.handle, "seat": seat})
+        d = self._batch.obs_size
+        obs = np.frombuffer(r["obs"], dtype="<f4")[:d]
+        mask = np.frombuffer(r["mask"], dtype=np.int8)[:NUM_ACTIONS]
+        return {"observation": obs, "action_mask": mask}
 
     def step(self, action: Any) -> None:
         if self.closed:

@@ -1,4 +1,4 @@
-package server
+package vecenv
 
 import (
 	"fmt"
@@ -24,21 +24,22 @@ type task struct {
 	wg     *sync.WaitGroup
 }
 
-// pool is a fixed set of worker goroutines shared by every connection: a
-// batch is split into at most one range per worker, the caller runs the
-// first range itself, and no goroutine is started per step.
-type pool struct {
+// Pool is a fixed set of worker goroutines shared by every batch (the
+// server has one for all its connections): a batch is split into at most one
+// range per worker, the caller runs the first range itself, and no goroutine
+// is started per step. A nil *Pool runs everything in the caller's goroutine.
+type Pool struct {
 	workers int
 	tasks   chan task
 	done    sync.WaitGroup
 }
 
-// newPool starts workers goroutines (at least one).
-func newPool(workers int) *pool {
+// NewPool starts workers goroutines (at least one). Close stops them.
+func NewPool(workers int) *Pool {
 	if workers < 1 {
 		workers = 1
 	}
-	p := &pool{workers: workers, tasks: make(chan task, 4*workers)}
+	p := &Pool{workers: workers, tasks: make(chan task, 4*workers)}
 	p.done.Add(workers)
 	for range workers {
 		go p.work()
@@ -46,7 +47,7 @@ func newPool(workers int) *pool {
 	return p
 }
 
-func (p *pool) work() {
+func (p *Pool) work() {
 	defer p.done.Done()
 	for t := range p.tasks {
 		safeRun(t.r, t.lo, t.hi)
@@ -66,7 +67,11 @@ func safeRun(r ranger, lo, hi int) {
 
 // run calls r.runRange over [0, n), split across the workers when n is large
 // enough, and returns when every range is done. wg must not be in use.
-func (p *pool) run(r ranger, n int, wg *sync.WaitGroup) {
+func (p *Pool) run(r ranger, n int, wg *sync.WaitGroup) {
+	if p == nil {
+		safeRun(r, 0, n)
+		return
+	}
 	chunks := min(p.workers, n/minChunk)
 	if chunks <= 1 {
 		safeRun(r, 0, n)
@@ -81,8 +86,9 @@ func (p *pool) run(r ranger, n int, wg *sync.WaitGroup) {
 	wg.Wait()
 }
 
-// stop ends the workers after the queued tasks.
-func (p *pool) stop() {
+// Close ends the workers after the queued tasks. The pool must not be used
+// afterwards.
+func (p *Pool) Close() {
 	close(p.tasks)
 	p.done.Wait()
 }

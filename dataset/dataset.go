@@ -1,4 +1,4 @@
-package main
+package dataset
 
 import (
 	"archive/zip"
@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -19,19 +20,25 @@ import (
 	"time"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/obs"
 )
 
-// Dataset format identifiers (docs/DATASETS.md).
+// ErrDataset is wrapped by every error about an existing dataset directory:
+// one made by another run, damaged, or not a dataset.
+var ErrDataset = errors.New("dataset")
+
+// Dataset format identifiers (docs/DATASETS.md): the manifest's format and
+// version, its file name, and the largest manifest Open reads.
 const (
-	datasetFormat   = "yutenv-dataset"
-	datasetVersion  = 1
-	manifestName    = "manifest.json"
-	maxManifestSize = 256 << 20
+	Format          = "yutenv-dataset"
+	FormatVersion   = 1
+	ManifestName    = "manifest.json"
+	MaxManifestSize = 256 << 20
 )
 
-// dsManifest is the dataset's manifest.json: how it was made and which shards
+// Manifest is the dataset's manifest.json: how it was made and which shards
 // hold it. It is rewritten atomically after every shard.
-type dsManifest struct {
+type Manifest struct {
 	Format   string `json:"format"`
 	Version  int    `json:"version"`
 	Software string `json:"software"`
@@ -42,11 +49,11 @@ type dsManifest struct {
 	Agents []string `json:"agents"`
 	// Tier is the observation tier; ObsSize the length of one observation
 	// and ObsParts its layout (docs/OBSERVATIONS.md).
-	Tier     string   `json:"tier"`
-	ObsSize  int      `json:"obs_size"`
-	ObsParts []dsPart `json:"obs_parts"`
-	// Seed is the run's seed: game g's throws use mixSeed(seed, 0, g) and
-	// seat i's agent mixSeed(seed, 1, g, i).
+	Tier     string `json:"tier"`
+	ObsSize  int    `json:"obs_size"`
+	ObsParts []Part `json:"obs_parts"`
+	// Seed is the run's seed: game g's throws use vecenv.Seed(seed, 0, g)
+	// and seat i's agent vecenv.Seed(seed, 1, g, i).
 	Seed       uint64 `json:"seed"`
 	ShardGames int    `json:"shard_games"`
 	// GamesTarget is the number of games asked for; Games and Decisions
@@ -57,28 +64,28 @@ type dsManifest struct {
 	Complete    bool  `json:"complete"`
 	// Arrays lists every array of a shard: its name, numpy dtype and the
 	// shape of one row (the first axis, the decisions, is left out).
-	Arrays  []dsArray `json:"arrays"`
-	Shards  []dsShard `json:"shards"`
-	Created string    `json:"created"`
-	Updated string    `json:"updated"`
+	Arrays  []Array `json:"arrays"`
+	Shards  []Shard `json:"shards"`
+	Created string  `json:"created"`
+	Updated string  `json:"updated"`
 }
 
-// dsPart is one named slice of the observation.
-type dsPart struct {
+// Part is one named slice of the observation.
+type Part struct {
 	Name   string `json:"name"`
 	Offset int    `json:"offset"`
 	Shape  []int  `json:"shape"`
 }
 
-// dsArray describes one array of every shard.
-type dsArray struct {
+// Array describes one array of every shard.
+type Array struct {
 	Name  string `json:"name"`
 	Dtype string `json:"dtype"`
 	Shape []int  `json:"shape"`
 }
 
-// dsShard is one shard: its files, games and checksums.
-type dsShard struct {
+// Shard is one shard: its files, games and checksums.
+type Shard struct {
 	File          string `json:"file"`
 	Records       string `json:"records"`
 	FirstGame     int    `json:"first_game"`
@@ -90,9 +97,9 @@ type dsShard struct {
 	RecordsSHA256 string `json:"records_sha256"`
 }
 
-// datasetArrays is the array list of a dataset whose observations have obsSize values.
-func datasetArrays(obsSize int) []dsArray {
-	return []dsArray{
+// Arrays is the array list of a dataset whose observations have obsSize values.
+func Arrays(obsSize int) []Array {
+	return []Array{
 		{"obs", "<f4", []int{obsSize}},
 		{"mask", "|u1", []int{env.NumActions}},
 		{"action", "<i4", []int{}},
@@ -105,25 +112,37 @@ func datasetArrays(obsSize int) []dsArray {
 	}
 }
 
-// dsOpen reads dir's manifest, checks it was made by the same run
+// Config is what identifies a dataset's run: a dataset is resumed only by
+// a run of the same rules, agents, tier (Space) and seed.
+type Config struct {
+	Rules      env.Rules
+	Agents     []string  // canonical spec of every seat
+	Space      obs.Space // the observation space of the dataset's tier
+	Seed       uint64
+	ShardGames int    // games per shard of a new dataset
+	Software   string // "yutenv <version>", recorded in a new manifest
+}
+
+// Open reads dir's manifest, checks it was made by the same run
 // (rules, agents, tier, seed) and tidies the directory, or starts a new
-// dataset in an empty or missing dir.
-func dsOpen(dir string, cfg selfplayConfig, games, shardGames int) (*dsManifest, error) {
+// dataset in an empty or missing dir. games is the number of games the run
+// asks for: a larger number than the manifest's target extends it.
+func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	sp := cfg.enc.Space()
-	want := dsManifest{
-		Format: datasetFormat, Version: datasetVersion, Software: "yutenv " + Version,
-		Rules: cfg.rules, RulesText: cfg.rules.String(), Agents: cfg.specs,
-		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.seed, ShardGames: shardGames,
-		Arrays: datasetArrays(sp.Size), Shards: []dsShard{},
+	sp := cfg.Space
+	want := Manifest{
+		Format: Format, Version: FormatVersion, Software: cfg.Software,
+		Rules: cfg.Rules, RulesText: cfg.Rules.String(), Agents: cfg.Agents,
+		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.Seed, ShardGames: cfg.ShardGames,
+		Arrays: Arrays(sp.Size), Shards: []Shard{},
 	}
 	for _, p := range sp.Parts {
-		want.ObsParts = append(want.ObsParts, dsPart{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
+		want.ObsParts = append(want.ObsParts, Part{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
 	}
-	path := filepath.Join(dir, manifestName)
-	b, err := dsReadLimited(path, maxManifestSize)
+	path := filepath.Join(dir, ManifestName)
+	b, err := readLimited(path, MaxManifestSize)
 	switch {
 	case os.IsNotExist(err):
 		entries, err := os.ReadDir(dir)
@@ -131,28 +150,28 @@ func dsOpen(dir string, cfg selfplayConfig, games, shardGames int) (*dsManifest,
 			return nil, err
 		}
 		for _, e := range entries {
-			if !strings.HasSuffix(e.Name(), tmpSuffix) {
-				return nil, fmt.Errorf("%w: %s is not empty and holds no %s: give a new or empty directory", errDataset, dir, manifestName)
+			if !strings.HasSuffix(e.Name(), TmpSuffix) {
+				return nil, fmt.Errorf("%w: %s is not empty and holds no %s: give a new or empty directory", ErrDataset, dir, ManifestName)
 			}
 		}
 		now := time.Now().UTC().Format(time.RFC3339)
 		want.Created, want.Updated, want.GamesTarget = now, now, games
-		if err := dsTidy(dir, &want); err != nil {
+		if err := tidy(dir, &want); err != nil {
 			return nil, err
 		}
 		return &want, want.save(dir)
 	case err != nil:
 		return nil, err
 	}
-	var m dsManifest
+	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", errDataset, path, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrDataset, path, err)
 	}
-	if m.Format != datasetFormat {
-		return nil, fmt.Errorf("%w: %s: format %q, want %q", errDataset, path, m.Format, datasetFormat)
+	if m.Format != Format {
+		return nil, fmt.Errorf("%w: %s: format %q, want %q", ErrDataset, path, m.Format, Format)
 	}
-	if m.Version != datasetVersion {
-		return nil, fmt.Errorf("%w: %s: version %d, this build writes %d", errDataset, path, m.Version, datasetVersion)
+	if m.Version != FormatVersion {
+		return nil, fmt.Errorf("%w: %s: version %d, this build writes %d", ErrDataset, path, m.Version, FormatVersion)
 	}
 	for _, c := range []struct {
 		what      string
@@ -167,16 +186,16 @@ func dsOpen(dir string, cfg selfplayConfig, games, shardGames int) (*dsManifest,
 	} {
 		if !reflect.DeepEqual(c.have, c.now) {
 			return nil, fmt.Errorf("%w: %s was made with %s %v, this run asks for %v: use the same flags to resume, or another --out",
-				errDataset, dir, c.what, c.have, c.now)
+				ErrDataset, dir, c.what, c.have, c.now)
 		}
 	}
 	if m.ShardGames < 1 {
-		return nil, fmt.Errorf("%w: %s: shard_games %d", errDataset, path, m.ShardGames)
+		return nil, fmt.Errorf("%w: %s: shard_games %d", ErrDataset, path, m.ShardGames)
 	}
 	next := 0
 	for _, s := range m.Shards {
 		if s.FirstGame != next || s.Games < 1 {
-			return nil, fmt.Errorf("%w: %s: shard %s covers games %d..%d, expected to start at %d", errDataset, path, s.File, s.FirstGame, s.FirstGame+s.Games-1, next)
+			return nil, fmt.Errorf("%w: %s: shard %s covers games %d..%d, expected to start at %d", ErrDataset, path, s.File, s.FirstGame, s.FirstGame+s.Games-1, next)
 		}
 		next += s.Games
 		for _, f := range []struct {
@@ -184,21 +203,21 @@ func dsOpen(dir string, cfg selfplayConfig, games, shardGames int) (*dsManifest,
 			size int64
 		}{{s.File, s.Bytes}, {s.Records, s.RecordsBytes}} {
 			if filepath.Base(f.name) != f.name || f.name == "" {
-				return nil, fmt.Errorf("%w: %s: bad file name %q", errDataset, path, f.name)
+				return nil, fmt.Errorf("%w: %s: bad file name %q", ErrDataset, path, f.name)
 			}
 			st, err := os.Stat(filepath.Join(dir, f.name))
 			if err != nil {
-				return nil, fmt.Errorf("%w: %s lists %s, which is missing: the dataset is damaged", errDataset, path, f.name)
+				return nil, fmt.Errorf("%w: %s lists %s, which is missing: the dataset is damaged", ErrDataset, path, f.name)
 			}
 			if st.Size() != f.size {
-				return nil, fmt.Errorf("%w: %s is %d bytes, the dsManifest says %d: the dataset is damaged", errDataset, f.name, st.Size(), f.size)
+				return nil, fmt.Errorf("%w: %s is %d bytes, the Manifest says %d: the dataset is damaged", ErrDataset, f.name, st.Size(), f.size)
 			}
 		}
 	}
 	if next != m.Games {
-		return nil, fmt.Errorf("%w: %s: shards hold %d games, games says %d", errDataset, path, next, m.Games)
+		return nil, fmt.Errorf("%w: %s: shards hold %d games, games says %d", ErrDataset, path, next, m.Games)
 	}
-	if err := dsTidy(dir, &m); err != nil {
+	if err := tidy(dir, &m); err != nil {
 		return nil, err
 	}
 	if games > m.GamesTarget || (games > m.Games && !m.Complete) {
@@ -211,11 +230,11 @@ func dsOpen(dir string, cfg selfplayConfig, games, shardGames int) (*dsManifest,
 	return &m, nil
 }
 
-// dsTidy removes what a killed run may leave: temporary files, and
-// shard files the dsManifest does not list (written just before the kill;
+// tidy removes what a killed run may leave: temporary files, and
+// shard files the Manifest does not list (written just before the kill;
 // they will be written again, identically).
-func dsTidy(dir string, m *dsManifest) error {
-	listed := map[string]bool{manifestName: true}
+func tidy(dir string, m *Manifest) error {
+	listed := map[string]bool{ManifestName: true}
 	for _, s := range m.Shards {
 		listed[s.File], listed[s.Records] = true, true
 	}
@@ -225,7 +244,7 @@ func dsTidy(dir string, m *dsManifest) error {
 	}
 	for _, e := range entries {
 		n := e.Name()
-		stray := strings.HasSuffix(n, tmpSuffix) ||
+		stray := strings.HasSuffix(n, TmpSuffix) ||
 			(strings.HasPrefix(n, "shard-") && (strings.HasSuffix(n, ".npz") || strings.HasSuffix(n, ".records.jsonl")) && !listed[n])
 		if stray && e.Type().IsRegular() {
 			if err := os.Remove(filepath.Join(dir, n)); err != nil {
@@ -236,7 +255,7 @@ func dsTidy(dir string, m *dsManifest) error {
 	return nil
 }
 
-func dsReadLimited(path string, limit int64) ([]byte, error) {
+func readLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -247,13 +266,13 @@ func dsReadLimited(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", errDataset, path, limit)
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrDataset, path, limit)
 	}
 	return b, nil
 }
 
-// save writes the dsManifest atomically.
-func (m *dsManifest) save(dir string) error {
+// save writes the Manifest atomically.
+func (m *Manifest) save(dir string) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false) // keep dtypes such as "<f4" readable
@@ -261,28 +280,29 @@ func (m *dsManifest) save(dir string) error {
 	if err := enc.Encode(m); err != nil {
 		return err
 	}
-	f, err := createAtomic(filepath.Join(dir, manifestName))
+	f, err := CreateAtomic(filepath.Join(dir, ManifestName))
 	if err != nil {
 		return err
 	}
-	defer f.abort()
+	defer f.Abort()
 	if _, err := f.Write(b.Bytes()); err != nil {
 		return err
 	}
-	return f.commit()
+	return f.Commit()
 }
 
-// dsShardHook, if not nil, runs between a shard's records and its arrays
-// (tests use it to kill a run at the worst moment).
-var dsShardHook func()
+// ShardHook, if not nil, runs between a shard's records and its arrays.
+// It is for tests, which use it to kill a run at the worst moment.
+var ShardHook func()
 
-// addShard writes the records and the arrays of games [first, first+len(recs))
-// and then the dsManifest that lists them, each atomically.
-func (m *dsManifest) addShard(dir string, first int, c *dsColumns, recs []*env.Record) error {
+// AddShard writes the records and the arrays of games [first, first+len(recs))
+// (c holds their decisions) into dir, and then the manifest that lists
+// them, each atomically.
+func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Record) error {
 	name := fmt.Sprintf("shard-%06d", len(m.Shards))
-	sh := dsShard{File: name + ".npz", Records: name + ".records.jsonl", FirstGame: first, Games: len(recs), Decisions: c.rows}
+	sh := Shard{File: name + ".npz", Records: name + ".records.jsonl", FirstGame: first, Games: len(recs), Decisions: c.rows}
 	var err error
-	sh.RecordsBytes, sh.RecordsSHA256, err = dsWriteHashed(filepath.Join(dir, sh.Records), func(w io.Writer) error {
+	sh.RecordsBytes, sh.RecordsSHA256, err = writeHashed(filepath.Join(dir, sh.Records), func(w io.Writer) error {
 		for _, r := range recs {
 			if _, err := r.WriteTo(w); err != nil {
 				return err
@@ -293,12 +313,12 @@ func (m *dsManifest) addShard(dir string, first int, c *dsColumns, recs []*env.R
 	if err != nil {
 		return err
 	}
-	if dsShardHook != nil {
-		dsShardHook()
+	if ShardHook != nil {
+		ShardHook()
 	}
 	n := c.rows
-	sh.Bytes, sh.SHA256, err = dsWriteHashed(filepath.Join(dir, sh.File), func(w io.Writer) error {
-		return writeNPZ(w, []npyArray{
+	sh.Bytes, sh.SHA256, err = writeHashed(filepath.Join(dir, sh.File), func(w io.Writer) error {
+		return WriteNPZ(w, []NPYArray{
 			{"obs", "<f4", []int{n, c.obsSize}, c.obs},
 			{"mask", "|u1", []int{n, env.NumActions}, c.mask},
 			{"action", "<i4", []int{n}, c.action},
@@ -321,28 +341,28 @@ func (m *dsManifest) addShard(dir string, first int, c *dsColumns, recs []*env.R
 	return m.save(dir)
 }
 
-// dsHashWriter counts and hashes what passes through it.
-type dsHashWriter struct {
+// hashWriter counts and hashes what passes through it.
+type hashWriter struct {
 	w io.Writer
 	h hash.Hash
 	n int64
 }
 
-func (hw *dsHashWriter) Write(p []byte) (int, error) {
+func (hw *hashWriter) Write(p []byte) (int, error) {
 	n, err := hw.w.Write(p)
 	hw.h.Write(p[:n])
 	hw.n += int64(n)
 	return n, err
 }
 
-// dsWriteHashed writes path atomically with fill and returns its size and SHA-256.
-func dsWriteHashed(path string, fill func(io.Writer) error) (int64, string, error) {
-	f, err := createAtomic(path)
+// writeHashed writes path atomically with fill and returns its size and SHA-256.
+func writeHashed(path string, fill func(io.Writer) error) (int64, string, error) {
+	f, err := CreateAtomic(path)
 	if err != nil {
 		return 0, "", err
 	}
-	defer f.abort()
-	hw := &dsHashWriter{w: f, h: sha256.New()}
+	defer f.Abort()
+	hw := &hashWriter{w: f, h: sha256.New()}
 	bw := bufio.NewWriterSize(hw, 1<<20)
 	if err := fill(bw); err != nil {
 		return 0, "", err
@@ -350,39 +370,39 @@ func dsWriteHashed(path string, fill func(io.Writer) error) (int64, string, erro
 	if err := bw.Flush(); err != nil {
 		return 0, "", err
 	}
-	if err := f.commit(); err != nil {
+	if err := f.Commit(); err != nil {
 		return 0, "", err
 	}
 	return hw.n, hex.EncodeToString(hw.h.Sum(nil)), nil
 }
 
-// npyArray is one array of an .npz: name, numpy dtype, shape and data (a
-// slice of a fixed-size number type, written little-endian).
-type npyArray struct {
-	name  string
-	dtype string
-	shape []int
-	data  any
+// NPYArray is one array of an .npz: name, numpy dtype, shape and data (a
+// slice of uint8, int8, int32, int64 or float32, written little-endian).
+type NPYArray struct {
+	Name  string
+	Dtype string
+	Shape []int
+	Data  any
 }
 
-// writeNPZ writes arrays as an .npz archive (a zip of .npy files, deflated,
+// WriteNPZ writes arrays as an .npz archive (a zip of .npy files, deflated,
 // each with its CRC-32), which numpy.load reads. The bytes depend only on
 // the arrays: no timestamps.
-func writeNPZ(w io.Writer, arrays []npyArray) error {
+func WriteNPZ(w io.Writer, arrays []NPYArray) error {
 	zw := zip.NewWriter(w)
 	zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
 		return flate.NewWriter(out, flate.BestSpeed)
 	})
 	for _, a := range arrays {
-		fw, err := zw.CreateHeader(&zip.FileHeader{Name: a.name + ".npy", Method: zip.Deflate})
+		fw, err := zw.CreateHeader(&zip.FileHeader{Name: a.Name + ".npy", Method: zip.Deflate})
 		if err != nil {
 			return err
 		}
-		if _, err := fw.Write(npyHeader(a.dtype, a.shape)); err != nil {
+		if _, err := fw.Write(NPYHeader(a.Dtype, a.Shape)); err != nil {
 			return err
 		}
-		if err := writeLE(fw, a.data); err != nil {
-			return fmt.Errorf("%s: %w", a.name, err)
+		if err := writeLE(fw, a.Data); err != nil {
+			return fmt.Errorf("%s: %w", a.Name, err)
 		}
 	}
 	return zw.Close()
@@ -419,10 +439,10 @@ func writeChunks[T int8 | int32 | int64 | float32](w io.Writer, d []T, chunk int
 	return nil
 }
 
-// npyHeader returns the header of a version 1.0 .npy file: the magic, the
+// NPYHeader returns the header of a version 1.0 .npy file: the magic, the
 // version, the header length and a Python dict literal padded with spaces
 // and a newline to a multiple of 64 bytes.
-func npyHeader(dtype string, shape []int) []byte {
+func NPYHeader(dtype string, shape []int) []byte {
 	dims := make([]string, len(shape))
 	for i, n := range shape {
 		dims[i] = fmt.Sprint(n)

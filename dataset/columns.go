@@ -1,0 +1,77 @@
+package dataset
+
+import (
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// Columns holds the dataset rows of one game or one shard, in the order of
+// Arrays. The zero value is not usable: NewColumns sets the observation size.
+type Columns struct {
+	obsSize     int
+	obs         []float32
+	mask        []uint8
+	action      []int32
+	policy      []float32
+	value       []float32
+	searchValue []float32
+	seat        []int8
+	game        []int64
+	decision    []int32
+	rows        int
+}
+
+// NewColumns returns empty columns for observations of obsSize values.
+func NewColumns(obsSize int) *Columns { return &Columns{obsSize: obsSize} }
+
+// Rows returns the number of rows (decisions).
+func (c *Columns) Rows() int { return c.rows }
+
+// SetValues sets every row's value target to the outcome of its seat.
+func (c *Columns) SetValues(outcomes []float64) {
+	for i := range c.value {
+		c.value[i] = float32(outcomes[c.seat[i]])
+	}
+}
+
+// Append adds every row of o.
+func (c *Columns) Append(o *Columns) {
+	c.obs = append(c.obs, o.obs...)
+	c.mask = append(c.mask, o.mask...)
+	c.action = append(c.action, o.action...)
+	c.policy = append(c.policy, o.policy...)
+	c.value = append(c.value, o.value...)
+	c.searchValue = append(c.searchValue, o.searchValue...)
+	c.seat = append(c.seat, o.seat...)
+	c.game = append(c.game, o.game...)
+	c.decision = append(c.decision, o.decision...)
+	c.rows += o.rows
+}
+
+// AddDecision appends the row of one decision of game: the observation of
+// s for the seat to move (encoded by enc into buf, of enc.Size() values),
+// its mask, the action a, the search policy and value of st (a one-hot
+// policy of a when the agent does not search). Its value target is 0 until
+// SetValues.
+func (c *Columns) AddDecision(enc *obs.Encoder, buf []float32, s *env.State, a env.Action, st agent.Stats, game int) {
+	enc.Encode(s, s.ToMove(), buf)
+	c.obs = append(c.obs, buf...)
+	var mask [env.NumActions]uint8
+	s.Mask(mask[:])
+	c.mask = append(c.mask, mask[:]...)
+	c.action = append(c.action, int32(a))
+	if st.Policy != nil {
+		c.policy = append(c.policy, st.Policy...)
+	} else { // no search: the played action, one-hot
+		var onehot [env.NumActions]float32
+		onehot[a] = 1
+		c.policy = append(c.policy, onehot[:]...)
+	}
+	c.value = append(c.value, 0)
+	c.searchValue = append(c.searchValue, float32(st.Value))
+	c.seat = append(c.seat, int8(s.ToMove()))
+	c.game = append(c.game, int64(game))
+	c.decision = append(c.decision, int32(s.Decisions()))
+	c.rows++
+}

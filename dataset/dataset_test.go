@@ -1,0 +1,68 @@
+package dataset
+
+import (
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// npyDict matches the dict of a .npy header.
+var npyDict = `^\{'descr': '[<|][a-z][0-9]', 'fortran_order': False, 'shape': \([0-9, ]*\), \} *\n$`
+
+func TestNPYHeader(t *testing.T) {
+	for _, shape := range [][]int{{0}, {7}, {12345, 2034}, {3, 4, 5}} {
+		h := NPYHeader("<f4", shape)
+		assert.Zero(t, len(h)%64)
+		assert.Equal(t, byte('\n'), h[len(h)-1])
+		assert.Equal(t, len(h)-10, int(binary.LittleEndian.Uint16(h[8:10])))
+		assert.Regexp(t, npyDict, string(h[10:]))
+	}
+	assert.Contains(t, string(NPYHeader("|u1", []int{7})), "'shape': (7,)")
+	assert.Contains(t, string(NPYHeader("<f4", []int{2, 3})), "'shape': (2, 3)")
+}
+
+// FuzzOpen feeds arbitrary manifest.json bytes to the resume path (Open): it must refuse them with an error or accept them, never panic or
+// touch files outside the directory.
+func FuzzOpen(f *testing.F) {
+	dir := f.TempDir()
+	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+	if err != nil {
+		f.Fatal(err)
+	}
+	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, ShardGames: 1, Software: "test"}
+	if _, err := Open(dir, cfg, 2); err != nil {
+		f.Fatal(err)
+	}
+	good, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte(`{"format":"yutenv-dataset","version":1}`))
+	f.Add([]byte(`{"format":"yutenv-dataset","version":1,"shards":[{"file":"../x","first_game":0,"games":1}]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		d := t.TempDir()
+		sub := filepath.Join(d, "ds")
+		require.NoError(t, os.Mkdir(sub, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(d, "outside.npz"), []byte("keep"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(sub, ManifestName), b, 0o644))
+		m, err := Open(sub, cfg, 0) // games 0: no manifest rewrite, so no fsync per input
+		if err == nil {
+			// Accepted: it must be a dataset of this very run.
+			assert.Equal(t, Format, m.Format)
+			assert.Equal(t, cfg.Agents, m.Agents)
+			assert.Equal(t, cfg.Rules, m.Rules)
+			assert.Equal(t, "compact", m.Tier)
+			assert.Equal(t, cfg.Seed, m.Seed)
+		}
+		_, statErr := os.Stat(filepath.Join(d, "outside.npz"))
+		assert.NoError(t, statErr, "files outside the dataset are never touched")
+	})
+}
