@@ -86,10 +86,20 @@ const (
 	mSave
 	mLoad
 	mRender
+	mGame
+	mInitial
+	mApply
+	mQuery
+	mDescribe
+	mPosition
+	mStateSave
+	mStateLoad
+	mAnalyse
 	numMethods
 )
 
-var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render"}
+var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render",
+	"game", "initial", "apply", "query", "describe", "position", "state_save", "state_load", "analyse"}
 
 // methodID returns the id of a method name, or -1.
 func methodID(name []byte) int {
@@ -114,6 +124,11 @@ func methodID(name []byte) int {
 		return mLoad
 	case "render":
 		return mRender
+	}
+	for m := mGame; m < numMethods; m++ {
+		if string(name) == methodNames[m] {
+			return m
+		}
 	}
 	return -1
 }
