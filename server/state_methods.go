@@ -636,8 +636,8 @@ func (c *conn) saveState(p []byte) *Error {
 	return nil
 }
 
-// loadState reads a saved-state blob into a packed state under game g,
-// whose rules must be the blob's.
+// loadState reads a saved-state blob into a packed state and its rules.
+// Given a game, the blob's rules must be the game's.
 func (c *conn) loadState(p []byte) *Error {
 	var pr struct {
 		Game *int   `msgpack:"game"`
@@ -646,9 +646,12 @@ func (c *conn) loadState(p []byte) *Error {
 	if e := decodeParams("state_load", p, "game, blob", &pr); e != nil {
 		return e
 	}
-	g, e := c.lookupGame("state_load", pr.Game)
-	if e != nil {
-		return e
+	var g *game
+	if pr.Game != nil {
+		var e *Error
+		if g, e = c.lookupGame("state_load", pr.Game); e != nil {
+			return e
+		}
 	}
 	if pr.Blob == nil {
 		return errorf(CodeBadRequest, "state_load: missing params.blob")
@@ -663,7 +666,7 @@ func (c *conn) loadState(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeBadState, "state_load: %v", err)
 	}
-	if s.Rules() != g.proto.Rules() {
+	if g != nil && s.Rules() != g.proto.Rules() {
 		return errorf(CodeBadState, "state_load: the state is for rules %q, the game plays %q", s.Rules().String(), g.proto.Rules().String())
 	}
 	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}, {"rules", s.Rules().String()}})

@@ -42,6 +42,7 @@ from .errors import (
 )
 from .gym_env import YutEnv
 from .server import Server, binary_path
+from .state import Analysis, Game, State
 from .vector import YutVectorEnv
 
 __version__ = "0.1.0"
@@ -50,7 +51,10 @@ ENV_ID = "yutenv/Yut-v0"
 
 __all__ = [
     "ENV_ID",
+    "Analysis",
     "EvalResult",
+    "Game",
+    "State",
     "NUM_ACTIONS",
     "BadStateError",
     "Batch",
