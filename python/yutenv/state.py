@@ -506,7 +506,8 @@ class State:
 
     def legal_actions_mask(self) -> npt.NDArray[np.int8]:
         """The (180,) legal-action mask."""
-        return self.game.legal_masks([self])[0]
+        m: npt.NDArray[np.int8] = self.game.legal_masks([self])[0]
+        return m
 
     def legal_actions(self) -> list[int]:
         """The legal action ids, increasing ([] unless the state is a decision)."""
@@ -547,7 +548,8 @@ class State:
     def observation(self, tier: str = "tactical", seat: int | None = None) -> npt.NDArray[np.float32]:
         """The observation of tier ``tier`` for ``seat`` (default the seat to move; another
         seat once the game is over)."""
-        return self.game.observations([self], tier, seat)[0]
+        o: npt.NDArray[np.float32] = self.game.observations([self], tier, seat)[0]
+        return o
 
     def _describe(self) -> dict[str, Any]:
         return dict(self.game._call("describe", {"state": self._b}))
