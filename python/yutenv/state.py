@@ -29,7 +29,7 @@ import json
 import os
 import threading
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -63,7 +63,14 @@ ROUTES = ("OUTER", "C1", "C2", "CENTRE/C1", "CENTRE/C2")
 
 # Offsets of the packed layout that Python reads itself (env/packed.go).
 _SEAT, _PHASE = 1, 2
-_PLACE = 4 + 6 + 4 + 4
+_HAND = 4 + 6
+_PLACE = _HAND + 4 + 4
+
+# Requests and replies are split into chunks of about this many bytes, below the
+# server's default 16 MiB frame limit.
+_CHUNK_BYTES = 8 << 20
+
+_T = TypeVar("_T")
 
 States = Union[npt.NDArray[np.uint8], Sequence["State"]]
 
@@ -323,8 +330,9 @@ class Game:
             a = np.full(n, a)
         if a.shape != (n,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"apply_actions: want {n} integer actions, got shape {a.shape} dtype {a.dtype}")
-        r = self._call("apply", {"states": b, "actions": a.astype("<i4").tobytes()})
-        return self._rows(r["states"])
+        acts = a.astype("<i4")
+        return self._chunks(b, n, self.state_size + 4, lambda lo, hi, rows: self._rows(
+            self._call("apply", {"states": rows, "actions": acts[lo:hi].tobytes()})["states"]))
 
     def apply_throws(self, states: States, throws: npt.ArrayLike) -> npt.NDArray[np.uint8]:
         """Resolve one chance node per state with a throw id 0..5, or -1 to throw with the
@@ -337,8 +345,9 @@ class Game:
             raise ValueError(f"apply_throws: want {n} integer throws, got shape {t.shape} dtype {t.dtype}")
         if ((t < -1) | (t > 5)).any():
             raise ValueError("apply_throws: a throw is an id 0..5 (back-do, do, gae, geol, yut, mo) or -1 to sample")
-        r = self._call("apply", {"states": b, "throws": t.astype(np.int8).tobytes()})
-        return self._rows(r["states"])
+        th = t.astype(np.int8)
+        return self._chunks(b, n, self.state_size + 1, lambda lo, hi, rows: self._rows(
+            self._call("apply", {"states": rows, "throws": th[lo:hi].tobytes()})["states"]))
 
     def query(
         self,
@@ -358,23 +367,30 @@ class Game:
         seat only once the game is over).
         """
         b, n = self._bytes(states)
-        p: dict[str, Any] = {"states": b, "mask": bool(mask), "returns": bool(returns)}
+        p: dict[str, Any] = {"mask": bool(mask), "returns": bool(returns)}
+        per_row = 2 + (NUM_ACTIONS if mask else 0) + (4 * self.players if returns else 0)
         if obs is not None:
             p["obs"] = str(obs)
+            per_row += 4 * self.obs_size.get(str(obs), 0)
         if seat is not None:
             p["seat"] = _int(seat, "seat")
-        r = self._call("query", p)
-        out: dict[str, npt.NDArray[Any]] = {
-            "phase": np.frombuffer(r["phase"], dtype=np.uint8),
-            "to_move": np.frombuffer(r["to_move"], dtype=np.int8),
-        }
-        if mask:
-            out["mask"] = np.frombuffer(r["mask"], dtype=np.int8).reshape(n, NUM_ACTIONS)
-        if returns:
-            out["returns"] = np.frombuffer(r["returns"], dtype="<f4").reshape(n, self.players)
-        if obs is not None:
-            out["obs"] = np.frombuffer(r["obs"], dtype="<f4").reshape(n, -1)
-        return out
+
+        def one(lo: int, hi: int, rows: bytes) -> dict[str, npt.NDArray[Any]]:
+            r = self._call("query", {**p, "states": rows})
+            k = hi - lo
+            out: dict[str, npt.NDArray[Any]] = {
+                "phase": np.frombuffer(r["phase"], dtype=np.uint8),
+                "to_move": np.frombuffer(r["to_move"], dtype=np.int8),
+            }
+            if mask:
+                out["mask"] = np.frombuffer(r["mask"], dtype=np.int8).reshape(k, NUM_ACTIONS)
+            if returns:
+                out["returns"] = np.frombuffer(r["returns"], dtype="<f4").reshape(k, self.players)
+            if obs is not None:
+                out["obs"] = np.frombuffer(r["obs"], dtype="<f4").reshape(k, -1)
+            return out
+
+        return self._chunks(b, n, max(per_row, self.state_size), one)
 
     def legal_masks(self, states: States) -> npt.NDArray[np.int8]:
         """(N, 180) legal-action masks (all zero except at decisions)."""
@@ -401,14 +417,39 @@ class Game:
         server's ``--max-opponent-sims``.
         """
         b, n = self._bytes(states)
-        r = self._call("analyse", {"states": b, "agent": str(agent), "seed": check_seed(seed)})
-        return Analysis(
-            actions=np.frombuffer(r["actions"], dtype="<i4"),
-            policy=np.frombuffer(r["policy"], dtype="<f4").reshape(n, NUM_ACTIONS),
-            value=np.frombuffer(r["value"], dtype="<f4"),
-            values=np.frombuffer(r["values"], dtype="<f4").reshape(n, self.players),
-            agent=str(r["agent"]),
-        )
+        seed = check_seed(seed)
+
+        def one(lo: int, hi: int, rows: bytes) -> dict[str, Any]:
+            r = self._call("analyse", {"states": rows, "agent": str(agent), "seed": (seed + lo) % 2**64})
+            k = hi - lo
+            return {
+                "actions": np.frombuffer(r["actions"], dtype="<i4"),
+                "policy": np.frombuffer(r["policy"], dtype="<f4").reshape(k, NUM_ACTIONS),
+                "value": np.frombuffer(r["value"], dtype="<f4"),
+                "values": np.frombuffer(r["values"], dtype="<f4").reshape(k, self.players),
+                "agent": str(r["agent"]),
+            }
+
+        d = self._chunks(b, n, 4 * (NUM_ACTIONS + 2 + self.players), one)
+        return Analysis(actions=d["actions"], policy=d["policy"], value=d["value"], values=d["values"], agent=d["agent"])
+
+    def _chunks(self, b: bytes, n: int, per_row: int, fn: Callable[[int, int, bytes], _T]) -> _T:
+        """Run fn(lo, hi, packed rows) over chunks of rows whose request and reply (at most
+        per_row bytes a row each) fit one frame, and join the results (arrays, or dicts)."""
+        step = max(1, _CHUNK_BYTES // per_row)
+        if n <= step:
+            return fn(0, n, b)
+        k = self.state_size
+        parts = [fn(lo, min(n, lo + step), b[lo * k : min(n, lo + step) * k]) for lo in range(0, n, step)]
+        if isinstance(parts[0], dict):
+            first: dict[str, Any] = parts[0]
+            joined = {key: np.concatenate([p[key] for p in parts]) if isinstance(v, np.ndarray) else v for key, v in first.items()}  # type: ignore[index]
+            return cast(_T, joined)
+        return cast(_T, np.concatenate(cast(list[npt.NDArray[Any]], parts)))
+
+
+def _seat_error(seat: int, players: int) -> int:
+    raise ValueError(f"seat {seat} out of range 0..{players - 1}")
 
 
 def _int(v: Any, what: str) -> int:
@@ -486,6 +527,14 @@ class State:
     def places(self) -> list[int]:
         """Every seat's final place (1 = first), 0 while it plays."""
         return list(self._b[_PLACE : _PLACE + self.game.players])
+
+    def hand(self, seat: int) -> int:
+        """Pieces of ``seat`` waiting in hand."""
+        return self._b[_HAND + seat] if 0 <= seat < self.game.players else _seat_error(seat, self.game.players)
+
+    def finished(self, seat: int) -> int:
+        """Pieces of ``seat`` that have finished."""
+        return self._b[_HAND + 4 + seat] if 0 <= seat < self.game.players else _seat_error(seat, self.game.players)
 
     def winner(self) -> int:
         """The seat that finished first, or -1."""
