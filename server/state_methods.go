@@ -477,26 +477,6 @@ func onePacked(method string, g *game, b []byte) (env.State, *Error) {
 	return s, nil
 }
 
-// positionWire is a position as the state methods take and give it: an
-// env.Position without its rules (the game has them).
-type positionWire struct {
-	ToMove   int                `msgpack:"to_move"`
-	Phase    string             `msgpack:"phase"`
-	Pool     [env.NumThrows]int `msgpack:"pool"`
-	Hand     []int              `msgpack:"hand"`
-	Finished []int              `msgpack:"finished"`
-	Place    []int              `msgpack:"place"`
-	Stacks   []stackWire        `msgpack:"stacks"`
-}
-
-// stackWire is one stack of a positionWire; route is a route name (OUTER, C1, ...).
-type stackWire struct {
-	Seat    int    `msgpack:"seat"`
-	Station int    `msgpack:"station"`
-	Route   string `msgpack:"route"`
-	Height  int    `msgpack:"height"`
-}
-
 // describeState returns one state's position, JSON form and text board.
 func (c *conn) describeState(p []byte) *Error {
 	var pr struct {
@@ -514,11 +494,10 @@ func (c *conn) describeState(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	pos := s.Position()
-	players := s.Rules().Players
-	stacks := make([]obj, len(pos.Stacks))
-	for i, st := range pos.Stacks {
-		stacks[i] = obj{{"seat", st.Seat}, {"station", int(st.Station)}, {"route", st.Route.String()}, {"height", st.Height}}
+	d := env.Describe(s.Position())
+	stacks := make([]obj, len(d.Stacks))
+	for i, st := range d.Stacks {
+		stacks[i] = obj{{"seat", st.Seat}, {"station", st.Station}, {"route", st.Route}, {"height", st.Height}}
 	}
 	js, err := json.Marshal(s.JSON())
 	if err != nil {
@@ -526,9 +505,8 @@ func (c *conn) describeState(p []byte) *Error {
 	}
 	c.out = appendValue(c.out, obj{
 		{"position", obj{
-			{"to_move", pos.ToMove}, {"phase", pos.Phase.String()}, {"pool", pos.Pool[:]},
-			{"hand", pos.Hand[:players]}, {"finished", pos.Finished[:players]}, {"place", pos.Place[:players]},
-			{"stacks", stacks},
+			{"to_move", d.ToMove}, {"phase", d.Phase}, {"pool", d.Pool[:]},
+			{"hand", d.Hand}, {"finished", d.Finished}, {"place", d.Place}, {"stacks", stacks},
 		}},
 		{"start", s.StartSeat()},
 		{"decisions", s.Decisions()},
@@ -542,9 +520,9 @@ func (c *conn) describeState(p []byte) *Error {
 // positionState builds a state from a readable position.
 func (c *conn) positionState(p []byte) *Error {
 	var pr struct {
-		Game     *int          `msgpack:"game"`
-		Position *positionWire `msgpack:"position"`
-		Seed     uint64        `msgpack:"seed"`
+		Game     *int              `msgpack:"game"`
+		Position *env.PositionDesc `msgpack:"position"`
+		Seed     uint64            `msgpack:"seed"`
 	}
 	if e := decodeParams("position", p, "game, position, seed", &pr); e != nil {
 		return e
@@ -556,7 +534,7 @@ func (c *conn) positionState(p []byte) *Error {
 	if pr.Position == nil {
 		return errorf(CodeBadRequest, "position: missing params.position")
 	}
-	pos, err := pr.Position.position(g.proto.Rules())
+	pos, err := pr.Position.Position(g.proto.Rules())
 	if err != nil {
 		return errorf(CodeBadState, "position: %v", err)
 	}
@@ -566,49 +544,6 @@ func (c *conn) positionState(p []byte) *Error {
 	}
 	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}})
 	return nil
-}
-
-// position turns the wire form into an env.Position under rules r,
-// checking what FromPosition cannot see (list lengths, names).
-func (w *positionWire) position(r env.Rules) (env.Position, error) {
-	p := env.Position{Rules: r, ToMove: w.ToMove, Pool: w.Pool}
-	switch w.Phase {
-	case "throw":
-		p.Phase = env.PhaseThrow
-	case "move":
-		p.Phase = env.PhaseMove
-	case "over":
-		p.Phase = env.PhaseOver
-	default:
-		return p, fmt.Errorf("phase %q is not one of throw, move, over", clip([]byte(w.Phase)))
-	}
-	for _, l := range []struct {
-		name string
-		v    []int
-		dst  *[env.MaxPlayers]int
-	}{{"hand", w.Hand, &p.Hand}, {"finished", w.Finished, &p.Finished}, {"place", w.Place, &p.Place}} {
-		if l.v == nil && l.name != "hand" {
-			continue
-		}
-		if len(l.v) != r.Players {
-			return p, fmt.Errorf("%s: %d entries, want one per seat (%d)", l.name, len(l.v), r.Players)
-		}
-		copy(l.dst[:], l.v)
-	}
-	if len(w.Stacks) > env.NumStations {
-		return p, fmt.Errorf("%d stacks, more than the %d stations", len(w.Stacks), env.NumStations)
-	}
-	for i, st := range w.Stacks {
-		route, err := env.ParseRoute(st.Route)
-		if err != nil {
-			return p, fmt.Errorf("stacks[%d]: %v", i, err)
-		}
-		if st.Station < 0 || st.Station >= env.NumStations {
-			return p, fmt.Errorf("stacks[%d]: station %d out of range 0..%d", i, st.Station, env.NumStations-1)
-		}
-		p.Stacks = append(p.Stacks, env.Stack{Seat: st.Seat, Station: env.Station(st.Station), Route: route, Height: st.Height})
-	}
-	return p, nil
 }
 
 // saveState returns one state as the engine's saved-state blob (rules included).
