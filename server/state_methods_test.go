@@ -267,3 +267,33 @@ func midGameState(t testing.TB, seed uint64) env.State {
 	s.Advance()
 	return s
 }
+
+// BenchmarkStateApply measures apply over a real Unix socket: 1024 packed
+// states at decisions, one action each, a round trip per op.
+func BenchmarkStateApply(b *testing.B) {
+	ts := startServer(b, "unix", DefaultConfig())
+	c := ts.client(b)
+	g := declareGame(b, c, "standard")
+	const n = 1024
+	res, err := c.Call("initial", map[string]any{"game": g, "seed": 1, "n": n, "start": 0})
+	require.NoError(b, err)
+	throws := make([]byte, n)
+	for i := range throws {
+		throws[i] = uint8(env.Gae)
+	}
+	res, err = c.Call("apply", map[string]any{"game": g, "states": res["states"], "throws": throws})
+	require.NoError(b, err)
+	states := res["states"].([]byte)
+	acts := make([]int32, n)
+	for i := range acts {
+		acts[i] = int32(env.EnterAction(env.Gae))
+	}
+	params := map[string]any{"game": g, "states": states, "actions": int32Bin(acts...)}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := c.Call("apply", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "states/s")
+}
