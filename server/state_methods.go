@@ -465,13 +465,24 @@ func (c *conn) queryStates(p []byte) *Error {
 	return nil
 }
 
-// onePacked reads the single packed state of params.state under game g.
-func onePacked(method string, g *game, b []byte) (env.State, *Error) {
+// oneState reads params {game, state} holding one packed state.
+func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
+	var pr struct {
+		Game  *int   `msgpack:"game"`
+		State []byte `msgpack:"state"`
+	}
+	if e := decodeParams(method, p, "game, state", &pr); e != nil {
+		return env.State{}, e
+	}
+	g, e := c.lookupGame(method, pr.Game)
+	if e != nil {
+		return env.State{}, e
+	}
 	s := g.proto
-	if b == nil {
+	if pr.State == nil {
 		return s, errorf(CodeBadRequest, "%s: missing params.state", method)
 	}
-	if err := s.Unpack(b); err != nil {
+	if err := s.Unpack(pr.State); err != nil {
 		return s, errorf(CodeBadState, "%s: params.state: %v", method, err)
 	}
 	return s, nil
@@ -479,18 +490,7 @@ func onePacked(method string, g *game, b []byte) (env.State, *Error) {
 
 // describeState returns one state's position, JSON form and text board.
 func (c *conn) describeState(p []byte) *Error {
-	var pr struct {
-		Game  *int   `msgpack:"game"`
-		State []byte `msgpack:"state"`
-	}
-	if e := decodeParams("describe", p, "game, state", &pr); e != nil {
-		return e
-	}
-	g, e := c.lookupGame("describe", pr.Game)
-	if e != nil {
-		return e
-	}
-	s, e := onePacked("describe", g, pr.State)
+	s, e := c.oneState("describe", p)
 	if e != nil {
 		return e
 	}
@@ -548,18 +548,7 @@ func (c *conn) positionState(p []byte) *Error {
 
 // saveState returns one state as the engine's saved-state blob (rules included).
 func (c *conn) saveState(p []byte) *Error {
-	var pr struct {
-		Game  *int   `msgpack:"game"`
-		State []byte `msgpack:"state"`
-	}
-	if e := decodeParams("state_save", p, "game, state", &pr); e != nil {
-		return e
-	}
-	g, e := c.lookupGame("state_save", pr.Game)
-	if e != nil {
-		return e
-	}
-	s, e := onePacked("state_save", g, pr.State)
+	s, e := c.oneState("state_save", p)
 	if e != nil {
 		return e
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"math"
+	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -296,4 +297,53 @@ func BenchmarkStateApply(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "states/s")
+}
+
+// FuzzStateMethods sends arbitrary requests to a connection that declared a
+// game: no input may panic the server or give an internal error, and the
+// connection keeps serving.
+func FuzzStateMethods(f *testing.F) {
+	s, err := env.New(env.Standard(), 1, 0)
+	require.NoError(f, err)
+	chance := s.AppendPacked(nil)
+	_, err = s.ApplyThrow(env.Gae)
+	require.NoError(f, err)
+	move := s.AppendPacked(nil)
+	blob, err := s.MarshalBinary()
+	require.NoError(f, err)
+	for _, req := range []obj{
+		{{"id", 1}, {"method", "apply"}, {"params", obj{{"game", 0}, {"states", chance}, {"throws", []byte{0xff}}}}},
+		{{"id", 2}, {"method", "apply"}, {"params", obj{{"game", 0}, {"states", move}, {"actions", int32Bin(89)}}}},
+		{{"id", 3}, {"method", "query"}, {"params", obj{{"game", 0}, {"states", append(chance, move...)}, {"mask", true}, {"returns", true}, {"obs", "planes"}, {"seat", -1}}}},
+		{{"id", 4}, {"method", "analyse"}, {"params", obj{{"game", 0}, {"states", move}, {"agent", "mcts:8"}}}},
+		{{"id", 5}, {"method", "position"}, {"params", obj{{"game", 0}, {"position", obj{{"phase", "move"}, {"pool", []int{0, 0, 1, 0, 0, 0}},
+			{"stacks", []obj{{{"seat", 0}, {"station", 3}, {"route", "OUTER"}, {"height", 1}}}}}}}}},
+		{{"id", 6}, {"method", "describe"}, {"params", obj{{"game", 0}, {"state", move}}}},
+		{{"id", 7}, {"method", "state_load"}, {"params", obj{{"blob", blob}}}},
+		{{"id", 8}, {"method", "initial"}, {"params", obj{{"game", 0}, {"n", 3}, {"seed", 9}, {"start", 1}}}},
+		{{"id", 9}, {"method", "game"}, {"params", obj{{"rules", "players=4,pieces=5"}}}},
+	} {
+		f.Add(appendValue(nil, req))
+	}
+	srv, err := New(Config{MaxFrame: 1 << 20})
+	require.NoError(f, err)
+	f.Cleanup(func() { srv.Close() })
+	declare := appendValue(nil, obj{{"id", 0}, {"method", "game"}, {"params", obj{{"rules", "standard"}}}})
+	ping := appendValue(nil, obj{{"id", 0}, {"method", "ping"}})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		a, _ := net.Pipe()
+		c := newConn(srv, a)
+		defer a.Close()
+		c.authed = true
+		c.serveFrame(declare, false)
+		require.Equal(t, "", checkResponse(t, c.out))
+		c.out = c.out[:0]
+		c.serveFrame(body, false)
+		if code := checkResponse(t, c.out); code == string(CodeInternal) {
+			t.Fatalf("internal error for %x: %s", body, c.out)
+		}
+		c.out = c.out[:0]
+		c.serveFrame(ping, false)
+		require.Equal(t, "", checkResponse(t, c.out))
+	})
 }

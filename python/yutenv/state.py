@@ -325,12 +325,7 @@ class Game:
         Raises IllegalActionError naming the first row whose action is illegal; nothing changes.
         """
         b, n = self._bytes(states)
-        a = np.asarray(actions)
-        if a.ndim == 0:
-            a = np.full(n, a)
-        if a.shape != (n,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"apply_actions: want {n} integer actions, got shape {a.shape} dtype {a.dtype}")
-        acts = a.astype("<i4")
+        acts = _per_state(actions, n, "apply_actions", "actions").astype("<i4")
         return self._chunks(b, n, self.state_size + 4, lambda lo, hi, rows: self._rows(
             self._call("apply", {"states": rows, "actions": acts[lo:hi].tobytes()})["states"]))
 
@@ -338,11 +333,7 @@ class Game:
         """Resolve one chance node per state with a throw id 0..5, or -1 to throw with the
         state's own generator (sampled mode); returns the children."""
         b, n = self._bytes(states)
-        t = np.asarray(throws)
-        if t.ndim == 0:
-            t = np.full(n, t)
-        if t.shape != (n,) or not np.issubdtype(t.dtype, np.integer):
-            raise ValueError(f"apply_throws: want {n} integer throws, got shape {t.shape} dtype {t.dtype}")
+        t = _per_state(throws, n, "apply_throws", "throws")
         if ((t < -1) | (t > 5)).any():
             raise ValueError("apply_throws: a throw is an id 0..5 (back-do, do, gae, geol, yut, mo) or -1 to sample")
         th = t.astype(np.int8)
@@ -446,6 +437,16 @@ class Game:
             joined = {key: np.concatenate([p[key] for p in parts]) if isinstance(v, np.ndarray) else v for key, v in first.items()}  # type: ignore[index]
             return cast(_T, joined)
         return cast(_T, np.concatenate(cast(list[npt.NDArray[Any]], parts)))
+
+
+def _per_state(values: npt.ArrayLike, n: int, method: str, what: str) -> npt.NDArray[np.integer[Any]]:
+    """One integer per state (a scalar applies to all), or ValueError."""
+    a = np.asarray(values)
+    if a.ndim == 0:
+        a = np.full(n, a)
+    if a.shape != (n,) or not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"{method}: want {n} integer {what}, got shape {a.shape} dtype {a.dtype}")
+    return a
 
 
 def _seat_error(seat: int, players: int) -> int:
