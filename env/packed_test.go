@@ -2,6 +2,7 @@ package env_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -128,4 +129,17 @@ func BenchmarkPacked(b *testing.B) {
 		}
 		buf = s.AppendPacked(buf[:0])
 	}
+}
+
+func ExampleState_AppendPacked() {
+	s, _ := env.New(env.Standard(), 7, 0)
+	_, _ = s.ApplyThrow(env.Gae)
+	packed := s.AppendPacked(nil) // env.PackedSize bytes: no rules, generator included
+
+	back, _ := env.New(env.Standard(), 0, 0) // a state of the same rules to read into
+	if err := back.Unpack(packed); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println(len(packed), back == s, back.LegalActions(nil))
+	// Output: 104 true [gae@enter]
 }

@@ -12,6 +12,12 @@
 // from package obs, the 180-entry legal-action masks, rewards,
 // terminated/truncated flags and the seat to move.
 //
+// The state methods (game, initial, apply, query, describe, position,
+// state_save, state_load, analyse) are stateless: the client holds game
+// states as packed bytes (env.State.AppendPacked) and sends many in one bin,
+// for its own search or to have a built-in agent label them. Every packed
+// state is checked on arrival; a bad one is refused naming its row.
+//
 // Large batches are stepped in parallel by a fixed pool of workers; each
 // handle reuses its buffers, so a step allocates nothing per env. Frames are
 // length-checked before they are read and walked without recursion before
