@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .core import NUM_ACTIONS, Session, check_action, check_seed
-from .errors import ClosedError
+from .errors import ClosedError, ServerDiedError
 
 __all__ = [
     "Analysis",
@@ -98,7 +98,7 @@ def _call(method: str, params: Mapping[str, Any], rules: str | None = None) -> A
             p["game"] = gid
     try:
         return session.call(method, p)
-    except ClosedError:
+    except (ClosedError, ServerDiedError):  # the next call starts afresh
         with _lock:
             if _session is session:
                 _session = None
