@@ -404,63 +404,61 @@ func (c *conn) queryStates(p []byte) *Error {
 	if e := c.checkReply("query", n, per+16); e != nil {
 		return e
 	}
-	// Read every state first, so a bad row fails before any output.
-	states := make([]env.State, n)
-	if e := c.runRows("query", g, pr.States, n, func(i int, s *env.State) error {
-		if enc != nil && seat >= 0 && seat != s.ToMove() && !s.IsOver() {
-			return fmt.Errorf("%w: an observation for seat %d, but seat %d is to move: a seat other than the one to move is observed only once the game is over", env.ErrBadInput, seat, s.ToMove())
-		}
-		states[i] = *s
-		return nil
-	}); e != nil {
-		if e.Code == CodeIllegalAction {
-			e.Code = CodeBadRequest
-		}
-		return e
-	}
-	out := appendMapHeader(c.out, keys)
-	out = appendStr(out, "phase")
-	out = appendBinHeader(out, n)
-	for i := range states {
-		out = append(out, uint8(states[i].Phase()))
-	}
-	out = appendStr(out, "to_move")
-	out = appendBinHeader(out, n)
-	for i := range states {
-		out = append(out, uint8(states[i].ToMove()))
-	}
-	c.out = out
+	// Lay the reply out first; the pool's workers then fill every row in
+	// place. A bad row truncates the reply back to nothing.
+	mark := len(c.out)
+	c.out = appendMapHeader(c.out, keys)
+	c.out = appendStr(c.out, "phase")
+	phase := c.growBin(n)
+	c.out = appendStr(c.out, "to_move")
+	toMove := c.growBin(n)
+	var mask, returns, obsOut []byte
 	if pr.Mask {
 		c.out = appendStr(c.out, "mask")
-		m := c.growBin(n * env.NumActions)
-		for i := range states {
-			states[i].Mask(m[i*env.NumActions : (i+1)*env.NumActions])
-		}
+		mask = c.growBin(n * env.NumActions)
 	}
 	if pr.Returns {
 		c.out = appendStr(c.out, "returns")
-		r := c.growBin(4 * n * players)
-		for i := range states {
-			for s := range players {
-				binary.LittleEndian.PutUint32(r[4*(i*players+s):], math.Float32bits(float32(states[i].Outcome(s))))
+		returns = c.growBin(4 * n * players)
+	}
+	var bufs sync.Pool
+	d := 0
+	if enc != nil {
+		d = enc.Size()
+		c.out = appendStr(c.out, "obs")
+		obsOut = c.growBin(4 * n * d)
+		bufs.New = func() any { b := make([]float32, d); return &b }
+	}
+	e = c.runRows("query", g, pr.States, n, func(i int, s *env.State) error {
+		if enc != nil && seat >= 0 && seat != s.ToMove() && !s.IsOver() {
+			return fmt.Errorf("an observation for seat %d, but seat %d is to move: a seat other than the one to move is observed only once the game is over", seat, s.ToMove())
+		}
+		phase[i], toMove[i] = uint8(s.Phase()), uint8(s.ToMove())
+		if mask != nil {
+			s.Mask(mask[i*env.NumActions : (i+1)*env.NumActions])
+		}
+		if returns != nil {
+			for k := range players {
+				binary.LittleEndian.PutUint32(returns[4*(i*players+k):], math.Float32bits(float32(s.Outcome(k))))
 			}
 		}
-	}
-	if enc != nil {
-		d := enc.Size()
-		c.out = appendStr(c.out, "obs")
-		o := c.growBin(4 * n * d)
-		buf := make([]float32, d)
-		for i := range states {
+		if enc != nil {
 			who := seat
 			if who < 0 {
-				who = states[i].ToMove()
+				who = s.ToMove()
 			}
-			encodeFor(enc, &states[i], who, buf)
-			for k, v := range buf {
-				binary.LittleEndian.PutUint32(o[4*(i*d+k):], math.Float32bits(v))
+			bp := bufs.Get().(*[]float32)
+			encodeFor(enc, s, who, *bp)
+			for k, v := range *bp {
+				binary.LittleEndian.PutUint32(obsOut[4*(i*d+k):], math.Float32bits(v))
 			}
+			bufs.Put(bp)
 		}
+		return nil
+	})
+	if e != nil {
+		c.out = c.out[:mark]
+		return e
 	}
 	return nil
 }
@@ -635,12 +633,12 @@ func (c *conn) analyseStates(p []byte) *Error {
 	if e := c.checkReply("analyse", n, 4+4*env.NumActions+4+4*players); e != nil {
 		return e
 	}
-	states := make([]env.State, n)
+	// Check every state first (the workers read them again: unpacking costs
+	// far less than a search, and no copy of N states is kept).
 	if e := c.runRows("analyse", g, pr.States, n, func(i int, s *env.State) error {
 		if s.Phase() != env.PhaseMove {
 			return fmt.Errorf("%w: the state is in phase %s: an agent acts only at a decision (phase move)", env.ErrBadInput, s.Phase())
 		}
-		states[i] = *s
 		return nil
 	}); e != nil {
 		e.Code = CodeBadRequest
@@ -676,7 +674,13 @@ func (c *conn) analyseStates(p []byte) *Error {
 				if rs != nil {
 					rs.Reseed(pr.Seed + uint64(i))
 				}
-				a, st, err := safeAct(ag, &states[i])
+				s := g.proto
+				err := s.Unpack(pr.States[i*env.PackedSize : (i+1)*env.PackedSize])
+				var a env.Action
+				var st agent.Stats
+				if err == nil {
+					a, st, err = safeAct(ag, &s)
+				}
 				if err != nil {
 					mu.Lock()
 					if i < firstRow {

@@ -347,3 +347,22 @@ func FuzzStateMethods(f *testing.F) {
 		require.Equal(t, "", checkResponse(t, c.out))
 	})
 }
+
+func TestStateMethodsTakeEmptyBatches(t *testing.T) {
+	ts := startServer(t, "unix", DefaultConfig())
+	c := ts.client(t)
+	g := declareGame(t, c, "standard")
+	for _, call := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"apply", map[string]any{"game": g, "states": []byte{}, "throws": []byte{}}},
+		{"query", map[string]any{"game": g, "states": []byte{}, "mask": true, "returns": true, "obs": "compact"}},
+		{"analyse", map[string]any{"game": g, "states": []byte{}, "agent": "mcts:10"}},
+	} {
+		t.Run(call.method, func(t *testing.T) {
+			_, err := c.Call(call.method, call.params)
+			require.NoError(t, err)
+		})
+	}
+}
