@@ -213,3 +213,21 @@ def test_analyse_labels_positions() -> None:
     assert (g.policy.sum(axis=1) == 1).all()
     with pytest.raises(yutenv.InvalidArgumentError, match="phase throw"):
         game.analyse(game.initial_states(2), "greedy")
+
+
+def test_batches_take_states_or_arrays_and_games_pickle() -> None:
+    game = Game("players=3")
+    assert pickle.loads(pickle.dumps(game)) == game and game.players == 3
+    rows = game.initial_states(5, seed=4, start=None)
+    states = game.states(rows)
+    assert [s.to_move for s in states] == list(game.query(rows)["to_move"])
+    a = game.apply_throws(rows, 2)
+    b = game.apply_throws(states, [2] * 5)
+    assert (a == b).all()
+    assert game.state(a[0]) == game.states(b)[0]
+    with pytest.raises(ValueError, match="5 integer"):
+        game.apply_throws(rows, [2, 2])
+    with pytest.raises(TypeError, match="uint8"):
+        game.apply_throws(rows.astype(np.int16), 2)
+    # The same rows sampled twice give the same throws: the generator is part of the state.
+    assert (game.apply_throws(rows, -1) == game.apply_throws(rows, -1)).all()
