@@ -35,7 +35,7 @@ const maxStateRows = 1 << 20
 // tables every state read under it copies, and its observation encoders.
 type game struct {
 	proto env.State
-	enc   [3]*obs.Encoder // by obs.Tier, made on first use
+	enc   map[obs.Tier]*obs.Encoder // made on first use
 	mu    sync.Mutex
 }
 
@@ -43,8 +43,8 @@ type game struct {
 func (g *game) encoder(t obs.Tier) (*obs.Encoder, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if int(t) >= len(g.enc) {
-		return nil, fmt.Errorf("tier %s has no encoder", t)
+	if g.enc == nil {
+		g.enc = map[obs.Tier]*obs.Encoder{}
 	}
 	if g.enc[t] == nil {
 		e, err := obs.NewEncoder(g.proto.Rules(), t)
