@@ -728,27 +728,16 @@ func safeAct(ag agent.Agent, s *env.State) (a env.Action, st agent.Stats, err er
 	return ag.ActStats(s)
 }
 
+// stateHandlers holds the state methods' handlers, by method id - mGame.
+var stateHandlers = [numMethods - mGame]func(*conn, []byte) *Error{
+	(*conn).gameMethod, (*conn).initialStates, (*conn).applyStates, (*conn).queryStates, (*conn).describeState,
+	(*conn).positionState, (*conn).saveState, (*conn).loadState, (*conn).analyseStates,
+}
+
 // stateMethod dispatches the state methods.
 func (c *conn) stateMethod(mid int, p []byte) *Error {
-	switch mid {
-	case mGame:
-		return c.gameMethod(p)
-	case mInitial:
-		return c.initialStates(p)
-	case mApply:
-		return c.applyStates(p)
-	case mQuery:
-		return c.queryStates(p)
-	case mDescribe:
-		return c.describeState(p)
-	case mPosition:
-		return c.positionState(p)
-	case mStateSave:
-		return c.saveState(p)
-	case mStateLoad:
-		return c.loadState(p)
-	case mAnalyse:
-		return c.analyseStates(p)
+	if mid < mGame || mid >= numMethods {
+		return errorf(CodeInternal, "method %d has no handler", mid)
 	}
-	return errorf(CodeInternal, "method %d has no handler", mid)
+	return stateHandlers[mid-mGame](c, p)
 }
