@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -234,7 +235,9 @@ func (c *conn) runRows(method string, g *game, in []byte, n int, fn func(i int, 
 }
 
 // growBin appends a bin header for n bytes to c.out and returns the n bytes
-// after it, for workers to fill.
+// after it, for workers to fill. It may move c.out, which makes the views
+// of earlier calls stale: reserve room first (slices.Grow) when several are
+// kept at once.
 func (c *conn) growBin(n int) []byte {
 	c.out = appendBinHeader(c.out, n)
 	start := len(c.out)
@@ -407,6 +410,10 @@ func (c *conn) queryStates(p []byte) *Error {
 	// Lay the reply out first; the pool's workers then fill every row in
 	// place. A bad row truncates the reply back to nothing.
 	mark := len(c.out)
+	// One allocation up front: the bins below are views into c.out, so it
+	// must not move while they are laid out (per covers every payload; 256
+	// covers the keys and headers).
+	c.out = slices.Grow(c.out, 256+n*per)
 	c.out = appendMapHeader(c.out, keys)
 	c.out = appendStr(c.out, "phase")
 	phase := c.growBin(n)

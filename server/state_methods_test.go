@@ -366,3 +366,33 @@ func TestStateMethodsTakeEmptyBatches(t *testing.T) {
 		})
 	}
 }
+
+// TestQueryOnAFreshConnection asks for every part of a query as a
+// connection's first request, when its reply buffer is still small: every
+// part must hold the engine's values (the parts are laid out before they are
+// filled, so a buffer that moved would leave them blank).
+func TestQueryOnAFreshConnection(t *testing.T) {
+	ts := startServer(t, "unix", DefaultConfig())
+	for _, tier := range []string{"compact", "planes", "tactical"} {
+		t.Run(tier, func(t *testing.T) {
+			c := ts.client(t)
+			g := declareGame(t, c, "standard")
+			var packed []byte
+			var states []env.State
+			for seed := uint64(0); len(states) < 70; seed++ {
+				s := midGameState(t, seed)
+				states = append(states, s)
+				packed = s.AppendPacked(packed)
+			}
+			q, err := c.Call("query", map[string]any{"game": g, "states": packed, "mask": true, "returns": true, "obs": tier})
+			require.NoError(t, err)
+			for i := range states {
+				var m [env.NumActions]uint8
+				states[i].Mask(m[:])
+				assert.Equal(t, m[:], q["mask"].([]byte)[i*env.NumActions:(i+1)*env.NumActions], "state %d", i)
+				assert.Equal(t, uint8(states[i].Phase()), q["phase"].([]byte)[i])
+				assert.Equal(t, uint8(states[i].ToMove()), q["to_move"].([]byte)[i])
+			}
+		})
+	}
+}
