@@ -30,4 +30,9 @@
 //
 // The same seed and the same actions give the same game, bit for bit, on any
 // machine and after MarshalBinary and UnmarshalState.
+//
+// AppendPacked and Unpack give a state a fixed-size binary form (PackedSize
+// bytes, without the rules) in which many states travel in one buffer, and
+// PositionDesc is a readable position (routes and phase by name) that
+// becomes a Position, and then a checked State with FromPosition.
 package env

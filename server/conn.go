@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,7 @@ type conn struct {
 	envs       int
 	requests   uint64
 	stopped    atomic.Bool
+	st         *stateConn // the state methods' games, made on first use
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -306,7 +308,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	mid = methodID(method)
 	switch {
 	case mid < 0:
-		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: hello, ping, make, reset, step, close, stats, save, load, render)", clip(method)))
+		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", clip(method), strings.Join(methodNames[:], ", ")))
 		return -1, false
 	case refuse:
 		c.fail(errorf(CodeShuttingDown, "the server is shutting down"))
@@ -350,6 +352,8 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 		e = c.render(params)
 	case mObserve:
 		e = c.observe(params)
+	default:
+		e = c.stateMethod(mid, params)
 	}
 	if e != nil {
 		c.fail(e)

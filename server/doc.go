@@ -19,7 +19,15 @@
 // allocates nothing per env. observe shows any seat its own view and mask.
 // Every map is read by one reader that refuses repeated keys, and array
 // lengths are checked against what they may hold before anything is
-// allocated for them. Frames are
+// allocated for them.
+//
+// The state methods (game, initial, apply, query, describe, position,
+// state_save, state_load, analyse) are stateless: the client holds game
+// states as packed bytes (env.State.AppendPacked) and sends many in one bin,
+// for its own search or to have a built-in agent label them. Every packed
+// state is checked on arrival; a bad one is refused naming its row.
+//
+// Frames are
 // length-checked before they are read and walked without recursion before
 // anything is decoded; every bad input gets an error response or closes
 // that one connection, never the server.

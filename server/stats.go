@@ -87,10 +87,20 @@ const (
 	mLoad
 	mRender
 	mObserve
+	mGame
+	mInitial
+	mApply
+	mQuery
+	mDescribe
+	mPosition
+	mStateSave
+	mStateLoad
+	mAnalyse
 	numMethods
 )
 
-var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render", "observe"}
+var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render", "observe",
+	"game", "initial", "apply", "query", "describe", "position", "state_save", "state_load", "analyse"}
 
 // methodID returns the id of a method name, or -1.
 func methodID(name []byte) int {
@@ -117,6 +127,11 @@ func methodID(name []byte) int {
 		return mRender
 	case "observe":
 		return mObserve
+	}
+	for m := mGame; m < numMethods; m++ {
+		if string(name) == methodNames[m] {
+			return m
+		}
 	}
 	return -1
 }

@@ -92,3 +92,21 @@ func (p *Pool) Close() {
 	close(p.tasks)
 	p.done.Wait()
 }
+
+// Range calls fn over the index range [0, n), split across the workers as a
+// batch's operations are, and returns when every range is done. A panic in
+// fn is recovered and passed to fail with the start of its range. It serves
+// work that is not a batch (the server's stateless state methods).
+func (p *Pool) Range(n int, fn func(lo, hi int), fail func(lo int, err error)) {
+	var wg sync.WaitGroup
+	p.run(funcRanger{fn, fail}, n, &wg)
+}
+
+// funcRanger adapts two functions to ranger.
+type funcRanger struct {
+	fn func(lo, hi int)
+	f  func(lo int, err error)
+}
+
+func (r funcRanger) runRange(lo, hi int)    { r.fn(lo, hi) }
+func (r funcRanger) fail(lo int, err error) { r.f(lo, err) }

@@ -47,6 +47,7 @@ from .errors import (
 )
 from .gym_env import YutEnv
 from .server import Server, binary_path
+from .state import Analysis, Game, State
 from .vector import YutVectorEnv
 
 __version__ = "0.1.0"
@@ -56,8 +57,11 @@ ENV_ID = "yutenv/Yut-v0"
 __all__ = [
     "DEFAULT_TIMEOUT",
     "ENV_ID",
+    "Analysis",
     "EnvConfig",
     "EvalResult",
+    "Game",
+    "State",
     "NUM_ACTIONS",
     "BadStateError",
     "Batch",

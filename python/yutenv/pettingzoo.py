@@ -147,10 +147,10 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         seat = self.agent_name_mapping[agent]
         if seat == self._to_move:  # the last row is this seat's view: no round trip
             return {"observation": self._obs[seat], "action_mask": self._mask}
-        r = self._session.call("observe", {"handle": self._batch.handle, "seat": seat})
+        r = self._session.client.call("observe", {"handle": self._batch.handle, "seat": seat})
         d = self._batch.obs_size
         obs = np.frombuffer(r["obs"], dtype="<f4")[:d]
-        mask = np.frombuffer(r["mask"], dtype=np.int8)[:NUM_ACTIONS]
+        mask = np.frombuffer(r["mask"], dtype=np.int8)[: self.num_actions]
         return {"observation": obs, "action_mask": mask}
 
     def step(self, action: Any) -> None:

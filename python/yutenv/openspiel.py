@@ -1,0 +1,169 @@
+"""Yut Nori as an OpenSpiel game (``pip install 'yutenv[openspiel]'``).
+
+Importing this module registers ``python_yutenv`` with ``pyspiel``: a sequential,
+perfect-information game with explicit chance nodes (the six throws and their
+probabilities), backed by :class:`yutenv.State`. OpenSpiel's own tools work on it::
+
+    import pyspiel
+    import yutenv.openspiel
+
+    game = pyspiel.load_game("python_yutenv")                          # standard rules
+    game = pyspiel.load_game("python_yutenv", {"rules": "players=3,end=rank"})
+    pyspiel.random_sim_test(game, num_sims=5, serialize=False, verbose=False)
+
+Actions are yutenv's 180 ids (throw*30 + source); chance outcomes are the throw ids 0..5.
+``returns()`` are the engine's outcomes in [-1, 1]. Every state operation is a call to
+the yutenv server, so Python algorithms run at Python-game speed (OpenSpiel's note on
+Python games applies); ``yutenv.Game``'s batched calls are the fast path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+try:
+    import pyspiel
+except ImportError as e:  # pragma: no cover - exercised only without the extra
+    raise ImportError("yutenv.openspiel needs OpenSpiel: pip install 'yutenv[openspiel]' (or open-spiel)") from e
+
+from .state import THROW_NAMES, Game, State
+
+__all__ = ["GAME_NAME", "YutSpielGame", "YutSpielState", "load_game"]
+
+GAME_NAME = "python_yutenv"
+
+#: a bound for OpenSpiel's GameInfo; the rules bound no game's length, and a game
+#: of random play in the standard rules takes a few hundred steps.
+MAX_GAME_LENGTH = 100_000
+
+def _game_type(zero_sum: bool) -> Any:
+    return pyspiel.GameType(
+        short_name=GAME_NAME,
+        long_name="Yut Nori (yutenv)",
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=4,
+        min_num_players=2,
+        provides_information_state_string=False,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=False,
+        parameter_specification={"rules": "standard"},
+    )
+
+
+_GAME_TYPE = _game_type(True)
+
+
+class YutSpielGame(pyspiel.Game):  # type: ignore[misc]
+    """The OpenSpiel game; parameter ``rules`` is a yutenv rules string."""
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        params = dict(params or {})
+        self.yut = Game(str(params.get("rules", "standard")))
+        # Outcomes sum to 0 with two seats, and under end=rank (places spread evenly
+        # from +1 to -1); under end=first with more seats every loser gets -1.
+        zero_sum = self.yut.players == 2 or "end=rank" in self.yut.rules
+        info = pyspiel.GameInfo(
+            num_distinct_actions=self.yut.num_actions,
+            max_chance_outcomes=len(THROW_NAMES),
+            num_players=self.yut.players,
+            min_utility=-1.0,
+            max_utility=1.0,
+            utility_sum=0.0 if zero_sum else None,
+            max_game_length=MAX_GAME_LENGTH,
+        )
+        super().__init__(_game_type(zero_sum), info, params)
+
+    def new_initial_state(self, seed: int = 0) -> "YutSpielState":
+        """The initial state, first seat 0 (a chance node)."""
+        return YutSpielState(self, self.yut.new_initial_state(seed=seed, start=0))
+
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "_Observer":
+        return _Observer(params)
+
+
+class YutSpielState(pyspiel.State):  # type: ignore[misc]
+    """An OpenSpiel state holding a :class:`yutenv.State`."""
+
+    def __init__(self, game: YutSpielGame, state: State) -> None:
+        super().__init__(game)
+        self.yut = state
+        self._legal: list[int] | None = None
+
+    def current_player(self) -> int:
+        p = self.yut.current_player()
+        if p == -1:
+            return int(pyspiel.PlayerId.CHANCE)
+        if p == -4:
+            return int(pyspiel.PlayerId.TERMINAL)
+        return p
+
+    def _legal_actions(self, player: int) -> list[int]:
+        if self._legal is None:
+            self._legal = self.yut.legal_actions()
+        return list(self._legal)
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return self.yut.chance_outcomes()
+
+    def _apply_action(self, action: int) -> None:
+        if self.yut.is_chance_node():
+            self.yut.apply_throw(int(action))
+        else:
+            self.yut.apply_action(int(action))
+        self._legal = None
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            return THROW_NAMES[action]
+        src = action % 30
+        return f"{THROW_NAMES[action // 30]}@{'enter' if src == 29 else src}"
+
+    def is_terminal(self) -> bool:
+        return self.yut.is_terminal()
+
+    def returns(self) -> list[float]:
+        if not self.yut.is_terminal():
+            return [0.0] * self.yut.game.players
+        return self.yut.returns()
+
+    def __str__(self) -> str:
+        return self.yut.render()
+
+    def __getstate__(self) -> Any:
+        return {"yut": self.yut}
+
+    def __setstate__(self, d: Any) -> None:
+        self.yut = d["yut"]
+        self._legal = None
+
+
+class _Observer:
+    """The board as text (perfect information: the same for every seat)."""
+
+    def __init__(self, params: Any) -> None:
+        if params:
+            raise ValueError(f"observation parameters are not supported, got {params}")
+        self.tensor = np.zeros(0, np.float32)
+        self.dict: dict[str, Any] = {}
+
+    def set_from(self, state: YutSpielState, player: int) -> None:
+        pass
+
+    def string_from(self, state: YutSpielState, player: int) -> str:
+        return state.yut.render()
+
+
+pyspiel.register_game(_GAME_TYPE, YutSpielGame)
+
+
+def load_game(rules: str = "standard") -> YutSpielGame:
+    """``pyspiel.load_game("python_yutenv", {"rules": rules})``."""
+    g: YutSpielGame = pyspiel.load_game(GAME_NAME, {"rules": rules})
+    return g

@@ -1,0 +1,638 @@
+"""Game states as Python values, backed by the Go engine: for search, labelling and analysis.
+
+A :class:`Game` holds a rule set; a :class:`State` is one position of it, held as the
+engine's *packed* bytes (``Game.state_size`` bytes, docs/FORMATS.md): copying, pickling
+and comparing a state is copying, pickling and comparing those bytes. Every engine
+operation is one round trip to the server (the process's shared ``yutenv serve``, started
+on first use), and every operation has a batched form over an ``(N, state_size)`` uint8
+array of packed states, so a Python search over thousands of nodes pays one round trip
+per batch, not per node::
+
+    import yutenv
+    game = yutenv.Game("standard")
+    s = game.new_initial_state(seed=1)
+    s.apply_throw(yutenv.state.GAE)              # or s.sample_throw()
+    s.legal_actions()                            # [59]: gae@enter
+    s.apply_action(59)
+    batch = game.initial_states(1024, seed=0)    # (1024, state_size) uint8
+    batch = game.apply_throws(batch, -1)         # every state throws with its own generator
+    a = game.analyse(batch_at_decisions, "mcts:400")   # actions, policies (N, 180), values
+
+States are checked by the server whenever they cross: a damaged or forged state is refused
+with :class:`~yutenv.BadStateError` naming its row; an illegal action or throw raises
+:class:`~yutenv.IllegalActionError`, and the state is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from .core import NUM_ACTIONS, Session, check_action, check_seed
+from .errors import ClosedError, ServerDiedError
+
+__all__ = [
+    "Analysis",
+    "Game",
+    "State",
+    "THROW_NAMES",
+    "BACK_DO",
+    "DO",
+    "GAE",
+    "GEOL",
+    "YUT",
+    "MO",
+    "CHANCE",
+    "TERMINAL",
+]
+
+#: Throw ids, in the engine's order (RULES.md).
+BACK_DO, DO, GAE, GEOL, YUT, MO = range(6)
+THROW_NAMES = ("back-do", "do", "gae", "geol", "yut", "mo")
+#: current_player() at a chance node and after the game, as in OpenSpiel.
+CHANCE = -1
+TERMINAL = -4
+PHASES = ("throw", "move", "over")
+ROUTES = ("OUTER", "C1", "C2", "CENTRE/C1", "CENTRE/C2")
+
+# Offsets of the packed layout that Python reads itself (env/packed.go).
+_SEAT, _PHASE = 1, 2
+_HAND = 4 + 6
+_PLACE = _HAND + 4 + 4
+
+# Requests and replies are split into chunks of about this many bytes, below the
+# server's default 16 MiB frame limit.
+_CHUNK_BYTES = 8 << 20
+
+_T = TypeVar("_T")
+
+States = Union[npt.NDArray[np.uint8], Sequence["State"]]
+
+_lock = threading.Lock()
+_session: Session | None = None
+_session_pid = 0
+_game_ids: dict[str, int] = {}
+
+
+def _call(method: str, params: Mapping[str, Any], rules: str | None = None) -> Any:
+    """Call a state method on the shared session; ``rules`` adds its game id."""
+    global _session, _session_pid
+    with _lock:
+        if _session is None or _session.closed or _session_pid != os.getpid():
+            _session = Session()
+            _session_pid = os.getpid()
+            _game_ids.clear()
+        session = _session
+        p = dict(params)
+        if rules is not None:
+            gid = _game_ids.get(rules)
+            if gid is None:
+                gid = int(session.client.call("game", {"rules": rules})["game"])
+                _game_ids[rules] = gid
+            p["game"] = gid
+    try:
+        return session.client.call(method, p)
+    except (ClosedError, ServerDiedError):  # the next call starts afresh
+        with _lock:
+            if _session is session:
+                _session = None
+        raise
+
+
+_infos: dict[str, dict[str, Any]] = {}
+
+
+def _declare(rules: str | dict[str, Any]) -> dict[str, Any]:
+    """The server's description of a rule set (declared once per connection)."""
+    key = rules if isinstance(rules, str) else json.dumps(rules, sort_keys=True)
+    info = _infos.get(key)
+    if info is None:
+        info = dict(_call("game", {"rules": rules}))
+        _infos[key] = info
+        with _lock:
+            _game_ids.setdefault(str(info["rules"]), int(info["game"]))
+    return info
+
+
+def close_shared_session() -> None:
+    """Close the state methods' shared connection (it reopens on next use)."""
+    global _session
+    with _lock:
+        if _session is not None:
+            _session.close()
+            _session = None
+            _game_ids.clear()
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What an agent says about a batch of states (:meth:`Game.analyse`).
+
+    Attributes:
+        actions: (N,) int32, the action the agent plays.
+        policy: (N, 180) float32, its search policy (mcts: root visit fractions; agents
+            without a search: one-hot on the action).
+        value: (N,) float32, its estimate of the mover's outcome in [-1, 1] (0 if none).
+        values: (N, players) float32, its estimate of every seat's outcome.
+        agent: the agent's canonical spec.
+    """
+
+    actions: npt.NDArray[np.int32]
+    policy: npt.NDArray[np.float32]
+    value: npt.NDArray[np.float32]
+    values: npt.NDArray[np.float32]
+    agent: str
+
+
+class Game:
+    """A rule set: makes states and runs batched operations on packed states.
+
+    Args:
+        rules: a rules string (``"players=3,end=rank"``) or a mapping of its keys; default
+            the standard rules.
+    """
+
+    def __init__(self, rules: str | Mapping[str, Any] = "standard") -> None:
+        r = _declare(dict(rules) if isinstance(rules, Mapping) else rules)
+        self.rules: str = str(r["rules"])
+        self.players: int = int(r["players"])
+        self.pieces: int = int(r["pieces"])
+        self.state_size: int = int(r["state_size"])
+        self.num_actions: int = int(r["actions"])
+        #: probability of each throw id at a chance node (back-do is 0 with back_do=off)
+        self.chance: tuple[float, ...] = tuple(float(p) for p in r["chance"])
+        #: observation size of each tier
+        self.obs_size: dict[str, int] = {str(k): int(v) for k, v in r["obs_size"].items()}
+
+    def __repr__(self) -> str:
+        return f"yutenv.Game({self.rules!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Game) and other.rules == self.rules
+
+    def __hash__(self) -> int:
+        return hash(self.rules)
+
+    def __reduce__(self) -> Any:
+        return (Game, (self.rules,))
+
+    def _call(self, method: str, params: Mapping[str, Any]) -> Any:
+        return _call(method, params, self.rules)
+
+    # ---- making states -------------------------------------------------------------------
+
+    def new_initial_state(self, seed: int = 0, start: int | None = 0) -> "State":
+        """The initial state (a chance node: the first seat throws). ``seed`` seeds the
+        state's own generator (used by :meth:`State.sample_throw`); ``start`` is the first
+        seat, or None to draw it from the seed."""
+        return State(self, bytes(self.initial_states(1, seed, start)[0]))
+
+    def initial_states(self, n: int, seed: int = 0, start: int | None = 0) -> npt.NDArray[np.uint8]:
+        """``n`` initial states with seeds ``seed, seed+1, ...``, as an (n, state_size) array."""
+        p: dict[str, Any] = {"seed": check_seed(seed), "n": int(n)}
+        if start is not None:
+            p["start"] = int(start)
+        return self._rows(self._call("initial", p)["states"])
+
+    def state_from_position(
+        self,
+        *,
+        to_move: int = 0,
+        phase: str | None = None,
+        pool: Mapping[str, int] | Sequence[int] | None = None,
+        stacks: Iterable[Mapping[str, Any] | Sequence[Any]] = (),
+        hand: Sequence[int] | None = None,
+        finished: Sequence[int] | None = None,
+        place: Sequence[int] | None = None,
+        seed: int = 0,
+    ) -> "State":
+        """Build a state from a readable position; the engine checks it thoroughly.
+
+        Args:
+            to_move: the seat to throw or move.
+            phase: ``"throw"``, ``"move"`` or ``"over"``; default ``"move"`` if the pool
+                holds a result, else ``"throw"``.
+            pool: the results waiting to be used: ``{"gae": 1, "yut": 1}`` or six counts by id.
+            stacks: the stacks on the board: ``{"seat", "station", "route", "height"}`` maps or
+                ``(seat, station, route, height)`` tuples; route is a name (``"OUTER"``,
+                ``"C1"``, ``"C2"``, ``"CENTRE/C1"``, ``"CENTRE/C2"``) or its id; height
+                defaults to 1.
+            hand: pieces in hand per seat; default: whatever is neither on the board nor finished.
+            finished: finished pieces per seat (default none).
+            place: final places per seat (1 = first; 0 while playing).
+            seed: seed of the state's own generator.
+
+        Raises:
+            BadStateError: the position is inconsistent (the message says how).
+        """
+        counts = [0] * 6
+        if isinstance(pool, Mapping):
+            for k, v in pool.items():
+                name = k.lower().replace("backdo", "back-do")
+                if name not in THROW_NAMES:
+                    raise ValueError(f"pool: unknown throw {k!r} (throws: {', '.join(THROW_NAMES)})")
+                counts[THROW_NAMES.index(name)] = int(v)
+        elif pool is not None:
+            if len(pool) != 6:
+                raise ValueError(f"pool: {len(pool)} counts, want 6 (by throw id: {', '.join(THROW_NAMES)})")
+            counts = [int(v) for v in pool]
+        st: list[dict[str, Any]] = []
+        for i, s in enumerate(stacks):
+            if isinstance(s, Mapping):
+                d = {"seat": s["seat"], "station": s["station"], "route": s.get("route", "OUTER"), "height": s.get("height", 1)}
+            else:
+                if not 3 <= len(s) <= 4:
+                    raise ValueError(f"stacks[{i}]: want (seat, station, route[, height]), got {s!r}")
+                d = {"seat": s[0], "station": s[1], "route": s[2], "height": s[3] if len(s) > 3 else 1}
+            if isinstance(d["route"], (int, np.integer)) and not isinstance(d["route"], bool):
+                if not 0 <= int(d["route"]) < len(ROUTES):
+                    raise ValueError(f"stacks[{i}]: route id {d['route']} out of range 0..{len(ROUTES) - 1}")
+                d["route"] = ROUTES[int(d["route"])]
+            for k in ("seat", "station", "height"):
+                d[k] = _int(d[k], f"stacks[{i}].{k}")
+            d["route"] = str(d["route"])
+            st.append(d)
+        fin = [0] * self.players if finished is None else [_int(v, "finished") for v in finished]
+        if hand is None:
+            hand = [self.pieces - (fin[seat] if seat < len(fin) else 0) - sum(d["height"] for d in st if d["seat"] == seat)
+                    for seat in range(self.players)]
+        pos: dict[str, Any] = {
+            "to_move": _int(to_move, "to_move"),
+            "phase": phase if phase is not None else ("move" if any(counts) else "throw"),
+            "pool": counts,
+            "hand": [_int(v, "hand") for v in hand],
+            "finished": fin,
+            "stacks": st,
+        }
+        if place is not None:
+            pos["place"] = [_int(v, "place") for v in place]
+        r = self._call("position", {"position": pos, "seed": check_seed(seed)})
+        return State(self, bytes(r["state"]))
+
+    def deserialize(self, blob: bytes) -> "State":
+        """A state from :meth:`State.serialize`'s saved-state blob, whose rules must be this game's."""
+        r = self._call("state_load", {"blob": bytes(blob)})
+        return State(self, bytes(r["state"]))
+
+    def state(self, packed: bytes | npt.NDArray[np.uint8]) -> "State":
+        """The :class:`State` of one packed row (checked by the server on its next use)."""
+        b = bytes(np.asarray(packed, dtype=np.uint8).tobytes()) if not isinstance(packed, bytes) else packed
+        if len(b) != self.state_size:
+            raise ValueError(f"a packed state is {self.state_size} bytes, got {len(b)}")
+        return State(self, b)
+
+    def states(self, rows: npt.NDArray[np.uint8]) -> list["State"]:
+        """One :class:`State` per row of an (N, state_size) array."""
+        return [State(self, bytes(r)) for r in self._array(rows)]
+
+    # ---- batched operations --------------------------------------------------------------
+
+    def _rows(self, b: bytes) -> npt.NDArray[np.uint8]:
+        return np.frombuffer(b, dtype=np.uint8).reshape(-1, self.state_size)
+
+    def _array(self, states: States) -> npt.NDArray[np.uint8]:
+        if isinstance(states, np.ndarray):
+            a = states
+            if a.dtype != np.uint8:
+                raise TypeError(f"packed states are uint8, got {a.dtype}")
+            if a.ndim == 1:
+                a = a.reshape(1, -1)
+            if a.ndim != 2 or a.shape[1] != self.state_size:
+                raise ValueError(f"packed states have shape (N, {self.state_size}), got {states.shape}")
+            return a
+        rows = []
+        for s in states:
+            if not isinstance(s, State):
+                raise TypeError(f"want State objects or an (N, {self.state_size}) uint8 array, got {type(s).__name__}")
+            if s.game.rules != self.rules:
+                raise ValueError(f"a state of rules {s.game.rules!r} given to the game of rules {self.rules!r}")
+            rows.append(s.packed)
+        return np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(-1, self.state_size)
+
+    def _bytes(self, states: States) -> tuple[bytes, int]:
+        a = self._array(states)
+        return np.ascontiguousarray(a).tobytes(), a.shape[0]
+
+    def apply_actions(self, states: States, actions: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+        """Apply one action per state (all at decisions); returns the (N, state_size) children.
+
+        Raises IllegalActionError naming the first row whose action is illegal; nothing changes.
+        """
+        b, n = self._bytes(states)
+        acts = _per_state(actions, n, "apply_actions", "actions").astype("<i4")
+        return self._chunks(b, n, self.state_size + 4, lambda lo, hi, rows: self._rows(
+            self._call("apply", {"states": rows, "actions": acts[lo:hi].tobytes()})["states"]))
+
+    def apply_throws(self, states: States, throws: npt.ArrayLike) -> npt.NDArray[np.uint8]:
+        """Resolve one chance node per state with a throw id 0..5, or -1 to throw with the
+        state's own generator (sampled mode); returns the children."""
+        b, n = self._bytes(states)
+        t = _per_state(throws, n, "apply_throws", "throws")
+        if ((t < -1) | (t > 5)).any():
+            raise ValueError("apply_throws: a throw is an id 0..5 (back-do, do, gae, geol, yut, mo) or -1 to sample")
+        th = t.astype(np.int8)
+        return self._chunks(b, n, self.state_size + 1, lambda lo, hi, rows: self._rows(
+            self._call("apply", {"states": rows, "throws": th[lo:hi].tobytes()})["states"]))
+
+    def query(
+        self,
+        states: States,
+        *,
+        mask: bool = False,
+        returns: bool = False,
+        obs: str | None = None,
+        seat: int | None = None,
+    ) -> dict[str, npt.NDArray[Any]]:
+        """Everything about a batch of states in one round trip.
+
+        Returns a dict of arrays: ``phase`` (N,) uint8 (0 throw, 1 move, 2 over) and
+        ``to_move`` (N,) int8 always; ``mask`` (N, 180) int8 if asked; ``returns``
+        (N, players) float32 (every seat's outcome, 0 until the game is over); ``obs``
+        (N, D) float32 of tier ``obs`` seen by ``seat`` (default the seat to move; any
+        seat may be observed at any time, from its own chair).
+        """
+        b, n = self._bytes(states)
+        p: dict[str, Any] = {"mask": bool(mask), "returns": bool(returns)}
+        per_row = 2 + (NUM_ACTIONS if mask else 0) + (4 * self.players if returns else 0)
+        if obs is not None:
+            p["obs"] = str(obs)
+            per_row += 4 * self.obs_size.get(str(obs), 0)
+        if seat is not None:
+            p["seat"] = _int(seat, "seat")
+
+        def one(lo: int, hi: int, rows: bytes) -> dict[str, npt.NDArray[Any]]:
+            r = self._call("query", {**p, "states": rows})
+            k = hi - lo
+            out: dict[str, npt.NDArray[Any]] = {
+                "phase": np.frombuffer(r["phase"], dtype=np.uint8),
+                "to_move": np.frombuffer(r["to_move"], dtype=np.int8),
+            }
+            if mask:
+                out["mask"] = np.frombuffer(r["mask"], dtype=np.int8).reshape(k, NUM_ACTIONS)
+            if returns:
+                out["returns"] = np.frombuffer(r["returns"], dtype="<f4").reshape(k, self.players)
+            if obs is not None:
+                out["obs"] = np.frombuffer(r["obs"], dtype="<f4").reshape(k, -1)
+            return out
+
+        return self._chunks(b, n, max(per_row, self.state_size), one)
+
+    def legal_masks(self, states: States) -> npt.NDArray[np.int8]:
+        """(N, 180) legal-action masks (all zero except at decisions)."""
+        return self.query(states, mask=True)["mask"]
+
+    def observations(self, states: States, tier: str = "tactical", seat: int | None = None) -> npt.NDArray[np.float32]:
+        """(N, D) observations of tier ``tier`` for ``seat`` (default the seat to move)."""
+        return self.query(states, obs=tier, seat=seat)["obs"]
+
+    def returns(self, states: States) -> npt.NDArray[np.float32]:
+        """(N, players) outcomes in [-1, 1]; 0 until the game is over."""
+        return self.query(states, returns=True)["returns"]
+
+    def phases(self, states: States) -> npt.NDArray[np.uint8]:
+        """(N,) phases read from the packed bytes, without a round trip: 0 throw, 1 move, 2 over."""
+        return self._array(states)[:, _PHASE]
+
+    def analyse(self, states: States, agent: str, seed: int = 0) -> Analysis:
+        """Ask a built-in agent (``"greedy"``, ``"mc:100"``, ``"mcts:400,rollout=greedy"``...)
+        what it plays at every state (each a decision), with its policy and value.
+
+        The states are searched in parallel on the server's workers; state ``i`` is searched
+        by the agent seeded with ``seed + i``, so the answer is reproducible. Bounded by the
+        server's ``--max-opponent-sims``.
+        """
+        b, n = self._bytes(states)
+        seed = check_seed(seed)
+
+        def one(lo: int, hi: int, rows: bytes) -> dict[str, Any]:
+            r = self._call("analyse", {"states": rows, "agent": str(agent), "seed": (seed + lo) % 2**64})
+            k = hi - lo
+            return {
+                "actions": np.frombuffer(r["actions"], dtype="<i4"),
+                "policy": np.frombuffer(r["policy"], dtype="<f4").reshape(k, NUM_ACTIONS),
+                "value": np.frombuffer(r["value"], dtype="<f4"),
+                "values": np.frombuffer(r["values"], dtype="<f4").reshape(k, self.players),
+                "agent": str(r["agent"]),
+            }
+
+        d = self._chunks(b, n, 4 * (NUM_ACTIONS + 2 + self.players), one)
+        return Analysis(actions=d["actions"], policy=d["policy"], value=d["value"], values=d["values"], agent=d["agent"])
+
+    def _chunks(self, b: bytes, n: int, per_row: int, fn: Callable[[int, int, bytes], _T]) -> _T:
+        """Run fn(lo, hi, packed rows) over chunks of rows whose request and reply (at most
+        per_row bytes a row each) fit one frame, and join the results (arrays, or dicts)."""
+        step = max(1, _CHUNK_BYTES // per_row)
+        if n <= step:
+            return fn(0, n, b)
+        k = self.state_size
+        parts = [fn(lo, min(n, lo + step), b[lo * k : min(n, lo + step) * k]) for lo in range(0, n, step)]
+        if isinstance(parts[0], dict):
+            first: dict[str, Any] = parts[0]
+            joined = {key: np.concatenate([p[key] for p in parts]) if isinstance(v, np.ndarray) else v for key, v in first.items()}  # type: ignore[index]
+            return cast(_T, joined)
+        return cast(_T, np.concatenate(cast(list[npt.NDArray[Any]], parts)))
+
+
+def _per_state(values: npt.ArrayLike, n: int, method: str, what: str) -> npt.NDArray[np.integer[Any]]:
+    """One integer per state (a scalar applies to all), or ValueError."""
+    a = np.asarray(values)
+    if a.ndim == 0:
+        a = np.full(n, a)
+    if a.shape != (n,) or not np.issubdtype(a.dtype, np.integer):
+        raise ValueError(f"{method}: want {n} integer {what}, got shape {a.shape} dtype {a.dtype}")
+    return a
+
+
+def _seat_error(seat: int, players: int) -> int:
+    raise ValueError(f"seat {seat} out of range 0..{players - 1}")
+
+
+def _int(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{what}: want an integer, got {v!r}")
+    return int(v)
+
+
+class State:
+    """One game position: a value backed by the engine's packed bytes.
+
+    ``copy.copy``, ``copy.deepcopy``, :meth:`clone` and pickling clone it; two states are
+    equal when their games and bytes are (position, counters and generator). The
+    ``apply_*`` methods change the state in place, as in OpenSpiel; :meth:`child` returns a
+    new state instead.
+    """
+
+    __slots__ = ("game", "_b")
+    __hash__ = None  # type: ignore[assignment]  # mutable: hash .packed instead
+
+    def __init__(self, game: Game, packed: bytes) -> None:
+        self.game = game
+        self._b = packed
+
+    @property
+    def packed(self) -> bytes:
+        """The packed bytes (hashable: use them as a transposition-table key)."""
+        return self._b
+
+    # ---- value semantics -----------------------------------------------------------------
+
+    def clone(self) -> "State":
+        return State(self.game, self._b)
+
+    __copy__ = clone
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "State":
+        return self.clone()
+
+    def __reduce__(self) -> Any:
+        return (_restore, (self.game.rules, self._b))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and other._b == self._b and other.game.rules == self.game.rules
+
+    def __repr__(self) -> str:
+        return f"<yutenv.State {self.phase} seat={self.to_move} {self._b.hex()[:16]}...>"
+
+    def __str__(self) -> str:
+        return self.render()
+
+    # ---- read from the bytes -------------------------------------------------------------
+
+    @property
+    def phase(self) -> str:
+        """``"throw"`` (a chance node), ``"move"`` (a decision) or ``"over"``."""
+        return PHASES[self._b[_PHASE]]
+
+    @property
+    def to_move(self) -> int:
+        """The seat to throw or move (after the game, the seat that moved last)."""
+        return self._b[_SEAT]
+
+    def is_chance_node(self) -> bool:
+        return self._b[_PHASE] == 0
+
+    def is_terminal(self) -> bool:
+        return self._b[_PHASE] == 2
+
+    def current_player(self) -> int:
+        """The seat to move at a decision, CHANCE (-1) at a chance node, TERMINAL (-4) after."""
+        ph = self._b[_PHASE]
+        return CHANCE if ph == 0 else TERMINAL if ph == 2 else self._b[_SEAT]
+
+    def places(self) -> list[int]:
+        """Every seat's final place (1 = first), 0 while it plays."""
+        return list(self._b[_PLACE : _PLACE + self.game.players])
+
+    def hand(self, seat: int) -> int:
+        """Pieces of ``seat`` waiting in hand."""
+        return self._b[_HAND + seat] if 0 <= seat < self.game.players else _seat_error(seat, self.game.players)
+
+    def finished(self, seat: int) -> int:
+        """Pieces of ``seat`` that have finished."""
+        return self._b[_HAND + 4 + seat] if 0 <= seat < self.game.players else _seat_error(seat, self.game.players)
+
+    def winner(self) -> int:
+        """The seat that finished first, or -1."""
+        p = self.places()
+        return p.index(1) if 1 in p else -1
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """At a chance node, every throw id with a non-zero probability and that
+        probability; otherwise []."""
+        if not self.is_chance_node():
+            return []
+        return [(t, p) for t, p in enumerate(self.game.chance) if p > 0]
+
+    # ---- engine calls --------------------------------------------------------------------
+
+    def _set(self, rows: npt.NDArray[np.uint8]) -> None:
+        self._b = rows[0].tobytes()
+
+    def legal_actions_mask(self) -> npt.NDArray[np.int8]:
+        """The (180,) legal-action mask."""
+        m: npt.NDArray[np.int8] = self.game.legal_masks([self])[0]
+        return m
+
+    def legal_actions(self) -> list[int]:
+        """The legal action ids, increasing ([] unless the state is a decision)."""
+        if self._b[_PHASE] != 1:
+            return []
+        return [int(a) for a in np.flatnonzero(self.legal_actions_mask())]
+
+    def apply_action(self, action: int) -> None:
+        """Play ``action`` for the seat to move (in place). IllegalActionError if it is not
+        legal; the state is then unchanged."""
+        self._set(self.game.apply_actions([self], [check_action(action, NUM_ACTIONS, "apply_action")]))
+
+    def apply_throw(self, throw: int) -> None:
+        """Resolve the chance node with throw id ``throw`` (explicit chance, in place)."""
+        t = _int(throw, "apply_throw")
+        if not 0 <= t <= 5:
+            raise ValueError(f"apply_throw: a throw id is 0..5 ({', '.join(THROW_NAMES)}), got {t}")
+        self._set(self.game.apply_throws([self], [t]))
+
+    def sample_throw(self) -> None:
+        """Resolve the chance node by throwing with the state's own generator (in place)."""
+        self._set(self.game.apply_throws([self], [-1]))
+
+    def child(self, action: int) -> "State":
+        """A new state: this one after ``action`` (at a decision) or throw ``action`` (at a
+        chance node)."""
+        c = self.clone()
+        if self.is_chance_node():
+            c.apply_throw(action)
+        else:
+            c.apply_action(action)
+        return c
+
+    def returns(self) -> list[float]:
+        """Every seat's outcome in [-1, 1] (0 until the game is over)."""
+        return [float(x) for x in self.game.returns([self])[0]]
+
+    def observation(self, tier: str = "tactical", seat: int | None = None) -> npt.NDArray[np.float32]:
+        """The observation of tier ``tier`` for ``seat`` (default the seat to move; another
+        seat once the game is over)."""
+        o: npt.NDArray[np.float32] = self.game.observations([self], tier, seat)[0]
+        return o
+
+    def _describe(self) -> dict[str, Any]:
+        return dict(self.game._call("describe", {"state": self._b}))
+
+    def json(self) -> dict[str, Any]:
+        """The documented JSON form of the state (docs/FORMATS.md), as a dict."""
+        return dict(json.loads(self._describe()["json"]))
+
+    def position(self) -> dict[str, Any]:
+        """The readable position: to_move, phase, pool (by throw id), hand, finished, place,
+        stacks; :meth:`Game.state_from_position` accepts it back."""
+        return dict(self._describe()["position"])
+
+    def render(self) -> str:
+        """The text board."""
+        return str(self._describe()["text"])
+
+    def serialize(self) -> bytes:
+        """The engine's saved-state blob (rules included; docs/FORMATS.md)."""
+        return bytes(self.game._call("state_save", {"state": self._b})["blob"])
+
+    @staticmethod
+    def deserialize(blob: bytes) -> "State":
+        """The state of a saved-state blob, under the rules it names."""
+        r = _call("state_load", {"blob": bytes(blob)})
+        return State(Game(str(r["rules"])), bytes(r["state"]))
+
+
+_games: dict[str, Game] = {}
+
+
+def _restore(rules: str, packed: bytes) -> State:
+    g = _games.get(rules)
+    if g is None:
+        g = _games[rules] = Game(rules)
+    return State(g, packed)

@@ -1,0 +1,746 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// The state methods (docs/PROTOCOL.md, "Positions and search") are
+// stateless: a client holds game states as packed bytes (env.PackedSize
+// each, see env.State.AppendPacked) and sends them with every request, many
+// to one bin. The only thing the server keeps is a game: the rules the
+// packed states are read under, named by a small id on the connection.
+
+// maxGames bounds the games one connection may declare.
+const maxGames = 64
+
+// maxStateRows bounds the states of one request (a bin of them is bounded
+// by max_frame too).
+const maxStateRows = 1 << 20
+
+// game is one declared rule set: an initial state whose rules and chance
+// tables every state read under it copies, and its observation encoders.
+type game struct {
+	proto env.State
+	enc   map[obs.Tier]*obs.Encoder // made on first use
+	mu    sync.Mutex
+}
+
+// encoder returns the game's encoder of tier t.
+func (g *game) encoder(t obs.Tier) (*obs.Encoder, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.enc == nil {
+		g.enc = map[obs.Tier]*obs.Encoder{}
+	}
+	if g.enc[t] == nil {
+		e, err := obs.NewEncoder(g.proto.Rules(), t)
+		if err != nil {
+			return nil, err
+		}
+		g.enc[t] = e
+	}
+	return g.enc[t], nil
+}
+
+// stateConn is a connection's state-method data, made on first use.
+type stateConn struct {
+	games []*game
+}
+
+// decodeParams decodes a params map into v, a pointer to a struct with
+// msgpack tags. Keys outside keys (a comma-separated list) and repeated keys
+// are refused before anything is decoded; the frame was already checked
+// (checkBody), so no length in it can claim more than it holds.
+func decodeParams(method string, p []byte, keys string, v any) *Error {
+	if p == nil {
+		return nil
+	}
+	allowed := strings.Split(keys, ", ")
+	e := eachParam(method, p, keys, func(k string, r *reader) error {
+		for _, a := range allowed {
+			if a == k {
+				_, err := r.skip()
+				return err
+			}
+		}
+		return errUnknownParam
+	})
+	if e != nil {
+		return e
+	}
+	d := msgpack.NewDecoder(bytes.NewReader(p))
+	d.DisallowUnknownFields(true)
+	if err := d.Decode(v); err != nil {
+		return errorf(CodeBadRequest, "%s: params: %v", method, err)
+	}
+	return nil
+}
+
+// lookupGame returns the game with id g.
+func (c *conn) lookupGame(method string, id *int) (*game, *Error) {
+	if id == nil {
+		return nil, errorf(CodeBadRequest, "%s: missing params.game (declare one with method game)", method)
+	}
+	if c.st == nil || *id < 0 || *id >= len(c.st.games) {
+		return nil, errorf(CodeUnknownHandle, "%s: no game %d on this connection", method, *id)
+	}
+	return c.st.games[*id], nil
+}
+
+// rows checks a bin of packed states and returns how many it holds.
+func rows(method string, b []byte) (int, *Error) {
+	if b == nil {
+		return 0, errorf(CodeBadRequest, "%s: missing params.states", method)
+	}
+	if len(b)%env.PackedSize != 0 {
+		return 0, errorf(CodeBadState, "%s: params.states: %d bytes is not a multiple of the state size %d", method, len(b), env.PackedSize)
+	}
+	n := len(b) / env.PackedSize
+	if n > maxStateRows {
+		return 0, errorf(CodeLimitExceeded, "%s: %d states, more than the %d a request may carry", method, n, maxStateRows)
+	}
+	return n, nil
+}
+
+// checkReply refuses a request whose reply would not fit in a frame.
+func (c *conn) checkReply(method string, n, perRow int) *Error {
+	if size := 256 + n*perRow; size > c.srv.cfg.MaxFrame {
+		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.srv.cfg.MaxFrame)
+	}
+	return nil
+}
+
+// gameMethod declares a rule set and describes it.
+func (c *conn) gameMethod(p []byte) *Error {
+	var pr struct {
+		Rules msgpack.RawMessage `msgpack:"rules"`
+	}
+	if e := decodeParams("game", p, "rules", &pr); e != nil {
+		return e
+	}
+	rules := env.Standard()
+	if pr.Rules != nil {
+		r := reader{b: pr.Rules}
+		var err error
+		if rules, err = rulesParam(&r); err != nil {
+			return paramError("game", "rules", err)
+		}
+	}
+	if c.st == nil {
+		c.st = &stateConn{}
+	}
+	if len(c.st.games) >= maxGames {
+		return errorf(CodeLimitExceeded, "game: %d games declared on this connection, the most it may hold", maxGames)
+	}
+	proto, err := env.New(rules, 0, 0)
+	if err != nil {
+		return errorf(CodeInvalidRules, "game: %v", err)
+	}
+	g := &game{proto: proto}
+	c.st.games = append(c.st.games, g)
+	pr2 := rules.Probabilities()
+	chance := make([]any, env.NumThrows)
+	for t := range chance {
+		chance[t] = pr2[t]
+	}
+	tiers := obj{}
+	for _, t := range obs.Tiers() {
+		enc, err := g.encoder(t)
+		if err != nil {
+			return errorf(CodeInternal, "game: %v", err)
+		}
+		tiers = append(tiers, kv{t.String(), enc.Size()})
+	}
+	c.out = appendValue(c.out, obj{
+		{"game", len(c.st.games) - 1},
+		{"rules", rules.String()},
+		{"players", rules.Players},
+		{"pieces", rules.Pieces},
+		{"state_size", env.PackedSize},
+		{"actions", env.NumActions},
+		{"chance", chance},
+		{"obs_size", tiers},
+	})
+	return nil
+}
+
+// stateOp runs one state method over rows [lo, hi) of a request on the
+// server's pool; the first failing row (lowest index) is reported.
+type stateOp struct {
+	g   *game
+	in  []byte
+	fn  func(i int, s *env.State) error
+	mu  sync.Mutex
+	bad int
+	err error
+}
+
+func (o *stateOp) runRange(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		s := o.g.proto
+		if err := s.Unpack(o.in[i*env.PackedSize : (i+1)*env.PackedSize]); err != nil {
+			o.fail(i, err)
+			return
+		}
+		if err := o.fn(i, &s); err != nil {
+			o.fail(i, err)
+			return
+		}
+	}
+}
+
+func (o *stateOp) fail(i int, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err == nil || i < o.bad {
+		o.bad, o.err = i, err
+	}
+}
+
+// run runs fn over every row and turns the first failure into an error
+// naming the row: bad_state for a packed state that does not read,
+// illegal_action for a refused action or throw.
+func (c *conn) runRows(method string, g *game, in []byte, n int, fn func(i int, s *env.State) error) *Error {
+	o := &stateOp{g: g, in: in, fn: fn}
+	c.srv.pool.Range(n, o.runRange, o.fail)
+	if o.err == nil {
+		return nil
+	}
+	code := CodeBadRequest
+	switch {
+	case errors.Is(o.err, env.ErrCorrupt) || errors.Is(o.err, env.ErrVersion):
+		code = CodeBadState
+	case errors.Is(o.err, env.ErrIllegalAction) || errors.Is(o.err, env.ErrWrongPhase) || errors.Is(o.err, env.ErrBadInput):
+		code = CodeIllegalAction
+	case strings.HasPrefix(o.err.Error(), "panic:"):
+		code = CodeInternal
+	}
+	return errorf(code, "%s: row %d: %v", method, o.bad, o.err)
+}
+
+// growBin appends a bin header for n bytes to c.out and returns the n bytes
+// after it, for workers to fill. It may move c.out, which makes the views
+// of earlier calls stale: reserve room first (slices.Grow) when several are
+// kept at once.
+func (c *conn) growBin(n int) []byte {
+	c.out = appendBinHeader(c.out, n)
+	start := len(c.out)
+	c.out = append(c.out, make([]byte, n)...)
+	return c.out[start : start+n]
+}
+
+// initialStates makes n new games: seeds seed, seed+1, ...
+func (c *conn) initialStates(p []byte) *Error {
+	var pr struct {
+		Game  *int   `msgpack:"game"`
+		Seed  uint64 `msgpack:"seed"`
+		N     *int   `msgpack:"n"`
+		Start *int   `msgpack:"start"`
+	}
+	if e := decodeParams("initial", p, "game, seed, n, start", &pr); e != nil {
+		return e
+	}
+	g, e := c.lookupGame("initial", pr.Game)
+	if e != nil {
+		return e
+	}
+	n, start := 1, env.AnySeat
+	if pr.N != nil {
+		n = *pr.N
+	}
+	if n < 1 || n > maxStateRows {
+		return errorf(CodeBadRequest, "initial: params.n: %d out of range 1..%d", n, maxStateRows)
+	}
+	if pr.Start != nil {
+		start = *pr.Start
+		if start < 0 || start >= g.proto.Rules().Players {
+			return errorf(CodeBadRequest, "initial: params.start: seat %d out of range 0..%d", start, g.proto.Rules().Players-1)
+		}
+	}
+	if e := c.checkReply("initial", n, env.PackedSize); e != nil {
+		return e
+	}
+	c.out = appendMapHeader(c.out, 1)
+	c.out = appendStr(c.out, "states")
+	out := c.growBin(n * env.PackedSize)
+	for i := range n {
+		s, err := env.New(g.proto.Rules(), pr.Seed+uint64(i), start)
+		if err != nil {
+			return errorf(CodeInternal, "initial: %v", err)
+		}
+		s.AppendPacked(out[i*env.PackedSize : i*env.PackedSize])
+	}
+	return nil
+}
+
+// applyStates applies one action, or one throw, to every state.
+func (c *conn) applyStates(p []byte) *Error {
+	var pr struct {
+		Game    *int   `msgpack:"game"`
+		States  []byte `msgpack:"states"`
+		Actions []byte `msgpack:"actions"`
+		Throws  []byte `msgpack:"throws"`
+	}
+	if e := decodeParams("apply", p, "game, states, actions, throws", &pr); e != nil {
+		return e
+	}
+	g, e := c.lookupGame("apply", pr.Game)
+	if e != nil {
+		return e
+	}
+	n, e := rows("apply", pr.States)
+	if e != nil {
+		return e
+	}
+	switch {
+	case (pr.Actions == nil) == (pr.Throws == nil):
+		return errorf(CodeBadRequest, "apply: give exactly one of params.actions and params.throws")
+	case pr.Actions != nil && len(pr.Actions) != 4*n:
+		return errorf(CodeBadRequest, "apply: params.actions: %d bytes, want %d (one little-endian int32 per state)", len(pr.Actions), 4*n)
+	case pr.Throws != nil && len(pr.Throws) != n:
+		return errorf(CodeBadRequest, "apply: params.throws: %d bytes, want %d (one int8 per state: a throw id, or -1 to sample)", len(pr.Throws), n)
+	}
+	if e := c.checkReply("apply", n, env.PackedSize); e != nil {
+		return e
+	}
+	mark := len(c.out)
+	c.out = appendMapHeader(c.out, 1)
+	c.out = appendStr(c.out, "states")
+	out := c.growBin(n * env.PackedSize)
+	e = c.runRows("apply", g, pr.States, n, func(i int, s *env.State) error {
+		var err error
+		if pr.Actions != nil {
+			a := int32(binary.LittleEndian.Uint32(pr.Actions[4*i:]))
+			if a < 0 || a >= env.NumActions {
+				return fmt.Errorf("%w: action id %d out of range 0..%d", env.ErrIllegalAction, a, env.NumActions-1)
+			}
+			_, err = s.Apply(env.Action(a))
+		} else if t := int8(pr.Throws[i]); t < 0 {
+			_, err = s.SampleThrow()
+		} else {
+			_, err = s.ApplyThrow(env.Throw(t))
+		}
+		if err != nil {
+			return err
+		}
+		s.AppendPacked(out[i*env.PackedSize : i*env.PackedSize])
+		return nil
+	})
+	if e != nil {
+		c.out = c.out[:mark]
+	}
+	return e
+}
+
+// queryStates reports the phase, seat to move and, on request, the legal
+// mask, the returns and an observation of every state.
+func (c *conn) queryStates(p []byte) *Error {
+	var pr struct {
+		Game    *int    `msgpack:"game"`
+		States  []byte  `msgpack:"states"`
+		Mask    bool    `msgpack:"mask"`
+		Returns bool    `msgpack:"returns"`
+		Obs     *string `msgpack:"obs"`
+		Seat    *int    `msgpack:"seat"`
+	}
+	if e := decodeParams("query", p, "game, states, mask, returns, obs, seat", &pr); e != nil {
+		return e
+	}
+	g, e := c.lookupGame("query", pr.Game)
+	if e != nil {
+		return e
+	}
+	n, e := rows("query", pr.States)
+	if e != nil {
+		return e
+	}
+	players := g.proto.Rules().Players
+	var enc *obs.Encoder
+	seat := -1
+	if pr.Obs != nil {
+		t, err := obs.ParseTier(*pr.Obs)
+		if err != nil {
+			return errorf(CodeBadRequest, "query: params.obs: %v", err)
+		}
+		if enc, err = g.encoder(t); err != nil {
+			return errorf(CodeInternal, "query: %v", err)
+		}
+	}
+	if pr.Seat != nil {
+		if seat = *pr.Seat; seat < -1 || seat >= players {
+			return errorf(CodeBadRequest, "query: params.seat: %d out of range -1..%d (-1: the seat to move)", seat, players-1)
+		}
+		if enc == nil {
+			return errorf(CodeBadRequest, "query: params.seat applies to params.obs only")
+		}
+	}
+	per := 2
+	keys := 2
+	if pr.Mask {
+		per += env.NumActions
+		keys++
+	}
+	if pr.Returns {
+		per += 4 * players
+		keys++
+	}
+	if enc != nil {
+		per += 4 * enc.Size()
+		keys++
+	}
+	if e := c.checkReply("query", n, per+16); e != nil {
+		return e
+	}
+	// Lay the reply out first; the pool's workers then fill every row in
+	// place. A bad row truncates the reply back to nothing.
+	mark := len(c.out)
+	// One allocation up front: the bins below are views into c.out, so it
+	// must not move while they are laid out (per covers every payload; 256
+	// covers the keys and headers).
+	c.out = slices.Grow(c.out, 256+n*per)
+	c.out = appendMapHeader(c.out, keys)
+	c.out = appendStr(c.out, "phase")
+	phase := c.growBin(n)
+	c.out = appendStr(c.out, "to_move")
+	toMove := c.growBin(n)
+	var mask, returns, obsOut []byte
+	if pr.Mask {
+		c.out = appendStr(c.out, "mask")
+		mask = c.growBin(n * env.NumActions)
+	}
+	if pr.Returns {
+		c.out = appendStr(c.out, "returns")
+		returns = c.growBin(4 * n * players)
+	}
+	var bufs sync.Pool
+	d := 0
+	if enc != nil {
+		d = enc.Size()
+		c.out = appendStr(c.out, "obs")
+		obsOut = c.growBin(4 * n * d)
+		bufs.New = func() any { b := make([]float32, d); return &b }
+	}
+	e = c.runRows("query", g, pr.States, n, func(i int, s *env.State) error {
+		phase[i], toMove[i] = uint8(s.Phase()), uint8(s.ToMove())
+		if mask != nil {
+			s.Mask(mask[i*env.NumActions : (i+1)*env.NumActions])
+		}
+		if returns != nil {
+			for k := range players {
+				binary.LittleEndian.PutUint32(returns[4*(i*players+k):], math.Float32bits(float32(s.Outcome(k))))
+			}
+		}
+		if enc != nil {
+			who := seat
+			if who < 0 {
+				who = s.ToMove()
+			}
+			bp := bufs.Get().(*[]float32)
+			enc.Encode(s, who, *bp)
+			for k, v := range *bp {
+				binary.LittleEndian.PutUint32(obsOut[4*(i*d+k):], math.Float32bits(v))
+			}
+			bufs.Put(bp)
+		}
+		return nil
+	})
+	if e != nil {
+		c.out = c.out[:mark]
+		return e
+	}
+	return nil
+}
+
+// oneState reads params {game, state} holding one packed state.
+func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
+	var pr struct {
+		Game  *int   `msgpack:"game"`
+		State []byte `msgpack:"state"`
+	}
+	if e := decodeParams(method, p, "game, state", &pr); e != nil {
+		return env.State{}, e
+	}
+	g, e := c.lookupGame(method, pr.Game)
+	if e != nil {
+		return env.State{}, e
+	}
+	s := g.proto
+	if pr.State == nil {
+		return s, errorf(CodeBadRequest, "%s: missing params.state", method)
+	}
+	if err := s.Unpack(pr.State); err != nil {
+		return s, errorf(CodeBadState, "%s: params.state: %v", method, err)
+	}
+	return s, nil
+}
+
+// describeState returns one state's position, JSON form and text board.
+func (c *conn) describeState(p []byte) *Error {
+	s, e := c.oneState("describe", p)
+	if e != nil {
+		return e
+	}
+	d := env.Describe(s.Position())
+	stacks := make([]obj, len(d.Stacks))
+	for i, st := range d.Stacks {
+		stacks[i] = obj{{"seat", st.Seat}, {"station", st.Station}, {"route", st.Route}, {"height", st.Height}}
+	}
+	js, err := json.Marshal(s.JSON())
+	if err != nil {
+		return errorf(CodeInternal, "describe: %v", err)
+	}
+	c.out = appendValue(c.out, obj{
+		{"position", obj{
+			{"to_move", d.ToMove}, {"phase", d.Phase}, {"pool", d.Pool[:]},
+			{"hand", d.Hand}, {"finished", d.Finished}, {"place", d.Place}, {"stacks", stacks},
+		}},
+		{"start", s.StartSeat()},
+		{"decisions", s.Decisions()},
+		{"throws", s.Throws()},
+		{"json", string(js)},
+		{"text", s.Render()},
+	})
+	return nil
+}
+
+// positionState builds a state from a readable position.
+func (c *conn) positionState(p []byte) *Error {
+	var pr struct {
+		Game     *int              `msgpack:"game"`
+		Position *env.PositionDesc `msgpack:"position"`
+		Seed     uint64            `msgpack:"seed"`
+	}
+	if e := decodeParams("position", p, "game, position, seed", &pr); e != nil {
+		return e
+	}
+	g, e := c.lookupGame("position", pr.Game)
+	if e != nil {
+		return e
+	}
+	if pr.Position == nil {
+		return errorf(CodeBadRequest, "position: missing params.position")
+	}
+	pos, err := pr.Position.Position(g.proto.Rules())
+	if err != nil {
+		return errorf(CodeBadState, "position: %v", err)
+	}
+	s, err := env.FromPosition(pos, pr.Seed)
+	if err != nil {
+		return errorf(CodeBadState, "position: %v", err)
+	}
+	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}})
+	return nil
+}
+
+// saveState returns one state as the engine's saved-state blob (rules included).
+func (c *conn) saveState(p []byte) *Error {
+	s, e := c.oneState("state_save", p)
+	if e != nil {
+		return e
+	}
+	blob, err := s.MarshalBinary()
+	if err != nil {
+		return errorf(CodeInternal, "state_save: %v", err)
+	}
+	c.out = appendValue(c.out, obj{{"blob", blob}})
+	return nil
+}
+
+// loadState reads a saved-state blob into a packed state and its rules.
+// Given a game, the blob's rules must be the game's.
+func (c *conn) loadState(p []byte) *Error {
+	var pr struct {
+		Game *int   `msgpack:"game"`
+		Blob []byte `msgpack:"blob"`
+	}
+	if e := decodeParams("state_load", p, "game, blob", &pr); e != nil {
+		return e
+	}
+	var g *game
+	if pr.Game != nil {
+		var e *Error
+		if g, e = c.lookupGame("state_load", pr.Game); e != nil {
+			return e
+		}
+	}
+	if pr.Blob == nil {
+		return errorf(CodeBadRequest, "state_load: missing params.blob")
+	}
+	if n, err := checkValue(pr.Blob); err != nil || n != len(pr.Blob) {
+		if err == nil {
+			err = fmt.Errorf("%d trailing bytes", len(pr.Blob)-n)
+		}
+		return errorf(CodeBadState, "state_load: %v", err)
+	}
+	s, err := env.UnmarshalState(pr.Blob)
+	if err != nil {
+		return errorf(CodeBadState, "state_load: %v", err)
+	}
+	if g != nil && s.Rules() != g.proto.Rules() {
+		return errorf(CodeBadState, "state_load: the state is for rules %q, the game plays %q", s.Rules().String(), g.proto.Rules().String())
+	}
+	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}, {"rules", s.Rules().String()}})
+	return nil
+}
+
+// analyseStates asks a built-in agent for its action at every state, with
+// its search policy over the 180 actions and its value estimate. The states
+// are shared among the server's workers, one agent each; state i is
+// searched with the agent reseeded to seed+i, so the answer does not depend
+// on how the work was split.
+func (c *conn) analyseStates(p []byte) *Error {
+	var pr struct {
+		Game   *int    `msgpack:"game"`
+		States []byte  `msgpack:"states"`
+		Agent  *string `msgpack:"agent"`
+		Seed   uint64  `msgpack:"seed"`
+	}
+	if e := decodeParams("analyse", p, "game, states, agent, seed", &pr); e != nil {
+		return e
+	}
+	g, e := c.lookupGame("analyse", pr.Game)
+	if e != nil {
+		return e
+	}
+	n, e := rows("analyse", pr.States)
+	if e != nil {
+		return e
+	}
+	if pr.Agent == nil {
+		return errorf(CodeBadRequest, "analyse: missing params.agent")
+	}
+	sp, err := agent.ParseSpec(*pr.Agent)
+	if err != nil {
+		return errorf(CodeBadRequest, "analyse: params.agent: %v", err)
+	}
+	if lim := c.srv.cfg.MaxOpponentSims; lim > 0 && sp.N*max(sp.Workers, 1) > lim {
+		return errorf(CodeLimitExceeded, "analyse: params.agent: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
+			clip([]byte(*pr.Agent)), sp.N*max(sp.Workers, 1), lim)
+	}
+	players := g.proto.Rules().Players
+	if e := c.checkReply("analyse", n, 4+4*env.NumActions+4+4*players); e != nil {
+		return e
+	}
+	// Check every state first (the workers read them again: unpacking costs
+	// far less than a search, and no copy of N states is kept).
+	if e := c.runRows("analyse", g, pr.States, n, func(i int, s *env.State) error {
+		if s.Phase() != env.PhaseMove {
+			return fmt.Errorf("%w: the state is in phase %s: an agent acts only at a decision (phase move)", env.ErrBadInput, s.Phase())
+		}
+		return nil
+	}); e != nil {
+		e.Code = CodeBadRequest
+		return e
+	}
+	actions := make([]byte, 4*n)
+	policy := make([]byte, 4*n*env.NumActions)
+	value := make([]byte, 4*n)
+	values := make([]byte, 4*n*players)
+	workers := min(max(c.srv.cfg.Workers, 1), n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	firstRow := n
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ag, err := agent.NewFromSpec(sp, pr.Seed)
+			if err != nil {
+				mu.Lock()
+				firstErr, firstRow = err, 0
+				mu.Unlock()
+				return
+			}
+			rs, _ := ag.(agent.Reseeder)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if rs != nil {
+					rs.Reseed(pr.Seed + uint64(i))
+				}
+				s := g.proto
+				err := s.Unpack(pr.States[i*env.PackedSize : (i+1)*env.PackedSize])
+				var a env.Action
+				var st agent.Stats
+				if err == nil {
+					a, st, err = safeAct(ag, &s)
+				}
+				if err != nil {
+					mu.Lock()
+					if i < firstRow {
+						firstErr, firstRow = err, i
+					}
+					mu.Unlock()
+					return
+				}
+				binary.LittleEndian.PutUint32(actions[4*i:], uint32(a))
+				if st.Policy != nil {
+					for k, v := range st.Policy {
+						binary.LittleEndian.PutUint32(policy[4*(i*env.NumActions+k):], math.Float32bits(v))
+					}
+				} else {
+					binary.LittleEndian.PutUint32(policy[4*(i*env.NumActions+int(a)):], math.Float32bits(1))
+				}
+				binary.LittleEndian.PutUint32(value[4*i:], math.Float32bits(float32(st.Value)))
+				for s := range players {
+					binary.LittleEndian.PutUint32(values[4*(i*players+s):], math.Float32bits(float32(st.Values[s])))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return errorf(CodeInternal, "analyse: row %d: %v", firstRow, firstErr)
+	}
+	c.out = appendValue(c.out, obj{
+		{"agent", sp.String()},
+		{"actions", actions},
+		{"policy", policy},
+		{"value", value},
+		{"values", values},
+	})
+	return nil
+}
+
+// safeAct runs an agent's ActStats and turns a panic into an error.
+func safeAct(ag agent.Agent, s *env.State) (a env.Action, st agent.Stats, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v", v)
+		}
+	}()
+	return ag.ActStats(s)
+}
+
+// stateHandlers holds the state methods' handlers, by method id - mGame.
+var stateHandlers = [numMethods - mGame]func(*conn, []byte) *Error{
+	(*conn).gameMethod, (*conn).initialStates, (*conn).applyStates, (*conn).queryStates, (*conn).describeState,
+	(*conn).positionState, (*conn).saveState, (*conn).loadState, (*conn).analyseStates,
+}
+
+// stateMethod dispatches the state methods.
+func (c *conn) stateMethod(mid int, p []byte) *Error {
+	if mid < mGame || mid >= numMethods {
+		return errorf(CodeInternal, "method %d has no handler", mid)
+	}
+	return stateHandlers[mid-mGame](c, p)
+}

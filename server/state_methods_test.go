@@ -1,0 +1,398 @@
+package server
+
+import (
+	"encoding/binary"
+	"math"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+)
+
+// declareGame calls game and returns its id.
+func declareGame(t testing.TB, c *Client, rules string) int {
+	t.Helper()
+	res, err := c.Call("game", map[string]any{"rules": rules})
+	require.NoError(t, err)
+	g, ok := toInt(res["game"])
+	require.True(t, ok)
+	assert.Equal(t, int64(env.PackedSize), mustInt(t, res["state_size"]))
+	return int(g)
+}
+
+func mustInt(t testing.TB, v any) int64 {
+	t.Helper()
+	n, ok := toInt(v)
+	require.True(t, ok, "%v is not an int", v)
+	return int64(n)
+}
+
+func int32Bin(v ...int32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
+	}
+	return b
+}
+
+// TestStateMethodsFollowTheEngine plays games through apply and checks
+// every packed state and every query against the engine's own State.
+func TestStateMethodsFollowTheEngine(t *testing.T) {
+	ts := startServer(t, "unix", DefaultConfig())
+	c := ts.client(t)
+	for _, rules := range []string{"standard", "players=4,pieces=5,end=rank,back_do_enters=on"} {
+		t.Run(rules, func(t *testing.T) {
+			g := declareGame(t, c, rules)
+			const n = 200 // above two pool chunks
+			res, err := c.Call("initial", map[string]any{"game": g, "seed": 5, "n": n, "start": 0})
+			require.NoError(t, err)
+			packed := res["states"].([]byte)
+			require.Len(t, packed, n*env.PackedSize)
+			want := make([]env.State, n)
+			for i := range want {
+				want[i], err = env.New(mustRules(t, rules), 5+uint64(i), 0)
+				require.NoError(t, err)
+			}
+			var buf [env.NumActions]env.Action
+			players := want[0].Rules().Players
+			for step := 0; ; step++ {
+				q, err := c.Call("query", map[string]any{"game": g, "states": packed, "mask": true, "returns": true, "obs": "compact"})
+				require.NoError(t, err)
+				var chance, moves []int
+				for i := range want {
+					require.Equal(t, want[i].AppendPacked(nil), row(packed, i), "state %d step %d", i, step)
+					assert.Equal(t, uint8(want[i].Phase()), q["phase"].([]byte)[i])
+					assert.Equal(t, uint8(want[i].ToMove()), q["to_move"].([]byte)[i])
+					var m [env.NumActions]uint8
+					want[i].Mask(m[:])
+					assert.Equal(t, m[:], q["mask"].([]byte)[i*env.NumActions:(i+1)*env.NumActions])
+					for s := range players {
+						got := math.Float32frombits(binary.LittleEndian.Uint32(q["returns"].([]byte)[4*(i*players+s):]))
+						assert.Equal(t, float32(want[i].Outcome(s)), got)
+					}
+					switch want[i].Phase() {
+					case env.PhaseThrow:
+						chance = append(chance, i)
+					case env.PhaseMove:
+						moves = append(moves, i)
+					}
+				}
+				if len(chance)+len(moves) == 0 {
+					break
+				}
+				if len(chance) > 0 {
+					throws := make([]byte, len(chance))
+					for k, i := range chance {
+						throws[k] = 0xff // -1: sample with the state's own generator
+						if k%3 == 1 {
+							throws[k] = uint8(env.Gae)
+							_, err = want[i].ApplyThrow(env.Gae)
+						} else {
+							_, err = want[i].SampleThrow()
+						}
+						require.NoError(t, err)
+					}
+					res, err := c.Call("apply", map[string]any{"game": g, "states": pick(packed, chance), "throws": throws})
+					require.NoError(t, err)
+					put(packed, chance, res["states"].([]byte))
+				}
+				if len(moves) > 0 {
+					actions := make([]int32, len(moves))
+					for k, i := range moves {
+						legal := want[i].LegalActions(buf[:0])
+						actions[k] = int32(legal[(step+i)%len(legal)])
+						_, err := want[i].Apply(env.Action(actions[k]))
+						require.NoError(t, err)
+					}
+					res, err := c.Call("apply", map[string]any{"game": g, "states": pick(packed, moves), "actions": int32Bin(actions...)})
+					require.NoError(t, err)
+					put(packed, moves, res["states"].([]byte))
+				}
+			}
+		})
+	}
+}
+
+func row(packed []byte, i int) []byte { return packed[i*env.PackedSize : (i+1)*env.PackedSize] }
+
+// pick returns the rows idx of packed, in order.
+func pick(packed []byte, idx []int) []byte {
+	var out []byte
+	for _, i := range idx {
+		out = append(out, row(packed, i)...)
+	}
+	return out
+}
+
+// put writes the rows of got back to the rows idx of packed.
+func put(packed []byte, idx []int, got []byte) {
+	for k, i := range idx {
+		copy(row(packed, i), row(got, k))
+	}
+}
+
+func TestStateMethodsRefuseBadInput(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MaxOpponentSims = 100
+	ts := startServer(t, "unix", cfg)
+	c := ts.client(t)
+	g := declareGame(t, c, "standard")
+	res, err := c.Call("initial", map[string]any{"game": g, "seed": 1, "n": 2, "start": 0})
+	require.NoError(t, err)
+	two := res["states"].([]byte)
+	one := two[:env.PackedSize]
+	corrupt := append([]byte(nil), two...)
+	corrupt[env.PackedSize+10] = 7 // row 1: seat 0 holds 7 pieces in hand
+	cases := []struct {
+		name   string
+		method string
+		params map[string]any
+		code   Code
+		text   string
+	}{
+		{"no game", "apply", map[string]any{"states": one, "throws": []byte{0}}, CodeBadRequest, "missing params.game"},
+		{"unknown game", "apply", map[string]any{"game": 9, "states": one, "throws": []byte{0}}, CodeUnknownHandle, "no game 9"},
+		{"unknown key", "apply", map[string]any{"game": g, "states": one, "throws": []byte{0}, "x": 1}, CodeBadRequest, "unknown parameter"},
+		{"ragged states", "apply", map[string]any{"game": g, "states": two[:7], "throws": []byte{0}}, CodeBadState, "not a multiple"},
+		{"both kinds", "apply", map[string]any{"game": g, "states": one, "throws": []byte{0}, "actions": int32Bin(0)}, CodeBadRequest, "exactly one"},
+		{"short actions", "apply", map[string]any{"game": g, "states": two, "actions": int32Bin(0)}, CodeBadRequest, "want 8"},
+		{"corrupt row", "apply", map[string]any{"game": g, "states": corrupt, "throws": []byte{0, 0}}, CodeBadState, "row 1"},
+		{"move at chance", "apply", map[string]any{"game": g, "states": one, "actions": int32Bin(29)}, CodeIllegalAction, "row 0"},
+		{"throw id", "apply", map[string]any{"game": g, "states": one, "throws": []byte{6}}, CodeIllegalAction, "out of range"},
+		{"bad rules", "game", map[string]any{"rules": "players=9"}, CodeInvalidRules, "players"},
+		{"analyse chance", "analyse", map[string]any{"game": g, "states": one, "agent": "greedy"}, CodeBadRequest, "phase throw"},
+		{"analyse spec", "analyse", map[string]any{"game": g, "states": one, "agent": "nope"}, CodeBadRequest, "agent"},
+		{"analyse limit", "analyse", map[string]any{"game": g, "states": one, "agent": "mcts:200"}, CodeLimitExceeded, "max-opponent-sims"},
+		{"query seat", "query", map[string]any{"game": g, "states": one, "obs": "compact", "seat": 7}, CodeBadRequest, "out of range"},
+		{"query tier", "query", map[string]any{"game": g, "states": one, "obs": "huge"}, CodeBadRequest, "obs"},
+		{"position phase", "position", map[string]any{"game": g, "position": map[string]any{"phase": "later"}}, CodeBadState, "phase"},
+		{"position pieces", "position", map[string]any{"game": g, "position": map[string]any{"phase": "throw", "hand": []int{4, 3}}}, CodeBadState, "pieces"},
+		{"position route", "position", map[string]any{"game": g, "position": map[string]any{"phase": "throw", "hand": []int{3, 4},
+			"stacks": []any{map[string]any{"seat": 0, "station": 7, "route": "C1", "height": 1}}}}, CodeBadState, "not on route"},
+		{"load junk", "state_load", map[string]any{"game": g, "blob": []byte{0x91, 0x91}}, CodeBadState, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := c.Call(tc.method, tc.params)
+			require.Error(t, err)
+			assert.Equal(t, tc.code, errCode(err), "%v", err)
+			assert.Contains(t, err.Error(), tc.text)
+		})
+	}
+	// The connection still serves.
+	_, err = c.Call("apply", map[string]any{"game": g, "states": two, "throws": []byte{1, 2}})
+	require.NoError(t, err)
+}
+
+func TestStateMethodsPositionSaveDescribe(t *testing.T) {
+	ts := startServer(t, "unix", DefaultConfig())
+	c := ts.client(t)
+	g := declareGame(t, c, "standard")
+	pos := map[string]any{"to_move": 1, "phase": "move", "pool": []int{0, 0, 1, 0, 0, 0},
+		"hand": []int{3, 2}, "finished": []int{0, 0},
+		"stacks": []any{
+			map[string]any{"seat": 0, "station": 5, "route": "C1", "height": 1},
+			map[string]any{"seat": 1, "station": 3, "route": "OUTER", "height": 2},
+		}}
+	res, err := c.Call("position", map[string]any{"game": g, "position": pos, "seed": 9})
+	require.NoError(t, err)
+	packed := res["state"].([]byte)
+	d, err := c.Call("describe", map[string]any{"game": g, "state": packed})
+	require.NoError(t, err)
+	p := d["position"].(map[string]any)
+	assert.Equal(t, "move", p["phase"])
+	assert.Len(t, p["stacks"], 2)
+	assert.Contains(t, d["json"], `"legal":[63,89]`)
+	sv, err := c.Call("state_save", map[string]any{"game": g, "state": packed})
+	require.NoError(t, err)
+	ld, err := c.Call("state_load", map[string]any{"game": g, "blob": sv["blob"]})
+	require.NoError(t, err)
+	assert.Equal(t, packed, ld["state"])
+	g4 := declareGame(t, c, "players=4")
+	_, err = c.Call("state_load", map[string]any{"game": g4, "blob": sv["blob"]})
+	assert.Equal(t, CodeBadState, errCode(err))
+}
+
+func TestAnalyseMatchesTheAgent(t *testing.T) {
+	ts := startServer(t, "unix", DefaultConfig())
+	c := ts.client(t)
+	g := declareGame(t, c, "standard")
+	var states []env.State
+	var packed []byte
+	for seed := uint64(0); len(states) < 9; seed++ {
+		s := midGameState(t, seed)
+		if s.Phase() == env.PhaseMove {
+			states = append(states, s)
+			packed = s.AppendPacked(packed)
+		}
+	}
+	for _, spec := range []string{"greedy", "mcts:50", "mc:5"} {
+		t.Run(spec, func(t *testing.T) {
+			res, err := c.Call("analyse", map[string]any{"game": g, "states": packed, "agent": spec, "seed": 3})
+			require.NoError(t, err)
+			for i := range states {
+				ag, err := agent.New(spec, 3)
+				require.NoError(t, err)
+				ag.(agent.Reseeder).Reseed(3 + uint64(i))
+				a, st, err := ag.ActStats(&states[i])
+				require.NoError(t, err)
+				assert.Equal(t, uint32(a), binary.LittleEndian.Uint32(res["actions"].([]byte)[4*i:]), "state %d", i)
+				pol := res["policy"].([]byte)[4*i*env.NumActions : 4*(i+1)*env.NumActions]
+				if st.Policy != nil {
+					for k, v := range st.Policy {
+						assert.Equal(t, v, math.Float32frombits(binary.LittleEndian.Uint32(pol[4*k:])))
+					}
+				}
+				assert.Equal(t, float32(st.Value), math.Float32frombits(binary.LittleEndian.Uint32(res["value"].([]byte)[4*i:])))
+			}
+		})
+	}
+}
+
+// midGameState plays a few sampled steps of a standard game.
+func midGameState(t testing.TB, seed uint64) env.State {
+	s, err := env.New(env.Standard(), seed, env.AnySeat)
+	require.NoError(t, err)
+	var buf [env.NumActions]env.Action
+	for k := 0; k < int(seed%23)+3 && !s.IsOver(); k++ {
+		s.Advance()
+		if legal := s.LegalActions(buf[:0]); len(legal) > 0 {
+			_, err := s.Apply(legal[int(seed)%len(legal)])
+			require.NoError(t, err)
+		}
+	}
+	s.Advance()
+	return s
+}
+
+// BenchmarkStateApply measures apply over a real Unix socket: 1024 packed
+// states at decisions, one action each, a round trip per op.
+func BenchmarkStateApply(b *testing.B) {
+	ts := startServer(b, "unix", DefaultConfig())
+	c := ts.client(b)
+	g := declareGame(b, c, "standard")
+	const n = 1024
+	res, err := c.Call("initial", map[string]any{"game": g, "seed": 1, "n": n, "start": 0})
+	require.NoError(b, err)
+	throws := make([]byte, n)
+	for i := range throws {
+		throws[i] = uint8(env.Gae)
+	}
+	res, err = c.Call("apply", map[string]any{"game": g, "states": res["states"], "throws": throws})
+	require.NoError(b, err)
+	states := res["states"].([]byte)
+	acts := make([]int32, n)
+	for i := range acts {
+		acts[i] = int32(env.EnterAction(env.Gae))
+	}
+	params := map[string]any{"game": g, "states": states, "actions": int32Bin(acts...)}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := c.Call("apply", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "states/s")
+}
+
+// FuzzStateMethods sends arbitrary requests to a connection that declared a
+// game: no input may panic the server or give an internal error, and the
+// connection keeps serving.
+func FuzzStateMethods(f *testing.F) {
+	s, err := env.New(env.Standard(), 1, 0)
+	require.NoError(f, err)
+	chance := s.AppendPacked(nil)
+	_, err = s.ApplyThrow(env.Gae)
+	require.NoError(f, err)
+	move := s.AppendPacked(nil)
+	blob, err := s.MarshalBinary()
+	require.NoError(f, err)
+	for _, req := range []obj{
+		{{"id", 1}, {"method", "apply"}, {"params", obj{{"game", 0}, {"states", chance}, {"throws", []byte{0xff}}}}},
+		{{"id", 2}, {"method", "apply"}, {"params", obj{{"game", 0}, {"states", move}, {"actions", int32Bin(89)}}}},
+		{{"id", 3}, {"method", "query"}, {"params", obj{{"game", 0}, {"states", append(chance, move...)}, {"mask", true}, {"returns", true}, {"obs", "planes"}, {"seat", -1}}}},
+		{{"id", 4}, {"method", "analyse"}, {"params", obj{{"game", 0}, {"states", move}, {"agent", "mcts:8"}}}},
+		{{"id", 5}, {"method", "position"}, {"params", obj{{"game", 0}, {"position", obj{{"phase", "move"}, {"pool", []int{0, 0, 1, 0, 0, 0}},
+			{"stacks", []obj{{{"seat", 0}, {"station", 3}, {"route", "OUTER"}, {"height", 1}}}}}}}}},
+		{{"id", 6}, {"method", "describe"}, {"params", obj{{"game", 0}, {"state", move}}}},
+		{{"id", 7}, {"method", "state_load"}, {"params", obj{{"blob", blob}}}},
+		{{"id", 8}, {"method", "initial"}, {"params", obj{{"game", 0}, {"n", 3}, {"seed", 9}, {"start", 1}}}},
+		{{"id", 9}, {"method", "game"}, {"params", obj{{"rules", "players=4,pieces=5"}}}},
+	} {
+		f.Add(appendValue(nil, req))
+	}
+	srv, err := New(Config{MaxFrame: 1 << 20})
+	require.NoError(f, err)
+	f.Cleanup(func() { srv.Close() })
+	declare := appendValue(nil, obj{{"id", 0}, {"method", "game"}, {"params", obj{{"rules", "standard"}}}})
+	ping := appendValue(nil, obj{{"id", 0}, {"method", "ping"}})
+	f.Fuzz(func(t *testing.T, body []byte) {
+		a, _ := net.Pipe()
+		c := newConn(srv, a)
+		defer a.Close()
+		c.authed = true
+		c.serveFrame(declare, false)
+		require.Equal(t, "", checkResponse(t, c.out))
+		c.out = c.out[:0]
+		c.serveFrame(body, false)
+		if code := checkResponse(t, c.out); code == string(CodeInternal) {
+			t.Fatalf("internal error for %x: %s", body, c.out)
+		}
+		c.out = c.out[:0]
+		c.serveFrame(ping, false)
+		require.Equal(t, "", checkResponse(t, c.out))
+	})
+}
+
+func TestStateMethodsTakeEmptyBatches(t *testing.T) {
+	ts := startServer(t, "unix", DefaultConfig())
+	c := ts.client(t)
+	g := declareGame(t, c, "standard")
+	for _, call := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"apply", map[string]any{"game": g, "states": []byte{}, "throws": []byte{}}},
+		{"query", map[string]any{"game": g, "states": []byte{}, "mask": true, "returns": true, "obs": "compact"}},
+		{"analyse", map[string]any{"game": g, "states": []byte{}, "agent": "mcts:10"}},
+	} {
+		t.Run(call.method, func(t *testing.T) {
+			_, err := c.Call(call.method, call.params)
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestQueryOnAFreshConnection asks for every part of a query as a
+// connection's first request, when its reply buffer is still small: every
+// part must hold the engine's values (the parts are laid out before they are
+// filled, so a buffer that moved would leave them blank).
+func TestQueryOnAFreshConnection(t *testing.T) {
+	ts := startServer(t, "unix", DefaultConfig())
+	for _, tier := range []string{"compact", "planes", "tactical"} {
+		t.Run(tier, func(t *testing.T) {
+			c := ts.client(t)
+			g := declareGame(t, c, "standard")
+			var packed []byte
+			var states []env.State
+			for seed := uint64(0); len(states) < 70; seed++ {
+				s := midGameState(t, seed)
+				states = append(states, s)
+				packed = s.AppendPacked(packed)
+			}
+			q, err := c.Call("query", map[string]any{"game": g, "states": packed, "mask": true, "returns": true, "obs": tier})
+			require.NoError(t, err)
+			for i := range states {
+				var m [env.NumActions]uint8
+				states[i].Mask(m[:])
+				assert.Equal(t, m[:], q["mask"].([]byte)[i*env.NumActions:(i+1)*env.NumActions], "state %d", i)
+				assert.Equal(t, uint8(states[i].Phase()), q["phase"].([]byte)[i])
+				assert.Equal(t, uint8(states[i].ToMove()), q["to_move"].([]byte)[i])
+			}
+		})
+	}
+}
