@@ -76,51 +76,22 @@ type move struct {
 	ok     bool
 }
 
-// moveTab[fs][route][station][throw] and entryTab[fs][throw] hold the
-// engine's destinations for the finish modes pass (fs=0) and stop (fs=1).
-var (
-	moveTab  [2][env.NumRoutes][env.NumStations][env.NumThrows]move
-	entryTab [2][env.NumThrows]move
-	// distance[route][station] is env.StepsToFinish / maxSteps.
-	distance [env.NumRoutes][env.NumStations]float32
-)
-
-func init() {
-	for fs, mode := range []env.FinishMode{env.FinishPass, env.FinishStop} {
-		r := env.Standard()
-		r.Finish = mode
-		for rt := env.Route(0); rt < env.NumRoutes; rt++ {
-			for st := env.Station(0); st < env.NumStations; st++ {
-				for t := env.Throw(0); t < env.NumThrows; t++ {
-					to, route, fin, ok := env.Destination(r, st, rt, t)
-					moveTab[fs][rt][st][t] = move{to: to, route: route, finish: fin, ok: ok}
-				}
-			}
-		}
-		for t := env.Throw(0); t < env.NumThrows; t++ {
-			to, route, fin, ok := env.EntryDestination(r, t)
-			entryTab[fs][t] = move{to: to, route: route, finish: fin, ok: ok}
-		}
-	}
-	for rt := env.Route(0); rt < env.NumRoutes; rt++ {
-		for st := env.Station(0); st < env.NumStations; st++ {
-			if n := env.StepsToFinish(st, rt); n > 0 {
-				distance[rt][st] = float32(n) / float32(maxSteps)
-			}
-		}
-	}
-}
-
 // context holds what an encoding needs from the rules.
 type context struct {
 	players      int
 	pieces       int
 	invPieces    float32
-	fs           int
 	backDoEnters bool
 	possible     uint8                       // bit t: throw t has a non-zero probability
 	hit          [1 << env.NumThrows]float32 // hit[m]: P(a turn's first throw sequence holds a throw in the set m)
 	rules        [numRules]float32
+
+	// The board of the rules, from the engine's tables.
+	moves      [env.NumRoutes][env.NumStations][env.NumThrows]move // where a stack goes with a throw
+	entry      [env.NumThrows]move                                 // where an entered piece lands
+	entryRoute env.Route                                           // the route pieces enter on
+	distance   [env.NumRoutes][env.NumStations]float32             // steps to finish / the board's longest
+	board      [numBoardFeatures][env.NumStations]float32          // the static board planes
 }
 
 func newContext(r env.Rules) context {
@@ -130,8 +101,28 @@ func newContext(r env.Rules) context {
 		invPieces:    1 / float32(r.Pieces),
 		backDoEnters: r.BackDoEnters,
 	}
-	if r.Finish == env.FinishStop {
-		c.fs = 1
+	c.board = boardPlanes
+	if r.Board == env.BoardLine {
+		// A line has no corner, centre or diagonal; its end is its last space.
+		c.board = [numBoardFeatures][env.NumStations]float32{}
+		c.board[boardHome][r.Spaces-1] = 1
+		c.entryRoute = env.RouteLine
+	}
+	longest := float32(max(maxSteps, r.LapSteps()-1))
+	for rt := env.Route(0); rt < env.NumRoutes; rt++ {
+		for st := env.Station(0); st < env.NumStations; st++ {
+			for t := env.Throw(0); t < env.NumThrows; t++ {
+				to, route, fin, ok := env.Destination(r, st, rt, t)
+				c.moves[rt][st][t] = move{to: to, route: route, finish: fin, ok: ok}
+			}
+			if n := r.StepsToFinish(st, rt); n > 0 {
+				c.distance[rt][st] = float32(n) / longest
+			}
+		}
+	}
+	for t := env.Throw(0); t < env.NumThrows; t++ {
+		to, route, fin, ok := env.EntryDestination(r, t)
+		c.entry[t] = move{to: to, route: route, finish: fin, ok: ok}
 	}
 	pr := r.Probabilities()
 	for t := range pr {
@@ -190,7 +181,11 @@ func (c *context) compact(s *env.State, d []float32) {
 		for b := s.Occupied(seat); b != 0; b &= b - 1 {
 			st := env.Station(bits.TrailingZeros32(b))
 			_, h, route, _ := s.StackAt(st)
-			row[cellOf[route][st]] = float32(h) * c.invPieces
+			cell := int(cellOf[route][st])
+			if route == env.RouteLine {
+				cell = int(st) // a line's space i fills cell i
+			}
+			row[cell] = float32(h) * c.invPieces
 		}
 		d[offHand+k] = float32(s.Hand(seat)) * c.invPieces
 		d[offFinished+k] = float32(s.Finished(seat)) * c.invPieces
@@ -218,7 +213,7 @@ func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.Num
 	for b := occ; b != 0; b &= b - 1 {
 		st := env.Station(bits.TrailingZeros32(b))
 		_, _, route, _ := s.StackAt(st)
-		row := &moveTab[c.fs][route][st]
+		row := &c.moves[route][st]
 		for t := env.Throw(0); t < env.NumThrows; t++ {
 			if mv := row[t]; mv.ok && !mv.finish && c.possible&(1<<t) != 0 {
 				m[mv.to] |= 1 << t
@@ -229,7 +224,7 @@ func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.Num
 		return
 	}
 	for t := env.Do; t < env.NumThrows; t++ {
-		if mv := entryTab[c.fs][t]; mv.ok && !mv.finish {
+		if mv := c.entry[t]; mv.ok && !mv.finish {
 			m[mv.to] |= 1 << t
 		}
 	}
@@ -295,17 +290,17 @@ func (c *context) tactical(s *env.State, d []float32) {
 		t := a.Throw()
 		var mv move
 		moved := 1
-		from := env.RouteOuter
+		from := c.entryRoute
 		if a.IsEnter() {
 			f[featEnter] = 1
 			if t == env.BackDo {
 				mv = move{to: env.Home, route: env.RouteOuter, ok: true}
 			} else {
-				mv = entryTab[c.fs][t]
+				mv = c.entry[t]
 			}
 		} else {
 			_, moved, from, _ = s.StackAt(a.Station())
-			mv = moveTab[c.fs][from][a.Station()][t]
+			mv = c.moves[from][a.Station()][t]
 		}
 		f[featMoved] = float32(moved) * c.invPieces
 		if mv.finish {
@@ -315,10 +310,10 @@ func (c *context) tactical(s *env.State, d []float32) {
 			}
 			continue
 		}
-		if t != env.BackDo && mv.route != from {
+		if t != env.BackDo && mv.route != from && mv.route != env.RouteOuter {
 			f[featShortcut] = 1
 		}
-		f[featDistance] = distance[mv.route][mv.to]
+		f[featDistance] = c.distance[mv.route][mv.to]
 		f[featExposure] = th[mv.to]
 		owner, h, _, ok := s.StackAt(mv.to)
 		switch {
@@ -380,8 +375,8 @@ func (c *context) planes(s *env.State, d []float32) {
 			d[(chLegal+int(a.Throw()))*n+a.Source()] = 1
 		}
 	}
-	for i := range boardPlanes {
-		copy(d[(chBoard+i)*n:], boardPlanes[i][:])
+	for i := range c.board {
+		copy(d[(chBoard+i)*n:], c.board[i][:])
 	}
 	pool := s.Pool()
 	for t, v := range pool {

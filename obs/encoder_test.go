@@ -235,7 +235,9 @@ func assertValues(t *testing.T, tier Tier, o []float32, want map[string]float32,
 // Every tier's facts agree with the engine: legal actions with the mask,
 // and the tactical move features with the Event that Apply reports.
 func TestFeaturesMatchEngine(t *testing.T) {
-	for _, spec := range []string{"standard", "players=4,pieces=5", "players=3,pieces=2,finish=stop,back_do_enters=on,end=rank", "back_do=off,capture_bonus_yut_mo=on"} {
+	for _, spec := range []string{"standard", "players=4,pieces=5", "players=3,pieces=2,finish=stop,back_do_enters=on,end=rank", "back_do=off,capture_bonus_yut_mo=on",
+		"kata", "kata,spaces=29,finish=wrap,players=3,pieces=4,obstacles=4:skip", "finish=exact,pool=off,obstacles=3:skip", "finish=wrap,pieces=2"} {
+		// (Push obstacles are left out: the features describe where a move stops, before a push; see docs/OBSERVATIONS.md.)
 		t.Run(spec, func(t *testing.T) {
 			r := mustRules(t, spec)
 			tac, err := NewEncoder(r, Tactical)
@@ -267,7 +269,7 @@ func TestFeaturesMatchEngine(t *testing.T) {
 						c := *s
 						ev, err := c.Apply(env.Action(a))
 						require.NoError(t, err)
-						want = featuresFromEvent(ev, inv)
+						want = featuresFromEvent(r, ev, inv)
 						checked++
 						want[featExposure] = f[featExposure] // checked against a brute force below
 					}
@@ -276,7 +278,7 @@ func TestFeaturesMatchEngine(t *testing.T) {
 					}
 				}
 			})
-			assert.Greater(t, checked, scaled(10000))
+			assert.Greater(t, checked, scaled(10000)*r.Pieces*r.NumPlaces()/(4*env.NumStations))
 			t.Logf("%d legal actions checked", checked)
 		})
 	}
@@ -284,7 +286,7 @@ func TestFeaturesMatchEngine(t *testing.T) {
 
 // featuresFromEvent is what the tactical features of a move must be, given
 // what the engine reports it did (all but exposure).
-func featuresFromEvent(ev env.Event, inv float32) (f [numActionFeatures]float32) {
+func featuresFromEvent(r env.Rules, ev env.Event, inv float32) (f [numActionFeatures]float32) {
 	f[featLegal] = 1
 	f[featEnter] = b2f(ev.Entered)
 	f[featMoved] = float32(ev.Moved) * inv
@@ -296,7 +298,7 @@ func featuresFromEvent(ev env.Event, inv float32) (f [numActionFeatures]float32)
 		f[featJoins] = float32(ev.Height) * inv
 	}
 	if ev.Finished == 0 {
-		f[featDistance] = float32(env.StepsToFinish(ev.To, ev.ToRoute)) / 20
+		f[featDistance] = float32(r.StepsToFinish(ev.To, ev.ToRoute)) / float32(max(20, r.LapSteps()-1))
 	}
 	return f
 }
