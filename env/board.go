@@ -143,6 +143,21 @@ const numLayouts = numFinishModes * (1 + MaxSpaces - MinSpaces + 1)
 // built once), so a State names its table by a small index and holds no pointer.
 var layouts [numLayouts]layoutTables
 
+// hasLayout reports whether the board and finish mode of r have move tables
+// (cheaper than Validate, for the per-move lookups of Destination).
+func hasLayout(r Rules) bool {
+	if r.Finish > FinishWrap {
+		return false
+	}
+	switch r.Board {
+	case BoardCross:
+		return r.Spaces == 0
+	case BoardLine:
+		return r.Spaces >= MinSpaces && r.Spaces <= MaxSpaces
+	}
+	return false
+}
+
 // layoutIndex returns the index into layouts of valid rules r.
 func layoutIndex(r Rules) uint8 {
 	i := 0
@@ -319,7 +334,7 @@ func Edges() []Edge {
 // is false if s is not on r, or the throw cannot move it (back-do on the
 // first space of a line, a move past the end under finish=exact).
 func Destination(rules Rules, s Station, r Route, t Throw) (to Station, route Route, finished, ok bool) {
-	if int(r) >= NumRoutes || int(s) >= NumStations || int(t) >= NumThrows || rules.Validate() != nil {
+	if int(r) >= NumRoutes || int(s) >= NumStations || int(t) >= NumThrows || !hasLayout(rules) {
 		return 0, 0, false, false
 	}
 	return decodeDest(layouts[layoutIndex(rules)].move[r][s][t])
@@ -327,7 +342,7 @@ func Destination(rules Rules, s Station, r Route, t Throw) (to Station, route Ro
 
 // EntryDestination returns where a piece entered from hand with throw t lands.
 func EntryDestination(rules Rules, t Throw) (to Station, route Route, finished, ok bool) {
-	if int(t) >= NumThrows || rules.Validate() != nil {
+	if int(t) >= NumThrows || !hasLayout(rules) {
 		return 0, 0, false, false
 	}
 	return decodeDest(layouts[layoutIndex(rules)].entry[t])
