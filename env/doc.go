@@ -31,3 +31,5 @@
 // The same seed and the same actions give the same game, bit for bit, on any
 // machine and after MarshalBinary and UnmarshalState.
 package env
+
+//go:generate sh -c "go run ./internal/genrules > ../docs/RULES.md"
