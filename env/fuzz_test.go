@@ -223,7 +223,7 @@ func FuzzGame(f *testing.F) {
 			t.Fatal(err)
 		}
 		var buf [env.NumActions]env.Action
-		for i := 0; !s.IsOver() && s.Decisions() < 400; i++ {
+		for i := 0; !s.IsOver() && s.Decisions() < 400 && i < 4000; i++ { // i: choices may all be illegal
 			if s.IsChance() {
 				if _, err := s.SampleThrow(); err != nil {
 					t.Fatal(err)

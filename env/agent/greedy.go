@@ -37,7 +37,6 @@ const (
 	GreedyExposureBase = 5.0
 )
 
-
 // Greedy is a one-move-deep heuristic. For every legal action it plays the
 // move on a copy of the state and scores the result:
 //
