@@ -409,10 +409,3 @@ func (r Rules) NumPlaces() int {
 	}
 	return NumStations
 }
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

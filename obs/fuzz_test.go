@@ -80,7 +80,7 @@ func FuzzEncode(f *testing.F) {
 	f.Add(uint64(3), uint32(1+3*2+15*17), uint16(1000))
 	f.Add(uint64(4), uint32(2+3*0+15*31), uint16(3000))
 	f.Add(uint64(5), uint32(1+3*1+15*(1+32*(1+4*(1+2*13+64+128+256+512)))), uint16(3000)) // the kata's options, 15 spaces, obstacles
-	f.Add(uint64(6), uint32(2+3*4+15*(32*(2+4*(1+2*27)))), uint16(3000))                    // 29 spaces, wrap
+	f.Add(uint64(6), uint32(2+3*4+15*(32*(2+4*(1+2*27)))), uint16(3000))                  // 29 spaces, wrap
 	var encs [numTiers]*Encoder
 	for _, tier := range Tiers() {
 		e, err := NewEncoder(env.Standard(), tier)
