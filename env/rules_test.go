@@ -721,6 +721,11 @@ func TestRuleVariants(t *testing.T) {
 			_, err := env.ParseRules(spec)
 			assert.ErrorIs(t, err, env.ErrInvalidRules, spec)
 		}
+		for _, spec := range []string{"players=2,players=3", "kata,pool=on,pool=off", "p=0.5,flat_prob=0.6", "backdo=off,back_do=on"} {
+			_, err := env.ParseRules(spec)
+			require.ErrorIs(t, err, env.ErrInvalidRules, spec)
+			assert.Regexp(t, `rules key "(players|pool|flat_prob|back_do)" given more than once`, err.Error(), spec)
+		}
 		r, err := env.ParseRules(" players=3, pieces=5 ,flat_prob=0.5,back_do=off,capture_bonus_yut_mo=on,finish=stop,end=rank")
 		require.NoError(t, err)
 		assert.Equal(t, env.Rules{Players: 3, Pieces: 5, FlatProb: 0.5, CaptureBonusYutMo: true, Finish: env.FinishStop, End: env.EndRank}, r)
