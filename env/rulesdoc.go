@@ -122,13 +122,37 @@ func RulesMarkdown(w io.Writer) error {
 	p("under the other modes a stack never stands on it. Back-do (when on) moves a stack one space back and")
 	p("has no use on space 0. The kata's line, N = %d:", KataSpaces)
 	p("")
+	// The line as the engine's tables walk it, one do at a time.
+	kata := Kata()
 	var sp []string
-	for i := 0; i < KataSpaces; i++ {
-		sp = append(sp, strconv.Itoa(i))
+	st, rt, fin, ok := EntryDestination(kata, Do)
+	for ok && !fin {
+		sp = append(sp, strconv.Itoa(int(st)))
+		st, rt, fin, ok = Destination(kata, st, rt, Do)
 	}
 	p("```")
-	p("(hand) -> %s -> finished", strings.Join(sp, " - "))
+	p("(hand) -> %s - %d (the last space: stopping here finishes)", strings.Join(sp, " - "), kata.NumPlaces()-1)
 	p("```")
+	p("")
+	p("| `finish` | gae from space 12 | geol from space 12 |")
+	p("|---|---|---|")
+	for f := FinishPass; f <= FinishWrap; f++ {
+		r := kata
+		r.Finish = f
+		var cells []string
+		for _, t := range []Throw{Gae, Geol} {
+			to, _, fin, ok := Destination(r, 12, RouteLine, t)
+			switch {
+			case !ok:
+				cells = append(cells, "not legal")
+			case fin:
+				cells = append(cells, "finishes")
+			default:
+				cells = append(cells, "space "+strconv.Itoa(int(to)))
+			}
+		}
+		p("| `%s` | %s |", f, strings.Join(cells, " | "))
+	}
 	p("")
 
 	p("## Throws")

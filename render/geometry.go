@@ -69,7 +69,7 @@ var stationPts = func() [env.NumStations]point {
 	return p
 }()
 
-// StationPoint returns the centre of station st in image coordinates (pixels
+// StationPoint returns the centre of station st of the cross board in image coordinates (pixels
 // from the top-left corner of a Width x Height rendering). ok is false for a
 // station id outside 0..28.
 func StationPoint(st env.Station) (x, y float64, ok bool) {
