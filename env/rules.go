@@ -38,7 +38,7 @@ const (
 	MaxFlatP   = 0.65
 	// MinSpaces and MaxSpaces bound the length of a line board: the action
 	// encoding names at most 29 stations as sources.
-	MinSpaces = 2
+	MinSpaces = 1
 	MaxSpaces = NumStations
 	// KataSpaces is the length of the kata's line board.
 	KataSpaces = 15

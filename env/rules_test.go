@@ -714,7 +714,7 @@ func TestRuleVariants(t *testing.T) {
 		for _, spec := range []string{"players=1", "players=5", "pieces=0", "pieces=6", "flat_prob=0.49", "flat_prob=0.66",
 			"flat_prob=NaN", "shortcut=choice", "finish=sometimes", "end=never", "back_do=off,back_do_enters=on",
 			"colour=red", "players",
-			"board=square", "spaces=15", "board=line,spaces=1", "board=line,spaces=30", "board=line,back_do_enters=on",
+			"board=square", "spaces=15", "board=line,spaces=0", "board=line,spaces=30", "board=line,back_do_enters=on",
 			"pool=maybe", "capture_bonus=off,capture_bonus_yut_mo=on", "pool=off,capture_bonus_yut_mo=on",
 			"obstacles=0:skip", "obstacles=29:skip", "obstacles=4", "obstacles=4:back0", "obstacles=4:back29", "obstacles=4:skip+4:back1",
 			"board=line,obstacles=14:skip", "kata,obstacles=14:back2", "players=2,players=3"} {

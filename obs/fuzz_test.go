@@ -32,7 +32,7 @@ func fuzzRules(cfg uint32) env.Rules {
 	r.Finish = []env.FinishMode{r.Finish, env.FinishExact, env.FinishWrap, r.Finish}[cfg%4]
 	cfg /= 4
 	if cfg&1 != 0 {
-		r.Board, r.Spaces, r.BackDoEnters = env.BoardLine, env.MinSpaces+int(cfg/2%28), false
+		r.Board, r.Spaces, r.BackDoEnters = env.BoardLine, env.MinSpaces+int(cfg/2%29), false
 	}
 	if cfg&64 != 0 && !r.CaptureBonusYutMo {
 		r.Pool = env.SwitchOff
