@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Obstacle is what landing on a station does: nothing (0), ObstacleSkip, or
@@ -82,18 +80,6 @@ func (o *Obstacles) UnmarshalText(b []byte) error {
 		}
 	}
 	return nil
-}
-
-// EncodeMsgpack writes the text form.
-func (o *Obstacles) EncodeMsgpack(e *msgpack.Encoder) error { return e.EncodeString(o.String()) }
-
-// DecodeMsgpack reads the text form.
-func (o *Obstacles) DecodeMsgpack(d *msgpack.Decoder) error {
-	s, err := d.DecodeString()
-	if err != nil {
-		return err
-	}
-	return o.UnmarshalText([]byte(s))
 }
 
 // Stations returns the stations that hold an obstacle, in increasing order.
