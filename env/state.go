@@ -440,16 +440,7 @@ func (s *State) land(me uint8, to Station, r Route, n uint8) (captured uint8, vi
 // nothing.
 func (s *State) push(me uint8, from Station, k int, ev *Event) {
 	c := s.cells[from]
-	st, r := from, c.route
-	mv := &s.tables().move
-	n := 0
-	for ; n < k; n++ {
-		d := mv[r][st][BackDo]
-		if d == destInvalid || d == destFinish || (s.rules.Board == BoardCross && d.station() == Home) {
-			break
-		}
-		st, r = d.station(), d.route()
-	}
+	st, r, n := pushBack(&s.tables().move, s.rules.Board, from, c.route, k)
 	if n == 0 {
 		return
 	}
@@ -463,6 +454,31 @@ func (s *State) push(me uint8, from Station, k int, ev *Event) {
 		ev.PushCaptured, ev.PushCapturedSeat = captured, victim
 	}
 	ev.Joined = ev.Joined || joined
+}
+
+// pushBack walks up to k back-do steps from station st on route r with the
+// move table mv, stopping before HOME on the cross and at space 0 of a line,
+// and returns where it stopped and the steps taken.
+func pushBack(mv *[NumRoutes][NumStations][NumThrows]dest, board BoardKind, st Station, r Route, k int) (Station, Route, int) {
+	n := 0
+	for ; n < k; n++ {
+		d := mv[r][st][BackDo]
+		if d == destInvalid || d == destFinish || (board == BoardCross && d.station() == Home) {
+			break
+		}
+		st, r = d.station(), d.route()
+	}
+	return st, r, n
+}
+
+// AfterObstacle returns where a stack that stopped on station st (route rt)
+// ends up under the rules' obstacles: pushed back by a push obstacle (n > 0
+// steps, see docs/RULES.md), or where it stopped (n = 0).
+func (r Rules) AfterObstacle(st Station, rt Route) (to Station, route Route, n int) {
+	if int(st) >= NumStations || int(rt) >= NumRoutes || !hasLayout(r) || r.Obstacles[st] <= 0 {
+		return st, rt, 0
+	}
+	return pushBack(&layouts[layoutIndex(r)].move, r.Board, st, rt, int(r.Obstacles[st]))
 }
 
 // rank gives seat the next place and ends the game when the rules say so.

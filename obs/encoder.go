@@ -91,6 +91,7 @@ type context struct {
 	entry      [env.NumThrows]move                                 // where an entered piece lands
 	entryRoute env.Route                                           // the route pieces enter on
 	distance   [env.NumRoutes][env.NumStations]float32             // steps to finish / the board's longest
+	push       [env.NumRoutes][env.NumStations]move                // ok: a stack stopping here is pushed back to (to, route)
 	board      [numBoardFeatures][env.NumStations]float32          // the static board planes
 }
 
@@ -117,6 +118,9 @@ func newContext(r env.Rules) context {
 			}
 			if n := r.StepsToFinish(st, rt); n > 0 {
 				c.distance[rt][st] = float32(n) / longest
+			}
+			if to, route, n := r.AfterObstacle(st, rt); n > 0 {
+				c.push[rt][st] = move{to: to, route: route, ok: true}
 			}
 		}
 	}
@@ -204,19 +208,17 @@ func (c *context) compact(s *env.State, d []float32) {
 // one of its stacks, or a piece from hand, on station st with a single
 // result. skip names a station whose stack is ignored (captured), or is -1;
 // captured says the seat has pieces in hand because of that capture.
-func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.NumStations]uint8) {
+func (c *context) reach(s *env.State, seat int, skip uint32, captured bool, m *[env.NumStations]uint8) {
 	*m = [env.NumStations]uint8{}
 	occ := s.Occupied(seat)
-	if skip >= 0 {
-		occ &^= 1 << uint(skip)
-	}
+	occ &^= skip
 	for b := occ; b != 0; b &= b - 1 {
 		st := env.Station(bits.TrailingZeros32(b))
 		_, _, route, _ := s.StackAt(st)
 		row := &c.moves[route][st]
 		for t := env.Throw(0); t < env.NumThrows; t++ {
 			if mv := row[t]; mv.ok && !mv.finish && c.possible&(1<<t) != 0 {
-				m[mv.to] |= 1 << t
+				c.mark(m, mv, t)
 			}
 		}
 	}
@@ -225,11 +227,20 @@ func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.Num
 	}
 	for t := env.Do; t < env.NumThrows; t++ {
 		if mv := c.entry[t]; mv.ok && !mv.finish {
-			m[mv.to] |= 1 << t
+			c.mark(m, mv, t)
 		}
 	}
 	if c.backDoEnters && occ == 0 {
 		m[env.Home] |= 1 << env.BackDo
+	}
+}
+
+// mark marks throw t in m on the station where move mv stops and, after a
+// push obstacle there, where the push ends: a stack lands on both.
+func (c *context) mark(m *[env.NumStations]uint8, mv move, t env.Throw) {
+	m[mv.to] |= 1 << t
+	if p := c.push[mv.route][mv.to]; p.ok {
+		m[p.to] |= 1 << t
 	}
 }
 
@@ -263,7 +274,7 @@ func (c *context) threat(s *env.State, opp uint8, masks *[numSeats][env.NumStati
 		if opp&(1<<seat) == 0 {
 			continue
 		}
-		c.reach(s, seat, -1, false, &masks[seat])
+		c.reach(s, seat, 0, false, &masks[seat])
 		for st, m := range masks[seat] {
 			miss[st] *= 1 - c.hit[m]
 		}
@@ -313,6 +324,10 @@ func (c *context) tactical(s *env.State, d []float32) {
 		if t != env.BackDo && mv.route != from && mv.route != env.RouteOuter {
 			f[featShortcut] = 1
 		}
+		if p := c.push[mv.route][mv.to]; p.ok {
+			c.pushedMove(s, a, mv, p, moved, opp, &masks, &th, f)
+			continue
+		}
 		f[featDistance] = c.distance[mv.route][mv.to]
 		f[featExposure] = th[mv.to]
 		owner, h, _, ok := s.StackAt(mv.to)
@@ -322,21 +337,70 @@ func (c *context) tactical(s *env.State, d []float32) {
 			f[featJoins] = float32(h+moved) * c.invPieces
 		default:
 			f[featCaptures] = float32(h) * c.invPieces
-			f[featExposure] = c.exposureAfterCapture(s, opp, &masks, owner, mv.to)
+			f[featExposure] = c.exposureAfterCapture(s, opp, &masks, mv.to, captures{{owner, 1 << mv.to}})
 		}
 	}
 }
 
-// exposureAfterCapture is the threat on station at once the stack of seat
-// victim there has been captured: that seat's reach is recomputed without
-// the stack and with pieces in hand.
-func (c *context) exposureAfterCapture(s *env.State, opp uint8, masks *[numSeats][env.NumStations]uint8, victim int, at env.Station) float32 {
-	var mv [env.NumStations]uint8
-	c.reach(s, victim, int(at), true, &mv)
+// pushedMove writes the features of action a, whose stack stops on a push
+// obstacle (mv) and is pushed back to p: it lands twice, on the obstacle and
+// where the push stops, joining or capturing at each.
+func (c *context) pushedMove(s *env.State, a env.Action, mv, p move, moved int, opp uint8, masks *[numSeats][env.NumStations]uint8, th *[env.NumStations]float32, f []float32) {
+	me := s.ToMove()
+	height, joined, captured := moved, false, 0
+	var caps captures
+	for i, at := range [2]env.Station{mv.to, p.to} {
+		if !a.IsEnter() && at == a.Station() {
+			continue // the moving stack left it
+		}
+		switch owner, h, _, ok := s.StackAt(at); {
+		case !ok:
+		case owner == me:
+			height += h
+			joined = true
+		default:
+			captured += h
+			caps[i] = capture{seat: owner, stations: 1 << at}
+		}
+	}
+	if joined {
+		f[featJoins] = float32(height) * c.invPieces
+	}
+	f[featCaptures] = float32(captured) * c.invPieces
+	f[featDistance] = c.distance[p.route][p.to]
+	f[featExposure] = th[p.to]
+	if captured > 0 {
+		f[featExposure] = c.exposureAfterCapture(s, opp, masks, p.to, caps)
+	}
+}
+
+// capture is a seat whose stacks on the stations of a bit set are captured
+// (seat 0 with no stations: none).
+type capture struct {
+	seat     int
+	stations uint32
+}
+
+// captures are the captures of one move: one, or two after a push obstacle.
+type captures [2]capture
+
+// exposureAfterCapture is the threat on station at once the captures caps
+// are made: each victim's reach is recomputed without the captured stacks
+// and with pieces in hand.
+func (c *context) exposureAfterCapture(s *env.State, opp uint8, masks *[numSeats][env.NumStations]uint8, at env.Station, caps captures) float32 {
 	miss := float32(1)
 	for k := 1; k < c.players; k++ {
-		switch seat := c.seatAt(s, k); {
-		case seat == victim:
+		seat := c.seatAt(s, k)
+		var gone uint32
+		for _, cp := range caps {
+			if cp.stations != 0 && cp.seat == seat {
+				gone |= cp.stations
+			}
+		}
+		switch {
+		case gone != 0:
+			var mv [env.NumStations]uint8
+			c.reach(s, seat, gone, true, &mv)
 			miss *= 1 - c.hit[mv[at]]
 		case opp&(1<<seat) != 0:
 			miss *= 1 - c.hit[masks[seat][at]]
