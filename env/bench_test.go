@@ -21,9 +21,14 @@ func midgame(b *testing.B) State {
 }
 
 // BenchmarkRandomPlayout plays whole random games: the engine's headline number.
-func BenchmarkRandomPlayout(b *testing.B) {
+func BenchmarkRandomPlayout(b *testing.B) { benchPlayout(b, Standard()) }
+
+// BenchmarkRandomPlayoutKata plays whole random games of the kata (a line of
+// 15 spaces, exact finish, no pool).
+func BenchmarkRandomPlayoutKata(b *testing.B) { benchPlayout(b, Kata()) }
+
+func benchPlayout(b *testing.B, r Rules) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	r := Standard()
 	decisions := 0
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {

@@ -1,10 +1,12 @@
-// Package env is the Yut Nori rules engine: the board as route tables, a
-// validated rules configuration with its variants, a game state that is a
+// Package env is the Yut Nori rules engine: boards as data (the standard
+// cross board and lines of spaces, as move tables), a validated rules
+// configuration with its variants and presets (Standard, Kata), a game state that is a
 // plain value, explicit chance nodes, the 180-action encoding, game records,
 // a JSON form of states, versioned save and restore, and text rendering.
 //
-// The rules are those of RULES.md (the `standard` set) and its named
-// variants. A State is small and holds no pointers, so copying it clones it:
+// The rules are those of docs/RULES.md (the `standard` set) and its named
+// variants; "go generate ./env" writes that document from this package's
+// tables. A State is small and holds no pointers, so copying it clones it:
 // search code copies millions of them. Nothing on the hot path allocates:
 // LegalActions appends into the caller's slice, Apply and the throws fill an
 // Event value.
@@ -36,3 +38,5 @@
 // PositionDesc is a readable position (routes and phase by name) that
 // becomes a Position, and then a checked State with FromPosition.
 package env
+
+//go:generate sh -c "go run ./internal/genrules > ../docs/RULES.md"

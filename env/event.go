@@ -43,6 +43,15 @@ type Event struct {
 	Finished     uint8 // pieces that left the board, finished
 	Placed       bool  // the mover finished its last piece and was ranked
 
+	// Obstacles (Rules.Obstacles). To is where the stack ended, after a push.
+	LosesTurn        bool      // the stack stopped on a skip obstacle: the mover misses its next turn
+	Pushed           uint8     // steps a push obstacle moved the stack back (0: none)
+	PushedFrom       Station   // the push obstacle's station, when Pushed > 0
+	PushCaptured     uint8     // opponent pieces captured where the push stopped
+	PushCapturedSeat int8      // their seat, when PushCaptured > 0
+	TurnsMissed      uint8     // turns of other seats skipped when this turn passed
+	Board            BoardKind // the board the move was made on (names stations in String)
+
 	BonusThrow bool  // the same seat throws again (yut, mo, or a capture)
 	Discarded  uint8 // unusable results discarded when the turn ended
 	TurnEnded  bool  // the turn passed
@@ -58,15 +67,24 @@ func (e Event) String() string {
 		fmt.Fprintf(&b, "seat %d throws %s", e.Seat, e.Throw)
 	} else {
 		fmt.Fprintf(&b, "seat %d: %s", e.Seat, e.Throw)
+		name := func(st Station) string {
+			if e.Board == BoardLine {
+				return fmt.Sprintf("space %d", st)
+			}
+			return st.String()
+		}
 		if e.Entered {
 			fmt.Fprintf(&b, " enters a piece")
 		} else {
-			fmt.Fprintf(&b, " moves %d from %v", e.Moved, e.From)
+			fmt.Fprintf(&b, " moves %d from %s", e.Moved, name(e.From))
 		}
-		if e.Finished > 0 {
+		switch {
+		case e.Finished > 0:
 			fmt.Fprintf(&b, ", %d finished", e.Finished)
-		} else {
-			fmt.Fprintf(&b, " to %v", e.To)
+		case e.Pushed > 0:
+			fmt.Fprintf(&b, " to %s, pushed back %d to %s", name(e.PushedFrom), e.Pushed, name(e.To))
+		default:
+			fmt.Fprintf(&b, " to %s", name(e.To))
 		}
 		if e.Shortcut {
 			fmt.Fprintf(&b, " (takes the %s shortcut)", e.ToRoute)
@@ -77,12 +95,21 @@ func (e Event) String() string {
 		if e.Captured > 0 {
 			fmt.Fprintf(&b, ", captures %d of seat %d", e.Captured, e.CapturedSeat)
 		}
+		if e.PushCaptured > 0 {
+			fmt.Fprintf(&b, ", captures %d of seat %d where pushed", e.PushCaptured, e.PushCapturedSeat)
+		}
+		if e.LosesTurn {
+			b.WriteString(", misses its next turn")
+		}
 	}
 	if e.BonusThrow {
 		b.WriteString(", throws again")
 	}
 	if e.Discarded > 0 {
 		fmt.Fprintf(&b, ", %d unusable discarded", e.Discarded)
+	}
+	if e.TurnsMissed > 0 {
+		fmt.Fprintf(&b, ", %d turn(s) missed", e.TurnsMissed)
 	}
 	if e.GameOver {
 		fmt.Fprintf(&b, "; game over, seat %d wins", e.Winner)

@@ -17,7 +17,7 @@ import (
 // Without -fuzz, `go test` runs every seed as a plain test.
 
 func FuzzUnmarshalState(f *testing.F) {
-	for i, spec := range []string{"standard", "players=4,pieces=5,end=rank", "back_do_enters=on,finish=stop"} {
+	for i, spec := range []string{"standard", "players=4,pieces=5,end=rank", "back_do_enters=on,finish=stop", "kata,obstacles=2:skip+6:back3", "finish=wrap,pool=off,obstacles=4:skip"} {
 		for _, d := range []int{0, 3, 40} {
 			s := midGame(f, spec, uint64(i*10+d), d)
 			b, err := s.MarshalBinary()
@@ -84,7 +84,7 @@ func playSteps(t *testing.T, s *env.State, n int, choices []byte) {
 }
 
 func FuzzParseRecord(f *testing.F) {
-	for i, spec := range []string{"standard", "players=3,end=rank"} {
+	for i, spec := range []string{"standard", "players=3,end=rank", "kata"} {
 		rec, _ := recordedGame(f, spec, uint64(i))
 		b, err := json.Marshal(rec)
 		if err != nil {
@@ -223,7 +223,7 @@ func FuzzGame(f *testing.F) {
 			t.Fatal(err)
 		}
 		var buf [env.NumActions]env.Action
-		for i := 0; !s.IsOver() && s.Decisions() < 400; i++ {
+		for i := 0; !s.IsOver() && s.Decisions() < 400 && i < 4000; i++ { // i: choices may all be illegal
 			if s.IsChance() {
 				if _, err := s.SampleThrow(); err != nil {
 					t.Fatal(err)

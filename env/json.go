@@ -19,9 +19,10 @@ type StateJSON struct {
 	Phase  string      `json:"phase"` // "throw", "move" or "over"
 	Pool   [6]int      `json:"pool"`  // count of each throw, by id: back-do, do, gae, geol, yut, mo
 	Pieces []PieceJSON `json:"pieces"`
-	Winner int         `json:"winner"` // -1 while nobody has won
-	Places []int       `json:"places"` // per seat, 0 while playing
-	Legal  []int       `json:"legal"`  // legal action ids, increasing
+	Winner int         `json:"winner"`           // -1 while nobody has won
+	Places []int       `json:"places"`           // per seat, 0 while playing
+	Legal  []int       `json:"legal"`            // legal action ids, increasing
+	Missed []int       `json:"missed,omitempty"` // per seat, turns it will miss (skip obstacles); absent when none
 }
 
 // EventJSON is the JSON form of an event: a throw or a move and its effects.
@@ -41,7 +42,11 @@ type EventJSON struct {
 	Bonus     bool   `json:"bonus_throw,omitempty"`
 	Discarded int    `json:"discarded,omitempty"`
 	TurnEnded bool   `json:"turn_ended,omitempty"`
-	Text      string `json:"text"`
+	// Obstacles: the mover will miss its next turn; steps a push moved it back; turns passed over.
+	LosesTurn   bool   `json:"loses_turn,omitempty"`
+	Pushed      int    `json:"pushed,omitempty"`
+	TurnsMissed int    `json:"turns_missed,omitempty"`
+	Text        string `json:"text"`
 }
 
 // LineJSON is one line of a replay in JSON lines: the step index (-1 for the
@@ -81,13 +86,18 @@ func (s *State) JSON() StateJSON {
 	for _, a := range s.LegalActions(nil) {
 		j.Legal = append(j.Legal, int(a))
 	}
+	if s.missed != [MaxPlayers]uint8{} {
+		for seat := 0; seat < s.rules.Players; seat++ {
+			j.Missed = append(j.Missed, int(s.missed[seat]))
+		}
+	}
 	return j
 }
 
 // JSON returns the event's JSON form.
 func (e Event) JSON() EventJSON {
 	j := EventJSON{Kind: e.Kind.String(), Seat: int(e.Seat), Throw: e.Throw.String(), Bonus: e.BonusThrow,
-		Discarded: int(e.Discarded), TurnEnded: e.TurnEnded, Text: e.String()}
+		Discarded: int(e.Discarded), TurnEnded: e.TurnEnded, TurnsMissed: int(e.TurnsMissed), Text: e.String()}
 	if e.Kind == EventMove {
 		a, from, to := int(e.Action), int(e.From), int(e.To)
 		j.Action, j.To = &a, &to
@@ -95,7 +105,8 @@ func (e Event) JSON() EventJSON {
 			j.From = &from
 		}
 		j.Entered, j.Moved, j.Shortcut, j.Joined = e.Entered, int(e.Moved), e.Shortcut, e.Joined
-		j.Captured, j.Finished = int(e.Captured), int(e.Finished)
+		j.Captured, j.Finished = int(e.Captured+e.PushCaptured), int(e.Finished)
+		j.LosesTurn, j.Pushed = e.LosesTurn, int(e.Pushed)
 	}
 	return j
 }

@@ -26,6 +26,9 @@ type Position struct {
 	Finished [MaxPlayers]int `json:"finished" msgpack:"finished"`
 	Place    [MaxPlayers]int `json:"place" msgpack:"place"`
 	Stacks   []Stack         `json:"stacks" msgpack:"stacks"`
+	// Missed is, per seat, how many of its next turns it will miss (skip
+	// obstacles); left out when nobody misses a turn.
+	Missed []int `json:"missed,omitempty" msgpack:"missed,omitempty"`
 }
 
 // Position returns the state's position. Stacks are listed by station.
@@ -40,6 +43,12 @@ func (s *State) Position() Position {
 	for st := Station(0); st < NumStations; st++ {
 		if c := s.cells[st]; c.height > 0 {
 			p.Stacks = append(p.Stacks, Stack{Seat: int(c.owner), Station: st, Route: c.route, Height: int(c.height)})
+		}
+	}
+	if s.missed != [MaxPlayers]uint8{} {
+		p.Missed = make([]int, s.rules.Players)
+		for i := range p.Missed {
+			p.Missed[i] = int(s.missed[i])
 		}
 	}
 	return p
@@ -93,8 +102,10 @@ func (s *State) setPosition(p Position) error {
 			return bad("stack seat %d out of range 0..%d", st.Seat, n-1)
 		case int(st.Station) >= NumStations:
 			return bad("stack station %d out of range 0..28", st.Station)
-		case !OnRoute(st.Station, st.Route):
-			return bad("station %d is not on route %v", st.Station, st.Route)
+		case !r.OnBoard(st.Station, st.Route):
+			return bad("station %d on route %v is not a place of the %s board", st.Station, st.Route, r.Board)
+		case r.Board == BoardLine && r.Finish != FinishPass && int(st.Station) == r.Spaces-1:
+			return bad("a stack on the last space %d, where finish=%s takes it off the board", st.Station, r.Finish)
 		case st.Height < 1 || st.Height > r.Pieces:
 			return bad("stack height %d out of range 1..%d", st.Height, r.Pieces)
 		case s.cells[st.Station].height != 0:
@@ -103,6 +114,16 @@ func (s *State) setPosition(p Position) error {
 		s.cells[st.Station] = cell{height: uint8(st.Height), owner: uint8(st.Seat), route: st.Route}
 		s.occ[st.Seat] |= 1 << st.Station
 		onBoard[st.Seat] += st.Height
+	}
+	if len(p.Missed) > n {
+		return bad("missed turns for %d seats, the game has %d", len(p.Missed), n)
+	}
+	s.missed = [MaxPlayers]uint8{}
+	for i, m := range p.Missed {
+		if m < 0 || m > 255 {
+			return bad("seat %d misses %d turns, want 0..255", i, m)
+		}
+		s.missed[i] = uint8(m)
 	}
 	var places []int
 	over := p.Phase == PhaseOver

@@ -28,6 +28,17 @@ var propertyRules = append(append([]string(nil), crossRules...),
 	"players=4,pieces=5,end=rank,back_do_enters=on,flat_prob=0.65",
 	"players=3,pieces=1,finish=stop,capture_bonus_yut_mo=on,back_do_enters=on",
 	"players=2,pieces=5,back_do=off,end=rank",
+	// Line boards and the kata's options, alone and together.
+	"kata",
+	"kata,finish=wrap,players=3,pieces=3",
+	"kata,spaces=5,pieces=5,players=4,end=rank,obstacles=1:skip+3:back2",
+	"kata,spaces=29,finish=pass,back_do=on,pool=on,capture_bonus=on,obstacles=20:back19",
+	"board=line,spaces=2,finish=stop,pieces=1,players=3",
+	"kata,spaces=1,pieces=3,finish=wrap",
+	"kata,spaces=1,players=4,finish=pass,pool=on",
+	"finish=exact,pool=off,capture_bonus=off,obstacles=3:skip+8:back4+22:back2",
+	"finish=wrap,players=3,obstacles=5:skip+27:back3",
+	"players=4,pieces=5,pool=off,end=rank,obstacles=1:back1+10:skip",
 )
 
 // chooser picks actions as a function of the seed and the state alone, so a
@@ -82,7 +93,7 @@ func checkInvariants(t *testing.T, s *env.State) {
 	var board [env.MaxPlayers]int
 	for st := env.Station(0); st < env.NumStations; st++ {
 		if seat, h, route, ok := s.StackAt(st); ok {
-			if seat < 0 || seat >= r.Players || h < 1 || h > r.Pieces || !env.OnRoute(st, route) {
+			if seat < 0 || seat >= r.Players || h < 1 || h > r.Pieces || !r.OnBoard(st, route) {
 				fail("bad stack on %d: seat %d height %d route %v", st, seat, h, route)
 			}
 			occ[seat] |= 1 << st

@@ -36,28 +36,54 @@ func drawBoard(label func(st Station) string) []string {
 	return out
 }
 
+// KataBoard draws a line board in the kata's notation, one bracket per
+// space from space 0: "[[A1],[],[],[B1,B2],...]". Pieces are interchangeable
+// in the engine, so their numbers say only how many there are and where: a
+// seat's finished pieces take the first numbers, then its pieces on the board
+// from space 0 onwards, then those in hand (which are not drawn). On the cross
+// board it draws the 29 stations in id order the same way.
+func (s *State) KataBoard() string {
+	var next [MaxPlayers]int
+	for seat := range next {
+		next[seat] = int(s.finished[seat]) + 1
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for st := 0; st < s.rules.NumPlaces(); st++ {
+		if st > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('[')
+		c := s.cells[st]
+		for k := 0; k < int(c.height); k++ {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%s%d", SeatGlyph(int(c.owner)), next[c.owner])
+			next[c.owner]++
+		}
+		b.WriteByte(']')
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
 // Render draws the position as text: a key of station numbers beside the
 // board with every stack shown as its owner's letter and height (A2 = two
 // pieces of seat 0), then each seat's hand and finished pieces, the pool and
-// the seat to move.
+// the seat to move. A line board is drawn as KataBoard, above a ruler of
+// space numbers, with obstacles listed under it.
 func (s *State) Render() string {
-	key := drawBoard(func(st Station) string { return fmt.Sprintf("%-3d", st) })
-	board := drawBoard(func(st Station) string {
-		c := s.cells[st]
-		switch {
-		case c.height > 1:
-			return fmt.Sprintf("%s%d", SeatGlyph(int(c.owner)), c.height)
-		case c.height == 1:
-			return SeatGlyph(int(c.owner))
-		case st == Home || st == CornerC1 || st == CornerC2 || st == CornerC3 || st == Centre:
-			return "o"
-		}
-		return "."
-	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-36s%s\n", "stations", "board")
-	for i := range key {
-		fmt.Fprintf(&b, "%-36s%s\n", key[i], board[i])
+	if s.rules.Board == BoardLine {
+		b.WriteString(s.KataBoard())
+		b.WriteString("\nspaces 0..")
+		fmt.Fprintf(&b, "%d; pieces enter before space 0 and finish on space %d (finish=%s)\n", s.rules.Spaces-1, s.rules.Spaces-1, s.rules.Finish)
+	} else {
+		s.renderCross(&b)
+	}
+	if !s.rules.Obstacles.IsZero() {
+		fmt.Fprintf(&b, "obstacles: %s\n", s.rules.Obstacles)
 	}
 	b.WriteByte('\n')
 	for seat := 0; seat < s.rules.Players; seat++ {
@@ -76,6 +102,9 @@ func (s *State) Render() string {
 		if s.place[seat] > 0 {
 			fmt.Fprintf(&b, ", place %d", s.place[seat])
 		}
+		if s.missed[seat] > 0 {
+			fmt.Fprintf(&b, ", misses %d turn(s)", s.missed[seat])
+		}
 		b.WriteByte('\n')
 	}
 	var pool []string
@@ -93,6 +122,31 @@ func (s *State) Render() string {
 		fmt.Fprintf(&b, "seat %d (%s) to move; pool [%s]\n", s.seat, SeatGlyph(int(s.seat)), strings.Join(pool, " "))
 	}
 	return b.String()
+}
+
+// renderCross draws the cross board: the key of station numbers beside the
+// stacks (x marks an empty obstacle).
+func (s *State) renderCross(b *strings.Builder) {
+	key := drawBoard(func(st Station) string { return fmt.Sprintf("%-3d", st) })
+	board := drawBoard(func(st Station) string {
+		if s.rules.Obstacles[st] != 0 && s.cells[st].height == 0 {
+			return "x"
+		}
+		c := s.cells[st]
+		switch {
+		case c.height > 1:
+			return fmt.Sprintf("%s%d", SeatGlyph(int(c.owner)), c.height)
+		case c.height == 1:
+			return SeatGlyph(int(c.owner))
+		case st == Home || st == CornerC1 || st == CornerC2 || st == CornerC3 || st == Centre:
+			return "o"
+		}
+		return "."
+	})
+	fmt.Fprintf(b, "%-36s%s\n", "stations", "board")
+	for i := range key {
+		fmt.Fprintf(b, "%-36s%s\n", key[i], board[i])
+	}
 }
 
 // String returns Render().

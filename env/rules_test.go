@@ -712,10 +712,19 @@ func TestRuleVariants(t *testing.T) {
 	})
 	t.Run("rules are validated", func(t *testing.T) {
 		for _, spec := range []string{"players=1", "players=5", "pieces=0", "pieces=6", "flat_prob=0.49", "flat_prob=0.66",
-			"flat_prob=NaN", "shortcut=choice", "finish=exact", "finish=sometimes", "end=never", "back_do=off,back_do_enters=on",
-			"colour=red", "players"} {
+			"flat_prob=NaN", "shortcut=choice", "finish=sometimes", "end=never", "back_do=off,back_do_enters=on",
+			"colour=red", "players",
+			"board=square", "spaces=15", "board=line,spaces=0", "board=line,spaces=30", "board=line,back_do_enters=on",
+			"pool=maybe", "capture_bonus=off,capture_bonus_yut_mo=on", "pool=off,capture_bonus_yut_mo=on",
+			"obstacles=0:skip", "obstacles=29:skip", "obstacles=4", "obstacles=4:back0", "obstacles=4:back29", "obstacles=4:skip+4:back1",
+			"board=line,obstacles=14:skip", "kata,obstacles=14:back2", "players=2,players=3"} {
 			_, err := env.ParseRules(spec)
 			assert.ErrorIs(t, err, env.ErrInvalidRules, spec)
+		}
+		for _, spec := range []string{"players=2,players=3", "kata,pool=on,pool=off", "p=0.5,flat_prob=0.6", "backdo=off,back_do=on"} {
+			_, err := env.ParseRules(spec)
+			require.ErrorIs(t, err, env.ErrInvalidRules, spec)
+			assert.Regexp(t, `rules key "(players|pool|flat_prob|back_do)" given more than once`, err.Error(), spec)
 		}
 		r, err := env.ParseRules(" players=3, pieces=5 ,flat_prob=0.5,back_do=off,capture_bonus_yut_mo=on,finish=stop,end=rank")
 		require.NoError(t, err)

@@ -42,6 +42,7 @@ type cell struct {
 // New or FromPosition.
 type State struct {
 	rules     Rules
+	layout    uint8 // index of the board's move tables (layouts)
 	thr       [NumThrows]uint64
 	rng       rand.PCG
 	cells     [NumStations]cell
@@ -49,6 +50,7 @@ type State struct {
 	hand      [MaxPlayers]uint8
 	finished  [MaxPlayers]uint8
 	place     [MaxPlayers]uint8 // 1-based final place, 0 while still playing
+	missed    [MaxPlayers]uint8 // turns the seat will miss (skip obstacles)
 	pool      [NumThrows]uint8
 	poolSize  uint16
 	seat      uint8
@@ -71,6 +73,7 @@ func New(r Rules, seed uint64, start int) (State, error) {
 		return s, fmt.Errorf("%w: start seat %d out of range 0..%d", ErrBadInput, start, r.Players-1)
 	}
 	s.rules = r
+	s.layout = layoutIndex(r)
 	s.thr = throwThresholds(r.Probabilities())
 	s.rng = *rand.NewPCG(seed, seedStream)
 	for i := 0; i < r.Players; i++ {
@@ -115,6 +118,9 @@ func (s *State) Hand(seat int) int { return int(s.hand[seat]) }
 
 // Finished returns how many pieces of seat have finished.
 func (s *State) Finished(seat int) int { return int(s.finished[seat]) }
+
+// MissedTurns returns how many of its next turns seat will miss (it landed on skip obstacles).
+func (s *State) MissedTurns(seat int) int { return int(s.missed[seat]) }
 
 // Place returns seat's final place (1 = winner), or 0 while it still plays.
 func (s *State) Place(seat int) int { return int(s.place[seat]) }
@@ -173,6 +179,38 @@ func (s *State) Outcome(seat int) float64 {
 	return 1 - 2*float64(p-1)/float64(n-1)
 }
 
+// tables returns the move tables of the state's board and finish mode.
+func (s *State) tables() *layoutTables { return &layouts[s.layout] }
+
+// canEnter reports whether the seat to move can use throw t to enter a piece.
+func (s *State) canEnter(t Throw) bool {
+	me := s.seat
+	if s.hand[me] == 0 {
+		return false
+	}
+	if t == BackDo {
+		return s.rules.BackDoEnters && s.occ[me] == 0
+	}
+	return s.tables().entry[t] != destInvalid
+}
+
+// movable returns the seat to move's stacks that throw t can move.
+func (s *State) movable(t Throw) uint32 {
+	occ := s.occ[s.seat]
+	if s.rules.Finish != FinishExact && (t != BackDo || s.rules.Board == BoardCross) {
+		return occ // every stack takes every forward result (and back-do on the cross)
+	}
+	mv := &s.tables().move
+	var ok uint32
+	for b := occ; b != 0; b &= b - 1 {
+		st := bits.TrailingZeros32(b)
+		if mv[s.cells[st].route][st][t] != destInvalid {
+			ok |= 1 << st
+		}
+	}
+	return ok
+}
+
 // LegalActions appends the legal actions of the seat to move to dst, in
 // increasing id order, and returns it. At a chance node or after the game it
 // appends nothing. It does not allocate when dst has room for NumActions.
@@ -180,18 +218,15 @@ func (s *State) LegalActions(dst []Action) []Action {
 	if s.phase != PhaseMove {
 		return dst
 	}
-	me := s.seat
-	occ := s.occ[me]
-	inHand := s.hand[me] > 0
 	for t := Throw(0); t < NumThrows; t++ {
 		if s.pool[t] == 0 {
 			continue
 		}
 		base := uint8(t) * NumSources
-		for b := occ; b != 0; b &= b - 1 {
+		for b := s.movable(t); b != 0; b &= b - 1 {
 			dst = append(dst, Action(base+uint8(bits.TrailingZeros32(b))))
 		}
-		if inHand && (t != BackDo || (occ == 0 && s.rules.BackDoEnters)) {
+		if s.canEnter(t) {
 			dst = append(dst, Action(base+EnterSource))
 		}
 	}
@@ -203,15 +238,13 @@ func (s *State) NumLegalActions() int {
 	if s.phase != PhaseMove {
 		return 0
 	}
-	me := s.seat
-	stacks := bits.OnesCount32(s.occ[me])
 	n := 0
 	for t := Throw(0); t < NumThrows; t++ {
 		if s.pool[t] == 0 {
 			continue
 		}
-		n += stacks
-		if s.hand[me] > 0 && (t != BackDo || (stacks == 0 && s.rules.BackDoEnters)) {
+		n += bits.OnesCount32(s.movable(t))
+		if s.canEnter(t) {
 			n++
 		}
 	}
@@ -223,14 +256,14 @@ func (s *State) IsLegal(a Action) bool {
 	if s.phase != PhaseMove || !a.Valid() {
 		return false
 	}
-	t, me := a.Throw(), s.seat
+	t := a.Throw()
 	if s.pool[t] == 0 {
 		return false
 	}
 	if a.IsEnter() {
-		return s.hand[me] > 0 && (t != BackDo || (s.rules.BackDoEnters && s.occ[me] == 0))
+		return s.canEnter(t)
 	}
-	return s.occ[me]&(1<<a.Station()) != 0
+	return s.movable(t)&(1<<a.Station()) != 0
 }
 
 // Mask writes the legal-action mask into dst[:NumActions]: 1 for legal, 0
@@ -272,13 +305,16 @@ func (s *State) checkAction(a Action) error {
 		case t == BackDo && s.occ[me] != 0:
 			return fmt.Errorf("%w: %v: back-do enters only when seat %d has nothing on the board", ErrIllegalAction, a, me)
 		}
-		return nil
+		return fmt.Errorf("%w: %v: %s cannot enter a piece on this board (finish=%s)", ErrIllegalAction, a, t, s.rules.Finish)
 	}
 	c := s.cells[a.Station()]
 	if c.height == 0 || c.owner != me {
 		return fmt.Errorf("%w: %v: seat %d has no stack on station %d", ErrIllegalAction, a, me, a.Source())
 	}
-	return fmt.Errorf("%w: %v", ErrIllegalAction, a) // not reached: IsLegal and the checks above agree
+	if t == BackDo {
+		return fmt.Errorf("%w: %v: back-do cannot move a stack off the first space", ErrIllegalAction, a)
+	}
+	return fmt.Errorf("%w: %v: %s would take the stack past the end (finish=exact)", ErrIllegalAction, a, t)
 }
 
 // Apply plays action a for the seat to move and reports what happened. An
@@ -290,8 +326,9 @@ func (s *State) Apply(a Action) (Event, error) {
 	}
 	me := s.seat
 	t := a.Throw()
-	fs := b2i(s.rules.Finish == FinishStop)
-	ev := Event{Kind: EventMove, Seat: int8(me), Throw: t, Action: a, CapturedSeat: -1, NextSeat: int8(me), Winner: -1}
+	lt := s.tables()
+	ev := Event{Kind: EventMove, Seat: int8(me), Throw: t, Action: a, CapturedSeat: -1, NextSeat: int8(me), Winner: -1,
+		Board: s.rules.Board}
 	var d dest
 	var moved uint8
 	if a.IsEnter() {
@@ -302,7 +339,7 @@ func (s *State) Apply(a Action) (Event, error) {
 		if t == BackDo {
 			d = packDest(Home, RouteOuter)
 		} else {
-			d = entryTable[fs][t]
+			d = lt.entry[t]
 		}
 	} else {
 		st := a.Station()
@@ -311,34 +348,28 @@ func (s *State) Apply(a Action) (Event, error) {
 		moved = c.height
 		s.cells[st] = cell{}
 		s.occ[me] &^= 1 << st
-		d = moveTable[fs][c.route][st][t]
+		d = lt.move[c.route][st][t]
 	}
 	ev.Moved = moved
 	if d == destFinish {
 		s.finished[me] += moved
 		ev.Finished = moved
-		ev.To = Home
+		ev.To = s.end()
 	} else {
 		to, r := d.station(), d.route()
 		ev.To, ev.ToRoute = to, r
-		ev.Shortcut = r != RouteOuter && r != ev.FromRoute && t != BackDo && to == routeStations[r][0]
-		c := &s.cells[to]
-		switch {
-		case c.height == 0:
-			*c = cell{height: moved, owner: me, route: r}
-			s.occ[me] |= 1 << to
-		case c.owner == me:
-			c.height += moved
-			c.route = r
-			ev.Joined = true
-		default:
-			ev.Captured, ev.CapturedSeat = c.height, int8(c.owner)
-			s.hand[c.owner] += c.height
-			s.occ[c.owner] &^= 1 << to
-			*c = cell{height: moved, owner: me, route: r}
-			s.occ[me] |= 1 << to
+		ev.Shortcut = s.rules.Board == BoardCross && r != RouteOuter && r != ev.FromRoute && t != BackDo && to == routeStations[r][0]
+		ev.Captured, ev.CapturedSeat, ev.Joined = s.land(me, to, r, moved)
+		switch o := s.rules.Obstacles[to]; {
+		case o == ObstacleSkip:
+			ev.LosesTurn = true
+			if s.missed[me] < 255 {
+				s.missed[me]++
+			}
+		case o > 0:
+			s.push(me, to, int(o), &ev)
 		}
-		ev.Height = c.height
+		ev.Height = s.cells[ev.To].height
 	}
 	s.pool[t]--
 	s.poolSize--
@@ -356,14 +387,98 @@ func (s *State) Apply(a Action) (Event, error) {
 		s.endTurn(&ev)
 		return ev, nil
 	}
+	captureBonus := (ev.Captured > 0 || ev.PushCaptured > 0) && s.rules.CaptureBonus == SwitchOn &&
+		(!t.Bonus() || s.rules.CaptureBonusYutMo)
 	switch {
-	case ev.Captured > 0 && (!t.Bonus() || s.rules.CaptureBonusYutMo):
+	case captureBonus || (s.rules.Pool == SwitchOff && t.Bonus()):
+		// Without a pool, yut and mo earn their next throw after the move.
 		s.phase = PhaseThrow
 		ev.BonusThrow = true
 	case s.poolSize == 0 || !s.hasUsable():
 		s.endTurn(&ev)
 	}
 	return ev, nil
+}
+
+// end returns the station where pieces finish: HOME, or a line's last space.
+func (s *State) end() Station {
+	if s.rules.Board == BoardLine {
+		return Station(s.rules.Spaces - 1)
+	}
+	return Home
+}
+
+// land puts a stack of n pieces of seat me on station to (route r): onto an
+// empty station, onto its own stack (joined), or onto another seat's stack,
+// which it captures (those pieces go back to hand).
+func (s *State) land(me uint8, to Station, r Route, n uint8) (captured uint8, victim int8, joined bool) {
+	c := &s.cells[to]
+	victim = -1
+	switch {
+	case c.height == 0:
+		*c = cell{height: n, owner: me, route: r}
+		s.occ[me] |= 1 << to
+	case c.owner == me:
+		c.height += n
+		c.route = r
+		joined = true
+	default:
+		captured, victim = c.height, int8(c.owner)
+		s.hand[c.owner] += c.height
+		s.occ[c.owner] &^= 1 << to
+		*c = cell{height: n, owner: me, route: r}
+		s.occ[me] |= 1 << to
+	}
+	return captured, victim, joined
+}
+
+// push moves the stack of me that stopped on the obstacle at station from
+// back by up to k steps, one back-do step at a time along its route, never
+// behind the first place of the board (station 1 of the cross, space 0 of a
+// line). Where it stops it lands like any move: it joins the mover's own
+// stack or captures another seat's. An obstacle where the push stops does
+// nothing.
+func (s *State) push(me uint8, from Station, k int, ev *Event) {
+	c := s.cells[from]
+	st, r, n := pushBack(&s.tables().move, s.rules.Board, from, c.route, k)
+	if n == 0 {
+		return
+	}
+	s.cells[from] = cell{}
+	s.occ[me] &^= 1 << from
+	ev.Pushed = uint8(n)
+	ev.PushedFrom = from
+	ev.To, ev.ToRoute = st, r
+	captured, victim, joined := s.land(me, st, r, c.height)
+	if captured > 0 {
+		ev.PushCaptured, ev.PushCapturedSeat = captured, victim
+	}
+	ev.Joined = ev.Joined || joined
+}
+
+// pushBack walks up to k back-do steps from station st on route r with the
+// move table mv, stopping before HOME on the cross and at space 0 of a line,
+// and returns where it stopped and the steps taken.
+func pushBack(mv *[NumRoutes][NumStations][NumThrows]dest, board BoardKind, st Station, r Route, k int) (Station, Route, int) {
+	n := 0
+	for ; n < k; n++ {
+		d := mv[r][st][BackDo]
+		if d == destInvalid || d == destFinish || (board == BoardCross && d.station() == Home) {
+			break
+		}
+		st, r = d.station(), d.route()
+	}
+	return st, r, n
+}
+
+// AfterObstacle returns where a stack that stopped on station st (route rt)
+// ends up under the rules' obstacles: pushed back by a push obstacle (n > 0
+// steps, see docs/RULES.md), or where it stopped (n = 0).
+func (r Rules) AfterObstacle(st Station, rt Route) (to Station, route Route, n int) {
+	if int(st) >= NumStations || int(rt) >= NumRoutes || !hasLayout(r) || r.Obstacles[st] <= 0 {
+		return st, rt, 0
+	}
+	return pushBack(&layouts[layoutIndex(r)].move, r.Board, st, rt, int(r.Obstacles[st]))
 }
 
 // rank gives seat the next place and ends the game when the rules say so.
@@ -388,11 +503,12 @@ func (s *State) rank(seat uint8) {
 
 // hasUsable reports whether any result in the pool has a legal use.
 func (s *State) hasUsable() bool {
-	me := s.seat
-	if s.poolSize > uint16(s.pool[BackDo]) {
-		return true // a forward result: a stack on the board or a piece in hand always takes it
+	for t := Throw(0); t < NumThrows; t++ {
+		if s.pool[t] > 0 && (s.movable(t) != 0 || s.canEnter(t)) {
+			return true
+		}
 	}
-	return s.pool[BackDo] > 0 && (s.occ[me] != 0 || (s.rules.BackDoEnters && s.hand[me] > 0))
+	return false
 }
 
 // discard empties the pool and returns how many results it held.
@@ -415,9 +531,17 @@ func (s *State) endTurn(ev *Event) {
 	next := s.seat
 	for {
 		next = (next + 1) % n
-		if s.place[next] == 0 {
-			break
+		if s.place[next] != 0 {
+			continue
 		}
+		if s.missed[next] > 0 { // it landed on a skip obstacle: this turn is lost
+			s.missed[next]--
+			if ev.TurnsMissed < 255 {
+				ev.TurnsMissed++
+			}
+			continue
+		}
+		break
 	}
 	s.seat = next
 	s.phase = PhaseThrow
@@ -447,14 +571,22 @@ func (s *State) applyThrow(t Throw) Event {
 	s.pool[t]++
 	s.poolSize++
 	s.throws++
-	if t.Bonus() {
+	if t.Bonus() && s.rules.Pool == SwitchOn {
 		ev.BonusThrow = true
 		return ev
 	}
 	s.phase = PhaseMove
-	if !s.hasUsable() {
-		s.endTurn(&ev)
+	if s.hasUsable() {
+		return ev
 	}
+	if s.rules.Pool == SwitchOff && t.Bonus() {
+		// The throw has no use and is spent, but it still earns the next throw.
+		ev.Discarded = s.discard()
+		s.phase = PhaseThrow
+		ev.BonusThrow = true
+		return ev
+	}
+	s.endTurn(&ev)
 	return ev
 }
 

@@ -3,6 +3,7 @@ package obs
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/yutenv/yutenv/env"
@@ -51,6 +52,10 @@ func Describe(s *env.State, a env.Action) string {
 	var b strings.Builder
 	b.WriteString(t.String())
 	b.WriteString(": ")
+	stationName := stationName
+	if r.Board == env.BoardLine {
+		stationName = func(st env.Station) string { return strconv.Itoa(int(st)) } // a line has no HOME
+	}
 
 	moved := 1
 	from := env.RouteOuter
@@ -99,7 +104,7 @@ func Describe(s *env.State, a env.Action) string {
 	default:
 		b.WriteString(" -> ")
 		b.WriteString(stationName(to))
-		if t != env.BackDo && route != from {
+		if t != env.BackDo && route != from && route != env.RouteOuter && route != env.RouteLine {
 			fmt.Fprintf(&b, ", takes the %s shortcut", shortcutName(route))
 		}
 		if seat, h, _, here := s.StackAt(to); here {
@@ -108,6 +113,12 @@ func Describe(s *env.State, a env.Action) string {
 			} else {
 				fmt.Fprintf(&b, ", captures %d of seat %d", h, seat)
 			}
+		}
+		switch o := r.Obstacles[to]; {
+		case o == env.ObstacleSkip:
+			b.WriteString(", misses the next turn (obstacle)")
+		case o > 0:
+			fmt.Fprintf(&b, ", pushed back up to %d (obstacle)", o)
 		}
 	}
 	if why := illegal(s, a); why != "" {
@@ -146,6 +157,10 @@ func illegal(s *env.State, a env.Action) string {
 		return "back-do cannot enter a piece"
 	case a.IsEnter() && t == env.BackDo:
 		return "back-do enters only with nothing on the board"
+	case t == env.BackDo && r.Board == env.BoardLine:
+		return "back-do cannot leave the first space"
+	case r.Finish == env.FinishExact:
+		return "it would pass the end (finish=exact)"
 	}
 	return "refused by the rules"
 }

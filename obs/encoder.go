@@ -85,51 +85,23 @@ type move struct {
 	ok     bool
 }
 
-// moveTab[fs][route][station][throw] and entryTab[fs][throw] hold the
-// engine's destinations for the finish modes pass (fs=0) and stop (fs=1).
-var (
-	moveTab  [2][env.NumRoutes][env.NumStations][env.NumThrows]move
-	entryTab [2][env.NumThrows]move
-	// distance[route][station] is env.StepsToFinish / maxSteps.
-	distance [env.NumRoutes][env.NumStations]float32
-)
-
-func init() {
-	for fs, mode := range []env.FinishMode{env.FinishPass, env.FinishStop} {
-		r := env.Standard()
-		r.Finish = mode
-		for rt := env.Route(0); rt < env.NumRoutes; rt++ {
-			for st := env.Station(0); st < env.NumStations; st++ {
-				for t := env.Throw(0); t < env.NumThrows; t++ {
-					to, route, fin, ok := env.Destination(r, st, rt, t)
-					moveTab[fs][rt][st][t] = move{to: to, route: route, finish: fin, ok: ok}
-				}
-			}
-		}
-		for t := env.Throw(0); t < env.NumThrows; t++ {
-			to, route, fin, ok := env.EntryDestination(r, t)
-			entryTab[fs][t] = move{to: to, route: route, finish: fin, ok: ok}
-		}
-	}
-	for rt := env.Route(0); rt < env.NumRoutes; rt++ {
-		for st := env.Station(0); st < env.NumStations; st++ {
-			if n := env.StepsToFinish(st, rt); n > 0 {
-				distance[rt][st] = float32(n) / float32(maxSteps)
-			}
-		}
-	}
-}
-
 // context holds what an encoding needs from the rules.
 type context struct {
 	players      int
 	pieces       int
 	invPieces    float32
-	fs           int
 	backDoEnters bool
 	possible     uint8                       // bit t: throw t has a non-zero probability
 	hit          [1 << env.NumThrows]float32 // hit[m]: P(a turn's first throw sequence holds a throw in the set m)
 	rules        [numRules]float32
+
+	// The board of the rules, from the engine's tables.
+	moves      [env.NumRoutes][env.NumStations][env.NumThrows]move // where a stack goes with a throw
+	entry      [env.NumThrows]move                                 // where an entered piece lands
+	entryRoute env.Route                                           // the route pieces enter on
+	distance   [env.NumRoutes][env.NumStations]float32             // steps to finish / the board's longest
+	push       [env.NumRoutes][env.NumStations]move                // ok: a stack stopping here is pushed back to (to, route)
+	board      [numBoardFeatures][env.NumStations]float32          // the static board planes
 }
 
 func newContext(r env.Rules) context {
@@ -139,8 +111,31 @@ func newContext(r env.Rules) context {
 		invPieces:    1 / float32(r.Pieces),
 		backDoEnters: r.BackDoEnters,
 	}
-	if r.Finish == env.FinishStop {
-		c.fs = 1
+	c.board = boardPlanes
+	if r.Board == env.BoardLine {
+		// A line has no corner, centre or diagonal; its end is its last space.
+		c.board = [numBoardFeatures][env.NumStations]float32{}
+		c.board[boardHome][r.Spaces-1] = 1
+		c.entryRoute = env.RouteLine
+	}
+	longest := float32(max(maxSteps, r.LapSteps()-1))
+	for rt := env.Route(0); rt < env.NumRoutes; rt++ {
+		for st := env.Station(0); st < env.NumStations; st++ {
+			for t := env.Throw(0); t < env.NumThrows; t++ {
+				to, route, fin, ok := env.Destination(r, st, rt, t)
+				c.moves[rt][st][t] = move{to: to, route: route, finish: fin, ok: ok}
+			}
+			if n := r.StepsToFinish(st, rt); n > 0 {
+				c.distance[rt][st] = float32(n) / longest
+			}
+			if to, route, n := r.AfterObstacle(st, rt); n > 0 {
+				c.push[rt][st] = move{to: to, route: route, ok: true}
+			}
+		}
+	}
+	for t := env.Throw(0); t < env.NumThrows; t++ {
+		to, route, fin, ok := env.EntryDestination(r, t)
+		c.entry[t] = move{to: to, route: route, finish: fin, ok: ok}
 	}
 	pr := r.Probabilities()
 	for t := range pr {
@@ -199,7 +194,7 @@ func legal(s *env.State, me int, buf []env.Action) []env.Action {
 	return s.LegalActions(buf)
 }
 
-// compact writes the compact tier seen by seat me into d (len sizeCompact).
+// compact writes the compact tier into d (len sizeCompact).
 func (c *context) compact(s *env.State, me int, d []float32) {
 	clear(d)
 	for k := 0; k < c.players; k++ {
@@ -208,7 +203,11 @@ func (c *context) compact(s *env.State, me int, d []float32) {
 		for b := s.Occupied(seat); b != 0; b &= b - 1 {
 			st := env.Station(bits.TrailingZeros32(b))
 			_, h, route, _ := s.StackAt(st)
-			row[cellOf[route][st]] = float32(h) * c.invPieces
+			cell := int(cellOf[route][st])
+			if route == env.RouteLine {
+				cell = int(st) // a line's space i fills cell i
+			}
+			row[cell] = float32(h) * c.invPieces
 		}
 		d[offHand+k] = float32(s.Hand(seat)) * c.invPieces
 		d[offFinished+k] = float32(s.Finished(seat)) * c.invPieces
@@ -227,19 +226,17 @@ func (c *context) compact(s *env.State, me int, d []float32) {
 // one of its stacks, or a piece from hand, on station st with a single
 // result. skip names a station whose stack is ignored (captured), or is -1;
 // captured says the seat has pieces in hand because of that capture.
-func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.NumStations]uint8) {
+func (c *context) reach(s *env.State, seat int, skip uint32, captured bool, m *[env.NumStations]uint8) {
 	*m = [env.NumStations]uint8{}
 	occ := s.Occupied(seat)
-	if skip >= 0 {
-		occ &^= 1 << uint(skip)
-	}
+	occ &^= skip
 	for b := occ; b != 0; b &= b - 1 {
 		st := env.Station(bits.TrailingZeros32(b))
 		_, _, route, _ := s.StackAt(st)
-		row := &moveTab[c.fs][route][st]
+		row := &c.moves[route][st]
 		for t := env.Throw(0); t < env.NumThrows; t++ {
 			if mv := row[t]; mv.ok && !mv.finish && c.possible&(1<<t) != 0 {
-				m[mv.to] |= 1 << t
+				c.mark(m, mv, t)
 			}
 		}
 	}
@@ -247,12 +244,21 @@ func (c *context) reach(s *env.State, seat, skip int, captured bool, m *[env.Num
 		return
 	}
 	for t := env.Do; t < env.NumThrows; t++ {
-		if mv := entryTab[c.fs][t]; mv.ok && !mv.finish {
-			m[mv.to] |= 1 << t
+		if mv := c.entry[t]; mv.ok && !mv.finish {
+			c.mark(m, mv, t)
 		}
 	}
 	if c.backDoEnters && occ == 0 {
 		m[env.Home] |= 1 << env.BackDo
+	}
+}
+
+// mark marks throw t in m on the station where move mv stops and, after a
+// push obstacle there, where the push ends: a stack lands on both.
+func (c *context) mark(m *[env.NumStations]uint8, mv move, t env.Throw) {
+	m[mv.to] |= 1 << t
+	if p := c.push[mv.route][mv.to]; p.ok {
+		m[p.to] |= 1 << t
 	}
 }
 
@@ -278,14 +284,14 @@ func (c *context) threat(s *env.State, me int, opp uint8, masks *[numSeats][env.
 	for st := range miss {
 		miss[st] = 1
 	}
-	// Seats in turn order from the observer, so that the float
+	// Seats in turn order from the seat to move, so that the float
 	// products do not depend on how the seats are numbered.
 	for k := 1; k < c.players; k++ {
 		seat := c.seatAt(me, k)
 		if opp&(1<<seat) == 0 {
 			continue
 		}
-		c.reach(s, seat, -1, false, &masks[seat])
+		c.reach(s, seat, 0, false, &masks[seat])
 		for st, m := range masks[seat] {
 			miss[st] *= 1 - c.hit[m]
 		}
@@ -295,8 +301,7 @@ func (c *context) threat(s *env.State, me int, opp uint8, masks *[numSeats][env.
 	}
 }
 
-// tactical writes the threat and action parts seen by seat me into d (len
-// sizeTactical-sizeCompact).
+// tactical writes the threat and action parts into d (len sizeTactical-sizeCompact).
 func (c *context) tactical(s *env.State, me int, d []float32) {
 	clear(d)
 	opp := c.opponents(s, me)
@@ -312,17 +317,17 @@ func (c *context) tactical(s *env.State, me int, d []float32) {
 		t := a.Throw()
 		var mv move
 		moved := 1
-		from := env.RouteOuter
+		from := c.entryRoute
 		if a.IsEnter() {
 			f[featEnter] = 1
 			if t == env.BackDo {
 				mv = move{to: env.Home, route: env.RouteOuter, ok: true}
 			} else {
-				mv = entryTab[c.fs][t]
+				mv = c.entry[t]
 			}
 		} else {
 			_, moved, from, _ = s.StackAt(a.Station())
-			mv = moveTab[c.fs][from][a.Station()][t]
+			mv = c.moves[from][a.Station()][t]
 		}
 		f[featMoved] = float32(moved) * c.invPieces
 		if mv.finish {
@@ -332,10 +337,14 @@ func (c *context) tactical(s *env.State, me int, d []float32) {
 			}
 			continue
 		}
-		if t != env.BackDo && mv.route != from {
+		if t != env.BackDo && mv.route != from && mv.route != env.RouteOuter {
 			f[featShortcut] = 1
 		}
-		f[featDistance] = distance[mv.route][mv.to]
+		if p := c.push[mv.route][mv.to]; p.ok {
+			c.pushedMove(s, me, a, mv, p, moved, opp, &masks, &th, f)
+			continue
+		}
+		f[featDistance] = c.distance[mv.route][mv.to]
 		f[featExposure] = th[mv.to]
 		owner, h, _, ok := s.StackAt(mv.to)
 		switch {
@@ -344,21 +353,69 @@ func (c *context) tactical(s *env.State, me int, d []float32) {
 			f[featJoins] = float32(h+moved) * c.invPieces
 		default:
 			f[featCaptures] = float32(h) * c.invPieces
-			f[featExposure] = c.exposureAfterCapture(s, me, opp, &masks, owner, mv.to)
+			f[featExposure] = c.exposureAfterCapture(s, me, opp, &masks, mv.to, captures{{owner, 1 << mv.to}})
 		}
 	}
 }
 
-// exposureAfterCapture is the threat on station at once the stack of seat
-// victim there has been captured: that seat's reach is recomputed without
-// the stack and with pieces in hand.
-func (c *context) exposureAfterCapture(s *env.State, me int, opp uint8, masks *[numSeats][env.NumStations]uint8, victim int, at env.Station) float32 {
-	var mv [env.NumStations]uint8
-	c.reach(s, victim, int(at), true, &mv)
+// pushedMove writes the features of action a, whose stack stops on a push
+// obstacle (mv) and is pushed back to p: it lands twice, on the obstacle and
+// where the push stops, joining or capturing at each.
+func (c *context) pushedMove(s *env.State, me int, a env.Action, mv, p move, moved int, opp uint8, masks *[numSeats][env.NumStations]uint8, th *[env.NumStations]float32, f []float32) {
+	height, joined, captured := moved, false, 0
+	var caps captures
+	for i, at := range [2]env.Station{mv.to, p.to} {
+		if !a.IsEnter() && at == a.Station() {
+			continue // the moving stack left it
+		}
+		switch owner, h, _, ok := s.StackAt(at); {
+		case !ok:
+		case owner == me:
+			height += h
+			joined = true
+		default:
+			captured += h
+			caps[i] = capture{seat: owner, stations: 1 << at}
+		}
+	}
+	if joined {
+		f[featJoins] = float32(height) * c.invPieces
+	}
+	f[featCaptures] = float32(captured) * c.invPieces
+	f[featDistance] = c.distance[p.route][p.to]
+	f[featExposure] = th[p.to]
+	if captured > 0 {
+		f[featExposure] = c.exposureAfterCapture(s, me, opp, masks, p.to, caps)
+	}
+}
+
+// capture is a seat whose stacks on the stations of a bit set are captured
+// (seat 0 with no stations: none).
+type capture struct {
+	seat     int
+	stations uint32
+}
+
+// captures are the captures of one move: one, or two after a push obstacle.
+type captures [2]capture
+
+// exposureAfterCapture is the threat on station at once the captures caps
+// are made: each victim's reach is recomputed without the captured stacks
+// and with pieces in hand.
+func (c *context) exposureAfterCapture(s *env.State, me int, opp uint8, masks *[numSeats][env.NumStations]uint8, at env.Station, caps captures) float32 {
 	miss := float32(1)
 	for k := 1; k < c.players; k++ {
-		switch seat := c.seatAt(me, k); {
-		case seat == victim:
+		seat := c.seatAt(me, k)
+		var gone uint32
+		for _, cp := range caps {
+			if cp.stations != 0 && cp.seat == seat {
+				gone |= cp.stations
+			}
+		}
+		switch {
+		case gone != 0:
+			var mv [env.NumStations]uint8
+			c.reach(s, seat, gone, true, &mv)
 			miss *= 1 - c.hit[mv[at]]
 		case opp&(1<<seat) != 0:
 			miss *= 1 - c.hit[masks[seat][at]]
@@ -367,7 +424,7 @@ func (c *context) exposureAfterCapture(s *env.State, me int, opp uint8, masks *[
 	return 1 - miss
 }
 
-// planes writes the planes tier seen by seat me into d (len sizePlanes).
+// planes writes the planes tier into d (len sizePlanes).
 func (c *context) planes(s *env.State, me int, d []float32) {
 	clear(d)
 	const n = env.NumStations
@@ -397,8 +454,8 @@ func (c *context) planes(s *env.State, me int, d []float32) {
 			d[(chLegal+int(a.Throw()))*n+a.Source()] = 1
 		}
 	}
-	for i := range boardPlanes {
-		copy(d[(chBoard+i)*n:], boardPlanes[i][:])
+	for i := range c.board {
+		copy(d[(chBoard+i)*n:], c.board[i][:])
 	}
 	pool := s.Pool()
 	for t, v := range pool {

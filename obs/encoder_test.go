@@ -235,7 +235,9 @@ func assertValues(t *testing.T, tier Tier, o []float32, want map[string]float32,
 // Every tier's facts agree with the engine: legal actions with the mask,
 // and the tactical move features with the Event that Apply reports.
 func TestFeaturesMatchEngine(t *testing.T) {
-	for _, spec := range []string{"standard", "players=4,pieces=5", "players=3,pieces=2,finish=stop,back_do_enters=on,end=rank", "back_do=off,capture_bonus_yut_mo=on"} {
+	for _, spec := range []string{"standard", "players=4,pieces=5", "players=3,pieces=2,finish=stop,back_do_enters=on,end=rank", "back_do=off,capture_bonus_yut_mo=on",
+		"kata", "kata,spaces=29,finish=wrap,players=3,pieces=4,obstacles=4:skip+9:back3+11:back1+12:back2", "finish=exact,pool=off,obstacles=3:skip+6:back2+8:back3+23:back4",
+		"finish=wrap,pieces=2", "kata,players=4,obstacles=2:back2+5:back1+7:back4"} {
 		t.Run(spec, func(t *testing.T) {
 			r := mustRules(t, spec)
 			tac, err := NewEncoder(r, Tactical)
@@ -267,7 +269,7 @@ func TestFeaturesMatchEngine(t *testing.T) {
 						c := *s
 						ev, err := c.Apply(env.Action(a))
 						require.NoError(t, err)
-						want = featuresFromEvent(ev, inv)
+						want = featuresFromEvent(r, ev, inv)
 						checked++
 						want[featExposure] = f[featExposure] // checked against a brute force below
 					}
@@ -276,7 +278,7 @@ func TestFeaturesMatchEngine(t *testing.T) {
 					}
 				}
 			})
-			assert.Greater(t, checked, scaled(10000))
+			assert.Greater(t, checked, scaled(10000)*r.Pieces*r.NumPlaces()/(4*env.NumStations))
 			t.Logf("%d legal actions checked", checked)
 		})
 	}
@@ -284,11 +286,11 @@ func TestFeaturesMatchEngine(t *testing.T) {
 
 // featuresFromEvent is what the tactical features of a move must be, given
 // what the engine reports it did (all but exposure).
-func featuresFromEvent(ev env.Event, inv float32) (f [numActionFeatures]float32) {
+func featuresFromEvent(r env.Rules, ev env.Event, inv float32) (f [numActionFeatures]float32) {
 	f[featLegal] = 1
 	f[featEnter] = b2f(ev.Entered)
 	f[featMoved] = float32(ev.Moved) * inv
-	f[featCaptures] = float32(ev.Captured) * inv
+	f[featCaptures] = float32(ev.Captured+ev.PushCaptured) * inv
 	f[featFinishes] = float32(ev.Finished) * inv
 	f[featPlaces] = b2f(ev.Placed)
 	f[featShortcut] = b2f(ev.Shortcut)
@@ -296,7 +298,7 @@ func featuresFromEvent(ev env.Event, inv float32) (f [numActionFeatures]float32)
 		f[featJoins] = float32(ev.Height) * inv
 	}
 	if ev.Finished == 0 {
-		f[featDistance] = float32(env.StepsToFinish(ev.To, ev.ToRoute)) / 20
+		f[featDistance] = float32(r.StepsToFinish(ev.To, ev.ToRoute)) / float32(max(20, r.LapSteps()-1))
 	}
 	return f
 }
@@ -305,7 +307,8 @@ func featuresFromEvent(ev env.Event, inv float32) (f [numActionFeatures]float32)
 // engine itself, seat by seat and throw by throw, which opponent moves land
 // on a station, and sums the probabilities of throw sequences by enumeration.
 func TestThreatMatchesBruteForce(t *testing.T) {
-	for _, spec := range []string{"standard", "players=4,pieces=3", "players=3,pieces=2,finish=stop,back_do_enters=on,end=rank", "back_do=off,flat_prob=0.5"} {
+	for _, spec := range []string{"standard", "players=4,pieces=3", "players=3,pieces=2,finish=stop,back_do_enters=on,end=rank", "back_do=off,flat_prob=0.5",
+		"players=3,obstacles=3:back2+8:back1+22:back3+12:skip", "board=line,spaces=12,finish=wrap,obstacles=2:back2+6:back4"} {
 		t.Run(spec, func(t *testing.T) {
 			r := mustRules(t, spec)
 			tac, err := NewEncoder(r, Tactical)
@@ -376,6 +379,9 @@ func bruteThreat(t *testing.T, s *env.State, me int) [env.NumStations]float64 {
 				require.NoError(t, err)
 				if ev.Finished == 0 {
 					hits[ev.To] |= 1 << th
+				}
+				if ev.Pushed > 0 { // it stopped on the obstacle first, capturing there too
+					hits[ev.PushedFrom] |= 1 << th
 				}
 			}
 		}
@@ -478,10 +484,15 @@ func TestEncodeOverwrites(t *testing.T) {
 }
 
 func TestEncodeDoesNotAllocate(t *testing.T) {
-	r := mustRules(t, "players=3")
+	for _, spec := range []string{"players=3", "kata,players=3,obstacles=2:back2+6:back3+9:skip"} {
+		testEncodeDoesNotAllocate(t, mustRules(t, spec))
+	}
+}
+
+func testEncodeDoesNotAllocate(t *testing.T, r env.Rules) {
 	states := randomStates(r, 2, 4)
 	for _, tier := range Tiers() {
-		t.Run(tier.String(), func(t *testing.T) {
+		t.Run(r.String()+"/"+tier.String(), func(t *testing.T) {
 			e, err := NewEncoder(r, tier)
 			require.NoError(t, err)
 			other, err := NewEncoder(env.Standard(), tier) // rebuilds its tables per call

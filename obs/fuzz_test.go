@@ -27,6 +27,25 @@ func fuzzRules(cfg uint32) env.Rules {
 	if cfg&16 != 0 {
 		r.End = env.EndRank
 	}
+	// The kata's options and the line board, on top.
+	cfg /= 32
+	r.Finish = []env.FinishMode{r.Finish, env.FinishExact, env.FinishWrap, r.Finish}[cfg%4]
+	cfg /= 4
+	if cfg&1 != 0 {
+		r.Board, r.Spaces, r.BackDoEnters = env.BoardLine, env.MinSpaces+int(cfg/2%29), false
+	}
+	if cfg&64 != 0 && !r.CaptureBonusYutMo {
+		r.Pool = env.SwitchOff
+	}
+	if cfg&128 != 0 && !r.CaptureBonusYutMo {
+		r.CaptureBonus = env.SwitchOff
+	}
+	if cfg&256 != 0 {
+		r.Obstacles[1] = env.ObstacleSkip
+	}
+	if cfg&512 != 0 && (r.Board == env.BoardCross || r.Spaces > 4) {
+		r.Obstacles[3] = 2
+	}
 	return r
 }
 
@@ -60,6 +79,8 @@ func FuzzEncode(f *testing.F) {
 	f.Add(uint64(2), uint32(2+3*4+15*8), uint16(600))
 	f.Add(uint64(3), uint32(1+3*2+15*17), uint16(1000))
 	f.Add(uint64(4), uint32(2+3*0+15*31), uint16(3000))
+	f.Add(uint64(5), uint32(1+3*1+15*(1+32*(1+4*(1+2*13+64+128+256+512)))), uint16(3000)) // the kata's options, 15 spaces, obstacles
+	f.Add(uint64(6), uint32(2+3*4+15*(32*(2+4*(1+2*27)))), uint16(3000))                  // 29 spaces, wrap
 	var encs [numTiers]*Encoder
 	for _, tier := range Tiers() {
 		e, err := NewEncoder(env.Standard(), tier)

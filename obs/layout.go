@@ -37,6 +37,7 @@ var laneOf = [env.NumRoutes]uint8{
 	env.RouteC2:       laneC2,
 	env.RouteCentreC1: laneCentreC1,
 	env.RouteCentreC2: laneC2,
+	env.RouteLine:     laneOuter, // a line is one lane
 }
 
 // numCells is the number of distinct (station, lane) places a stack can be:

@@ -69,7 +69,7 @@ var stationPts = func() [env.NumStations]point {
 	return p
 }()
 
-// StationPoint returns the centre of station st in image coordinates (pixels
+// StationPoint returns the centre of station st of the cross board in image coordinates (pixels
 // from the top-left corner of a Width x Height rendering). ok is false for a
 // station id outside 0..28.
 func StationPoint(st env.Station) (x, y float64, ok bool) {
@@ -127,4 +127,73 @@ func BackgroundColor() color.NRGBA { return colBoard }
 func withAlpha(c color.NRGBA, a uint8) color.NRGBA {
 	c.A = a
 	return c
+}
+
+// geom is the drawing of one board: where its stations are and how many.
+type geom struct {
+	pts  [env.NumStations]point
+	n    int  // stations 0..n-1
+	line bool // a line board (drawn as a snake of rows), not the cross
+	key  int  // 0 for the cross, n for a line of n spaces: the board layer's cache key
+}
+
+// lineCols is the number of spaces per row of a line board.
+const lineCols = 5
+
+// crossGeom is the standard board; lineGeoms[n] the line of n spaces.
+var (
+	crossGeom = geom{pts: stationPts, n: env.NumStations}
+	lineGeoms = func() (g [env.MaxSpaces + 1]geom) {
+		for n := env.MinSpaces; n <= env.MaxSpaces; n++ {
+			g[n] = newLineGeom(n)
+		}
+		return g
+	}()
+)
+
+// newLineGeom lays a line of n spaces out in the board square as one path:
+// rows of lineCols spaces from the top, left to right, then right to left,
+// and so on (a snake), so that neighbours on the line are neighbours on the
+// image.
+func newLineGeom(n int) geom {
+	g := geom{n: n, line: true, key: n}
+	cols := min(n, lineCols)
+	rows := (n + cols - 1) / cols
+	dx := boardSide / float64(max(cols-1, 1))
+	dy := 0.0
+	top := boardTop + boardSide/2
+	if rows > 1 {
+		dy = boardSide / float64(rows-1)
+		top = boardTop
+	}
+	for i := 0; i < n; i++ {
+		r, c := i/cols, i%cols
+		if r%2 == 1 {
+			c = cols - 1 - c
+		}
+		x := boardLeft + float64(c)*dx
+		if cols == 1 {
+			x = boardLeft + boardSide/2
+		}
+		g.pts[i] = point{x, top + float64(r)*dy}
+	}
+	return g
+}
+
+// geomOf returns the drawing of the rules' board (the cross for rules that
+// name no valid line).
+func geomOf(r env.Rules) *geom {
+	if r.Board == env.BoardLine && r.Spaces >= env.MinSpaces && r.Spaces <= env.MaxSpaces {
+		return &lineGeoms[r.Spaces]
+	}
+	return &crossGeom
+}
+
+// big reports whether station st is drawn large: HOME, a corner or the
+// centre of the cross; the first and last space of a line.
+func (g *geom) big(st env.Station) bool {
+	if g.line {
+		return st == 0 || int(st) == g.n-1
+	}
+	return isBig(st)
 }

@@ -102,3 +102,18 @@ func playedGame(t testing.TB, seed uint64, n int) (env.State, env.Event) {
 	}
 	return s, ev
 }
+
+// kataBoard: the kata's line of 15 with obstacles on 4 (skip) and 9 (back 3);
+// seat 0 to move with gae, one piece on 0 and one on 6, seat 1 two stacked on 8.
+func kataBoard(t testing.TB) env.State {
+	r, err := env.ParseRules("kata,obstacles=4:skip+9:back3")
+	require.NoError(t, err)
+	return position(t, env.Position{
+		Rules:  r,
+		ToMove: 0,
+		Phase:  env.PhaseMove,
+		Pool:   [env.NumThrows]int{env.Gae: 1},
+		Hand:   [env.MaxPlayers]int{0, 0},
+		Stacks: []env.Stack{{Seat: 0, Station: 0, Route: env.RouteLine, Height: 1}, {Seat: 0, Station: 6, Route: env.RouteLine, Height: 1}, {Seat: 1, Station: 8, Route: env.RouteLine, Height: 2}},
+	})
+}

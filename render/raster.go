@@ -91,36 +91,39 @@ func drawInto(img *image.RGBA, s *env.State, opts Options) {
 	f := newFaces()
 	defer f.close()
 	_, overlay := build(s, opts, f)
-	copy(img.Pix, boardLayer(opts.Numbers).Pix)
+	copy(img.Pix, boardLayer(geomOf(s.Rules()), opts.Numbers).Pix)
 	c := &canvas{img: img, z: vector.NewRasterizer(1, 1), f: f}
 	for _, it := range overlay {
 		c.item(it)
 	}
 }
 
-// The empty board, with and without station numbers, is rasterized once:
-// it is most of the pixels and never changes.
+// The empty board of each layout, with and without station numbers, is
+// rasterized once: it is most of the pixels and never changes.
 var (
-	boardOnce   [2]sync.Once
-	boardLayers [2]*image.RGBA
+	boardMu     sync.Mutex
+	boardLayers = map[[2]int]*image.RGBA{}
 )
 
-func boardLayer(numbers bool) *image.RGBA {
-	i := 0
+func boardLayer(b *geom, numbers bool) *image.RGBA {
+	key := [2]int{b.key, 0}
 	if numbers {
-		i = 1
+		key[1] = 1
 	}
-	boardOnce[i].Do(func() {
-		img := image.NewRGBA(image.Rect(0, 0, Width, Height))
-		f := newFaces()
-		defer f.close()
-		c := &canvas{img: img, z: vector.NewRasterizer(1, 1), f: f}
-		for _, it := range boardItems(numbers) {
-			c.item(it)
-		}
-		boardLayers[i] = img
-	})
-	return boardLayers[i]
+	boardMu.Lock()
+	defer boardMu.Unlock()
+	if img, ok := boardLayers[key]; ok {
+		return img
+	}
+	img := image.NewRGBA(image.Rect(0, 0, Width, Height))
+	f := newFaces()
+	defer f.close()
+	c := &canvas{img: img, z: vector.NewRasterizer(1, 1), f: f}
+	for _, it := range boardItems(b, numbers) {
+		c.item(it)
+	}
+	boardLayers[key] = img
+	return img
 }
 
 // canvas rasterizes items onto an image, one shape at a time, each in a

@@ -109,41 +109,48 @@ func (sc *scene) add(it ...item) { sc.items = append(sc.items, it...) }
 // stands on it. It never panics on a zero or inconsistent state: it draws
 // what the accessors report.
 func build(s *env.State, opts Options, f *faces) (board, overlay []item) {
-	board = boardItems(opts.Numbers)
+	g := geomOf(s.Rules())
+	board = boardItems(g, opts.Numbers)
 	sc := &scene{fonts: f}
 	players := s.Rules().Players
 	if players < 0 || players > env.MaxPlayers {
 		players = 0
 	}
 	hl := legalHighlights(s, opts.Legal, players)
-	sc.destinations(s, hl)
+	sc.destinations(g, hl)
+	sc.obstacles(g, s.Rules().Obstacles)
 	if opts.LastMove != nil {
-		sc.lastMove(s, *opts.LastMove)
+		sc.lastMove(g, s, *opts.LastMove)
 	}
-	sc.stacks(s, players, hl)
+	sc.stacks(g, s, players, hl)
 	sc.panel(s, players, hl, opts.Caption)
 	return board, sc.items
 }
 
-// boardItems draws the backdrop, the lines, the stations and the corner labels.
-func boardItems(numbers bool) []item {
+// boardItems draws the backdrop, the lines, the stations and the corner
+// labels of the cross, or the path of a line with its START and END.
+func boardItems(b *geom, numbers bool) []item {
 	sc := &scene{}
 	sc.add(rectItem{x: 0, y: 0, w: Width, h: Height, fill: colBackground})
 	sc.add(rectItem{x: backdropMin, y: backdropMin, w: backdropSize, h: backdropSize, rx: 14,
 		fill: colBoard, stroke: colBoardEdge, width: 2})
-	p := stationPts
+	p := b.pts
 	var lines []item
-	lines = append(lines,
-		pathItem{pts: []point{p[0], p[5], p[10], p[15]}, closed: true, stroke: colLine, width: 3},
-		pathItem{pts: []point{p[5], p[22], p[15]}, stroke: colLine, width: 3},
-		pathItem{pts: []point{p[10], p[22], p[0]}, stroke: colLine, width: 3},
-	)
+	if b.line {
+		lines = append(lines, pathItem{pts: append([]point(nil), p[:b.n]...), stroke: colLine, width: 3})
+	} else {
+		lines = append(lines,
+			pathItem{pts: []point{p[0], p[5], p[10], p[15]}, closed: true, stroke: colLine, width: 3},
+			pathItem{pts: []point{p[5], p[22], p[15]}, stroke: colLine, width: 3},
+			pathItem{pts: []point{p[10], p[22], p[0]}, stroke: colLine, width: 3},
+		)
+	}
 	sc.add(groupItem{class: "lines", items: lines})
 	var st []item
-	for i := env.Station(0); i < env.NumStations; i++ {
+	for i := env.Station(0); int(i) < b.n; i++ {
 		c := p[i]
 		var g []item
-		if isBig(i) {
+		if b.big(i) {
 			g = append(g, circleItem{c: c, r: cornerR, fill: colStation, stroke: colLine, width: 2},
 				circleItem{c: c, r: cornerR - 5, stroke: colLine, width: 1.2})
 		} else {
@@ -157,6 +164,10 @@ func boardItems(numbers bool) []item {
 	sc.add(groupItem{class: "stations", items: st})
 	label := func(s env.Station, dy float64, text string) item {
 		return textItem{p: point{p[s].X, p[s].Y + dy}, s: text, size: 11, bold: true, anchor: anchorMiddle, fill: colText}
+	}
+	if b.line {
+		sc.add(groupItem{class: "labels", items: []item{label(0, -23, "START"), label(env.Station(b.n-1), 33, "END")}})
+		return sc.items
 	}
 	sc.add(groupItem{class: "labels", items: []item{
 		label(env.Home, 33, "HOME"), label(env.CornerC1, -23, "C1"),
@@ -213,8 +224,28 @@ func legalHighlights(s *env.State, on bool, players int) highlights {
 	return h
 }
 
+// obstacles marks the obstacles of a board: "skip" or "-k" beside the station.
+func (sc *scene) obstacles(b *geom, o env.Obstacles) {
+	var g []item
+	for _, st := range o.Stations() {
+		if int(st) >= b.n {
+			continue
+		}
+		text := "skip"
+		if o[st] > 0 {
+			text = "-" + strconv.Itoa(int(o[st]))
+		}
+		c := b.pts[st]
+		g = append(g, circleItem{c: c, r: cornerR + 3, stroke: colMuted, width: 2, dash: [2]float64{2, 2}},
+			textItem{p: point{c.X, c.Y + 30}, s: text, size: 10, bold: true, anchor: anchorMiddle, fill: colMuted})
+	}
+	if len(g) > 0 {
+		sc.add(groupItem{class: "obstacles", items: g})
+	}
+}
+
 // destinations marks the stations the legal moves reach.
-func (sc *scene) destinations(s *env.State, hl highlights) {
+func (sc *scene) destinations(b *geom, hl highlights) {
 	if !hl.on {
 		return
 	}
@@ -222,12 +253,12 @@ func (sc *scene) destinations(s *env.State, hl highlights) {
 	var g []item
 	for st := env.Station(0); st < env.NumStations; st++ {
 		if hl.dest[st] {
-			g = append(g, circleItem{c: stationPts[st], r: 15, fill: withAlpha(col, 0x40), stroke: col, width: 2, dash: [2]float64{4, 3}})
+			g = append(g, circleItem{c: b.pts[st], r: 15, fill: withAlpha(col, 0x40), stroke: col, width: 2, dash: [2]float64{4, 3}})
 		}
 	}
 	for st := env.Station(0); st < env.NumStations; st++ {
 		if hl.source[st] {
-			g = append(g, circleItem{c: stationPts[st], r: stackR + 5, stroke: colHighlight, width: 3.5})
+			g = append(g, circleItem{c: b.pts[st], r: stackR + 5, stroke: colHighlight, width: 3.5})
 		}
 	}
 	ids := make([]string, len(hl.actions))
@@ -278,9 +309,46 @@ func movePath(ev env.Event) (path []env.Station, finished, ok bool) {
 	return path, finished, true
 }
 
+// lineMovePath is movePath on a line of n spaces: forward one space at a
+// time from the space before the first (entering), round to space 0 after
+// the last under finish=wrap, then, after a push obstacle, back to where the
+// stack ended.
+func lineMovePath(ev env.Event, n int) (path []env.Station, finished, ok bool) {
+	if ev.Kind != env.EventMove || ev.Throw >= env.NumThrows || int(ev.From) >= n || int(ev.To) >= n {
+		return nil, false, false
+	}
+	finished = ev.Finished > 0
+	if ev.Throw == env.BackDo {
+		return []env.Station{ev.From, ev.To}, false, true
+	}
+	pos := int(ev.From)
+	if ev.Entered {
+		pos = -1
+	} else {
+		path = append(path, ev.From)
+	}
+	for k := 0; k < ev.Throw.Steps(); k++ {
+		pos++
+		if pos == n {
+			pos = 0
+		}
+		path = append(path, env.Station(pos))
+		if finished && pos == n-1 {
+			break
+		}
+	}
+	if ev.Pushed > 0 && !finished {
+		path = append(path, ev.To)
+	}
+	return path, finished, true
+}
+
 // lastMove draws a move event as an arrow along its path.
-func (sc *scene) lastMove(s *env.State, ev env.Event) {
+func (sc *scene) lastMove(b *geom, s *env.State, ev env.Event) {
 	path, finished, ok := movePath(ev)
+	if b.line {
+		path, finished, ok = lineMovePath(ev, b.n)
+	}
 	if !ok {
 		return
 	}
@@ -294,7 +362,7 @@ func (sc *scene) lastMove(s *env.State, ev env.Event) {
 	}
 	pts := make([]point, 0, len(path)+1)
 	for _, st := range path {
-		pts = append(pts, stationPts[st])
+		pts = append(pts, b.pts[st])
 	}
 	var g []item
 	switch {
@@ -302,7 +370,7 @@ func (sc *scene) lastMove(s *env.State, ev env.Event) {
 		last := pts[len(pts)-1]
 		pts = append(pts, point{last.X + 28, last.Y + 28})
 		g = append(g, arrow(pts, withAlpha(col, 0xd8), 4.5)...)
-	case len(pts) == 1: // back-do entering onto HOME: a ring, no arrow
+	case len(pts) == 1: // back-do entering onto HOME, or entering onto a line's first space: a ring, no arrow
 		g = append(g, circleItem{c: pts[0], r: 20, stroke: withAlpha(col, 0xd8), width: 3})
 	default:
 		if _, _, _, there := s.StackAt(path[len(path)-1]); there {
@@ -312,7 +380,7 @@ func (sc *scene) lastMove(s *env.State, ev env.Event) {
 	}
 	if ev.Captured > 0 && !finished {
 		cc, _ := SeatColor(int(ev.CapturedSeat))
-		g = append(g, circleItem{c: stationPts[path[len(path)-1]], r: 20, stroke: cc, width: 2.5, dash: [2]float64{3, 3}})
+		g = append(g, circleItem{c: b.pts[path[len(path)-1]], r: 20, stroke: cc, width: 2.5, dash: [2]float64{3, 3}})
 	}
 	sc.add(groupItem{class: "last-move", data: data, items: g})
 }
@@ -354,15 +422,15 @@ func arrow(pts []point, col color.NRGBA, width float64) []item {
 }
 
 // stacks draws every stack in its owner's colour with its height.
-func (sc *scene) stacks(s *env.State, players int, hl highlights) {
+func (sc *scene) stacks(b *geom, s *env.State, players int, hl highlights) {
 	var all []item
-	for st := env.Station(0); st < env.NumStations; st++ {
+	for st := env.Station(0); int(st) < b.n; st++ {
 		seat, height, route, ok := s.StackAt(st)
 		if !ok || seat < 0 || seat >= players {
 			continue
 		}
 		col, _ := SeatColor(seat)
-		c := stationPts[st]
+		c := b.pts[st]
 		g := []item{
 			circleItem{c: c, r: stackR, fill: col, stroke: colWhite, width: 2},
 			textItem{p: point{c.X, c.Y + 4.6}, s: env.SeatGlyph(seat), size: 13, bold: true, anchor: anchorMiddle, fill: colWhite},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
+	"image/color"
 	"io"
 	"os"
 	"path/filepath"
@@ -42,8 +43,12 @@ func goldenCases(t *testing.T) []goldenCase {
 	over := lastPiece(t)
 	overEv := apply(t, &over, "do@0") // seat 1 finishes its last piece and wins
 
+	kata := kataBoard(t)
+	kataEv := apply(t, &kata, "gae@6") // 6 -> 8 on a line, captures seat 1's two
+
 	return []goldenCase{
 		{"opening", opening, Options{}},
+		{"kata-line", kata, Options{LastMove: &kataEv, Numbers: true, Caption: kataEv.String()}},
 		{"legal-moves", legal, Options{Legal: true, Numbers: true}},
 		{"capture-arrow", capture, Options{LastMove: &capEv, Caption: capEv.String()}},
 		{"four-seats-finish", four, Options{LastMove: &finEv, Legal: true, Caption: finEv.String()}},
@@ -356,4 +361,35 @@ func FuzzOptions(f *testing.F) {
 		parseSVG(t, SVG(&s, opts))
 		require.Len(t, RGB(&s, opts, nil), RGBSize)
 	})
+}
+
+// A line board is drawn as a line: one station per space, START and END,
+// its obstacles marked, and stacks where the engine has them.
+func TestLineBoard(t *testing.T) {
+	s := kataBoard(t)
+	svg := string(SVG(&s, Options{Numbers: true, Legal: true}))
+	assert.Equal(t, 15, strings.Count(svg, `class="station"`), "15 spaces")
+	for _, want := range []string{">START<", ">END<", ">skip<", ">-3<", `data-station="8"`} {
+		assert.Contains(t, svg, want)
+	}
+	assert.NotContains(t, svg, ">HOME<")
+	// Neighbouring spaces are neighbours in the picture, and the raster agrees with the layout.
+	g := geomOf(s.Rules())
+	for i := 1; i < g.n; i++ {
+		a, b := g.pts[i-1], g.pts[i]
+		assert.True(t, (a.Y == b.Y && abs(a.X-b.X) == boardSide/4) || (a.X == b.X && b.Y > a.Y), "spaces %d and %d: one step along a row, or down to the next", i-1, i)
+	}
+	img := Image(&s, Options{})
+	p := g.pts[3]
+	assert.Equal(t, color.RGBAModel.Convert(colStation), img.At(int(p.X), int(p.Y)), "an empty space")
+	p = g.pts[8]
+	c, _ := SeatColor(1)
+	assert.Equal(t, color.RGBAModel.Convert(c), img.At(int(p.X)-6, int(p.Y)+6), "seat 1's stack on space 8")
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

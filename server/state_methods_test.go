@@ -172,7 +172,7 @@ func TestStateMethodsRefuseBadInput(t *testing.T) {
 		{"position phase", "position", map[string]any{"game": g, "position": map[string]any{"phase": "later"}}, CodeBadState, "phase"},
 		{"position pieces", "position", map[string]any{"game": g, "position": map[string]any{"phase": "throw", "hand": []int{4, 3}}}, CodeBadState, "pieces"},
 		{"position route", "position", map[string]any{"game": g, "position": map[string]any{"phase": "throw", "hand": []int{3, 4},
-			"stacks": []any{map[string]any{"seat": 0, "station": 7, "route": "C1", "height": 1}}}}, CodeBadState, "not on route"},
+			"stacks": []any{map[string]any{"seat": 0, "station": 7, "route": "C1", "height": 1}}}}, CodeBadState, "not a place of"},
 		{"load junk", "state_load", map[string]any{"game": g, "blob": []byte{0x91, 0x91}}, CodeBadState, ""},
 	}
 	for _, tc := range cases {

@@ -707,14 +707,14 @@ const progressScale = 0.5
 // its route needs from entry minus what it still needs).
 func potentials(s *env.State, phi *[env.MaxPlayers]float32) {
 	r := s.Rules()
-	const full = 21.0 // steps from hand to finished along OUTER
+	full := float64(r.LapSteps()) // steps from hand to finished on the rules' board
 	var prog [env.MaxPlayers]float64
 	for p := 0; p < r.Players; p++ {
 		prog[p] = float64(s.Finished(p)) * full
 	}
 	for st := env.Station(0); st < env.NumStations; st++ {
 		if seat, h, route, ok := s.StackAt(st); ok {
-			prog[seat] += float64(h) * (full - float64(env.StepsToFinish(st, route)))
+			prog[seat] += float64(h) * (full - float64(r.StepsToFinish(st, route)))
 		}
 	}
 	var total float64

@@ -78,7 +78,7 @@ func TestAnalyseRefuses(t *testing.T) {
 	}{
 		{"no source", nil, "exactly one"},
 		{"two sources", []string{"--position", pos, "--state", pos}, "exactly one"},
-		{"not on route", []string{"--position", bad}, "not on route"},
+		{"not on route", []string{"--position", bad}, "not a place of"},
 		{"unknown field", []string{"--position", unknown}, "unknown field"},
 		{"chance node", []string{"--position", chance}, "phase throw"},
 		{"junk state", []string{"--state", junk}, "corrupt"},

@@ -39,7 +39,8 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	opponent := fs.String("opponent", "mcts:400", "agent spec of every other seat")
 	seat := fs.Int("seat", 0, "your seat: 0 (A) to players-1")
 	seed := fs.Uint64("seed", 0, "seed of the game (throws and the agents); 0 picks one from the clock")
-	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3)")
+	rulesSpec := fs.String("rules", "standard", "rules: a preset (standard, kata) and/or key=value pairs (e.g. players=3)")
+	recordPath := fs.String("record", "", "append the game's record (JSON line) to this file when the game ends or you quit")
 	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
 		return err
@@ -51,7 +52,8 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	if !fs.Changed("seed") || sd == 0 {
 		sd = clockSeed()
 	}
-	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, names: make([]string, rules.Players)}
+	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, names: make([]string, rules.Players),
+		rec: env.NewRecord(rules, sd, env.AnySeat), noPool: rules.Pool == env.SwitchOff}
 	p.agents = make([]agent.Agent, rules.Players)
 	for i := range p.agents {
 		if i == *seat {
@@ -76,12 +78,34 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "Seat %d (%s) starts. Type a move's number; h for help, q to quit.\n\n", s.ToMove(), env.SeatGlyph(s.ToMove()))
+	p.rec.Players = p.names
 	err = p.play(&s)
+	if *recordPath != "" {
+		if werr := appendRecord(*recordPath, p.rec); werr != nil {
+			return errors.Join(err, werr)
+		}
+	}
 	if errors.Is(err, errQuit) {
 		fmt.Fprintln(stdout, "You left the game.")
 		return nil
 	}
 	return err
+}
+
+// appendRecord appends rec as one JSON line to the file at path.
+func appendRecord(path string, rec *env.Record) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("play: --record: %w", err)
+	}
+	if _, err := rec.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("play: --record: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("play: --record: %w", err)
+	}
+	return nil
 }
 
 // clockSeed is a seed for a game nobody asked to reproduce.
@@ -108,6 +132,8 @@ type playSession struct {
 	me     int
 	names  []string
 	agents []agent.Agent
+	rec    *env.Record // every throw and move, for --record
+	noPool bool        // rules pool=off: yut and mo earn their throw after the move
 }
 
 // who names a seat for the narration.
@@ -126,6 +152,7 @@ func (p *playSession) play(s *env.State) error {
 			if err != nil {
 				return err
 			}
+			p.rec.Add(ev, s)
 			fmt.Fprintln(p.out, p.explainThrow(ev))
 			continue
 		}
@@ -153,6 +180,7 @@ func (p *playSession) play(s *env.State) error {
 		if err != nil {
 			return err
 		}
+		p.rec.Add(ev, s)
 		fmt.Fprintf(p.out, "%s: %s.%s\n", p.who(seat), desc, p.explainMove(ev))
 	}
 	fmt.Fprintln(p.out)
@@ -220,6 +248,8 @@ func (p *playSession) explainThrow(ev env.Event) string {
 		fmt.Fprintf(&b, "%s throws %s (%s)", p.who(seat), ev.Throw, stepsText(ev.Throw))
 	}
 	switch {
+	case ev.BonusThrow && ev.Discarded > 0:
+		fmt.Fprintf(&b, ": it has no legal use and is spent, but %s earns another throw", ev.Throw)
 	case ev.BonusThrow:
 		fmt.Fprintf(&b, ": %s earns another throw", ev.Throw)
 	case ev.TurnEnded:
@@ -243,8 +273,23 @@ func (p *playSession) explainMove(ev env.Event) string {
 	if ev.Finished > 0 {
 		parts = append(parts, fmt.Sprintf("%d piece(s) finished", ev.Finished))
 	}
-	if ev.BonusThrow && ev.Captured > 0 {
+	if ev.Pushed > 0 {
+		parts = append(parts, fmt.Sprintf("An obstacle on %d pushed it back %d to %d", ev.PushedFrom, ev.Pushed, ev.To))
+	}
+	if ev.PushCaptured > 0 {
+		parts = append(parts, fmt.Sprintf("Captured %d of %s's pieces where it was pushed", ev.PushCaptured, p.who(int(ev.PushCapturedSeat))))
+	}
+	if ev.LosesTurn {
+		parts = append(parts, "An obstacle: the next turn is lost")
+	}
+	switch {
+	case ev.BonusThrow && p.noPool && ev.Throw.Bonus():
+		parts = append(parts, fmt.Sprintf("%s earns another throw", ev.Throw))
+	case ev.BonusThrow && (ev.Captured > 0 || ev.PushCaptured > 0):
 		parts = append(parts, "Capture bonus: another throw")
+	}
+	if ev.TurnsMissed > 0 {
+		parts = append(parts, fmt.Sprintf("%d turn(s) missed because of obstacles", ev.TurnsMissed))
 	}
 	if ev.Discarded > 0 && !ev.GameOver {
 		parts = append(parts, fmt.Sprintf("%d result(s) left with no legal use, discarded", ev.Discarded))

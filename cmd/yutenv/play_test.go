@@ -1,11 +1,15 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
 )
 
 // playWith runs "yutenv play" with input as the player's keyboard.
@@ -97,4 +101,60 @@ func TestPlayErrors(t *testing.T) {
 			assert.Contains(t, errs, tt.msg)
 		})
 	}
+}
+
+// The kata end to end: every command plays the `kata` preset, and replay
+// --check accepts every game they write.
+func TestKataEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	checkRecords := func(t *testing.T, path string, games int) {
+		t.Helper()
+		code, out, errs := runCmd(t, "replay", "--check", path)
+		require.Equal(t, 0, code, errs)
+		assert.Equal(t, games, strings.Count(out, ": ok,"), out)
+	}
+	t.Run("selfplay", func(t *testing.T) {
+		path := filepath.Join(dir, "selfplay.jsonl")
+		code, _, errs := runCmd(t, "selfplay", "--rules", "kata", "--games", "30", "--seed", "4", "--out", path, "--quiet")
+		require.Equal(t, 0, code, errs)
+		checkRecords(t, path, 30)
+		recs, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Contains(t, string(recs), `"board":"line","spaces":15`)
+	})
+	t.Run("selfplay dataset", func(t *testing.T) {
+		out := filepath.Join(dir, "ds")
+		code, _, errs := runCmd(t, "selfplay", "--rules", "kata", "--agents", "mcts:8;greedy", "--tier", "planes", "--games", "6", "--seed", "5", "--out", out, "--quiet")
+		require.Equal(t, 0, code, errs)
+		shards, err := filepath.Glob(filepath.Join(out, "*.records.jsonl"))
+		require.NoError(t, err)
+		require.NotEmpty(t, shards)
+		for _, s := range shards {
+			code, _, errs := runCmd(t, "replay", "--check", s)
+			require.Equal(t, 0, code, errs)
+		}
+		m := readManifest(t, out)
+		assert.Equal(t, env.Kata(), m.Rules)
+		assert.Equal(t, "kata", m.RulesText)
+	})
+	t.Run("eval", func(t *testing.T) {
+		code, out, errs := runCmd(t, "eval", "--rules", "kata", "--a", "mc:100", "--b", "random", "--games", "20", "--quiet")
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "rules kata")
+		assert.Contains(t, out, "mc:100")
+	})
+	t.Run("play", func(t *testing.T) {
+		path := filepath.Join(dir, "play.jsonl")
+		for _, seed := range []string{"3", "8"} {
+			code, out, errs := playWith(t, strings.Repeat("1\n", 200), "--rules", "kata", "--opponent", "greedy", "--seed", seed, "--record", path)
+			require.Equal(t, 0, code, errs)
+			assert.Contains(t, out, "Yut Nori, rules kata")
+			assert.Contains(t, out, "[[") // the kata's notation
+			assert.Regexp(t, `(You win|greedy \(B\) wins) after \d+ decisions`, out)
+			assert.NotContains(t, out, "HOME")
+		}
+		code, _, errs := playWith(t, "q\n", "--rules", "kata", "--opponent", "greedy", "--seed", "9", "--record", path)
+		require.Equal(t, 0, code, errs)
+		checkRecords(t, path, 3) // two whole games and one left part-way
+	})
 }

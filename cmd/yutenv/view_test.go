@@ -367,3 +367,27 @@ func TestViewCommandServesAndStops(t *testing.T) {
 	_, err := http.Get(url)
 	assert.Error(t, err, "nothing listens after the stop")
 }
+
+// The viewer shows a kata game on its line board, with the game's own rules.
+func TestViewKata(t *testing.T) {
+	rec := playRecord(t, env.Kata(), 5)
+	var b bytes.Buffer
+	_, err := rec.WriteTo(&b)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "kata.jsonl")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	v, err := loadViewer(path, 0)
+	require.NoError(t, err)
+	h, err := v.handler()
+	require.NoError(t, err)
+	srv := httptest.NewServer(loopbackOnly(h))
+	t.Cleanup(srv.Close)
+	for _, p := range []int{0, len(rec.Steps)} {
+		resp, body := get(t, fmt.Sprintf("%s/board/%d.svg", srv.URL, p))
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, 15, strings.Count(string(body), `class="station"`), "position %d: the kata's 15 spaces", p)
+		assert.Contains(t, string(body), ">END<")
+	}
+	_, body := get(t, srv.URL+"/game.json")
+	assert.True(t, strings.Contains(string(body), `"rules":"kata"`), "game.json names the kata's rules")
+}

@@ -38,7 +38,7 @@ func position(t *testing.T, p env.Position) env.State {
 }
 
 func TestAgentsPlayWholeGames(t *testing.T) {
-	for _, rules := range []string{"standard", "players=3", "players=4,pieces=2", "players=3,end=rank", "pieces=1,back_do=off", "finish=stop,back_do_enters=on,capture_bonus_yut_mo=on"} {
+	for _, rules := range []string{"standard", "players=3", "players=4,pieces=2", "players=3,end=rank", "pieces=1,back_do=off", "finish=stop,back_do_enters=on,capture_bonus_yut_mo=on", "kata", "kata,finish=wrap,players=3,obstacles=3:skip+8:back2"} {
 		for _, spec := range smallSpecs {
 			t.Run(rules+"/"+spec, func(t *testing.T) {
 				r := mustRules(t, rules)

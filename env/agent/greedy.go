@@ -37,10 +37,6 @@ const (
 	GreedyExposureBase = 5.0
 )
 
-// lapSteps is the number of steps from hand to finished (StepsToFinish of a
-// piece that has not entered).
-const lapSteps = 21
-
 // Greedy is a one-move-deep heuristic. For every legal action it plays the
 // move on a copy of the state and scores the result:
 //
@@ -181,17 +177,18 @@ func (sc *scorer) dangerAfter(s *env.State, me int, x env.Station) float64 {
 // score scores legal action a in s; prepare(s) must have been called.
 func (sc *scorer) score(s *env.State, a env.Action) float64 {
 	me := s.ToMove()
+	lapSteps := sc.rules.LapSteps() // steps from hand to finished
 	remBefore, h, exposedBefore := lapSteps, 1, 0.0
 	if !a.IsEnter() {
 		_, height, route, _ := s.StackAt(a.Station())
 		h = height
-		remBefore = env.StepsToFinish(a.Station(), route)
+		remBefore = sc.rules.StepsToFinish(a.Station(), route)
 		exposedBefore = sc.danger(sc.reach[a.Station()]) * float64(h) * (GreedyExposureBase + float64(lapSteps-remBefore))
 	}
 	capRem := 0 // steps to finish of the stack the move captures, if any
 	if to, _, fin, ok := destinationOf(s, a); ok && !fin {
 		if seat, _, r, occupied := s.StackAt(to); occupied && seat != me {
-			capRem = env.StepsToFinish(to, r)
+			capRem = sc.rules.StepsToFinish(to, r)
 		}
 	}
 	c := *s
@@ -209,7 +206,7 @@ func (sc *scorer) score(s *env.State, a env.Action) float64 {
 	score += GreedyFinish * float64(ev.Finished)
 	remAfter := 0
 	if ev.Finished == 0 {
-		remAfter = env.StepsToFinish(ev.To, ev.ToRoute)
+		remAfter = sc.rules.StepsToFinish(ev.To, ev.ToRoute)
 	}
 	score += GreedyAdvance * float64(h*(remBefore-remAfter))
 	if ev.Joined {

@@ -180,7 +180,7 @@ def test_illegal_input_raises_and_leaves_the_state_alone() -> None:
         game.apply_throws(forged, -1)
     with pytest.raises(ValueError):
         game.apply_throws(rows[:, :10].copy(), -1)
-    with pytest.raises(yutenv.BadStateError, match="not on route"):
+    with pytest.raises(yutenv.BadStateError, match="not a place of"):
         game.state_from_position(stacks=[(0, 7, "C1")])
     with pytest.raises(yutenv.BadStateError, match="pieces"):
         game.state_from_position(stacks=[(0, 7, "OUTER", 2)], hand=[4, 4])
