@@ -8,16 +8,22 @@ import numpy as np
 import pytest
 
 pytest.importorskip("ray.rllib", reason="the rllib extra is not installed")
-pytest.importorskip("torch", reason="the rllib extra is not installed")
+pytest.importorskip("torch", reason="the rllib extra is not installed").set_num_threads(1)
 
 import ray  # noqa: E402
 from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec  # noqa: E402
-from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, LEARNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME  # noqa: E402
+from ray.rllib.utils.metrics import (  # noqa: E402
+    ENV_RUNNER_RESULTS,
+    EPISODE_RETURN_MEAN,
+    LEARNER_RESULTS,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_EPISODES_LIFETIME,
+)  # noqa: E402
 
 import yutenv  # noqa: E402
 import yutenv.rllib  # noqa: E402
-from yutenv.rllib import YutRLlibEnv, YutRLlibMultiEnv  # noqa: E402
+from yutenv.rllib import YutRLlibEnv, YutRLlibMultiEnv, YutRLlibVectorEnv  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -111,6 +117,45 @@ def test_ppo_single_agent(local_ray: None) -> None:
             env.close()
     finally:
         algo.stop()
+
+
+def test_ppo_single_agent_one_batch_per_env_runner(local_ray: None) -> None:
+    """gym_env_vectorize_mode="vector_entry_point": the env runner's games are one server batch."""
+    config = (
+        _small(
+            PPOConfig()
+            .environment(yutenv.rllib.ENV_NAME, env_config={"opponent": "random", "seat": "random"})
+            .rl_module(rl_module_spec=yutenv.rllib.module_spec(hiddens=(32,)))
+        )
+        .env_runners(num_env_runners=0, num_envs_per_env_runner=8, gym_env_vectorize_mode="vector_entry_point")
+    )
+    algo = config.build_algo()
+    try:
+        env = algo.env_runner.env
+        assert isinstance(env.unwrapped, YutRLlibVectorEnv) and env.num_envs == 8
+        result = algo.train()
+        runner = result[ENV_RUNNER_RESULTS]
+        assert runner[NUM_ENV_STEPS_SAMPLED_LIFETIME] >= 256
+        assert runner[NUM_EPISODES_LIFETIME] > 0  # games ended and were reset by the server
+        assert -1.0 <= runner[EPISODE_RETURN_MEAN] <= 1.0
+        assert "default_policy" in result[LEARNER_RESULTS]
+    finally:
+        algo.stop()
+
+
+def test_vector_env_masks_and_next_step_autoreset() -> None:
+    env = YutRLlibVectorEnv(3, {"max_decisions": 2})
+    try:
+        obs, _ = env.reset(seed=1)
+        assert env.observation_space.contains(obs)
+        for _ in range(2):
+            obs, rew, term, trunc, _ = env.step(np.argmax(obs["action_mask"], axis=1))
+        assert trunc.all()
+        obs, rew, term, trunc, _ = env.step(np.zeros(3, dtype=np.int64))  # the reset step: action ignored
+        assert not (term.any() or trunc.any()) and (rew == 0).all()
+        assert env.observation_space.contains(obs)
+    finally:
+        env.close()
 
 
 def test_ppo_multi_agent_self_play(local_ray: None) -> None:

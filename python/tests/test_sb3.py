@@ -20,6 +20,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor, Ve
 
 from yutenv.sb3 import YutSB3VecEnv, make_vec_env  # noqa: E402
 
+# One torch thread: the server needs the other core, and two threads on a busy 2-core machine
+# made the small updates below several times slower.
+pytest.importorskip("torch").set_num_threads(1)
+
 
 def first_legal(masks: np.ndarray) -> np.ndarray:
     return np.argmax(masks, axis=1).astype(np.int64)
@@ -206,5 +210,17 @@ def test_maskable_ppo_learns_for_real(server: yutenv.Server) -> None:
 
         mean, _ = evaluate_policy(model, venv, n_eval_episodes=16, warn=False)
         assert -1.0 <= mean <= 1.0
+    finally:
+        venv.close()
+
+
+def test_maskable_ppo_on_dummy_vec_env(server: yutenv.Server) -> None:
+    """The other way: plain YutEnvs in SB3's DummyVecEnv (YutEnv.action_masks() serves sb3-contrib)."""
+    venv = sb3_make_vec_env(yutenv.YutEnv, n_envs=4, seed=0, env_kwargs={"server": server, "seat": "random"})
+    try:
+        assert isinstance(venv, DummyVecEnv) and is_masking_supported(venv)
+        model = MaskablePPO("MlpPolicy", venv, n_steps=128, batch_size=128, n_epochs=1, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
+        model.learn(total_timesteps=1024)
+        assert model.num_timesteps >= 1024 and len(model.ep_info_buffer) > 0
     finally:
         venv.close()

@@ -31,14 +31,13 @@ the conversion would fail at the first repeated turn. This module is the Paralle
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping
+from typing import Any, Mapping
 
 import gymnasium
 from pettingzoo import ParallelEnv
 
 from .errors import IllegalActionError
 from .pettingzoo import ObsDict, YutAECEnv
-from .server import Server
 
 __all__ = ["YutParallelEnv", "parallel_env"]
 
@@ -53,32 +52,9 @@ class YutParallelEnv(ParallelEnv[str, ObsDict, int]):  # type: ignore[misc]
 
     metadata: dict[str, Any] = {"render_modes": ["ansi"], "name": "yut_parallel_v0"}
 
-    def __init__(
-        self,
-        rules: str | Mapping[str, Any] = "standard",
-        tier: str | None = None,
-        render_mode: str | None = None,
-        illegal: Literal["error", "penalty"] = "error",
-        max_decisions: int = 0,
-        reward: Literal["win", "progress"] = "win",
-        address: str | None = None,
-        token: str | None = None,
-        server: Server | None = None,
-        timeout: float | None = None,
-    ) -> None:
-        self.aec = YutAECEnv(
-            rules=rules,
-            tier=tier,
-            render_mode=render_mode,
-            illegal=illegal,
-            max_decisions=max_decisions,
-            reward=reward,
-            address=address,
-            token=token,
-            server=server,
-            timeout=timeout,
-        )
-        self.render_mode = render_mode
+    def __init__(self, **kwargs: Any) -> None:
+        self.aec = YutAECEnv(**kwargs)
+        self.render_mode = self.aec.render_mode
         self.possible_agents: list[str] = list(self.aec.possible_agents)
         self.agents: list[str] = []
         self.observation_spaces = dict(self.aec.observation_spaces)

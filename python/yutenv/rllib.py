@@ -14,7 +14,10 @@
 Two envs:
 
 * ``"yutenv"`` (:class:`YutRLlibEnv`): one learner against the server's built-in ``opponent``
-  (a :class:`~yutenv.YutEnv` underneath; ``env_config`` takes its keyword arguments).
+  (a :class:`~yutenv.YutEnv` underneath; ``env_config`` takes its keyword arguments). With
+  ``config.env_runners(gym_env_vectorize_mode="vector_entry_point")`` each env runner's
+  ``num_envs_per_env_runner`` games are one server-side batch instead
+  (:class:`YutRLlibVectorEnv`, one round trip per step for all of them).
 * ``"yutenv-multi"`` (:class:`YutRLlibMultiEnv`): a ``MultiAgentEnv`` in which every seat is an
   agent (``player_0`` ..): self-play when the agents map to one policy. It is turn-based, as
   RLlib's turn-based examples: each step returns an observation only for the agent to move
@@ -45,13 +48,16 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from .core import NUM_ACTIONS
 from .gym_env import YutEnv
 from .pettingzoo import YutAECEnv
+from .vector import YutVectorEnv
 
-__all__ = ["ENV_NAME", "MULTI_ENV_NAME", "YutRLlibEnv", "YutRLlibMultiEnv", "module_spec", "register"]
+__all__ = ["ENV_NAME", "MULTI_ENV_NAME", "YutRLlibEnv", "YutRLlibMultiEnv", "YutRLlibVectorEnv", "module_spec", "register"]
 
 ENV_NAME = "yutenv"
 MULTI_ENV_NAME = "yutenv-multi"
@@ -130,6 +136,48 @@ class YutRLlibEnv(gymnasium.Env[MaskedObs, np.int64]):
         self.env.close()
 
 
+class YutRLlibVectorEnv(gymnasium.vector.VectorEnv[MaskedObs, npt.NDArray[Any], npt.NDArray[Any]]):
+    """``num_envs`` games of :class:`YutRLlibEnv` as one server-side batch: one round trip per step.
+
+    What an env runner builds with ``config.env_runners(gym_env_vectorize_mode="vector_entry_point",
+    num_envs_per_env_runner=N)``: RLlib then calls the registered creator with ``num_envs`` in
+    the config. Autoreset is Gymnasium's ``NEXT_STEP``, as RLlib's env runners expect. Other
+    arguments as :class:`YutRLlibEnv`; the underlying :class:`~yutenv.YutVectorEnv` is ``self.venv``.
+    """
+
+    def __init__(self, num_envs: int, config: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        self.venv = YutVectorEnv(int(num_envs), autoreset_mode=AutoresetMode.NEXT_STEP, **_config(config, kwargs))
+        self.num_envs = self.venv.num_envs
+        self.metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": self.venv.metadata["render_modes"]}
+        self.render_mode = self.venv.render_mode
+        self.single_action_space = spaces.Discrete(NUM_ACTIONS)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self.single_observation_space = spaces.Dict(
+            {"action_mask": _mask_space(), "observations": self.venv.single_observation_space}
+        )
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[MaskedObs, dict[str, Any]]:
+        obs, infos = self.venv.reset(seed=seed, options=options)
+        return _masked(obs, infos["action_mask"]), _vinfos(infos)
+
+    def step(self, actions: Any) -> tuple[MaskedObs, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        obs, reward, terminated, truncated, infos = self.venv.step(np.asarray(actions).astype(np.int64, copy=False))
+        return _masked(obs, infos["action_mask"]), reward.copy(), terminated.copy(), truncated.copy(), _vinfos(infos)
+
+    def render(self) -> Any:
+        return self.venv.render()
+
+    def close_extras(self, **kwargs: Any) -> None:
+        self.venv.close()
+
+
+def _vinfos(infos: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in infos.items() if k not in ("action_mask", "_action_mask")}
+
+
 class YutRLlibMultiEnv(MultiAgentEnv):  # type: ignore[misc]
     """Every seat an agent, turn-based (see the module doc); RLlib's masked observations.
 
@@ -148,7 +196,7 @@ class YutRLlibMultiEnv(MultiAgentEnv):  # type: ignore[misc]
         assert isinstance(inner, spaces.Dict)
         space = spaces.Dict({"action_mask": _mask_space(), "observations": inner["observation"]})
         self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces: dict[str, gymnasium.spaces.Space[Any]] = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
         self._played: list[str] = []  # agents that received an observation this episode, in order
 
     def _obs(self, agent: str) -> MaskedObs:
@@ -186,8 +234,11 @@ class YutRLlibMultiEnv(MultiAgentEnv):  # type: ignore[misc]
         self.aec.close()
 
 
-def _make_single(config: Mapping[str, Any]) -> YutRLlibEnv:
-    return YutRLlibEnv(config)
+def _make_single(config: Mapping[str, Any]) -> YutRLlibEnv | YutRLlibVectorEnv:
+    cfg = dict(config)
+    if "num_envs" in cfg:  # gym_env_vectorize_mode="vector_entry_point": one batch of N games
+        return YutRLlibVectorEnv(cfg.pop("num_envs"), cfg)
+    return YutRLlibEnv(cfg)
 
 
 def _make_multi(config: Mapping[str, Any]) -> YutRLlibMultiEnv:

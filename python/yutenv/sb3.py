@@ -32,7 +32,7 @@ import it.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 import gymnasium
 import numpy as np
@@ -40,7 +40,6 @@ import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv
 
-from .server import Server
 from .vector import YutVectorEnv
 
 __all__ = ["YutSB3VecEnv", "make_vec_env"]
@@ -65,7 +64,8 @@ class _EnvView:
         self._attrs: dict[str, Any] = {}
 
     def action_masks(self) -> npt.NDArray[np.bool_]:
-        return self._owner.action_masks()[self._index]
+        row: npt.NDArray[np.bool_] = self._owner.action_masks()[self._index]
+        return row
 
     def render(self) -> Any:
         return self._owner._render_one(self._index)
@@ -96,51 +96,22 @@ class YutSB3VecEnv(VecEnv):  # type: ignore[misc]
 
     Args:
         num_envs: number of games N.
-        rules, opponent, seat, tier, obs_type, illegal, max_decisions, reward, address, token,
-            server, timeout: as for :class:`~yutenv.YutVectorEnv` (``seat="random"`` lets the
-            learner play both sides). ``obs_type="dict"`` gives ``{"observation", "action_mask"}``
-            observations (SB3's ``MultiInputPolicy``); the default ``"box"`` suits ``MlpPolicy``.
-        render_mode: None, or a mode :class:`~yutenv.YutVectorEnv` supports (``"ansi"``).
+        kwargs: those of :class:`~yutenv.YutVectorEnv` but ``autoreset_mode`` and ``copy``:
+            ``rules``, ``opponent``, ``seat`` (``"random"`` lets the learner play both sides),
+            ``tier``, ``obs_type`` (``"dict"`` gives ``{"observation", "action_mask"}``
+            observations for SB3's ``MultiInputPolicy``; the default ``"box"`` suits
+            ``MlpPolicy``), ``render_mode``, ``illegal``, ``max_decisions``, ``reward``,
+            ``address``, ``token``, ``server``, ``timeout``.
 
     Arrays returned are writable copies (SB3 stores and converts them to tensors).
     Attributes: ``venv`` is the underlying :class:`~yutenv.YutVectorEnv`.
     """
 
-    def __init__(
-        self,
-        num_envs: int,
-        rules: str | Mapping[str, Any] = "standard",
-        opponent: str = "random",
-        seat: int | str = 0,
-        tier: str | None = None,
-        obs_type: Literal["box", "dict"] = "box",
-        render_mode: str | None = None,
-        illegal: Literal["error", "penalty"] = "error",
-        max_decisions: int = 0,
-        reward: Literal["win", "progress"] = "win",
-        address: str | None = None,
-        token: str | None = None,
-        server: Server | None = None,
-        timeout: float | None = None,
-    ) -> None:
-        self.venv = YutVectorEnv(
-            num_envs,
-            rules=rules,
-            opponent=opponent,
-            seat=seat,
-            tier=tier,
-            obs_type=obs_type,
-            render_mode=render_mode,
-            illegal=illegal,
-            max_decisions=max_decisions,
-            reward=reward,
-            autoreset_mode=AutoresetMode.SAME_STEP,
-            copy=True,
-            address=address,
-            token=token,
-            server=server,
-            timeout=timeout,
-        )
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        for k in ("autoreset_mode", "copy"):
+            if k in kwargs:
+                raise TypeError(f"YutSB3VecEnv sets {k!r} itself (SB3's auto-reset semantics, writable arrays)")
+        self.venv = YutVectorEnv(num_envs, autoreset_mode=AutoresetMode.SAME_STEP, copy=True, **kwargs)
         self._views = [_EnvView(self, i) for i in range(self.venv.num_envs)]
         self._actions: npt.NDArray[np.int32] | None = None
         try:
@@ -186,15 +157,10 @@ class YutSB3VecEnv(VecEnv):  # type: ignore[misc]
         dones = np.logical_or(terminated, truncated)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
-            final = vinfos["final_obs"]
-            final_info = vinfos["final_info"]
+            final = vinfos["final_obs"]  # an object array: the ended episodes' last observations
             for i in map(int, np.flatnonzero(dones)):
-                info = infos[i]
-                info["terminal_observation"] = final[i]
-                info["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-                fi = final_info[i] if isinstance(final_info, (list, np.ndarray)) else None
-                if isinstance(fi, dict):
-                    info.update((k, v) for k, v in fi.items() if k not in ("action_mask",))
+                infos[i]["terminal_observation"] = final[i]
+                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return obs, rewards, dones, infos
 
     def close(self) -> None:
