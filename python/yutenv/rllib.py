@@ -42,7 +42,7 @@ does not import it.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 import gymnasium
 import numpy as np
@@ -113,7 +113,10 @@ class YutRLlibEnv(gymnasium.Env[MaskedObs, np.int64]):
         self.env = YutEnv(**_config(config, kwargs))
         self.render_mode = self.env.render_mode
         self.action_space = spaces.Discrete(NUM_ACTIONS)
-        self.observation_space = spaces.Dict({"action_mask": _mask_space(), "observations": self.env.observation_space})
+        self.observation_space = cast(
+            "spaces.Space[MaskedObs]",
+            spaces.Dict({"action_mask": _mask_space(), "observations": self.env.observation_space}),
+        )
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[MaskedObs, dict[str, Any]]:
         super().reset(seed=seed)
