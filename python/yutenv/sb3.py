@@ -78,10 +78,6 @@ class _EnvView:
             return self._attrs[name]
         if name in ("action_masks", "render", "get_wrapper_attr"):
             return getattr(self, name)
-        if name == "seed":
-            return self._owner.venv.seeds[self._index] if self._owner.venv.seeds else None
-        if name == "unwrapped":
-            return self
         if name.startswith("_"):
             raise AttributeError(f"{name!r} is private")
         value = getattr(self._owner.venv, name)  # AttributeError when there is no such attribute
