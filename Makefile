@@ -46,4 +46,4 @@ bench: build
 	$(BIN) bench
 
 clean:
-	rm -rf bin $(VENV)
+	rm -rf bin $(VENV) $(RLLIB_VENV)

@@ -1,11 +1,12 @@
 """Train sb3-contrib's MaskablePPO on Yut Nori against the server's ``random`` opponent.
 
-    pip install './python[train]'          # sb3-contrib (and torch); CPU is enough
+    pip install './python[sb3]'            # sb3-contrib (and torch); CPU is enough
     python python/examples/train_maskable_ppo.py --minutes 8
 
-The training envs are plain :class:`yutenv.YutEnv` instances in SB3's ``DummyVecEnv``:
-``YutEnv.action_masks()`` returns the mask cached from the last reply, so MaskablePPO
-works with no wrapper. Every ``--eval-every`` timesteps (and at the end) the current
+The training envs are one :class:`yutenv.sb3.YutSB3VecEnv`: all ``--n-envs`` games in one
+server-side batch, one round trip per step, with ``action_masks()`` for MaskablePPO
+(``--vec dummy`` uses plain :class:`yutenv.YutEnv` instances in SB3's ``DummyVecEnv``
+instead, one round trip per env per step, as docs/BASELINES.md's run did). Every ``--eval-every`` timesteps (and at the end) the current
 policy plays ``--eval-games`` games (deterministic, masked, both seat orders) against
 ``random`` and ``greedy`` through :func:`yutenv.evaluate`, and the win rates with 95% Wilson
 intervals are printed with the elapsed wall time. The last line is a summary.
@@ -25,8 +26,11 @@ try:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    import yutenv.sb3
 except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"this example needs the train extra: pip install './python[train]' ({e})")
+    raise SystemExit(f"this example needs the sb3 extra: pip install './python[sb3]' ({e})")
 
 
 class EvalCallback(BaseCallback):
@@ -66,6 +70,8 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=8.0, help="wall-clock training budget (default 8)")
     ap.add_argument("--timesteps", type=int, default=2_000_000, help="upper bound on training timesteps")
     ap.add_argument("--n-envs", type=int, default=8)
+    ap.add_argument("--vec", choices=("yutenv", "dummy"), default="yutenv",
+                    help="yutenv: one YutSB3VecEnv (one round trip per step); dummy: DummyVecEnv of YutEnvs")
     ap.add_argument("--opponent", default="random", help="training opponent (default random)")
     ap.add_argument("--tier", default=None, help="observation tier (default: the server's)")
     ap.add_argument("--eval-every", type=int, default=50_000)
@@ -78,7 +84,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     server = yutenv.Server()  # one server for training and evaluation envs
     env_kwargs = {"server": server, "opponent": args.opponent, "tier": args.tier, "seat": "random"}
-    venv = make_vec_env(yutenv.YutEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs)
+    if args.vec == "dummy":
+        venv = make_vec_env(yutenv.YutEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs)
+    else:
+        venv = VecMonitor(yutenv.sb3.make_vec_env(args.n_envs, seed=args.seed, **env_kwargs))
     model = MaskablePPO(
         "MlpPolicy",
         venv,

@@ -1,0 +1,222 @@
+"""Stable-Baselines3: a ``VecEnv`` over one server-side batch, ready for sb3-contrib's ``MaskablePPO``.
+
+>>> from sb3_contrib import MaskablePPO
+>>> from stable_baselines3.common.vec_env import VecMonitor
+>>> from yutenv.sb3 import YutSB3VecEnv
+>>> venv = VecMonitor(YutSB3VecEnv(64, opponent="random", seat="random"))
+>>> model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
+
+SB3's ``DummyVecEnv`` of :class:`~yutenv.YutEnv` steps its envs one by one: one round trip
+to the server per env per step. :class:`YutSB3VecEnv` sends the actions of all envs in one
+request and receives all results in one reply (a :class:`~yutenv.YutVectorEnv` underneath),
+so a step costs one round trip whatever the number of envs. ``docs/BENCHMARKS.md`` has the
+measured MaskablePPO speed of both (``python -m yutenv.bench_sb3``).
+
+It follows SB3's ``VecEnv`` conventions exactly:
+
+* auto-reset: the observation returned for an env whose episode ended is the first
+  observation of its next episode, and ``infos[i]["terminal_observation"]`` is the last
+  observation of the episode that ended (the server resets envs in the same step:
+  ``autoreset="same_step"`` of docs/PROTOCOL.md);
+* ``dones = terminated | truncated``, with ``infos[i]["TimeLimit.truncated"]`` True when the
+  episode was cut by ``max_decisions`` rather than ended by the game (SB3 then bootstraps
+  the value of the terminal observation);
+* ``seed(s)`` / ``set_options(...)`` take effect at the next ``reset()``; env ``i`` plays game
+  seed ``s + i``; ``reset_infos[i]`` holds its ``seed`` and ``seat``;
+* ``action_masks()`` (and ``env_method("action_masks")``, which sb3-contrib calls) give the
+  legal-action masks of the current decisions from the last reply, bool ``[N, 180]``.
+
+This module needs the ``sb3`` extra (``pip install 'yutenv[sb3]'``); ``import yutenv`` does not
+import it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+from gymnasium.vector import AutoresetMode
+from stable_baselines3.common.vec_env import VecEnv
+
+from .vector import YutVectorEnv
+
+__all__ = ["YutSB3VecEnv", "make_vec_env"]
+
+# Attributes fixed when the batch was made: set_attr refuses them instead of silently
+# changing a Python attribute the server never sees.
+_FIXED = frozenset(
+    {"rules", "opponent", "tier", "players", "obs_type", "illegal", "render_mode", "num_envs",
+     "observation_space", "action_space", "metadata"}
+)
+
+
+class _EnvView:
+    """Env ``index`` of the batch, as ``get_attr``/``set_attr``/``env_method`` see it.
+
+    Attributes not set on the view are those of the batch (shared by every env); methods
+    are the few that make sense for one env of a server-side batch."""
+
+    def __init__(self, owner: "YutSB3VecEnv", index: int) -> None:
+        self._owner = owner
+        self._index = index
+        self._attrs: dict[str, Any] = {}
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        row: npt.NDArray[np.bool_] = self._owner.action_masks()[self._index]
+        return row
+
+    def render(self) -> Any:
+        return self._owner._render_one(self._index)
+
+    def get_wrapper_attr(self, name: str) -> Any:
+        return self.get(name)
+
+    def get(self, name: str) -> Any:
+        if name in self._attrs:
+            return self._attrs[name]
+        if name in ("action_masks", "render", "get_wrapper_attr"):
+            return getattr(self, name)
+        if name.startswith("_"):
+            raise AttributeError(f"{name!r} is private")
+        value = getattr(self._owner.venv, name)  # AttributeError when there is no such attribute
+        if callable(value) and not isinstance(value, type):
+            # The batch's own methods (reset, step, close, ...) act on every env: not one env's.
+            raise AttributeError(f"{name!r} is a method of the whole batch, not of env {self._index}")
+        return value
+
+
+class YutSB3VecEnv(VecEnv):  # type: ignore[misc]
+    """``num_envs`` Yut Nori games as an SB3 ``VecEnv``: one round trip to the server per step.
+
+    Args:
+        num_envs: number of games N.
+        kwargs: those of :class:`~yutenv.YutVectorEnv` but ``autoreset_mode`` and ``copy``:
+            ``rules``, ``opponent``, ``seat`` (``"random"`` lets the learner play both sides),
+            ``tier``, ``obs_type`` (``"dict"`` gives ``{"observation", "action_mask"}``
+            observations for SB3's ``MultiInputPolicy``; the default ``"box"`` suits
+            ``MlpPolicy``), ``render_mode``, ``illegal``, ``max_decisions``, ``reward``,
+            ``address``, ``token``, ``server``, ``timeout``.
+
+    Arrays returned are writable copies (SB3 stores and converts them to tensors).
+    Attributes: ``venv`` is the underlying :class:`~yutenv.YutVectorEnv`.
+    """
+
+    def __init__(self, num_envs: int, **kwargs: Any) -> None:
+        for k in ("autoreset_mode", "copy"):
+            if k in kwargs:
+                raise TypeError(f"YutSB3VecEnv sets {k!r} itself (SB3's auto-reset semantics, writable arrays)")
+        self.venv = YutVectorEnv(num_envs, autoreset_mode=AutoresetMode.SAME_STEP, copy=True, **kwargs)
+        self._views = [_EnvView(self, i) for i in range(self.venv.num_envs)]
+        self._actions: npt.NDArray[np.int32] | None = None
+        try:
+            super().__init__(self.venv.num_envs, self.venv.single_observation_space, self.venv.single_action_space)
+        except BaseException:
+            self.venv.close()
+            raise
+        self.closed = False
+
+    # ---- VecEnv API ------------------------------------------------------------------
+
+    def reset(self) -> Any:
+        """Reset every env; the seeds and options given by ``seed()``/``set_options()`` since
+        the last reset apply (then they are forgotten, as SB3 specifies)."""
+        seeds: list[int | None] = list(self._seeds)
+        kwargs: dict[str, Any] = {}
+        if any(s is not None for s in seeds):
+            kwargs["seed"] = seeds
+        opts = [dict(o) for o in self._options]
+        if any(opts):
+            if any(o != opts[0] for o in opts):
+                raise ValueError(
+                    "YutSB3VecEnv: the server takes one set of reset options for the whole batch; "
+                    f"got different options per env: {opts}"
+                )
+            kwargs["options"] = opts[0]
+        obs, infos = self.venv.reset(**kwargs)
+        self._reset_seeds()
+        self._reset_options()
+        seeds_out = infos["seed"]
+        seats = infos["seat"]
+        self.reset_infos = [{"seed": int(seeds_out[i]), "seat": int(seats[i])} for i in range(self.num_envs)]
+        return obs
+
+    def step_async(self, actions: npt.NDArray[Any]) -> None:
+        self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int32, copy=False)
+
+    def step_wait(self) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], list[dict[str, Any]]]:
+        if self._actions is None:
+            raise RuntimeError("step_wait: call step_async first")
+        actions, self._actions = self._actions, None
+        obs, rewards, terminated, truncated, vinfos = self.venv.step(actions)
+        dones = np.logical_or(terminated, truncated)
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if dones.any():
+            final = vinfos["final_obs"]  # an object array: the ended episodes' last observations
+            for i in map(int, np.flatnonzero(dones)):
+                infos[i]["terminal_observation"] = final[i]
+                infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+        return obs, rewards, dones, infos
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.venv.close()
+
+    def action_masks(self) -> npt.NDArray[np.bool_]:
+        """Legal-action masks of the current decisions, bool ``[N, 180]`` (no round trip)."""
+        return self.venv.action_masks()
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return [self._views[i].get(attr_name) for i in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        if attr_name in _FIXED:
+            raise AttributeError(
+                f"set_attr: {attr_name!r} is fixed when the server-side batch is made; make a new YutSB3VecEnv instead"
+            )
+        for i in self._get_indices(indices):
+            self._views[i]._attrs[attr_name] = value
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        idx = list(self._get_indices(indices))
+        if method_name == "action_masks" and not method_args and not method_kwargs:
+            masks = self.action_masks()
+            return [masks[i] for i in idx]
+        return [self._views[i].get(method_name)(*method_args, **method_kwargs) for i in idx]
+
+    def env_is_wrapped(self, wrapper_class: type[gymnasium.Wrapper[Any, Any, Any, Any]], indices: Any = None) -> list[bool]:
+        # The envs live on the server: no Gymnasium wrapper (Monitor included) is around them.
+        return [False for _ in self._get_indices(indices)]
+
+    def get_images(self) -> Sequence[npt.NDArray[Any] | None]:
+        if self.render_mode != "rgb_array":
+            gymnasium.logger.warn(
+                f"The render mode is {self.render_mode}, but this method assumes it is `rgb_array` to obtain images."
+            )
+            return [None for _ in range(self.num_envs)]
+        return [self._render_one(i) for i in range(self.num_envs)]
+
+    def _render_one(self, index: int) -> Any:
+        frames = self.venv.render()
+        return None if frames is None else frames[index]
+
+    def _get_indices(self, indices: Any) -> Iterable[int]:
+        if indices is None:
+            return range(self.num_envs)
+        if isinstance(indices, (int, np.integer)):
+            return [int(indices)]
+        return [int(i) for i in indices]
+
+    def __repr__(self) -> str:
+        return f"YutSB3VecEnv({self.venv!r})"
+
+
+def make_vec_env(num_envs: int, seed: int | None = None, **kwargs: Any) -> YutSB3VecEnv:
+    """A :class:`YutSB3VecEnv` seeded like SB3's ``make_vec_env`` (env ``i`` plays seed
+    ``seed + i`` at the first reset); keyword arguments as for :class:`YutSB3VecEnv`."""
+    venv = YutSB3VecEnv(num_envs, **kwargs)
+    if seed is not None:
+        venv.seed(seed)
+    return venv
