@@ -59,10 +59,10 @@ type fileLayer struct {
 }
 
 type file struct {
-	Format  string      `msgpack:"format"`
-	Version int         `msgpack:"version"`
-	Tier    string      `msgpack:"tier"`
-	Rules   string      `msgpack:"rules"`
+	Format  string `msgpack:"format"`
+	Version int    `msgpack:"version"`
+	Tier    string `msgpack:"tier"`
+	Rules   string `msgpack:"rules"`
 	// Trunk is decoded by hand: the library sizes a slice by its declared
 	// length, which a damaged file could set to billions.
 	Trunk  msgpack.RawMessage `msgpack:"trunk"`
