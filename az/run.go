@@ -152,7 +152,7 @@ type Run struct {
 	stop    sync.Once
 	cause   atomic.Pointer[error]
 	timer   *time.Timer
-	armed   bool // the timer runs for the batch handed out
+	armed   bool         // the timer runs for the batch handed out
 	next    atomic.Int64 // the next game to start
 	live    int          // workers not yet exited
 	pending []*request   // the batch handed out, awaiting its answer
