@@ -29,6 +29,15 @@ var (
 	ErrClosed = errors.New("self-play run closed")
 )
 
+// AnswerError is a refused answer: Field is "priors", "values" or
+// "priors/values" (both missing or both unexpected). It wraps ErrAnswer.
+type AnswerError struct{ Field, Msg string }
+
+func (e *AnswerError) Error() string { return fmt.Sprintf("%v: %s: %s", ErrAnswer, e.Field, e.Msg) }
+
+// Unwrap returns ErrAnswer.
+func (e *AnswerError) Unwrap() error { return ErrAnswer }
+
 // Limits on a Config (they keep a request from outside bounded).
 const (
 	MaxInFlight = 4096
@@ -335,17 +344,17 @@ func (r *Run) answer(priors, values []float32) error {
 	n := len(r.pending)
 	switch {
 	case n == 0 && (priors != nil || values != nil):
-		return fmt.Errorf("%w: there is no batch to answer (priors and values go with the call after a batch)", ErrAnswer)
-	case n > 0 && (priors == nil || values == nil):
-		return fmt.Errorf("%w: the batch of %d leaves needs priors and values", ErrAnswer, n)
+		return &AnswerError{"priors/values", "there is no batch to answer (priors and values go with the call after a batch)"}
+	case n > 0 && priors == nil && values == nil:
+		return &AnswerError{"priors/values", fmt.Sprintf("the batch of %d leaves needs priors and values", n)}
 	case len(priors) != n*env.NumActions:
-		return fmt.Errorf("%w: priors has %d floats, want %d (%d leaves × %d actions)", ErrAnswer, len(priors), n*env.NumActions, n, env.NumActions)
+		return &AnswerError{"priors", fmt.Sprintf("%d floats, want %d (%d leaves × %d actions)", len(priors), n*env.NumActions, n, env.NumActions)}
 	case len(values) != n:
-		return fmt.Errorf("%w: values has %d floats, want %d (one per leaf)", ErrAnswer, len(values), n)
+		return &AnswerError{"values", fmt.Sprintf("%d floats, want %d (one per leaf)", len(values), n)}
 	}
 	for i, v := range values {
 		if !(v >= -1 && v <= 1) {
-			return fmt.Errorf("%w: values[%d] = %g is not a number in [-1, 1]", ErrAnswer, i, v)
+			return &AnswerError{"values", fmt.Sprintf("values[%d] = %g is not a number in [-1, 1]", i, v)}
 		}
 	}
 	for i, q := range r.pending {

@@ -110,7 +110,7 @@ func TestRunErrors(t *testing.T) {
 		priors, values := answer(b, r.ObsSize())
 		_, err := r.Next(priors[1:], values)
 		assert.ErrorIs(t, err, ErrAnswer)
-		assert.Contains(t, err.Error(), "priors has")
+		assert.Contains(t, err.Error(), "priors: ")
 		_, err = r.Next(priors, values[1:])
 		assert.ErrorIs(t, err, ErrAnswer)
 		_, err = r.Next(nil, nil)

@@ -87,10 +87,13 @@ const (
 	mLoad
 	mRender
 	mObserve
+	mSelfplayNew
+	mSelfplayNext
+	mSelfplayClose
 	numMethods
 )
 
-var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render", "observe"}
+var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render", "observe", "selfplay_new", "selfplay_next", "selfplay_close"}
 
 // methodID returns the id of a method name, or -1.
 func methodID(name []byte) int {
@@ -117,6 +120,12 @@ func methodID(name []byte) int {
 		return mRender
 	case "observe":
 		return mObserve
+	case "selfplay_new":
+		return mSelfplayNew
+	case "selfplay_next":
+		return mSelfplayNext
+	case "selfplay_close":
+		return mSelfplayClose
 	}
 	return -1
 }
