@@ -27,6 +27,7 @@ from .evaluate import EvalResult, evaluate
 from .errors import (
     BadStateError,
     ClosedError,
+    EvalTimeoutError,
     IllegalActionError,
     InvalidArgumentError,
     InvalidRulesError,
@@ -55,6 +56,7 @@ __all__ = [
     "BadStateError",
     "Batch",
     "ClosedError",
+    "EvalTimeoutError",
     "IllegalActionError",
     "InvalidArgumentError",
     "InvalidRulesError",
