@@ -203,3 +203,54 @@ class SelfPlay:
             eval_seconds=eval_s,
             out=str(info["out"]),
         )
+
+
+class _NumpyMLP:
+    """A small random MLP (obs -> hidden -> ReLU -> policy logits and value) in numpy,
+    batched: the evaluator of the throughput benchmark below. Sized on its first batch."""
+
+    def __init__(self, hidden: int = 64, seed: int = 0) -> None:
+        self.hidden, self.seed = hidden, seed
+        self.w1 = self.wp = self.wv = np.zeros((0, 0), np.float32)
+
+    def __call__(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> tuple[np.ndarray, np.ndarray]:
+        if self.w1.shape[0] != obs.shape[1]:
+            r = np.random.default_rng(self.seed)
+            d, h = obs.shape[1], self.hidden
+            self.w1 = (r.normal(size=(d, h)) / np.sqrt(d)).astype(np.float32)
+            self.wp = (r.normal(size=(h, NUM_ACTIONS)) / np.sqrt(h)).astype(np.float32)
+            self.wv = (r.normal(size=(h, 1)) / np.sqrt(h)).astype(np.float32)
+        hid = np.maximum(obs @ self.w1, 0)
+        logits = hid @ self.wp
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return p, np.tanh(hid @ self.wv)[:, 0]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m yutenv.az.selfplay``: leaf evaluations per second through the
+    protocol with a small numpy MLP (docs/BASELINES.md)."""
+    import argparse
+    import tempfile
+
+    ap = argparse.ArgumentParser(prog="python -m yutenv.az.selfplay", description=main.__doc__)
+    ap.add_argument("--games", type=int, default=256)
+    ap.add_argument("--in-flight", type=int, default=256)
+    ap.add_argument("--max-batch", type=int, default=None, help="leaves per batch at most (default: --in-flight)")
+    ap.add_argument("--sims", type=int, default=32)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--tier", default="compact")
+    ap.add_argument("--out", default=None, help="dataset directory (default: a temporary one)")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = a.out or os.path.join(tmp, "selfplay")
+        net = _NumpyMLP(a.hidden)
+        s = SelfPlay(tier=a.tier, sims=a.sims, games_in_flight=a.in_flight, max_batch=a.max_batch, seed=1).run(net, games=a.games, out=out)
+    print(
+        f"{s.games} games, {s.decisions} decisions, {s.leaves} leaves in {s.batches} batches "
+        f"(mean {s.mean_batch:.1f}) in {s.seconds:.2f}s: {s.leaves_per_second:,.0f} leaves/s; "
+        f"evaluator {s.eval_seconds:.2f}s ({100 * s.eval_seconds / s.seconds:.0f}%)"
+    )
+
+
+if __name__ == "__main__":
+    main()
