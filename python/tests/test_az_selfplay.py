@@ -131,3 +131,22 @@ def test_bad_settings(srv: yutenv.Server, tmp_path: Path) -> None:
         sp(server=srv, sims=0).run(uniform, games=1, out=tmp_path / "z")
     with pytest.raises(yutenv.InvalidRulesError):
         sp(server=srv, rules="players=9").run(uniform, games=1, out=tmp_path / "r")
+
+
+GO_NET = Path(__file__).resolve().parents[2] / "nnet" / "testdata" / "go-tiny.ynet"
+
+
+def test_a_network_file_plays_through_evaluate() -> None:
+    """A ``net:`` spec as the policy (the Go forward pass) and as the server-side opponent."""
+    r = yutenv.evaluate(f"net:{GO_NET}", opponent="random", games=4, seed=3)
+    assert r.games == 4 and r.a == f"net:{GO_NET}" and r.b == "random" and r.wins_a + r.wins_b == 4
+    r = yutenv.evaluate(f"net:{GO_NET},sims=4", opponent="random", games=2, name="tiny+mcts")
+    assert r.a == "tiny+mcts" and r.games == 2
+
+    def first_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return mask.argmax(axis=1)
+
+    r = yutenv.evaluate(first_legal, opponent=f"net:{GO_NET},sims=2", games=4, num_envs=2, progress=False)
+    assert r.games == 4 and r.b == f"net:{GO_NET},sims=2"
+    with pytest.raises(yutenv.InvalidArgumentError, match="nope.ynet"):
+        yutenv.evaluate("net:/nope.ynet", opponent="random", games=2)
