@@ -163,3 +163,43 @@ func TestNetOpponent(t *testing.T) {
 	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:/nonexistent.ynet"})
 	assert.Equal(t, CodeBadRequest, errCode(err))
 }
+
+// FuzzSelfplayAnswer sends arbitrary priors and values to a live run: the
+// server answers bad_request or the next batch, never anything else, and
+// the run stays usable.
+func FuzzSelfplayAnswer(f *testing.F) {
+	f.Add(f32Bytes(make([]float32, env.NumActions)), f32Bytes([]float32{0}))
+	f.Add(f32Bytes([]float32{float32(math.NaN())}), f32Bytes([]float32{float32(math.Inf(1)), 2}))
+	f.Add([]byte{1, 2, 3}, []byte{})
+	ts := startServer(f, "unix", Config{})
+	c := ts.client(f)
+	dir := f.TempDir()
+	runs := 0
+	var id any
+	var n int
+	start := func(t *testing.T) {
+		runs++
+		res, err := c.Call("selfplay_new", selfplayParams(filepath.Join(dir, "sp", string(rune('a'+runs%26)), time.Now().Format("150405.000000000"))))
+		require.NoError(t, err)
+		id = res["id"]
+		r, err := c.Call("selfplay_next", map[string]any{"id": id})
+		require.NoError(t, err)
+		n, _ = toInt(r["n"])
+	}
+	f.Fuzz(func(t *testing.T, priors, values []byte) {
+		if id == nil || n == 0 {
+			start(t)
+		}
+		r, err := c.Call("selfplay_next", map[string]any{"id": id, "priors": priors, "values": values})
+		if err != nil {
+			require.Equal(t, CodeBadRequest, errCode(err), "%v", err)
+			return
+		}
+		n, _ = toInt(r["n"])
+		if n == 0 {
+			_, err = c.Call("selfplay_close", map[string]any{"id": id})
+			require.NoError(t, err)
+			id = nil
+		}
+	})
+}
