@@ -36,7 +36,8 @@ type MCTSOptions struct {
 	// over throws stays exact.
 	Evaluator Evaluator
 	// DirichletAlpha > 0 mixes Dirichlet(alpha) noise into the root's
-	// priors with weight DirichletFrac (AlphaZero's exploration noise).
+	// priors with weight DirichletFrac (AlphaZero's exploration noise); with
+	// PUCT only (an evaluator, or prior=greedy), plain UCT has no priors.
 	DirichletAlpha, DirichletFrac float64
 	// TempMoves > 0 plays the first TempMoves decisions of a game
 	// (State.Decisions() < TempMoves) at temperature 1 (an action sampled in

@@ -163,6 +163,16 @@ func TestEvaluatorNoiseAndTemperature(t *testing.T) {
 	assert.NotEqual(t, plain, noisy, "noise moves visits")
 	assert.NotEqual(t, noisy, run(MCTSOptions{DirichletAlpha: 0.3, DirichletFrac: 0.5}, 2), "another seed, other noise")
 
+	greedy := func(opt MCTSOptions) []float32 {
+		m, err := NewMCTS(sp, 1, opt)
+		require.NoError(t, err)
+		_, st, err := m.ActStats(&s)
+		require.NoError(t, err)
+		return append([]float32(nil), st.Visits...)
+	}
+	assert.NotEqual(t, greedy(MCTSOptions{}), greedy(MCTSOptions{DirichletAlpha: 0.3, DirichletFrac: 0.5}),
+		"noise also perturbs the greedy priors")
+
 	played := map[env.Action]bool{}
 	for seed := uint64(0); seed < 40; seed++ {
 		m, err := NewMCTS(sp, seed, MCTSOptions{Evaluator: &constEval{}, TempMoves: 1000})

@@ -44,7 +44,8 @@ func init() {
 // throw probabilities of the rules resolve chance, deterministically and
 // with less noise than sampling. A new leaf is valued by one rollout of
 // the rollout policy to the end of the game, chance sampled with the
-// agent's generator.
+// agent's generator. With an Evaluator (NewMCTS) the priors and the leaf
+// values come from it instead (see MCTSOptions).
 //
 // N simulations are spent per decision (fewer if the time budget runs out),
 // split over W independent trees with their own generators when workers=W
@@ -258,11 +259,11 @@ func (t *tree) search(root *env.State, sims int, deadline time.Time) error {
 		if _, err := t.evaluate(0); err != nil {
 			return err
 		}
-		if t.alpha > 0 && t.frac > 0 {
-			t.addNoise()
-		}
 	} else {
 		t.expand(0)
+	}
+	if t.prior && t.alpha > 0 && t.frac > 0 {
+		t.addNoise()
 	}
 	for t.sims < sims {
 		if !deadline.IsZero() && t.sims&15 == 0 && t.sims > 0 && time.Now().After(deadline) {
