@@ -19,11 +19,17 @@ type Columns struct {
 	seat        []int8
 	game        []int64
 	decision    []int32
+	visits      []float32 // only withVisits
+	withVisits  bool
 	rows        int
 }
 
 // NewColumns returns empty columns for observations of obsSize values.
 func NewColumns(obsSize int) *Columns { return &Columns{obsSize: obsSize} }
+
+// NewVisitColumns returns empty columns that also keep the raw visit
+// counts of every decision (for a dataset with Config.Visits).
+func NewVisitColumns(obsSize int) *Columns { return &Columns{obsSize: obsSize, withVisits: true} }
 
 // Rows returns the number of rows (decisions).
 func (c *Columns) Rows() int { return c.rows }
@@ -46,6 +52,7 @@ func (c *Columns) Append(o *Columns) {
 	c.seat = append(c.seat, o.seat...)
 	c.game = append(c.game, o.game...)
 	c.decision = append(c.decision, o.decision...)
+	c.visits = append(c.visits, o.visits...)
 	c.rows += o.rows
 }
 
@@ -73,5 +80,13 @@ func (c *Columns) AddDecision(enc *obs.Encoder, buf []float32, s *env.State, a e
 	c.seat = append(c.seat, int8(s.ToMove()))
 	c.game = append(c.game, int64(game))
 	c.decision = append(c.decision, int32(s.Decisions()))
+	if c.withVisits {
+		if st.Visits != nil {
+			c.visits = append(c.visits, st.Visits...)
+		} else { // a forced move: no search, no visits
+			var zero [env.NumActions]float32
+			c.visits = append(c.visits, zero[:]...)
+		}
+	}
 	c.rows++
 }

@@ -112,6 +112,9 @@ func Arrays(obsSize int) []Array {
 	}
 }
 
+// VisitsArray is the optional array of raw root visit counts (Config.Visits).
+var VisitsArray = Array{"visits", "<f4", []int{env.NumActions}}
+
 // Config is what identifies a dataset's run: a dataset is resumed only by
 // a run of the same rules, agents, tier (Space) and seed.
 type Config struct {
@@ -121,6 +124,9 @@ type Config struct {
 	Seed       uint64
 	ShardGames int    // games per shard of a new dataset
 	Software   string // "yutenv <version>", recorded in a new manifest
+	// Visits adds the array visits (the raw root visit counts, float32
+	// [180]) after the others: network-guided self-play (package az).
+	Visits bool
 }
 
 // Open reads dir's manifest, checks it was made by the same run
@@ -137,6 +143,9 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 		Rules: cfg.Rules, RulesText: cfg.Rules.String(), Agents: cfg.Agents,
 		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.Seed, ShardGames: cfg.ShardGames,
 		Arrays: Arrays(sp.Size), Shards: []Shard{},
+	}
+	if cfg.Visits {
+		want.Arrays = append(want.Arrays, VisitsArray)
 	}
 	for _, p := range sp.Parts {
 		want.ObsParts = append(want.ObsParts, Part{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
@@ -318,7 +327,7 @@ func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Recor
 	}
 	n := c.rows
 	sh.Bytes, sh.SHA256, err = writeHashed(filepath.Join(dir, sh.File), func(w io.Writer) error {
-		return WriteNPZ(w, []NPYArray{
+		arrays := []NPYArray{
 			{"obs", "<f4", []int{n, c.obsSize}, c.obs},
 			{"mask", "|u1", []int{n, env.NumActions}, c.mask},
 			{"action", "<i4", []int{n}, c.action},
@@ -328,7 +337,11 @@ func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Recor
 			{"seat", "|i1", []int{n}, c.seat},
 			{"game", "<i8", []int{n}, c.game},
 			{"decision", "<i4", []int{n}, c.decision},
-		})
+		}
+		if c.withVisits {
+			arrays = append(arrays, NPYArray{"visits", "<f4", []int{n, env.NumActions}, c.visits})
+		}
+		return WriteNPZ(w, arrays)
 	})
 	if err != nil {
 		return err

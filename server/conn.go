@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -59,6 +60,9 @@ type conn struct {
 	nextHandle uint64
 	envs       int
 	requests   uint64
+	runs       map[uint64]*az.Run // self-play runs (selfplay_methods.go)
+	priors     []float32          // selfplay_next's answer buffers
+	values     []float32
 	stopped    atomic.Bool
 	st         *stateConn // the state methods' games, made on first use
 }
@@ -276,6 +280,7 @@ func (c *conn) cleanup() {
 		delete(c.handles, id)
 	}
 	c.envs = 0
+	c.closeRuns()
 	c.nc.Close()
 	c.log.Debug("connection done")
 }
@@ -352,6 +357,12 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 		e = c.render(params)
 	case mObserve:
 		e = c.observe(params)
+	case mSelfplayNew:
+		e = c.selfplayNew(params)
+	case mSelfplayNext:
+		e = c.selfplayNext(params)
+	case mSelfplayClose:
+		e = c.selfplayClose(params)
 	default:
 		e = c.stateMethod(mid, params)
 	}

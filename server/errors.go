@@ -41,6 +41,9 @@ const (
 	CodeUnsupported Code = "unsupported"
 	// CodeShuttingDown: the server is shutting down; the connection is closed.
 	CodeShuttingDown Code = "shutting_down"
+	// CodeEvalTimeout: a self-play run's batch was not answered within its
+	// eval_timeout; the run was cancelled (its finished shards stay).
+	CodeEvalTimeout Code = "eval_timeout"
 	// CodeInternal: a bug in the server.
 	CodeInternal Code = "internal"
 )
@@ -49,7 +52,7 @@ const (
 func Codes() []Code {
 	return []Code{CodeBadFrame, CodeFrameTooLarge, CodeBadRequest, CodeUnknownMethod, CodeHandshakeRequired,
 		CodeUnauthorized, CodeVersionMismatch, CodeInvalidRules, CodeUnknownHandle, CodeNeedsReset,
-		CodeIllegalAction, CodeLimitExceeded, CodeBadState, CodeUnsupported, CodeShuttingDown, CodeInternal}
+		CodeIllegalAction, CodeLimitExceeded, CodeBadState, CodeUnsupported, CodeShuttingDown, CodeEvalTimeout, CodeInternal}
 }
 
 // Error is an error response: the server sends it as {code, message}, and

@@ -87,6 +87,9 @@ const (
 	mLoad
 	mRender
 	mObserve
+	mSelfplayNew
+	mSelfplayNext
+	mSelfplayClose
 	mGame
 	mInitial
 	mApply
@@ -100,6 +103,7 @@ const (
 )
 
 var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render", "observe",
+	"selfplay_new", "selfplay_next", "selfplay_close",
 	"game", "initial", "apply", "query", "describe", "position", "state_save", "state_load", "analyse"}
 
 // methodID returns the id of a method name, or -1.
@@ -127,6 +131,12 @@ func methodID(name []byte) int {
 		return mRender
 	case "observe":
 		return mObserve
+	case "selfplay_new":
+		return mSelfplayNew
+	case "selfplay_next":
+		return mSelfplayNext
+	case "selfplay_close":
+		return mSelfplayClose
 	}
 	for m := mGame; m < numMethods; m++ {
 		if string(name) == methodNames[m] {

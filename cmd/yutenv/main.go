@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/yutenv/yutenv/env"
+	_ "github.com/yutenv/yutenv/nnet" // registers the agent spec net:PATH
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's

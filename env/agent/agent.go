@@ -23,6 +23,10 @@ type Stats struct {
 	// agent has none. It is the agent's own buffer, valid until its next
 	// call: copy it to keep it.
 	Policy []float32
+	// Visits is the raw root visit count of every action (mcts, summed over
+	// the worker trees; zeros when the decision was forced); nil for agents
+	// without a tree. Like Policy it is the agent's buffer.
+	Visits []float32
 	// Value is the agent's estimate of the mover's outcome in [-1, 1]; 0 if none.
 	Value float64
 	// Values is the search's estimate of every seat's outcome (seats the
@@ -69,6 +73,12 @@ func New(spec string, seed uint64) (Agent, error) {
 
 // NewFromSpec builds an agent from a parsed spec.
 func NewFromSpec(sp Spec, seed uint64) (Agent, error) {
+	if g, ok := external[sp.Name]; ok {
+		return g(sp, seed)
+	}
+	if sp.Name == "net" {
+		return nil, fmt.Errorf("%w: agent net is not linked into this program (import github.com/yutenv/yutenv/nnet)", ErrSpec)
+	}
 	f, ok := registry[sp.Name]
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown agent %q", ErrSpec, sp.Name)
@@ -78,6 +88,20 @@ func NewFromSpec(sp Spec, seed uint64) (Agent, error) {
 
 // registry maps an agent name to its constructor; each agent file adds itself.
 var registry = map[string]func(sp Spec, seed uint64) Agent{}
+
+// external maps the agents that live outside this package (which may not
+// import them: dependencies point one way) to their constructors.
+var external = map[string]func(sp Spec, seed uint64) (Agent, error){}
+
+// Register installs the constructor of an agent of the spec grammar that
+// lives in another package: today only "net", which package nnet registers
+// in its init. It panics on another name (a programming error).
+func Register(name string, f func(sp Spec, seed uint64) (Agent, error)) {
+	if name != "net" {
+		panic("agent.Register: no external agent " + name)
+	}
+	external[name] = f
+}
 
 // Names lists the known agent names, sorted.
 func Names() []string { return kindNames() }

@@ -44,7 +44,8 @@ func init() {
 // throw probabilities of the rules resolve chance, deterministically and
 // with less noise than sampling. A new leaf is valued by one rollout of
 // the rollout policy to the end of the game, chance sampled with the
-// agent's generator.
+// agent's generator. With an Evaluator (NewMCTS) the priors and the leaf
+// values come from it instead (see MCTSOptions).
 //
 // N simulations are spent per decision (fewer if the time budget runs out),
 // split over W independent trees with their own generators when workers=W
@@ -59,7 +60,10 @@ type MCTS struct {
 	legal  [env.NumActions]env.Action
 	policy [env.NumActions]float32
 	visits [env.NumActions]float64
+	counts [env.NumActions]float32
 	sums   [env.NumActions][env.MaxPlayers]float64
+	opt    MCTSOptions
+	errs   []error
 }
 
 // Name returns the canonical spec, e.g. "mcts:400".
@@ -87,22 +91,33 @@ func (m *MCTS) ActStats(s *env.State) (env.Action, Stats, error) {
 	if err != nil {
 		return 0, Stats{}, err
 	}
+	clear(m.counts[:])
 	if forced {
 		return legal[0], Stats{Policy: m.policy[:]}, nil
 	}
 	deadline := deadlineAfter(m.spec.Time)
 	if len(m.trees) == 1 {
-		m.trees[0].search(s, m.spec.N, deadline)
+		if err := m.trees[0].search(s, m.spec.N, deadline); err != nil {
+			return 0, Stats{}, err
+		}
 	} else {
+		if len(m.errs) != len(m.trees) {
+			m.errs = make([]error, len(m.trees))
+		}
 		var wg sync.WaitGroup
 		for w := range m.trees {
 			wg.Add(1)
 			go func(w int, deadline time.Time) {
 				defer wg.Done()
-				m.trees[w].search(s, m.share(w), deadline)
+				m.errs[w] = m.trees[w].search(s, m.share(w), deadline)
 			}(w, deadline)
 		}
 		wg.Wait()
+		for _, err := range m.errs {
+			if err != nil {
+				return 0, Stats{}, err
+			}
+		}
 	}
 
 	// Merge the roots: every tree expanded the root's legal actions in the same order.
@@ -132,14 +147,19 @@ func (m *MCTS) ActStats(s *env.State) (env.Action, Stats, error) {
 			}
 		}
 	}
-	best := m.choose(len(legal), me)
-	st := Stats{Policy: m.policy[:], Simulations: sims}
+	temp := m.spec.Temp
+	if s.Decisions() < m.opt.TempMoves {
+		temp = 1
+	}
+	best := m.choose(len(legal), me, temp)
+	st := Stats{Policy: m.policy[:], Visits: m.counts[:], Simulations: sims}
 	total := 0.0
 	for i := range legal {
 		total += m.visits[i]
 	}
 	for i, a := range legal {
 		m.policy[a] = float32(m.visits[i] / total)
+		m.counts[a] = float32(m.visits[i])
 	}
 	if rootN > 0 {
 		for p := 0; p < s.Rules().Players; p++ {
@@ -160,13 +180,13 @@ func (m *MCTS) share(w int) int {
 }
 
 // choose picks the index of the played action among the merged root edges.
-func (m *MCTS) choose(k, me int) int {
-	if m.spec.Temp > 0 {
+func (m *MCTS) choose(k, me int, temp float64) int {
+	if temp > 0 {
 		total := 0.0
 		var wts [env.NumActions]float64
 		for i := 0; i < k; i++ {
 			if m.visits[i] > 0 {
-				wts[i] = math.Pow(m.visits[i], 1/m.spec.Temp)
+				wts[i] = math.Pow(m.visits[i], 1/temp)
 			}
 			total += wts[i]
 		}
@@ -217,11 +237,15 @@ type tree struct {
 	sims  int                        // simulations run by the last search
 	score [env.NumActions]float64    // scratch for the priors of one expansion
 	buf   [env.NumActions]env.Action // scratch for legal actions
+
+	eval        Evaluator               // values leaves instead of rollouts (nil: rollouts)
+	alpha, frac float64                 // Dirichlet noise at the root (alpha 0: none)
+	priors      [env.NumActions]float32 // the evaluator's answer
 }
 
 // search runs up to sims simulations from root, stopping early once the
-// deadline (if not zero) has passed.
-func (t *tree) search(root *env.State, sims int, deadline time.Time) {
+// deadline (if not zero) has passed or at the evaluator's first error.
+func (t *tree) search(root *env.State, sims int, deadline time.Time) error {
 	if cap(t.nodes) < sims+1 {
 		t.nodes = make([]node, 0, sims+1)
 		t.edges = make([]edge, 0, 8*(sims+1))
@@ -230,15 +254,27 @@ func (t *tree) search(root *env.State, sims int, deadline time.Time) {
 	t.nodes, t.edges = t.nodes[:0], t.edges[:0]
 	t.roll.setRules(root.Rules())
 	t.newNode(root)
-	t.expand(0)
 	t.sims = 0
+	if t.eval != nil {
+		if _, err := t.evaluate(0); err != nil {
+			return err
+		}
+	} else {
+		t.expand(0)
+	}
+	if t.prior && t.alpha > 0 && t.frac > 0 {
+		t.addNoise()
+	}
 	for t.sims < sims {
 		if !deadline.IsZero() && t.sims&15 == 0 && t.sims > 0 && time.Now().After(deadline) {
-			return
+			return nil
 		}
-		t.simulate()
+		if err := t.simulate(); err != nil {
+			return err
+		}
 		t.sims++
 	}
+	return nil
 }
 
 // newNode appends a node for state s and returns its index.
@@ -287,8 +323,9 @@ func (t *tree) expand(i int32) {
 }
 
 // simulate runs one simulation: select down the tree, add one node, value
-// it by a rollout, and add the outcomes to every node on the path.
-func (t *tree) simulate() {
+// it by a rollout (or the evaluator), and add the outcomes to every node on
+// the path.
+func (t *tree) simulate() error {
 	t.path = t.path[:0]
 	i := int32(0)
 	var v [env.MaxPlayers]float64
@@ -300,6 +337,13 @@ func (t *tree) simulate() {
 			break
 		}
 		if nd.first < 0 {
+			if t.eval != nil {
+				var err error
+				if v, err = t.leaf(i); err != nil {
+					return err
+				}
+				break
+			}
 			if nd.n == 0 {
 				c := nd.state
 				v = t.roll.play(&c)
@@ -312,6 +356,13 @@ func (t *tree) simulate() {
 		if child < 0 {
 			child = t.addChild(i, e)
 			t.path = append(t.path, child)
+			if t.eval != nil {
+				var err error
+				if v, err = t.leaf(child); err != nil {
+					return err
+				}
+				break
+			}
 			c := t.nodes[child].state
 			v = t.roll.play(&c)
 			break
@@ -324,6 +375,32 @@ func (t *tree) simulate() {
 		for p := range v {
 			nd.w[p] += v[p]
 		}
+	}
+	return nil
+}
+
+// leaf values the new node j (already on the path) with the evaluator: a
+// chance node is resolved throw by throw (each new node joins the path)
+// down to a decision, which the evaluator values, or the end of the game.
+func (t *tree) leaf(j int32) ([env.MaxPlayers]float64, error) {
+	for {
+		nd := &t.nodes[j]
+		switch {
+		case nd.state.IsOver():
+			return outcomes(&nd.state), nil
+		case nd.state.Phase() == env.PhaseMove:
+			return t.evaluate(j)
+		}
+		if nd.first < 0 {
+			t.expand(j)
+		}
+		e := t.selectEdge(j)
+		c := t.edges[e].child
+		if c < 0 {
+			c = t.addChild(j, e)
+		}
+		t.path = append(t.path, c)
+		j = c
 	}
 }
 

@@ -76,6 +76,9 @@ const (
 	// DefaultPrior is the prior of "mcts": greedy (PUCT), which measured
 	// stronger than plain UCT at equal simulations (docs/BASELINES.md).
 	DefaultPrior = PriorGreedy
+	// DefaultNetC is the exploration constant of "net:PATH,sims=N": the
+	// AlphaZero-style PUCT constant for network priors.
+	DefaultNetC = 1.5
 	// DefaultC is the exploration constant for outcomes in [-1, 1] (UCT and
 	// PUCT), chosen by measurement: docs/BASELINES.md.
 	DefaultC = 2.5
@@ -109,6 +112,10 @@ type Spec struct {
 	// most visited action; T > 0 samples an action with probability
 	// proportional to visits^(1/T), for diverse self-play data.
 	Temp float64
+	// Path is the network file of agent "net" ("net:PATH"); N is then its
+	// simulations per decision (option sims; 0: no search, the policy's
+	// most likely legal action).
+	Path string
 }
 
 // kindInfo says what an agent name accepts.
@@ -122,6 +129,7 @@ var kinds = map[string]kindInfo{
 	"greedy": {},
 	"mc":     {defaultN: DefaultMCRollouts, keys: []string{"rollout", "time", "workers"}},
 	"mcts":   {defaultN: DefaultMCTSSimulations, keys: []string{"rollout", "prior", "c", "time", "workers", "temp"}},
+	"net":    {keys: []string{"sims", "c", "workers", "temp"}},
 }
 
 // kindNames lists the agent names of the spec grammar, sorted.
@@ -144,8 +152,11 @@ func DefaultSpec(name string) (Spec, error) {
 	if k.defaultN > 0 {
 		sp.C, sp.Workers = DefaultC, 1
 	}
-	if name == "mcts" {
+	switch name {
+	case "mcts":
 		sp.Prior = DefaultPrior
+	case "net":
+		sp.C, sp.Workers, sp.Prior = DefaultNetC, 1, PriorGreedy
 	}
 	return sp, nil
 }
@@ -154,13 +165,16 @@ func DefaultSpec(name string) (Spec, error) {
 //
 //	spec = name [":" N] { "," key "=" value }
 //
-// name is random, greedy, mc or mcts. N (mc: rollouts per legal action,
+// name is random, greedy, mc, mcts or net. N (mc: rollouts per legal action,
 // default 100; mcts: simulations per decision, default 400) is 1..MaxN. The
 // keys, each at most once, are rollout (random or greedy), prior (greedy,
 // the default: PUCT; or none: plain UCT), c (exploration constant, default 2.5), time (a Go duration such as 50ms, 0 = no cap),
 // workers (1..MaxWorkers) and temp (0..MaxTemp); mc accepts rollout, time
 // and workers; random and greedy take nothing. Spaces around items are
-// ignored. Every error wraps ErrSpec and says what was expected.
+// ignored. net:PATH names a network file (package nnet; PATH may not
+// hold ',' or ';') and takes sims (0..MaxN simulations per decision, 0 =
+// no search, the default), c (default 1.5), workers and temp. Every error
+// wraps ErrSpec and says what was expected.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -175,7 +189,12 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, err
 	}
 	info := kinds[name]
-	if hasN {
+	if name == "net" {
+		sp.Path = strings.TrimSpace(nText)
+		if !hasN || sp.Path == "" || strings.Contains(sp.Path, ";") {
+			return Spec{}, fmt.Errorf("%w: %q: net needs the network file: net:PATH", ErrSpec, s)
+		}
+	} else if hasN {
 		if info.defaultN == 0 {
 			return Spec{}, fmt.Errorf("%w: %q: %s takes no count", ErrSpec, s, name)
 		}
@@ -233,6 +252,12 @@ func (sp *Spec) set(k, v string) error {
 			return fmt.Errorf("c must be a number 0..%g, got %q", MaxC, v)
 		}
 		sp.C = f
+	case "sims":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > MaxN {
+			return fmt.Errorf("sims must be an integer 0..%d, got %q", MaxN, v)
+		}
+		sp.N = n
 	case "temp":
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(f) || f < 0 || f > MaxTemp {
@@ -264,14 +289,21 @@ func (sp Spec) String() string {
 	if !ok {
 		return sp.Name
 	}
-	if info.defaultN == 0 {
-		return sp.Name
-	}
 	var b strings.Builder
 	b.WriteString(sp.Name)
-	b.WriteByte(':')
-	b.WriteString(strconv.Itoa(sp.N))
 	def, _ := DefaultSpec(sp.Name)
+	switch {
+	case sp.Name == "net":
+		b.WriteString(":" + sp.Path)
+		if sp.N != 0 {
+			b.WriteString(",sims=" + strconv.Itoa(sp.N))
+		}
+	case info.defaultN == 0:
+		return sp.Name
+	default:
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(sp.N))
+	}
 	if sp.Rollout != def.Rollout {
 		b.WriteString(",rollout=" + sp.Rollout.String())
 	}

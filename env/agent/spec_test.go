@@ -124,8 +124,13 @@ func TestSplitSpecs(t *testing.T) {
 }
 
 func TestNamesAndRegistry(t *testing.T) {
-	assert.Equal(t, []string{"greedy", "mc", "mcts", "random"}, Names())
+	assert.Equal(t, []string{"greedy", "mc", "mcts", "net", "random"}, Names())
 	for _, n := range Names() {
+		if n == "net" {
+			_, err := New("net:x.ynet", 1)
+			assert.ErrorIs(t, err, ErrSpec, "net is registered by package nnet, not linked here")
+			continue
+		}
 		a, err := New(n, 1)
 		require.NoError(t, err, n)
 		sp, err := ParseSpec(n)
@@ -140,7 +145,7 @@ func TestNamesAndRegistry(t *testing.T) {
 // to a spec whose canonical form parses back to the same spec and builds an
 // agent, and that SplitSpecs only returns specs that parse.
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy"} {
+	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -167,7 +172,7 @@ func FuzzParseSpec(f *testing.F) {
 		if again != sp {
 			t.Fatalf("%q: round trip %+v != %+v", s, again, sp)
 		}
-		if sp.N > 1000 || sp.Workers > 4 {
+		if sp.N > 1000 || sp.Workers > 4 || sp.Name == "net" {
 			return // valid, but too big to build in a fuzz loop
 		}
 		if _, err := NewFromSpec(sp, 1); err != nil {

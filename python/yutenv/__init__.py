@@ -31,6 +31,7 @@ from .evaluate import EvalResult, evaluate
 from .errors import (
     BadStateError,
     ClosedError,
+    EvalTimeoutError,
     IllegalActionError,
     InvalidArgumentError,
     InvalidRulesError,
@@ -66,6 +67,7 @@ __all__ = [
     "BadStateError",
     "Batch",
     "ClosedError",
+    "EvalTimeoutError",
     "IllegalActionError",
     "InvalidArgumentError",
     "InvalidRulesError",

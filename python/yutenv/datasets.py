@@ -41,8 +41,11 @@ MAX_MANIFEST = 64 << 20
 
 #: The arrays of every shard, in the order the manifest lists them.
 ARRAYS = ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision")
+#: Arrays a dataset may add after those: ``visits`` (float32 [180], the raw root visit
+#: counts; written by network-guided self-play, :class:`yutenv.az.SelfPlay`).
+OPTIONAL_ARRAYS = ("visits",)
 
-__all__ = ["ARRAYS", "Dataset", "DatasetError", "Shard", "iter_shards", "load", "read_manifest"]
+__all__ = ["ARRAYS", "OPTIONAL_ARRAYS", "Dataset", "DatasetError", "Shard", "iter_shards", "load", "read_manifest"]
 
 
 class DatasetError(YutEnvError, ValueError):
@@ -60,7 +63,9 @@ class Shard:
     ``value[i]`` (float32, the game's final outcome for the seat to move, in
     [-1, 1]), ``search_value[i]`` (float32, the agent's own estimate, 0 without a
     search), ``seat[i]`` (int8), ``game[i]`` (int64, the game's index in the
-    dataset), ``decision[i]`` (int32, the decision's index within its game).
+    dataset), ``decision[i]`` (int32, the decision's index within its game); and
+    ``visits[i]`` (float32 [180], the raw root visit counts; zeros for a forced move)
+    when the dataset has them, else ``visits`` is None.
     """
 
     obs: npt.NDArray[np.float32]
@@ -77,19 +82,24 @@ class Shard:
     #: The first game of the shard and how many games it holds.
     first_game: int = 0
     games: int = 0
+    #: The raw root visit counts (datasets of network-guided self-play), else None.
+    visits: npt.NDArray[np.float32] | None = None
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
 
     def __getitem__(self, name: str) -> np.ndarray:
-        if name not in ARRAYS:
+        arr: np.ndarray | None = getattr(self, name) if name in ARRAYS + OPTIONAL_ARRAYS else None
+        if arr is None:
             raise KeyError(name)
-        arr: np.ndarray = getattr(self, name)
         return arr
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays by name."""
-        return {name: getattr(self, name) for name in ARRAYS}
+        """The arrays by name (``visits`` only when the dataset has it)."""
+        out = {name: getattr(self, name) for name in ARRAYS}
+        if self.visits is not None:
+            out["visits"] = self.visits
+        return out
 
 
 @dataclass
@@ -131,8 +141,8 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     for i, a in enumerate(m["arrays"]):
         _check_array_spec(mp, i, a)
     names = [a["name"] for a in m["arrays"]]
-    if tuple(names) != ARRAYS:
-        raise DatasetError(f"{mp}: arrays {names}, this reader expects {list(ARRAYS)}")
+    if tuple(names[: len(ARRAYS)]) != ARRAYS or any(n not in OPTIONAL_ARRAYS for n in names[len(ARRAYS) :]):
+        raise DatasetError(f"{mp}: arrays {names}, this reader expects {list(ARRAYS)} and optionally {list(OPTIONAL_ARRAYS)}")
     nxt = 0
     seen: set[str] = set()
     for i, s in enumerate(m["shards"]):
@@ -274,7 +284,7 @@ def iter_shards(
     """
     d = Path(path)
     m = read_manifest(d)
-    names = _names(arrays)
+    names = _names(arrays, m)
     for entry in m["shards"]:
         got = _read_shard(d, m, entry, verify, names)
         yield Shard(**_fill(got, m), file=entry["file"], first_game=entry["first_game"], games=entry["games"])
@@ -290,7 +300,7 @@ def load(path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[
     """
     d = Path(path)
     m = read_manifest(d)
-    names = _names(arrays)
+    names = _names(arrays, m)
     parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
     for entry in m["shards"]:
         got = _read_shard(d, m, entry, verify, names)
@@ -309,18 +319,18 @@ def load(path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[
     return Dataset(**_fill(cat, m), games=int(m.get("games", 0)), manifest=m)  # type: ignore[arg-type]
 
 
-def _names(arrays: Sequence[str] | None) -> list[str]:
+def _names(arrays: Sequence[str] | None, m: Mapping[str, Any]) -> list[str]:
+    have = [a["name"] for a in m["arrays"]]
     if arrays is None:
-        return list(ARRAYS)
-    unknown = [a for a in arrays if a not in ARRAYS]
+        return have
+    unknown = [a for a in arrays if a not in have]
     if unknown:
-        raise ValueError(f"unknown arrays {unknown}; known: {list(ARRAYS)}")
+        raise ValueError(f"unknown arrays {unknown}; known: {have}")
     return list(arrays)
 
 
 def _fill(got: Mapping[str, np.ndarray], m: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Every array by name; those not read are empty with the right dtype and row shape."""
     specs = {a["name"]: a for a in m["arrays"]}
-    return {
-        n: got[n] if n in got else np.zeros((0, *specs[n]["shape"]), dtype=np.dtype(specs[n]["dtype"])) for n in ARRAYS
-    }
+    names = [n for n in ARRAYS + OPTIONAL_ARRAYS if n in specs]
+    return {n: got[n] if n in got else np.zeros((0, *specs[n]["shape"]), dtype=np.dtype(specs[n]["dtype"])) for n in names}

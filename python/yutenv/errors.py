@@ -113,6 +113,11 @@ class YutTimeoutError(YutEnvError, TimeoutError):
         super().__init__(message)
 
 
+class EvalTimeoutError(ServerError, TimeoutError):
+    """A self-play run's batch of leaves was not answered within its ``eval_timeout``
+    (``eval_timeout``): the server cancelled the run; the shards written so far stay."""
+
+
 class ClosedError(YutEnvError):
     """The env or client was used after ``close()``."""
 
@@ -127,6 +132,7 @@ _CODE_CLASSES: dict[str, type[ServerError]] = {
     "unsupported": UnsupportedError,
     "bad_state": BadStateError,
     "needs_reset": ResetNeeded,
+    "eval_timeout": EvalTimeoutError,
 }
 # Codes that mean this client and the server disagree about the protocol itself.
 _PROTOCOL_CODES = ("bad_frame", "frame_too_large", "unknown_method", "handshake_required", "version_mismatch")

@@ -213,9 +213,17 @@ def evaluate(
         Elo difference with its interval (two seats), decisions per game and
         milliseconds per decision of both sides.
 
+    A ``policy`` given as an agent spec string (``"net:best.ynet"``, ``"net:best.ynet,sims=64"``,
+    ``"mcts:400"``; docs/BASELINES.md) plays inside the Go binary instead: this runs
+    ``yutenv eval --a POLICY --b OPPONENT --json`` (the network's forward pass in Go), with
+    the same games, rules and seed; ``per_seat`` is then empty.
+
     Raises:
         IllegalActionError: the policy chose an action its mask forbids.
+        InvalidArgumentError: a spec string the binary refused (its message says why).
     """
+    if isinstance(policy, str):
+        return _evaluate_spec(policy, opponent, games, rules, seed, name)
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     if num_envs < 1:
@@ -330,6 +338,34 @@ def evaluate(
         seconds=time.perf_counter() - t_start,
         per_seat=per_seat,
     )
+
+
+def _evaluate_spec(
+    policy: str, opponent: str, games: int, rules: str | Mapping[str, Any], seed: int, name: str | None
+) -> EvalResult:
+    """:func:`evaluate` of an agent spec: ``yutenv eval --json`` run by the bundled binary."""
+    import json
+    import subprocess
+
+    from .errors import InvalidArgumentError
+    from .server import binary_path
+
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    rules_text = rules if isinstance(rules, str) else ",".join(
+        f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in rules.items()
+    )
+    cmd = [str(binary_path()), "eval", "--json", "--quiet", "--a", policy, "--b", opponent,
+           "--games", str(games), "--rules", rules_text, "--seed", str(seed)]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if p.returncode != 0:
+        raise InvalidArgumentError(p.stderr.strip() or f"yutenv eval exited with {p.returncode}", method="evaluate")
+    m = json.loads(p.stdout)
+    fields = {k: m[k] for k in EvalResult.__dataclass_fields__ if k in m}
+    fields["a"] = name or m["a"]
+    fields.setdefault("seconds", time.perf_counter() - t0)
+    return EvalResult(**fields)
 
 
 def _progress_bar(total: int, desc: str) -> Any:

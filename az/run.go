@@ -1,0 +1,449 @@
+package az
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/yutenv/yutenv/dataset"
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
+)
+
+// Errors a run reports; the server maps them to protocol codes.
+var (
+	// ErrConfig is wrapped by every error about a Config.
+	ErrConfig = errors.New("self-play config")
+	// ErrAnswer is wrapped by every error about an answer to a batch
+	// (wrong length, a value outside [-1, 1], an answer without a batch).
+	ErrAnswer = errors.New("evaluator answer")
+	// ErrTimeout: the evaluator did not answer a batch within EvalTimeout;
+	// the run was cancelled.
+	ErrTimeout = errors.New("evaluator timeout")
+	// ErrClosed: the run was closed (or failed before) and plays no more.
+	ErrClosed = errors.New("self-play run closed")
+)
+
+// AnswerError is a refused answer: Field is "priors", "values" or
+// "priors/values" (both missing or both unexpected). It wraps ErrAnswer.
+type AnswerError struct{ Field, Msg string }
+
+func (e *AnswerError) Error() string { return fmt.Sprintf("%v: %s: %s", ErrAnswer, e.Field, e.Msg) }
+
+// Unwrap returns ErrAnswer.
+func (e *AnswerError) Unwrap() error { return ErrAnswer }
+
+// Limits on a Config (they keep a request from outside bounded).
+const (
+	MaxInFlight = 4096
+	MaxGames    = 100_000_000
+	MaxSims     = agent.MaxN
+)
+
+// Config is one network-guided self-play run.
+type Config struct {
+	Rules env.Rules
+	Tier  obs.Tier
+	// Sims is the MCTS simulations per decision; C the PUCT constant.
+	Sims int
+	C    float64
+	// DirichletAlpha and DirichletFrac: root noise (alpha 0: none).
+	DirichletAlpha, DirichletFrac float64
+	// TempMoves: the first TempMoves decisions of every game are sampled in
+	// proportion to visits (temperature 1), the rest are the most visited.
+	TempMoves int
+	// Seed: game g's throws come from vecenv.Seed(Seed, 0, g) and its
+	// search's generator from vecenv.Seed(Seed, 1, g).
+	Seed uint64
+	// Games is the number of games; InFlight how many are played at once
+	// (a batch holds at most one leaf per game in flight); MaxBatch caps a
+	// batch (0: InFlight).
+	Games, InFlight, MaxBatch int
+	// EvalTimeout cancels the run when a batch is not answered in time (0: never).
+	EvalTimeout time.Duration
+	// Out is the dataset directory (package dataset, with visits); ShardGames its games per shard.
+	Out        string
+	ShardGames int
+	// Software is recorded in the manifest.
+	Software string
+}
+
+// check validates c and fills the defaults.
+func (c *Config) check() error {
+	if c.MaxBatch == 0 {
+		c.MaxBatch = c.InFlight
+	}
+	if c.ShardGames == 0 {
+		c.ShardGames = 100
+	}
+	switch {
+	case c.Sims < 1 || c.Sims > MaxSims:
+		return fmt.Errorf("%w: sims must be 1..%d, got %d", ErrConfig, MaxSims, c.Sims)
+	case math.IsNaN(c.C) || c.C < 0 || c.C > agent.MaxC:
+		return fmt.Errorf("%w: c must be 0..%g, got %g", ErrConfig, agent.MaxC, c.C)
+	case c.Games < 1 || c.Games > MaxGames:
+		return fmt.Errorf("%w: games must be 1..%d, got %d", ErrConfig, MaxGames, c.Games)
+	case c.InFlight < 1 || c.InFlight > MaxInFlight:
+		return fmt.Errorf("%w: games_in_flight must be 1..%d, got %d", ErrConfig, MaxInFlight, c.InFlight)
+	case c.MaxBatch < 1 || c.MaxBatch > MaxInFlight:
+		return fmt.Errorf("%w: max_batch must be 1..%d, got %d", ErrConfig, MaxInFlight, c.MaxBatch)
+	case c.TempMoves < 0:
+		return fmt.Errorf("%w: temperature_moves must be >= 0, got %d", ErrConfig, c.TempMoves)
+	case c.EvalTimeout < 0:
+		return fmt.Errorf("%w: eval_timeout must be >= 0, got %v", ErrConfig, c.EvalTimeout)
+	case c.ShardGames < 1 || c.ShardGames > 1_000_000:
+		return fmt.Errorf("%w: shard_games must be 1..1000000, got %d", ErrConfig, c.ShardGames)
+	case c.Out == "":
+		return fmt.Errorf("%w: out (the dataset directory) is required", ErrConfig)
+	}
+	return nil
+}
+
+// SearchSpec is the spec recorded as every seat's agent in the manifest.
+func (c *Config) SearchSpec() string {
+	return fmt.Sprintf("az:%d,c=%g,dirichlet=%g/%g,temperature_moves=%d", c.Sims, c.C, c.DirichletAlpha, c.DirichletFrac, c.TempMoves)
+}
+
+// request is one leaf of one game, waiting for its answer.
+type request struct {
+	s      *env.State
+	priors []float32
+	reply  chan float64
+}
+
+// event is what a worker tells the collector.
+type event struct {
+	req  *request // a leaf to evaluate, or
+	game *played  // a finished game, or
+	exit bool     // the worker has no more games
+}
+
+// played is one finished game.
+type played struct {
+	g    int
+	rec  *env.Record
+	cols *dataset.Columns
+	err  error
+}
+
+// Batch is a set of leaves to evaluate: Obs holds N observations of the
+// run's tier (N×ObsSize, the seat to move's view) and Mask their legal
+// actions (N×180, 1 = legal). Both are the run's buffers, valid until the
+// next call of Next.
+type Batch struct {
+	N    int
+	Obs  []float32
+	Mask []uint8
+}
+
+// Summary is the progress of a run.
+type Summary struct {
+	Games, Decisions int
+	Leaves, Batches  int64
+	Done             bool
+	Out              string
+}
+
+// Run is a self-play run whose leaves are evaluated by the caller: Next
+// hands out a batch and takes its answer. Next is not safe for concurrent
+// use (a server connection serves one request at a time).
+type Run struct {
+	cfg     Config
+	enc     *obs.Encoder
+	man     *dataset.Manifest
+	events  chan event
+	cancel  chan struct{}
+	stop    sync.Once
+	cause   atomic.Pointer[error]
+	timer   *time.Timer
+	armed   bool         // the timer runs for the batch handed out
+	next    atomic.Int64 // the next game to start
+	live    int          // workers not yet exited
+	pending []*request   // the batch handed out, awaiting its answer
+	batch   Batch
+	done    map[int]*played // finished games not yet in a shard
+	shard   *dataset.Columns
+	recs    []*env.Record
+	written int // games in shards
+	sum     Summary
+	wg      sync.WaitGroup
+}
+
+// Start opens the dataset (resuming one made by the same config) and starts
+// the games; the first Next hands out the first batch.
+func Start(cfg Config) (*Run, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	enc, err := obs.NewEncoder(cfg.Rules, cfg.Tier)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConfig, err)
+	}
+	agents := make([]string, cfg.Rules.Players)
+	for i := range agents {
+		agents[i] = cfg.SearchSpec()
+	}
+	man, err := dataset.Open(cfg.Out, dataset.Config{Rules: cfg.Rules, Agents: agents, Space: enc.Space(), Seed: cfg.Seed,
+		ShardGames: cfg.ShardGames, Software: cfg.Software, Visits: true}, cfg.Games)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{
+		cfg: cfg, enc: enc, man: man,
+		events: make(chan event, 2*cfg.InFlight+1),
+		cancel: make(chan struct{}),
+		done:   map[int]*played{},
+		shard:  dataset.NewVisitColumns(enc.Size()),
+	}
+	r.written = man.Games
+	r.sum = Summary{Games: man.Games, Decisions: int(man.Decisions), Out: cfg.Out}
+	r.next.Store(int64(man.Games))
+	workers := min(cfg.InFlight, cfg.Games-man.Games)
+	r.live = max(workers, 0)
+	sp, _ := agent.DefaultSpec("mcts")
+	sp.N, sp.C = cfg.Sims, cfg.C
+	for range r.live {
+		r.wg.Add(1)
+		go r.work(sp)
+	}
+	return r, nil
+}
+
+// Config returns the run's config (with defaults filled in).
+func (r *Run) Config() Config { return r.cfg }
+
+// ObsSize is the length of one observation.
+func (r *Run) ObsSize() int { return r.enc.Size() }
+
+// Summary returns the run's progress.
+func (r *Run) Summary() Summary { return r.sum }
+
+// fail stops the run with err (the first cause wins).
+func (r *Run) fail(err error) {
+	r.stop.Do(func() {
+		r.cause.Store(&err)
+		close(r.cancel)
+	})
+}
+
+// err is the reason the run stopped, or nil.
+func (r *Run) err() error {
+	if p := r.cause.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Close cancels the run and waits for its games to stop.
+func (r *Run) Close() {
+	r.fail(ErrClosed)
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	r.wg.Wait()
+}
+
+// send passes an event to the collector unless the run is cancelled.
+func (r *Run) send(ev event) bool {
+	select {
+	case r.events <- ev:
+		return true
+	case <-r.cancel:
+		return false
+	}
+}
+
+// worker is one game slot's evaluator: it hands its leaves to the collector.
+type worker struct {
+	r   *Run
+	req request
+}
+
+// Evaluate implements agent.Evaluator by waiting for the batch's answer.
+func (w *worker) Evaluate(s *env.State, priors []float32) (float64, error) {
+	w.req.s, w.req.priors = s, priors
+	if !w.r.send(event{req: &w.req}) {
+		return 0, ErrClosed
+	}
+	select {
+	case v := <-w.req.reply:
+		return v, nil
+	case <-w.r.cancel:
+		return 0, ErrClosed
+	}
+}
+
+// work plays games until none are left or the run is cancelled.
+func (r *Run) work(sp agent.Spec) {
+	defer r.wg.Done()
+	w := &worker{r: r, req: request{reply: make(chan float64, 1)}}
+	m, err := agent.NewMCTS(sp, 0, agent.MCTSOptions{Evaluator: w, DirichletAlpha: r.cfg.DirichletAlpha,
+		DirichletFrac: r.cfg.DirichletFrac, TempMoves: r.cfg.TempMoves})
+	if err != nil {
+		r.fail(err)
+		return
+	}
+	buf := make([]float32, r.enc.Size())
+	for {
+		g := int(r.next.Add(1) - 1)
+		if g >= r.cfg.Games {
+			r.send(event{exit: true})
+			return
+		}
+		m.Reseed(vecenv.Seed(r.cfg.Seed, 1, uint64(g)))
+		p := &played{g: g, cols: dataset.NewVisitColumns(r.enc.Size())}
+		seats := make([]agent.Agent, r.cfg.Rules.Players)
+		for i := range seats {
+			seats[i] = m
+		}
+		game := agent.Game{Rules: r.cfg.Rules, Seed: vecenv.Seed(r.cfg.Seed, 0, uint64(g)), Start: env.AnySeat, Seats: seats, Record: true,
+			OnDecision: func(s *env.State, a env.Action, st agent.Stats) error {
+				p.cols.AddDecision(r.enc, buf, s, a, st, g)
+				return nil
+			}}
+		res, err := game.Play()
+		p.rec, p.err = res.Record, err
+		if err == nil {
+			p.cols.SetValues(res.Outcomes[:])
+		}
+		if !r.send(event{game: p}) {
+			return
+		}
+	}
+}
+
+// Next answers the batch handed out by the previous call (priors: N×180
+// floats, values: N floats in [-1, 1]; both nil on the first call) and
+// returns the next batch. A batch of N = 0 means the run is done: every
+// game is in the dataset. Games finished meanwhile are written to the
+// dataset in game order, one shard at a time.
+func (r *Run) Next(priors, values []float32) (*Batch, error) {
+	if err := r.err(); err != nil {
+		return nil, err
+	}
+	if r.armed {
+		r.armed = false
+		if !r.timer.Stop() {
+			<-r.cancel // the timeout fired: it is failing the run
+			return nil, r.err()
+		}
+	}
+	if err := r.answer(priors, values); err != nil {
+		return nil, err
+	}
+	return r.gather()
+}
+
+// answer checks and distributes the answer to the pending batch.
+func (r *Run) answer(priors, values []float32) error {
+	n := len(r.pending)
+	switch {
+	case n == 0 && (priors != nil || values != nil):
+		return &AnswerError{"priors/values", "there is no batch to answer (priors and values go with the call after a batch)"}
+	case n > 0 && priors == nil && values == nil:
+		return &AnswerError{"priors/values", fmt.Sprintf("the batch of %d leaves needs priors and values", n)}
+	case len(priors) != n*env.NumActions:
+		return &AnswerError{"priors", fmt.Sprintf("%d floats, want %d (%d leaves × %d actions)", len(priors), n*env.NumActions, n, env.NumActions)}
+	case len(values) != n:
+		return &AnswerError{"values", fmt.Sprintf("%d floats, want %d (one per leaf)", len(values), n)}
+	}
+	for i, v := range values {
+		if !(v >= -1 && v <= 1) {
+			return &AnswerError{"values", fmt.Sprintf("values[%d] = %g is not a number in [-1, 1]", i, v)}
+		}
+	}
+	for i, q := range r.pending {
+		copy(q.priors[:env.NumActions], priors[i*env.NumActions:(i+1)*env.NumActions])
+		q.reply <- float64(values[i])
+	}
+	r.pending = r.pending[:0]
+	return nil
+}
+
+// gather waits for leaves until the batch is full or every live game is
+// waiting, writing finished games meanwhile, and encodes the batch.
+func (r *Run) gather() (*Batch, error) {
+	for len(r.pending) < r.cfg.MaxBatch && (r.live > len(r.pending)) {
+		var ev event
+		select {
+		case ev = <-r.events:
+		case <-r.cancel:
+			return nil, r.err()
+		}
+		switch {
+		case ev.req != nil:
+			r.pending = append(r.pending, ev.req)
+		case ev.exit:
+			r.live--
+		case ev.game != nil:
+			if ev.game.err != nil {
+				err := fmt.Errorf("game %d: %w", ev.game.g, ev.game.err)
+				r.fail(err)
+				return nil, err
+			}
+			if err := r.finished(ev.game); err != nil {
+				r.fail(err)
+				return nil, err
+			}
+		}
+	}
+	n, d := len(r.pending), r.enc.Size()
+	if cap(r.batch.Obs) < n*d {
+		r.batch.Obs = make([]float32, r.cfg.MaxBatch*d)
+		r.batch.Mask = make([]uint8, r.cfg.MaxBatch*env.NumActions)
+	}
+	r.batch.N, r.batch.Obs, r.batch.Mask = n, r.batch.Obs[:n*d], r.batch.Mask[:n*env.NumActions]
+	for i, q := range r.pending {
+		r.enc.Encode(q.s, q.s.ToMove(), r.batch.Obs[i*d:(i+1)*d])
+		q.s.Mask(r.batch.Mask[i*env.NumActions : (i+1)*env.NumActions])
+	}
+	if n == 0 {
+		r.sum.Done = true
+		r.wg.Wait()
+		return &r.batch, nil
+	}
+	r.sum.Leaves += int64(n)
+	r.sum.Batches++
+	if r.cfg.EvalTimeout > 0 {
+		if r.timer == nil {
+			r.timer = time.AfterFunc(r.cfg.EvalTimeout, r.timeout)
+		} else {
+			r.timer.Reset(r.cfg.EvalTimeout)
+		}
+		r.armed = true
+	}
+	return &r.batch, nil
+}
+
+func (r *Run) timeout() {
+	r.fail(fmt.Errorf("%w: the batch was not answered within eval_timeout %v; the run was cancelled", ErrTimeout, r.cfg.EvalTimeout))
+}
+
+// finished keeps a game and writes every shard now complete, in game order.
+func (r *Run) finished(p *played) error {
+	r.done[p.g] = p
+	for {
+		q, ok := r.done[r.written+len(r.recs)]
+		if !ok {
+			return nil
+		}
+		delete(r.done, q.g)
+		r.shard.Append(q.cols)
+		r.recs = append(r.recs, q.rec)
+		end := min(r.man.Games+r.man.ShardGames, r.cfg.Games)
+		if q.g+1 < end {
+			continue
+		}
+		if err := r.man.AddShard(r.cfg.Out, r.man.Games, r.shard, r.recs); err != nil {
+			return err
+		}
+		r.written = r.man.Games
+		r.sum.Games, r.sum.Decisions = r.man.Games, int(r.man.Decisions)
+		r.shard, r.recs = dataset.NewVisitColumns(r.enc.Size()), nil
+	}
+}

@@ -1,0 +1,179 @@
+package az
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/dataset"
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// answer is a deterministic evaluator of a batch: priors from the mask and
+// the observation, value tanh of a weighted sum of the observation.
+func answer(b *Batch, d int) (priors, values []float32) {
+	priors = make([]float32, b.N*env.NumActions)
+	values = make([]float32, b.N)
+	for i := 0; i < b.N; i++ {
+		x := b.Obs[i*d : (i+1)*d]
+		s := 0.0
+		for j, v := range x {
+			s += float64(v) * float64(j%7-3)
+		}
+		values[i] = float32(math.Tanh(s / 10))
+		for a := 0; a < env.NumActions; a++ {
+			priors[i*env.NumActions+a] = float32(a%5+1) + x[a%d]
+		}
+	}
+	return priors, values
+}
+
+func config(dir string) Config {
+	return Config{Rules: env.Standard(), Tier: obs.Compact, Sims: 12, C: 1.5, DirichletAlpha: 0.3, DirichletFrac: 0.25,
+		TempMoves: 4, Seed: 7, Games: 5, InFlight: 3, ShardGames: 2, Out: dir}
+}
+
+// drive runs r to the end with answer, checking every batch's shape.
+func drive(t *testing.T, r *Run) (batches int) {
+	t.Helper()
+	var priors, values []float32
+	for {
+		b, err := r.Next(priors, values)
+		require.NoError(t, err)
+		if b.N == 0 {
+			return batches
+		}
+		batches++
+		require.LessOrEqual(t, b.N, r.Config().MaxBatch)
+		require.Len(t, b.Obs, b.N*r.ObsSize())
+		require.Len(t, b.Mask, b.N*env.NumActions)
+		priors, values = answer(b, r.ObsSize())
+	}
+}
+
+func shardHashes(t *testing.T, dir string) []string {
+	var out []string
+	for _, name := range []string{"shard-000000.npz", "shard-000001.npz", "shard-000002.npz", "shard-000002.records.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err, name)
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// TestRunDeterministicWhateverTheBatching plays the same run with
+// different batching and checks the shards are identical bytes.
+func TestRunDeterministicWhateverTheBatching(t *testing.T) {
+	var first []string
+	for _, tc := range []struct{ inFlight, maxBatch int }{{3, 0}, {1, 0}, {5, 2}} {
+		dir := t.TempDir()
+		cfg := config(dir)
+		cfg.InFlight, cfg.MaxBatch = tc.inFlight, tc.maxBatch
+		r, err := Start(cfg)
+		require.NoError(t, err)
+		batches := drive(t, r)
+		r.Close()
+		sum := r.Summary()
+		assert.True(t, sum.Done)
+		assert.Equal(t, 5, sum.Games)
+		assert.Positive(t, sum.Decisions)
+		assert.Equal(t, int64(batches), sum.Batches)
+		got := shardHashes(t, dir)
+		if first == nil {
+			first = got
+		} else {
+			assert.Equal(t, first, got, "in flight %d, batch %d", tc.inFlight, tc.maxBatch)
+		}
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	start := func(t *testing.T, timeout time.Duration) (*Run, *Batch) {
+		cfg := config(t.TempDir())
+		cfg.EvalTimeout = timeout
+		r, err := Start(cfg)
+		require.NoError(t, err)
+		t.Cleanup(r.Close)
+		b, err := r.Next(nil, nil)
+		require.NoError(t, err)
+		require.Positive(t, b.N)
+		return r, b
+	}
+	t.Run("shapes", func(t *testing.T) {
+		r, b := start(t, 0)
+		priors, values := answer(b, r.ObsSize())
+		_, err := r.Next(priors[1:], values)
+		assert.ErrorIs(t, err, ErrAnswer)
+		assert.Contains(t, err.Error(), "priors: ")
+		_, err = r.Next(priors, values[1:])
+		assert.ErrorIs(t, err, ErrAnswer)
+		_, err = r.Next(nil, nil)
+		assert.ErrorIs(t, err, ErrAnswer)
+		values[0] = float32(math.NaN())
+		_, err = r.Next(priors, values)
+		assert.ErrorIs(t, err, ErrAnswer)
+		values[0] = 0
+		b, err = r.Next(priors, values)
+		require.NoError(t, err, "a refused answer leaves the batch pending")
+		assert.Positive(t, b.N)
+	})
+	t.Run("timeout", func(t *testing.T) {
+		r, b := start(t, 20*time.Millisecond)
+		priors, values := answer(b, r.ObsSize())
+		<-r.cancel // the client never answered in time
+		_, err := r.Next(priors, values)
+		assert.ErrorIs(t, err, ErrTimeout)
+		_, err = r.Next(nil, nil)
+		assert.ErrorIs(t, err, ErrTimeout, "the run stays failed")
+	})
+	t.Run("config", func(t *testing.T) {
+		for _, f := range []func(c *Config){
+			func(c *Config) { c.Sims = 0 },
+			func(c *Config) { c.InFlight = 0 },
+			func(c *Config) { c.Games = 0 },
+			func(c *Config) { c.Out = "" },
+			func(c *Config) { c.C = math.NaN() },
+		} {
+			cfg := config(t.TempDir())
+			f(&cfg)
+			_, err := Start(cfg)
+			assert.ErrorIs(t, err, ErrConfig)
+		}
+	})
+}
+
+// TestRunDataset checks the dataset: visits, policies and values agree.
+func TestRunDataset(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Start(config(dir))
+	require.NoError(t, err)
+	drive(t, r)
+	r.Close()
+	m, err := dataset.Open(dir, dataset.Config{Rules: env.Standard(), Agents: []string{cfgSpec(), cfgSpec()},
+		Space: mustSpace(t), Seed: 7, Visits: true}, 5)
+	require.NoError(t, err)
+	assert.True(t, m.Complete)
+	assert.Equal(t, 5, m.Games)
+	assert.Equal(t, dataset.VisitsArray, m.Arrays[len(m.Arrays)-1])
+	// A resumed complete run has nothing to do.
+	r, err = Start(config(dir))
+	require.NoError(t, err)
+	b, err := r.Next(nil, nil)
+	require.NoError(t, err)
+	assert.Zero(t, b.N)
+	r.Close()
+}
+
+func cfgSpec() string { c := config(""); return c.SearchSpec() }
+
+func mustSpace(t *testing.T) obs.Space {
+	sp, err := obs.SpaceOf(obs.Compact)
+	require.NoError(t, err)
+	return sp
+}

@@ -1,0 +1,192 @@
+package nnet
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+func init() { agent.Register("net", newAgent) }
+
+// Evaluator evaluates states with a Net for the seat to move: it encodes
+// the observation of the net's tier, runs the net and answers the
+// softmax of the legal actions' logits and tanh of the value. It
+// implements agent.Evaluator and is safe for concurrent use (calls are
+// serialised; give each goroutine its own for parallel speed).
+type Evaluator struct {
+	net    *Net
+	mu     sync.Mutex
+	enc    *obs.Encoder
+	sc     *Scratch
+	x      []float32
+	logits [env.NumActions]float32
+	legal  [env.NumActions]env.Action
+}
+
+// NewEvaluator returns an evaluator of n.
+func NewEvaluator(n *Net) *Evaluator {
+	return &Evaluator{net: n, sc: n.NewScratch()}
+}
+
+// Evaluate writes the net's distribution over the legal actions of s into
+// priors (0 elsewhere) and returns the mover's value in [-1, 1].
+func (e *Evaluator) Evaluate(s *env.State, priors []float32) (float64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if s.Phase() != env.PhaseMove {
+		return 0, fmt.Errorf("%w: phase %s", agent.ErrNoMove, s.Phase())
+	}
+	if e.enc == nil {
+		enc, err := obs.NewEncoder(s.Rules(), e.net.Tier)
+		if err != nil {
+			return 0, err
+		}
+		e.enc, e.x = enc, make([]float32, enc.Size())
+	}
+	e.enc.Encode(s, s.ToMove(), e.x)
+	v := e.net.Forward(e.sc, e.x, e.logits[:])
+	legal := s.LegalActions(e.legal[:0])
+	clear(priors[:env.NumActions])
+	Softmax(e.logits[:], legal, priors)
+	return math.Tanh(float64(v)), nil
+}
+
+// Softmax writes the softmax of logits over the legal actions into dst
+// (other entries untouched).
+func Softmax(logits []float32, legal []env.Action, dst []float32) {
+	m := float32(math.Inf(-1))
+	for _, a := range legal {
+		m = max(m, logits[a])
+	}
+	sum := 0.0
+	for _, a := range legal {
+		p := math.Exp(float64(logits[a] - m))
+		dst[a] = float32(p)
+		sum += p
+	}
+	for _, a := range legal {
+		dst[a] = float32(float64(dst[a]) / sum)
+	}
+}
+
+// cache keeps every net loaded by a spec, so the many agents of a run
+// (one per worker and seat) share one copy; a changed file is read again.
+var cache struct {
+	sync.Mutex
+	nets map[string]cached
+}
+
+type cached struct {
+	mod  time.Time
+	size int64
+	net  *Net
+}
+
+// LoadCached is Load through a cache keyed by path, modification time and size.
+func LoadCached(path string) (*Net, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNet, err)
+	}
+	cache.Lock()
+	defer cache.Unlock()
+	if c, ok := cache.nets[path]; ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
+		return c.net, nil
+	}
+	n, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if cache.nets == nil {
+		cache.nets = map[string]cached{}
+	}
+	cache.nets[path] = cached{st.ModTime(), st.Size(), n}
+	return n, nil
+}
+
+// Agent plays a network: the policy's most likely legal action without
+// search (spec net:PATH), or an MCTS guided by the net's priors and values
+// (net:PATH,sims=N[,c=..,workers=..,temp=..]).
+type Agent struct {
+	spec   agent.Spec
+	net    *Net
+	eval   *Evaluator
+	search *agent.MCTS
+	policy [env.NumActions]float32
+	legal  [env.NumActions]env.Action
+}
+
+// New returns the agent of a net spec (see agent.ParseSpec).
+func New(sp agent.Spec, seed uint64) (*Agent, error) {
+	if sp.Name != "net" {
+		return nil, fmt.Errorf("%w: nnet.New needs a net spec, got %q", agent.ErrSpec, sp.Name)
+	}
+	n, err := LoadCached(sp.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %q: %w", agent.ErrSpec, sp.String(), err)
+	}
+	a := &Agent{spec: sp, net: n, eval: NewEvaluator(n)}
+	if sp.N > 0 {
+		ms, err := agent.DefaultSpec("mcts")
+		if err != nil {
+			return nil, err
+		}
+		ms.N, ms.C, ms.Workers, ms.Temp = sp.N, sp.C, sp.Workers, sp.Temp
+		if a.search, err = agent.NewMCTS(ms, seed, agent.MCTSOptions{Evaluator: a.eval}); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func newAgent(sp agent.Spec, seed uint64) (agent.Agent, error) { return New(sp, seed) }
+
+// Name returns the canonical spec.
+func (a *Agent) Name() string { return a.spec.String() }
+
+// Net returns the agent's network.
+func (a *Agent) Net() *Net { return a.net }
+
+// Reseed restarts the search's generator (the policy alone is deterministic).
+func (a *Agent) Reseed(seed uint64) {
+	if a.search != nil {
+		a.search.Reseed(seed)
+	}
+}
+
+// Act returns the agent's action.
+func (a *Agent) Act(s *env.State) (env.Action, error) {
+	act, _, err := a.ActStats(s)
+	return act, err
+}
+
+// ActStats returns the action and its statistics: the search's (with
+// sims), or the net's policy over the legal actions and its value.
+func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
+	if a.search != nil {
+		return a.search.ActStats(s)
+	}
+	legal := s.LegalActions(a.legal[:0])
+	if len(legal) == 0 {
+		return 0, agent.Stats{}, fmt.Errorf("%w: phase %s", agent.ErrNoMove, s.Phase())
+	}
+	v, err := a.eval.Evaluate(s, a.policy[:])
+	if err != nil {
+		return 0, agent.Stats{}, err
+	}
+	best := legal[0]
+	for _, x := range legal[1:] {
+		if a.policy[x] > a.policy[best] {
+			best = x
+		}
+	}
+	st := agent.Stats{Policy: a.policy[:], Value: v}
+	st.Values[s.ToMove()] = v
+	return best, st, nil
+}

@@ -1,0 +1,303 @@
+package nnet
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// ErrNet is wrapped by every error about a network file: not a yutenv-net,
+// another version, damaged or inconsistent.
+var ErrNet = errors.New("yutenv-net")
+
+// File format identifiers (docs/FORMATS.md, "Network files").
+const (
+	Format  = "yutenv-net"
+	Version = 1
+	// MaxFileSize bounds the file Load reads.
+	MaxFileSize = 256 << 20
+	// MaxWidth bounds a layer's inputs and outputs.
+	MaxWidth = 1 << 16
+	// MaxLayers bounds the trunk's layers.
+	MaxLayers = 64
+)
+
+// Layer is one dense layer: Out×In weights, row-major (W[o*In+i]), and Out biases.
+type Layer struct {
+	In, Out int
+	W, B    []float32
+}
+
+// Net is a policy-value network: a trunk of dense layers, each followed by
+// ReLU, then a policy head (logits over the 180 actions) and a value head
+// (one number; tanh of it is the mover's expected outcome). A Net is
+// immutable once read, so any number of goroutines may share it; each
+// evaluates with its own Scratch.
+type Net struct {
+	Tier   obs.Tier
+	Rules  string // the rules it was trained on (informative)
+	Trunk  []Layer
+	Policy Layer
+	Value  Layer
+}
+
+// fileLayer and file are the msgpack form.
+type fileLayer struct {
+	In  int    `msgpack:"in"`
+	Out int    `msgpack:"out"`
+	W   []byte `msgpack:"w"`
+	B   []byte `msgpack:"b"`
+}
+
+type file struct {
+	Format  string `msgpack:"format"`
+	Version int    `msgpack:"version"`
+	Tier    string `msgpack:"tier"`
+	Rules   string `msgpack:"rules"`
+	// Trunk is decoded by hand: the library sizes a slice by its declared
+	// length, which a damaged file could set to billions.
+	Trunk  msgpack.RawMessage `msgpack:"trunk"`
+	Policy *fileLayer         `msgpack:"policy"`
+	Value  *fileLayer         `msgpack:"value"`
+}
+
+// trunk decodes the trunk's array, at most MaxLayers layers.
+func (f *file) trunk() ([]fileLayer, error) {
+	if f.Trunk == nil {
+		return nil, nil
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(f.Trunk))
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		return nil, fmt.Errorf("%w: trunk: %v", ErrNet, err)
+	}
+	if n < 1 || n > MaxLayers {
+		return nil, fmt.Errorf("%w: trunk has %d layers, want 1..%d", ErrNet, n, MaxLayers)
+	}
+	out := make([]fileLayer, n)
+	for i := range out {
+		if err := dec.Decode(&out[i]); err != nil {
+			return nil, fmt.Errorf("%w: trunk[%d]: %v", ErrNet, i, err)
+		}
+	}
+	return out, nil
+}
+
+// Load reads and checks a network file.
+func Load(path string) (*Net, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileSize {
+		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrNet, path, MaxFileSize)
+	}
+	n, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return n, nil
+}
+
+// Parse reads and checks a network from the bytes of a file: the format
+// and version, the tier, every layer's sizes (the first takes the tier's
+// observation, each takes the one before's output, the policy gives 180
+// logits and the value one number) and every weight (finite). Every error
+// wraps ErrNet.
+func Parse(b []byte) (*Net, error) {
+	var f file
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%w: not a msgpack map of the format: %v", ErrNet, err)
+	}
+	if f.Format != Format {
+		return nil, fmt.Errorf("%w: format %q, want %q", ErrNet, clip(f.Format), Format)
+	}
+	if f.Version != Version {
+		return nil, fmt.Errorf("%w: version %d; this build reads version %d", ErrNet, f.Version, Version)
+	}
+	tier, err := obs.ParseTier(f.Tier)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tier: %v", ErrNet, err)
+	}
+	space, err := obs.SpaceOf(tier)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tier: %v", ErrNet, err)
+	}
+	trunk, err := f.trunk()
+	if err != nil {
+		return nil, err
+	}
+	if len(trunk) == 0 {
+		return nil, fmt.Errorf("%w: no trunk layers", ErrNet)
+	}
+	n := &Net{Tier: tier, Rules: f.Rules}
+	in := space.Size
+	for i := range trunk {
+		l, err := layer(fmt.Sprintf("trunk[%d]", i), &trunk[i], in, 0)
+		if err != nil {
+			return nil, err
+		}
+		n.Trunk = append(n.Trunk, l)
+		in = l.Out
+	}
+	if f.Policy == nil || f.Value == nil {
+		return nil, fmt.Errorf("%w: missing policy or value head", ErrNet)
+	}
+	if n.Policy, err = layer("policy", f.Policy, in, env.NumActions); err != nil {
+		return nil, err
+	}
+	if n.Value, err = layer("value", f.Value, in, 1); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// layer checks one layer of the file: in must be wantIn, out wantOut (0: any).
+func layer(where string, fl *fileLayer, wantIn, wantOut int) (Layer, error) {
+	switch {
+	case fl.In < 1 || fl.In > MaxWidth || fl.Out < 1 || fl.Out > MaxWidth:
+		return Layer{}, fmt.Errorf("%w: %s: sizes in=%d out=%d, want 1..%d", ErrNet, where, fl.In, fl.Out, MaxWidth)
+	case fl.In != wantIn:
+		return Layer{}, fmt.Errorf("%w: %s: in=%d, but its input has %d values", ErrNet, where, fl.In, wantIn)
+	case wantOut > 0 && fl.Out != wantOut:
+		return Layer{}, fmt.Errorf("%w: %s: out=%d, want %d", ErrNet, where, fl.Out, wantOut)
+	case len(fl.W) != 4*fl.In*fl.Out:
+		return Layer{}, fmt.Errorf("%w: %s: w is %d bytes, want %d (float32 %d×%d)", ErrNet, where, len(fl.W), 4*fl.In*fl.Out, fl.Out, fl.In)
+	case len(fl.B) != 4*fl.Out:
+		return Layer{}, fmt.Errorf("%w: %s: b is %d bytes, want %d", ErrNet, where, len(fl.B), 4*fl.Out)
+	}
+	l := Layer{In: fl.In, Out: fl.Out, W: floats(fl.W), B: floats(fl.B)}
+	for _, v := range [][]float32{l.W, l.B} {
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				return Layer{}, fmt.Errorf("%w: %s: a weight is NaN or infinite", ErrNet, where)
+			}
+		}
+	}
+	return l, nil
+}
+
+func floats(b []byte) []float32 {
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+func floatBytes(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+	}
+	return out
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// MarshalBinary writes the network in the file format (what Parse reads).
+func (n *Net) MarshalBinary() ([]byte, error) {
+	fl := func(l Layer) fileLayer { return fileLayer{l.In, l.Out, floatBytes(l.W), floatBytes(l.B)} }
+	f := file{Format: Format, Version: Version, Tier: n.Tier.String(), Rules: n.Rules}
+	var trunk []fileLayer
+	for _, l := range n.Trunk {
+		trunk = append(trunk, fl(l))
+	}
+	var err error
+	if f.Trunk, err = msgpack.Marshal(trunk); err != nil {
+		return nil, err
+	}
+	p, v := fl(n.Policy), fl(n.Value)
+	f.Policy, f.Value = &p, &v
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := enc.Encode(&f); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Width returns the widest layer output, the size of a Scratch's buffers.
+func (n *Net) Width() int {
+	w := 1
+	for _, l := range n.Trunk {
+		w = max(w, l.Out)
+	}
+	return w
+}
+
+// Scratch holds one goroutine's buffers for Forward.
+type Scratch struct{ a, b []float32 }
+
+// NewScratch returns buffers for evaluating n.
+func (n *Net) NewScratch() *Scratch {
+	w := n.Width()
+	return &Scratch{a: make([]float32, w), b: make([]float32, w)}
+}
+
+// Forward evaluates one observation x (the tier's size): it writes the 180
+// policy logits into logits and returns the value head's output before
+// tanh. It allocates nothing.
+func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
+	in := x
+	cur, next := sc.a, sc.b
+	for i := range n.Trunk {
+		l := &n.Trunk[i]
+		out := cur[:l.Out]
+		dense(l, in, out)
+		for j, v := range out {
+			if v < 0 {
+				out[j] = 0
+			}
+		}
+		in = out
+		cur, next = next, cur
+	}
+	dense(&n.Policy, in, logits[:env.NumActions])
+	var v [1]float32
+	dense(&n.Value, in, v[:])
+	return v[0]
+}
+
+// dense computes out = W·in + b, four products at a time: independent
+// sums let the CPU overlap them (docs/BENCHMARKS.md).
+func dense(l *Layer, in, out []float32) {
+	in = in[:l.In]
+	n4 := l.In &^ 3
+	for o := range out[:l.Out] {
+		row := l.W[o*l.In : (o+1)*l.In]
+		row = row[:len(in)]
+		var s0, s1, s2, s3 float32
+		for i := 0; i < n4; i += 4 {
+			s0 += row[i] * in[i]
+			s1 += row[i+1] * in[i+1]
+			s2 += row[i+2] * in[i+2]
+			s3 += row[i+3] * in[i+3]
+		}
+		for i := n4; i < len(in); i++ {
+			s0 += row[i] * in[i]
+		}
+		out[o] = l.B[o] + (s0 + s1) + (s2 + s3)
+	}
+}

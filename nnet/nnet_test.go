@@ -1,0 +1,284 @@
+package nnet
+
+import (
+	"encoding/json"
+	"flag"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/go-tiny.*")
+
+// randomNet returns a net of tier compact with the given hidden widths and
+// weights drawn from seed.
+func randomNet(seed uint64, hidden ...int) *Net {
+	r := rand.New(rand.NewPCG(seed, 1))
+	sp, _ := obs.SpaceOf(obs.Compact)
+	mk := func(in, out int) Layer {
+		l := Layer{In: in, Out: out, W: make([]float32, in*out), B: make([]float32, out)}
+		s := float32(1 / math.Sqrt(float64(in)))
+		for i := range l.W {
+			l.W[i] = (2*r.Float32() - 1) * s
+		}
+		for i := range l.B {
+			l.B[i] = (2*r.Float32() - 1) * 0.1
+		}
+		return l
+	}
+	n := &Net{Tier: obs.Compact, Rules: "standard"}
+	in := sp.Size
+	for _, h := range hidden {
+		n.Trunk = append(n.Trunk, mk(in, h))
+		in = h
+	}
+	n.Policy, n.Value = mk(in, env.NumActions), mk(in, 1)
+	return n
+}
+
+// reference evaluates n in float64, the plain way.
+func reference(n *Net, x []float32) ([]float64, float64) {
+	in := make([]float64, len(x))
+	for i, v := range x {
+		in[i] = float64(v)
+	}
+	apply := func(l Layer, in []float64) []float64 {
+		out := make([]float64, l.Out)
+		for o := range out {
+			s := float64(l.B[o])
+			for i := range in {
+				s += float64(l.W[o*l.In+i]) * in[i]
+			}
+			out[o] = s
+		}
+		return out
+	}
+	for _, l := range n.Trunk {
+		in = apply(l, in)
+		for i := range in {
+			in[i] = math.Max(in[i], 0)
+		}
+	}
+	return apply(n.Policy, in), apply(n.Value, in)[0]
+}
+
+func TestRoundTripAndForward(t *testing.T) {
+	n := randomNet(1, 32, 16)
+	b, err := n.MarshalBinary()
+	require.NoError(t, err)
+	back, err := Parse(b)
+	require.NoError(t, err)
+	assert.Equal(t, n, back)
+	r := rand.New(rand.NewPCG(2, 2))
+	x := make([]float32, n.Trunk[0].In)
+	logits := make([]float32, env.NumActions)
+	sc := back.NewScratch()
+	for range 5 {
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		v := back.Forward(sc, x, logits)
+		wantL, wantV := reference(n, x)
+		assert.InDelta(t, wantV, float64(v), 1e-5)
+		for a := range logits {
+			assert.InDelta(t, wantL[a], float64(logits[a]), 1e-5)
+		}
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { back.Forward(sc, x, logits) }), "Forward allocates nothing")
+}
+
+// golden is the shared golden's expected outputs (written by
+// yutenv.az.net.write_golden, or by this test with -update).
+type golden struct {
+	Net       string      `json:"net"`
+	Tier      string      `json:"tier"`
+	Tolerance float64     `json:"tolerance"`
+	Obs       [][]float32 `json:"obs"`
+	Mask      [][]int     `json:"mask"`
+	Logits    [][]float64 `json:"logits"`
+	ValueRaw  []float64   `json:"value_raw"`
+	Value     []float64   `json:"value"`
+	Priors    [][]float64 `json:"priors"`
+}
+
+// TestGolden checks every testdata/*.expected.json: the Python writer's
+// (tiny) and this package's own (go-tiny), so both readers agree to 1e-5.
+func TestGolden(t *testing.T) {
+	if *update {
+		writeGoGolden(t)
+	}
+	files, err := filepath.Glob("testdata/*.expected.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			require.NoError(t, err)
+			var g golden
+			require.NoError(t, json.Unmarshal(b, &g))
+			n, err := Load(filepath.Join("testdata", g.Net))
+			require.NoError(t, err)
+			assert.Equal(t, g.Tier, n.Tier.String())
+			sc := n.NewScratch()
+			logits := make([]float32, env.NumActions)
+			priors := make([]float32, env.NumActions)
+			for r, x := range g.Obs {
+				v := n.Forward(sc, x, logits)
+				assert.InDelta(t, g.ValueRaw[r], float64(v), g.Tolerance)
+				assert.InDelta(t, g.Value[r], math.Tanh(float64(v)), g.Tolerance)
+				var legal []env.Action
+				for a, m := range g.Mask[r] {
+					if m != 0 {
+						legal = append(legal, env.Action(a))
+					}
+				}
+				clear(priors)
+				Softmax(logits, legal, priors)
+				for a := range logits {
+					assert.InDelta(t, g.Logits[r][a], float64(logits[a]), g.Tolerance)
+					assert.InDelta(t, g.Priors[r][a], float64(priors[a]), g.Tolerance)
+				}
+			}
+		})
+	}
+}
+
+func writeGoGolden(t *testing.T) {
+	n := randomNet(14, 16, 8)
+	b, err := n.MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile("testdata/go-tiny.ynet", b, 0o644))
+	g := golden{Net: "go-tiny.ynet", Tier: "compact", Tolerance: 1e-5}
+	r := rand.New(rand.NewPCG(14, 3))
+	for range 4 {
+		x := make([]float32, n.Trunk[0].In)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		mask := make([]int, env.NumActions)
+		var legal []env.Action
+		for a := range mask {
+			if a == 0 || r.Float64() < 0.1 {
+				mask[a] = 1
+				legal = append(legal, env.Action(a))
+			}
+		}
+		l, v := reference(n, x)
+		lf := make([]float32, len(l))
+		for i := range l {
+			lf[i] = float32(l[i])
+		}
+		pr := make([]float32, env.NumActions)
+		Softmax(lf, legal, pr)
+		pd := make([]float64, len(pr))
+		for i := range pr {
+			pd[i] = float64(pr[i])
+		}
+		g.Obs, g.Mask, g.Logits = append(g.Obs, x), append(g.Mask, mask), append(g.Logits, l)
+		g.ValueRaw, g.Value, g.Priors = append(g.ValueRaw, v), append(g.Value, math.Tanh(v)), append(g.Priors, pd)
+	}
+	out, err := json.Marshal(g)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile("testdata/go-tiny.expected.json", append(out, '\n'), 0o644))
+}
+
+func TestDamagedFiles(t *testing.T) {
+	good, err := randomNet(3, 8).MarshalBinary()
+	require.NoError(t, err)
+	nan := randomNet(3, 8)
+	nan.Value.B[0] = float32(math.NaN())
+	nanB, err := nan.MarshalBinary()
+	require.NoError(t, err)
+	wide := randomNet(3, 8)
+	wide.Trunk[0].In = 7
+	wide.Trunk[0].W = wide.Trunk[0].W[:7*8]
+	wideB, err := wide.MarshalBinary()
+	require.NoError(t, err)
+	short := randomNet(3, 8)
+	short.Policy.B = short.Policy.B[:3]
+	shortB, err := short.MarshalBinary()
+	require.NoError(t, err)
+	other := randomNet(3, 8)
+	other.Tier = obs.Planes
+	otherB, err := other.MarshalBinary()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, want string
+		b          []byte
+	}{
+		{"empty", "msgpack", nil},
+		{"truncated", "msgpack", good[:len(good)/2]},
+		{"not msgpack", "msgpack", []byte("hello, world")},
+		{"nan", "NaN", nanB},
+		{"first layer", "in=7", wideB},
+		{"bias", "b is 12 bytes", shortB},
+		{"tier", "in=205", otherB},
+		{"format", "format", []byte("\x82\xa6format\xa3bad\xa7version\x01")},
+		{"version", "version 2", []byte("\x82\xa6format\xaayutenv-net\xa7version\x02")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.b)
+			require.ErrorIs(t, err, ErrNet)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	_, err = Load(filepath.Join(t.TempDir(), "missing.ynet"))
+	assert.Error(t, err)
+}
+
+func FuzzParse(f *testing.F) {
+	good, err := randomNet(3, 4).MarshalBinary()
+	require.NoError(f, err)
+	f.Add(good)
+	f.Add([]byte("\x82\xa6format\xaayutenv-net\xa7version\x01"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := Parse(b)
+		if err != nil {
+			if !strings.Contains(err.Error(), ErrNet.Error()) {
+				t.Fatalf("error does not wrap ErrNet: %v", err)
+			}
+			return
+		}
+		x := make([]float32, n.Trunk[0].In)
+		n.Forward(n.NewScratch(), x, make([]float32, env.NumActions))
+	})
+}
+
+func TestAgentPlaysGames(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "n.ynet")
+	b, err := randomNet(5, 16).MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+	for _, spec := range []string{"net:" + path, "net:" + path + ",sims=16", "net:" + path + ",sims=8,workers=2,c=2"} {
+		t.Run(spec[len(spec)-8:], func(t *testing.T) {
+			a, err := agent.New(spec, 1)
+			require.NoError(t, err)
+			sp, err := agent.ParseSpec(spec)
+			require.NoError(t, err)
+			assert.Equal(t, sp.String(), a.Name())
+			res, err := agent.Game{Rules: env.Standard(), Seed: 3, Start: env.AnySeat, Seats: []agent.Agent{a, mustAgent(t, "random")}}.Play()
+			require.NoError(t, err)
+			assert.Positive(t, res.Decisions)
+			assert.NotZero(t, res.Outcomes[0])
+		})
+	}
+	_, err = agent.New("net:"+filepath.Join(t.TempDir(), "none.ynet"), 1)
+	assert.ErrorIs(t, err, agent.ErrSpec)
+	assert.ErrorIs(t, err, ErrNet)
+}
+
+func mustAgent(t *testing.T, spec string) agent.Agent {
+	a, err := agent.New(spec, 2)
+	require.NoError(t, err)
+	return a
+}

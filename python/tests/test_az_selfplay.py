@@ -1,0 +1,152 @@
+"""yutenv.az.SelfPlay against a real server: batches, answers, errors, the dataset."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+import yutenv
+from yutenv import datasets
+from yutenv.az import SelfPlay
+
+NA = yutenv.NUM_ACTIONS
+
+
+def uniform(obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> tuple[np.ndarray, np.ndarray]:
+    return np.ones((len(obs), NA), np.float32), np.zeros(len(obs), np.float32)
+
+
+class TinyMLP:
+    """A fixed random MLP evaluated row by row (a function of each row alone, so the
+    answers do not depend on how the server batched the leaves)."""
+
+    def __init__(self, d: int, seed: int = 0) -> None:
+        r = np.random.default_rng(seed)
+        self.w1 = r.normal(size=(d, 32)) / np.sqrt(d)
+        self.wp = r.normal(size=(32, NA))
+        self.wv = r.normal(size=32) / 8
+        self.sizes: list[int] = []
+
+    def __call__(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> tuple[np.ndarray, np.ndarray]:
+        self.sizes.append(len(obs))
+        pri = np.empty((len(obs), NA), np.float32)
+        val = np.empty(len(obs), np.float32)
+        for i, x in enumerate(obs.astype(np.float64)):
+            h = np.maximum(x @ self.w1, 0)
+            logits = h @ self.wp
+            p = np.exp(logits - logits.max())
+            pri[i] = p
+            val[i] = np.tanh(h @ self.wv)
+        return pri, val
+
+
+def sp(**kw: object) -> SelfPlay:
+    args: dict[str, object] = dict(sims=8, games_in_flight=3, seed=4, temperature_moves=4, shard_games=2)
+    args.update(kw)
+    return SelfPlay(**args)  # type: ignore[arg-type]
+
+
+def digest(d: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(d.glob("shard-*")):
+        h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def test_run_writes_a_dataset_with_visits(srv: yutenv.Server, tmp_path: Path) -> None:
+    out = tmp_path / "sp"
+    s = sp(server=srv).run(uniform, games=4, out=out)
+    assert s.games == 4 and s.decisions > 0 and s.leaves > 0 and s.batches > 0
+    assert 1 <= s.mean_batch <= 3
+    ds = datasets.load(out)
+    assert ds.manifest["complete"] and ds.manifest["tier"] == "compact"
+    assert ds.visits is not None and ds.visits.shape == (len(ds), NA)
+    assert "visits" in ds.arrays() and ds["visits"] is ds.visits
+    searched = ds.mask.sum(axis=1) > 1
+    assert searched.any()
+    np.testing.assert_allclose(ds.visits[searched].sum(axis=1), 8)  # every simulation visits one root child
+    np.testing.assert_allclose(ds.policy[searched], ds.visits[searched] / 8, atol=1e-6)
+    assert (ds.visits[~searched] == 0).all()
+    assert set(np.unique(ds.value)) <= {-1.0, 1.0}
+    assert (ds.visits[ds.mask == 0] == 0).all()
+    # The same settings again: the dataset is complete, nothing is played.
+    again = sp(server=srv).run(uniform, games=4, out=out)
+    assert again.leaves == 0 and again.games == 4
+
+
+def test_same_seed_same_dataset_whatever_the_batching(srv: yutenv.Server, tmp_path: Path) -> None:
+    net = TinyMLP(205)  # the compact tier
+    a = sp(server=srv).run(net, games=3, out=tmp_path / "a")
+    net.sizes.clear()
+    b = sp(server=srv, games_in_flight=1).run(net, games=3, out=tmp_path / "b")
+    assert set(net.sizes) == {1}
+    assert a.decisions == b.decisions
+    assert digest(tmp_path / "a") == digest(tmp_path / "b")
+    c = sp(server=srv, seed=5).run(net, games=3, out=tmp_path / "c")
+    assert digest(tmp_path / "c") != digest(tmp_path / "a")
+
+
+def test_wrong_shapes_are_refused_by_field(srv: yutenv.Server, tmp_path: Path) -> None:
+    def short_priors(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.ones((len(obs), NA - 1), np.float32), np.zeros(len(obs), np.float32)
+
+    def long_values(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.ones((len(obs), NA), np.float32), np.zeros(len(obs) + 1, np.float32)
+
+    def out_of_range(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.ones((len(obs), NA), np.float32), np.full(len(obs), 2.0, np.float32)
+
+    for i, (ev, field) in enumerate([(short_priors, "priors"), (long_values, "values"), (out_of_range, "values")]):
+        with pytest.raises(yutenv.InvalidArgumentError, match=f"params.{field}"):
+            sp(server=srv).run(ev, games=2, out=tmp_path / str(i))
+
+
+def test_a_client_that_never_answers_times_out(srv: yutenv.Server, tmp_path: Path) -> None:
+    def slow(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        time.sleep(0.5)
+        return uniform(obs, mask)
+
+    with pytest.raises(yutenv.EvalTimeoutError, match="eval_timeout"):
+        sp(server=srv, eval_timeout=0.1).run(slow, games=2, out=tmp_path / "t")
+
+
+def test_evaluate_errors_propagate_and_the_server_lives_on(srv: yutenv.Server, tmp_path: Path) -> None:
+    def boom(obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        sp(server=srv).run(boom, games=2, out=tmp_path / "x")
+    assert sp(server=srv).run(uniform, games=1, out=tmp_path / "y").games == 1
+
+
+def test_bad_settings(srv: yutenv.Server, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="resign"):
+        SelfPlay(resign=-0.9)
+    with pytest.raises(yutenv.InvalidArgumentError, match="sims"):
+        sp(server=srv, sims=0).run(uniform, games=1, out=tmp_path / "z")
+    with pytest.raises(yutenv.InvalidRulesError):
+        sp(server=srv, rules="players=9").run(uniform, games=1, out=tmp_path / "r")
+
+
+GO_NET = Path(__file__).resolve().parents[2] / "nnet" / "testdata" / "go-tiny.ynet"
+
+
+def test_a_network_file_plays_through_evaluate() -> None:
+    """A ``net:`` spec as the policy (the Go forward pass) and as the server-side opponent."""
+    r = yutenv.evaluate(f"net:{GO_NET}", opponent="random", games=4, seed=3)
+    assert r.games == 4 and r.a == f"net:{GO_NET}" and r.b == "random" and r.wins_a + r.wins_b == 4
+    r = yutenv.evaluate(f"net:{GO_NET},sims=4", opponent="random", games=2, name="tiny+mcts")
+    assert r.a == "tiny+mcts" and r.games == 2
+
+    def first_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return mask.argmax(axis=1)
+
+    r = yutenv.evaluate(first_legal, opponent=f"net:{GO_NET},sims=2", games=4, num_envs=2, progress=False)
+    assert r.games == 4 and r.b == f"net:{GO_NET},sims=2"
+    with pytest.raises(yutenv.InvalidArgumentError, match="nope.ynet"):
+        yutenv.evaluate("net:/nope.ynet", opponent="random", games=2)

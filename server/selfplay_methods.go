@@ -1,0 +1,273 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"time"
+
+	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/dataset"
+	"github.com/yutenv/yutenv/env"
+	_ "github.com/yutenv/yutenv/nnet" // the agent spec net:PATH, for opponents
+	"github.com/yutenv/yutenv/obs"
+)
+
+// Limits of the self-play methods (docs/PROTOCOL.md, "Self-play").
+const (
+	// maxRunsPerConn bounds the self-play runs one connection holds.
+	maxRunsPerConn = 4
+	// maxRunNodes bounds games_in_flight × sims: every game in flight
+	// keeps a search tree of about sims decision nodes and their chance nodes.
+	maxRunNodes = 1 << 22
+	// DefaultEvalTimeout is selfplay_new's eval_timeout when none is given.
+	DefaultEvalTimeout = 60 * time.Second
+)
+
+// selfplayNew starts a network-guided self-play run (package az) whose
+// leaves the client evaluates through selfplay_next.
+func (c *conn) selfplayNew(p []byte) *Error {
+	cfg := az.Config{Rules: env.Standard(), Tier: DefaultTier, Sims: 64, C: 1.5, Games: 1, InFlight: 64,
+		EvalTimeout: DefaultEvalTimeout, ShardGames: 100, Software: "yutenv server"}
+	const method = "selfplay_new"
+	e := eachParam(method, p, "rules, tier, sims, c, dirichlet_alpha, dirichlet_frac, temperature_moves, seed, games, games_in_flight, max_batch, eval_timeout, out, shard_games",
+		func(k string, r *reader) (err error) {
+			var v int64
+			var s []byte
+			switch k {
+			case "rules":
+				cfg.Rules, err = rulesParam(r)
+			case "tier":
+				if s, err = r.str(); err == nil {
+					cfg.Tier, err = obs.ParseTier(string(s))
+				}
+			case "sims":
+				v, err = r.intIn(1, az.MaxSims)
+				cfg.Sims = int(v)
+			case "c":
+				cfg.C, err = floatIn(r, 0, 100)
+			case "dirichlet_alpha":
+				cfg.DirichletAlpha, err = floatIn(r, 0, 100)
+			case "dirichlet_frac":
+				cfg.DirichletFrac, err = floatIn(r, 0, 1)
+			case "temperature_moves":
+				v, err = r.intIn(0, math.MaxInt32)
+				cfg.TempMoves = int(v)
+			case "seed":
+				cfg.Seed, err = r.uint64v()
+			case "games":
+				v, err = r.intIn(1, az.MaxGames)
+				cfg.Games = int(v)
+			case "games_in_flight":
+				v, err = r.intIn(1, az.MaxInFlight)
+				cfg.InFlight = int(v)
+			case "max_batch":
+				v, err = r.intIn(1, az.MaxInFlight)
+				cfg.MaxBatch = int(v)
+			case "eval_timeout":
+				var f float64
+				f, err = floatIn(r, 0, 86400)
+				cfg.EvalTimeout = time.Duration(f * float64(time.Second))
+			case "out":
+				s, err = r.str()
+				cfg.Out = string(s)
+			case "shard_games":
+				v, err = r.intIn(1, 1_000_000)
+				cfg.ShardGames = int(v)
+			default:
+				return errUnknownParam
+			}
+			return err
+		})
+	if e != nil {
+		return e
+	}
+	if cfg.Out == "" {
+		return errorf(CodeBadRequest, "%s: missing params.out (the dataset directory, on the server's machine)", method)
+	}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = cfg.InFlight
+	}
+	switch {
+	case len(c.runs) >= maxRunsPerConn:
+		return errorf(CodeLimitExceeded, "%s: this connection already holds %d self-play runs; close one with selfplay_close", method, len(c.runs))
+	case cfg.InFlight*cfg.Sims > maxRunNodes:
+		return errorf(CodeLimitExceeded, "%s: games_in_flight × sims = %d exceeds %d (the search trees held at once)", method, cfg.InFlight*cfg.Sims, maxRunNodes)
+	}
+	space, err := obs.SpaceOf(cfg.Tier)
+	if err != nil {
+		return errorf(CodeBadRequest, "%s: params.tier: %v", method, err)
+	}
+	if size := cfg.MaxBatch * (4*space.Size + env.NumActions + 4*env.NumActions + 4); size+1024 > c.srv.cfg.MaxFrame {
+		return errorf(CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
+			method, cfg.MaxBatch, cfg.Tier, size, c.srv.cfg.MaxFrame)
+	}
+	run, err := az.Start(cfg)
+	switch {
+	case errors.Is(err, az.ErrConfig) || errors.Is(err, dataset.ErrDataset) || errors.Is(err, env.ErrInvalidRules):
+		return errorf(CodeBadRequest, "%s: %v", method, err)
+	case err != nil:
+		return errorf(CodeBadRequest, "%s: params.out: %v", method, err)
+	}
+	if c.runs == nil {
+		c.runs = map[uint64]*az.Run{}
+	}
+	c.nextHandle++
+	id := c.nextHandle
+	c.runs[id] = run
+	cfg = run.Config()
+	sum := run.Summary()
+	c.out = appendValue(c.out, obj{
+		{"id", id},
+		{"obs_size", run.ObsSize()},
+		{"actions", env.NumActions},
+		{"tier", cfg.Tier.String()},
+		{"rules", cfg.Rules.String()},
+		{"games", cfg.Games},
+		{"games_done", sum.Games},
+		{"games_in_flight", cfg.InFlight},
+		{"max_batch", cfg.MaxBatch},
+		{"eval_timeout", cfg.EvalTimeout.Seconds()},
+		{"out", cfg.Out},
+	})
+	return nil
+}
+
+// floatIn reads a finite number in [lo, hi].
+func floatIn(r *reader, lo, hi float64) (float64, error) {
+	f, err := r.float()
+	if err != nil {
+		return 0, err
+	}
+	if !(f >= lo && f <= hi) {
+		return 0, errorf(CodeBadRequest, "%g is not a number in %g..%g", f, lo, hi)
+	}
+	return f, nil
+}
+
+// f32Param reads a bin of little-endian float32 into dst (reused).
+func f32Param(r *reader, dst []float32) ([]float32, error) {
+	b, err := r.bin()
+	if err != nil {
+		return dst, err
+	}
+	if len(b)%4 != 0 {
+		return dst, errorf(CodeBadRequest, "%d bytes is not a whole number of float32", len(b))
+	}
+	n := len(b) / 4
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return dst, nil
+}
+
+// runParams reads params holding a run id plus the keys fn accepts.
+func (c *conn) runParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*az.Run, uint64, *Error) {
+	var id uint64
+	var set bool
+	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
+		if k == "id" {
+			id, err = r.uint64v()
+			set = true
+			return err
+		}
+		if fn == nil {
+			return errUnknownParam
+		}
+		return fn(k, r)
+	})
+	if e != nil {
+		return nil, id, e
+	}
+	if !set {
+		return nil, id, errorf(CodeBadRequest, "%s: missing params.id", method)
+	}
+	run, ok := c.runs[id]
+	if !ok {
+		return nil, id, errorf(CodeUnknownHandle, "%s: no self-play run %d on this connection", method, id)
+	}
+	return run, id, nil
+}
+
+// selfplayNext answers the run's last batch (priors, values) and returns
+// the next batch, or done.
+func (c *conn) selfplayNext(p []byte) *Error {
+	const method = "selfplay_next"
+	var hasP, hasV bool
+	run, _, e := c.runParams(method, p, "id, priors, values", func(k string, r *reader) (err error) {
+		switch k {
+		case "priors":
+			c.priors, err = f32Param(r, c.priors)
+			hasP = true
+		case "values":
+			c.values, err = f32Param(r, c.values)
+			hasV = true
+		default:
+			return errUnknownParam
+		}
+		return err
+	})
+	if e != nil {
+		return e
+	}
+	var priors, values []float32
+	if hasP {
+		priors = c.priors
+	}
+	if hasV {
+		values = c.values
+	}
+	b, err := run.Next(priors, values)
+	var ae *az.AnswerError
+	switch {
+	case errors.As(err, &ae):
+		return errorf(CodeBadRequest, "%s: params.%s: %s", method, ae.Field, ae.Msg)
+	case errors.Is(err, az.ErrTimeout):
+		return errorf(CodeEvalTimeout, "%s: %v", method, err)
+	case err != nil:
+		return errorf(CodeInternal, "%s: the run failed: %v", method, err)
+	}
+	sum := run.Summary()
+	c.out = appendMapHeader(c.out, 8)
+	c.out = appendStr(c.out, "n")
+	c.out = appendInt(c.out, int64(b.N))
+	c.out = appendStr(c.out, "obs")
+	c.out = appendF32Bin(c.out, b.Obs)
+	c.out = appendStr(c.out, "mask")
+	c.out = appendBin(c.out, b.Mask)
+	c.out = appendStr(c.out, "done")
+	c.out = appendBool(c.out, sum.Done)
+	c.out = appendStr(c.out, "games")
+	c.out = appendInt(c.out, int64(sum.Games))
+	c.out = appendStr(c.out, "decisions")
+	c.out = appendInt(c.out, int64(sum.Decisions))
+	c.out = appendStr(c.out, "leaves")
+	c.out = appendInt(c.out, sum.Leaves)
+	c.out = appendStr(c.out, "batches")
+	c.out = appendInt(c.out, sum.Batches)
+	return nil
+}
+
+// selfplayClose cancels a run (its finished shards stay) and forgets it.
+func (c *conn) selfplayClose(p []byte) *Error {
+	run, id, e := c.runParams("selfplay_close", p, "id", nil)
+	if e != nil {
+		return e
+	}
+	run.Close()
+	delete(c.runs, id)
+	c.out = appendMapHeader(c.out, 0)
+	return nil
+}
+
+// closeRuns cancels every run of the connection (it is going away).
+func (c *conn) closeRuns() {
+	for id, run := range c.runs {
+		run.Close()
+		delete(c.runs, id)
+	}
+}

@@ -1,0 +1,205 @@
+package server
+
+import (
+	"encoding/binary"
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/dataset"
+	"github.com/yutenv/yutenv/env"
+)
+
+// f32Bytes is a float32 array as the wire carries it.
+func f32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// uniformAnswer answers n leaves with uniform priors and value 0.
+func uniformAnswer(n int) map[string]any {
+	pr := make([]float32, n*env.NumActions)
+	for i := range pr {
+		pr[i] = 1
+	}
+	return map[string]any{"priors": f32Bytes(pr), "values": f32Bytes(make([]float32, n))}
+}
+
+func selfplayParams(out string) map[string]any {
+	return map[string]any{"rules": "standard", "tier": "compact", "sims": 8, "games": 3, "games_in_flight": 2,
+		"seed": 5, "dirichlet_alpha": 0.3, "dirichlet_frac": 0.25, "temperature_moves": 3, "out": out, "shard_games": 2}
+}
+
+func TestSelfplayMethods(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	out := filepath.Join(t.TempDir(), "sp")
+	res, err := c.Call("selfplay_new", selfplayParams(out))
+	require.NoError(t, err)
+	id := res["id"]
+	d, _ := toInt(res["obs_size"])
+	require.Positive(t, d)
+	params := map[string]any{"id": id}
+	batches := 0
+	for {
+		r, err := c.Call("selfplay_next", params)
+		require.NoError(t, err)
+		n, _ := toInt(r["n"])
+		if n == 0 {
+			assert.Equal(t, true, r["done"])
+			g, _ := toInt(r["games"])
+			assert.Equal(t, 3, g)
+			break
+		}
+		batches++
+		require.LessOrEqual(t, n, 2)
+		require.Len(t, r["obs"], 4*n*d)
+		require.Len(t, r["mask"], n*env.NumActions)
+		params = uniformAnswer(n)
+		params["id"] = id
+	}
+	assert.Positive(t, batches)
+	_, err = c.Call("selfplay_close", map[string]any{"id": id})
+	require.NoError(t, err)
+	_, err = c.Call("selfplay_next", map[string]any{"id": id})
+	assert.Equal(t, CodeUnknownHandle, errCode(err))
+	m, err := dataset.Open(out, dataset.Config{}, 0)
+	assert.Nil(t, m)
+	assert.ErrorIs(t, err, dataset.ErrDataset, "the run's dataset exists (and is not a bare config's)")
+}
+
+func TestSelfplayBadClients(t *testing.T) {
+	ts := startServer(t, "tcp", Config{})
+	t.Run("shapes", func(t *testing.T) {
+		c := ts.client(t)
+		res, err := c.Call("selfplay_new", selfplayParams(filepath.Join(t.TempDir(), "sp")))
+		require.NoError(t, err)
+		id := res["id"]
+		r, err := c.Call("selfplay_next", map[string]any{"id": id})
+		require.NoError(t, err)
+		n, _ := toInt(r["n"])
+		require.Positive(t, n)
+		ans := uniformAnswer(n + 1)
+		ans["id"] = id
+		_, err = c.Call("selfplay_next", ans)
+		require.Equal(t, CodeBadRequest, errCode(err))
+		assert.Contains(t, err.Error(), "params.priors")
+		ans = uniformAnswer(n)
+		ans["values"] = f32Bytes(make([]float32, n+3))
+		ans["id"] = id
+		_, err = c.Call("selfplay_next", ans)
+		require.Equal(t, CodeBadRequest, errCode(err))
+		assert.Contains(t, err.Error(), "params.values")
+		ans["values"] = []byte{1, 2, 3}
+		_, err = c.Call("selfplay_next", ans)
+		require.Equal(t, CodeBadRequest, errCode(err))
+		ans = uniformAnswer(n)
+		ans["id"] = id
+		_, err = c.Call("selfplay_next", ans)
+		require.NoError(t, err, "after refused answers the batch still waits for a good one")
+	})
+	t.Run("never answers", func(t *testing.T) {
+		c := ts.client(t)
+		p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
+		p["eval_timeout"] = 0.05
+		res, err := c.Call("selfplay_new", p)
+		require.NoError(t, err)
+		id := res["id"]
+		r, err := c.Call("selfplay_next", map[string]any{"id": id})
+		require.NoError(t, err)
+		n, _ := toInt(r["n"])
+		time.Sleep(300 * time.Millisecond) // the client thinks too long
+		ans := uniformAnswer(n)
+		ans["id"] = id
+		_, err = c.Call("selfplay_next", ans)
+		require.Equal(t, CodeEvalTimeout, errCode(err))
+		assert.Contains(t, err.Error(), "eval_timeout")
+	})
+	t.Run("params", func(t *testing.T) {
+		c := ts.client(t)
+		for _, tc := range []struct {
+			key  string
+			val  any
+			code Code
+		}{
+			{"games_in_flight", 4096, CodeLimitExceeded}, // × sims 2000 below
+			{"sims", 0, CodeBadRequest},
+			{"games_in_flight", 100000, CodeBadRequest},
+			{"c", math.NaN(), CodeBadRequest},
+			{"tier", "huge", CodeBadRequest},
+			{"out", "", CodeBadRequest},
+			{"bogus", 1, CodeBadRequest},
+		} {
+			p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
+			p["sims"] = 2000
+			p[tc.key] = tc.val
+			_, err := c.Call("selfplay_new", p)
+			assert.Equal(t, tc.code, errCode(err), "%s=%v: %v", tc.key, tc.val, err)
+		}
+		_, err := c.Call("selfplay_next", map[string]any{"id": 999})
+		assert.Equal(t, CodeUnknownHandle, errCode(err))
+		_, err = c.Call("selfplay_next", map[string]any{})
+		assert.Equal(t, CodeBadRequest, errCode(err))
+	})
+}
+
+// TestNetOpponent plays a network through make's opponent.
+func TestNetOpponent(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	net := filepath.Join("..", "nnet", "testdata", "go-tiny.ynet")
+	for _, spec := range []string{"net:" + net, "net:" + net + ",sims=4"} {
+		h := makeHandle(t, c, map[string]any{"n": 2, "opponent": spec})
+		_, err := c.Call("reset", map[string]any{"handle": h, "seed": 1})
+		require.NoError(t, err)
+	}
+	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:/nonexistent.ynet"})
+	assert.Equal(t, CodeBadRequest, errCode(err))
+}
+
+// FuzzSelfplayAnswer sends arbitrary priors and values to a live run: the
+// server answers bad_request or the next batch, never anything else, and
+// the run stays usable.
+func FuzzSelfplayAnswer(f *testing.F) {
+	f.Add(f32Bytes(make([]float32, env.NumActions)), f32Bytes([]float32{0}))
+	f.Add(f32Bytes([]float32{float32(math.NaN())}), f32Bytes([]float32{float32(math.Inf(1)), 2}))
+	f.Add([]byte{1, 2, 3}, []byte{})
+	ts := startServer(f, "unix", Config{})
+	c := ts.client(f)
+	dir := f.TempDir()
+	runs := 0
+	var id any
+	var n int
+	start := func(t *testing.T) {
+		runs++
+		res, err := c.Call("selfplay_new", selfplayParams(filepath.Join(dir, "sp", string(rune('a'+runs%26)), time.Now().Format("150405.000000000"))))
+		require.NoError(t, err)
+		id = res["id"]
+		r, err := c.Call("selfplay_next", map[string]any{"id": id})
+		require.NoError(t, err)
+		n, _ = toInt(r["n"])
+	}
+	f.Fuzz(func(t *testing.T, priors, values []byte) {
+		if id == nil || n == 0 {
+			start(t)
+		}
+		r, err := c.Call("selfplay_next", map[string]any{"id": id, "priors": priors, "values": values})
+		if err != nil {
+			require.Equal(t, CodeBadRequest, errCode(err), "%v", err)
+			return
+		}
+		n, _ = toInt(r["n"])
+		if n == 0 {
+			_, err = c.Call("selfplay_close", map[string]any{"id": id})
+			require.NoError(t, err)
+			id = nil
+		}
+	})
+}
