@@ -159,7 +159,9 @@ def test_driver_killed_and_resumed(cluster: Cluster, reference: Path, tmp_path: 
     proc.communicate()
     done = len(list(parts.glob("part-*.json")))
     assert 2 <= done, "the driver was killed before two ranges were written"
-    # Damage one finished part's shard: that range must be played again.
+    # A copy killed midway, and damage to one finished part's shard: that range must be
+    # played again, and the leftover removed.
+    (out / "shard-000099.npz.tmp").write_bytes(b"half a shard")
     first = sorted(parts.glob("part-*.json"))[0]
     shard = out / json.loads(first.read_text())["shards"][0]["file"]
     shard.write_bytes(shard.read_bytes()[:50])

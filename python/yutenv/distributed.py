@@ -118,20 +118,27 @@ def _die_with_parent() -> None:
         pass
 
 
+def _run_yutenv(args: list[str], what: str, error: type[Exception]) -> str:
+    """Run the package's ``yutenv`` binary; its stdout. A process killed by a signal
+    raises :class:`WorkerCrash` (retried by Ray), a failure ``error``."""
+    pre = _die_with_parent if sys.platform.startswith("linux") else None
+    proc = subprocess.run([str(binary_path()), *args], capture_output=True, text=True, preexec_fn=pre, check=False)  # noqa: PLW1509
+    if proc.returncode < 0:
+        raise WorkerCrash(f"{what} was killed by signal {-proc.returncode}")
+    if proc.returncode != 0:
+        raise error(f"{what} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
 def play_range_cli(task: RangeTask, out_dir: str) -> None:
     """Play ``task`` with the package's ``yutenv selfplay`` binary into ``out_dir``."""
-    cmd = [
-        str(binary_path()), "selfplay", "--quiet",
+    args = [
+        "selfplay", "--quiet",
         "--agents", task.agents, "--tier", task.tier, "--seed", str(task.seed), "--rules", task.rules,
         "--shard-games", str(task.shard_games), "--first-game", str(task.first), "--games", str(task.games),
         "--workers", str(task.threads), "--out", out_dir,
     ]  # fmt: skip
-    pre = _die_with_parent if sys.platform.startswith("linux") else None
-    proc = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pre, check=False)  # noqa: PLW1509
-    if proc.returncode < 0:
-        raise WorkerCrash(f"yutenv selfplay for games {task.first}..{task.first + task.games - 1} was killed by signal {-proc.returncode}")
-    if proc.returncode != 0:
-        raise DatasetError(f"yutenv selfplay for games {task.first}..{task.first + task.games - 1} failed: {proc.stderr.strip()}")
+    _run_yutenv(args, f"yutenv selfplay for games {task.first}..{task.first + task.games - 1}", DatasetError)
 
 
 def _fs(url: str) -> tuple[Any, str]:
@@ -352,7 +359,13 @@ def selfplay(
                 ray.cancel(ref, force=True)
             if bar is not None:
                 bar.close()
-    return merge(out, games)
+    m = merge(out, games)
+    # Every task has ended: a .tmp file left now is from an attempt killed mid-copy.
+    for d in (root, f"{root}/{PARTS}"):
+        for p in fs.ls(d, detail=False) if fs.exists(d) else []:
+            if str(p).endswith(".tmp"):
+                fs.rm_file(p)
+    return m
 
 
 # --- evaluation ---------------------------------------------------------------------
@@ -421,15 +434,9 @@ def chunk_seed(seed: int, chunk: int) -> int:
 
 
 def _eval_agents_chunk(a: str, b: str, games: int, seed: int, rules: str, threads: int) -> dict[str, Any]:
-    cmd = [str(binary_path()), "eval", "--json", "--quiet", "--a", a, "--b", b, "--games", str(games),
-           "--seed", str(seed), "--rules", rules, "--workers", str(threads)]  # fmt: skip
-    pre = _die_with_parent if sys.platform.startswith("linux") else None
-    proc = subprocess.run(cmd, capture_output=True, text=True, preexec_fn=pre, check=False)  # noqa: PLW1509
-    if proc.returncode < 0:
-        raise WorkerCrash(f"yutenv eval was killed by signal {-proc.returncode}")
-    if proc.returncode != 0:
-        raise ValueError(f"yutenv eval failed: {proc.stderr.strip()}")
-    d: dict[str, Any] = json.loads(proc.stdout)
+    args = ["eval", "--json", "--quiet", "--a", a, "--b", b, "--games", str(games),
+            "--seed", str(seed), "--rules", rules, "--workers", str(threads)]  # fmt: skip
+    d: dict[str, Any] = json.loads(_run_yutenv(args, f"yutenv eval {a} vs {b}", ValueError))
     d["rules"], d["seed"] = rules, seed  # rules as given, so that every chunk agrees
     return d
 
