@@ -90,9 +90,10 @@ def test_selfplay_matches_one_machine(cluster: Cluster, reference: Path, tmp_pat
 
 
 def test_file_uri_and_extend(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
-    """A file:// URI through fsspec; a dataset extended by a second, larger run."""
+    """A file:// URI through fsspec; one task at a time; a dataset extended by a second,
+    larger run."""
     out = tmp_path / "uri"
-    m = distributed.selfplay(f"file://{out}", GAMES // 2, **FLAGS)
+    m = distributed.selfplay(f"file://{out}", GAMES // 2, **FLAGS, max_tasks=1)
     assert m["games"] == GAMES // 2 and m["complete"]
     m = distributed.selfplay(f"file://{out}", GAMES, **FLAGS)
     assert m["games_target"] == GAMES and m["complete"]
@@ -263,3 +264,21 @@ def test_cli_eval(cluster: Cluster, tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert bad.returncode == 1 and "multiple of shard_games" in bad.stderr
     assert not (tmp_path / "never").exists()
+
+
+def test_play_range_hook(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
+    """play_range replaces the yutenv process of every task (the learning loop's hook):
+    it runs on the workers, once per range, and what it writes is the dataset."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def play(task: distributed.RangeTask, out_dir: str) -> None:
+        (marks / f"{task.first}-{os.getpid()}").touch()
+        distributed.play_range_cli(task, out_dir)
+
+    out = tmp_path / "hook"
+    distributed.selfplay(str(out), GAMES, **FLAGS, play_range=play)
+    firsts = sorted(int(p.name.split("-")[0]) for p in marks.iterdir())
+    assert firsts == list(range(0, GAMES, RANGE))
+    assert all(int(p.name.split("-")[1]) != os.getpid() for p in marks.iterdir()), "ran in Ray workers"
+    assert_same_dataset(out, reference)

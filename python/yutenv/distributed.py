@@ -274,6 +274,32 @@ def merge(url: str, games_target: int | None = None) -> dict[str, Any]:
     return m
 
 
+def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | None, done: Callable[[int, Any], None]) -> list[Any]:
+    """Submit the tasks, at most ``max_tasks`` in flight (None: all at once), call
+    ``done(k, result)`` as task ``k`` ends, and return the results in task order. The
+    first error cancels the tasks still running and is raised."""
+    if max_tasks is not None and max_tasks < 1:
+        raise ValueError(f"max_tasks must be at least 1, got {max_tasks}")
+    limit = len(submit) if max_tasks is None else max_tasks
+    results: list[Any] = [None] * len(submit)
+    pending: dict[Any, int] = {}
+    nxt = 0
+    try:
+        while nxt < len(submit) or pending:
+            while nxt < len(submit) and len(pending) < limit:
+                pending[submit[nxt]()] = nxt
+                nxt += 1
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                k = pending.pop(ref)
+                results[k] = ray.get(ref)  # raises the task's error
+                done(k, results[k])
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+    return results
+
+
 def _ray_init(address: str | None, num_cpus: int | None) -> Any:
     import ray
 
@@ -307,6 +333,7 @@ def selfplay(
     num_cpus: int | None = None,
     threads_per_task: int = 1,
     max_retries: int = 3,
+    max_tasks: int | None = None,
     play_range: PlayRange | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
@@ -318,7 +345,8 @@ def selfplay(
     ``shard_games``) is the work unit of one task. ``address`` is the Ray cluster
     (``"auto"``; None starts a local Ray with ``num_cpus`` CPUs, or joins the one
     already initialized). Each task takes ``threads_per_task`` CPUs and plays that many
-    games at once. ``play_range`` replaces the ``yutenv selfplay`` process that plays a
+    games at once; ``max_tasks`` caps the tasks in flight (None: as many as the cluster
+    runs), to leave a shared cluster room or to measure scaling. ``play_range`` replaces the ``yutenv selfplay`` process that plays a
     range (see :data:`PlayRange`). Returns the merged manifest.
     """
     if games < 1:
@@ -342,21 +370,18 @@ def selfplay(
         )
         play = play_range or play_range_cli
         bar = _progress(sum(n for _, n in todo), "selfplay", progress)
-        pending = {
-            run.remote(RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task), out, play): n
-            for first, n in todo
-        }  # fmt: skip
+        tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task) for first, n in todo]
+
+        def submit(task: RangeTask) -> Callable[[], Any]:
+            return lambda: run.remote(task, out, play)
+
+        def done(k: int, _: Any) -> None:
+            if bar is not None:
+                bar.update(tasks[k].games)
+
         try:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1)
-                for ref in ready:
-                    n = pending.pop(ref)
-                    ray.get(ref)  # raises the task's error
-                    if bar is not None:
-                        bar.update(n)
+            _run_tasks(ray, [submit(t) for t in tasks], max_tasks, done)
         finally:
-            for ref in pending:
-                ray.cancel(ref, force=True)
             if bar is not None:
                 bar.close()
     m = merge(out, games)
@@ -453,15 +478,17 @@ def evaluate_agents(
     num_cpus: int | None = None,
     threads_per_task: int = 1,
     max_retries: int = 3,
+    max_tasks: int | None = None,
 ) -> EvalResult:
     """Built-in agent ``a`` against ``b`` (agent specs, as ``yutenv eval --a/--b``) on
     Ray: ``games`` games in chunks of ``chunk_games``, chunk ``k`` a ``yutenv eval`` run
-    with seed :func:`chunk_seed` ``(seed, k)`` on one worker, merged by :func:`merge_results`."""
+    with seed :func:`chunk_seed` ``(seed, k)`` on one worker, merged by :func:`merge_results`;
+    at most ``max_tasks`` chunks at once (None: as many as the cluster runs)."""
     ray = _ray_init(address, num_cpus)
     run = ray.remote(_eval_agents_chunk).options(num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash])
-    refs = [run.remote(a, b, n, chunk_seed(seed, k), rules, threads_per_task) for k, n in enumerate(_chunks(games, chunk_games))]
+    submit = [lambda k=k, n=n: run.remote(a, b, n, chunk_seed(seed, k), rules, threads_per_task) for k, n in enumerate(_chunks(games, chunk_games))]
     t0 = time.perf_counter()
-    res = merge_results(ray.get(refs))
+    res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
     res.seed, res.seconds = seed, time.perf_counter() - t0
     return res
 
@@ -482,22 +509,24 @@ def evaluate_policy(
     address: str | None = None,
     num_cpus: int | None = None,
     max_retries: int = 3,
+    max_tasks: int | None = None,
     **evaluate_kwargs: Any,
 ) -> EvalResult:
     """:func:`yutenv.evaluate.evaluate` of a Python ``policy`` on Ray, in chunks.
 
     The policy (a callable or a Stable-Baselines3 model, with its weights) is put once
     in Ray's object store and sent to the worker of every chunk; each chunk starts its
-    own yutenv server and plays ``chunk_games`` games (seed :func:`chunk_seed`). The
+    own yutenv server and plays ``chunk_games`` games (seed :func:`chunk_seed`), at most
+    ``max_tasks`` chunks at once. The
     chunks are merged by :func:`merge_results`. ``evaluate_kwargs`` go to ``evaluate``
     (``rules``, ``tier``, ``num_envs``, ``deterministic``, ``batched``, ``name``, ...).
     """
     ray = _ray_init(address, num_cpus)
     ref = ray.put(policy)
     run = ray.remote(_eval_policy_chunk).options(max_retries=max_retries)
-    refs = [run.remote(ref, opponent, n, chunk_seed(seed, k), evaluate_kwargs) for k, n in enumerate(_chunks(games, chunk_games))]
+    submit = [lambda k=k, n=n: run.remote(ref, opponent, n, chunk_seed(seed, k), evaluate_kwargs) for k, n in enumerate(_chunks(games, chunk_games))]
     t0 = time.perf_counter()
-    res = merge_results(ray.get(refs))
+    res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
     res.seed, res.seconds = seed, time.perf_counter() - t0
     return res
 
@@ -516,6 +545,7 @@ def main(argv: Iterable[str] | None = None) -> int:
         s.add_argument("--seed", type=int, default=1)
         s.add_argument("--rules", default="standard")
         s.add_argument("--threads-per-task", type=int, default=1, help="CPUs (games at once) of one task")
+        s.add_argument("--max-tasks", type=int, default=None, help="tasks in flight at most (default: as many as the cluster runs)")
     sp = sub.choices["selfplay"]
     sp.add_argument("--games", type=int, default=100)
     sp.add_argument("--agents", default="random")
@@ -536,11 +566,13 @@ def main(argv: Iterable[str] | None = None) -> int:
             t0 = time.perf_counter()
             m = selfplay(args.out, args.games, agents=args.agents, tier=args.tier, seed=args.seed, rules=args.rules,
                          shard_games=args.shard_games, range_games=args.range_games, address=args.address,
-                         num_cpus=args.num_cpus, threads_per_task=args.threads_per_task, progress=not args.quiet)  # fmt: skip
+                         num_cpus=args.num_cpus, threads_per_task=args.threads_per_task, max_tasks=args.max_tasks,
+                         progress=not args.quiet)  # fmt: skip
             print(f"{args.out}: {m['games']} games, {m['decisions']} decisions in {len(m['shards'])} shards ({time.perf_counter() - t0:.1f} s)")
         else:
             r = evaluate_agents(args.a, args.b, args.games, seed=args.seed, rules=args.rules, chunk_games=args.chunk_games,
-                                address=args.address, num_cpus=args.num_cpus, threads_per_task=args.threads_per_task)  # fmt: skip
+                                address=args.address, num_cpus=args.num_cpus, threads_per_task=args.threads_per_task,
+                                max_tasks=args.max_tasks)  # fmt: skip
             print(json.dumps(r.as_dict(), indent=2) if args.json else r)
     except (DatasetError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
