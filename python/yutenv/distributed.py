@@ -52,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -149,9 +150,11 @@ def _fs(url: str) -> tuple[Any, str]:
 
 
 def _put_atomic(fs: Any, data: bytes | None, local: str | None, path: str) -> None:
-    """Write a file under a temporary name and move it into place (a rename on a
-    file system; object stores make each object appear whole anyway)."""
-    tmp = path + ".tmp"
+    """Write a file under a temporary name of its own and move it into place (a rename
+    on a file system; object stores make each object appear whole anyway). Two attempts
+    at the same range (a retry while a lost worker still runs) write the same bytes, and
+    never into each other's temporary file."""
+    tmp = f"{path}.{uuid.uuid4().hex[:12]}.tmp"
     if local is not None:
         fs.put_file(local, tmp)
     else:
