@@ -282,3 +282,36 @@ def test_play_range_hook(cluster: Cluster, reference: Path, tmp_path: Path) -> N
     assert firsts == list(range(0, GAMES, RANGE))
     assert all(int(p.name.split("-")[1]) != os.getpid() for p in marks.iterdir()), "ran in Ray workers"
     assert_same_dataset(out, reference)
+
+
+def test_node_lost(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
+    """A whole node (its raylet and workers) dies mid-run: its ranges are played again
+    on the nodes left, and the dataset is the one-machine one."""
+    def slow_play(task: distributed.RangeTask, out_dir: str) -> None:
+        # Nested, so that Ray ships it by value (the test module is not importable there).
+        distributed.play_range_cli(task, out_dir)
+        time.sleep(1.0)  # keep the run going long enough to lose a node in the middle
+
+    node = cluster.add_node(num_cpus=1)
+    cluster.wait_for_nodes()
+    out = tmp_path / "node"
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            result["m"] = distributed.selfplay(str(out), GAMES, **{**FLAGS, "range_games": SHARD}, max_retries=10, play_range=slow_play)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            result["err"] = e
+
+    th = threading.Thread(target=run)
+    th.start()
+    parts = out / distributed.PARTS
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and th.is_alive() and not list(parts.glob("part-*.json")):
+        time.sleep(0.02)
+    assert th.is_alive(), "the run ended before the node could be lost"
+    cluster.remove_node(node, allow_graceful=False)
+    th.join(600)
+    assert not th.is_alive()
+    assert "err" not in result, result.get("err")
+    assert_same_dataset(out, reference)
