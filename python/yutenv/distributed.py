@@ -217,6 +217,8 @@ def _files_ok(fs: Any, root: str, part: Mapping[str, Any]) -> bool:
 
 def _done_parts(fs: Any, root: str) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]]]:
     """The dataset's manifest (None if none yet) and the finished parts not in it, by first game."""
+    # Listings cached by this process (s3fs, ftp, ...) miss what the workers wrote since.
+    fs.invalidate_cache()
     base = _read_json(fs, f"{root}/{MANIFEST}") if fs.exists(f"{root}/{MANIFEST}") else None
     have = base["games"] if base else 0
     parts: dict[int, dict[str, Any]] = {}
