@@ -56,6 +56,10 @@ type Manifest struct {
 	// and seat i's agent vecenv.Seed(seed, 1, g, i).
 	Seed       uint64 `json:"seed"`
 	ShardGames int    `json:"shard_games"`
+	// FirstGame is the first game the dataset holds: 0, or for one part
+	// of a distributed run (yutenv selfplay --first-game) the start of its
+	// range of games. It is left out of the JSON when 0.
+	FirstGame int `json:"first_game,omitempty"`
 	// GamesTarget is the number of games asked for; Games and Decisions
 	// count what the shards hold; Complete is Games >= GamesTarget.
 	GamesTarget int   `json:"games_target"`
@@ -127,6 +131,11 @@ type Config struct {
 	// Visits adds the array visits (the raw root visit counts, float32
 	// [180]) after the others: network-guided self-play (package az).
 	Visits bool
+	// FirstGame is the first game of the dataset: 0, or the start of the
+	// range of games one part of a distributed run plays. It must be a
+	// multiple of ShardGames, so that shard files are named as in a
+	// dataset made in one run (shard k holds games k*ShardGames onwards).
+	FirstGame int
 }
 
 // Open reads dir's manifest, checks it was made by the same run
@@ -137,12 +146,15 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	if cfg.FirstGame < 0 || cfg.ShardGames < 1 || cfg.FirstGame%cfg.ShardGames != 0 {
+		return nil, fmt.Errorf("first game %d is not a multiple of %d games per shard", cfg.FirstGame, cfg.ShardGames)
+	}
 	sp := cfg.Space
 	want := Manifest{
 		Format: Format, Version: FormatVersion, Software: cfg.Software,
 		Rules: cfg.Rules, RulesText: cfg.Rules.String(), Agents: cfg.Agents,
 		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.Seed, ShardGames: cfg.ShardGames,
-		Arrays: Arrays(sp.Size), Shards: []Shard{},
+		FirstGame: cfg.FirstGame, Arrays: Arrays(sp.Size), Shards: []Shard{},
 	}
 	if cfg.Visits {
 		want.Arrays = append(want.Arrays, VisitsArray)
@@ -191,6 +203,7 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 		{"tier", m.Tier, want.Tier},
 		{"obs_size", m.ObsSize, want.ObsSize},
 		{"seed", m.Seed, want.Seed},
+		{"first_game", m.FirstGame, want.FirstGame},
 		{"arrays", m.Arrays, want.Arrays},
 	} {
 		if !reflect.DeepEqual(c.have, c.now) {
@@ -198,10 +211,10 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 				ErrDataset, dir, c.what, c.have, c.now)
 		}
 	}
-	if m.ShardGames < 1 {
-		return nil, fmt.Errorf("%w: %s: shard_games %d", ErrDataset, path, m.ShardGames)
+	if m.ShardGames < 1 || m.FirstGame%m.ShardGames != 0 {
+		return nil, fmt.Errorf("%w: %s: shard_games %d, first_game %d", ErrDataset, path, m.ShardGames, m.FirstGame)
 	}
-	next := 0
+	next := m.FirstGame
 	for _, s := range m.Shards {
 		if s.FirstGame != next || s.Games < 1 {
 			return nil, fmt.Errorf("%w: %s: shard %s covers games %d..%d, expected to start at %d", ErrDataset, path, s.File, s.FirstGame, s.FirstGame+s.Games-1, next)
@@ -223,8 +236,8 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 			}
 		}
 	}
-	if next != m.Games {
-		return nil, fmt.Errorf("%w: %s: shards hold %d games, games says %d", ErrDataset, path, next, m.Games)
+	if next-m.FirstGame != m.Games {
+		return nil, fmt.Errorf("%w: %s: shards hold %d games, games says %d", ErrDataset, path, next-m.FirstGame, m.Games)
 	}
 	if err := tidy(dir, &m); err != nil {
 		return nil, err
@@ -306,9 +319,10 @@ var ShardHook func()
 
 // AddShard writes the records and the arrays of games [first, first+len(recs))
 // (c holds their decisions) into dir, and then the manifest that lists
-// them, each atomically.
+// them, each atomically. Shard files are numbered from FirstGame/ShardGames
+// on, so the parts of a distributed run name their shards as one run would.
 func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Record) error {
-	name := fmt.Sprintf("shard-%06d", len(m.Shards))
+	name := fmt.Sprintf("shard-%06d", m.FirstGame/m.ShardGames+len(m.Shards))
 	sh := Shard{File: name + ".npz", Records: name + ".records.jsonl", FirstGame: first, Games: len(recs), Decisions: c.rows}
 	var err error
 	sh.RecordsBytes, sh.RecordsSHA256, err = writeHashed(filepath.Join(dir, sh.Records), func(w io.Writer) error {

@@ -66,3 +66,38 @@ func FuzzOpen(f *testing.F) {
 		assert.NoError(t, statErr, "files outside the dataset are never touched")
 	})
 }
+
+func TestOpenFirstGame(t *testing.T) {
+	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+	require.NoError(t, err)
+	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, ShardGames: 10, Software: "test"}
+	tests := []struct {
+		name  string
+		first int
+		err   string
+	}{
+		{"zero", 0, ""},
+		{"a multiple", 30, ""},
+		{"not a multiple", 15, "not a multiple of 10 games per shard"},
+		{"negative", -10, "not a multiple"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cfg
+			c.FirstGame = tt.first
+			dir := t.TempDir()
+			m, err := Open(dir, c, 5)
+			if tt.err != "" {
+				assert.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.first, m.FirstGame)
+			// Reopened by another range of the same run: refused, naming the field.
+			c.FirstGame = tt.first + 10
+			_, err = Open(dir, c, 5)
+			assert.ErrorIs(t, err, ErrDataset)
+			assert.ErrorContains(t, err, "first_game")
+		})
+	}
+}

@@ -12,6 +12,11 @@
 // resumes; the bytes of a shard depend only on its arrays (WriteNPZ stores
 // no timestamps), so a resumed run writes what an uninterrupted one would.
 //
+// A dataset can also hold one range of games (Config.FirstGame, a multiple
+// of ShardGames): the part one worker of a distributed run writes. Its
+// shards are numbered as in a dataset of all games, so parts merged into one
+// manifest (python/yutenv/distributed.py) are the dataset one run writes.
+//
 // Usage:
 //
 //	m, err := dataset.Open(dir, dataset.Config{Rules: rules, Agents: specs, Space: enc.Space(),

@@ -33,6 +33,11 @@ dsManifest (docs/DATASETS.md). Shards are written atomically; a killed run
 resumes where it stopped when run again with the same flags, and a larger
 --games extends a finished dataset.
 
+With --first-game G (a multiple of --shard-games) the dataset directory holds
+games G .. G+games-1 only, its shards numbered as in a dataset of all games
+from 0: the part of a distributed run (yutenv.distributed in Python) that
+one worker plays; merged parts are the dataset one run would have written.
+
 --agents gives one spec per seat, separated by ';' (or commas: option items
 hold '=', agent names never do), or one spec for every seat.`
 
@@ -54,6 +59,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "-", "records file ('-' = stdout), or with --tier the dataset directory")
 	tierName := fs.String("tier", "", "observation tier (compact, tactical, planes): write a dataset instead of records")
 	shardGames := fs.Int("shard-games", 100, "games per dataset shard")
+	firstGame := fs.Int("first-game", 0, "with --tier: the first game of the dataset (one part of a distributed run)")
 	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	rules, err := parseCommand(fs, args, rulesSpec)
@@ -71,6 +77,10 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--workers must be 1..1024, got %d", *workers)
 	case *shardGames < 1 || *shardGames > 1_000_000:
 		return fmt.Errorf("--shard-games must be 1..1000000, got %d", *shardGames)
+	case *firstGame < 0 || *firstGame > 100_000_000 || *firstGame%*shardGames != 0:
+		return fmt.Errorf("--first-game must be a multiple of --shard-games in 0..100000000, got %d", *firstGame)
+	case *firstGame != 0 && *tierName == "":
+		return fmt.Errorf("--first-game needs --tier (it makes one part of a dataset)")
 	}
 	cfg := selfplayConfig{rules: rules, specs: specs, seed: *seed, workers: *workers}
 	if *tierName == "" {
@@ -86,7 +96,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	if cfg.enc, err = obs.NewEncoder(rules, tier); err != nil {
 		return err
 	}
-	return writeDataset(cfg, *games, *shardGames, *out, stdout, stderr, *quiet)
+	return writeDataset(cfg, *firstGame, *games, *shardGames, *out, stdout, stderr, *quiet)
 }
 
 // seatSpecs turns --agents into one canonical spec per seat.
@@ -207,33 +217,36 @@ func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr i
 	return nil
 }
 
-// writeDataset plays the games a dataset still lacks and writes its shards.
-func writeDataset(cfg selfplayConfig, games, shardGames int, dir string, stdout, stderr io.Writer, quiet bool) error {
+// writeDataset plays the games a dataset of games [firstGame,
+// firstGame+games) still lacks and writes its shards.
+func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir string, stdout, stderr io.Writer, quiet bool) error {
 	sp := cfg.enc.Space()
 	m, err := dataset.Open(dir, dataset.Config{Rules: cfg.rules, Agents: cfg.specs, Space: sp, Seed: cfg.seed,
-		ShardGames: shardGames, Software: "yutenv " + Version}, games)
+		ShardGames: shardGames, Software: "yutenv " + Version, FirstGame: firstGame}, games)
 	if err != nil {
 		return err
 	}
-	first := m.Games
-	if first >= games {
+	// Games [first, last) are still to play (global game indices).
+	first, last := m.FirstGame+m.Games, m.FirstGame+games
+	if first >= last {
 		fmt.Fprintf(stdout, "%s: complete, %d games, %d decisions in %d shards\n", dir, m.Games, m.Decisions, len(m.Shards))
 		return nil
 	}
-	if first > 0 {
+	if m.Games > 0 {
 		fmt.Fprintf(stderr, "%s: resuming after %d games in %d shards\n", dir, m.Games, len(m.Shards))
 	}
 	var bar *progressbar.ProgressBar
 	if !quiet {
-		bar = newProgress(stderr, games-first, "selfplay", "games")
+		bar = newProgress(stderr, last-first, "selfplay", "games")
 	}
 	t0 := time.Now()
+	played := m.Games
 	shard := dataset.NewColumns(sp.Size)
 	var recs []*env.Record
-	shardEnd := func(start int) int { return min(start+m.ShardGames, games) }
+	shardEnd := func(start int) int { return min(start+m.ShardGames, last) }
 	shardStart, end := first, shardEnd(first)
 	stop := make(chan struct{})
-	err = selfplayInOrder(selfplayGames(cfg, first, games, stop), first, stop, func(g int, pg spGame) error {
+	err = selfplayInOrder(selfplayGames(cfg, first, last, stop), first, stop, func(g int, pg spGame) error {
 		shard.Append(pg.cols)
 		recs = append(recs, pg.rec)
 		if bar != nil {
@@ -257,6 +270,6 @@ func writeDataset(cfg selfplayConfig, games, shardGames int, dir string, stdout,
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d games, %d decisions in %d shards (%d games played in %.1f s)\n",
-		dir, m.Games, m.Decisions, len(m.Shards), m.Games-first, time.Since(t0).Seconds())
+		dir, m.Games, m.Decisions, len(m.Shards), m.Games-played, time.Since(t0).Seconds())
 	return nil
 }

@@ -248,6 +248,42 @@ func TestSelfplayResume(t *testing.T) {
 	assert.Len(t, entries, 1+2*len(b.Shards), "no stray files are left")
 }
 
+// TestSelfplayFirstGame checks that the parts of a distributed run
+// (--first-game) hold the very shards, under the very names, of one run of
+// all the games.
+func TestSelfplayFirstGame(t *testing.T) {
+	whole := t.TempDir()
+	selfplayDataset(t, whole, "--games", "8")
+	wm := readManifest(t, whole)
+	require.Len(t, wm.Shards, 3)
+
+	for _, part := range []struct{ first, games int }{{0, 3}, {3, 5}, {6, 2}} {
+		t.Run(strconv.Itoa(part.first), func(t *testing.T) {
+			dir := t.TempDir()
+			selfplayDataset(t, dir, "--first-game", strconv.Itoa(part.first), "--games", strconv.Itoa(part.games))
+			m := readManifest(t, dir)
+			assert.Equal(t, part.first, m.FirstGame)
+			assert.Equal(t, part.games, m.Games)
+			assert.True(t, m.Complete)
+			for _, sh := range m.Shards {
+				want := wm.Shards[sh.FirstGame/3]
+				assert.Equal(t, want, sh, "a part's shard is the whole run's shard")
+			}
+			out := selfplayDataset(t, dir, "--first-game", strconv.Itoa(part.first), "--games", strconv.Itoa(part.games))
+			assert.Contains(t, out, "complete")
+		})
+	}
+
+	code, _, errs := runCmd(t, "selfplay", "--tier", "compact", "--shard-games", "3", "--first-game", "4", "--out", t.TempDir(), "--quiet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "--first-game must be a multiple of --shard-games")
+	dir := t.TempDir()
+	selfplayDataset(t, dir, "--first-game", "3", "--games", "3")
+	code, _, errs = runCmd(t, "selfplay", "--agents", "mcts:8;greedy", "--tier", "compact", "--shard-games", "3", "--seed", "6", "--out", dir, "--games", "6", "--quiet")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "was made with first_game 3, this run asks for 0")
+}
+
 func TestSelfplayDatasetRefuses(t *testing.T) {
 	dir := t.TempDir()
 	selfplayDataset(t, dir, "--games", "3")
@@ -289,6 +325,7 @@ func TestSelfplayErrors(t *testing.T) {
 		{[]string{"--agents", "mcts:0"}, "count must be an integer"},
 		{[]string{"--games", "0"}, "--games must be"},
 		{[]string{"--shard-games", "0"}, "--shard-games must be"},
+		{[]string{"--first-game", "100"}, "--first-game needs --tier"},
 		{[]string{"--rules", "players=1"}, "players must be"},
 		{[]string{"--out", "/nonexistent/dir/file.jsonl"}, "no such file or directory"},
 	}

@@ -1,0 +1,589 @@
+"""Self-play datasets and evaluations on a Ray cluster (``pip install 'yutenv[ray]'``).
+
+The work is cut into ranges of game indices. Game ``g`` of a run with seed ``S`` is fully
+determined by ``(S, g)`` (its throws come from ``Seed(S, 0, g)``, seat ``i``'s agent from
+``Seed(S, 1, g, i)``; docs/DATASETS.md), so a range can be played by any worker, at any
+time, as often as needed, and always gives the same games. One Ray task plays one range
+with its own ``yutenv selfplay --first-game G --games N`` process (the Go binary shipped in
+the package) into a local scratch directory, then copies the shard files and, last, the
+range's part manifest to the dataset's storage. When every range is there,
+:func:`merge` writes ``manifest.json``: the dataset is then the very dataset that
+``yutenv selfplay`` writes on one machine with the same flags, shard for shard and byte
+for byte (only the manifest's timestamps and the extra ``parts/`` folder differ).
+
+>>> from yutenv import distributed
+>>> m = distributed.selfplay("s3://bucket/mcts200", games=100_000, agents="mcts:200",
+...                          tier="compact", seed=7, address="auto")
+>>> m["games"], m["complete"]
+(100000, True)
+
+The same from a shell (without ``--address`` it starts a Ray on this machine)::
+
+    python -m yutenv.distributed selfplay --address auto --games 10000 \\
+        --agents 'mcts:200;mcts:200' --tier compact --out DIR_OR_URI --seed 7
+    python -m yutenv.distributed eval --address auto --a mcts:200 --b greedy --games 20000
+
+Storage is anything `fsspec <https://filesystem-spec.readthedocs.io>`_ opens: a local
+folder (a shared NFS mount on a cluster), ``file://``, ``s3://``, ``gs://``, ``abfs://``
+(with the matching fsspec package installed). Every worker writes there directly; nothing
+goes through the driver but the small part manifests.
+
+Resuming: a run killed at any moment (workers, nodes or the driver) is resumed by running
+the same call again. A range counts as done only when its part manifest
+(``parts/part-G.json``, written after its shard files) is there and its files have the
+listed sizes; every other range is played again, giving the same games. Ray retries a
+task whose worker died (``max_retries``); a range is never listed twice, and :func:`merge`
+refuses parts that overlap or leave a gap.
+
+Evaluation: :func:`evaluate_agents` plays built-in agents (``yutenv eval`` on each worker)
+and :func:`evaluate_policy` a Python policy (shipped once to the object store, then to every
+worker), each in chunks merged by :func:`merge_results` into one
+:class:`~yutenv.evaluate.EvalResult` with its Wilson interval.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, fields
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .datasets import MANIFEST, DatasetError
+from .evaluate import EvalResult, elo_diff, wilson
+from .server import binary_path
+
+__all__ = [
+    "PlayRange",
+    "RangeTask",
+    "WorkerCrash",
+    "evaluate_agents",
+    "evaluate_policy",
+    "main",
+    "merge",
+    "merge_results",
+    "play_range_cli",
+    "plan_ranges",
+    "selfplay",
+]
+
+#: The folder of the dataset that holds one manifest per finished range.
+PARTS = "parts"
+
+# Manifest fields every part of a dataset must share.
+_SAME = ("format", "version", "rules", "rules_text", "agents", "tier", "obs_size", "obs_parts", "seed", "shard_games", "arrays")
+
+
+class WorkerCrash(RuntimeError):
+    """The ``yutenv`` process of a task was killed: Ray retries such a task."""
+
+
+@dataclass(frozen=True)
+class RangeTask:
+    """One unit of work: games ``first .. first+games-1`` of a self-play run."""
+
+    first: int
+    games: int
+    agents: str
+    tier: str
+    seed: int
+    rules: str
+    shard_games: int
+    #: Games one task plays at once (``yutenv selfplay --workers``).
+    threads: int = 1
+
+
+#: Plays one :class:`RangeTask` into an empty local directory, as a dataset part: what
+#: ``yutenv selfplay --first-game G --games N --tier T --out DIR`` writes (a manifest with
+#: ``first_game`` and the range's shards, named as in one run). The default is
+#: :func:`play_range_cli`. This is the hook for the network-guided self-play of a learning
+#: loop: pass a function that plays the range with the current network (its weights
+#: captured by the function, which Ray ships to the workers) and writes the same format.
+PlayRange = Callable[[RangeTask, str], None]
+
+
+def _die_with_parent() -> None:
+    # Linux: the yutenv process gets SIGKILL when the Ray worker that started it dies,
+    # so a killed worker leaves no orphan playing on.
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def _run_yutenv(args: list[str], what: str, error: type[Exception]) -> str:
+    """Run the package's ``yutenv`` binary; its stdout. A process killed by a signal
+    raises :class:`WorkerCrash` (retried by Ray), a failure ``error``."""
+    pre = _die_with_parent if sys.platform.startswith("linux") else None
+    proc = subprocess.run([str(binary_path()), *args], capture_output=True, text=True, preexec_fn=pre, check=False)  # noqa: PLW1509
+    if proc.returncode < 0:
+        raise WorkerCrash(f"{what} was killed by signal {-proc.returncode}")
+    if proc.returncode != 0:
+        raise error(f"{what} failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def play_range_cli(task: RangeTask, out_dir: str) -> None:
+    """Play ``task`` with the package's ``yutenv selfplay`` binary into ``out_dir``."""
+    args = [
+        "selfplay", "--quiet",
+        "--agents", task.agents, "--tier", task.tier, "--seed", str(task.seed), "--rules", task.rules,
+        "--shard-games", str(task.shard_games), "--first-game", str(task.first), "--games", str(task.games),
+        "--workers", str(task.threads), "--out", out_dir,
+    ]  # fmt: skip
+    _run_yutenv(args, f"yutenv selfplay for games {task.first}..{task.first + task.games - 1}", DatasetError)
+
+
+def _fs(url: str) -> tuple[Any, str]:
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url)
+    return fs, str(root).rstrip("/")
+
+
+def _put_atomic(fs: Any, data: bytes | None, local: str | None, path: str) -> None:
+    """Write a file under a temporary name of its own and move it into place (a rename
+    on a file system; object stores make each object appear whole anyway). Two attempts
+    at the same range (a retry while a lost worker still runs) write the same bytes, and
+    never into each other's temporary file."""
+    tmp = f"{path}.{uuid.uuid4().hex[:12]}.tmp"
+    if local is not None:
+        fs.put_file(local, tmp)
+    else:
+        fs.pipe_file(tmp, data)
+    fs.mv(tmp, path)
+
+
+def _part_name(first: int) -> str:
+    return f"part-{first:09d}.json"
+
+
+def _run_range(task: RangeTask, url: str, play: PlayRange) -> dict[str, Any]:
+    """Play one range locally and copy it to the dataset storage; returns its part manifest."""
+    fs, root = _fs(url)
+    with tempfile.TemporaryDirectory(prefix="yutenv-range-") as tmp:
+        play(task, tmp)
+        with open(os.path.join(tmp, MANIFEST), encoding="utf-8") as f:
+            part = json.load(f)
+        if part.get("first_game", 0) != task.first or part.get("games") != task.games:
+            raise DatasetError(f"the part written for games {task.first}..{task.first + task.games - 1} holds "
+                               f"{part.get('games')} games from {part.get('first_game', 0)}")  # fmt: skip
+        fs.makedirs(f"{root}/{PARTS}", exist_ok=True)
+        for sh in part["shards"]:
+            for name in (sh["file"], sh["records"]):
+                _put_atomic(fs, None, os.path.join(tmp, name), f"{root}/{name}")
+        _put_atomic(fs, json.dumps(part, indent=2, ensure_ascii=False).encode(), None, f"{root}/{PARTS}/{_part_name(task.first)}")
+    return dict(part)
+
+
+def plan_ranges(games: int, shard_games: int, range_games: int, start: int = 0) -> list[tuple[int, int]]:
+    """Cut games ``start .. games-1`` into ``(first, count)`` ranges of ``range_games``
+    (a multiple of ``shard_games``; ``start`` must be one too)."""
+    if shard_games < 1 or range_games < shard_games or range_games % shard_games:
+        raise ValueError(f"range_games ({range_games}) must be a positive multiple of shard_games ({shard_games})")
+    if start % shard_games:
+        raise ValueError(f"a dataset holding {start} games (not a multiple of shard_games={shard_games}) is extended by yutenv selfplay, not by ranges")
+    return [(g, min(range_games, games - g)) for g in range(start, games, range_games)]
+
+
+def _read_json(fs: Any, path: str) -> dict[str, Any]:
+    try:
+        d = json.loads(fs.cat_file(path))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise DatasetError(f"{path}: not valid JSON: {e}") from None
+    if not isinstance(d, dict):
+        raise DatasetError(f"{path}: not a JSON object")
+    return d
+
+
+def _files_ok(fs: Any, root: str, part: Mapping[str, Any]) -> bool:
+    try:
+        return all(
+            fs.size(f"{root}/{sh[name]}") == sh[size]
+            for sh in part["shards"]
+            for name, size in (("file", "bytes"), ("records", "records_bytes"))
+        )
+    except (FileNotFoundError, KeyError, TypeError):
+        return False
+
+
+def _done_parts(fs: Any, root: str) -> tuple[dict[str, Any] | None, dict[int, dict[str, Any]]]:
+    """The dataset's manifest (None if none yet) and the finished parts not in it, by first game."""
+    # Listings cached by this process (s3fs, ftp, ...) miss what the workers wrote since.
+    fs.invalidate_cache()
+    base = _read_json(fs, f"{root}/{MANIFEST}") if fs.exists(f"{root}/{MANIFEST}") else None
+    have = base["games"] if base else 0
+    parts: dict[int, dict[str, Any]] = {}
+    if fs.exists(f"{root}/{PARTS}"):
+        for p in sorted(fs.ls(f"{root}/{PARTS}", detail=False)):
+            p = str(p)
+            if not p.endswith(".json"):
+                continue
+            part = _read_json(fs, p)
+            first = part.get("first_game", 0)
+            if isinstance(first, int) and first >= have and _files_ok(fs, root, part):
+                parts[first] = part
+    return base, parts
+
+
+def merge(url: str, games_target: int | None = None) -> dict[str, Any]:
+    """Write the dataset's ``manifest.json`` from its manifest so far and its finished parts.
+
+    Refuses (:class:`DatasetError`) parts made by another run (rules, agents, tier,
+    seed, ...), parts that overlap, and gaps between them. Parts beyond a gap are kept
+    for a later merge. Returns the manifest written.
+    """
+    fs, root = _fs(url)
+    base, parts = _done_parts(fs, root)
+    if base is None and not parts:
+        raise DatasetError(f"{url}: no manifest and no finished parts to merge")
+    pieces = ([base] if base else []) + [parts[k] for k in sorted(parts)]
+    ref = pieces[0]
+    for p in pieces[1:]:
+        for key in _SAME:
+            if p.get(key) != ref.get(key):
+                raise DatasetError(f"{url}: the part of games from {p.get('first_game', 0)} was made with {key} "
+                                   f"{p.get(key)!r}, the rest with {ref.get(key)!r}")  # fmt: skip
+    shards: list[dict[str, Any]] = []
+    nxt = 0
+    for p in pieces:
+        first = p.get("first_game", 0)
+        if first < nxt:
+            raise DatasetError(f"{url}: the part of games {first}..{first + p['games'] - 1} overlaps games already listed (up to {nxt - 1})")
+        if first > nxt:
+            break  # a gap: the missing range is not played yet
+        shards.extend(p["shards"])
+        nxt = first + p["games"]
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    m = {k: v for k, v in ref.items() if k != "first_game"}
+    target = max(games_target or 0, base["games_target"] if base else 0, nxt)
+    created = [p.get("created", now) for p in pieces]
+    m.update(
+        games_target=target,
+        games=nxt,
+        decisions=sum(int(s["decisions"]) for s in shards),
+        complete=nxt >= target,
+        shards=shards,
+        created=min(created),
+        updated=now,
+    )
+    _put_atomic(fs, (json.dumps(m, indent=2, ensure_ascii=False) + "\n").encode(), None, f"{root}/{MANIFEST}")
+    return m
+
+
+def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | None, done: Callable[[int, Any], None]) -> list[Any]:
+    """Submit the tasks, at most ``max_tasks`` in flight (None: all at once), call
+    ``done(k, result)`` as task ``k`` ends, and return the results in task order. The
+    first error cancels the tasks still running and is raised."""
+    if max_tasks is not None and max_tasks < 1:
+        raise ValueError(f"max_tasks must be at least 1, got {max_tasks}")
+    limit = len(submit) if max_tasks is None else max_tasks
+    results: list[Any] = [None] * len(submit)
+    pending: dict[Any, int] = {}
+    nxt = 0
+    try:
+        while nxt < len(submit) or pending:
+            while nxt < len(submit) and len(pending) < limit:
+                pending[submit[nxt]()] = nxt
+                nxt += 1
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                k = pending.pop(ref)
+                results[k] = ray.get(ref)  # raises the task's error
+                done(k, results[k])
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+    return results
+
+
+def _ray_init(address: str | None, num_cpus: int | None) -> Any:
+    import ray
+
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=num_cpus, log_to_driver=False)
+    return ray
+
+
+def _progress(total: int, desc: str, show: bool) -> Any:
+    if not show:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="game")
+
+
+def selfplay(
+    out: str,
+    games: int,
+    *,
+    agents: str = "random",
+    tier: str = "compact",
+    seed: int = 1,
+    rules: str = "standard",
+    shard_games: int = 100,
+    range_games: int | None = None,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    threads_per_task: int = 1,
+    max_retries: int = 3,
+    max_tasks: int | None = None,
+    play_range: PlayRange | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Write a self-play dataset of ``games`` games to ``out`` (a path or fsspec URI) on Ray.
+
+    Arguments are those of ``yutenv selfplay --tier``; the result is the dataset
+    that command writes with the same ``agents``, ``tier``, ``seed``, ``rules`` and
+    ``shard_games``. ``range_games`` (a multiple of ``shard_games``, default
+    ``shard_games``) is the work unit of one task. ``address`` is the Ray cluster
+    (``"auto"``; None starts a local Ray with ``num_cpus`` CPUs, or joins the one
+    already initialized). Each task takes ``threads_per_task`` CPUs and plays that many
+    games at once; ``max_tasks`` caps the tasks in flight (None: as many as the cluster
+    runs), to leave a shared cluster room or to measure scaling. ``play_range`` replaces the ``yutenv selfplay`` process that plays a
+    range (see :data:`PlayRange`). Returns the merged manifest.
+    """
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    plan_ranges(games, shard_games, range_games or shard_games)  # check the sizes before touching out
+    fs, root = _fs(out)
+    fs.makedirs(root, exist_ok=True)
+    base, parts = _done_parts(fs, root)
+    if base is not None:
+        for key, want in (("seed", seed), ("tier", tier), ("shard_games", shard_games)):
+            if base.get(key) != want:
+                raise DatasetError(f"{out} was made with {key} {base.get(key)!r}, this run asks for {want!r}: use the same arguments to resume, or another out")
+    todo = [
+        r for r in plan_ranges(games, shard_games, range_games or shard_games, base["games"] if base else 0)
+        if r[0] not in parts
+    ]  # fmt: skip
+    if todo:
+        ray = _ray_init(address, num_cpus)
+        run = ray.remote(_run_range).options(
+            num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash]
+        )
+        play = play_range or play_range_cli
+        bar = _progress(sum(n for _, n in todo), "selfplay", progress)
+        tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task) for first, n in todo]
+
+        def submit(task: RangeTask) -> Callable[[], Any]:
+            return lambda: run.remote(task, out, play)
+
+        def done(k: int, _: Any) -> None:
+            if bar is not None:
+                bar.update(tasks[k].games)
+
+        try:
+            _run_tasks(ray, [submit(t) for t in tasks], max_tasks, done)
+        finally:
+            if bar is not None:
+                bar.close()
+    m = merge(out, games)
+    # Every task has ended: a .tmp file left now is from an attempt killed mid-copy.
+    for d in (root, f"{root}/{PARTS}"):
+        for p in fs.ls(d, detail=False) if fs.exists(d) else []:
+            if str(p).endswith(".tmp"):
+                fs.rm_file(p)
+    return m
+
+
+# --- evaluation ---------------------------------------------------------------------
+
+
+def merge_results(results: Sequence[EvalResult | Mapping[str, Any]]) -> EvalResult:
+    """Merge the results of chunks of one evaluation (same agents and rules) into one,
+    with the Wilson interval and Elo difference of all games. Accepts
+    :class:`EvalResult` objects or ``yutenv eval --json`` objects."""
+    rs = [r if isinstance(r, EvalResult) else _from_json(r) for r in results]
+    if not rs:
+        raise ValueError("no results to merge")
+    a, b, rules = rs[0].a, rs[0].b, rs[0].rules
+    for r in rs[1:]:
+        if (r.a, r.b, r.rules) != (a, b, rules):
+            raise ValueError(f"cannot merge {r.a} vs {r.b} ({r.rules}) into {a} vs {b} ({rules})")
+    n = sum(r.games for r in rs)
+    wins = sum(r.wins_a for r in rs)
+
+    def mean(attr: str) -> float:
+        return float(sum(getattr(r, attr) * r.games for r in rs)) / n
+
+    def per_decision(ms: str, per_game: str) -> float:
+        d = sum(getattr(r, per_game) * r.games for r in rs)
+        return float(sum(getattr(r, ms) * getattr(r, per_game) * r.games for r in rs)) / d if d else 0.0
+
+    lo, hi = wilson(wins, n)
+    rate = wins / n
+    two = rs[0].chance_rate == 0.5
+    per_seat: dict[int, tuple[int, int]] = {}
+    for r in rs:
+        for seat, (g, w) in r.per_seat.items():
+            pg, pw = per_seat.get(seat, (0, 0))
+            per_seat[seat] = (pg + g, pw + w)
+    return EvalResult(
+        a=a, b=b, games=n, wins_a=wins, wins_b=sum(r.wins_b for r in rs),
+        win_rate_a=rate, win_rate_a_low=lo, win_rate_a_high=hi, chance_rate=rs[0].chance_rate,
+        elo_diff=elo_diff(rate) if two else None, elo_diff_low=elo_diff(lo) if two else None,
+        elo_diff_high=elo_diff(hi) if two else None,
+        mean_outcome_a=mean("mean_outcome_a"), decisions_per_game=mean("decisions_per_game"),
+        a_decisions_per_game=mean("a_decisions_per_game"), b_decisions_per_game=mean("b_decisions_per_game"),
+        ms_per_decision_a=per_decision("ms_per_decision_a", "a_decisions_per_game"),
+        ms_per_decision_b=per_decision("ms_per_decision_b", "b_decisions_per_game"),
+        rules=rules, seed=rs[0].seed, truncated=sum(r.truncated for r in rs),
+        seconds=max(r.seconds for r in rs), per_seat=per_seat,
+    )  # fmt: skip
+
+
+def _from_json(d: Mapping[str, Any]) -> EvalResult:
+    names = {f.name for f in fields(EvalResult)}
+    kw = {k: v for k, v in d.items() if k in names}
+    kw["per_seat"] = {int(k): (int(v[0]), int(v[1])) for k, v in dict(d.get("per_seat") or {}).items()}
+    return EvalResult(**kw)
+
+
+def _chunks(games: int, chunk_games: int) -> list[int]:
+    if games < 1 or chunk_games < 1:
+        raise ValueError(f"games ({games}) and chunk_games ({chunk_games}) must be at least 1")
+    return [min(chunk_games, games - g) for g in range(0, games, chunk_games)]
+
+
+def chunk_seed(seed: int, chunk: int) -> int:
+    """The seed of chunk ``chunk`` of an evaluation with seed ``seed``: chunks play
+    independent games, and the same ones for the same seed and chunk size."""
+    return (seed * 1_000_003 + chunk) % (1 << 63)
+
+
+def _eval_agents_chunk(a: str, b: str, games: int, seed: int, rules: str, threads: int) -> dict[str, Any]:
+    args = ["eval", "--json", "--quiet", "--a", a, "--b", b, "--games", str(games),
+            "--seed", str(seed), "--rules", rules, "--workers", str(threads)]  # fmt: skip
+    d: dict[str, Any] = json.loads(_run_yutenv(args, f"yutenv eval {a} vs {b}", ValueError))
+    d["rules"], d["seed"] = rules, seed  # rules as given, so that every chunk agrees
+    return d
+
+
+def evaluate_agents(
+    a: str,
+    b: str,
+    games: int = 2000,
+    *,
+    seed: int = 1,
+    rules: str = "standard",
+    chunk_games: int = 200,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    threads_per_task: int = 1,
+    max_retries: int = 3,
+    max_tasks: int | None = None,
+) -> EvalResult:
+    """Built-in agent ``a`` against ``b`` (agent specs, as ``yutenv eval --a/--b``) on
+    Ray: ``games`` games in chunks of ``chunk_games``, chunk ``k`` a ``yutenv eval`` run
+    with seed :func:`chunk_seed` ``(seed, k)`` on one worker, merged by :func:`merge_results`;
+    at most ``max_tasks`` chunks at once (None: as many as the cluster runs)."""
+    ray = _ray_init(address, num_cpus)
+    run = ray.remote(_eval_agents_chunk).options(num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash])
+    submit = [lambda k=k, n=n: run.remote(a, b, n, chunk_seed(seed, k), rules, threads_per_task) for k, n in enumerate(_chunks(games, chunk_games))]
+    t0 = time.perf_counter()
+    res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
+    res.seed, res.seconds = seed, time.perf_counter() - t0
+    return res
+
+
+def _eval_policy_chunk(policy: Any, opponent: str, games: int, seed: int, kwargs: Mapping[str, Any]) -> EvalResult:
+    from .evaluate import evaluate
+
+    return evaluate(policy, opponent, games, seed=seed, progress=False, **kwargs)
+
+
+def evaluate_policy(
+    policy: Any,
+    opponent: str = "mcts:200",
+    games: int = 1000,
+    *,
+    seed: int = 0,
+    chunk_games: int = 200,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    max_retries: int = 3,
+    max_tasks: int | None = None,
+    **evaluate_kwargs: Any,
+) -> EvalResult:
+    """:func:`yutenv.evaluate.evaluate` of a Python ``policy`` on Ray, in chunks.
+
+    The policy (a callable or a Stable-Baselines3 model, with its weights) is put once
+    in Ray's object store and sent to the worker of every chunk; each chunk starts its
+    own yutenv server and plays ``chunk_games`` games (seed :func:`chunk_seed`), at most
+    ``max_tasks`` chunks at once. The
+    chunks are merged by :func:`merge_results`. ``evaluate_kwargs`` go to ``evaluate``
+    (``rules``, ``tier``, ``num_envs``, ``deterministic``, ``batched``, ``name``, ...).
+    """
+    ray = _ray_init(address, num_cpus)
+    ref = ray.put(policy)
+    run = ray.remote(_eval_policy_chunk).options(max_retries=max_retries)
+    submit = [lambda k=k, n=n: run.remote(ref, opponent, n, chunk_seed(seed, k), evaluate_kwargs) for k, n in enumerate(_chunks(games, chunk_games))]
+    t0 = time.perf_counter()
+    res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
+    res.seed, res.seconds = seed, time.perf_counter() - t0
+    return res
+
+
+# --- command line ---------------------------------------------------------------------
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """``python -m yutenv.distributed selfplay|eval ...``: see the module docs."""
+    p = argparse.ArgumentParser(prog="python -m yutenv.distributed", description="yutenv self-play datasets and evaluations on Ray")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("selfplay", "eval"):
+        s = sub.add_parser(name)
+        s.add_argument("--address", default=None, help="Ray cluster address ('auto'); default: a local Ray")
+        s.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (without --address)")
+        s.add_argument("--seed", type=int, default=1)
+        s.add_argument("--rules", default="standard")
+        s.add_argument("--threads-per-task", type=int, default=1, help="CPUs (games at once) of one task")
+        s.add_argument("--max-tasks", type=int, default=None, help="tasks in flight at most (default: as many as the cluster runs)")
+    sp = sub.choices["selfplay"]
+    sp.add_argument("--games", type=int, default=100)
+    sp.add_argument("--agents", default="random")
+    sp.add_argument("--tier", default="compact")
+    sp.add_argument("--out", required=True, help="dataset folder or fsspec URI")
+    sp.add_argument("--shard-games", type=int, default=100)
+    sp.add_argument("--range-games", type=int, default=None, help="games of one task (a multiple of --shard-games)")
+    sp.add_argument("--quiet", action="store_true")
+    ev = sub.choices["eval"]
+    ev.add_argument("--a", required=True)
+    ev.add_argument("--b", required=True)
+    ev.add_argument("--games", type=int, default=2000)
+    ev.add_argument("--chunk-games", type=int, default=200)
+    ev.add_argument("--json", action="store_true")
+    args = p.parse_args(None if argv is None else list(argv))
+    try:
+        if args.cmd == "selfplay":
+            t0 = time.perf_counter()
+            m = selfplay(args.out, args.games, agents=args.agents, tier=args.tier, seed=args.seed, rules=args.rules,
+                         shard_games=args.shard_games, range_games=args.range_games, address=args.address,
+                         num_cpus=args.num_cpus, threads_per_task=args.threads_per_task, max_tasks=args.max_tasks,
+                         progress=not args.quiet)  # fmt: skip
+            print(f"{args.out}: {m['games']} games, {m['decisions']} decisions in {len(m['shards'])} shards ({time.perf_counter() - t0:.1f} s)")
+        else:
+            r = evaluate_agents(args.a, args.b, args.games, seed=args.seed, rules=args.rules, chunk_games=args.chunk_games,
+                                address=args.address, num_cpus=args.num_cpus, threads_per_task=args.threads_per_task,
+                                max_tasks=args.max_tasks)  # fmt: skip
+            print(json.dumps(r.as_dict(), indent=2) if args.json else r)
+    except (DatasetError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
