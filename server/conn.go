@@ -19,8 +19,10 @@ import (
 	"github.com/yutenv/yutenv/vecenv"
 )
 
-// keepBuffer is the largest request buffer a connection keeps between frames.
-const keepBuffer = 1 << 20
+// keepBuffer is the largest request buffer, and the largest reply buffer, a
+// connection keeps between frames; larger ones are paid for by the
+// in-flight budget (budget.go) and dropped after the reply.
+const keepBuffer = 256 << 10
 
 // readChunk is how much of a frame body is read (and allocated) at a time,
 // so a header that lies about a large length costs nothing until the bytes
@@ -46,10 +48,11 @@ type conn struct {
 	hdr [4]byte
 	in  []byte // request body
 	out []byte // response frame
-	rgb []byte // reused buffer of render format "rgb"
 	id  []byte // raw msgpack id of the request being served (a view into in)
-	dec *msgpack.Decoder
-	br  bytes.Reader
+	// held is what the request being served reserved from Server.inflight.
+	held int
+	dec  *msgpack.Decoder
+	br   bytes.Reader
 
 	authed     bool
 	accepted   time.Time   // when the connection was accepted
@@ -142,6 +145,9 @@ func (c *conn) serve() {
 		if err != nil {
 			var tl errFrameTooLarge
 			switch {
+			case errors.Is(err, errBudget):
+				c.log.Warn("no in-flight budget for a frame; closing", "err", err)
+				c.sendFinal(CodeLimitExceeded, err.Error())
 			case errors.As(err, &tl):
 				c.log.Warn("frame too large; closing", "declared", tl.n, "max_frame", tl.max)
 				c.sendError(CodeFrameTooLarge, err.Error())
@@ -172,11 +178,9 @@ func (c *conn) serve() {
 		if !c.write() {
 			return
 		}
+		c.releaseBudget()
 		if mid >= 0 {
 			c.srv.stats.latency[mid].add(time.Since(start))
-		}
-		if len(c.in) > keepBuffer {
-			c.in = nil
 		}
 		if closeAfter {
 			return
@@ -214,7 +218,15 @@ func (c *conn) readFrame() ([]byte, error) {
 		}
 		return c.in, nil
 	}
-	// Grow as the bytes arrive rather than trusting the header.
+	// A frame larger than the kept buffer is paid for by the in-flight
+	// budget before anything is allocated for it.
+	if err := c.reserve(n + n/2); err != nil {
+		return nil, err
+	}
+	// Grow as the bytes arrive rather than trusting the header: a frame
+	// that lies about its length holds budget, not memory. The growth
+	// doubles, so old and new buffers together stay within the 1.5 x n
+	// reserved.
 	buf := c.in[:0]
 	for len(buf) < n {
 		k := min(n-len(buf), max(readChunk, len(buf)))
@@ -270,6 +282,7 @@ func (c *conn) sendFinal(code Code, msg string) {
 
 // cleanup frees the connection's envs and closes the socket.
 func (c *conn) cleanup() {
+	c.releaseBudget()
 	for id, b := range c.handles {
 		c.srv.releaseEnvs(b.N(), b.Bytes())
 		c.srv.stats.handles.Add(-1)

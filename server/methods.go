@@ -268,6 +268,16 @@ func resultBytes(cfg vecenv.Config, d int) int {
 	return size
 }
 
+// replyBytes is what a step or reset reply of b may need: its size with
+// info off, or with info on the most a reply may grow to (appendInfo stops
+// past maxFrame, and the reply is then refused).
+func replyBytes(b *vecenv.Batch, record bool, maxFrame int) int {
+	if record {
+		return 2 * maxFrame
+	}
+	return resultBytes(b.Config(), b.ObsSize())
+}
+
 // makeHandle creates a batch of envs.
 func (c *conn) makeHandle(p []byte) *Error {
 	cfg := vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin}
@@ -476,6 +486,9 @@ func (c *conn) reset(p []byte) *Error {
 	if info != nil {
 		record = *info
 	}
+	if e := c.reserveReply("reset", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+		return e
+	}
 	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
 		return errorf(CodeInternal, "reset: %v", err)
 	}
@@ -488,7 +501,7 @@ func (c *conn) reset(p []byte) *Error {
 	out = appendStr(out, "seeds")
 	out = appendValue(out, b.Seeds())
 	if record {
-		out = appendInfo(out, b)
+		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
 	}
 	c.out = out
 	return nil
@@ -624,6 +637,9 @@ func (c *conn) step(p []byte) *Error {
 	if info >= 0 {
 		record = info == 1
 	}
+	if e := c.reserveReply("step", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+		return e
+	}
 	if err := b.Step(c.srv.pool, record); err != nil {
 		return errorf(CodeInternal, "step: %v", err)
 	}
@@ -653,7 +669,7 @@ func (c *conn) step(p []byte) *Error {
 		out = appendI8Bin(out, rows.FinalToMove)
 	}
 	if record {
-		out = appendInfo(out, b)
+		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
 	}
 	c.out = out
 	return nil
@@ -670,10 +686,13 @@ func skipN(r *reader, n int) (int, error) {
 }
 
 // appendInfo appends the info list: one map per env.
-func appendInfo(out []byte, b *vecenv.Batch) []byte {
+func appendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
 	out = appendStr(out, "info")
 	out = appendArrayHeader(out, b.N())
 	for i := range b.N() {
+		if len(out) > maxFrame {
+			break // refused by finish: stop before the buffer outgrows its reservation
+		}
 		cur, events, final, finalEvents := b.Info(i)
 		out = appendInfoMap(out, b, cur, events, final != nil)
 		if final != nil {
@@ -941,8 +960,12 @@ func (c *conn) render(p []byte) *Error {
 	case "svg":
 		c.out = appendValue(c.out, obj{{"svg", string(render.SVG(st, render.Options{Numbers: true}))}})
 	case "rgb":
-		c.rgb = render.RGB(st, render.Options{}, c.rgb)
-		c.out = appendValue(c.out, obj{{"height", render.Height}, {"width", render.Width}, {"rgb", c.rgb}})
+		// The image, its copy in the reply and the renderer's canvas.
+		if e := c.reserveReply("render", 64+3*render.Width*render.Height, 3); e != nil {
+			return e
+		}
+		rgb := render.RGB(st, render.Options{}, nil)
+		c.out = appendValue(c.out, obj{{"height", render.Height}, {"width", render.Width}, {"rgb", rgb}})
 	default:
 		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
 	}
@@ -972,6 +995,9 @@ func (c *conn) observe(p []byte) *Error {
 		return errorf(CodeBadRequest, "observe: params.seat: %d out of range 0..%d", seat, players-1)
 	case !b.Started():
 		return errorf(CodeNeedsReset, "observe: handle %d was never reset", h)
+	}
+	if e := c.reserveReply("observe", 64+b.N()*(4*b.ObsSize()+env.NumActions), 2); e != nil {
+		return e
 	}
 	o := make([]float32, b.N()*b.ObsSize())
 	m := make([]uint8, b.N()*env.NumActions)

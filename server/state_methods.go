@@ -119,10 +119,13 @@ func rows(method string, b []byte) (int, *Error) {
 
 // checkReply refuses a request whose reply would not fit in a frame.
 func (c *conn) checkReply(method string, n, perRow int) *Error {
-	if size := 256 + n*perRow; size > c.srv.cfg.MaxFrame {
+	size := 256 + n*perRow
+	if size > c.srv.cfg.MaxFrame {
 		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.srv.cfg.MaxFrame)
 	}
-	return nil
+	// The reply, and the temporaries of building it (growBin's zeroed
+	// block, analyse's columns): three times its size.
+	return c.reserveReply(method, size, 3)
 }
 
 // gameMethod declares a rule set and describes it.

@@ -1,0 +1,89 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// The in-flight budget bounds the memory of frames being served, server
+// wide: a request whose frame body or reply needs more than keepBuffer
+// bytes reserves them from Server.inflight (a weighted semaphore of
+// Config.MaxInflightBytes) before they are allocated, and gives them back
+// once the reply is written, when the connection drops the large buffers.
+// A connection keeps at most keepBuffer bytes of request buffer and
+// keepBuffer of reply buffer between requests, outside the budget, so the
+// server's frame memory is at most
+//
+//	max_inflight_bytes + max_conns x 2 x keepBuffer
+//
+// (connections in handshake read frames of at most maxPreAuthFrame).
+
+// errBudget marks a reservation the budget cannot give.
+var errBudget = errors.New("in-flight memory budget")
+
+// reserve takes n bytes from the in-flight budget for the request being
+// served (n <= keepBuffer: nothing to take). It waits for them until the
+// connection's read deadline or the shutdown; a connection that already
+// holds a reservation (a large request waiting for its large reply) does
+// not wait, so two of them cannot hold each other up.
+func (c *conn) reserve(n int) error {
+	if n <= keepBuffer {
+		return nil
+	}
+	total := c.srv.cfg.MaxInflightBytes
+	if int64(n) > total-int64(c.held) {
+		return fmt.Errorf("%w: this request needs %d bytes in flight, more than --max-inflight-bytes %d allows", errBudget, int64(c.held)+int64(n), total)
+	}
+	if c.held > 0 {
+		if !c.srv.inflight.TryAcquire(int64(n)) {
+			return fmt.Errorf("%w: %d bytes are not free now (--max-inflight-bytes %d); retry", errBudget, n, total)
+		}
+		c.held += n
+		return nil
+	}
+	ctx := c.srv.ctx
+	if d := c.readDeadline(); !d.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, d)
+		defer cancel()
+	}
+	start := time.Now()
+	if err := c.srv.inflight.Acquire(ctx, int64(n)); err != nil {
+		return fmt.Errorf("%w: waited %v for %d bytes (--max-inflight-bytes %d): %v", errBudget, time.Since(start).Round(time.Millisecond), n, total, err)
+	}
+	c.held += n
+	return nil
+}
+
+// reserveReply reserves room for a reply of about size bytes (plus the
+// temporaries of building it: factor times size in all) and grows c.out to
+// hold size bytes, so the appends that build the reply do not double it
+// past what was reserved.
+func (c *conn) reserveReply(method string, size, factor int) *Error {
+	if size <= keepBuffer {
+		return nil
+	}
+	if err := c.reserve(factor * size); err != nil {
+		return errorf(CodeLimitExceeded, "%s: a reply of about %d bytes: %v", method, size, err)
+	}
+	c.out = slices.Grow(c.out, size)
+	return nil
+}
+
+// releaseBudget gives back what the request reserved and drops buffers
+// larger than keepBuffer, which the reservation paid for.
+func (c *conn) releaseBudget() {
+	if cap(c.in) > keepBuffer {
+		c.in = nil
+	}
+	if cap(c.out) > keepBuffer {
+		c.out = nil
+	}
+	if c.held > 0 {
+		c.srv.inflight.Release(int64(c.held))
+		c.held = 0
+	}
+}
