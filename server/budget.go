@@ -87,3 +87,34 @@ func (c *conn) releaseBudget() {
 		c.held = 0
 	}
 }
+
+// Terms of Config.MemoryBound that no limit sets: the Go runtime, the
+// program and per-connection fixed costs (goroutine stack, bufio reader,
+// decoder: about 80 KiB), and one opponent agent per worker (an mcts:2000
+// agent holds about 0.4 MB).
+const (
+	runtimeBytes  = 24 << 20
+	perConnBytes  = 80 << 10
+	perAgentBytes = 1 << 20
+)
+
+// MemoryBound is the documented bound of the server's memory (docs/PROTOCOL.md,
+// Limits) under the limits of c, whatever the clients send:
+//
+//	max_env_bytes + max_inflight_bytes + max_conns x (2 x 256 KiB + 80 KiB)
+//	  + max_handshakes x (2 x 64 KiB + 80 KiB) + workers x 1 MiB + 24 MiB
+//
+// Freed buffers are memory until the garbage collector runs: a process
+// serving untrusted clients sets this as its soft memory limit
+// (runtime/debug.SetMemoryLimit), as yutenv serve does, so that garbage is
+// collected before the total passes it.
+func (c Config) MemoryBound() int64 {
+	c, err := c.withDefaults()
+	if err != nil {
+		return 0
+	}
+	return c.MaxEnvBytes + c.MaxInflightBytes +
+		int64(c.MaxConns)*(2*keepBuffer+perConnBytes) +
+		int64(c.MaxHandshakes)*(2*maxPreAuthFrame+perConnBytes) +
+		int64(c.Workers)*perAgentBytes + runtimeBytes
+}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -51,8 +49,6 @@ type conn struct {
 	id  []byte // raw msgpack id of the request being served (a view into in)
 	// held is what the request being served reserved from Server.inflight.
 	held int
-	dec  *msgpack.Decoder
-	br   bytes.Reader
 
 	authed     bool
 	accepted   time.Time   // when the connection was accepted
@@ -71,7 +67,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 		srv: s, nc: nc, r: newBufReader(nc), accepted: time.Now(),
 		// Until hello succeeds, what the client causes is logged rate limited.
 		log:     s.hostile.With("remote", remoteName(nc)),
-		dec:     msgpack.NewDecoder(nil),
 		handles: map[uint64]*vecenv.Batch{},
 	}
 }
@@ -220,13 +215,14 @@ func (c *conn) readFrame() ([]byte, error) {
 	}
 	// A frame larger than the kept buffer is paid for by the in-flight
 	// budget before anything is allocated for it.
-	if err := c.reserve(n + n/2); err != nil {
+	if err := c.reserve(2 * n); err != nil {
 		return nil, err
 	}
 	// Grow as the bytes arrive rather than trusting the header: a frame
 	// that lies about its length holds budget, not memory. The growth
-	// doubles, so old and new buffers together stay within the 1.5 x n
-	// reserved.
+	// doubles, so old and new buffers together stay within 1.5 x n; the
+	// reservation of 2 x n also pays for one copy of a part of the frame
+	// (a bin decoded into its own slice).
 	buf := c.in[:0]
 	for len(buf) < n {
 		k := min(n-len(buf), max(readChunk, len(buf)))
@@ -309,7 +305,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 			c.fail(e)
 		}
 	}()
-	if err := checkBody(body, c.dec, &c.br); err != nil {
+	if err := checkBody(body); err != nil {
 		c.fail(errorf(CodeBadFrame, "%v", err))
 		return -1, false
 	}

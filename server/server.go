@@ -31,9 +31,10 @@ const (
 	DefaultMaxConns       = 64
 	DefaultMaxEnvsPerConn = 16384
 	DefaultMaxEnvs        = 65536
-	// DefaultMaxEnvBytes bounds the memory of all envs' buffers (128 MiB:
-	// about 70000 envs of the compact tier, 14000 of the tactical tier).
-	DefaultMaxEnvBytes = 128 << 20
+	// DefaultMaxEnvBytes bounds the memory of all envs' buffers (96 MiB:
+	// about 52000 envs of the compact tier, 10000 of the tactical tier), so
+	// that Config.MemoryBound of the defaults is about 230 MB.
+	DefaultMaxEnvBytes = 96 << 20
 	DefaultMaxFrame    = 16 << 20
 	// DefaultMaxInflightBytes bounds the memory of the large frames being
 	// served at once, server wide (48 MiB: three maximal frames).
