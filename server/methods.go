@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
@@ -118,69 +120,58 @@ func paramsError(method, keys string, err error) *Error {
 	return paramError(method, string(ve.key), ve.err)
 }
 
+// helloParams are hello's params.
+type helloParams struct {
+	Protocol *int64  `msgpack:"protocol" range:"0,2147483647"`
+	Token    *string `msgpack:"token"`
+	Client   string  `msgpack:"client"`
+}
+
 // hello checks the client's protocol version and token and sends the handshake.
 func (c *conn) hello(p []byte) *Error {
-	var token []byte
-	hasToken := false
-	var client []byte
-	version := int64(ProtocolVersion)
-	e := eachParam("hello", p, "protocol, token, client", func(k string, r *reader) (err error) {
-		switch k {
-		case "protocol":
-			version, err = r.intIn(0, math.MaxInt32)
-		case "token":
-			token, err = r.str()
-			hasToken = true
-		case "client":
-			client, err = r.str()
-		default:
-			return errUnknownParam
-		}
-		return err
-	})
-	if e != nil {
+	var pr helloParams
+	if e := decodeParams("hello", p, &pr); e != nil {
 		return e
 	}
 	if want := c.srv.cfg.Token; want != "" {
-		if !hasToken {
+		if pr.Token == nil {
 			c.log.Warn("unauthorized: no token")
 			return errorf(CodeUnauthorized, "this server requires a token: pass it in hello.params.token")
 		}
-		if subtle.ConstantTimeCompare(token, []byte(want)) != 1 {
+		if subtle.ConstantTimeCompare([]byte(*pr.Token), []byte(want)) != 1 {
 			c.log.Warn("unauthorized: wrong token")
 			return errorf(CodeUnauthorized, "wrong token")
 		}
 	}
-	if version != ProtocolVersion {
-		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, version)
+	if pr.Protocol != nil && *pr.Protocol != ProtocolVersion {
+		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, *pr.Protocol)
 	}
 	c.authed = true
-	c.log.Debug("hello", "client", clip(client))
+	c.log.Debug("hello", "client", clip([]byte(pr.Client)))
 	c.out = append(c.out, c.srv.hello...)
 	return nil
 }
 
+// noParams are the params of a method that takes none.
+type noParams struct{}
+
 // ping answers {}.
 func (c *conn) ping(p []byte) *Error {
-	if e := eachParam("ping", p, "", func(string, *reader) error { return errUnknownParam }); e != nil {
+	if e := decodeParams("ping", p, &noParams{}); e != nil {
 		return e
 	}
 	c.out = appendMapHeader(c.out, 0)
 	return nil
 }
 
-// choice reads a str that must be one of names and returns its index.
-func choice(r *reader, names []string) (int, error) {
-	s, err := r.str()
-	if err != nil {
-		return 0, err
-	}
+// choice returns the index of s in names.
+func choice(s string, names []string) (int, error) {
 	for i, n := range names {
-		if string(s) == n {
+		if s == n {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not one of %s", clip(s), strings.Join(names, ", "))
+	return 0, fmt.Errorf("%q is not one of %s", clip([]byte(s)), strings.Join(names, ", "))
 }
 
 // rulesParam reads the rules: an env.ParseRules string or a map of its
@@ -278,53 +269,79 @@ func replyBytes(b *vecenv.Batch, record bool, maxFrame int) int {
 	return resultBytes(b.Config(), b.ObsSize())
 }
 
+// makeParams are make's params; rules (str or map) and seat (int or
+// "random") are read by rulesParam and seatParam.
+type makeParams struct {
+	Rules        msgpack.RawMessage `msgpack:"rules"`
+	Tier         *string            `msgpack:"tier"`
+	N            *int               `msgpack:"n" range:"1,2147483647"`
+	Mode         *string            `msgpack:"mode"`
+	Seat         msgpack.RawMessage `msgpack:"seat"`
+	Opponent     *string            `msgpack:"opponent"`
+	Autoreset    *string            `msgpack:"autoreset"`
+	MaxDecisions uint32             `msgpack:"max_decisions" range:"0,4294967295"`
+	Reward       *string            `msgpack:"reward"`
+	Illegal      *string            `msgpack:"illegal"`
+	Info         bool               `msgpack:"info"`
+}
+
+// makeConfig turns make's params into a batch configuration.
+func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Error) {
+	cfg = vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin,
+		MaxDecisions: pr.MaxDecisions, Info: pr.Info}
+	var err error
+	if pr.Rules != nil {
+		if cfg.Rules, err = rulesParam(&reader{b: pr.Rules}); err != nil {
+			return cfg, false, false, paramError("make", "rules", err)
+		}
+	}
+	if pr.Tier != nil {
+		if cfg.Tier, err = obs.ParseTier(*pr.Tier); err != nil {
+			return cfg, false, false, paramError("make", "tier", err)
+		}
+	}
+	if pr.N != nil {
+		cfg.N = *pr.N
+	}
+	choices := []struct {
+		key   string
+		s     *string
+		names []string
+		set   func(int)
+	}{
+		{"mode", pr.Mode, vecenv.ModeNames(), func(i int) { cfg.Mode = vecenv.Mode(i) }},
+		{"autoreset", pr.Autoreset, vecenv.AutoresetNames(), func(i int) { cfg.Autoreset = vecenv.Autoreset(i) }},
+		{"reward", pr.Reward, vecenv.RewardNames(), func(i int) { cfg.Reward = vecenv.Reward(i) }},
+		{"illegal", pr.Illegal, vecenv.IllegalNames(), func(i int) { cfg.Illegal = vecenv.Illegal(i) }},
+	}
+	for _, ch := range choices {
+		if ch.s == nil {
+			continue
+		}
+		i, err := choice(*ch.s, ch.names)
+		if err != nil {
+			return cfg, false, false, paramError("make", ch.key, err)
+		}
+		ch.set(i)
+	}
+	if pr.Seat != nil {
+		if cfg.Seat, err = seatParam(&reader{b: pr.Seat}); err != nil {
+			return cfg, false, false, paramError("make", "seat", err)
+		}
+	}
+	if pr.Opponent != nil {
+		cfg.Opponent = *pr.Opponent
+	}
+	return cfg, pr.Seat != nil, pr.Opponent != nil, nil
+}
+
 // makeHandle creates a batch of envs.
 func (c *conn) makeHandle(p []byte) *Error {
-	cfg := vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin}
-	seatSet, oppSet := false, false
-	e := eachParam("make", p, "rules, tier, n, mode, seat, opponent, autoreset, max_decisions, reward, illegal, info", func(k string, r *reader) (err error) {
-		var i int
-		var v int64
-		switch k {
-		case "rules":
-			cfg.Rules, err = rulesParam(r)
-		case "tier":
-			var s []byte
-			if s, err = r.str(); err == nil {
-				cfg.Tier, err = obs.ParseTier(string(s))
-			}
-		case "n":
-			v, err = r.intIn(1, math.MaxInt32)
-			cfg.N = int(v)
-		case "mode":
-			i, err = choice(r, vecenv.ModeNames())
-			cfg.Mode = vecenv.Mode(i)
-		case "seat":
-			cfg.Seat, err = seatParam(r)
-			seatSet = true
-		case "opponent":
-			var s []byte
-			s, err = r.str()
-			cfg.Opponent, oppSet = string(s), true
-		case "autoreset":
-			i, err = choice(r, vecenv.AutoresetNames())
-			cfg.Autoreset = vecenv.Autoreset(i)
-		case "max_decisions":
-			v, err = r.intIn(0, math.MaxUint32)
-			cfg.MaxDecisions = uint32(v)
-		case "reward":
-			i, err = choice(r, vecenv.RewardNames())
-			cfg.Reward = vecenv.Reward(i)
-		case "illegal":
-			i, err = choice(r, vecenv.IllegalNames())
-			cfg.Illegal = vecenv.Illegal(i)
-		case "info":
-			cfg.Info, err = r.boolean()
-		default:
-			return errUnknownParam
-		}
-		return err
-	})
+	var pr makeParams
+	if e := decodeParams("make", p, &pr); e != nil {
+		return e
+	}
+	cfg, seatSet, oppSet, e := makeConfig(&pr)
 	if e != nil {
 		return e
 	}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -62,35 +61,6 @@ type stateConn struct {
 	games []*game
 }
 
-// decodeParams decodes a params map into v, a pointer to a struct with
-// msgpack tags. Keys outside keys (a comma-separated list) and repeated keys
-// are refused before anything is decoded; the frame was already checked
-// (checkBody), so no length in it can claim more than it holds.
-func decodeParams(method string, p []byte, keys string, v any) *Error {
-	if p == nil {
-		return nil
-	}
-	allowed := strings.Split(keys, ", ")
-	e := eachParam(method, p, keys, func(k string, r *reader) error {
-		for _, a := range allowed {
-			if a == k {
-				_, err := r.skip()
-				return err
-			}
-		}
-		return errUnknownParam
-	})
-	if e != nil {
-		return e
-	}
-	d := msgpack.NewDecoder(bytes.NewReader(p))
-	d.DisallowUnknownFields(true)
-	if err := d.Decode(v); err != nil {
-		return errorf(CodeBadRequest, "%s: params: %v", method, err)
-	}
-	return nil
-}
-
 // lookupGame returns the game with id g.
 func (c *conn) lookupGame(method string, id *int) (*game, *Error) {
 	if id == nil {
@@ -133,7 +103,7 @@ func (c *conn) gameMethod(p []byte) *Error {
 	var pr struct {
 		Rules msgpack.RawMessage `msgpack:"rules"`
 	}
-	if e := decodeParams("game", p, "rules", &pr); e != nil {
+	if e := decodeParams("game", p, &pr); e != nil {
 		return e
 	}
 	rules := env.Standard()
@@ -255,7 +225,7 @@ func (c *conn) initialStates(p []byte) *Error {
 		N     *int   `msgpack:"n"`
 		Start *int   `msgpack:"start"`
 	}
-	if e := decodeParams("initial", p, "game, seed, n, start", &pr); e != nil {
+	if e := decodeParams("initial", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("initial", pr.Game)
@@ -299,7 +269,7 @@ func (c *conn) applyStates(p []byte) *Error {
 		Actions []byte `msgpack:"actions"`
 		Throws  []byte `msgpack:"throws"`
 	}
-	if e := decodeParams("apply", p, "game, states, actions, throws", &pr); e != nil {
+	if e := decodeParams("apply", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("apply", pr.Game)
@@ -361,7 +331,7 @@ func (c *conn) queryStates(p []byte) *Error {
 		Obs     *string `msgpack:"obs"`
 		Seat    *int    `msgpack:"seat"`
 	}
-	if e := decodeParams("query", p, "game, states, mask, returns, obs, seat", &pr); e != nil {
+	if e := decodeParams("query", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("query", pr.Game)
@@ -475,7 +445,7 @@ func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
 		Game  *int   `msgpack:"game"`
 		State []byte `msgpack:"state"`
 	}
-	if e := decodeParams(method, p, "game, state", &pr); e != nil {
+	if e := decodeParams(method, p, &pr); e != nil {
 		return env.State{}, e
 	}
 	g, e := c.lookupGame(method, pr.Game)
@@ -528,7 +498,7 @@ func (c *conn) positionState(p []byte) *Error {
 		Position *env.PositionDesc `msgpack:"position"`
 		Seed     uint64            `msgpack:"seed"`
 	}
-	if e := decodeParams("position", p, "game, position, seed", &pr); e != nil {
+	if e := decodeParams("position", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("position", pr.Game)
@@ -571,7 +541,7 @@ func (c *conn) loadState(p []byte) *Error {
 		Game *int   `msgpack:"game"`
 		Blob []byte `msgpack:"blob"`
 	}
-	if e := decodeParams("state_load", p, "game, blob", &pr); e != nil {
+	if e := decodeParams("state_load", p, &pr); e != nil {
 		return e
 	}
 	var g *game
@@ -613,7 +583,7 @@ func (c *conn) analyseStates(p []byte) *Error {
 		Agent  *string `msgpack:"agent"`
 		Seed   uint64  `msgpack:"seed"`
 	}
-	if e := decodeParams("analyse", p, "game, states, agent, seed", &pr); e != nil {
+	if e := decodeParams("analyse", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("analyse", pr.Game)
