@@ -419,14 +419,14 @@ func (c *conn) makeHandle(p []byte) *Error {
 	return nil
 }
 
-// lookup returns the handle's batch.
-func (c *conn) lookup(method string, h uint64, set bool) (*vecenv.Batch, *Error) {
-	if !set {
+// lookup returns the batch of handle h (nil: missing).
+func (c *conn) lookup(method string, h *uint64) (*vecenv.Batch, *Error) {
+	if h == nil {
 		return nil, errorf(CodeBadRequest, "%s: missing params.handle", method)
 	}
-	b, ok := c.handles[h]
+	b, ok := c.handles[*h]
 	if !ok {
-		return nil, errorf(CodeUnknownHandle, "%s: no handle %d on this connection", method, h)
+		return nil, errorf(CodeUnknownHandle, "%s: no handle %d on this connection", method, *h)
 	}
 	return b, nil
 }
@@ -612,7 +612,11 @@ func (c *conn) step(p []byte) *Error {
 	if e := paramsError("step", "handle, actions, info", err); e != nil {
 		return e
 	}
-	b, e := c.lookup("step", h, hset)
+	var hp *uint64
+	if hset {
+		hp = &h
+	}
+	b, e := c.lookup("step", hp)
 	if e != nil {
 		return e
 	}
@@ -789,13 +793,22 @@ func appendEvent(out []byte, ev env.Event) []byte {
 	return appendValue(out, v)
 }
 
+// handleOnly are the params of a method that takes a handle only.
+type handleOnly struct {
+	Handle *uint64 `msgpack:"handle"`
+}
+
 // closeHandle frees a handle.
 func (c *conn) closeHandle(p []byte) *Error {
-	b, h, e := c.handleParams("close", p, "handle", nil)
+	var pr handleOnly
+	if e := decodeParams("close", p, &pr); e != nil {
+		return e
+	}
+	b, e := c.lookup("close", pr.Handle)
 	if e != nil {
 		return e
 	}
-	delete(c.handles, h)
+	delete(c.handles, *pr.Handle)
 	c.envs -= b.N()
 	c.srv.releaseEnvs(b.N(), b.Bytes())
 	c.srv.stats.handles.Add(-1)
@@ -822,13 +835,17 @@ func (c *conn) handleParams(method string, p []byte, keys string, fn func(k stri
 	if e != nil {
 		return nil, h, e
 	}
-	b, e := c.lookup(method, h, hset)
+	var hp *uint64
+	if hset {
+		hp = &h
+	}
+	b, e := c.lookup(method, hp)
 	return b, h, e
 }
 
 // statsResult reports the server's counters and latency percentiles.
 func (c *conn) statsResult(p []byte) *Error {
-	if e := eachParam("stats", p, "", func(string, *reader) error { return errUnknownParam }); e != nil {
+	if e := decodeParams("stats", p, &noParams{}); e != nil {
 		return e
 	}
 	st := &c.srv.stats
@@ -853,38 +870,35 @@ func (c *conn) statsResult(p []byte) *Error {
 	return nil
 }
 
-// indexParams reads {handle, index} plus the extra keys fn accepts.
-func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, int, *Error) {
-	var idx uint64
-	var iset bool
-	b, h, e := c.handleParams(method, p, keys, func(k string, r *reader) (err error) {
-		if k == "index" {
-			idx, err = r.uint64v()
-			iset = true
-			return err
-		}
-		if fn == nil {
-			return errUnknownParam
-		}
-		return fn(k, r)
-	})
-	if e != nil {
-		return nil, 0, e
-	}
+// indexed looks up one env of a handle: the params handle and index.
+func (c *conn) indexed(method string, h, idx *uint64) (*vecenv.Batch, int, *Error) {
+	b, e := c.lookup(method, h)
 	switch {
-	case !iset:
+	case e != nil:
+		return nil, 0, e
+	case idx == nil:
 		return nil, 0, errorf(CodeBadRequest, "%s: missing params.index", method)
-	case idx >= uint64(b.N()):
-		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, idx, b.N()-1)
+	case *idx >= uint64(b.N()):
+		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, *idx, b.N()-1)
 	case !b.Started():
-		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, h)
+		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, *h)
 	}
-	return b, int(idx), nil
+	return b, int(*idx), nil
+}
+
+// saveParams are save's params.
+type saveParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Index  *uint64 `msgpack:"index"`
 }
 
 // save returns one env's game state as the engine's versioned blob.
 func (c *conn) save(p []byte) *Error {
-	b, i, e := c.indexParams("save", p, "handle, index", nil)
+	var pr saveParams
+	if e := decodeParams("save", p, &pr); e != nil {
+		return e
+	}
+	b, i, e := c.indexed("save", pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
@@ -896,31 +910,30 @@ func (c *conn) save(p []byte) *Error {
 	return nil
 }
 
+// loadParams are load's params.
+type loadParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Index  *uint64 `msgpack:"index"`
+	State  []byte  `msgpack:"state"`
+	Seat   *int    `msgpack:"seat" range:"0,3"`
+}
+
 // load replaces one env's game with a saved state.
 func (c *conn) load(p []byte) *Error {
-	var blob []byte
-	seat, seatSet := 0, false
-	b, i, e := c.indexParams("load", p, "handle, index, state, seat", func(k string, r *reader) (err error) {
-		switch k {
-		case "state":
-			blob, err = r.bin()
-		case "seat":
-			var v int64
-			v, err = r.intIn(0, env.MaxPlayers-1)
-			seat, seatSet = int(v), true
-		default:
-			return errUnknownParam
-		}
-		return err
-	})
+	var pr loadParams
+	if e := decodeParams("load", p, &pr); e != nil {
+		return e
+	}
+	b, i, e := c.indexed("load", pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
+	blob := pr.State
 	if blob == nil {
 		return errorf(CodeBadRequest, "load: missing params.state")
 	}
 	players := b.Config().Rules.Players
-	if seatSet && (b.Config().Mode != vecenv.Single || seat >= players) {
+	if pr.Seat != nil && (b.Config().Mode != vecenv.Single || *pr.Seat >= players) {
 		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", players-1)
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
@@ -938,8 +951,9 @@ func (c *conn) load(p []byte) *Error {
 	if s.Rules() != b.Config().Rules {
 		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
 	}
-	if !seatSet {
-		seat = vecenv.RandomSeat
+	seat := vecenv.RandomSeat
+	if pr.Seat != nil {
+		seat = *pr.Seat
 	}
 	if err := b.Load(i, s, seat); err != nil {
 		return errorf(CodeInternal, "load: %v", err)
@@ -955,20 +969,27 @@ func (c *conn) load(p []byte) *Error {
 	return nil
 }
 
+// renderParams are render's params.
+type renderParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Index  *uint64 `msgpack:"index"`
+	Format *string `msgpack:"format"`
+}
+
 // render returns one env's position as text, SVG, or an RGB image
 // (height x width x 3 bytes, row-major) for Gymnasium's rgb_array mode.
 func (c *conn) render(p []byte) *Error {
-	format := "text"
-	b, i, e := c.indexParams("render", p, "handle, index, format", func(k string, r *reader) error {
-		if k != "format" {
-			return errUnknownParam
-		}
-		s, err := r.str()
-		format = string(s)
-		return err
-	})
+	var pr renderParams
+	if e := decodeParams("render", p, &pr); e != nil {
+		return e
+	}
+	b, i, e := c.indexed("render", pr.Handle, pr.Index)
 	if e != nil {
 		return e
+	}
+	format := "text"
+	if pr.Format != nil {
+		format = *pr.Format
 	}
 	st := b.State(i)
 	switch format {
@@ -989,21 +1010,28 @@ func (c *conn) render(p []byte) *Error {
 	return nil
 }
 
+// observeParams are observe's params.
+type observeParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Seat   *int    `msgpack:"seat" range:"0,3"`
+}
+
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
 func (c *conn) observe(p []byte) *Error {
-	seat := -1
-	b, h, e := c.handleParams("observe", p, "handle, seat", func(k string, r *reader) error {
-		if k != "seat" {
-			return errUnknownParam
-		}
-		v, err := r.intIn(0, env.MaxPlayers-1)
-		seat = int(v)
-		return err
-	})
+	var pr observeParams
+	if e := decodeParams("observe", p, &pr); e != nil {
+		return e
+	}
+	b, e := c.lookup("observe", pr.Handle)
 	if e != nil {
 		return e
 	}
+	seat := -1
+	if pr.Seat != nil {
+		seat = *pr.Seat
+	}
+	h := *pr.Handle
 	players := b.Config().Rules.Players
 	switch {
 	case seat < 0:
