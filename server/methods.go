@@ -397,26 +397,14 @@ func (c *conn) makeHandle(p []byte) *Error {
 	if cfg.Mode == vecenv.Multi {
 		rewardShape = []int{cfg.N, players}
 	}
-	c.out = appendValue(c.out, obj{
-		{"handle", h},
-		{"n", cfg.N},
-		{"players", players},
-		{"mode", cfg.Mode.String()},
-		{"autoreset", cfg.Autoreset.String()},
-		{"reward", cfg.Reward.String()},
-		{"illegal", cfg.Illegal.String()},
-		{"tier", cfg.Tier.String()},
-		{"opponent", cfg.Opponent},
-		{"seat", seat},
-		{"max_decisions", uint64(cfg.MaxDecisions)},
-		{"info", cfg.Info},
-		{"rules", cfg.Rules.String()},
-		{"obs_size", b.ObsSize()},
-		{"obs_space", spaceValue(b.Encoder().Space())},
-		{"actions", env.NumActions},
-		{"reward_shape", rewardShape},
+	return c.result("make", makeResult{
+		Handle: h, N: cfg.N, Players: players,
+		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
+		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: cfg.Opponent, Seat: seat,
+		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
+		ObsSize: b.ObsSize(), ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
+		RewardShape: rewardShape,
 	})
-	return nil
 }
 
 // lookup returns the batch of handle h (nil: missing).
@@ -855,19 +843,13 @@ func (c *conn) statsResult(p []byte) *Error {
 			lat = append(lat, kv{methodNames[m], st.latency[m].summary()})
 		}
 	}
-	c.out = appendValue(c.out, obj{
-		{"uptime_s", round2(time.Since(c.srv.started).Seconds())},
-		{"connections", st.connections.Load()},
-		{"connections_total", st.connectionsTotal.Load()},
-		{"envs", st.envs.Load()},
-		{"handles", st.handles.Load()},
-		{"steps", st.steps.Load()},
-		{"requests", st.requests.Load()},
-		{"errors", st.errors.Load()},
-		{"conn", obj{{"envs", c.envs}, {"handles", len(c.handles)}, {"requests", c.requests}}},
-		{"latency_us", lat},
+	return c.result("stats", statsResultT{
+		UptimeS: round2(time.Since(c.srv.started).Seconds()), Connections: st.connections.Load(),
+		ConnectionsTotal: st.connectionsTotal.Load(), Envs: st.envs.Load(), Handles: st.handles.Load(),
+		Steps: st.steps.Load(), Requests: st.requests.Load(), Errors: st.errors.Load(),
+		Conn:      statsConn{Envs: c.envs, Handles: len(c.handles), Requests: c.requests},
+		LatencyUs: lat,
 	})
-	return nil
 }
 
 // indexed looks up one env of a handle: the params handle and index.
@@ -906,8 +888,7 @@ func (c *conn) save(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeInternal, "save: %v", err)
 	}
-	c.out = appendValue(c.out, obj{{"state", blob}})
-	return nil
+	return c.result("save", stateResult{State: blob})
 }
 
 // loadParams are load's params.
@@ -994,20 +975,19 @@ func (c *conn) render(p []byte) *Error {
 	st := b.State(i)
 	switch format {
 	case "text":
-		c.out = appendValue(c.out, obj{{"text", st.Render()}})
+		return c.result("render", renderText{Text: st.Render()})
 	case "svg":
-		c.out = appendValue(c.out, obj{{"svg", string(render.SVG(st, render.Options{Numbers: true}))}})
+		return c.result("render", renderSVG{SVG: string(render.SVG(st, render.Options{Numbers: true}))})
 	case "rgb":
 		// The image, its copy in the reply and the renderer's canvas.
 		if e := c.reserveReply("render", 64+3*render.Width*render.Height, 3); e != nil {
 			return e
 		}
 		rgb := render.RGB(st, render.Options{}, nil)
-		c.out = appendValue(c.out, obj{{"height", render.Height}, {"width", render.Width}, {"rgb", rgb}})
+		return c.result("render", renderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
 	default:
 		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
 	}
-	return nil
 }
 
 // observeParams are observe's params.

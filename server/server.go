@@ -211,7 +211,7 @@ const DefaultTier = obs.Compact
 
 // helloResult encodes the part of the hello result that never changes.
 func (s *Server) helloResult() ([]byte, error) {
-	var tiers []any
+	var tiers []obj
 	for _, t := range obs.Tiers() {
 		enc, err := obs.NewEncoder(env.Standard(), t)
 		if err != nil {
@@ -226,26 +226,15 @@ func (s *Server) helloResult() ([]byte, error) {
 	if s.cfg.HandshakeTimeout > 0 {
 		handshake = s.cfg.HandshakeTimeout.Seconds()
 	}
-	v := obj{
-		{"protocol", ProtocolVersion},
-		{"server", "yutenv " + s.cfg.Version},
-		{"actions", env.NumActions},
-		{"tiers", tiers},
-		{"default_tier", DefaultTier.String()},
-		{"opponents", agent.Names()},
-		{"methods", methodNames[:]},
-		{"limits", obj{
-			{"max_frame", s.cfg.MaxFrame},
-			{"max_envs_per_conn", s.cfg.MaxEnvsPerConn},
-			{"max_envs", s.cfg.MaxEnvs},
-			{"max_env_bytes", s.cfg.MaxEnvBytes},
-			{"max_inflight_bytes", s.cfg.MaxInflightBytes},
-			{"idle_timeout_s", idle},
-			{"handshake_timeout_s", handshake},
-			{"max_conns", s.cfg.MaxConns},
-		}},
-	}
-	return appendValue(nil, v), nil
+	return appendResult(nil, helloResultT{
+		Protocol: ProtocolVersion, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
+		Tiers: tiers, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames[:],
+		Limits: helloLimits{
+			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
+			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,
+			IdleTimeoutS: idle, HandshakeTimeoutS: handshake, MaxConns: s.cfg.MaxConns,
+		},
+	})
 }
 
 // spaceValue converts an observation space to its wire form.
