@@ -126,3 +126,35 @@ type (
 		RGB    []byte `msgpack:"rgb"`
 	}
 )
+
+// gameResult is game's result.
+type gameResult struct {
+	Game      int       `msgpack:"game"`
+	Rules     string    `msgpack:"rules"`
+	Players   int       `msgpack:"players"`
+	Pieces    int       `msgpack:"pieces"`
+	StateSize int       `msgpack:"state_size"`
+	Actions   int       `msgpack:"actions"`
+	Chance    []float64 `msgpack:"chance"`
+	ObsSize   obj       `msgpack:"obs_size"`
+}
+
+// blobResult is state_save's result.
+type blobResult struct {
+	Blob []byte `msgpack:"blob"`
+}
+
+// stateRulesResult is state_load's result.
+type stateRulesResult struct {
+	State []byte `msgpack:"state"`
+	Rules string `msgpack:"rules"`
+}
+
+// analyseResult is analyse's result: columns of little-endian numbers.
+type analyseResult struct {
+	Agent   string `msgpack:"agent"`
+	Actions []byte `msgpack:"actions"`
+	Policy  []byte `msgpack:"policy"`
+	Value   []byte `msgpack:"value"`
+	Values  []byte `msgpack:"values"`
+}

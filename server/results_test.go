@@ -31,6 +31,8 @@ func TestResultsWireFormat(t *testing.T) {
 			obj{{"uptime_s", 1.5}, {"connections", int64(-1)}, {"connections_total", uint64(0)}, {"envs", int64(0)}, {"handles", int64(0)},
 				{"steps", uint64(0)}, {"requests", uint64(0)}, {"errors", uint64(0)},
 				{"conn", obj{{"envs", 4}, {"handles", 0}, {"requests", uint64(0)}}}, {"latency_us", obj{{"step", obj{{"count", uint64(2)}}}}}}},
+		{"game", gameResult{Game: 1, Rules: "r", Players: 2, Pieces: 4, StateSize: 40, Actions: 42, Chance: []float64{0.25, 0.5}, ObsSize: obj{{"compact", 300}}},
+			obj{{"game", 1}, {"rules", "r"}, {"players", 2}, {"pieces", 4}, {"state_size", 40}, {"actions", 42}, {"chance", []any{0.25, 0.5}}, {"obs_size", obj{{"compact", 300}}}}},
 		{"save", stateResult{State: []byte{1, 2}}, obj{{"state", []byte{1, 2}}}},
 		{"render rgb", renderRGB{Height: 2, Width: 1, RGB: make([]byte, 300)}, obj{{"height", 2}, {"width", 1}, {"rgb", make([]byte, 300)}}},
 	}

@@ -126,11 +126,7 @@ func (c *conn) gameMethod(p []byte) *Error {
 	}
 	g := &game{proto: proto}
 	c.st.games = append(c.st.games, g)
-	pr2 := rules.Probabilities()
-	chance := make([]any, env.NumThrows)
-	for t := range chance {
-		chance[t] = pr2[t]
-	}
+	chance := rules.Probabilities()
 	tiers := obj{}
 	for _, t := range obs.Tiers() {
 		enc, err := g.encoder(t)
@@ -139,17 +135,10 @@ func (c *conn) gameMethod(p []byte) *Error {
 		}
 		tiers = append(tiers, kv{t.String(), enc.Size()})
 	}
-	c.out = appendValue(c.out, obj{
-		{"game", len(c.st.games) - 1},
-		{"rules", rules.String()},
-		{"players", rules.Players},
-		{"pieces", rules.Pieces},
-		{"state_size", env.PackedSize},
-		{"actions", env.NumActions},
-		{"chance", chance},
-		{"obs_size", tiers},
+	return c.result("game", gameResult{
+		Game: len(c.st.games) - 1, Rules: rules.String(), Players: rules.Players, Pieces: rules.Pieces,
+		StateSize: env.PackedSize, Actions: env.NumActions, Chance: chance[:], ObsSize: tiers,
 	})
-	return nil
 }
 
 // stateOp runs one state method over rows [lo, hi) of a request on the
@@ -516,8 +505,7 @@ func (c *conn) positionState(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeBadState, "position: %v", err)
 	}
-	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}})
-	return nil
+	return c.result("position", stateResult{State: s.AppendPacked(nil)})
 }
 
 // saveState returns one state as the engine's saved-state blob (rules included).
@@ -530,8 +518,7 @@ func (c *conn) saveState(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeInternal, "state_save: %v", err)
 	}
-	c.out = appendValue(c.out, obj{{"blob", blob}})
-	return nil
+	return c.result("state_save", blobResult{Blob: blob})
 }
 
 // loadState reads a saved-state blob into a packed state and its rules.
@@ -567,8 +554,7 @@ func (c *conn) loadState(p []byte) *Error {
 	if g != nil && s.Rules() != g.proto.Rules() {
 		return errorf(CodeBadState, "state_load: the state is for rules %q, the game plays %q", s.Rules().String(), g.proto.Rules().String())
 	}
-	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}, {"rules", s.Rules().String()}})
-	return nil
+	return c.result("state_load", stateRulesResult{State: s.AppendPacked(nil), Rules: s.Rules().String()})
 }
 
 // analyseStates asks a built-in agent for its action at every state, with
@@ -684,14 +670,7 @@ func (c *conn) analyseStates(p []byte) *Error {
 	if firstErr != nil {
 		return errorf(CodeInternal, "analyse: row %d: %v", firstRow, firstErr)
 	}
-	c.out = appendValue(c.out, obj{
-		{"agent", sp.String()},
-		{"actions", actions},
-		{"policy", policy},
-		{"value", value},
-		{"values", values},
-	})
-	return nil
+	return c.result("analyse", analyseResult{Agent: sp.String(), Actions: actions, Policy: policy, Value: value, Values: values})
 }
 
 // safeAct runs an agent's ActStats and turns a panic into an error.
