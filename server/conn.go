@@ -137,12 +137,14 @@ func (c *conn) serve() {
 			return // the shutdown began while the deadline was being set
 		}
 		body, err := c.readFrame()
+		if errors.Is(err, errBudget) {
+			c.log.Warn("no in-flight budget for a frame; dropped it", "err", err)
+			c.sendError(CodeLimitExceeded, err.Error())
+			continue
+		}
 		if err != nil {
 			var tl errFrameTooLarge
 			switch {
-			case errors.Is(err, errBudget):
-				c.log.Warn("no in-flight budget for a frame; closing", "err", err)
-				c.sendFinal(CodeLimitExceeded, err.Error())
 			case errors.As(err, &tl):
 				c.log.Warn("frame too large; closing", "declared", tl.n, "max_frame", tl.max)
 				c.sendError(CodeFrameTooLarge, err.Error())
@@ -216,8 +218,15 @@ func (c *conn) readFrame() ([]byte, error) {
 	// A frame larger than the kept buffer is paid for by the in-flight
 	// budget before anything is allocated for it.
 	if err := c.reserve(2 * n); err != nil {
+		// Refused: the body is read and dropped (that needs no memory)
+		// so the connection can go on after the error.
+		c.nc.SetReadDeadline(c.readDeadline())
+		if _, derr := io.CopyN(io.Discard, c.r, int64(n)); derr != nil {
+			return nil, unexpected(derr)
+		}
 		return nil, err
 	}
+	c.nc.SetReadDeadline(c.readDeadline()) // the wait was the server's, not the client's silence
 	// Grow as the bytes arrive rather than trusting the header: a frame
 	// that lies about its length holds budget, not memory. The growth
 	// doubles, so old and new buffers together stay within 1.5 x n; the

@@ -80,7 +80,8 @@ type Config struct {
 	// over all connections: a request whose frame or reply is larger than
 	// 256 KiB reserves it from this budget before it is allocated, waiting
 	// (up to the connection's idle or handshake deadline) while others hold
-	// it, and answers limit_exceeded if it can never fit.
+	// it, and answers limit_exceeded if it can never fit. Zero means
+	// DefaultMaxInflightBytes or 3 x MaxFrame, whichever is larger.
 	MaxInflightBytes int64
 	// IdleTimeout closes a connection silent this long; negative disables it.
 	IdleTimeout time.Duration
@@ -133,7 +134,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxFrame = d.MaxFrame
 	}
 	if c.MaxInflightBytes == 0 {
-		c.MaxInflightBytes = d.MaxInflightBytes
+		// Room for a maximal frame (2 x, as it is read) and a reply at once.
+		c.MaxInflightBytes = max(d.MaxInflightBytes, 3*int64(c.MaxFrame))
 	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = d.IdleTimeout

@@ -48,7 +48,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxEnvBytes := fs.Int64("max-env-bytes", def.MaxEnvBytes, "bytes of env buffers all connections may hold together")
 	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
 	maxFrame := fs.Int("max-frame", def.MaxFrame, "largest frame body in bytes, either direction")
-	maxInflight := fs.Int64("max-inflight-bytes", def.MaxInflightBytes, "bytes of large frames and replies (over 256 KiB) all connections may have in flight together")
+	maxInflight := fs.Int64("max-inflight-bytes", def.MaxInflightBytes, "bytes of large frames and replies (over 256 KiB) all connections may have in flight together (default: the larger of 48 MiB and 3 x --max-frame)")
 	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
 	workers := fs.Int("workers", def.Workers, "goroutines stepping large batches in parallel")
 	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "shut down gracefully when stdin reaches end of file")
@@ -86,6 +86,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	cfg := server.Config{
 		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxEnvBytes: *maxEnvBytes, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, MaxInflightBytes: *maxInflight, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
+	}
+	if !fs.Changed("max-inflight-bytes") {
+		cfg.MaxInflightBytes = 0 // the default, which grows with --max-frame
 	}
 	if *idle == 0 {
 		cfg.IdleTimeout = -1
