@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"math/bits"
+	"sync"
 	"time"
 )
 
@@ -37,12 +38,12 @@ func (c *conn) reserve(n int) error {
 	if int64(n) > total-int64(c.held) {
 		return fmt.Errorf("%w: this request needs %d bytes in flight, more than --max-inflight-bytes %d allows", errBudget, int64(c.held)+int64(n), total)
 	}
-	if c.held > 0 {
-		if !c.srv.inflight.TryAcquire(int64(n)) {
-			return fmt.Errorf("%w: %d bytes are not free now (--max-inflight-bytes %d); retry", errBudget, n, total)
-		}
+	if c.srv.inflight.TryAcquire(int64(n)) {
 		c.held += n
 		return nil
+	}
+	if c.held > 0 {
+		return fmt.Errorf("%w: %d bytes are not free now (--max-inflight-bytes %d); retry", errBudget, n, total)
 	}
 	ctx := c.srv.ctx
 	if d := c.readDeadline(); !d.IsZero() {
@@ -64,23 +65,85 @@ func (c *conn) reserve(n int) error {
 // past what was reserved.
 func (c *conn) reserveReply(method string, size, factor int) *Error {
 	if size <= keepBuffer {
+		if cap(c.out) < size {
+			// Within what the connection keeps: grow to all of it at once,
+			// so that appends never double the buffer past it.
+			c.out = append(make([]byte, 0, keepBuffer), c.out...)
+		}
 		return nil
 	}
 	if err := c.reserve(factor * size); err != nil {
 		return errorf(CodeLimitExceeded, "%s: a reply of about %d bytes: %v", method, size, err)
 	}
-	c.out = slices.Grow(c.out, size)
+	if cap(c.out) < size {
+		b := c.getBuf(size)
+		if cap(c.out) <= keepBuffer {
+			c.spareOut = c.out[:0]
+		}
+		c.out = append(b[:0], c.out...)
+	}
 	return nil
+}
+
+// Buffers larger than keepBuffer are not kept by their connection: they go
+// back to one of these pools (by power of two of their capacity) when the
+// reservation that paid for them is returned, so that a connection stepping
+// a large batch again and again reuses them instead of allocating, and the
+// garbage collector frees them (as it frees any garbage: the soft memory
+// limit of MemoryBound) when nobody does.
+var bufPools [40]sync.Pool
+
+// bufClass is the pool of buffers of capacity at least n (for getBuf) or
+// of capacity c (for putBuf, rounding down).
+func bufClass(n int, up bool) int {
+	k := bits.Len(uint(n))
+	if up && n&(n-1) != 0 {
+		return k
+	}
+	return k - 1
+}
+
+// getBuf returns an empty buffer of capacity at least n; the box it came
+// in is kept for putBuf, so that the round trip allocates nothing.
+func (c *conn) getBuf(n int) []byte {
+	k := bufClass(n, true)
+	if k < len(bufPools) {
+		if p, ok := bufPools[k].Get().(*[]byte); ok {
+			b := (*p)[:0]
+			*p = nil
+			c.boxes = append(c.boxes, p)
+			return b
+		}
+	}
+	return make([]byte, 0, 1<<k)
+}
+
+// putBuf gives a buffer back to its pool.
+func (c *conn) putBuf(b []byte) {
+	k := bufClass(cap(b), false)
+	if k >= len(bufPools) {
+		return
+	}
+	var p *[]byte
+	if n := len(c.boxes); n > 0 {
+		p, c.boxes = c.boxes[n-1], c.boxes[:n-1]
+	} else {
+		p = new([]byte)
+	}
+	*p = b
+	bufPools[k].Put(p)
 }
 
 // releaseBudget gives back what the request reserved and drops buffers
 // larger than keepBuffer, which the reservation paid for.
 func (c *conn) releaseBudget() {
 	if cap(c.in) > keepBuffer {
-		c.in = nil
+		c.putBuf(c.in)
+		c.in, c.spareIn = c.spareIn, nil
 	}
 	if cap(c.out) > keepBuffer {
-		c.out = nil
+		c.putBuf(c.out)
+		c.out, c.spareOut = c.spareOut, nil
 	}
 	if c.held > 0 {
 		c.srv.inflight.Release(int64(c.held))

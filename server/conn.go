@@ -49,6 +49,10 @@ type conn struct {
 	id  []byte // raw msgpack id of the request being served (a view into in)
 	// held is what the request being served reserved from Server.inflight.
 	held int
+	// boxes are spare pointers for putting buffers back into bufPools.
+	boxes []*[]byte
+	// spareIn and spareOut keep the small buffers while large ones serve.
+	spareIn, spareOut []byte
 
 	authed     bool
 	accepted   time.Time   // when the connection was accepted
@@ -233,6 +237,16 @@ func (c *conn) readFrame() ([]byte, error) {
 	// reservation of 2 x n also pays for one copy of a part of the frame
 	// (a bin decoded into its own slice).
 	buf := c.in[:0]
+	if cap(c.in) <= keepBuffer {
+		c.spareIn = c.in[:0] // for the next frame, once this one's buffer is pooled
+	}
+	if k := bufClass(n, true); k < len(bufPools) {
+		if p, ok := bufPools[k].Get().(*[]byte); ok {
+			buf = (*p)[:0] // a pooled buffer is memory already there
+			*p = nil
+			c.boxes = append(c.boxes, p)
+		}
+	}
 	for len(buf) < n {
 		k := min(n-len(buf), max(readChunk, len(buf)))
 		if cap(buf)-len(buf) < k {
