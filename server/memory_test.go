@@ -33,6 +33,9 @@ func TestMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends max_conns x max_frame bytes")
 	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory is not the server's")
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryBoundChild$", "-test.v", "-test.timeout=120s")
 	cmd.Env = append(os.Environ(), memChildEnv+"=1")
 	out, err := cmd.CombinedOutput()
