@@ -8,7 +8,8 @@ require (
 	github.com/spf13/pflag v1.0.10
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
-	golang.org/x/image v0.47.0
+	golang.org/x/image v0.46.0
+	golang.org/x/sync v0.23.0
 	golang.org/x/time v0.16.0
 )
 
@@ -20,5 +21,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/text v0.42.0 // indirect
 )

@@ -146,7 +146,7 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if cfg.FirstGame < 0 || cfg.ShardGames < 1 || cfg.FirstGame%cfg.ShardGames != 0 {
+	if cfg.FirstGame < 0 || cfg.FirstGame > 0 && (cfg.ShardGames < 1 || cfg.FirstGame%cfg.ShardGames != 0) {
 		return nil, fmt.Errorf("first game %d is not a multiple of %d games per shard", cfg.FirstGame, cfg.ShardGames)
 	}
 	sp := cfg.Space

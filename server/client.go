@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -32,8 +31,6 @@ type Client struct {
 	hdr      [4]byte
 	nextID   uint64
 	maxFrame int
-	dec      *msgpack.Decoder
-	br       bytes.Reader
 	step     StepResult
 }
 
@@ -52,7 +49,7 @@ func Dial(addr string, timeout time.Duration) (*Client, error) {
 
 // NewClient wraps an open connection.
 func NewClient(nc net.Conn) *Client {
-	return &Client{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), maxFrame: DefaultMaxFrame, dec: msgpack.NewDecoder(nil)}
+	return &Client{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), maxFrame: DefaultMaxFrame}
 }
 
 // Close closes the connection.
@@ -130,7 +127,7 @@ func (c *Client) Call(method string, params map[string]any) (map[string]any, err
 
 // decodeResponse checks and decodes a response body.
 func (c *Client) decodeResponse(body []byte) (map[string]any, error) {
-	if err := checkBody(body, c.dec, &c.br); err != nil {
+	if err := checkBody(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	var resp struct {

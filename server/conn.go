@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,13 +14,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
-// keepBuffer is the largest request buffer a connection keeps between frames.
-const keepBuffer = 1 << 20
+// keepBuffer is the largest request buffer, and the largest reply buffer, a
+// connection keeps between frames; larger ones are paid for by the
+// in-flight budget (budget.go) and dropped after the reply.
+const keepBuffer = 256 << 10
 
 // readChunk is how much of a frame body is read (and allocated) at a time,
 // so a header that lies about a large length costs nothing until the bytes
@@ -47,10 +47,13 @@ type conn struct {
 	hdr [4]byte
 	in  []byte // request body
 	out []byte // response frame
-	rgb []byte // reused buffer of render format "rgb"
 	id  []byte // raw msgpack id of the request being served (a view into in)
-	dec *msgpack.Decoder
-	br  bytes.Reader
+	// held is what the request being served reserved from Server.inflight.
+	held int
+	// boxes are spare pointers for putting buffers back into bufPools.
+	boxes []*[]byte
+	// spareIn and spareOut keep the small buffers while large ones serve.
+	spareIn, spareOut []byte
 
 	authed     bool
 	accepted   time.Time   // when the connection was accepted
@@ -72,7 +75,6 @@ func newConn(s *Server, nc net.Conn) *conn {
 		srv: s, nc: nc, r: newBufReader(nc), accepted: time.Now(),
 		// Until hello succeeds, what the client causes is logged rate limited.
 		log:     s.hostile.With("remote", remoteName(nc)),
-		dec:     msgpack.NewDecoder(nil),
 		handles: map[uint64]*vecenv.Batch{},
 	}
 }
@@ -143,6 +145,11 @@ func (c *conn) serve() {
 			return // the shutdown began while the deadline was being set
 		}
 		body, err := c.readFrame()
+		if errors.Is(err, errBudget) {
+			c.log.Warn("no in-flight budget for a frame; dropped it", "err", err)
+			c.sendError(CodeLimitExceeded, err.Error())
+			continue
+		}
 		if err != nil {
 			var tl errFrameTooLarge
 			switch {
@@ -176,11 +183,9 @@ func (c *conn) serve() {
 		if !c.write() {
 			return
 		}
+		c.releaseBudget()
 		if mid >= 0 {
 			c.srv.stats.latency[mid].add(time.Since(start))
-		}
-		if len(c.in) > keepBuffer {
-			c.in = nil
 		}
 		if closeAfter {
 			return
@@ -218,8 +223,34 @@ func (c *conn) readFrame() ([]byte, error) {
 		}
 		return c.in, nil
 	}
-	// Grow as the bytes arrive rather than trusting the header.
+	// A frame larger than the kept buffer is paid for by the in-flight
+	// budget before anything is allocated for it.
+	if err := c.reserve(2 * n); err != nil {
+		// Refused: the body is read and dropped (that needs no memory)
+		// so the connection can go on after the error.
+		c.nc.SetReadDeadline(c.readDeadline())
+		if _, derr := io.CopyN(io.Discard, c.r, int64(n)); derr != nil {
+			return nil, unexpected(derr)
+		}
+		return nil, err
+	}
+	c.nc.SetReadDeadline(c.readDeadline()) // the wait was the server's, not the client's silence
+	// Grow as the bytes arrive rather than trusting the header: a frame
+	// that lies about its length holds budget, not memory. The growth
+	// doubles, so old and new buffers together stay within 1.5 x n; the
+	// reservation of 2 x n also pays for one copy of a part of the frame
+	// (a bin decoded into its own slice).
 	buf := c.in[:0]
+	if cap(c.in) <= keepBuffer {
+		c.spareIn = c.in[:0] // for the next frame, once this one's buffer is pooled
+	}
+	if k := bufClass(n, true); k < len(bufPools) {
+		if p, ok := bufPools[k].Get().(*[]byte); ok {
+			buf = (*p)[:0] // a pooled buffer is memory already there
+			*p = nil
+			c.boxes = append(c.boxes, p)
+		}
+	}
 	for len(buf) < n {
 		k := min(n-len(buf), max(readChunk, len(buf)))
 		if cap(buf)-len(buf) < k {
@@ -274,6 +305,7 @@ func (c *conn) sendFinal(code Code, msg string) {
 
 // cleanup frees the connection's envs and closes the socket.
 func (c *conn) cleanup() {
+	c.releaseBudget()
 	for id, b := range c.handles {
 		c.srv.releaseEnvs(b.N(), b.Bytes())
 		c.srv.stats.handles.Add(-1)
@@ -301,7 +333,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 			c.fail(e)
 		}
 	}()
-	if err := checkBody(body, c.dec, &c.br); err != nil {
+	if err := checkBody(body); err != nil {
 		c.fail(errorf(CodeBadFrame, "%v", err))
 		return -1, false
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
@@ -118,69 +120,58 @@ func paramsError(method, keys string, err error) *Error {
 	return paramError(method, string(ve.key), ve.err)
 }
 
+// helloParams are hello's params.
+type helloParams struct {
+	Protocol *int64  `msgpack:"protocol" range:"0,2147483647"`
+	Token    *string `msgpack:"token"`
+	Client   string  `msgpack:"client"`
+}
+
 // hello checks the client's protocol version and token and sends the handshake.
 func (c *conn) hello(p []byte) *Error {
-	var token []byte
-	hasToken := false
-	var client []byte
-	version := int64(ProtocolVersion)
-	e := eachParam("hello", p, "protocol, token, client", func(k string, r *reader) (err error) {
-		switch k {
-		case "protocol":
-			version, err = r.intIn(0, math.MaxInt32)
-		case "token":
-			token, err = r.str()
-			hasToken = true
-		case "client":
-			client, err = r.str()
-		default:
-			return errUnknownParam
-		}
-		return err
-	})
-	if e != nil {
+	var pr helloParams
+	if e := decodeParams("hello", p, &pr); e != nil {
 		return e
 	}
 	if want := c.srv.cfg.Token; want != "" {
-		if !hasToken {
+		if pr.Token == nil {
 			c.log.Warn("unauthorized: no token")
 			return errorf(CodeUnauthorized, "this server requires a token: pass it in hello.params.token")
 		}
-		if subtle.ConstantTimeCompare(token, []byte(want)) != 1 {
+		if subtle.ConstantTimeCompare([]byte(*pr.Token), []byte(want)) != 1 {
 			c.log.Warn("unauthorized: wrong token")
 			return errorf(CodeUnauthorized, "wrong token")
 		}
 	}
-	if version != ProtocolVersion {
-		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, version)
+	if pr.Protocol != nil && *pr.Protocol != ProtocolVersion {
+		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, *pr.Protocol)
 	}
 	c.authed = true
-	c.log.Debug("hello", "client", clip(client))
+	c.log.Debug("hello", "client", clip([]byte(pr.Client)))
 	c.out = append(c.out, c.srv.hello...)
 	return nil
 }
 
+// noParams are the params of a method that takes none.
+type noParams struct{}
+
 // ping answers {}.
 func (c *conn) ping(p []byte) *Error {
-	if e := eachParam("ping", p, "", func(string, *reader) error { return errUnknownParam }); e != nil {
+	if e := decodeParams("ping", p, &noParams{}); e != nil {
 		return e
 	}
 	c.out = appendMapHeader(c.out, 0)
 	return nil
 }
 
-// choice reads a str that must be one of names and returns its index.
-func choice(r *reader, names []string) (int, error) {
-	s, err := r.str()
-	if err != nil {
-		return 0, err
-	}
+// choice returns the index of s in names.
+func choice(s string, names []string) (int, error) {
 	for i, n := range names {
-		if string(s) == n {
+		if s == n {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not one of %s", clip(s), strings.Join(names, ", "))
+	return 0, fmt.Errorf("%q is not one of %s", clip([]byte(s)), strings.Join(names, ", "))
 }
 
 // rulesParam reads the rules: an env.ParseRules string or a map of its
@@ -268,53 +259,89 @@ func resultBytes(cfg vecenv.Config, d int) int {
 	return size
 }
 
+// replyBytes is what a step or reset reply of b may need: its size with
+// info off, or with info on the most a reply may grow to (appendInfo stops
+// past maxFrame, and the reply is then refused).
+func replyBytes(b *vecenv.Batch, record bool, maxFrame int) int {
+	if record {
+		return 2 * maxFrame
+	}
+	return resultBytes(b.Config(), b.ObsSize())
+}
+
+// makeParams are make's params; rules (str or map) and seat (int or
+// "random") are read by rulesParam and seatParam.
+type makeParams struct {
+	Rules        msgpack.RawMessage `msgpack:"rules"`
+	Tier         *string            `msgpack:"tier"`
+	N            *int               `msgpack:"n" range:"1,2147483647"`
+	Mode         *string            `msgpack:"mode"`
+	Seat         msgpack.RawMessage `msgpack:"seat"`
+	Opponent     *string            `msgpack:"opponent"`
+	Autoreset    *string            `msgpack:"autoreset"`
+	MaxDecisions uint32             `msgpack:"max_decisions" range:"0,4294967295"`
+	Reward       *string            `msgpack:"reward"`
+	Illegal      *string            `msgpack:"illegal"`
+	Info         bool               `msgpack:"info"`
+}
+
+// makeConfig turns make's params into a batch configuration.
+func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Error) {
+	cfg = vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin,
+		MaxDecisions: pr.MaxDecisions, Info: pr.Info}
+	var err error
+	if pr.Rules != nil {
+		if cfg.Rules, err = rulesParam(&reader{b: pr.Rules}); err != nil {
+			return cfg, false, false, paramError("make", "rules", err)
+		}
+	}
+	if pr.Tier != nil {
+		if cfg.Tier, err = obs.ParseTier(*pr.Tier); err != nil {
+			return cfg, false, false, paramError("make", "tier", err)
+		}
+	}
+	if pr.N != nil {
+		cfg.N = *pr.N
+	}
+	choices := []struct {
+		key   string
+		s     *string
+		names []string
+		set   func(int)
+	}{
+		{"mode", pr.Mode, vecenv.ModeNames(), func(i int) { cfg.Mode = vecenv.Mode(i) }},
+		{"autoreset", pr.Autoreset, vecenv.AutoresetNames(), func(i int) { cfg.Autoreset = vecenv.Autoreset(i) }},
+		{"reward", pr.Reward, vecenv.RewardNames(), func(i int) { cfg.Reward = vecenv.Reward(i) }},
+		{"illegal", pr.Illegal, vecenv.IllegalNames(), func(i int) { cfg.Illegal = vecenv.Illegal(i) }},
+	}
+	for _, ch := range choices {
+		if ch.s == nil {
+			continue
+		}
+		i, err := choice(*ch.s, ch.names)
+		if err != nil {
+			return cfg, false, false, paramError("make", ch.key, err)
+		}
+		ch.set(i)
+	}
+	if pr.Seat != nil {
+		if cfg.Seat, err = seatParam(&reader{b: pr.Seat}); err != nil {
+			return cfg, false, false, paramError("make", "seat", err)
+		}
+	}
+	if pr.Opponent != nil {
+		cfg.Opponent = *pr.Opponent
+	}
+	return cfg, pr.Seat != nil, pr.Opponent != nil, nil
+}
+
 // makeHandle creates a batch of envs.
 func (c *conn) makeHandle(p []byte) *Error {
-	cfg := vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin}
-	seatSet, oppSet := false, false
-	e := eachParam("make", p, "rules, tier, n, mode, seat, opponent, autoreset, max_decisions, reward, illegal, info", func(k string, r *reader) (err error) {
-		var i int
-		var v int64
-		switch k {
-		case "rules":
-			cfg.Rules, err = rulesParam(r)
-		case "tier":
-			var s []byte
-			if s, err = r.str(); err == nil {
-				cfg.Tier, err = obs.ParseTier(string(s))
-			}
-		case "n":
-			v, err = r.intIn(1, math.MaxInt32)
-			cfg.N = int(v)
-		case "mode":
-			i, err = choice(r, vecenv.ModeNames())
-			cfg.Mode = vecenv.Mode(i)
-		case "seat":
-			cfg.Seat, err = seatParam(r)
-			seatSet = true
-		case "opponent":
-			var s []byte
-			s, err = r.str()
-			cfg.Opponent, oppSet = string(s), true
-		case "autoreset":
-			i, err = choice(r, vecenv.AutoresetNames())
-			cfg.Autoreset = vecenv.Autoreset(i)
-		case "max_decisions":
-			v, err = r.intIn(0, math.MaxUint32)
-			cfg.MaxDecisions = uint32(v)
-		case "reward":
-			i, err = choice(r, vecenv.RewardNames())
-			cfg.Reward = vecenv.Reward(i)
-		case "illegal":
-			i, err = choice(r, vecenv.IllegalNames())
-			cfg.Illegal = vecenv.Illegal(i)
-		case "info":
-			cfg.Info, err = r.boolean()
-		default:
-			return errUnknownParam
-		}
-		return err
-	})
+	var pr makeParams
+	if e := decodeParams("make", p, &pr); e != nil {
+		return e
+	}
+	cfg, seatSet, oppSet, e := makeConfig(&pr)
 	if e != nil {
 		return e
 	}
@@ -370,36 +397,24 @@ func (c *conn) makeHandle(p []byte) *Error {
 	if cfg.Mode == vecenv.Multi {
 		rewardShape = []int{cfg.N, players}
 	}
-	c.out = appendValue(c.out, obj{
-		{"handle", h},
-		{"n", cfg.N},
-		{"players", players},
-		{"mode", cfg.Mode.String()},
-		{"autoreset", cfg.Autoreset.String()},
-		{"reward", cfg.Reward.String()},
-		{"illegal", cfg.Illegal.String()},
-		{"tier", cfg.Tier.String()},
-		{"opponent", cfg.Opponent},
-		{"seat", seat},
-		{"max_decisions", uint64(cfg.MaxDecisions)},
-		{"info", cfg.Info},
-		{"rules", cfg.Rules.String()},
-		{"obs_size", b.ObsSize()},
-		{"obs_space", spaceValue(b.Encoder().Space())},
-		{"actions", env.NumActions},
-		{"reward_shape", rewardShape},
+	return c.result("make", makeResult{
+		Handle: h, N: cfg.N, Players: players,
+		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
+		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: cfg.Opponent, Seat: seat,
+		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
+		ObsSize: b.ObsSize(), ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
+		RewardShape: rewardShape,
 	})
-	return nil
 }
 
-// lookup returns the handle's batch.
-func (c *conn) lookup(method string, h uint64, set bool) (*vecenv.Batch, *Error) {
-	if !set {
+// lookup returns the batch of handle h (nil: missing).
+func (c *conn) lookup(method string, h *uint64) (*vecenv.Batch, *Error) {
+	if h == nil {
 		return nil, errorf(CodeBadRequest, "%s: missing params.handle", method)
 	}
-	b, ok := c.handles[h]
+	b, ok := c.handles[*h]
 	if !ok {
-		return nil, errorf(CodeUnknownHandle, "%s: no handle %d on this connection", method, h)
+		return nil, errorf(CodeUnknownHandle, "%s: no handle %d on this connection", method, *h)
 	}
 	return b, nil
 }
@@ -476,6 +491,9 @@ func (c *conn) reset(p []byte) *Error {
 	if info != nil {
 		record = *info
 	}
+	if e := c.reserveReply("reset", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+		return e
+	}
 	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
 		return errorf(CodeInternal, "reset: %v", err)
 	}
@@ -488,7 +506,7 @@ func (c *conn) reset(p []byte) *Error {
 	out = appendStr(out, "seeds")
 	out = appendValue(out, b.Seeds())
 	if record {
-		out = appendInfo(out, b)
+		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
 	}
 	c.out = out
 	return nil
@@ -582,7 +600,11 @@ func (c *conn) step(p []byte) *Error {
 	if e := paramsError("step", "handle, actions, info", err); e != nil {
 		return e
 	}
-	b, e := c.lookup("step", h, hset)
+	var hp *uint64
+	if hset {
+		hp = &h
+	}
+	b, e := c.lookup("step", hp)
 	if e != nil {
 		return e
 	}
@@ -624,6 +646,9 @@ func (c *conn) step(p []byte) *Error {
 	if info >= 0 {
 		record = info == 1
 	}
+	if e := c.reserveReply("step", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+		return e
+	}
 	if err := b.Step(c.srv.pool, record); err != nil {
 		return errorf(CodeInternal, "step: %v", err)
 	}
@@ -653,7 +678,7 @@ func (c *conn) step(p []byte) *Error {
 		out = appendI8Bin(out, rows.FinalToMove)
 	}
 	if record {
-		out = appendInfo(out, b)
+		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
 	}
 	c.out = out
 	return nil
@@ -670,10 +695,13 @@ func skipN(r *reader, n int) (int, error) {
 }
 
 // appendInfo appends the info list: one map per env.
-func appendInfo(out []byte, b *vecenv.Batch) []byte {
+func appendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
 	out = appendStr(out, "info")
 	out = appendArrayHeader(out, b.N())
 	for i := range b.N() {
+		if len(out) > maxFrame {
+			break // refused by finish: stop before the buffer outgrows its reservation
+		}
 		cur, events, final, finalEvents := b.Info(i)
 		out = appendInfoMap(out, b, cur, events, final != nil)
 		if final != nil {
@@ -753,13 +781,22 @@ func appendEvent(out []byte, ev env.Event) []byte {
 	return appendValue(out, v)
 }
 
+// handleOnly are the params of a method that takes a handle only.
+type handleOnly struct {
+	Handle *uint64 `msgpack:"handle"`
+}
+
 // closeHandle frees a handle.
 func (c *conn) closeHandle(p []byte) *Error {
-	b, h, e := c.handleParams("close", p, "handle", nil)
+	var pr handleOnly
+	if e := decodeParams("close", p, &pr); e != nil {
+		return e
+	}
+	b, e := c.lookup("close", pr.Handle)
 	if e != nil {
 		return e
 	}
-	delete(c.handles, h)
+	delete(c.handles, *pr.Handle)
 	c.envs -= b.N()
 	c.srv.releaseEnvs(b.N(), b.Bytes())
 	c.srv.stats.handles.Add(-1)
@@ -786,13 +823,17 @@ func (c *conn) handleParams(method string, p []byte, keys string, fn func(k stri
 	if e != nil {
 		return nil, h, e
 	}
-	b, e := c.lookup(method, h, hset)
+	var hp *uint64
+	if hset {
+		hp = &h
+	}
+	b, e := c.lookup(method, hp)
 	return b, h, e
 }
 
 // statsResult reports the server's counters and latency percentiles.
 func (c *conn) statsResult(p []byte) *Error {
-	if e := eachParam("stats", p, "", func(string, *reader) error { return errUnknownParam }); e != nil {
+	if e := decodeParams("stats", p, &noParams{}); e != nil {
 		return e
 	}
 	st := &c.srv.stats
@@ -802,53 +843,44 @@ func (c *conn) statsResult(p []byte) *Error {
 			lat = append(lat, kv{methodNames[m], st.latency[m].summary()})
 		}
 	}
-	c.out = appendValue(c.out, obj{
-		{"uptime_s", round2(time.Since(c.srv.started).Seconds())},
-		{"connections", st.connections.Load()},
-		{"connections_total", st.connectionsTotal.Load()},
-		{"envs", st.envs.Load()},
-		{"handles", st.handles.Load()},
-		{"steps", st.steps.Load()},
-		{"requests", st.requests.Load()},
-		{"errors", st.errors.Load()},
-		{"conn", obj{{"envs", c.envs}, {"handles", len(c.handles)}, {"requests", c.requests}}},
-		{"latency_us", lat},
+	return c.result("stats", statsResultT{
+		UptimeS: round2(time.Since(c.srv.started).Seconds()), Connections: st.connections.Load(),
+		ConnectionsTotal: st.connectionsTotal.Load(), Envs: st.envs.Load(), Handles: st.handles.Load(),
+		Steps: st.steps.Load(), Requests: st.requests.Load(), Errors: st.errors.Load(),
+		Conn:      statsConn{Envs: c.envs, Handles: len(c.handles), Requests: c.requests},
+		LatencyUs: lat,
 	})
-	return nil
 }
 
-// indexParams reads {handle, index} plus the extra keys fn accepts.
-func (c *conn) indexParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, int, *Error) {
-	var idx uint64
-	var iset bool
-	b, h, e := c.handleParams(method, p, keys, func(k string, r *reader) (err error) {
-		if k == "index" {
-			idx, err = r.uint64v()
-			iset = true
-			return err
-		}
-		if fn == nil {
-			return errUnknownParam
-		}
-		return fn(k, r)
-	})
-	if e != nil {
-		return nil, 0, e
-	}
+// indexed looks up one env of a handle: the params handle and index.
+func (c *conn) indexed(method string, h, idx *uint64) (*vecenv.Batch, int, *Error) {
+	b, e := c.lookup(method, h)
 	switch {
-	case !iset:
+	case e != nil:
+		return nil, 0, e
+	case idx == nil:
 		return nil, 0, errorf(CodeBadRequest, "%s: missing params.index", method)
-	case idx >= uint64(b.N()):
-		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, idx, b.N()-1)
+	case *idx >= uint64(b.N()):
+		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, *idx, b.N()-1)
 	case !b.Started():
-		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, h)
+		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, *h)
 	}
-	return b, int(idx), nil
+	return b, int(*idx), nil
+}
+
+// saveParams are save's params.
+type saveParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Index  *uint64 `msgpack:"index"`
 }
 
 // save returns one env's game state as the engine's versioned blob.
 func (c *conn) save(p []byte) *Error {
-	b, i, e := c.indexParams("save", p, "handle, index", nil)
+	var pr saveParams
+	if e := decodeParams("save", p, &pr); e != nil {
+		return e
+	}
+	b, i, e := c.indexed("save", pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
@@ -856,35 +888,33 @@ func (c *conn) save(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeInternal, "save: %v", err)
 	}
-	c.out = appendValue(c.out, obj{{"state", blob}})
-	return nil
+	return c.result("save", stateResult{State: blob})
+}
+
+// loadParams are load's params.
+type loadParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Index  *uint64 `msgpack:"index"`
+	State  []byte  `msgpack:"state"`
+	Seat   *int    `msgpack:"seat" range:"0,3"`
 }
 
 // load replaces one env's game with a saved state.
 func (c *conn) load(p []byte) *Error {
-	var blob []byte
-	seat, seatSet := 0, false
-	b, i, e := c.indexParams("load", p, "handle, index, state, seat", func(k string, r *reader) (err error) {
-		switch k {
-		case "state":
-			blob, err = r.bin()
-		case "seat":
-			var v int64
-			v, err = r.intIn(0, env.MaxPlayers-1)
-			seat, seatSet = int(v), true
-		default:
-			return errUnknownParam
-		}
-		return err
-	})
+	var pr loadParams
+	if e := decodeParams("load", p, &pr); e != nil {
+		return e
+	}
+	b, i, e := c.indexed("load", pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
+	blob := pr.State
 	if blob == nil {
 		return errorf(CodeBadRequest, "load: missing params.state")
 	}
 	players := b.Config().Rules.Players
-	if seatSet && (b.Config().Mode != vecenv.Single || seat >= players) {
+	if pr.Seat != nil && (b.Config().Mode != vecenv.Single || *pr.Seat >= players) {
 		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", players-1)
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
@@ -902,8 +932,9 @@ func (c *conn) load(p []byte) *Error {
 	if s.Rules() != b.Config().Rules {
 		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
 	}
-	if !seatSet {
-		seat = vecenv.RandomSeat
+	seat := vecenv.RandomSeat
+	if pr.Seat != nil {
+		seat = *pr.Seat
 	}
 	if err := b.Load(i, s, seat); err != nil {
 		return errorf(CodeInternal, "load: %v", err)
@@ -919,51 +950,68 @@ func (c *conn) load(p []byte) *Error {
 	return nil
 }
 
+// renderParams are render's params.
+type renderParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Index  *uint64 `msgpack:"index"`
+	Format *string `msgpack:"format"`
+}
+
 // render returns one env's position as text, SVG, or an RGB image
 // (height x width x 3 bytes, row-major) for Gymnasium's rgb_array mode.
 func (c *conn) render(p []byte) *Error {
-	format := "text"
-	b, i, e := c.indexParams("render", p, "handle, index, format", func(k string, r *reader) error {
-		if k != "format" {
-			return errUnknownParam
-		}
-		s, err := r.str()
-		format = string(s)
-		return err
-	})
+	var pr renderParams
+	if e := decodeParams("render", p, &pr); e != nil {
+		return e
+	}
+	b, i, e := c.indexed("render", pr.Handle, pr.Index)
 	if e != nil {
 		return e
+	}
+	format := "text"
+	if pr.Format != nil {
+		format = *pr.Format
 	}
 	st := b.State(i)
 	switch format {
 	case "text":
-		c.out = appendValue(c.out, obj{{"text", st.Render()}})
+		return c.result("render", renderText{Text: st.Render()})
 	case "svg":
-		c.out = appendValue(c.out, obj{{"svg", string(render.SVG(st, render.Options{Numbers: true}))}})
+		return c.result("render", renderSVG{SVG: string(render.SVG(st, render.Options{Numbers: true}))})
 	case "rgb":
-		c.rgb = render.RGB(st, render.Options{}, c.rgb)
-		c.out = appendValue(c.out, obj{{"height", render.Height}, {"width", render.Width}, {"rgb", c.rgb}})
+		// The image, its copy in the reply and the renderer's canvas.
+		if e := c.reserveReply("render", 64+3*render.Width*render.Height, 3); e != nil {
+			return e
+		}
+		rgb := render.RGB(st, render.Options{}, nil)
+		return c.result("render", renderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
 	default:
 		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
 	}
-	return nil
+}
+
+// observeParams are observe's params.
+type observeParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	Seat   *int    `msgpack:"seat" range:"0,3"`
 }
 
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
 func (c *conn) observe(p []byte) *Error {
-	seat := -1
-	b, h, e := c.handleParams("observe", p, "handle, seat", func(k string, r *reader) error {
-		if k != "seat" {
-			return errUnknownParam
-		}
-		v, err := r.intIn(0, env.MaxPlayers-1)
-		seat = int(v)
-		return err
-	})
+	var pr observeParams
+	if e := decodeParams("observe", p, &pr); e != nil {
+		return e
+	}
+	b, e := c.lookup("observe", pr.Handle)
 	if e != nil {
 		return e
 	}
+	seat := -1
+	if pr.Seat != nil {
+		seat = *pr.Seat
+	}
+	h := *pr.Handle
 	players := b.Config().Rules.Players
 	switch {
 	case seat < 0:
@@ -972,6 +1020,9 @@ func (c *conn) observe(p []byte) *Error {
 		return errorf(CodeBadRequest, "observe: params.seat: %d out of range 0..%d", seat, players-1)
 	case !b.Started():
 		return errorf(CodeNeedsReset, "observe: handle %d was never reset", h)
+	}
+	if e := c.reserveReply("observe", 64+b.N()*(4*b.ObsSize()+env.NumActions), 2); e != nil {
+		return e
 	}
 	o := make([]float32, b.N()*b.ObsSize())
 	m := make([]uint8, b.N()*env.NumActions)

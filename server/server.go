@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
@@ -29,11 +31,15 @@ const (
 	DefaultMaxConns       = 64
 	DefaultMaxEnvsPerConn = 16384
 	DefaultMaxEnvs        = 65536
-	// DefaultMaxEnvBytes bounds the memory of all envs' buffers (256 MiB:
-	// about 140000 envs of the compact tier, 29000 of the tactical tier).
-	DefaultMaxEnvBytes = 256 << 20
+	// DefaultMaxEnvBytes bounds the memory of all envs' buffers (96 MiB:
+	// about 52000 envs of the compact tier, 10000 of the tactical tier), so
+	// that Config.MemoryBound of the defaults is about 230 MB.
+	DefaultMaxEnvBytes = 96 << 20
 	DefaultMaxFrame    = 16 << 20
-	DefaultIdleTimeout = time.Hour
+	// DefaultMaxInflightBytes bounds the memory of the large frames being
+	// served at once, server wide (48 MiB: three maximal frames).
+	DefaultMaxInflightBytes = 48 << 20
+	DefaultIdleTimeout      = time.Hour
 	// DefaultHandshakeTimeout is how long a new connection has to complete hello.
 	DefaultHandshakeTimeout = 5 * time.Second
 	// DefaultMaxHandshakes is the number of connections that may be in handshake at once.
@@ -70,6 +76,13 @@ type Config struct {
 	MaxEnvBytes int64
 	// MaxFrame is the largest frame body accepted or sent, in bytes.
 	MaxFrame int
+	// MaxInflightBytes bounds the memory of the frames being served at once,
+	// over all connections: a request whose frame or reply is larger than
+	// 256 KiB reserves it from this budget before it is allocated, waiting
+	// (up to the connection's idle or handshake deadline) while others hold
+	// it, and answers limit_exceeded if it can never fit. Zero means
+	// DefaultMaxInflightBytes or 3 x MaxFrame, whichever is larger.
+	MaxInflightBytes int64
 	// IdleTimeout closes a connection silent this long; negative disables it.
 	IdleTimeout time.Duration
 	// Workers is the size of the pool that steps large batches (default GOMAXPROCS).
@@ -90,7 +103,7 @@ func DefaultConfig() Config {
 	return Config{
 		MaxConns: DefaultMaxConns, MaxHandshakes: DefaultMaxHandshakes, HandshakeTimeout: DefaultHandshakeTimeout,
 		MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs, MaxEnvBytes: DefaultMaxEnvBytes,
-		MaxFrame: DefaultMaxFrame, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
+		MaxFrame: DefaultMaxFrame, MaxInflightBytes: DefaultMaxInflightBytes, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
 		MaxOpponentSims: DefaultMaxOpponentSims,
 		Version:         "dev",
 	}
@@ -120,6 +133,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxFrame == 0 {
 		c.MaxFrame = d.MaxFrame
 	}
+	if c.MaxInflightBytes == 0 {
+		// Room for a maximal frame (2 x, as it is read) and a reply at once.
+		c.MaxInflightBytes = max(d.MaxInflightBytes, 3*int64(c.MaxFrame))
+	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = d.IdleTimeout
 	}
@@ -136,7 +153,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.Workers < 0:
+	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.MaxInflightBytes < 0 || c.Workers < 0:
 		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
 	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
 		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
@@ -168,6 +185,9 @@ type Server struct {
 	envCount  int
 	envBytes  int64
 	stopOnce  sync.Once
+	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
+	ctx       context.Context     // canceled by Close and an expired Shutdown: wakes waits on inflight
+	cancel    context.CancelFunc
 }
 
 // New builds a server from cfg and starts its worker pool.
@@ -183,6 +203,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.pool = vecenv.NewPool(cfg.Workers)
+	s.inflight = semaphore.NewWeighted(cfg.MaxInflightBytes)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -191,7 +213,7 @@ const DefaultTier = obs.Compact
 
 // helloResult encodes the part of the hello result that never changes.
 func (s *Server) helloResult() ([]byte, error) {
-	var tiers []any
+	var tiers []obj
 	for _, t := range obs.Tiers() {
 		enc, err := obs.NewEncoder(env.Standard(), t)
 		if err != nil {
@@ -206,25 +228,15 @@ func (s *Server) helloResult() ([]byte, error) {
 	if s.cfg.HandshakeTimeout > 0 {
 		handshake = s.cfg.HandshakeTimeout.Seconds()
 	}
-	v := obj{
-		{"protocol", ProtocolVersion},
-		{"server", "yutenv " + s.cfg.Version},
-		{"actions", env.NumActions},
-		{"tiers", tiers},
-		{"default_tier", DefaultTier.String()},
-		{"opponents", agent.Names()},
-		{"methods", methodNames[:]},
-		{"limits", obj{
-			{"max_frame", s.cfg.MaxFrame},
-			{"max_envs_per_conn", s.cfg.MaxEnvsPerConn},
-			{"max_envs", s.cfg.MaxEnvs},
-			{"max_env_bytes", s.cfg.MaxEnvBytes},
-			{"idle_timeout_s", idle},
-			{"handshake_timeout_s", handshake},
-			{"max_conns", s.cfg.MaxConns},
-		}},
-	}
-	return appendValue(nil, v), nil
+	return appendResult(nil, helloResultT{
+		Protocol: ProtocolVersion, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
+		Tiers: tiers, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames[:],
+		Limits: helloLimits{
+			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
+			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,
+			IdleTimeoutS: idle, HandshakeTimeoutS: handshake, MaxConns: s.cfg.MaxConns,
+		},
+	})
 }
 
 // spaceValue converts an observation space to its wire form.
@@ -387,6 +399,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 		err = ctx.Err()
+		s.cancel()
 		s.closeConns()
 		<-done
 	}
@@ -398,6 +411,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closing.Store(true)
+	s.cancel()
 	for l := range s.listeners {
 		l.Close()
 	}

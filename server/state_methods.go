@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -62,35 +61,6 @@ type stateConn struct {
 	games []*game
 }
 
-// decodeParams decodes a params map into v, a pointer to a struct with
-// msgpack tags. Keys outside keys (a comma-separated list) and repeated keys
-// are refused before anything is decoded; the frame was already checked
-// (checkBody), so no length in it can claim more than it holds.
-func decodeParams(method string, p []byte, keys string, v any) *Error {
-	if p == nil {
-		return nil
-	}
-	allowed := strings.Split(keys, ", ")
-	e := eachParam(method, p, keys, func(k string, r *reader) error {
-		for _, a := range allowed {
-			if a == k {
-				_, err := r.skip()
-				return err
-			}
-		}
-		return errUnknownParam
-	})
-	if e != nil {
-		return e
-	}
-	d := msgpack.NewDecoder(bytes.NewReader(p))
-	d.DisallowUnknownFields(true)
-	if err := d.Decode(v); err != nil {
-		return errorf(CodeBadRequest, "%s: params: %v", method, err)
-	}
-	return nil
-}
-
 // lookupGame returns the game with id g.
 func (c *conn) lookupGame(method string, id *int) (*game, *Error) {
 	if id == nil {
@@ -119,10 +89,13 @@ func rows(method string, b []byte) (int, *Error) {
 
 // checkReply refuses a request whose reply would not fit in a frame.
 func (c *conn) checkReply(method string, n, perRow int) *Error {
-	if size := 256 + n*perRow; size > c.srv.cfg.MaxFrame {
+	size := 256 + n*perRow
+	if size > c.srv.cfg.MaxFrame {
 		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.srv.cfg.MaxFrame)
 	}
-	return nil
+	// The reply, and the temporaries of building it (growBin's zeroed
+	// block, analyse's columns): three times its size.
+	return c.reserveReply(method, size, 3)
 }
 
 // gameMethod declares a rule set and describes it.
@@ -130,7 +103,7 @@ func (c *conn) gameMethod(p []byte) *Error {
 	var pr struct {
 		Rules msgpack.RawMessage `msgpack:"rules"`
 	}
-	if e := decodeParams("game", p, "rules", &pr); e != nil {
+	if e := decodeParams("game", p, &pr); e != nil {
 		return e
 	}
 	rules := env.Standard()
@@ -153,11 +126,7 @@ func (c *conn) gameMethod(p []byte) *Error {
 	}
 	g := &game{proto: proto}
 	c.st.games = append(c.st.games, g)
-	pr2 := rules.Probabilities()
-	chance := make([]any, env.NumThrows)
-	for t := range chance {
-		chance[t] = pr2[t]
-	}
+	chance := rules.Probabilities()
 	tiers := obj{}
 	for _, t := range obs.Tiers() {
 		enc, err := g.encoder(t)
@@ -166,17 +135,10 @@ func (c *conn) gameMethod(p []byte) *Error {
 		}
 		tiers = append(tiers, kv{t.String(), enc.Size()})
 	}
-	c.out = appendValue(c.out, obj{
-		{"game", len(c.st.games) - 1},
-		{"rules", rules.String()},
-		{"players", rules.Players},
-		{"pieces", rules.Pieces},
-		{"state_size", env.PackedSize},
-		{"actions", env.NumActions},
-		{"chance", chance},
-		{"obs_size", tiers},
+	return c.result("game", gameResult{
+		Game: len(c.st.games) - 1, Rules: rules.String(), Players: rules.Players, Pieces: rules.Pieces,
+		StateSize: env.PackedSize, Actions: env.NumActions, Chance: chance[:], ObsSize: tiers,
 	})
-	return nil
 }
 
 // stateOp runs one state method over rows [lo, hi) of a request on the
@@ -252,7 +214,7 @@ func (c *conn) initialStates(p []byte) *Error {
 		N     *int   `msgpack:"n"`
 		Start *int   `msgpack:"start"`
 	}
-	if e := decodeParams("initial", p, "game, seed, n, start", &pr); e != nil {
+	if e := decodeParams("initial", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("initial", pr.Game)
@@ -296,7 +258,7 @@ func (c *conn) applyStates(p []byte) *Error {
 		Actions []byte `msgpack:"actions"`
 		Throws  []byte `msgpack:"throws"`
 	}
-	if e := decodeParams("apply", p, "game, states, actions, throws", &pr); e != nil {
+	if e := decodeParams("apply", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("apply", pr.Game)
@@ -358,7 +320,7 @@ func (c *conn) queryStates(p []byte) *Error {
 		Obs     *string `msgpack:"obs"`
 		Seat    *int    `msgpack:"seat"`
 	}
-	if e := decodeParams("query", p, "game, states, mask, returns, obs, seat", &pr); e != nil {
+	if e := decodeParams("query", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("query", pr.Game)
@@ -472,7 +434,7 @@ func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
 		Game  *int   `msgpack:"game"`
 		State []byte `msgpack:"state"`
 	}
-	if e := decodeParams(method, p, "game, state", &pr); e != nil {
+	if e := decodeParams(method, p, &pr); e != nil {
 		return env.State{}, e
 	}
 	g, e := c.lookupGame(method, pr.Game)
@@ -525,7 +487,7 @@ func (c *conn) positionState(p []byte) *Error {
 		Position *env.PositionDesc `msgpack:"position"`
 		Seed     uint64            `msgpack:"seed"`
 	}
-	if e := decodeParams("position", p, "game, position, seed", &pr); e != nil {
+	if e := decodeParams("position", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("position", pr.Game)
@@ -543,8 +505,7 @@ func (c *conn) positionState(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeBadState, "position: %v", err)
 	}
-	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}})
-	return nil
+	return c.result("position", stateResult{State: s.AppendPacked(nil)})
 }
 
 // saveState returns one state as the engine's saved-state blob (rules included).
@@ -557,8 +518,7 @@ func (c *conn) saveState(p []byte) *Error {
 	if err != nil {
 		return errorf(CodeInternal, "state_save: %v", err)
 	}
-	c.out = appendValue(c.out, obj{{"blob", blob}})
-	return nil
+	return c.result("state_save", blobResult{Blob: blob})
 }
 
 // loadState reads a saved-state blob into a packed state and its rules.
@@ -568,7 +528,7 @@ func (c *conn) loadState(p []byte) *Error {
 		Game *int   `msgpack:"game"`
 		Blob []byte `msgpack:"blob"`
 	}
-	if e := decodeParams("state_load", p, "game, blob", &pr); e != nil {
+	if e := decodeParams("state_load", p, &pr); e != nil {
 		return e
 	}
 	var g *game
@@ -594,8 +554,7 @@ func (c *conn) loadState(p []byte) *Error {
 	if g != nil && s.Rules() != g.proto.Rules() {
 		return errorf(CodeBadState, "state_load: the state is for rules %q, the game plays %q", s.Rules().String(), g.proto.Rules().String())
 	}
-	c.out = appendValue(c.out, obj{{"state", s.AppendPacked(nil)}, {"rules", s.Rules().String()}})
-	return nil
+	return c.result("state_load", stateRulesResult{State: s.AppendPacked(nil), Rules: s.Rules().String()})
 }
 
 // analyseStates asks a built-in agent for its action at every state, with
@@ -610,7 +569,7 @@ func (c *conn) analyseStates(p []byte) *Error {
 		Agent  *string `msgpack:"agent"`
 		Seed   uint64  `msgpack:"seed"`
 	}
-	if e := decodeParams("analyse", p, "game, states, agent, seed", &pr); e != nil {
+	if e := decodeParams("analyse", p, &pr); e != nil {
 		return e
 	}
 	g, e := c.lookupGame("analyse", pr.Game)
@@ -711,14 +670,7 @@ func (c *conn) analyseStates(p []byte) *Error {
 	if firstErr != nil {
 		return errorf(CodeInternal, "analyse: row %d: %v", firstRow, firstErr)
 	}
-	c.out = appendValue(c.out, obj{
-		{"agent", sp.String()},
-		{"actions", actions},
-		{"policy", policy},
-		{"value", value},
-		{"values", values},
-	})
-	return nil
+	return c.result("analyse", analyseResult{Agent: sp.String(), Actions: actions, Policy: policy, Value: value, Values: values})
 }
 
 // safeAct runs an agent's ActStats and turns a panic into an error.

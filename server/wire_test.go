@@ -127,8 +127,6 @@ func nested(depth int) []byte {
 }
 
 func TestCheckBody(t *testing.T) {
-	dec := msgpack.NewDecoder(nil)
-	var br bytes.Reader
 	ok := appendValue(nil, obj{{"id", 1}, {"method", "ping"}})
 	tests := []struct {
 		name string
@@ -156,7 +154,7 @@ func TestCheckBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkBody(tt.body, dec, &br)
+			err := checkBody(tt.body)
 			if tt.want == "" {
 				assert.NoError(t, err)
 				return

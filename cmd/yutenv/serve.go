@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -47,6 +48,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxEnvBytes := fs.Int64("max-env-bytes", def.MaxEnvBytes, "bytes of env buffers all connections may hold together")
 	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
 	maxFrame := fs.Int("max-frame", def.MaxFrame, "largest frame body in bytes, either direction")
+	maxInflight := fs.Int64("max-inflight-bytes", def.MaxInflightBytes, "bytes of large frames and replies (over 256 KiB) all connections may have in flight together (default: the larger of 48 MiB and 3 x --max-frame)")
 	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
 	workers := fs.Int("workers", def.Workers, "goroutines stepping large batches in parallel")
 	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "shut down gracefully when stdin reaches end of file")
@@ -76,14 +78,17 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listening on %s (not loopback) requires --token or --token-file", *listen)
 	}
 	switch {
-	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *maxEnvBytes < 1 || *workers < 1:
-		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs, --max-env-bytes and --workers must be at least 1")
+	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *maxEnvBytes < 1 || *maxInflight < 1 || *workers < 1:
+		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs, --max-env-bytes, --max-inflight-bytes and --workers must be at least 1")
 	case *idle < 0 || *grace < 0 || *handshake < 0:
 		return errors.New("--idle-timeout, --handshake-timeout and --shutdown-timeout must not be negative")
 	}
 	cfg := server.Config{
 		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxEnvBytes: *maxEnvBytes, MaxOpponentSims: *maxSims,
-		MaxFrame: *maxFrame, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
+		MaxFrame: *maxFrame, MaxInflightBytes: *maxInflight, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
+	}
+	if !fs.Changed("max-inflight-bytes") {
+		cfg.MaxInflightBytes = 0 // the default, which grows with --max-frame
 	}
 	if *idle == 0 {
 		cfg.IdleTimeout = -1
@@ -94,6 +99,11 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
+	}
+	// Garbage counts until collected: keep the process under the
+	// documented bound of its limits (unless GOMEMLIMIT says otherwise).
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(cfg.MemoryBound())
 	}
 	l, addr, err := server.Listen(*listen)
 	if err != nil {

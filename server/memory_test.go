@@ -1,0 +1,168 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// memChildEnv makes the test binary run the memory load as a child process,
+// so that its peak resident memory (VmHWM) is the load's, not the suite's.
+const memChildEnv = "YUTENV_MEMORY_CHILD"
+
+// TestMemoryBound proves docs/PROTOCOL.md's memory bound with the default
+// limits: in a fresh process set up as yutenv serve sets itself up (soft
+// memory limit = Config.MemoryBound), max_conns clients make the largest
+// batches the server allows and then all at once send maximal frames and
+// reset and step their batches (replies of about max_frame). The process's
+// peak resident memory, clients included, must stay under the bound plus
+// the clients' own frame (one shared max_frame buffer).
+func TestMemoryBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sends max_conns x max_frame bytes")
+	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory is not the server's")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryBoundChild$", "-test.v", "-test.timeout=120s")
+	cmd.Env = append(os.Environ(), memChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child: %s", out)
+	var hwm, bound int64
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 5 && f[0] == "MEMORY" {
+			hwm, _ = strconv.ParseInt(f[2], 10, 64)
+			bound, _ = strconv.ParseInt(f[4], 10, 64)
+		}
+	}
+	require.NotZero(t, hwm, "child printed no MEMORY line: %s", out)
+	t.Logf("peak resident memory %.1f MB, documented bound %.1f MB (+ %.1f MB of client frame)", float64(hwm)/1e6, float64(bound)/1e6, float64(DefaultMaxFrame)/1e6)
+	assert.Less(t, bound, int64(300e6), "the default limits' bound must be well under 300 MB")
+	assert.LessOrEqual(t, hwm, bound+DefaultMaxFrame, "peak resident memory above the documented bound")
+}
+
+// TestMemoryBoundChild is TestMemoryBound's load; it runs only as its child.
+func TestMemoryBoundChild(t *testing.T) {
+	if os.Getenv(memChildEnv) == "" {
+		t.Skip("runs as TestMemoryBound's child process")
+	}
+	cfg := DefaultConfig()
+	cfg.IdleTimeout = time.Minute // bounds the waits for the in-flight budget
+	bound := cfg.MemoryBound()
+	debug.SetMemoryLimit(bound) // as yutenv serve does
+	ts := startServer(t, "unix", cfg)
+
+	// One maximal frame, shared by every client: a ping whose params hold a
+	// bin filling max_frame (answered bad_request after it was read whole).
+	frame := appendMapHeader(nil, 3)
+	frame = appendStr(appendStr(frame, "id"), "x")
+	frame = appendStr(appendStr(frame, "method"), "ping")
+	frame = appendMapHeader(appendStr(frame, "params"), 1)
+	frame = appendStr(frame, "pad")
+	pad := cfg.MaxFrame - len(frame) - 5
+	frame = appendBinHeader(frame, pad)
+	frame = append(frame, make([]byte, pad)...)
+	require.Len(t, frame, cfg.MaxFrame)
+	head := binary.BigEndian.AppendUint32(nil, uint32(len(frame)))
+	frame = append(head, frame...)
+
+	// discard reads one reply without keeping it and returns its size.
+	discard := func(r *bufio.Reader) (int, error) {
+		var h [4]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return 0, err
+		}
+		n := int64(binary.BigEndian.Uint32(h[:]))
+		_, err := io.CopyN(io.Discard, r, n)
+		return int(n), err
+	}
+	clients := make([]*Client, cfg.MaxConns)
+	handles := make([]uint64, cfg.MaxConns)
+	made := 0
+	for i := range clients {
+		clients[i] = ts.client(t)
+		// The largest batch whose step reply fits max_frame; the env
+		// budget lets only a few connections have one.
+		res, err := clients[i].Call("make", map[string]any{"n": 15000, "illegal": "penalty"})
+		if err == nil {
+			h, _ := toInt(res["handle"])
+			handles[i] = uint64(h)
+			made++
+		} else {
+			require.ErrorContains(t, err, "limit_exceeded")
+		}
+	}
+	require.Positive(t, made)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, len(clients))
+	var replies [2]int64
+	var mu sync.Mutex
+	for i, c := range clients {
+		wg.Go(func() {
+			<-start
+			w, r := c.Conn(), c.r
+			for range 2 {
+				if _, err := w.Write(frame); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := discard(r); err != nil {
+					errs <- err
+					return
+				}
+				if handles[i] == 0 {
+					continue
+				}
+				reset := appendValue(nil, obj{{"id", 1}, {"method", "reset"}, {"params", obj{{"handle", handles[i]}, {"seed", i}}}})
+				step := appendValue(nil, obj{{"id", 2}, {"method", "step"}, {"params", obj{{"handle", handles[i]}, {"actions", make([]byte, 4*15000)}}}})
+				for _, req := range [][]byte{reset, step, step} {
+					if _, err := w.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
+						errs <- err
+						return
+					}
+					n, err := discard(r)
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					replies[0]++
+					replies[1] = max(replies[1], int64(n))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Greater(t, replies[1], int64(cfg.MaxFrame/2), "the batches' replies were not large")
+	status, err := os.ReadFile("/proc/self/status")
+	require.NoError(t, err)
+	var hwm int64
+	for _, line := range strings.Split(string(status), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			hwm = kb << 10
+		}
+	}
+	require.NotZero(t, hwm)
+	fmt.Printf("MEMORY hwm %d bound %d\n", hwm, bound)
+	t.Logf("%d batches, %d large replies of up to %d bytes", made, replies[0], replies[1])
+}
