@@ -35,7 +35,7 @@ func FuzzOpen(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, ShardGames: 1, Software: "test"}
+	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, SeedScheme: 2, ShardGames: 1, Software: "test"}
 	if _, err := Open(dir, cfg, 2); err != nil {
 		f.Fatal(err)
 	}
