@@ -26,7 +26,7 @@ func replayOnBatch(t *testing.T, cfg vecenv.Config, base uint64, recs []*env.Rec
 	b.SeedAll(base)
 	require.NoError(t, b.Reset(nil, vecenv.ResetOptions{Start: env.AnySeat, Record: true}))
 	got := make([]*env.Record, len(recs))
-	next := make([]int, len(recs)) // index of each record's next step
+	next := make([]int, len(recs))  // index of each record's next step
 	done := make([]bool, len(recs)) // the env's first episode ended (the next step resets it)
 	for i := range got {
 		got[i] = env.NewRecord(cfg.Rules, b.Seeds()[i], env.AnySeat)
