@@ -758,6 +758,9 @@ var ErrRulesMismatch = errors.New("the state's rules are not the batch's")
 // Multi mode it must be RandomSeat. The batch plays the opponents (Single
 // mode) and throws up to the next decision; a game that is over reads as
 // ended, so the next Step starts a new episode. The episode counters restart.
+// The env keeps its episode's game seed (EpisodeInfo.Seed, not part of a
+// state): the opponents are reseeded with AgentSeed of it and the loaded
+// state's decision counter, and later episodes continue the env's sequence.
 func (b *Batch) Load(i int, s env.State, seat int) error {
 	switch {
 	case i < 0 || i >= b.cfg.N:
