@@ -51,16 +51,19 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	if !fs.Changed("seed") || sd == 0 {
 		sd = clockSeed()
 	}
-	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, names: make([]string, rules.Players)}
+	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, seed: sd, names: make([]string, rules.Players)}
 	p.agents = make([]agent.Agent, rules.Players)
 	for i := range p.agents {
 		if i == *seat {
 			p.names[i] = "you"
 			continue
 		}
-		a, err := agent.New(*opponent, vecenv.Seed(sd, 1, uint64(i)))
+		a, err := agent.New(*opponent, sd)
 		if err != nil {
 			return err
+		}
+		if _, ok := a.(agent.Reseeder); !ok {
+			return fmt.Errorf("agent %s: %w", a.Name(), agent.ErrNotReseeder)
 		}
 		p.agents[i] = a
 		p.names[i] = a.Name()
@@ -106,6 +109,7 @@ type playSession struct {
 	in     *bufio.Scanner
 	out    io.Writer
 	me     int
+	seed   uint64 // the game seed: the agents are reseeded from it
 	names  []string
 	agents []agent.Agent
 }
@@ -144,6 +148,9 @@ func (p *playSession) play(s *env.State) error {
 			}
 		} else {
 			var err error
+			// The seed scheme of every game runner (vecenv.AgentSeed): the
+			// opponent plays as a server env's opponent of the same game seed.
+			p.agents[seat].(agent.Reseeder).Reseed(vecenv.AgentSeed(p.seed, seat, s.Decisions()))
 			if a, err = p.agents[seat].Act(s); err != nil {
 				return err
 			}
