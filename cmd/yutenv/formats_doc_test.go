@@ -9,8 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/yutenv/yutenv/env"
 )
 
 // jsonBlock matches a fenced json block of a Markdown page.
@@ -45,13 +43,6 @@ func TestFormatsDocExamplesReplay(t *testing.T) {
 			records = append(records, ex)
 		case strings.HasPrefix(ex, `{"game":`):
 			lines = append(lines, ex)
-		case strings.HasPrefix(ex, `{"to_move":`):
-			var d env.PositionDesc // the readable position, read as analyse --position reads it
-			require.NoError(t, strictJSON([]byte(ex), &d), "the position example parses")
-			p, err := d.Position(env.Standard())
-			require.NoError(t, err)
-			_, err = env.FromPosition(p, 1)
-			assert.NoError(t, err, "the position example is a legal position")
 		default:
 			t.Errorf("an example this test does not know how to check: %.60s", ex)
 		}
