@@ -155,12 +155,13 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	want := Manifest{
 		Format: Format, Version: FormatVersion, Software: cfg.Software,
 		Rules: cfg.Rules, RulesText: cfg.Rules.String(), Agents: cfg.Agents,
-		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.Seed, SeedScheme: cfg.SeedScheme, ShardGames: cfg.ShardGames,
+		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.Seed, ShardGames: cfg.ShardGames,
 		Arrays: Arrays(sp.Size), Shards: []Shard{},
 	}
 	for _, p := range sp.Parts {
 		want.ObsParts = append(want.ObsParts, Part{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
 	}
+	want.SeedScheme = cfg.SeedScheme
 	path := filepath.Join(dir, ManifestName)
 	b, err := readLimited(path, MaxManifestSize)
 	switch {

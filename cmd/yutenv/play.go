@@ -51,7 +51,7 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	if !fs.Changed("seed") || sd == 0 {
 		sd = clockSeed()
 	}
-	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, seed: sd, names: make([]string, rules.Players)}
+	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, names: make([]string, rules.Players)}
 	p.agents = make([]agent.Agent, rules.Players)
 	for i := range p.agents {
 		if i == *seat {
@@ -72,6 +72,7 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	p.seed = sd
 	fmt.Fprintf(stdout, "Yut Nori, rules %s, seed %d. You are seat %d (%s).\n", rules, sd, *seat, env.SeatGlyph(*seat))
 	for i, n := range p.names {
 		if i != *seat {
