@@ -127,6 +127,10 @@ func Arrays(obsSize int) []Array {
 
 // Config is what identifies a dataset's run: a dataset is resumed only by
 // a run of the same rules, agents, tier (Space), seed and seed scheme.
+// SeedScheme is vecenv.SeedScheme for a run of the one seed scheme, or 0
+// (read as 1) for a run that still seeds game g's throws with
+// vecenv.Seed(seed, 0, g); the manifest records it, and Open refuses to
+// add games of another scheme.
 type Config struct {
 	Rules      env.Rules
 	Agents     []string  // canonical spec of every seat
@@ -145,9 +149,6 @@ type Config struct {
 // is to be added (games <= its games): adding games would mix two schemes
 // in one run.
 func Open(dir string, cfg Config, games int) (*Manifest, error) {
-	if cfg.SeedScheme < 1 {
-		return nil, fmt.Errorf("dataset: Config.SeedScheme %d: give the run's seed scheme (vecenv.SeedScheme)", cfg.SeedScheme)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	for _, p := range sp.Parts {
 		want.ObsParts = append(want.ObsParts, Part{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
 	}
-	want.SeedScheme = cfg.SeedScheme
+	want.SeedScheme = max(cfg.SeedScheme, 1)
 	path := filepath.Join(dir, ManifestName)
 	b, err := readLimited(path, MaxManifestSize)
 	switch {
@@ -195,7 +196,7 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 		return nil, fmt.Errorf("%w: %s: version %d, this build writes %d", ErrDataset, path, m.Version, FormatVersion)
 	}
 	if have := m.Scheme(); have != want.SeedScheme && games > m.Games {
-		return nil, fmt.Errorf("%w: %s was made with seed scheme %d, this build plays seed scheme %d: its next games would not continue the same run; "+
+		return nil, fmt.Errorf("%w: %s was made with seed scheme %d, this run plays seed scheme %d: its next games would not continue the same run; "+
 			"finish it with the yutenv that made it (%s), or write a new dataset to another --out", ErrDataset, dir, have, want.SeedScheme, m.Software)
 	}
 	for _, c := range []struct {

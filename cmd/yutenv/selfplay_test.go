@@ -370,6 +370,6 @@ func TestSelfplayOldSeedScheme(t *testing.T) {
 	assert.Contains(t, out, "complete, 3 games")
 	code, _, errs = runCmd(t, append(args, "--games", "6")...)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errs, "made with seed scheme 1, this build plays seed scheme 2")
+	assert.Contains(t, errs, "made with seed scheme 1, this run plays seed scheme 2")
 	assert.Equal(t, 3, readManifest(t, dir).Games, "nothing was added")
 }
