@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
 )
 
 // jsonBlock matches a fenced json block of a Markdown page.
@@ -43,6 +46,14 @@ func TestFormatsDocExamplesReplay(t *testing.T) {
 			records = append(records, ex)
 		case strings.HasPrefix(ex, `{"game":`):
 			lines = append(lines, ex)
+		case strings.HasPrefix(ex, `{"to_move":`):
+			// A readable position: it must build a valid state of the standard rules.
+			var d env.PositionDesc
+			require.NoError(t, json.Unmarshal([]byte(ex), &d), ex)
+			p, err := d.Position(env.Standard())
+			require.NoError(t, err, ex)
+			_, err = env.FromPosition(p, 1)
+			assert.NoError(t, err, ex)
 		default:
 			t.Errorf("an example this test does not know how to check: %.60s", ex)
 		}
