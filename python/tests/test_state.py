@@ -164,9 +164,11 @@ def test_illegal_input_raises_and_leaves_the_state_alone() -> None:
         s.apply_action(180)
     with pytest.raises(yutenv.IllegalActionError, match="phase move"):
         s.sample_throw()
-    other = s.observation("compact", seat=1 - s.to_move)  # any seat, from its own chair
-    assert other.shape == s.observation("compact").shape
-    assert not np.array_equal(other, s.observation("compact"))
+    # any seat may be observed, from its own chair: once a piece is on the board the two views differ
+    moved = s.child(int(np.flatnonzero(s.legal_actions_mask())[0]))
+    mine, theirs = moved.observation("compact", seat=0), moved.observation("compact", seat=1)
+    assert mine.shape == theirs.shape
+    assert not np.array_equal(mine, theirs)
     with pytest.raises(yutenv.InvalidArgumentError, match="out of range"):
         s.observation("compact", seat=7)
     with pytest.raises(yutenv.InvalidArgumentError):
