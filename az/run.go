@@ -57,8 +57,10 @@ type Config struct {
 	// TempMoves: the first TempMoves decisions of every game are sampled in
 	// proportion to visits (temperature 1), the rest are the most visited.
 	TempMoves int
-	// Seed: game g's throws come from vecenv.Seed(Seed, 0, g) and its
-	// search's generator from vecenv.Seed(Seed, 1, g).
+	// Seed: game g has the game seed vecenv.GameSeed(Seed, g) = Seed+g,
+	// and the search that moves seat j at decision d is reseeded with
+	// vecenv.AgentSeed(Seed+g, j, d): yutenv's one seed scheme, as for
+	// `yutenv selfplay --seed`.
 	Seed uint64
 	// Games is the number of games; InFlight how many are played at once
 	// (a batch holds at most one leaf per game in flight); MaxBatch caps a
@@ -188,7 +190,7 @@ func Start(cfg Config) (*Run, error) {
 	for i := range agents {
 		agents[i] = cfg.SearchSpec()
 	}
-	man, err := dataset.Open(cfg.Out, dataset.Config{Rules: cfg.Rules, Agents: agents, Space: enc.Space(), Seed: cfg.Seed,
+	man, err := dataset.Open(cfg.Out, dataset.Config{Rules: cfg.Rules, Agents: agents, Space: enc.Space(), Seed: cfg.Seed, SeedScheme: vecenv.SeedScheme,
 		ShardGames: cfg.ShardGames, Software: cfg.Software, Visits: true}, cfg.Games)
 	if err != nil {
 		return nil, err
@@ -295,17 +297,17 @@ func (r *Run) work(sp agent.Spec) {
 			r.send(event{exit: true})
 			return
 		}
-		m.Reseed(vecenv.Seed(r.cfg.Seed, 1, uint64(g)))
 		p := &played{g: g, cols: dataset.NewVisitColumns(r.enc.Size())}
 		seats := make([]agent.Agent, r.cfg.Rules.Players)
 		for i := range seats {
 			seats[i] = m
 		}
-		game := agent.Game{Rules: r.cfg.Rules, Seed: vecenv.Seed(r.cfg.Seed, 0, uint64(g)), Start: env.AnySeat, Seats: seats, Record: true,
-			OnDecision: func(s *env.State, a env.Action, st agent.Stats) error {
-				p.cols.AddDecision(r.enc, buf, s, a, st, g)
-				return nil
-			}}
+		game := vecenv.Game(r.cfg.Rules, vecenv.GameSeed(r.cfg.Seed, g), env.AnySeat, seats)
+		game.Record = true
+		game.OnDecision = func(s *env.State, a env.Action, st agent.Stats) error {
+			p.cols.AddDecision(r.enc, buf, s, a, st, g)
+			return nil
+		}
 		res, err := game.Play()
 		p.rec, p.err = res.Record, err
 		if err == nil {

@@ -52,9 +52,13 @@ type Manifest struct {
 	Tier     string `json:"tier"`
 	ObsSize  int    `json:"obs_size"`
 	ObsParts []Part `json:"obs_parts"`
-	// Seed is the run's seed: game g's throws use vecenv.Seed(seed, 0, g)
-	// and seat i's agent vecenv.Seed(seed, 1, g, i).
+	// Seed is the run's seed and SeedScheme the seed scheme its games
+	// follow (vecenv.SeedScheme; 0, a manifest written before the field
+	// existed, means scheme 1). Under scheme 2 game g has the game seed
+	// seed + g and its agents are reseeded by vecenv.AgentSeed; under
+	// scheme 1 game g threw with vecenv.Seed(seed, 0, g).
 	Seed       uint64 `json:"seed"`
+	SeedScheme int    `json:"seed_scheme"`
 	ShardGames int    `json:"shard_games"`
 	// FirstGame is the first game the dataset holds: 0, or for one part
 	// of a distributed run (yutenv selfplay --first-game) the start of its
@@ -72,6 +76,15 @@ type Manifest struct {
 	Shards  []Shard `json:"shards"`
 	Created string  `json:"created"`
 	Updated string  `json:"updated"`
+}
+
+// Scheme returns the manifest's seed scheme: SeedScheme, or 1 for a
+// manifest written before the field existed.
+func (m *Manifest) Scheme() int {
+	if m.SeedScheme == 0 {
+		return 1
+	}
+	return m.SeedScheme
 }
 
 // Part is one named slice of the observation.
@@ -120,12 +133,17 @@ func Arrays(obsSize int) []Array {
 var VisitsArray = Array{"visits", "<f4", []int{env.NumActions}}
 
 // Config is what identifies a dataset's run: a dataset is resumed only by
-// a run of the same rules, agents, tier (Space) and seed.
+// a run of the same rules, agents, tier (Space), seed and seed scheme.
+// SeedScheme is vecenv.SeedScheme for a run of the one seed scheme, or 0
+// (read as 1) for a run that still seeds game g's throws with
+// vecenv.Seed(seed, 0, g); the manifest records it, and Open refuses to
+// add games of another scheme.
 type Config struct {
 	Rules      env.Rules
 	Agents     []string  // canonical spec of every seat
 	Space      obs.Space // the observation space of the dataset's tier
 	Seed       uint64
+	SeedScheme int    // how the run derives its games' seeds (vecenv.SeedScheme)
 	ShardGames int    // games per shard of a new dataset
 	Software   string // "yutenv <version>", recorded in a new manifest
 	// Visits adds the array visits (the raw root visit counts, float32
@@ -141,7 +159,10 @@ type Config struct {
 // Open reads dir's manifest, checks it was made by the same run
 // (rules, agents, tier, seed) and tidies the directory, or starts a new
 // dataset in an empty or missing dir. games is the number of games the run
-// asks for: a larger number than the manifest's target extends it.
+// asks for: a larger number than the manifest's target extends it. A
+// dataset of another seed scheme (Manifest.Scheme) opens only when no game
+// is to be added (games <= its games): adding games would mix two schemes
+// in one run.
 func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -162,6 +183,7 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	for _, p := range sp.Parts {
 		want.ObsParts = append(want.ObsParts, Part{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
 	}
+	want.SeedScheme = max(cfg.SeedScheme, 1)
 	path := filepath.Join(dir, ManifestName)
 	b, err := readLimited(path, MaxManifestSize)
 	switch {
@@ -193,6 +215,10 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	}
 	if m.Version != FormatVersion {
 		return nil, fmt.Errorf("%w: %s: version %d, this build writes %d", ErrDataset, path, m.Version, FormatVersion)
+	}
+	if have := m.Scheme(); have != want.SeedScheme && games > m.Games {
+		return nil, fmt.Errorf("%w: %s was made with seed scheme %d, this run plays seed scheme %d: its next games would not continue the same run; "+
+			"finish it with the yutenv that made it (%s), or write a new dataset to another --out", ErrDataset, dir, have, want.SeedScheme, m.Software)
 	}
 	for _, c := range []struct {
 		what      string

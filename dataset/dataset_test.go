@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,6 +28,42 @@ func TestNPYHeader(t *testing.T) {
 	assert.Contains(t, string(NPYHeader("<f4", []int{2, 3})), "'shape': (2, 3)")
 }
 
+// A run records its seed scheme (0 is read as 1, the scheme before the
+// one seed scheme), and a run of another scheme may open the dataset but
+// not add games to it.
+func TestOpenSeedScheme(t *testing.T) {
+	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+	require.NoError(t, err)
+	cfg := func(scheme int) Config {
+		return Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, SeedScheme: scheme, ShardGames: 1, Software: "test"}
+	}
+	for _, tc := range []struct {
+		made, now, games int
+		refused          bool
+	}{
+		{made: 0, now: 0, games: 3},
+		{made: 0, now: 1, games: 3},
+		{made: 2, now: 2, games: 3},
+		{made: 0, now: 2, games: 3, refused: true},
+		{made: 2, now: 1, games: 3, refused: true},
+		{made: 0, now: 2, games: 0}, // nothing to add: it opens
+	} {
+		t.Run(fmt.Sprintf("made%d-now%d-games%d", tc.made, tc.now, tc.games), func(t *testing.T) {
+			dir := t.TempDir()
+			m, err := Open(dir, cfg(tc.made), 2)
+			require.NoError(t, err)
+			assert.Equal(t, max(tc.made, 1), m.SeedScheme)
+			_, err = Open(dir, cfg(tc.now), tc.games)
+			if tc.refused {
+				assert.ErrorIs(t, err, ErrDataset)
+				assert.ErrorContains(t, err, fmt.Sprintf("made with seed scheme %d, this run plays seed scheme %d", max(tc.made, 1), max(tc.now, 1)))
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
 // FuzzOpen feeds arbitrary manifest.json bytes to the resume path (Open): it must refuse them with an error or accept them, never panic or
 // touch files outside the directory.
 func FuzzOpen(f *testing.F) {
@@ -35,7 +72,7 @@ func FuzzOpen(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, ShardGames: 1, Software: "test"}
+	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, SeedScheme: 2, ShardGames: 1, Software: "test"}
 	if _, err := Open(dir, cfg, 2); err != nil {
 		f.Fatal(err)
 	}

@@ -20,7 +20,7 @@
 // Usage:
 //
 //	m, err := dataset.Open(dir, dataset.Config{Rules: rules, Agents: specs, Space: enc.Space(),
-//		Seed: seed, ShardGames: 100, Software: "yutenv 0.1.0"}, games)
+//		Seed: seed, SeedScheme: vecenv.SeedScheme, ShardGames: 100, Software: "yutenv 0.1.0"}, games)
 //	if err != nil { ... }
 //	cols := dataset.NewColumns(enc.Size())
 //	... cols.AddDecision(enc, buf, &state, action, stats, game) for each decision,

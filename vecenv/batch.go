@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"math/bits"
-	"math/rand/v2"
 	"sync"
 	"unsafe"
 
@@ -13,9 +11,6 @@ import (
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
 )
-
-// episodeStream is the PCG stream of every env's episode generator ("episode1").
-const episodeStream = 0x657069736f646531
 
 // maxDiscarded bounds how many episodes in a row single mode may discard
 // because the game ended before the learner's first decision.
@@ -152,11 +147,10 @@ type EpisodeInfo struct {
 	Illegal   bool // the episode was ended by an illegal action (IllegalPenalty)
 }
 
-// slot is one env of a batch: the game, its generators, its opponents and
-// its episode counters.
+// slot is one env of a batch: the game, its seeds and its episode counters.
 type slot struct {
 	s        env.State
-	epi      rand.PCG
+	seed0    uint64 // game seed of the first episode after the reset
 	seed     uint64 // game seed of the running episode
 	episode  uint64 // episodes begun since reset, minus one
 	steps    uint32 // step calls in the running episode
@@ -194,9 +188,9 @@ type Batch struct {
 	wg   sync.WaitGroup
 
 	// opponents holds idle opponent agents (Single mode). An env owns no
-	// agent: a range of envs borrows one for its run and reseeds it from
-	// the env's generator before every decision, so memory grows with the
-	// workers, not with the envs (an mcts:2000 agent holds about 0.4 MB).
+	// agent: a range of envs borrows one for its run and reseeds it with
+	// AgentSeed before every decision, so memory grows with the workers,
+	// not with the envs (an mcts:2000 agent holds about 0.4 MB).
 	opponents sync.Pool
 }
 
@@ -218,19 +212,9 @@ func (w *worker) opponent(seed uint64) (agent.Agent, error) {
 				return nil, err
 			}
 			w.ag = a
-			return a, nil
 		}
 	}
-	r, ok := w.ag.(agent.Reseeder)
-	if !ok {
-		a, err := agent.New(w.b.cfg.Opponent, seed)
-		if err != nil {
-			return nil, err
-		}
-		w.ag = a
-		return a, nil
-	}
-	r.Reseed(seed)
+	w.ag.(agent.Reseeder).Reseed(seed) // New checked that the opponent is one
 	return w.ag, nil
 }
 
@@ -288,6 +272,9 @@ func New(cfg Config) (*Batch, error) {
 		if opp, err = agent.New(cfg.Opponent, 0); err != nil {
 			return nil, fmt.Errorf("vecenv: opponent: %w", err)
 		}
+		if _, ok := opp.(agent.Reseeder); !ok {
+			return nil, fmt.Errorf("vecenv: opponent %s: %w", cfg.Opponent, agent.ErrNotReseeder)
+		}
 	}
 	n, d := cfg.N, enc.Size()
 	b := &Batch{cfg: cfg, enc: enc, d: d, rw: cfg.RewardWidth(), slots: make([]slot, n), start: env.AnySeat, seat: cfg.Seat}
@@ -338,15 +325,17 @@ func (b *Batch) Rows() *Rows { return &b.rows }
 func (b *Batch) Actions() []int32 { return b.actions }
 
 // Seeds returns the batch's seed buffer, one per env: the game seed of each
-// env's first episode after the next Reset. SeedAll fills it from one seed,
-// or the caller does; after Reset it holds the seeds used.
+// env's first episode after the next Reset (later episodes derive theirs
+// with EpisodeSeed). SeedAll fills it from one seed, or the caller does;
+// after Reset it holds the seeds used.
 func (b *Batch) Seeds() []uint64 { return b.seeds }
 
-// SeedAll seeds env i with base + i, Gymnasium's convention for vector envs:
-// env i of a batch plays exactly as a lone env seeded base + i.
+// SeedAll seeds env i with GameSeed(base, i) = base + i, Gymnasium's
+// convention for vector envs: env i of a batch plays exactly as a lone env
+// seeded base + i, and as game i of a command-line run seeded base.
 func (b *Batch) SeedAll(base uint64) {
 	for i := range b.seeds {
-		b.seeds[i] = base + uint64(i)
+		b.seeds[i] = GameSeed(base, i)
 	}
 }
 
@@ -481,33 +470,36 @@ func (b *Batch) CheckActions() error {
 
 // resetSlot starts env i afresh from b.seeds[i].
 func (b *Batch) resetSlot(i int, sl *slot, w *worker) error {
-	seed := b.seeds[i]
-	sl.epi = *rand.NewPCG(seed, episodeStream)
+	sl.seed0 = b.seeds[i]
 	sl.episode = 0
 	sl.events = sl.events[:0]
 	sl.finalEv = sl.finalEv[:0]
 	sl.endedNow = false
-	if err := b.beginEpisode(sl, seed, true, w); err != nil {
+	if err := b.beginEpisode(sl, true, w); err != nil {
 		return err
 	}
 	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
 	return nil
 }
 
-// beginEpisode starts the next episode of sl: its game seed is seed when
-// first (right after reset), else the next output of the episode generator.
-// In single mode it plays the opponents up to the learner's first decision,
-// discarding games that end before it.
-func (b *Batch) beginEpisode(sl *slot, seed uint64, first bool, w *worker) error {
+// beginEpisode starts the next episode of sl: right after reset (first)
+// episode 0, whose game seed is sl.seed0, else episode k = sl.episode + 1,
+// whose game seed is EpisodeSeed(sl.seed0, k). A drawn learner seat is
+// LearnerSeat of the game seed. In single mode it plays the opponents up to
+// the learner's first decision, discarding games that end before it (each
+// discarded game counts as an episode).
+func (b *Batch) beginEpisode(sl *slot, first bool, w *worker) error {
 	for tries := 0; tries < maxDiscarded; tries++ {
 		if !first || tries > 0 {
-			seed = sl.epi.Uint64()
 			sl.episode++
+		}
+		seed := sl.seed0
+		if sl.episode > 0 {
+			seed = EpisodeSeed(sl.seed0, sl.episode)
 		}
 		learner := b.seat
 		if learner == RandomSeat {
-			hi, _ := bits.Mul64(sl.epi.Uint64(), uint64(b.cfg.Rules.Players))
-			learner = int(hi)
+			learner = LearnerSeat(seed, b.cfg.Rules.Players)
 		}
 		s, err := env.New(b.cfg.Rules, seed, b.start)
 		if err != nil {
@@ -528,9 +520,10 @@ func (b *Batch) beginEpisode(sl *slot, seed uint64, first bool, w *worker) error
 }
 
 // settle throws until a decision or the end and, in single mode, plays the
-// opponents until the learner's decision or the end. Each opponent decision
-// draws one output of the env's episode generator and reseeds w's agent with
-// it, so an env's opponents are the same whichever worker plays them.
+// opponents until the learner's decision or the end. Before each opponent
+// decision it reseeds w's agent with AgentSeed(game seed, seat, decision
+// counter), so an env's opponents are the same whichever worker plays them,
+// and play as the command line's agents of that seat would.
 func (b *Batch) settle(sl *slot, w *worker) error {
 	for {
 		for sl.s.Phase() == env.PhaseThrow {
@@ -546,7 +539,7 @@ func (b *Batch) settle(sl *slot, w *worker) error {
 			return nil
 		}
 		seat := sl.s.ToMove()
-		ag, err := w.opponent(sl.epi.Uint64())
+		ag, err := w.opponent(AgentSeed(sl.seed, seat, sl.s.Decisions()))
 		if err != nil {
 			return err
 		}
@@ -577,7 +570,7 @@ func (b *Batch) stepSlot(i int, sl *slot, w *worker) error {
 		b.rows.FinalToMove[i] = -1
 	}
 	if sl.ended {
-		if err := b.beginEpisode(sl, 0, false, w); err != nil {
+		if err := b.beginEpisode(sl, false, w); err != nil {
 			return err
 		}
 		b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
@@ -635,7 +628,7 @@ func (b *Batch) stepSlot(i int, sl *slot, w *worker) error {
 	sl.final = snapshot(sl)
 	sl.finalEv, sl.events = sl.events, sl.finalEv[:0]
 	sl.endedNow = true
-	if err := b.beginEpisode(sl, 0, false, w); err != nil {
+	if err := b.beginEpisode(sl, false, w); err != nil {
 		return err
 	}
 	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
@@ -765,6 +758,9 @@ var ErrRulesMismatch = errors.New("the state's rules are not the batch's")
 // Multi mode it must be RandomSeat. The batch plays the opponents (Single
 // mode) and throws up to the next decision; a game that is over reads as
 // ended, so the next Step starts a new episode. The episode counters restart.
+// The env keeps its episode's game seed (EpisodeInfo.Seed, not part of a
+// state): the opponents are reseeded with AgentSeed of it and the loaded
+// state's decision counter, and later episodes continue the env's sequence.
 func (b *Batch) Load(i int, s env.State, seat int) error {
 	switch {
 	case i < 0 || i >= b.cfg.N:

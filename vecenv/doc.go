@@ -12,7 +12,7 @@
 //     over an episode), truncation after Config.MaxDecisions steps, and an
 //     illegal-action policy (IllegalError or IllegalPenalty);
 //   - per-env seeds (Batch.Seeds) from which every episode's game and the
-//     opponents' agents derive.
+//     opponents' moves derive (the seed scheme below).
 //
 // Reset and Step write the rows of every env into buffers the batch
 // reuses (Batch.Rows), spread over a Pool of worker goroutines shared by
@@ -21,13 +21,28 @@
 //
 // Games outside a batch (the command line's selfplay and eval) run on Play,
 // which spreads numbered games over worker goroutines, each with its own
-// Players (agents kept per seat and reseeded game after game), and InOrder,
-// which hands the results back in game order. Seed is the one seed mixer:
-// game g of a run seeded S throws with Seed(S, 0, g) and its seat-i agent is
-// seeded Seed(S, 1, g, i). A batch follows Gymnasium instead: SeedAll(S)
-// gives env i the game seed S + i (docs/PROTOCOL.md, "Seeds and
-// determinism"); filling Seeds()[i] with Seed(S, 0, g) replays the throws of
-// the command line's game g.
+// Players (agents kept per seat), and InOrder, which hands the results back
+// in game order; Game builds the game itself.
+//
+// # One seed scheme
+//
+// Seed is the one seed mixer, and one scheme (SeedScheme, docs/PROTOCOL.md,
+// "Seeds and determinism") names every game, wherever it is played:
+//
+//   - A game is named by its game seed x: env.New(rules, x, start).
+//   - The agent that moves seat j at decision d of game x (d is the
+//     state's decision counter before the move) is reseeded with
+//     AgentSeed(x, j, d) = Seed(x, 1, j, d) right before it acts: by Game
+//     (the command line's runner) and by a batch's opponents alike, so an
+//     agent plays the same moves whichever worker holds it and whatever it
+//     played before.
+//   - Game g of a run seeded S has the game seed GameSeed(S, g) = S + g;
+//     SeedAll(S) gives env i of a batch the game seed S + i for its first
+//     episode (Gymnasium's convention). So game g of "yutenv selfplay --seed
+//     S" and env g of a batch reset with seed S play the same game given
+//     the same agents. Episode k >= 1 of an env whose first episode had the
+//     game seed x0 has the game seed EpisodeSeed(x0, k) = Seed(x0, 2, k),
+//     and a drawn learner seat is LearnerSeat(x, players), from Seed(x, 3).
 //
 // The socket server (package server) is a transport over this package.
 //

@@ -1,33 +1,80 @@
 package vecenv
 
 import (
+	"fmt"
+	"math/bits"
 	"sync"
 
+	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 )
 
 // Seed derives an independent 64-bit seed from a base seed and a path of
-// indices (a splitmix64 finalizer per step), so that every game and every
-// agent of a run gets its own reproducible seed whatever the number of
-// workers and the order the games are played in. It is the one seed mixer
-// of yutenv: the command line's games are numbered by it (game g of a run
-// seeded S throws with Seed(S, 0, g), seat i's agent is seeded Seed(S, 1,
-// g, i); see the package documentation).
+// indices (a splitmix64 finalizer per step). It is the one seed mixer of
+// yutenv; the first index of a path says what the seed is for (1: an
+// agent's decision, AgentSeed; 2: an env's later episode, EpisodeSeed; 3: a
+// random learner seat, LearnerSeat). See the package documentation for the
+// whole scheme.
 func Seed(base uint64, path ...uint64) uint64 {
 	x := base
 	for _, p := range path {
-		x ^= p + 0x9e3779b97f4a7c15 + (x << 6) + (x >> 2)
-		x += 0x9e3779b97f4a7c15
-		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-		x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-		x ^= x >> 31
+		x = mix(x, p)
 	}
 	return x
 }
 
+// mix is one step of Seed.
+func mix(x, p uint64) uint64 {
+	x ^= p + 0x9e3779b97f4a7c15 + (x << 6) + (x >> 2)
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// SeedScheme numbers the seed scheme this package implements; dataset
+// manifests record it (scheme 1, before it, seeded a run's game g with
+// Seed(S, 0, g) and its agents per game).
+const SeedScheme = 2
+
+// GameSeed returns the game seed of game g of a run seeded base: base + g
+// (wrapping at 2^64), as env g of a batch after SeedAll(base).
+func GameSeed(base uint64, g int) uint64 { return base + uint64(g) }
+
+// AgentSeed returns the seed the agent that moves seat at decision d of the
+// game seeded x is reseeded with right before it acts: Seed(x, 1, seat, d),
+// d being the state's decision counter before the move
+// (env.State.Decisions). Every game runner uses it (the command line, a
+// batch's opponents), so an agent plays the same moves wherever the game
+// is played and whatever it played before. It allocates nothing.
+func AgentSeed(x uint64, seat, d int) uint64 {
+	return mix(mix(mix(x, 1), uint64(seat)), uint64(d))
+}
+
+// EpisodeSeed returns the game seed of episode k >= 1 of an env whose first
+// episode after a reset had the game seed x0: Seed(x0, 2, k).
+func EpisodeSeed(x0, k uint64) uint64 { return mix(mix(x0, 2), k) }
+
+// LearnerSeat returns the learner seat of a single-mode episode with the
+// game seed x when the seat is drawn (RandomSeat): floor(Seed(x, 3) *
+// players / 2^64).
+func LearnerSeat(x uint64, players int) int {
+	hi, _ := bits.Mul64(mix(x, 3), uint64(players))
+	return int(hi)
+}
+
+// Game returns the game with seed x between seats (one agent per seat,
+// every one an agent.Reseeder) in which the agent moving seat j at
+// decision d is reseeded with AgentSeed(x, j, d): the command line's game
+// runner. Set Record or OnDecision on the result before playing it.
+func Game(rules env.Rules, x uint64, start int, seats []agent.Agent) agent.Game {
+	return agent.Game{Rules: rules, Seed: x, Start: start, Seats: seats,
+		Reseed: func(seat, d int) uint64 { return AgentSeed(x, seat, d) }}
+}
+
 // Players hands a worker its agents: one per slot (a seat, or a side of a
-// match), built once by agent.New and reseeded game after game when the
-// agent is an agent.Reseeder, so its buffers are reused.
+// match), built once by agent.New and kept, so its buffers are reused. The
+// agents are Reseeders: Game reseeds them before every decision.
 type Players struct {
 	slots map[playerKey]agent.Agent
 }
@@ -37,23 +84,24 @@ type playerKey struct {
 	spec string
 }
 
-// Get returns the agent of spec for slot, seeded with seed.
-func (p *Players) Get(slot int, spec string, seed uint64) (agent.Agent, error) {
+// Get returns the agent of spec for slot. It fails for an agent that is
+// not an agent.Reseeder.
+func (p *Players) Get(slot int, spec string) (agent.Agent, error) {
 	k := playerKey{slot, spec}
 	if a, ok := p.slots[k]; ok {
-		a.(agent.Reseeder).Reseed(seed) // only Reseeders are kept
 		return a, nil
 	}
-	a, err := agent.New(spec, seed)
+	a, err := agent.New(spec, 0)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := a.(agent.Reseeder); ok {
-		if p.slots == nil {
-			p.slots = map[playerKey]agent.Agent{}
-		}
-		p.slots[k] = a
+	if _, ok := a.(agent.Reseeder); !ok {
+		return nil, fmt.Errorf("agent %s: %w", spec, agent.ErrNotReseeder)
 	}
+	if p.slots == nil {
+		p.slots = map[playerKey]agent.Agent{}
+	}
+	p.slots[k] = a
 	return a, nil
 }
 

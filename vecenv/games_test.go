@@ -36,9 +36,9 @@ func TestPlayInOrder(t *testing.T) {
 		stop := make(chan struct{})
 		var got []int
 		err := InOrder(Play(workers, 5, 40, stop, func(p *Players, j int) uint64 {
-			a, err := p.Get(0, "random", Seed(9, 1, uint64(j)))
+			a, err := p.Get(0, "random")
 			require.NoError(t, err)
-			res, err := agent.Game{Rules: env.Standard(), Seed: Seed(9, 0, uint64(j)), Start: env.AnySeat, Seats: []agent.Agent{a, a}}.Play()
+			res, err := Game(env.Standard(), GameSeed(9, j), env.AnySeat, []agent.Agent{a, a}).Play()
 			require.NoError(t, err)
 			return uint64(res.Decisions)
 		}), 5, stop, func(j int, v uint64) error {

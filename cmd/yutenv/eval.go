@@ -228,8 +228,10 @@ type evalGame struct {
 }
 
 // playMatches plays perPair games for every pair on workers goroutines.
-// Game g of a pair is in group g/seats, whose games share one throw seed;
-// agent A sits in seat g%seats and B in all the others.
+// Game g of a pair is in group k = g/seats, whose games share the game seed
+// vecenv.GameSeed(seed, k) = seed + k, the same in every pair (common random
+// numbers); agent A sits in seat g%seats and B in all the others, and the
+// agents are reseeded before every decision by vecenv.Game's rule.
 func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, seed uint64, workers int, bar *progressbar.ProgressBar) ([]evalMatch, error) {
 	n := rules.Players
 	stop := make(chan struct{})
@@ -238,12 +240,12 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, s
 	results := vecenv.Play(workers, 0, len(pairs)*perPair, stop, func(pl *vecenv.Players, j int) evalGame {
 		p, g := j/perPair, j%perPair
 		out := evalGame{pair: p, game: g, aSeat: g % n}
-		a, err := pl.Get(0, specs[pairs[p][0]], vecenv.Seed(seed, 1, uint64(p), uint64(g), 0))
+		a, err := pl.Get(0, specs[pairs[p][0]])
 		if err != nil {
 			out.err = err
 			return out
 		}
-		b, err := pl.Get(1, specs[pairs[p][1]], vecenv.Seed(seed, 1, uint64(p), uint64(g), 1))
+		b, err := pl.Get(1, specs[pairs[p][1]])
 		if err != nil {
 			out.err = err
 			return out
@@ -253,7 +255,7 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, s
 			seats[i] = b
 		}
 		seats[out.aSeat] = a
-		out.res, out.err = agent.Game{Rules: rules, Seed: vecenv.Seed(seed, 0, uint64(g/n)), Start: env.AnySeat, Seats: seats}.Play()
+		out.res, out.err = vecenv.Game(rules, vecenv.GameSeed(seed, g/n), env.AnySeat, seats).Play()
 		return out
 	})
 

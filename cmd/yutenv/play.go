@@ -60,9 +60,12 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 			p.names[i] = "you"
 			continue
 		}
-		a, err := agent.New(*opponent, vecenv.Seed(sd, 1, uint64(i)))
+		a, err := agent.New(*opponent, sd)
 		if err != nil {
 			return err
+		}
+		if _, ok := a.(agent.Reseeder); !ok {
+			return fmt.Errorf("agent %s: %w", a.Name(), agent.ErrNotReseeder)
 		}
 		p.agents[i] = a
 		p.names[i] = a.Name()
@@ -71,6 +74,7 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	p.seed = sd
 	fmt.Fprintf(stdout, "Yut Nori, rules %s, seed %d. You are seat %d (%s).\n", rules, sd, *seat, env.SeatGlyph(*seat))
 	for i, n := range p.names {
 		if i != *seat {
@@ -130,6 +134,7 @@ type playSession struct {
 	in     *bufio.Scanner
 	out    io.Writer
 	me     int
+	seed   uint64 // the game seed: the agents are reseeded from it
 	names  []string
 	agents []agent.Agent
 	rec    *env.Record // every throw and move, for --record
@@ -171,6 +176,9 @@ func (p *playSession) play(s *env.State) error {
 			}
 		} else {
 			var err error
+			// The seed scheme of every game runner (vecenv.AgentSeed): the
+			// opponent plays as a server env's opponent of the same game seed.
+			p.agents[seat].(agent.Reseeder).Reseed(vecenv.AgentSeed(p.seed, seat, s.Decisions()))
 			if a, err = p.agents[seat].Act(s); err != nil {
 				return err
 			}

@@ -133,21 +133,24 @@ type spGame struct {
 
 // selfplayGames plays games [first, last) on cfg.workers goroutines and sends
 // them to the returned channel in any order; closing stop ends the run
-// early. Game g's throws come from vecenv.Seed(seed, 0, g) and seat i's
-// agent from vecenv.Seed(seed, 1, g, i), so a game is the same whoever
-// plays it and whenever (a time budget in a spec aside).
+// early. Game g has the game seed vecenv.GameSeed(seed, g) = seed + g and
+// its agents are reseeded before every decision by vecenv.Game's rule, so a
+// game is the same whoever plays it and whenever (a time budget in a spec
+// aside), and is the game env g of a server batch reset with the same seed
+// plays given the same agents.
 func selfplayGames(cfg selfplayConfig, first, last int, stop <-chan struct{}) <-chan vecenv.Done[spGame] {
 	return vecenv.Play(cfg.workers, first, last, stop, func(p *vecenv.Players, g int) spGame {
 		seats := make([]agent.Agent, len(cfg.specs))
 		for i, spec := range cfg.specs {
-			a, err := p.Get(i, spec, vecenv.Seed(cfg.seed, 1, uint64(g), uint64(i)))
+			a, err := p.Get(i, spec)
 			if err != nil {
 				return spGame{err: err}
 			}
 			seats[i] = a
 		}
 		var pg spGame
-		game := agent.Game{Rules: cfg.rules, Seed: vecenv.Seed(cfg.seed, 0, uint64(g)), Start: env.AnySeat, Seats: seats, Record: true}
+		game := vecenv.Game(cfg.rules, vecenv.GameSeed(cfg.seed, g), env.AnySeat, seats)
+		game.Record = true
 		if cfg.enc != nil {
 			pg.cols = dataset.NewColumns(cfg.enc.Size())
 			buf := make([]float32, cfg.enc.Size())
@@ -221,7 +224,7 @@ func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr i
 // firstGame+games) still lacks and writes its shards.
 func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir string, stdout, stderr io.Writer, quiet bool) error {
 	sp := cfg.enc.Space()
-	m, err := dataset.Open(dir, dataset.Config{Rules: cfg.rules, Agents: cfg.specs, Space: sp, Seed: cfg.seed,
+	m, err := dataset.Open(dir, dataset.Config{Rules: cfg.rules, Agents: cfg.specs, Space: sp, Seed: cfg.seed, SeedScheme: vecenv.SeedScheme,
 		ShardGames: shardGames, Software: "yutenv " + Version, FirstGame: firstGame}, games)
 	if err != nil {
 		return err

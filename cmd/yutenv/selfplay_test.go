@@ -383,3 +383,30 @@ func TestSelfplayKilled(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, entries, 1+2*30, "no stray files are left")
 }
+
+// A dataset written before the seed scheme was recorded (scheme 1) still
+// opens when no game is to be added, and is refused, not mixed, when a run
+// would add games under scheme 2.
+func TestSelfplayOldSeedScheme(t *testing.T) {
+	dir := t.TempDir()
+	selfplayDataset(t, dir, "--games", "3")
+	path := filepath.Join(dir, dataset.ManifestName)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.EqualValues(t, 2, m["seed_scheme"])
+	delete(m, "seed_scheme")
+	b, err = json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+
+	args := []string{"selfplay", "--agents", "mcts:8;greedy", "--tier", "compact", "--shard-games", "3", "--seed", "6", "--out", dir, "--quiet"}
+	code, out, errs := runCmd(t, append(args, "--games", "3")...)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "complete, 3 games")
+	code, _, errs = runCmd(t, append(args, "--games", "6")...)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "made with seed scheme 1, this run plays seed scheme 2")
+	assert.Equal(t, 3, readManifest(t, dir).Games, "nothing was added")
+}

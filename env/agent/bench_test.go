@@ -83,9 +83,24 @@ func BenchmarkRollout(b *testing.B) {
 
 // BenchmarkGame measures whole games between two agents on one goroutine
 // (one core): the target is mc:100 against random in at most 20 ms.
+//
+// The reseed variants reseed the agent before every decision, as yutenv's
+// seed scheme does (Game.Reseed; vecenv.AgentSeed): its cost per game.
 func BenchmarkGame(b *testing.B) {
-	for _, pair := range [][2]string{{"mc:100", "random"}, {"mcts:400", "mc:100"}, {"greedy", "random"}} {
-		b.Run(pair[0]+"_vs_"+pair[1], func(b *testing.B) {
+	type bench struct {
+		x, y   string
+		reseed bool
+	}
+	for _, bc := range []bench{{"mc:100", "random", false}, {"mcts:400", "mc:100", false}, {"greedy", "random", false},
+		{"mc:100", "random", true}, {"greedy", "random", true}} {
+		pair := [2]string{bc.x, bc.y}
+		name := pair[0] + "_vs_" + pair[1]
+		var reseed func(seat, d int) uint64
+		if bc.reseed {
+			name += "/reseed"
+			reseed = func(seat, d int) uint64 { return uint64(seat)<<32 | uint64(d) }
+		}
+		b.Run(name, func(b *testing.B) {
 			x, err := New(pair[0], 1)
 			if err != nil {
 				b.Fatal(err)
@@ -101,7 +116,7 @@ func BenchmarkGame(b *testing.B) {
 				if i%2 == 1 {
 					seats = []Agent{y, x}
 				}
-				res, err := Game{Rules: env.Standard(), Seed: uint64(i / 2), Start: env.AnySeat, Seats: seats}.Play()
+				res, err := Game{Rules: env.Standard(), Seed: uint64(i / 2), Start: env.AnySeat, Seats: seats, Reseed: reseed}.Play()
 				if err != nil {
 					b.Fatal(err)
 				}

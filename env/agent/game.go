@@ -11,15 +11,26 @@ import (
 // ErrSeats is returned when a game is given the wrong number of agents.
 var ErrSeats = errors.New("wrong number of agents for the seats")
 
+// ErrNotReseeder is returned when Game.Reseed is set and an agent is not a
+// Reseeder.
+var ErrNotReseeder = errors.New("the agent cannot be reseeded")
+
 // Game describes one game between agents: the rules, the game's seed (its
 // throws and, with Start = env.AnySeat, its first seat) and one agent per
-// seat. The same Game with freshly seeded agents plays the same game.
+// seat. The same Game with freshly seeded agents plays the same game; with
+// Reseed set, the same Game plays the same game whatever the agents' history.
 type Game struct {
 	Rules env.Rules
 	Seed  uint64
 	Start int
 	// Seats holds the agent of each seat; one agent may sit in several seats.
 	Seats []Agent
+	// Reseed, if not nil, gives the seed the agent of seat is reseeded with
+	// right before it acts at the state whose decision counter
+	// (env.State.Decisions) is decision; every agent must then be a
+	// Reseeder. yutenv's one seed scheme (vecenv.AgentSeed) sets it, so a
+	// game does not depend on what the agents did before it.
+	Reseed func(seat, decision int) uint64
 	// Record asks Play to keep the game record (every throw and action).
 	Record bool
 	// OnDecision, if not nil, is called at every decision with the state
@@ -76,6 +87,13 @@ func (g Game) Play() (Result, error) {
 			continue
 		}
 		seat := s.ToMove()
+		if g.Reseed != nil {
+			r, ok := g.Seats[seat].(Reseeder)
+			if !ok {
+				return res, fmt.Errorf("seat %d (%s): %w", seat, g.Seats[seat].Name(), ErrNotReseeder)
+			}
+			r.Reseed(g.Reseed(seat, s.Decisions()))
+		}
 		t0 := time.Now()
 		a, st, err := g.Seats[seat].ActStats(&s)
 		res.SeatTime[seat] += time.Since(t0)

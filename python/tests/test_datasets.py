@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import struct
 import subprocess
 import zipfile
 from pathlib import Path
@@ -103,9 +104,20 @@ def flip(path: Path, at: int) -> None:
     path.write_bytes(bytes(b))
 
 
+def compressed_middle(path: Path) -> int:
+    """The offset of a byte in the middle of the first array's compressed data: a byte the
+    reader needs (a byte of a zip header may be redundant, e.g. a local header's sizes when a
+    data descriptor follows, and flipping it harms nothing)."""
+    with zipfile.ZipFile(path) as z:
+        first = z.infolist()[0]
+    b = path.read_bytes()
+    name_len, extra_len = struct.unpack_from("<HH", b, first.header_offset + 26)
+    return first.header_offset + 30 + name_len + extra_len + first.compress_size // 2
+
+
 def test_damaged_shard(copy: Path) -> None:
     shard = copy / "shard-000001.npz"
-    flip(shard, shard.stat().st_size // 2)
+    flip(shard, compressed_middle(shard))
     with pytest.raises(DatasetError, match=r"shard-000001\.npz: SHA-256 .* does not match"):
         datasets.load(copy)
     # Without the SHA-256 check the zip's CRC-32 (or the inflater) still catches it.
@@ -329,3 +341,11 @@ def test_checksum_mismatch_same_size(copy: Path) -> None:
     shard.write_bytes(bytes(b))
     with pytest.raises(DatasetError, match=r"SHA-256 .* does not match"):
         datasets.load(copy)
+
+
+def test_manifest_before_the_seed_scheme_loads(copy: Path) -> None:
+    # Datasets written before yutenv recorded its seed scheme (scheme 1) have no seed_scheme.
+    assert datasets.read_manifest(copy)["seed_scheme"] == 2
+    edit_manifest(copy, lambda m: m.pop("seed_scheme"))
+    ds = datasets.load(copy)
+    assert "seed_scheme" not in ds.manifest and ds.games == 5

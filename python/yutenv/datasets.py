@@ -294,7 +294,8 @@ def load(path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[
     """Read a whole dataset into memory: every shard's rows, concatenated in game order.
 
     Returns a :class:`Dataset` whose arrays are named as in :class:`Shard` and whose
-    ``manifest`` is the parsed ``manifest.json`` (rules, agents, tier, seed, counts,
+    ``manifest`` is the parsed ``manifest.json`` (rules, agents, tier, seed, ``seed_scheme``
+    (absent in datasets written before it was recorded: scheme 1), counts,
     ``complete``). A dataset still being written (``complete`` false) loads the shards
     finished so far. For data larger than memory use :func:`iter_shards`.
     """

@@ -1,8 +1,9 @@
 """Self-play datasets and evaluations on a Ray cluster (``pip install 'yutenv[ray]'``).
 
 The work is cut into ranges of game indices. Game ``g`` of a run with seed ``S`` is fully
-determined by ``(S, g)`` (its throws come from ``Seed(S, 0, g)``, seat ``i``'s agent from
-``Seed(S, 1, g, i)``; docs/DATASETS.md), so a range can be played by any worker, at any
+determined by ``(S, g)`` (its game seed is ``S + g``, and the agent moving seat ``j`` at
+decision ``d`` is reseeded with ``Seed(S + g, 1, j, d)``: yutenv's one seed scheme,
+docs/DATASETS.md), so a range can be played by any worker, at any
 time, as often as needed, and always gives the same games. One Ray task plays one range
 with its own ``yutenv selfplay --first-game G --games N`` process (the Go binary shipped in
 the package) into a local scratch directory, then copies the shard files and, last, the
@@ -79,7 +80,7 @@ __all__ = [
 PARTS = "parts"
 
 # Manifest fields every part of a dataset must share.
-_SAME = ("format", "version", "rules", "rules_text", "agents", "tier", "obs_size", "obs_parts", "seed", "shard_games", "arrays")
+_SAME = ("format", "version", "rules", "rules_text", "agents", "tier", "obs_size", "obs_parts", "seed", "seed_scheme", "shard_games", "arrays")
 
 
 class WorkerCrash(RuntimeError):

@@ -200,8 +200,9 @@ def evaluate(
         rules, tier: the env's rules and observation tier (the tier the policy was
             trained on).
         num_envs: games played at once per seat (one server-side batch).
-        seed: game seeds are ``seed + k`` for the k-th game of every seat, so each
-            seat sees the same throws (common random numbers).
+        seed: env ``i`` of every seat's batch plays the game seed ``seed + i`` first and
+            derives its later episodes' seeds from it (docs/PROTOCOL.md, "Seeds and
+            determinism"), so each seat sees the same games (common random numbers).
         deterministic: passed to an sb3 model's ``predict``.
         progress: show a tqdm progress bar (if tqdm is installed).
         name: the policy's name in the result (default: its function or class name).

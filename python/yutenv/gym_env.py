@@ -109,7 +109,10 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         ``seat`` (the learner's seat for this and later episodes).
 
         ``info``: ``action_mask``, ``seat`` (the learner's), ``seed`` (the game seed, as
-        ``np.uint64``: every info value fits Gymnasium's vectorizers).
+        ``np.uint64``: every info value fits Gymnasium's vectorizers). The game with seed ``s``
+        is game ``g`` of ``yutenv selfplay --seed s - g``: the same throws, and an opponent
+        that plays as the command line's agent of its seat (agents are reseeded before every
+        decision from the game seed, the seat and the decision number).
         """
         if seed is not None:
             seed = check_seed(seed)  # before anything changes
@@ -217,8 +220,9 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         :meth:`reset` does (the server throws and plays the opponents up to it).
 
         ``seat``: the learner's seat from now on (default: unchanged). The episode's step
-        counter (``max_decisions``) restarts. The opponents keep their own generators (they
-        are not part of a state). If the loaded game is over, the episode has ended: call
+        counter (``max_decisions``) restarts. The opponents are reseeded, as always, from the
+        env's game seed (``info["seed"]`` of the episode, not part of a state) and the loaded
+        state's decision counter. If the loaded game is over, the episode has ended: call
         :meth:`reset`. An env that was never reset is reset first (from ``np_random``).
         Raises :class:`~yutenv.BadStateError` for a damaged state or one of other rules
         (the env is then unchanged).

@@ -117,8 +117,10 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
     ) -> tuple[Any, dict[str, Any]]:
         """Reset every env.
 
-        ``seed``: an int (env i plays seed ``seed + i``), a list of N seeds, or None
-        (seeds drawn from ``self.np_random``). ``options``: ``start``, ``seat`` as for
+        ``seed``: an int (env i plays seed ``seed + i``, the game ``i`` of ``yutenv selfplay
+        --seed seed`` plays), a list of N seeds, or None (seeds drawn from ``self.np_random``).
+        An env's later episodes (autoresets) derive their game seeds from its first one
+        (``info["seed"]``; docs/PROTOCOL.md, "Seeds and determinism"). ``options``: ``start``, ``seat`` as for
         :class:`YutEnv`; ``reset_mask`` (partial reset) is not supported: the server
         resets envs itself (autoreset).
         """

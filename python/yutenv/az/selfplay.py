@@ -91,8 +91,9 @@ class SelfPlay:
         temperature_moves: the first N decisions of every game sample an action in
             proportion to its visits (temperature 1); later ones play the most visited.
         resign: resignation threshold. Only ``None`` (never resign) is supported.
-        seed: game g's throws and search noise derive from ``(seed, g)``: with an evaluator
-            that is a function of its input, the dataset is the same whatever the batching.
+        seed: game g has the game seed ``seed + g`` and every search is reseeded from it
+            (the one seed scheme, docs/PROTOCOL.md): with an evaluator that is a function of
+            its input, the dataset is the same whatever the batching.
         eval_timeout: seconds the server waits for an answer before it cancels the run
             (:class:`~yutenv.EvalTimeoutError`).
         max_batch: cap on leaves per batch (default ``games_in_flight``).
