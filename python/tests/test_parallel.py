@@ -114,3 +114,19 @@ def test_turn_based_conversion_plays_the_same_game(server: yutenv.Server) -> Non
     finally:
         conv.close()
         ours.close()
+
+
+def test_rgb_array_shows_the_game(server: yutenv.Server) -> None:
+    env = parallel_env(server=server, render_mode="rgb_array")
+    obs, infos = env.reset(seed=4)
+    first = env.render()
+    assert isinstance(first, np.ndarray) and first.shape == (480, 720, 3) and first.dtype == np.uint8
+    for _ in range(6):  # a few moves put pieces on the board
+        actor = next(a for a in env.agents if infos[a]["acting"])
+        actions = {a: int(np.flatnonzero(obs[a]["action_mask"])[0]) if a == actor else 0 for a in env.agents}
+        obs, _, term, trunc, infos = env.step(actions)
+        if any(term.values()) or any(trunc.values()):
+            break
+    later = env.render()
+    assert isinstance(later, np.ndarray) and not np.array_equal(first, later)
+    env.close()

@@ -34,6 +34,8 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import gymnasium
+import numpy as np
+import numpy.typing as npt
 from pettingzoo import ParallelEnv
 
 from .errors import IllegalActionError
@@ -50,7 +52,7 @@ class YutParallelEnv(ParallelEnv[str, ObsDict, int]):  # type: ignore[misc]
     ``server``, ``timeout``); the game is played by one such AEC env, ``self.aec``.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "name": "yut_parallel_v0"}
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "name": "yut_parallel_v0"}
 
     def __init__(self, **kwargs: Any) -> None:
         self.aec = YutAECEnv(**kwargs)
@@ -115,7 +117,8 @@ class YutParallelEnv(ParallelEnv[str, ObsDict, int]):  # type: ignore[misc]
             out[a] = info
         return out
 
-    def render(self) -> str | None:
+    def render(self) -> str | npt.NDArray[np.uint8] | None:
+        """The position: text (``"ansi"``) or a (480, 720, 3) uint8 image (``"rgb_array"``)."""
         return self.aec.render()
 
     def close(self) -> None:

@@ -171,12 +171,12 @@ class SelfPlay:
         eval_s = 0.0
         leaves = batches = 0
         with Session(self._address, self._token, server=self._server) as s:
-            info = s.call("selfplay_new", self.params(games, out))
+            info = s.client.call("selfplay_new", self.params(games, out))
             rid, d = info["id"], int(info["obs_size"])
             params: dict[str, Any] = {"id": rid}
             try:
                 while True:
-                    res = s.call("selfplay_next", params)
+                    res = s.client.call("selfplay_next", params)
                     n = int(res["n"])
                     if n == 0:
                         break
@@ -194,7 +194,7 @@ class SelfPlay:
                     }
             finally:
                 try:
-                    s.call("selfplay_close", {"id": rid})
+                    s.client.call("selfplay_close", {"id": rid})
                 except Exception:  # the connection may be gone; the server cleans up after it
                     pass
         return SelfPlaySummary(
