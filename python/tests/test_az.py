@@ -337,3 +337,11 @@ def test_help_documents_the_options() -> None:
 def test_import_yutenv_az_needs_no_torch() -> None:
     code = "import sys, yutenv, yutenv.az; assert 'torch' not in sys.modules and 'matplotlib' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_bench_evaluator(capsys: pytest.CaptureFixture[str]) -> None:
+    from yutenv.az import bench
+
+    assert bench.main(["--hidden", "16", "--batch", "8", "--seconds", "0.2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["evaluator"]["batch"] == 8 and out["evaluator"]["rows_per_second"] > 0

@@ -218,7 +218,9 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             seed=seed,
         )
         summary = sp.run(ev, games=cfg.games, out=str(out))
-        info: dict[str, Any] = {"summary": summary if isinstance(summary, dict) else repr(summary)}
+        info: dict[str, Any] = {}
+        if dataclasses.is_dataclass(summary) and not isinstance(summary, type):
+            info["summary"] = dataclasses.asdict(summary)
     else:
         cmd = [
             str(binary_path()), "selfplay", "--agents", f"mcts:{cfg.sims}", "--games", str(cfg.games),
