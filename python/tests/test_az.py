@@ -61,9 +61,11 @@ def test_export_load_round_trip(tmp_path: Path) -> None:
     assert net.net_bytes(back) == p.read_bytes()  # bit for bit
 
 
-def test_golden_matches_the_committed_outputs() -> None:
-    """nnet/testdata/tiny.ynet and tiny.expected.json: the shared golden the Go reader checks too."""
-    exp = json.loads((GOLDEN / "tiny.expected.json").read_text())
+@pytest.mark.parametrize("expected", sorted(p.name for p in GOLDEN.glob("*.expected.json")))
+def test_golden_matches_the_committed_outputs(expected: str) -> None:
+    """nnet/testdata/*.expected.json: the goldens written by this package (tiny) and by the
+    Go writer (go-tiny, once merged); both readers must reproduce them to 1e-5."""
+    exp = json.loads((GOLDEN / expected).read_text())
     model = net.load_net(GOLDEN / exp["net"])
     obs = np.asarray(exp["obs"], dtype=np.float32)
     mask = np.asarray(exp["mask"], dtype=bool)
@@ -73,6 +75,10 @@ def test_golden_matches_the_committed_outputs() -> None:
     priors, values = net.NetEvaluator(model)(obs, mask)
     np.testing.assert_allclose(priors, exp["priors"], atol=1e-5)
     np.testing.assert_allclose(values, exp["value"], atol=1e-5)
+
+
+def test_the_python_golden_is_there() -> None:
+    assert (GOLDEN / "tiny.ynet").is_file() and (GOLDEN / "tiny.expected.json").is_file()
 
 
 def test_write_golden_is_consistent(tmp_path: Path) -> None:
