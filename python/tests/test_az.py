@@ -351,3 +351,17 @@ def test_bench_evaluator(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--hidden", "16", "--batch", "8", "--seconds", "0.2"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["evaluator"]["batch"] == 8 and out["evaluator"]["rows_per_second"] > 0
+
+
+def test_read_only_zero_copy_arrays_are_taken_without_warnings() -> None:
+    import warnings
+
+    model = net.PolicyValueNet(205, (8,))
+    obs = np.frombuffer(np.ones((3, 205), np.float32).tobytes(), np.float32).reshape(3, 205)
+    mask = np.frombuffer(np.ones((3, 180), np.bool_).tobytes(), np.bool_).reshape(3, 180)
+    assert not obs.flags.writeable
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        priors, values = net.NetEvaluator(model)(obs, mask)
+        acts = net.NetPolicy(model)(obs, mask)
+    assert priors.shape == (3, 180) and values.shape == (3,) and acts.shape == (3,)

@@ -224,6 +224,15 @@ def load_net(path: str | os.PathLike[str]) -> PolicyValueNet:
     return model
 
 
+def _tensor(a: npt.ArrayLike, dtype: type) -> torch.Tensor:
+    """A tensor sharing ``a``'s memory when it is a writable C-contiguous array of ``dtype``,
+    else of a copy (torch warns about read-only arrays, such as the server's zero-copy ones)."""
+    arr = np.asarray(a, dtype=dtype)
+    if not (arr.flags.writeable and arr.flags.c_contiguous):
+        arr = np.array(arr, dtype=dtype, order="C", copy=True)
+    return torch.from_numpy(arr)
+
+
 class NetEvaluator:
     """The ``evaluate(obs, mask) -> (priors, values)`` callable self-play asks for.
 
@@ -244,9 +253,8 @@ class NetEvaluator:
         self.model.eval()
         try:
             with torch.inference_mode():
-                x = torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32))
-                m = torch.from_numpy(np.ascontiguousarray(mask, dtype=np.bool_))
-                logits, v = self.model(x)
+                logits, v = self.model(_tensor(obs, np.float32))
+                m = _tensor(mask, np.bool_)
                 priors = torch.softmax(masked_logits(logits, m), dim=-1)
                 return priors.numpy().astype(np.float32, copy=False), torch.tanh(v).numpy().astype(np.float32, copy=False)
         finally:
@@ -269,8 +277,8 @@ class NetPolicy:
         self.model.eval()
         try:
             with torch.inference_mode():
-                logits, _ = self.model(torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)))
-                m = torch.from_numpy(np.ascontiguousarray(mask, dtype=np.bool_))
+                logits, _ = self.model(_tensor(obs, np.float32))
+                m = _tensor(mask, np.bool_)
                 out: npt.NDArray[np.int64] = masked_logits(logits, m).argmax(dim=-1).numpy().astype(np.int64)
                 return out
         finally:
