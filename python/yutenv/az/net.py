@@ -227,7 +227,7 @@ def load_net(path: str | os.PathLike[str]) -> PolicyValueNet:
 def _tensor(a: npt.ArrayLike, dtype: type) -> torch.Tensor:
     """A tensor sharing ``a``'s memory when it is a writable C-contiguous array of ``dtype``,
     else of a copy (torch warns about read-only arrays, such as the server's zero-copy ones)."""
-    arr = np.asarray(a, dtype=dtype)
+    arr: np.ndarray[Any, Any] = np.asarray(a, dtype=dtype)
     if not (arr.flags.writeable and arr.flags.c_contiguous):
         arr = np.array(arr, dtype=dtype, order="C", copy=True)
     return torch.from_numpy(arr)
