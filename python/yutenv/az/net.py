@@ -51,6 +51,7 @@ __all__ = [
     "export_net",
     "load_net",
     "masked_logits",
+    "infer",
 ]
 
 FORMAT = "yutenv-net"
@@ -233,12 +234,24 @@ def _tensor(a: npt.ArrayLike, dtype: type) -> torch.Tensor:
     return torch.from_numpy(arr)
 
 
+def infer(model: PolicyValueNet, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
+    """The masked logits [B, 180] and raw values [B] of a batch, in evaluation mode, without
+    gradients (the model's mode is restored)."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            logits, v = model(_tensor(obs, np.float32))
+            return masked_logits(logits, _tensor(mask, np.bool_)), v
+    finally:
+        model.train(was_training)
+
+
 class NetEvaluator:
     """The ``evaluate(obs, mask) -> (priors, values)`` callable self-play asks for.
 
     ``priors`` are the masked softmax of the policy logits (float32 [B, 180]) and
     ``values`` the ``tanh`` of the value head (float32 [B], the mover's outcome).
-    Runs under ``torch.inference_mode`` on the model's device, in evaluation mode.
     """
 
     def __init__(self, model: PolicyValueNet) -> None:
@@ -249,16 +262,8 @@ class NetEvaluator:
     def __call__(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[Any]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
         self.calls += 1
         self.rows += len(obs)
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.inference_mode():
-                logits, v = self.model(_tensor(obs, np.float32))
-                m = _tensor(mask, np.bool_)
-                priors = torch.softmax(masked_logits(logits, m), dim=-1)
-                return priors.numpy().astype(np.float32, copy=False), torch.tanh(v).numpy().astype(np.float32, copy=False)
-        finally:
-            self.model.train(was_training)
+        logits, v = infer(self.model, obs, mask)
+        return torch.softmax(logits, dim=-1).numpy(), torch.tanh(v).numpy()
 
 
 class NetPolicy:
@@ -273,16 +278,9 @@ class NetPolicy:
         self.__name__ = name
 
     def __call__(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.inference_mode():
-                logits, _ = self.model(_tensor(obs, np.float32))
-                m = _tensor(mask, np.bool_)
-                out: npt.NDArray[np.int64] = masked_logits(logits, m).argmax(dim=-1).numpy().astype(np.int64)
-                return out
-        finally:
-            self.model.train(was_training)
+        logits, _ = infer(self.model, obs, mask)
+        out: npt.NDArray[np.int64] = logits.argmax(dim=-1).numpy().astype(np.int64)
+        return out
 
 
 def _golden_obs(n: int, size: int, seed: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
