@@ -365,3 +365,19 @@ def test_read_only_zero_copy_arrays_are_taken_without_warnings() -> None:
         priors, values = net.NetEvaluator(model)(obs, mask)
         acts = net.NetPolicy(model)(obs, mask)
     assert priors.shape == (3, 180) and values.shape == (3,) and acts.shape == (3,)
+
+
+def test_a_rows_outputs_do_not_depend_on_its_batch() -> None:
+    """Self-play batches depend on timing: a row must give the same bits in any batch."""
+    torch.manual_seed(0)
+    model = net.PolicyValueNet(205, (64, 64))
+    rng = np.random.default_rng(1)
+    obs = rng.uniform(-1, 1, size=(256, 205)).astype(np.float32)
+    mask = np.ones((256, 180), dtype=bool)
+    ev = net.NetEvaluator(model)
+    priors, values = ev(obs, mask)
+    for n in (1, 2, 3, 5, 17, 100, 255):
+        idx = rng.permutation(256)[:n]
+        p, v = ev(obs[idx], mask[idx])
+        np.testing.assert_array_equal(p, priors[idx], err_msg=f"batch of {n}")
+        np.testing.assert_array_equal(v, values[idx], err_msg=f"batch of {n}")

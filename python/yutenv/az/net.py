@@ -234,15 +234,30 @@ def _tensor(a: npt.ArrayLike, dtype: type) -> torch.Tensor:
     return torch.from_numpy(arr)
 
 
+#: Batches are padded to a multiple of this many rows (see :func:`infer`).
+PAD_ROWS = 16
+
+
 def infer(model: PolicyValueNet, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     """The masked logits [B, 180] and raw values [B] of a batch, in evaluation mode, without
-    gradients (the model's mode is restored)."""
+    gradients (the model's mode is restored).
+
+    The batch is padded with zero rows to a multiple of :data:`PAD_ROWS`: torch's CPU kernels
+    for very small batches (1 to a few rows) sum in another order, so without the padding a
+    row's outputs would differ in the last bit depending on the batch it came in, and
+    self-play, whose batches depend on timing, would not be reproducible bit for bit.
+    """
+    x = _tensor(obs, np.float32)
+    n = x.shape[0]
+    pad = -n % PAD_ROWS
+    if pad:
+        x = torch.cat([x, x.new_zeros((pad, x.shape[1]))])
     was_training = model.training
     model.eval()
     try:
         with torch.inference_mode():
-            logits, v = model(_tensor(obs, np.float32))
-            return masked_logits(logits, _tensor(mask, np.bool_)), v
+            logits, v = model(x)
+            return masked_logits(logits[:n], _tensor(mask, np.bool_)), v[:n]
     finally:
         model.train(was_training)
 
