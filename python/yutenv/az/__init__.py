@@ -29,6 +29,7 @@ __all__ = [
     "ReplayBuffer",
     "RunResult",
     "SelfPlay",
+    "SelfPlaySummary",
     "TrainConfig",
     "export_net",
     "load_checkpoint",
@@ -51,6 +52,7 @@ _WHERE = {
     "run": "train",
     "write_report": "report",
     "SelfPlay": "selfplay",
+    "SelfPlaySummary": "selfplay",
 }
 
 
