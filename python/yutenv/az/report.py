@@ -31,10 +31,10 @@ def load_generations(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return gens
 
 
-def _opponents(gens: list[dict[str, Any]]) -> list[str]:
+def _opponents(gens: list[dict[str, Any]], key: str = "eval") -> list[str]:
     seen: list[str] = []
     for g in gens:
-        for name in g.get("eval", {}):
+        for name in g.get(key, {}):
             if name not in seen:
                 seen.append(name)
     return seen
@@ -42,8 +42,8 @@ def _opponents(gens: list[dict[str, Any]]) -> list[str]:
 
 def markdown(gens: list[dict[str, Any]]) -> str:
     """A markdown table: one row per generation, one win-rate column per opponent."""
-    opps = _opponents(gens)
-    head = ["gen", "self-play games", "rows", "buffer", "policy loss", "value loss"] + [f"vs {o}" for o in opps] + ["minutes"]
+    cols = [("eval", o, f"vs {o}") for o in _opponents(gens)] + [("eval_search", o, f"search vs {o}") for o in _opponents(gens, "eval_search")]
+    head = ["gen", "self-play games", "rows", "buffer", "policy loss", "value loss"] + [c[2] for c in cols] + ["minutes"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for g in gens:
         tr = g.get("train") or {}
@@ -55,8 +55,8 @@ def markdown(gens: list[dict[str, Any]]) -> str:
             f"{tr['policy_loss']:.3f}" if "policy_loss" in tr else "",
             f"{tr['value_loss']:.3f}" if "value_loss" in tr else "",
         ]
-        for o in opps:
-            e = g.get("eval", {}).get(o)
+        for key, o, _ in cols:
+            e = g.get(key, {}).get(o)
             cells.append(f"{100 * e['win_rate']:.1f}% [{100 * e['low']:.1f}, {100 * e['high']:.1f}] (n={e['games']})" if e else "")
         cells.append(f"{g.get('seconds', 0) / 60:.1f}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -72,17 +72,18 @@ def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = 
 
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     try:
-        for opp in _opponents(gens):
-            pts = [(g["generation"], g["eval"][opp]) for g in gens if opp in g.get("eval", {})]
-            xs = [x for x, _ in pts]
-            ax.plot(xs, [e["win_rate"] for _, e in pts], marker="o", label=f"vs {opp}")
-            ax.fill_between(xs, [e["low"] for _, e in pts], [e["high"] for _, e in pts], alpha=0.2)
+        for key, style, label in (("eval", "-", "vs {}"), ("eval_search", "--", "with search vs {}")):
+            for opp in _opponents(gens, key):
+                pts = [(g["generation"], g[key][opp]) for g in gens if opp in g.get(key, {})]
+                xs = [x for x, _ in pts]
+                ax.plot(xs, [e["win_rate"] for _, e in pts], marker="o", linestyle=style, label=label.format(opp))
+                ax.fill_between(xs, [e["low"] for _, e in pts], [e["high"] for _, e in pts], alpha=0.2)
         if gens and gens[0].get("eval"):
             chance = next(iter(gens[0]["eval"].values())).get("chance")
             if chance:
                 ax.axhline(chance, color="grey", linestyle=":", linewidth=1, label="chance")
         ax.set_xlabel("generation (0 = the initial network)")
-        ax.set_ylabel("win rate of the network (no search)")
+        ax.set_ylabel("win rate of the network")
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
         ax.set_title(title or "yutenv.az: win rate by generation (95% Wilson intervals)")
@@ -108,7 +109,10 @@ def write_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
     if cfg:
         keys = ("tier", "rules", "hidden", "games", "sims", "selfplay", "window", "batch", "lr", "seed")
         text += "Run: " + ", ".join(f"`{k}={cfg[k]}`" for k in keys if k in cfg) + "\n\n"
-    text += "Win rates of the network playing its policy's argmax (no search), with 95% Wilson intervals.\n\n"
+    text += (
+        "Win rates of the network playing its policy's argmax (no search; \"search vs\": the Go agent "
+        "`net:PATH,sims=N` of `--eval-sims`), with 95% Wilson intervals.\n\n"
+    )
     text += markdown(gens)
     md = d / "report.md"
     md.write_text(text, encoding="utf-8")

@@ -65,7 +65,7 @@ from .report import write_report
 __all__ = ["TrainConfig", "RunResult", "run", "main", "load_checkpoint", "gen_dir"]
 
 #: Config fields that may change between a run and its resumption.
-_RESUMABLE = {"generations", "progress", "eval", "eval_games", "eval_every", "eval_envs", "threads"}
+_RESUMABLE = {"generations", "progress", "eval", "eval_games", "eval_every", "eval_envs", "eval_sims", "threads"}
 
 
 @dataclass
@@ -98,6 +98,7 @@ class TrainConfig:
     eval_games: int = 100
     eval_every: int = 1
     eval_envs: int = 32
+    eval_sims: int = 0
     seed: int = 0
     threads: int = 1
     progress: bool = True
@@ -112,6 +113,10 @@ class TrainConfig:
         for name in ("generations", "games", "sims", "batch", "window", "eval_games", "eval_every", "eval_envs", "threads", "games_in_flight"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.eval_sims < 0:
+            raise ValueError(f"eval_sims must be >= 0, got {self.eval_sims}")
+        if self.eval_sims and ("," in str(Path(self.out).resolve()) or ";" in str(Path(self.out).resolve())):
+            raise ValueError(f"--eval-sims plays net:PATH, and PATH may not hold ',' or ';': {self.out}")
         if self.steps < 0 or self.epochs <= 0 or self.lr <= 0:
             raise ValueError("steps must be >= 0, epochs and lr > 0")
 
@@ -280,24 +285,34 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
     }
 
 
-def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int) -> dict[str, Any]:
-    res: dict[str, Any] = {}
+def _result(r: Any) -> dict[str, Any]:
+    return {
+        "win_rate": r.win_rate_a,
+        "low": r.win_rate_a_low,
+        "high": r.win_rate_a_high,
+        "games": r.games,
+        "wins": r.wins_a,
+        "chance": r.chance_rate,
+        "elo": r.elo_diff,
+        "seconds": r.seconds,
+    }
+
+
+def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int, ynet: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The network's argmax against every opponent; with ``eval_sims``, also its Go-side MCTS."""
+    seed = cfg.seed * 7919 + 1
+    plain: dict[str, Any] = {}
+    search: dict[str, Any] = {}
     for opp in cfg.eval:
         r = evaluate(
             NetPolicy(model, name=f"gen{g}"), opponent=opp, games=cfg.eval_games, rules=cfg.rules, tier=cfg.tier,
-            num_envs=min(cfg.eval_envs, cfg.eval_games), seed=cfg.seed * 7919 + 1, progress=cfg.progress,
+            num_envs=min(cfg.eval_envs, cfg.eval_games), seed=seed, progress=cfg.progress,
         )  # fmt: skip
-        res[opp] = {
-            "win_rate": r.win_rate_a,
-            "low": r.win_rate_a_low,
-            "high": r.win_rate_a_high,
-            "games": r.games,
-            "wins": r.wins_a,
-            "chance": r.chance_rate,
-            "elo": r.elo_diff,
-            "seconds": r.seconds,
-        }
-    return res
+        plain[opp] = _result(r)
+        if cfg.eval_sims:
+            spec = f"net:{ynet},sims={cfg.eval_sims}"  # played in the Go binary (yutenv eval)
+            search[opp] = _result(evaluate(spec, opponent=opp, games=cfg.eval_games, rules=cfg.rules, seed=seed, name=f"gen{g}+search"))
+    return plain, search
 
 
 def _checkpoint(d: Path, cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, g: int) -> None:
@@ -363,9 +378,11 @@ def run(cfg: TrainConfig) -> RunResult:
                 buf.add(d / "selfplay")
                 prog.say(f"gen {g}: training on {len(buf)} rows from {len(buf.paths)} generation(s)")
                 summary["train"] = _train(cfg, model, opt, buf, g, cfg.progress)
-            if g % cfg.eval_every == 0 or g == cfg.generations:
-                summary["eval"] = _evaluate(cfg, model, g)
             _checkpoint(d, cfg, model, opt, g)
+            if g % cfg.eval_every == 0 or g == cfg.generations:
+                summary["eval"], search = _evaluate(cfg, model, g, d / "net.ynet")
+                if search:
+                    summary["eval_search"] = search
             summary["seconds"] = time.perf_counter() - t0
             _atomic_json(d / "gen.json", summary)
             write_report(out)
@@ -416,6 +433,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-games", type=int, default=d.eval_games, help="evaluation games per opponent")
     p.add_argument("--eval-every", type=int, default=d.eval_every, help="evaluate every N generations (and the last)")
     p.add_argument("--eval-envs", type=int, default=d.eval_envs, help="evaluation games played at once per seat")
+    p.add_argument("--eval-sims", type=int, default=d.eval_sims, help="also evaluate the network with N simulations of MCTS (the Go agent net:PATH,sims=N); 0: only without search")
     p.add_argument("--seed", type=int, default=d.seed, help="seed of the run (network init, self-play, sampling, evaluation)")
     p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
     p.add_argument("--quiet", action="store_true", help="no progress bars or status lines")
@@ -432,7 +450,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         value_weight=a.value_weight, value_mix=a.value_mix, games_in_flight=a.games_in_flight, c_puct=a.c_puct,
         dirichlet_alpha=a.dirichlet_alpha, dirichlet_frac=a.dirichlet_frac, temperature_moves=a.temperature_moves,
         workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
-        eval_every=a.eval_every, eval_envs=a.eval_envs, seed=a.seed, threads=a.threads, progress=not a.quiet,
+        eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet,
     )  # fmt: skip
 
 
