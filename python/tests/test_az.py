@@ -294,7 +294,7 @@ def test_resume_after_kill_9_mid_generation(full_run: Path, tmp_path: Path) -> N
     proc = subprocess.Popen(train_cmd(out, 2), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + 600
-        while not (out / "gen-0002").exists():  # generation 1 complete, generation 2 started
+        while not (out / "gen-0002" / "selfplay").exists():  # generation 1 complete, generation 2's self-play started
             assert proc.poll() is None, "the run ended before generation 2 started"
             assert time.monotonic() < deadline
             time.sleep(0.005)
