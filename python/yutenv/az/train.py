@@ -271,8 +271,8 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
         opt.zero_grad(set_to_none=True)
         loss.backward()  # type: ignore[no-untyped-call]
         opt.step()
-        pl_sum += float(policy_loss)
-        vl_sum += float(value_loss)
+        pl_sum += float(policy_loss.detach())
+        vl_sum += float(value_loss.detach())
     model.eval()
     return {
         "steps": steps,
