@@ -1,5 +1,69 @@
-"""AlphaZero-style self-play for yutenv (this minimal module exports :class:`SelfPlay`)."""
+"""AlphaZero-style training for yutenv: a policy+value network, self-play, a learning loop.
 
-from .selfplay import SelfPlay, SelfPlaySummary
+>>> from yutenv.az import PolicyValueNet, export_net, TrainConfig, run
+>>> result = run(TrainConfig(out="runs/x", generations=10, games=200, sims=64))
+>>> export_net(result.model, "best.ynet")          # the Go side plays it as `net:best.ynet`
 
-__all__ = ["SelfPlay", "SelfPlaySummary"]
+Or from the shell: ``python -m yutenv.az.train --out runs/x --generations 10`` (docs/TRAINING.md).
+
+Modules: :mod:`yutenv.az.net` (the network, the ``yutenv-net`` file, the network as a
+policy and as self-play's evaluator), :mod:`yutenv.az.buffer` (the replay buffer over
+datasets), :mod:`yutenv.az.train` (the loop and its command line),
+:mod:`yutenv.az.report` (win rates by generation: markdown and PNG) and
+:mod:`yutenv.az.selfplay` (``SelfPlay``: network-guided MCTS self-play in the Go server).
+
+The names below are loaded on first use, so ``import yutenv.az`` needs neither torch nor
+matplotlib; the network and the loop need the ``az`` extra (``pip install 'yutenv[az]'``).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = [
+    "NetEvaluator",
+    "NetFileError",
+    "NetPolicy",
+    "PolicyValueNet",
+    "ReplayBuffer",
+    "RunResult",
+    "SelfPlay",
+    "SelfPlaySummary",
+    "TrainConfig",
+    "export_net",
+    "load_checkpoint",
+    "load_net",
+    "run",
+    "write_report",
+]
+
+_WHERE = {
+    "NetEvaluator": "net",
+    "NetFileError": "net",
+    "NetPolicy": "net",
+    "PolicyValueNet": "net",
+    "export_net": "net",
+    "load_net": "net",
+    "ReplayBuffer": "buffer",
+    "RunResult": "train",
+    "TrainConfig": "train",
+    "load_checkpoint": "train",
+    "run": "train",
+    "write_report": "report",
+    "SelfPlay": "selfplay",
+    "SelfPlaySummary": "selfplay",
+}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _WHERE.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'yutenv.az' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{mod}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(list(globals()) + __all__)

@@ -1,0 +1,351 @@
+"""The policy+value network of :mod:`yutenv.az` and its ``yutenv-net`` v1 file.
+
+>>> from yutenv.az.net import PolicyValueNet, export_net, load_net, NetPolicy
+>>> model = PolicyValueNet(obs_size=205, hidden=(256, 256), tier="compact", rules="standard")
+>>> export_net(model, "gen3.ynet")          # what the Go side (`net:gen3.ynet`) reads
+>>> model = load_net("gen3.ynet")           # and back, bit for bit
+>>> yutenv.evaluate(NetPolicy(model), opponent="greedy", tier="compact")
+
+The network is an MLP: a trunk of fully connected layers, each followed by a ReLU, then
+two linear heads on the trunk's output: ``policy`` (180 logits, one per action of the
+standard encoding; illegal actions are masked out before the softmax) and ``value``
+(one number; ``tanh`` of it is the mover's expected outcome in [-1, 1]).
+
+The ``.ynet`` file (docs/TRAINING.md) is a msgpack map::
+
+    {"format": "yutenv-net", "version": 1, "tier": T, "rules": R,
+     "trunk": [{"in": I, "out": O, "w": bytes, "b": bytes}, ...],
+     "policy": {"in": H, "out": 180, "w": ..., "b": ...},
+     "value": {"in": H, "out": 1, "w": ..., "b": ...}}
+
+where ``w`` is float32 little-endian, O*I values row-major (``w[o*I+i]``, torch's
+``Linear.weight`` layout) and ``b`` O float32 little-endian values.
+
+torch is imported by this module: install the ``az`` extra (``pip install 'yutenv[az]'``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+import msgpack
+import numpy as np
+import numpy.typing as npt
+import torch
+from torch import nn
+
+from ..core import NUM_ACTIONS
+from ..errors import YutEnvError
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "TIER_SIZES",
+    "NetFileError",
+    "PolicyValueNet",
+    "NetEvaluator",
+    "NetPolicy",
+    "export_net",
+    "load_net",
+    "masked_logits",
+    "infer",
+]
+
+FORMAT = "yutenv-net"
+VERSION = 1
+#: The length of one observation of every tier (docs/OBSERVATIONS.md).
+TIER_SIZES = {"compact": 205, "tactical": 2034, "planes": 590}
+#: The logit given to illegal actions before a softmax (finite, so 0 * log p stays 0).
+MASKED = -1e9
+
+
+class NetFileError(YutEnvError, ValueError):
+    """A ``.ynet`` file is missing, damaged or not a ``yutenv-net`` v1 network."""
+
+
+class PolicyValueNet(nn.Module):
+    """An MLP with a policy head (180 logits) and a value head (one raw value).
+
+    Args:
+        obs_size: the observation's length (the tier's size).
+        hidden: the width of every trunk layer (at least one).
+        tier: the observation tier the net reads (recorded in the ``.ynet`` file).
+        rules: the rules string it is trained on (informative).
+    """
+
+    def __init__(self, obs_size: int, hidden: Sequence[int] = (256, 256), *, tier: str = "compact", rules: str = "standard") -> None:
+        super().__init__()
+        if obs_size < 1 or not hidden or any(h < 1 for h in hidden):
+            raise ValueError(f"obs_size {obs_size} and hidden {list(hidden)} must be positive, with at least one hidden layer")
+        if tier in TIER_SIZES and TIER_SIZES[tier] != obs_size:
+            raise ValueError(f"tier {tier!r} has observations of {TIER_SIZES[tier]} values, not {obs_size}")
+        self.obs_size = int(obs_size)
+        self.hidden = tuple(int(h) for h in hidden)
+        self.tier = tier
+        self.rules = rules
+        layers: list[nn.Module] = []
+        width = self.obs_size
+        for h in self.hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        self.trunk = nn.Sequential(*layers)
+        self.policy = nn.Linear(width, NUM_ACTIONS)
+        self.value = nn.Linear(width, 1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The policy logits [B, 180] and the raw value [B] (``tanh`` it for the outcome)."""
+        h = self.trunk(obs)
+        return self.policy(h), self.value(h).squeeze(-1)
+
+    def spec(self) -> dict[str, Any]:
+        """What rebuilds the architecture: ``PolicyValueNet(**model.spec())``."""
+        return {"obs_size": self.obs_size, "hidden": list(self.hidden), "tier": self.tier, "rules": self.rules}
+
+
+def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``logits`` with every action ``mask`` forbids set to a large negative number."""
+    return logits.masked_fill(~mask, MASKED)
+
+
+def _layer(lin: nn.Linear) -> dict[str, Any]:
+    w = lin.weight.detach().to(torch.float32).cpu().numpy()
+    b = lin.bias.detach().to(torch.float32).cpu().numpy()
+    return {
+        "in": int(w.shape[1]),
+        "out": int(w.shape[0]),
+        "w": np.ascontiguousarray(w, dtype="<f4").tobytes(),
+        "b": np.ascontiguousarray(b, dtype="<f4").tobytes(),
+    }
+
+
+def _linears(model: PolicyValueNet) -> list[nn.Linear]:
+    return [m for m in model.trunk if isinstance(m, nn.Linear)]
+
+
+def net_bytes(model: PolicyValueNet) -> bytes:
+    """The ``yutenv-net`` v1 encoding of ``model`` (what :func:`export_net` writes)."""
+    doc = {
+        "format": FORMAT,
+        "version": VERSION,
+        "tier": model.tier,
+        "rules": model.rules,
+        "trunk": [_layer(lin) for lin in _linears(model)],
+        "policy": _layer(model.policy),
+        "value": _layer(model.value),
+    }
+    for name, t in model.state_dict().items():
+        if not torch.isfinite(t).all():
+            raise ValueError(f"parameter {name} has a NaN or an infinity: refusing to export a broken network")
+    out: bytes = msgpack.packb(doc, use_bin_type=True)
+    return out
+
+
+def export_net(model: PolicyValueNet, path: str | os.PathLike[str]) -> Path:
+    """Write ``model`` as a ``yutenv-net`` v1 file at ``path`` (atomically) and return the path."""
+    p = Path(path)
+    data = net_bytes(model)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")  # open() honours the umask, unlike mkstemp
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p
+
+
+def _read_layer(where: str, d: Any, want_in: int | None, want_out: int | None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    if not isinstance(d, dict):
+        raise NetFileError(f"{where}: not a map")
+    n_in, n_out = d.get("in"), d.get("out")
+    if not isinstance(n_in, int) or not isinstance(n_out, int) or not (0 < n_in <= 1 << 16) or not (0 < n_out <= 1 << 16):
+        raise NetFileError(f"{where}: sizes in={n_in!r} out={n_out!r} are not positive integers up to 65536")
+    if want_in is not None and n_in != want_in:
+        raise NetFileError(f"{where}: in={n_in}, but the layer before it has {want_in} outputs")
+    if want_out is not None and n_out != want_out:
+        raise NetFileError(f"{where}: out={n_out}, want {want_out}")
+    w, b = d.get("w"), d.get("b")
+    if not isinstance(w, bytes) or len(w) != 4 * n_in * n_out:
+        raise NetFileError(f"{where}: w is {len(w) if isinstance(w, bytes) else type(w).__name__} bytes, want {4 * n_in * n_out}")
+    if not isinstance(b, bytes) or len(b) != 4 * n_out:
+        raise NetFileError(f"{where}: b is {len(b) if isinstance(b, bytes) else type(b).__name__} bytes, want {4 * n_out}")
+    wa = np.frombuffer(w, dtype="<f4").reshape(n_out, n_in)
+    ba = np.frombuffer(b, dtype="<f4")
+    if not (np.isfinite(wa).all() and np.isfinite(ba).all()):
+        raise NetFileError(f"{where}: a weight is NaN or infinite")
+    return wa.astype(np.float32), ba.astype(np.float32)
+
+
+def load_net(path: str | os.PathLike[str]) -> PolicyValueNet:
+    """Read a ``yutenv-net`` v1 file (checked like the Go reader does) into a :class:`PolicyValueNet`."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise NetFileError(f"{p}: {e.strerror or e}") from None
+    try:
+        doc = msgpack.unpackb(raw, raw=False)
+    except Exception as e:  # msgpack raises several unrelated classes for damaged input
+        raise NetFileError(f"{p}: not a msgpack document: {e}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise NetFileError(f"{p}: format {doc.get('format') if isinstance(doc, dict) else None!r}, want {FORMAT!r}")
+    if doc.get("version") != VERSION:
+        raise NetFileError(f"{p}: version {doc.get('version')!r}; this reader knows version {VERSION}")
+    tier, rules, trunk = doc.get("tier"), doc.get("rules", ""), doc.get("trunk")
+    if tier not in TIER_SIZES:
+        raise NetFileError(f"{p}: tier {tier!r}, want one of {sorted(TIER_SIZES)}")
+    if not isinstance(rules, str):
+        raise NetFileError(f"{p}: rules is not a string")
+    if not isinstance(trunk, list) or not trunk or len(trunk) > 64:
+        raise NetFileError(f"{p}: trunk must be a list of 1 to 64 layers")
+    layers = []
+    width: int = TIER_SIZES[tier]
+    for i, d in enumerate(trunk):
+        w, b = _read_layer(f"{p}: trunk[{i}]", d, width, None)
+        layers.append((w, b))
+        width = w.shape[0]
+    pw, pb = _read_layer(f"{p}: policy", doc.get("policy"), width, NUM_ACTIONS)
+    vw, vb = _read_layer(f"{p}: value", doc.get("value"), width, 1)
+    model = PolicyValueNet(TIER_SIZES[tier], [w.shape[0] for w, _ in layers], tier=tier, rules=rules)
+    with torch.no_grad():
+        for lin, (w, b) in zip(_linears(model), layers):
+            lin.weight.copy_(torch.from_numpy(w))
+            lin.bias.copy_(torch.from_numpy(b))
+        for lin, (w, b) in ((model.policy, (pw, pb)), (model.value, (vw, vb))):
+            lin.weight.copy_(torch.from_numpy(w))
+            lin.bias.copy_(torch.from_numpy(b))
+    model.eval()
+    return model
+
+
+def _tensor(a: npt.ArrayLike, dtype: type) -> torch.Tensor:
+    """A tensor sharing ``a``'s memory when it is a writable C-contiguous array of ``dtype``,
+    else of a copy (torch warns about read-only arrays, such as the server's zero-copy ones)."""
+    arr: np.ndarray[Any, Any] = np.asarray(a, dtype=dtype)
+    if not (arr.flags.writeable and arr.flags.c_contiguous):
+        arr = np.array(arr, dtype=dtype, order="C", copy=True)
+    return torch.from_numpy(arr)
+
+
+#: Batches are padded to a multiple of this many rows (see :func:`infer`).
+PAD_ROWS = 16
+
+
+def infer(model: PolicyValueNet, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
+    """The masked logits [B, 180] and raw values [B] of a batch, in evaluation mode, without
+    gradients (the model's mode is restored).
+
+    The batch is padded with zero rows to a multiple of :data:`PAD_ROWS`: torch's CPU kernels
+    for very small batches (1 to a few rows) sum in another order, so without the padding a
+    row's outputs would differ in the last bit depending on the batch it came in, and
+    self-play, whose batches depend on timing, would not be reproducible bit for bit.
+    """
+    x = _tensor(obs, np.float32)
+    n = x.shape[0]
+    pad = -n % PAD_ROWS
+    if pad:
+        x = torch.cat([x, x.new_zeros((pad, x.shape[1]))])
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            logits, v = model(x)
+            return masked_logits(logits[:n], _tensor(mask, np.bool_)), v[:n]
+    finally:
+        model.train(was_training)
+
+
+class NetEvaluator:
+    """The ``evaluate(obs, mask) -> (priors, values)`` callable self-play asks for.
+
+    ``priors`` are the masked softmax of the policy logits (float32 [B, 180]) and
+    ``values`` the ``tanh`` of the value head (float32 [B], the mover's outcome).
+    """
+
+    def __init__(self, model: PolicyValueNet) -> None:
+        self.model = model
+        self.calls = 0
+        self.rows = 0
+
+    def __call__(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[Any]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+        self.calls += 1
+        self.rows += len(obs)
+        logits, v = infer(self.model, obs, mask)
+        return torch.softmax(logits, dim=-1).numpy(), torch.tanh(v).numpy()
+
+
+class NetPolicy:
+    """The network as a policy without search: the legal action with the largest logit.
+
+    A batched callable ``policy(obs, mask) -> actions``, as :func:`yutenv.evaluate`
+    takes it: ``yutenv.evaluate(NetPolicy(model), opponent="greedy", tier=model.tier)``.
+    """
+
+    def __init__(self, model: PolicyValueNet, name: str = "net") -> None:
+        self.model = model
+        self.__name__ = name
+
+    def __call__(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+        logits, _ = infer(self.model, obs, mask)
+        out: npt.NDArray[np.int64] = logits.argmax(dim=-1).numpy().astype(np.int64)
+        return out
+
+
+def _golden_obs(n: int, size: int, seed: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+    rng = np.random.default_rng(seed)
+    obs = rng.uniform(-1.0, 1.0, size=(n, size)).astype(np.float32)
+    obs[0] = 0.0  # an all-zero observation: the biases alone
+    mask = rng.random((n, NUM_ACTIONS)) < 0.1
+    mask[:, 0] = True
+    return obs, mask
+
+
+def write_golden(directory: str | os.PathLike[str], *, seed: int = 14, hidden: Sequence[int] = (16, 8), rows: int = 4) -> tuple[Path, Path]:
+    """Write ``tiny.ynet`` and ``tiny.expected.json`` into ``directory``: the shared golden.
+
+    The JSON holds fixed observations (``obs``, [rows][205], compact tier), masks, and
+    the outputs both readers must reproduce to 1e-5: the raw ``logits`` [rows][180],
+    the raw ``value_raw`` and ``value`` = tanh(value_raw), and ``priors`` (the masked
+    softmax).
+    """
+    import json
+
+    d = Path(directory)
+    torch.manual_seed(seed)
+    model = PolicyValueNet(TIER_SIZES["compact"], hidden, tier="compact", rules="standard")
+    net = export_net(model, d / "tiny.ynet")
+    model = load_net(net)  # the outputs of what the file holds
+    obs, mask = _golden_obs(rows, model.obs_size, seed)
+    with torch.no_grad():
+        logits, v = model(torch.from_numpy(obs))
+        priors = torch.softmax(masked_logits(logits, torch.from_numpy(mask)), dim=-1)
+    doc = {
+        "net": "tiny.ynet",
+        "tier": "compact",
+        "tolerance": 1e-5,
+        "obs": obs.tolist(),
+        "mask": mask.astype(int).tolist(),
+        "logits": logits.numpy().tolist(),
+        "value_raw": v.numpy().tolist(),
+        "value": torch.tanh(v).numpy().tolist(),
+        "priors": priors.numpy().tolist(),
+    }
+    for key in ("logits", "value_raw", "priors"):
+        assert all(math.isfinite(x) for x in np.asarray(doc[key], dtype=np.float64).reshape(-1))
+    exp = d / "tiny.expected.json"
+    exp.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
+    return net, exp
+
+
+if __name__ == "__main__":  # python -m yutenv.az.net DIR: regenerate the shared golden
+    import sys
+
+    for written in write_golden(sys.argv[1] if len(sys.argv) > 1 else "nnet/testdata"):
+        print(written)

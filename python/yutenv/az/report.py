@@ -1,0 +1,135 @@
+"""The report of a training run: win rates by generation, as a markdown table and a PNG.
+
+>>> from yutenv.az.report import write_report
+>>> md, png = write_report("runs/x")     # runs/x/report.md and runs/x/report.png
+
+``python -m yutenv.az.report runs/x`` does the same. It reads every complete
+generation's ``gen.json`` (written by :mod:`yutenv.az.train`), so it works on a run
+that is still going or was interrupted. The plot needs matplotlib (the ``az`` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["load_generations", "markdown", "plot", "write_report"]
+
+
+def load_generations(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The summaries (``gen.json``) of the run's complete generations, in order."""
+    gens = []
+    for p in sorted(Path(out).glob("gen-*/gen.json")):
+        try:
+            gens.append(json.loads(p.read_text(encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as e:
+            raise ValueError(f"{p}: unreadable generation summary: {e}") from None
+    gens.sort(key=lambda g: int(g["generation"]))
+    return gens
+
+
+def _opponents(gens: list[dict[str, Any]], key: str = "eval") -> list[str]:
+    seen: list[str] = []
+    for g in gens:
+        for name in g.get(key, {}):
+            if name not in seen:
+                seen.append(name)
+    return seen
+
+
+def markdown(gens: list[dict[str, Any]]) -> str:
+    """A markdown table: one row per generation, one win-rate column per opponent."""
+    cols = [("eval", o, f"vs {o}") for o in _opponents(gens)] + [("eval_search", o, f"search vs {o}") for o in _opponents(gens, "eval_search")]
+    head = ["gen", "self-play games", "rows", "buffer", "policy loss", "value loss"] + [c[2] for c in cols] + ["minutes"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for g in gens:
+        tr = g.get("train") or {}
+        cells = [
+            str(g["generation"]),
+            str(g.get("selfplay", {}).get("games", "")),
+            str(g.get("selfplay", {}).get("rows", "")),
+            str(tr.get("buffer_rows", "")),
+            f"{tr['policy_loss']:.3f}" if "policy_loss" in tr else "",
+            f"{tr['value_loss']:.3f}" if "value_loss" in tr else "",
+        ]
+        for key, o, _ in cols:
+            e = g.get(key, {}).get(o)
+            cells.append(f"{100 * e['win_rate']:.1f}% [{100 * e['low']:.1f}, {100 * e['high']:.1f}] (n={e['games']})" if e else "")
+        cells.append(f"{g.get('seconds', 0) / 60:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = "") -> Path:
+    """Plot the win rate against every opponent by generation (95% Wilson bands) to a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    try:
+        for key, style, label in (("eval", "-", "vs {}"), ("eval_search", "--", "with search vs {}")):
+            for opp in _opponents(gens, key):
+                pts = [(g["generation"], g[key][opp]) for g in gens if opp in g.get(key, {})]
+                xs = [x for x, _ in pts]
+                ax.plot(xs, [e["win_rate"] for _, e in pts], marker="o", linestyle=style, label=label.format(opp))
+                ax.fill_between(xs, [e["low"] for _, e in pts], [e["high"] for _, e in pts], alpha=0.2)
+        if gens and gens[0].get("eval"):
+            chance = next(iter(gens[0]["eval"].values())).get("chance")
+            if chance:
+                ax.axhline(chance, color="grey", linestyle=":", linewidth=1, label="chance")
+        ax.set_xlabel("generation (0 = the initial network)")
+        ax.set_ylabel("win rate of the network")
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.set_title(title or "yutenv.az: win rate by generation (95% Wilson intervals)")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="best", fontsize="small")
+        p = Path(path)
+        tmp = p.with_name(p.name + ".tmp")
+        fig.savefig(tmp, format="png")
+        os.replace(tmp, p)
+        return p
+    finally:
+        plt.close(fig)
+
+
+def write_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write ``OUT/report.md`` and ``OUT/report.png`` from the run's complete generations."""
+    d = Path(out)
+    gens = load_generations(d)
+    cfg: dict[str, Any] = {}
+    if (d / "config.json").exists():
+        cfg = json.loads((d / "config.json").read_text(encoding="utf-8"))
+    text = "# Training report\n\n"
+    if cfg:
+        keys = ("tier", "rules", "hidden", "games", "sims", "selfplay", "window", "batch", "lr", "seed")
+        text += "Run: " + ", ".join(f"`{k}={cfg[k]}`" for k in keys if k in cfg) + "\n\n"
+    text += (
+        "Win rates of the network playing its policy's argmax (no search; \"search vs\": the Go agent "
+        "`net:PATH,sims=N` of `--eval-sims`), with 95% Wilson intervals.\n\n"
+    )
+    text += markdown(gens)
+    md = d / "report.md"
+    md.write_text(text, encoding="utf-8")
+    png = plot(gens, d / "report.png")
+    return md, png
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m yutenv.az.report RUN_DIR``: rewrite the run's report."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0].startswith("-"):
+        print("usage: python -m yutenv.az.report RUN_DIR", file=sys.stderr)
+        return 2
+    for p in write_report(args[0]):
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
