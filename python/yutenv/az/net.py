@@ -66,7 +66,7 @@ class NetFileError(YutEnvError, ValueError):
     """A ``.ynet`` file is missing, damaged or not a ``yutenv-net`` v1 network."""
 
 
-class PolicyValueNet(nn.Module):
+class PolicyValueNet(nn.Module):  # type: ignore[misc]  # torch is not followed (pyproject: mypy overrides)
     """An MLP with a policy head (180 logits) and a value head (one raw value).
 
     Args:

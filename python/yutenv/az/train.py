@@ -269,7 +269,7 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
         value_loss = F.mse_loss(torch.tanh(v), z)
         loss = policy_loss + cfg.value_weight * value_loss
         opt.zero_grad(set_to_none=True)
-        loss.backward()  # type: ignore[no-untyped-call]
+        loss.backward()
         opt.step()
         pl_sum += float(policy_loss.detach())
         vl_sum += float(value_loss.detach())
