@@ -13,7 +13,9 @@ include python/Makefile.inc
 .PHONY: demo build test test-deps go-test py-test lint tools bench clean
 
 # The main job: the package (with the server built inside it) plays and evaluates real games.
-demo: py-install
+# The demo needs none of the trainer extras (torch, Ray, ...): it installs the package alone.
+demo:
+	$(MAKE) --no-print-directory py-install PY_EXTRAS=
 	$(PY) -m yutenv.demo
 
 build:
