@@ -36,6 +36,17 @@ listed sizes; every other range is played again, giving the same games. Ray retr
 task whose worker died (``max_retries``); a range is never listed twice, and :func:`merge`
 refuses parts that overlap or leave a gap.
 
+Network-guided self-play (the learning loop's, :mod:`yutenv.az`): :func:`az_selfplay` puts
+a :class:`~yutenv.az.PolicyValueNet`'s weights once in Ray's object store; every task
+rebuilds the network on its worker, starts its own yutenv server there and plays its range
+with :class:`~yutenv.az.SelfPlay` (``first_game``), the network's inference running in the
+worker beside the server (:class:`AzPlayRange`, a :data:`PlayRange`). The parts are
+merged as above: the dataset, with its ``visits`` array, is the one ``SelfPlay(...).run``
+writes on one machine with the same weights and seed.
+
+>>> m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, sims=64, seed=3,
+...                             address="auto")   # doctest: +SKIP
+
 Evaluation: :func:`evaluate_agents` plays built-in agents (``yutenv eval`` on each worker)
 and :func:`evaluate_policy` a Python policy (shipped once to the object store, then to every
 worker), each in chunks merged by :func:`merge_results` into one
@@ -63,9 +74,11 @@ from .evaluate import EvalResult, elo_diff, wilson
 from .server import binary_path
 
 __all__ = [
+    "AzPlayRange",
     "PlayRange",
     "RangeTask",
     "WorkerCrash",
+    "az_selfplay",
     "evaluate_agents",
     "evaluate_policy",
     "main",
@@ -397,6 +410,105 @@ def selfplay(
             if str(p).endswith(".tmp"):
                 fs.rm_file(p)
     return m
+
+
+# --- network-guided self-play ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AzPlayRange:
+    """A :data:`PlayRange` that plays a range with network-guided MCTS self-play
+    (:class:`~yutenv.az.SelfPlay` with a :class:`~yutenv.az.NetEvaluator`).
+
+    ``net`` is ``{"spec": model.spec(), "state": model.state_dict()}`` or, better, a Ray
+    ``ObjectRef`` to it (:func:`az_selfplay` puts it in the object store once, and every
+    task fetches it from there). On the worker the network is rebuilt, a yutenv server is
+    started, and games ``task.first .. task.first+task.games-1`` are played with
+    ``task``'s tier, rules, seed and shard size; the search settings are the other fields
+    (as :class:`~yutenv.az.SelfPlay`'s arguments). Needs the ``az`` extra on the workers.
+    """
+
+    net: Any
+    sims: int = 64
+    games_in_flight: int = 64
+    c_puct: float = 1.5
+    dirichlet_alpha: float = 0.3
+    dirichlet_frac: float = 0.25
+    temperature_moves: int = 20
+    max_batch: int | None = None
+    eval_timeout: float = 60.0
+
+    def __call__(self, task: RangeTask, out_dir: str) -> None:
+        """Play ``task`` into the empty local directory ``out_dir`` (a dataset part)."""
+        import torch
+
+        from .az.net import NetEvaluator, PolicyValueNet
+        from .az.selfplay import SelfPlay
+
+        # The threads of torch's kernels decide the order of float sums: fixed, so that a
+        # range gives the same bits on every worker (and as a one-machine run with as many).
+        torch.set_num_threads(max(1, task.threads))
+        net = self.net
+        if not isinstance(net, Mapping):
+            import ray
+
+            net = ray.get(net)
+        model = PolicyValueNet(**net["spec"])
+        model.load_state_dict(net["state"])
+        if model.tier != task.tier:
+            raise ValueError(f"the network reads tier {model.tier!r}, the run's tier is {task.tier!r}")
+        sp = SelfPlay(
+            rules=task.rules, tier=task.tier, sims=self.sims, games_in_flight=self.games_in_flight, c_puct=self.c_puct,
+            dirichlet_alpha=self.dirichlet_alpha, dirichlet_frac=self.dirichlet_frac,
+            temperature_moves=self.temperature_moves, seed=task.seed, eval_timeout=self.eval_timeout,
+            max_batch=self.max_batch, shard_games=task.shard_games,
+        )  # fmt: skip
+        sp.run(NetEvaluator(model), games=task.games, out=out_dir, first_game=task.first)
+
+
+def az_selfplay(
+    out: str,
+    games: int,
+    model: Any,
+    *,
+    sims: int = 64,
+    games_in_flight: int = 64,
+    c_puct: float = 1.5,
+    dirichlet_alpha: float = 0.3,
+    dirichlet_frac: float = 0.25,
+    temperature_moves: int = 20,
+    max_batch: int | None = None,
+    seed: int = 0,
+    rules: str = "standard",
+    shard_games: int = 100,
+    range_games: int | None = None,
+    address: str | None = None,
+    num_cpus: int | None = None,
+    threads_per_task: int = 1,
+    max_retries: int = 3,
+    max_tasks: int | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Network-guided self-play of ``games`` games with ``model`` (a
+    :class:`~yutenv.az.PolicyValueNet`) on Ray, into one dataset at ``out``.
+
+    The result is the dataset that ``SelfPlay(rules, model.tier, sims, ..., seed=seed,
+    shard_games=shard_games).run(NetEvaluator(model), games, out)`` writes on one machine
+    with ``torch.set_num_threads(threads_per_task)``: the same games, shard for shard (with
+    ``visits``). The weights go to Ray's object store
+    once; each task of ``range_games`` games (default ``shard_games``) plays on a worker
+    with its own server and the network's inference there (:class:`AzPlayRange`). The
+    other arguments are those of :func:`selfplay` (resuming included: a dataset directory
+    belongs to one network, so give each generation its own ``out``). Returns the merged
+    manifest.
+    """
+    ray = _ray_init(address, num_cpus)
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    ref = ray.put({"spec": model.spec(), "state": state})
+    play = AzPlayRange(ref, sims, games_in_flight, c_puct, dirichlet_alpha, dirichlet_frac, temperature_moves, max_batch)
+    return selfplay(out, games, agents=f"az:{sims}", tier=model.tier, seed=seed, rules=rules, shard_games=shard_games,
+                    range_games=range_games, address=address, num_cpus=num_cpus, threads_per_task=threads_per_task,
+                    max_retries=max_retries, max_tasks=max_tasks, play_range=play, progress=progress)  # fmt: skip
 
 
 # --- evaluation ---------------------------------------------------------------------
