@@ -295,16 +295,16 @@ def test_az_selfplay_matches_one_machine(cluster: Cluster, tmp_path: Path) -> No
 
     torch.manual_seed(5)
     model = PolicyValueNet(TIER_SIZES["compact"], (16,), tier="compact")
-    kw: dict[str, Any] = dict(sims=6, games_in_flight=3, temperature_moves=3, seed=21)
+    settings = SelfPlay(tier="compact", sims=6, games_in_flight=3, temperature_moves=3, seed=21, shard_games=2)
     want = tmp_path / "one"
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the tasks (threads_per_task=1): the order of float sums
     try:
-        SelfPlay(tier="compact", shard_games=2, **kw).run(NetEvaluator(model), games=10, out=want)
+        settings.run(NetEvaluator(model), games=10, out=want)
     finally:
         torch.set_num_threads(threads)
     got = tmp_path / "ray"
-    m = distributed.az_selfplay(str(got), 10, model, shard_games=2, range_games=4, **kw)
+    m = distributed.az_selfplay(str(got), 10, model, settings, range_games=4)
     assert m["complete"] and m["games"] == 10
     assert [a["name"] for a in m["arrays"]][-1] == "visits"
     assert m["seed_scheme"] == datasets.read_manifest(want)["seed_scheme"]
@@ -313,7 +313,7 @@ def test_az_selfplay_matches_one_machine(cluster: Cluster, tmp_path: Path) -> No
     # A part played again (its part manifest lost) gives the same bytes.
     (got / distributed.PARTS / "part-000000004.json").unlink()
     (got / datasets.MANIFEST).unlink()
-    distributed.az_selfplay(str(got), 10, model, shard_games=2, range_games=4, **kw)
+    distributed.az_selfplay(str(got), 10, model, settings, range_games=4)
     assert_same_dataset(got, want)
 
 

@@ -44,8 +44,9 @@ worker beside the server (:class:`AzPlayRange`, a :data:`PlayRange`). The parts 
 merged as above: the dataset, with its ``visits`` array, is the one ``SelfPlay(...).run``
 writes on one machine with the same weights and seed.
 
->>> m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, sims=64, seed=3,
-...                             address="auto")   # doctest: +SKIP
+>>> from yutenv.az import SelfPlay
+>>> m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, SelfPlay(sims=64, seed=3),
+...                             range_games=200, address="auto")   # doctest: +SKIP
 
 Evaluation: :func:`evaluate_agents` plays built-in agents (``yutenv eval`` on each worker)
 and :func:`evaluate_policy` a Python policy (shipped once to the object store, then to every
@@ -69,6 +70,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .az.selfplay import SelfPlay
 from .datasets import MANIFEST, DatasetError
 from .evaluate import EvalResult, elo_diff, wilson
 from .server import binary_path
@@ -422,28 +424,21 @@ class AzPlayRange:
 
     ``net`` is ``{"spec": model.spec(), "state": model.state_dict()}`` or, better, a Ray
     ``ObjectRef`` to it (:func:`az_selfplay` puts it in the object store once, and every
-    task fetches it from there). On the worker the network is rebuilt, a yutenv server is
-    started, and games ``task.first .. task.first+task.games-1`` are played with
-    ``task``'s tier, rules, seed and shard size; the search settings are the other fields
-    (as :class:`~yutenv.az.SelfPlay`'s arguments). Needs the ``az`` extra on the workers.
+    task fetches it from there). ``settings`` holds the search settings (``sims``,
+    ``c_puct``, noise, ``games_in_flight``, ...). On the worker the network is rebuilt, a
+    yutenv server is started, and games ``task.first .. task.first+task.games-1`` are
+    played with ``task``'s tier, rules, seed and shard size, torch using ``task.threads``
+    threads. Needs the ``az`` extra on the workers.
     """
 
     net: Any
-    sims: int = 64
-    games_in_flight: int = 64
-    c_puct: float = 1.5
-    dirichlet_alpha: float = 0.3
-    dirichlet_frac: float = 0.25
-    temperature_moves: int = 20
-    max_batch: int | None = None
-    eval_timeout: float = 60.0
+    settings: SelfPlay
 
     def __call__(self, task: RangeTask, out_dir: str) -> None:
         """Play ``task`` into the empty local directory ``out_dir`` (a dataset part)."""
         import torch
 
         from .az.net import NetEvaluator, PolicyValueNet
-        from .az.selfplay import SelfPlay
 
         # The threads of torch's kernels decide the order of float sums: fixed, so that a
         # range gives the same bits on every worker (and as a one-machine run with as many).
@@ -457,58 +452,47 @@ class AzPlayRange:
         model.load_state_dict(net["state"])
         if model.tier != task.tier:
             raise ValueError(f"the network reads tier {model.tier!r}, the run's tier is {task.tier!r}")
-        sp = SelfPlay(
-            rules=task.rules, tier=task.tier, sims=self.sims, games_in_flight=self.games_in_flight, c_puct=self.c_puct,
-            dirichlet_alpha=self.dirichlet_alpha, dirichlet_frac=self.dirichlet_frac,
-            temperature_moves=self.temperature_moves, seed=task.seed, eval_timeout=self.eval_timeout,
-            max_batch=self.max_batch, shard_games=task.shard_games,
-        )  # fmt: skip
+        sp = _local_copy(self.settings)
+        sp.tier, sp.rules, sp.seed, sp.shard_games = task.tier, task.rules, task.seed, task.shard_games
         sp.run(NetEvaluator(model), games=task.games, out=out_dir, first_game=task.first)
 
 
-def az_selfplay(
-    out: str,
-    games: int,
-    model: Any,
-    *,
-    sims: int = 64,
-    games_in_flight: int = 64,
-    c_puct: float = 1.5,
-    dirichlet_alpha: float = 0.3,
-    dirichlet_frac: float = 0.25,
-    temperature_moves: int = 20,
-    max_batch: int | None = None,
-    seed: int = 0,
-    rules: str = "standard",
-    shard_games: int = 100,
-    range_games: int | None = None,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    threads_per_task: int = 1,
-    max_retries: int = 3,
-    max_tasks: int | None = None,
-    progress: bool = False,
-) -> dict[str, Any]:
-    """Network-guided self-play of ``games`` games with ``model`` (a
-    :class:`~yutenv.az.PolicyValueNet`) on Ray, into one dataset at ``out``.
+def _local_copy(settings: SelfPlay) -> SelfPlay:
+    """A copy of a :class:`~yutenv.az.SelfPlay` without its server: every task starts its own."""
+    import copy
 
-    The result is the dataset that ``SelfPlay(rules, model.tier, sims, ..., seed=seed,
-    shard_games=shard_games).run(NetEvaluator(model), games, out)`` writes on one machine
-    with ``torch.set_num_threads(threads_per_task)``: the same games, shard for shard (with
-    ``visits``). The weights go to Ray's object store
-    once; each task of ``range_games`` games (default ``shard_games``) plays on a worker
-    with its own server and the network's inference there (:class:`AzPlayRange`). The
-    other arguments are those of :func:`selfplay` (resuming included: a dataset directory
-    belongs to one network, so give each generation its own ``out``). Returns the merged
-    manifest.
+    sp = copy.copy(settings)
+    sp._address = sp._token = sp._server = None
+    return sp
+
+
+def az_selfplay(out: str, games: int, model: Any, settings: SelfPlay, **run: Any) -> dict[str, Any]:
+    """Network-guided self-play of ``games`` games with ``model`` (a
+    :class:`~yutenv.az.PolicyValueNet`) and the settings of ``settings`` (a
+    :class:`~yutenv.az.SelfPlay`: rules, sims, noise, seed, shard_games, ...) on Ray, into
+    one dataset at ``out`` (a path or fsspec URI).
+
+    The result is the dataset that ``settings.run(NetEvaluator(model), games, out)`` writes
+    on one machine with ``torch.set_num_threads(threads_per_task)``: the same games, shard
+    for shard (with ``visits``). The weights go to Ray's object store once; each task of
+    ``range_games`` games (default ``shard_games``) plays on a worker with its own server
+    (``settings``' server or address is not used) and the network's inference there
+    (:class:`AzPlayRange`). ``run`` holds the other arguments of :func:`selfplay`
+    (``range_games``, ``address``, ``num_cpus``, ``threads_per_task``, ``max_retries``,
+    ``max_tasks``, ``progress``); resuming is as there (a dataset directory belongs to one
+    network: give each generation its own ``out``). Returns the merged manifest.
     """
-    ray = _ray_init(address, num_cpus)
+    rules = settings.rules
+    if not isinstance(rules, str):
+        raise ValueError("az_selfplay: give the settings' rules as a rules string")
+    if settings.tier != model.tier:
+        raise ValueError(f"the network reads tier {model.tier!r}, the settings' tier is {settings.tier!r}")
+    ray = _ray_init(run.get("address"), run.get("num_cpus"))
     state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
     ref = ray.put({"spec": model.spec(), "state": state})
-    play = AzPlayRange(ref, sims, games_in_flight, c_puct, dirichlet_alpha, dirichlet_frac, temperature_moves, max_batch)
-    return selfplay(out, games, agents=f"az:{sims}", tier=model.tier, seed=seed, rules=rules, shard_games=shard_games,
-                    range_games=range_games, address=address, num_cpus=num_cpus, threads_per_task=threads_per_task,
-                    max_retries=max_retries, max_tasks=max_tasks, play_range=play, progress=progress)  # fmt: skip
+    sp = _local_copy(settings)
+    return selfplay(out, games, agents=f"az:{sp.sims}", tier=sp.tier, seed=sp.seed, rules=rules,
+                    shard_games=sp.shard_games, play_range=AzPlayRange(ref, sp), **run)  # fmt: skip
 
 
 # --- evaluation ---------------------------------------------------------------------
