@@ -62,6 +62,12 @@ type Config struct {
 	// vecenv.AgentSeed(Seed+g, j, d): yutenv's one seed scheme, as for
 	// `yutenv selfplay --seed`.
 	Seed uint64
+	// FirstGame is the first game the run plays: it plays games
+	// FirstGame..FirstGame+Games-1 and writes them to a dataset holding
+	// that range (dataset.Config.FirstGame; shards named as in one whole
+	// run). It must be a multiple of ShardGames: one part of a distributed
+	// run, as `yutenv selfplay --first-game`.
+	FirstGame int
 	// Games is the number of games; InFlight how many are played at once
 	// (a batch holds at most one leaf per game in flight); MaxBatch caps a
 	// batch (0: InFlight).
@@ -88,6 +94,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: sims must be 1..%d, got %d", ErrConfig, MaxSims, c.Sims)
 	case math.IsNaN(c.C) || c.C < 0 || c.C > agent.MaxC:
 		return fmt.Errorf("%w: c must be 0..%g, got %g", ErrConfig, agent.MaxC, c.C)
+	case c.FirstGame < 0 || c.FirstGame > MaxGames || c.FirstGame%c.ShardGames != 0:
+		return fmt.Errorf("%w: first_game must be a multiple of shard_games %d in 0..%d, got %d", ErrConfig, c.ShardGames, MaxGames, c.FirstGame)
 	case c.Games < 1 || c.Games > MaxGames:
 		return fmt.Errorf("%w: games must be 1..%d, got %d", ErrConfig, MaxGames, c.Games)
 	case c.InFlight < 1 || c.InFlight > MaxInFlight:
@@ -127,7 +135,7 @@ type event struct {
 
 // played is one finished game.
 type played struct {
-	g    int
+	g    int // its index in the run: game FirstGame+g
 	rec  *env.Record
 	cols *dataset.Columns
 	err  error
@@ -191,7 +199,7 @@ func Start(cfg Config) (*Run, error) {
 		agents[i] = cfg.SearchSpec()
 	}
 	man, err := dataset.Open(cfg.Out, dataset.Config{Rules: cfg.Rules, Agents: agents, Space: enc.Space(), Seed: cfg.Seed, SeedScheme: vecenv.SeedScheme,
-		ShardGames: cfg.ShardGames, Software: cfg.Software, Visits: true}, cfg.Games)
+		ShardGames: cfg.ShardGames, Software: cfg.Software, Visits: true, FirstGame: cfg.FirstGame}, cfg.Games)
 	if err != nil {
 		return nil, err
 	}
@@ -298,14 +306,15 @@ func (r *Run) work(sp agent.Spec) {
 			return
 		}
 		p := &played{g: g, cols: dataset.NewVisitColumns(r.enc.Size())}
+		gg := r.cfg.FirstGame + g // the game's global index
 		seats := make([]agent.Agent, r.cfg.Rules.Players)
 		for i := range seats {
 			seats[i] = m
 		}
-		game := vecenv.Game(r.cfg.Rules, vecenv.GameSeed(r.cfg.Seed, g), env.AnySeat, seats)
+		game := vecenv.Game(r.cfg.Rules, vecenv.GameSeed(r.cfg.Seed, gg), env.AnySeat, seats)
 		game.Record = true
 		game.OnDecision = func(s *env.State, a env.Action, st agent.Stats) error {
-			p.cols.AddDecision(r.enc, buf, s, a, st, g)
+			p.cols.AddDecision(r.enc, buf, s, a, st, gg)
 			return nil
 		}
 		res, err := game.Play()
@@ -384,7 +393,7 @@ func (r *Run) gather() (*Batch, error) {
 			r.live--
 		case ev.game != nil:
 			if ev.game.err != nil {
-				err := fmt.Errorf("game %d: %w", ev.game.g, ev.game.err)
+				err := fmt.Errorf("game %d: %w", r.cfg.FirstGame+ev.game.g, ev.game.err)
 				r.fail(err)
 				return nil, err
 			}
@@ -441,7 +450,7 @@ func (r *Run) finished(p *played) error {
 		if q.g+1 < end {
 			continue
 		}
-		if err := r.man.AddShard(r.cfg.Out, r.man.Games, r.shard, r.recs); err != nil {
+		if err := r.man.AddShard(r.cfg.Out, r.man.FirstGame+r.man.Games, r.shard, r.recs); err != nil {
 			return err
 		}
 		r.written = r.man.Games

@@ -1,6 +1,7 @@
 package az
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -139,6 +140,8 @@ func TestRunErrors(t *testing.T) {
 			func(c *Config) { c.Games = 0 },
 			func(c *Config) { c.Out = "" },
 			func(c *Config) { c.C = math.NaN() },
+			func(c *Config) { c.FirstGame = 3 },
+			func(c *Config) { c.FirstGame = -2 },
 		} {
 			cfg := config(t.TempDir())
 			f(&cfg)
@@ -168,6 +171,43 @@ func TestRunDataset(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, b.N)
 	r.Close()
+}
+
+// TestRunFirstGame checks that the parts of a distributed run (FirstGame)
+// hold the very shard files, under the very names, of one whole run.
+func TestRunFirstGame(t *testing.T) {
+	whole := t.TempDir()
+	r, err := Start(config(whole))
+	require.NoError(t, err)
+	drive(t, r)
+	r.Close()
+	for _, tc := range []struct{ first, games int }{{0, 2}, {2, 3}, {4, 1}} {
+		t.Run(fmt.Sprintf("first %d", tc.first), func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := config(dir)
+			cfg.FirstGame, cfg.Games = tc.first, tc.games
+			r, err := Start(cfg)
+			require.NoError(t, err)
+			drive(t, r)
+			r.Close()
+			assert.Equal(t, tc.games, r.Summary().Games)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			shards := 0
+			for _, e := range entries {
+				if e.Name() == dataset.ManifestName {
+					continue
+				}
+				shards++
+				want, err := os.ReadFile(filepath.Join(whole, e.Name()))
+				require.NoError(t, err, "%s is not a file of the whole run", e.Name())
+				got, err := os.ReadFile(filepath.Join(dir, e.Name()))
+				require.NoError(t, err)
+				assert.Equal(t, want, got, e.Name())
+			}
+			assert.Equal(t, 2*((tc.games+1)/2), shards, "an .npz and a .records.jsonl per shard")
+		})
+	}
 }
 
 func cfgSpec() string { c := config(""); return c.SearchSpec() }

@@ -30,7 +30,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	cfg := az.Config{Rules: env.Standard(), Tier: DefaultTier, Sims: 64, C: 1.5, Games: 1, InFlight: 64,
 		EvalTimeout: DefaultEvalTimeout, ShardGames: 100, Software: "yutenv server"}
 	const method = "selfplay_new"
-	e := eachParam(method, p, "rules, tier, sims, c, dirichlet_alpha, dirichlet_frac, temperature_moves, seed, games, games_in_flight, max_batch, eval_timeout, out, shard_games",
+	e := eachParam(method, p, "rules, tier, sims, c, dirichlet_alpha, dirichlet_frac, temperature_moves, seed, games, games_in_flight, max_batch, eval_timeout, out, shard_games, first_game",
 		func(k string, r *reader) (err error) {
 			var v int64
 			var s []byte
@@ -74,6 +74,9 @@ func (c *conn) selfplayNew(p []byte) *Error {
 			case "shard_games":
 				v, err = r.intIn(1, 1_000_000)
 				cfg.ShardGames = int(v)
+			case "first_game":
+				v, err = r.intIn(0, az.MaxGames)
+				cfg.FirstGame = int(v)
 			default:
 				return errUnknownParam
 			}
@@ -124,6 +127,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 		{"tier", cfg.Tier.String()},
 		{"rules", cfg.Rules.String()},
 		{"games", cfg.Games},
+		{"first_game", cfg.FirstGame},
 		{"games_done", sum.Games},
 		{"games_in_flight", cfg.InFlight},
 		{"max_batch", cfg.MaxBatch},

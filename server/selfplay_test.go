@@ -41,9 +41,13 @@ func TestSelfplayMethods(t *testing.T) {
 	ts := startServer(t, "unix", Config{})
 	c := ts.client(t)
 	out := filepath.Join(t.TempDir(), "sp")
-	res, err := c.Call("selfplay_new", selfplayParams(out))
+	p := selfplayParams(out)
+	p["first_game"] = 4
+	res, err := c.Call("selfplay_new", p)
 	require.NoError(t, err)
 	id := res["id"]
+	first, _ := toInt(res["first_game"])
+	assert.Equal(t, 4, first)
 	d, _ := toInt(res["obs_size"])
 	require.Positive(t, d)
 	params := map[string]any{"id": id}
@@ -73,6 +77,8 @@ func TestSelfplayMethods(t *testing.T) {
 	m, err := dataset.Open(out, dataset.Config{}, 0)
 	assert.Nil(t, m)
 	assert.ErrorIs(t, err, dataset.ErrDataset, "the run's dataset exists (and is not a bare config's)")
+	assert.FileExists(t, filepath.Join(out, "shard-000002.npz"), "games 4..5 are shard 2, as in one whole run")
+	assert.FileExists(t, filepath.Join(out, "shard-000003.npz"))
 }
 
 func TestSelfplayBadClients(t *testing.T) {
@@ -136,6 +142,8 @@ func TestSelfplayBadClients(t *testing.T) {
 			{"tier", "huge", CodeBadRequest},
 			{"out", "", CodeBadRequest},
 			{"bogus", 1, CodeBadRequest},
+			{"first_game", 3, CodeBadRequest}, // not a multiple of shard_games 2
+			{"first_game", -2, CodeBadRequest},
 		} {
 			p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
 			p["sims"] = 2000

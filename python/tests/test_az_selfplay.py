@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -89,6 +90,22 @@ def test_same_seed_same_dataset_whatever_the_batching(srv: yutenv.Server, tmp_pa
     assert digest(tmp_path / "a") == digest(tmp_path / "b")
     c = sp(server=srv, seed=5).run(net, games=3, out=tmp_path / "c")
     assert digest(tmp_path / "c") != digest(tmp_path / "a")
+
+
+def test_first_game_plays_one_part_of_the_whole_run(srv: yutenv.Server, tmp_path: Path) -> None:
+    """first_game: games 2..4 of a run, in shards named and filled as in the whole run."""
+    net = TinyMLP(205)
+    sp(server=srv).run(net, games=5, out=tmp_path / "whole")
+    s = sp(server=srv).run(net, games=3, out=tmp_path / "part", first_game=2)
+    assert s.games == 3
+    part = json.loads((tmp_path / "part" / datasets.MANIFEST).read_text())  # a part: read_manifest wants a whole dataset
+    assert part["first_game"] == 2 and [sh["first_game"] for sh in part["shards"]] == [2, 4]
+    files = sorted(p.name for p in (tmp_path / "part").glob("shard-*"))
+    assert files == [f"shard-00000{k}.{ext}" for k in (1, 2) for ext in ("npz", "records.jsonl")]
+    for name in files:
+        assert (tmp_path / "part" / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), name
+    with pytest.raises(yutenv.InvalidArgumentError, match="first_game"):
+        sp(server=srv).run(net, games=2, out=tmp_path / "odd", first_game=3)
 
 
 def test_wrong_shapes_are_refused_by_field(srv: yutenv.Server, tmp_path: Path) -> None:

@@ -62,14 +62,15 @@ def assert_same_dataset(got: Path, want: Path) -> None:
     for sh in mw["shards"]:
         for name in (sh["file"], sh["records"]):
             assert (got / name).read_bytes() == (want / name).read_bytes(), name
-    a, b = datasets.load(got), datasets.load(want)
-    for name in datasets.ARRAYS:
+    a, b = datasets.load(got).arrays(), datasets.load(want).arrays()
+    assert sorted(a) == sorted(b)
+    for name in b:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
     games = {}
     for sh in mg["shards"]:
         for i, line in enumerate((got / sh["records"]).read_text().splitlines()):
             games[sh["first_game"] + i] = json.loads(line)
-    assert sorted(games) == list(range(GAMES)), "every game once"
+    assert sorted(games) == list(range(mw["games"])), "every game once"
 
 
 def test_selfplay_matches_one_machine(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
@@ -282,6 +283,38 @@ def test_play_range_hook(cluster: Cluster, reference: Path, tmp_path: Path) -> N
     assert firsts == list(range(0, GAMES, RANGE))
     assert all(int(p.name.split("-")[1]) != os.getpid() for p in marks.iterdir()), "ran in Ray workers"
     assert_same_dataset(out, reference)
+
+
+def test_az_selfplay_matches_one_machine(cluster: Cluster, tmp_path: Path) -> None:
+    """Network-guided self-play on Ray (weights in the object store, one server and one
+    network per task): the dataset, ``visits`` included, is the one SelfPlay writes on
+    this machine with the same weights and seed, array for array and byte for byte."""
+    torch = pytest.importorskip("torch")
+    from yutenv.az import NetEvaluator, PolicyValueNet, SelfPlay
+    from yutenv.az.net import TIER_SIZES
+
+    torch.manual_seed(5)
+    model = PolicyValueNet(TIER_SIZES["compact"], (16,), tier="compact")
+    settings = SelfPlay(tier="compact", sims=6, games_in_flight=3, temperature_moves=3, seed=21, shard_games=2)
+    want = tmp_path / "one"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the tasks (threads_per_task=1): the order of float sums
+    try:
+        settings.run(NetEvaluator(model), games=10, out=want)
+    finally:
+        torch.set_num_threads(threads)
+    got = tmp_path / "ray"
+    m = distributed.az_selfplay(str(got), 10, model, settings, range_games=4)
+    assert m["complete"] and m["games"] == 10
+    assert [a["name"] for a in m["arrays"]][-1] == "visits"
+    assert m["seed_scheme"] == datasets.read_manifest(want)["seed_scheme"]
+    assert len(list((got / distributed.PARTS).glob("part-*.json"))) == 3
+    assert_same_dataset(got, want)
+    # A part played again (its part manifest lost) gives the same bytes.
+    (got / distributed.PARTS / "part-000000004.json").unlink()
+    (got / datasets.MANIFEST).unlink()
+    distributed.az_selfplay(str(got), 10, model, settings, range_games=4)
+    assert_same_dataset(got, want)
 
 
 def test_node_lost(cluster: Cluster, reference: Path, tmp_path: Path) -> None:

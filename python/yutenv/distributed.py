@@ -36,6 +36,18 @@ listed sizes; every other range is played again, giving the same games. Ray retr
 task whose worker died (``max_retries``); a range is never listed twice, and :func:`merge`
 refuses parts that overlap or leave a gap.
 
+Network-guided self-play (the learning loop's, :mod:`yutenv.az`): :func:`az_selfplay` puts
+a :class:`~yutenv.az.PolicyValueNet`'s weights once in Ray's object store; every task
+rebuilds the network on its worker, starts its own yutenv server there and plays its range
+with :class:`~yutenv.az.SelfPlay` (``first_game``), the network's inference running in the
+worker beside the server (:class:`AzPlayRange`, a :data:`PlayRange`). The parts are
+merged as above: the dataset, with its ``visits`` array, is the one ``SelfPlay(...).run``
+writes on one machine with the same weights and seed.
+
+>>> from yutenv.az import SelfPlay
+>>> m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, SelfPlay(sims=64, seed=3),
+...                             range_games=200, address="auto")   # doctest: +SKIP
+
 Evaluation: :func:`evaluate_agents` plays built-in agents (``yutenv eval`` on each worker)
 and :func:`evaluate_policy` a Python policy (shipped once to the object store, then to every
 worker), each in chunks merged by :func:`merge_results` into one
@@ -58,14 +70,17 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from .az.selfplay import SelfPlay
 from .datasets import MANIFEST, DatasetError
 from .evaluate import EvalResult, elo_diff, wilson
 from .server import binary_path
 
 __all__ = [
+    "AzPlayRange",
     "PlayRange",
     "RangeTask",
     "WorkerCrash",
+    "az_selfplay",
     "evaluate_agents",
     "evaluate_policy",
     "main",
@@ -397,6 +412,87 @@ def selfplay(
             if str(p).endswith(".tmp"):
                 fs.rm_file(p)
     return m
+
+
+# --- network-guided self-play ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AzPlayRange:
+    """A :data:`PlayRange` that plays a range with network-guided MCTS self-play
+    (:class:`~yutenv.az.SelfPlay` with a :class:`~yutenv.az.NetEvaluator`).
+
+    ``net`` is ``{"spec": model.spec(), "state": model.state_dict()}`` or, better, a Ray
+    ``ObjectRef`` to it (:func:`az_selfplay` puts it in the object store once, and every
+    task fetches it from there). ``settings`` holds the search settings (``sims``,
+    ``c_puct``, noise, ``games_in_flight``, ...). On the worker the network is rebuilt, a
+    yutenv server is started, and games ``task.first .. task.first+task.games-1`` are
+    played with ``task``'s tier, rules, seed and shard size, torch using ``task.threads``
+    threads. Needs the ``az`` extra on the workers.
+    """
+
+    net: Any
+    settings: SelfPlay
+
+    def __call__(self, task: RangeTask, out_dir: str) -> None:
+        """Play ``task`` into the empty local directory ``out_dir`` (a dataset part)."""
+        import torch
+
+        from .az.net import NetEvaluator, PolicyValueNet
+
+        # The threads of torch's kernels decide the order of float sums: fixed, so that a
+        # range gives the same bits on every worker (and as a one-machine run with as many).
+        torch.set_num_threads(max(1, task.threads))
+        net = self.net
+        if not isinstance(net, Mapping):
+            import ray
+
+            net = ray.get(net)
+        model = PolicyValueNet(**net["spec"])
+        model.load_state_dict(net["state"])
+        if model.tier != task.tier:
+            raise ValueError(f"the network reads tier {model.tier!r}, the run's tier is {task.tier!r}")
+        sp = _local_copy(self.settings)
+        sp.tier, sp.rules, sp.seed, sp.shard_games = task.tier, task.rules, task.seed, task.shard_games
+        sp.run(NetEvaluator(model), games=task.games, out=out_dir, first_game=task.first)
+
+
+def _local_copy(settings: SelfPlay) -> SelfPlay:
+    """A copy of a :class:`~yutenv.az.SelfPlay` without its server: every task starts its own."""
+    import copy
+
+    sp = copy.copy(settings)
+    sp._address = sp._token = sp._server = None
+    return sp
+
+
+def az_selfplay(out: str, games: int, model: Any, settings: SelfPlay, **run: Any) -> dict[str, Any]:
+    """Network-guided self-play of ``games`` games with ``model`` (a
+    :class:`~yutenv.az.PolicyValueNet`) and the settings of ``settings`` (a
+    :class:`~yutenv.az.SelfPlay`: rules, sims, noise, seed, shard_games, ...) on Ray, into
+    one dataset at ``out`` (a path or fsspec URI).
+
+    The result is the dataset that ``settings.run(NetEvaluator(model), games, out)`` writes
+    on one machine with ``torch.set_num_threads(threads_per_task)``: the same games, shard
+    for shard (with ``visits``). The weights go to Ray's object store once; each task of
+    ``range_games`` games (default ``shard_games``) plays on a worker with its own server
+    (``settings``' server or address is not used) and the network's inference there
+    (:class:`AzPlayRange`). ``run`` holds the other arguments of :func:`selfplay`
+    (``range_games``, ``address``, ``num_cpus``, ``threads_per_task``, ``max_retries``,
+    ``max_tasks``, ``progress``); resuming is as there (a dataset directory belongs to one
+    network: give each generation its own ``out``). Returns the merged manifest.
+    """
+    rules = settings.rules
+    if not isinstance(rules, str):
+        raise ValueError("az_selfplay: give the settings' rules as a rules string")
+    if settings.tier != model.tier:
+        raise ValueError(f"the network reads tier {model.tier!r}, the settings' tier is {settings.tier!r}")
+    ray = _ray_init(run.get("address"), run.get("num_cpus"))
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    ref = ray.put({"spec": model.spec(), "state": state})
+    sp = _local_copy(settings)
+    return selfplay(out, games, agents=f"az:{sp.sims}", tier=sp.tier, seed=sp.seed, rules=rules,
+                    shard_games=sp.shard_games, play_range=AzPlayRange(ref, sp), **run)  # fmt: skip
 
 
 # --- evaluation ---------------------------------------------------------------------

@@ -138,7 +138,7 @@ class SelfPlay:
         self.shard_games = shard_games
         self._address, self._token, self._server = address, token, server
 
-    def params(self, games: int, out: str | os.PathLike[str]) -> dict[str, Any]:
+    def params(self, games: int, out: str | os.PathLike[str], first_game: int = 0) -> dict[str, Any]:
         """The ``selfplay_new`` parameters of a run (docs/PROTOCOL.md)."""
         p: dict[str, Any] = {
             "rules": self.rules if isinstance(self.rules, str) else dict(self.rules),
@@ -157,11 +157,19 @@ class SelfPlay:
         }
         if self.max_batch is not None:
             p["max_batch"] = int(self.max_batch)
+        if first_game:
+            p["first_game"] = int(first_game)
         return p
 
-    def run(self, evaluate: Evaluate, games: int, out: str | os.PathLike[str]) -> SelfPlaySummary:
+    def run(self, evaluate: Evaluate, games: int, out: str | os.PathLike[str], first_game: int = 0) -> SelfPlaySummary:
         """Play ``games`` games (in total, counting those ``out`` already holds), answering
         every batch of leaves with ``evaluate``, and return the summary.
+
+        ``first_game`` (a multiple of ``shard_games``) makes ``out`` one part of a larger
+        dataset: the run plays games ``first_game .. first_game+games-1`` (game seeds
+        ``seed + g``), and its shards are named and filled as in one run of all the games
+        (as ``yutenv selfplay --first-game``; :func:`yutenv.distributed.az_selfplay` plays
+        the parts on Ray and merges them).
 
         Errors: a refused answer (wrong shape, a value outside [-1, 1]) raises
         :class:`~yutenv.InvalidArgumentError` naming the field; an exception in ``evaluate``
@@ -171,7 +179,7 @@ class SelfPlay:
         eval_s = 0.0
         leaves = batches = 0
         with Session(self._address, self._token, server=self._server) as s:
-            info = s.client.call("selfplay_new", self.params(games, out))
+            info = s.client.call("selfplay_new", self.params(games, out, first_game))
             rid, d = info["id"], int(info["obs_size"])
             params: dict[str, Any] = {"id": rid}
             try:
