@@ -105,6 +105,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	games := fs.Int("games", 2000, "games per pair of agents (rounded up to a multiple of the seat count)")
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3,end=rank)")
 	seed := fs.Uint64("seed", 1, "seed of the games' throws and of the agents")
+	firstGame := fs.Int("first-game", 0, "play games G.. of the run (a multiple of the seat count): one part of a distributed evaluation")
 	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -127,6 +128,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("a round robin (--agents) needs two-seat rules; for %d seats compare agents pairwise with --a and --b", rules.Players)
 	}
 	n := rules.Players
+	if *firstGame < 0 || *firstGame > 100_000_000 || *firstGame%n != 0 {
+		return fmt.Errorf("--first-game must be a multiple of the seat count (%d) in 0..100000000, got %d", n, *firstGame)
+	}
 	perPair := (*games + n - 1) / n * n
 	var pairs [][2]int
 	for i := range specs {
@@ -139,7 +143,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		bar = newProgress(stderr, len(pairs)*perPair, "eval", "games")
 	}
 	t0 := time.Now()
-	matches, err := playMatches(rules, specs, pairs, perPair, *seed, *workers, bar)
+	matches, err := playMatches(rules, specs, pairs, *firstGame, perPair, *seed, *workers, bar)
 	if bar != nil {
 		_ = bar.Finish()
 		fmt.Fprintln(stderr)
@@ -227,18 +231,19 @@ type evalGame struct {
 	err        error
 }
 
-// playMatches plays perPair games for every pair on workers goroutines.
-// Game g of a pair is in group k = g/seats, whose games share the game seed
+// playMatches plays games firstGame..firstGame+perPair-1 of every pair on
+// workers goroutines (firstGame is a multiple of the seat count: a part of a
+// longer run plays exactly that run's games). Game g of a pair is in group k = g/seats, whose games share the game seed
 // vecenv.GameSeed(seed, k) = seed + k, the same in every pair (common random
 // numbers); agent A sits in seat g%seats and B in all the others, and the
 // agents are reseeded before every decision by vecenv.Game's rule.
-func playMatches(rules env.Rules, specs []string, pairs [][2]int, perPair int, seed uint64, workers int, bar *progressbar.ProgressBar) ([]evalMatch, error) {
+func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, perPair int, seed uint64, workers int, bar *progressbar.ProgressBar) ([]evalMatch, error) {
 	n := rules.Players
 	stop := make(chan struct{})
 	defer close(stop)
 	// Job j is game j%perPair of pair j/perPair.
 	results := vecenv.Play(workers, 0, len(pairs)*perPair, stop, func(pl *vecenv.Players, j int) evalGame {
-		p, g := j/perPair, j%perPair
+		p, g := j/perPair, firstGame+j%perPair
 		out := evalGame{pair: p, game: g, aSeat: g % n}
 		a, err := pl.Get(0, specs[pairs[p][0]])
 		if err != nil {

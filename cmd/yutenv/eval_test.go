@@ -99,6 +99,28 @@ func TestEvalRoundRobin(t *testing.T) {
 	assert.Contains(t, out, "ranking (Bradley-Terry Elo")
 }
 
+// TestEvalFirstGame checks that parts of a run (--first-game) play exactly
+// the run's games: their wins and decisions add up to the whole run's, for
+// two and three seats.
+func TestEvalFirstGame(t *testing.T) {
+	for _, rules := range []string{"standard", "players=3"} {
+		t.Run(rules, func(t *testing.T) {
+			whole := evalJSON(t, "--a", "greedy", "--b", "random", "--rules", rules, "--seed", "9", "--games", "24")
+			var wins, decisions int
+			var dpg float64
+			for _, first := range []string{"0", "12"} {
+				part := evalJSON(t, "--a", "greedy", "--b", "random", "--rules", rules, "--seed", "9", "--games", "12", "--first-game", first)
+				wins += part.WinsA
+				dpg += part.DecisionsPerGame * float64(part.Games)
+				decisions += part.Games
+			}
+			assert.Equal(t, whole.Games, decisions)
+			assert.Equal(t, whole.WinsA, wins)
+			assert.InDelta(t, whole.DecisionsPerGame*float64(whole.Games), dpg, 1e-6)
+		})
+	}
+}
+
 func TestEvalErrors(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -114,6 +136,7 @@ func TestEvalErrors(t *testing.T) {
 		{[]string{"--a", "random", "--b", "greedy", "--games", "0"}, "--games must be"},
 		{[]string{"--a", "random", "--b", "greedy", "--workers", "0"}, "--workers must be"},
 		{[]string{"--a", "random", "--b", "greedy", "extra"}, "unexpected arguments"},
+		{[]string{"--a", "random", "--b", "greedy", "--first-game", "3"}, "--first-game must be a multiple of the seat count"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -548,20 +548,21 @@ def _from_json(d: Mapping[str, Any]) -> EvalResult:
     return EvalResult(**kw)
 
 
-def _chunks(games: int, chunk_games: int) -> list[int]:
+#: ``yutenv eval`` plays a pair's games in groups of one game per seat (seat orders balanced),
+#: so a chunk of an agents' evaluation starts on a multiple of every seat count (2, 3, 4).
+SEAT_GROUPS = 12
+
+
+def _chunks(games: int, chunk_games: int, align: int = 1) -> list[tuple[int, int]]:
+    """(first game, games) of each chunk; every chunk but the last holds a multiple of ``align``."""
     if games < 1 or chunk_games < 1:
         raise ValueError(f"games ({games}) and chunk_games ({chunk_games}) must be at least 1")
-    return [min(chunk_games, games - g) for g in range(0, games, chunk_games)]
+    size = -(-chunk_games // align) * align
+    return [(g, min(size, games - g)) for g in range(0, games, size)]
 
 
-def chunk_seed(seed: int, chunk: int) -> int:
-    """The seed of chunk ``chunk`` of an evaluation with seed ``seed``: chunks play
-    independent games, and the same ones for the same seed and chunk size."""
-    return (seed * 1_000_003 + chunk) % (1 << 63)
-
-
-def _eval_agents_chunk(a: str, b: str, games: int, seed: int, rules: str, threads: int) -> dict[str, Any]:
-    args = ["eval", "--json", "--quiet", "--a", a, "--b", b, "--games", str(games),
+def _eval_agents_chunk(a: str, b: str, first: int, games: int, seed: int, rules: str, threads: int) -> dict[str, Any]:
+    args = ["eval", "--json", "--quiet", "--a", a, "--b", b, "--games", str(games), "--first-game", str(first),
             "--seed", str(seed), "--rules", rules, "--workers", str(threads)]  # fmt: skip
     d: dict[str, Any] = json.loads(_run_yutenv(args, f"yutenv eval {a} vs {b}", ValueError))
     d["rules"], d["seed"] = rules, seed  # rules as given, so that every chunk agrees
@@ -583,12 +584,14 @@ def evaluate_agents(
     max_tasks: int | None = None,
 ) -> EvalResult:
     """Built-in agent ``a`` against ``b`` (agent specs, as ``yutenv eval --a/--b``) on
-    Ray: ``games`` games in chunks of ``chunk_games``, chunk ``k`` a ``yutenv eval`` run
-    with seed :func:`chunk_seed` ``(seed, k)`` on one worker, merged by :func:`merge_results`;
-    at most ``max_tasks`` chunks at once (None: as many as the cluster runs)."""
+    Ray: ``games`` games in chunks of ``chunk_games`` (rounded up to a multiple of
+    :data:`SEAT_GROUPS`), each a ``yutenv eval --seed SEED --first-game G`` run on one worker,
+    merged by :func:`merge_results`; at most ``max_tasks`` chunks at once (None: as many as
+    the cluster runs). The chunks play exactly the games of one ``yutenv eval --seed SEED``
+    run (the one seed scheme), so the merged result is that run's."""
     ray = _ray_init(address, num_cpus)
     run = ray.remote(_eval_agents_chunk).options(num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash])
-    submit = [lambda k=k, n=n: run.remote(a, b, n, chunk_seed(seed, k), rules, threads_per_task) for k, n in enumerate(_chunks(games, chunk_games))]
+    submit = [lambda g=g, n=n: run.remote(a, b, g, n, seed, rules, threads_per_task) for g, n in _chunks(games, chunk_games, SEAT_GROUPS)]
     t0 = time.perf_counter()
     res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
     res.seed, res.seconds = seed, time.perf_counter() - t0
@@ -618,15 +621,17 @@ def evaluate_policy(
 
     The policy (a callable or a Stable-Baselines3 model, with its weights) is put once
     in Ray's object store and sent to the worker of every chunk; each chunk starts its
-    own yutenv server and plays ``chunk_games`` games (seed :func:`chunk_seed`), at most
-    ``max_tasks`` chunks at once. The
+    own yutenv server and plays ``chunk_games`` games, the chunk starting at game ``G``
+    with the seed ``seed + G`` (its env ``i`` plays the game seed ``seed + G + i`` first: the
+    one seed scheme, so chunks never share a first game while ``num_envs <= chunk_games``), at
+    most ``max_tasks`` chunks at once. The
     chunks are merged by :func:`merge_results`. ``evaluate_kwargs`` go to ``evaluate``
     (``rules``, ``tier``, ``num_envs``, ``deterministic``, ``batched``, ``name``, ...).
     """
     ray = _ray_init(address, num_cpus)
     ref = ray.put(policy)
     run = ray.remote(_eval_policy_chunk).options(max_retries=max_retries)
-    submit = [lambda k=k, n=n: run.remote(ref, opponent, n, chunk_seed(seed, k), evaluate_kwargs) for k, n in enumerate(_chunks(games, chunk_games))]
+    submit = [lambda g=g, n=n: run.remote(ref, opponent, n, seed + g, evaluate_kwargs) for g, n in _chunks(games, chunk_games)]
     t0 = time.perf_counter()
     res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
     res.seed, res.seconds = seed, time.perf_counter() - t0
