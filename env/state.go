@@ -321,13 +321,28 @@ func (s *State) checkAction(a Action) error {
 // illegal action returns an error wrapping ErrIllegalAction (or ErrWrongPhase)
 // and leaves the state unchanged.
 func (s *State) Apply(a Action) (Event, error) {
-	if err := s.checkAction(a); err != nil {
-		return Event{}, err
+	var ev Event
+	err := s.ApplyTo(a, &ev)
+	return ev, err
+}
+
+// ApplyTo is Apply writing the event into *ev instead of returning it, for
+// loops that play many moves (rollouts, perft): a caller that reuses one
+// Event saves copying it at every move. On an error *ev is left as it was.
+func (s *State) ApplyTo(a Action, ev *Event) error {
+	if !s.IsLegal(a) {
+		return s.checkAction(a)
 	}
+	s.apply(a, ev)
+	return nil
+}
+
+// apply plays the legal action a, writing what happened into *ev.
+func (s *State) apply(a Action, ev *Event) {
 	me := s.seat
 	t := a.Throw()
 	lt := s.tables()
-	ev := Event{Kind: EventMove, Seat: int8(me), Throw: t, Action: a, CapturedSeat: -1, NextSeat: int8(me), Winner: -1,
+	*ev = Event{Kind: EventMove, Seat: int8(me), Throw: t, Action: a, CapturedSeat: -1, NextSeat: int8(me), Winner: -1,
 		Board: s.rules.Board}
 	var d dest
 	var moved uint8
@@ -367,7 +382,7 @@ func (s *State) Apply(a Action) (Event, error) {
 				s.missed[me]++
 			}
 		case o > 0:
-			s.push(me, to, int(o), &ev)
+			s.push(me, to, int(o), ev)
 		}
 		ev.Height = s.cells[ev.To].height
 	}
@@ -382,10 +397,10 @@ func (s *State) Apply(a Action) (Event, error) {
 			ev.GameOver = true
 			ev.Winner = int8(s.Winner())
 			ev.Discarded = s.discard()
-			return ev, nil
+			return
 		}
-		s.endTurn(&ev)
-		return ev, nil
+		s.endTurn(ev)
+		return
 	}
 	captureBonus := (ev.Captured > 0 || ev.PushCaptured > 0) && s.rules.CaptureBonus == SwitchOn &&
 		(!t.Bonus() || s.rules.CaptureBonusYutMo)
@@ -395,9 +410,8 @@ func (s *State) Apply(a Action) (Event, error) {
 		s.phase = PhaseThrow
 		ev.BonusThrow = true
 	case s.poolSize == 0 || !s.hasUsable():
-		s.endTurn(&ev)
+		s.endTurn(ev)
 	}
-	return ev, nil
 }
 
 // end returns the station where pieces finish: HOME, or a line's last space.
@@ -563,31 +577,44 @@ func (s *State) ApplyThrow(t Throw) (Event, error) {
 	if s.pool[t] == 255 {
 		return Event{}, fmt.Errorf("%w: the pool already holds 255 %s results", ErrBadInput, t)
 	}
-	return s.applyThrow(t), nil
+	var ev Event
+	s.applyThrow(t, &ev)
+	return ev, nil
 }
 
-func (s *State) applyThrow(t Throw) Event {
-	ev := Event{Kind: EventThrow, Seat: int8(s.seat), Throw: t, CapturedSeat: -1, NextSeat: int8(s.seat), Winner: -1}
+// ApplyThrowTo is ApplyThrow writing the event into *ev instead of returning
+// it (see ApplyTo). On an error *ev is left as it was.
+func (s *State) ApplyThrowTo(t Throw, ev *Event) error {
+	if s.phase != PhaseThrow || t >= NumThrows || (t == BackDo && !s.rules.BackDo) || s.pool[t] == 255 {
+		_, err := s.ApplyThrow(t)
+		return err
+	}
+	s.applyThrow(t, ev)
+	return nil
+}
+
+// applyThrow adds the result t to the pool, writing what happened into *ev.
+func (s *State) applyThrow(t Throw, ev *Event) {
+	*ev = Event{Kind: EventThrow, Seat: int8(s.seat), Throw: t, CapturedSeat: -1, NextSeat: int8(s.seat), Winner: -1}
 	s.pool[t]++
 	s.poolSize++
 	s.throws++
 	if t.Bonus() && s.rules.Pool == SwitchOn {
 		ev.BonusThrow = true
-		return ev
+		return
 	}
 	s.phase = PhaseMove
 	if s.hasUsable() {
-		return ev
+		return
 	}
 	if s.rules.Pool == SwitchOff && t.Bonus() {
 		// The throw has no use and is spent, but it still earns the next throw.
 		ev.Discarded = s.discard()
 		s.phase = PhaseThrow
 		ev.BonusThrow = true
-		return ev
+		return
 	}
-	s.endTurn(&ev)
-	return ev
+	s.endTurn(ev)
 }
 
 // SampleThrow resolves a chance node by throwing with the state's own
@@ -600,7 +627,9 @@ func (s *State) SampleThrow() (Event, error) {
 	if s.pool[t] == 255 {
 		return Event{}, fmt.Errorf("%w: the pool already holds 255 %s results", ErrBadInput, t)
 	}
-	return s.applyThrow(t), nil
+	var ev Event
+	s.applyThrow(t, &ev)
+	return ev, nil
 }
 
 // Advance throws with the state's own generator until the state is a

@@ -21,6 +21,7 @@ type roller struct {
 	thr    [env.NumThrows]uint64 // cumulative 53-bit thresholds of the throws
 	scorer scorer
 	buf    [env.NumActions]env.Action
+	ev     env.Event // scratch: what a simulated move did (unread)
 }
 
 // setRules prepares the throw thresholds for rules r.
@@ -72,11 +73,11 @@ func (p *roller) play(s *env.State) (v [env.MaxPlayers]float64) {
 			}
 			return v
 		case env.PhaseThrow:
-			if _, err := s.ApplyThrow(p.throw()); err != nil {
+			if err := s.ApplyThrowTo(p.throw(), &p.ev); err != nil {
 				return v // a pool of 255 equal results: cannot happen in play
 			}
 		default:
-			if _, err := s.Apply(p.choose(s)); err != nil {
+			if err := s.ApplyTo(p.choose(s), &p.ev); err != nil {
 				return v // a legal action refused: an engine bug, counted as a draw
 			}
 		}
