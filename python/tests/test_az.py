@@ -22,7 +22,7 @@ import pytest
 import torch
 
 import yutenv
-from yutenv.az import buffer, net, report, train
+from yutenv.az import buffer, ladder, net, report, train
 
 REPO = Path(__file__).resolve().parents[2]
 # Network-guided self-play (yutenv.az.selfplay) and the Go agent net:PATH come from the az-go
@@ -421,3 +421,33 @@ def test_bench_through_selfplay(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--hidden", "16", "--batch", "4", "--seconds", "0.1", "--selfplay", "--games", "4", "--sims", "4"]) == 0
     sp = json.loads(capsys.readouterr().out)["selfplay"]
     assert sp["games"] == 4 and sp["leaves"] > 0 and sp["leaves_per_second"] > 0
+
+
+def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_path: Path) -> None:
+    # Every complete generation against every other (a real `yutenv eval` round robin of the
+    # networks' files), then the last one with search against mcts at the same sims and alone
+    # against a baseline.
+    assert ladder.pick_generations(full_run, every=0) == [0, 1, 2]
+    assert ladder.pick_generations(full_run, every=2) == [0, 2]
+    assert ladder.pick_generations(full_run, gens=[1, 2]) == [1, 2]
+    with pytest.raises(ValueError, match=r"\[7\]"):
+        ladder.pick_generations(full_run, gens=[1, 7])
+    assert ladder.main([str(full_run), "--every", "0", "--games", "4", "--search-sims", "4",
+                        "--baselines", "greedy", "--quiet"]) == 0  # fmt: skip
+    md = (full_run / "ladder.md").read_text()
+    for row in ("| gen 1 | gen 0 |", "| gen 2 | gen 1 |", "| gen 2 with search, sims=4 | `mcts:4` |", "| gen 2 alone (no search) | `greedy` |"):
+        assert row in md, md
+    rep = json.loads((full_run / "ladder.json").read_text())
+    assert rep["generations"] == [0, 1, 2]
+    assert len(rep["ladder"]["matches"]) == 3 and all(m["games"] == 4 for m in rep["ladder"]["matches"])
+    assert {e["agent"] for e in rep["ladder"]["ranking"]} == {
+        ladder.net_spec(full_run, g) for g in (0, 1, 2)}
+    assert [f["opponent"] for f in rep["final"]] == ["mcts:4", "greedy"]
+    assert rep["final"][0]["a"] == ladder.net_spec(full_run, 2, 4)
+    for f in rep["final"]:
+        assert f["wins_a"] + f["wins_b"] <= f["games"] == 4
+        assert f["win_rate_a_low"] <= f["win_rate_a"] <= f["win_rate_a_high"]
+    # a run with no complete generation, and a bad agent, are clear errors
+    assert ladder.main([str(tmp_path), "--quiet"]) == 2
+    with pytest.raises(yutenv.errors.InvalidArgumentError, match="nope"):
+        ladder.run_eval(["--a", "nope", "--b", "greedy", "--games", "2"], quiet=True)

@@ -9,7 +9,8 @@ Or from the shell: ``python -m yutenv.az.train --out runs/x --generations 10`` (
 Modules: :mod:`yutenv.az.net` (the network, the ``yutenv-net`` file, the network as a
 policy and as self-play's evaluator), :mod:`yutenv.az.buffer` (the replay buffer over
 datasets), :mod:`yutenv.az.train` (the loop and its command line),
-:mod:`yutenv.az.report` (win rates by generation: markdown and PNG) and
+:mod:`yutenv.az.report` (win rates by generation: markdown and PNG),
+:mod:`yutenv.az.ladder` (generations head to head, the final network against the baselines) and
 :mod:`yutenv.az.selfplay` (``SelfPlay``: network-guided MCTS self-play in the Go server).
 
 The names below are loaded on first use, so ``import yutenv.az`` needs neither torch nor

@@ -1,0 +1,218 @@
+"""Judge a training run: generations against each other, and the final network against the baselines.
+
+>>> from yutenv.az.ladder import judge
+>>> md = judge("runs/x", every=10, games=400, search_sims=[200], baselines=["greedy", "mc:100", "mcts:400"])
+>>> print(md.read_text())                  # runs/x/ladder.md (and runs/x/ladder.json)
+
+``python -m yutenv.az.ladder runs/x --every 10 --games 400 --search-sims 200`` does the same.
+
+The training loop's own report (:mod:`yutenv.az.report`) measures every generation against
+fixed baselines. This module answers the other two questions of a run:
+
+1. **Did each generation beat the one before?** The networks of the chosen generations
+   (generation 0, every ``every``-th, and the last) play a round robin in ``yutenv eval``
+   (the Go agents ``net:gen-G/net.ynet``, or ``net:...,sims=N`` with ``ladder_sims``):
+   each pair ``games`` games with seats balanced and the same throws for every pair, so
+   the table of consecutive pairs is generation-over-generation improvement, head to head.
+2. **How good is the final network?** With search (``net:PATH,sims=N``) against the baseline
+   ``mcts:N`` at the same number of simulations, for every ``N`` of ``search_sims``; and
+   without search against every ``baselines`` agent.
+
+Every match is a real ``yutenv eval --json`` run of the bundled binary, on all cores, with
+95% Wilson intervals; nothing here needs torch (the Go side reads the ``yutenv-net`` files).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import YutEnvError
+
+__all__ = ["judge", "pick_generations", "net_spec", "run_eval"]
+
+
+def _complete_generations(run: Path) -> list[int]:
+    gens = []
+    for p in run.glob("gen-*/gen.json"):
+        if (p.parent / "net.ynet").exists():
+            gens.append(int(p.parent.name.split("-", 1)[1]))
+    return sorted(gens)
+
+
+def pick_generations(run: str | os.PathLike[str], every: int = 0, gens: Sequence[int] = ()) -> list[int]:
+    """The complete generations to judge: ``gens`` if given (each must be complete), else
+    generation 0, every ``every``-th and the last (every complete one if ``every`` is 0)."""
+    have = _complete_generations(Path(run))
+    if not have:
+        raise ValueError(f"{run}: no complete generation (gen-*/gen.json with net.ynet)")
+    if gens:
+        missing = sorted(set(gens) - set(have))
+        if missing:
+            raise ValueError(f"{run}: generations {missing} are not complete (have {have[0]}..{have[-1]})")
+        return sorted(set(gens))
+    if every < 0:
+        raise ValueError(f"every must be >= 0, got {every}")
+    if every == 0:
+        return have
+    return sorted({g for g in have if g % every == 0} | {have[0], have[-1]})
+
+
+def net_spec(run: str | os.PathLike[str], gen: int, sims: int = 0) -> str:
+    """The Go agent spec of generation ``gen``'s network: ``net:PATH`` or ``net:PATH,sims=N``."""
+    path = Path(run) / f"gen-{gen:04d}" / "net.ynet"
+    text = str(path)
+    if any(c in text for c in ",;"):
+        raise ValueError(f"{text}: a network path in an agent spec cannot hold ',' or ';'")
+    return f"net:{text}" + (f",sims={sims}" if sims else "")
+
+
+def run_eval(args: Sequence[str], quiet: bool = False) -> dict[str, Any]:
+    """Run ``yutenv eval --json ARGS`` with the bundled binary and return its JSON.
+    Its progress bar goes to stderr unless ``quiet``."""
+    from ..errors import InvalidArgumentError
+    from ..server import binary_path
+
+    cmd = [str(binary_path()), "eval", "--json", *(["--quiet"] if quiet else []), *args]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, text=True, check=False)
+    if p.returncode != 0:
+        raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv eval exited with {p.returncode}", method="eval")
+    out: dict[str, Any] = json.loads(p.stdout)
+    return out
+
+
+def _pct(m: dict[str, Any]) -> str:
+    return f"{100 * m['win_rate_a']:.1f}% [{100 * m['win_rate_a_low']:.1f}, {100 * m['win_rate_a_high']:.1f}]"
+
+
+def _flip(m: dict[str, Any]) -> dict[str, Any]:
+    """The same match seen from agent b."""
+    return {**m, "a": m["b"], "b": m["a"], "win_rate_a": 1 - m["win_rate_a"],
+            "win_rate_a_low": 1 - m["win_rate_a_high"], "win_rate_a_high": 1 - m["win_rate_a_low"]}
+
+
+def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> str:
+    name = dict(zip(specs, (f"gen {g}" for g in gens)))
+    pair: dict[tuple[str, str], dict[str, Any]] = {}
+    for m in rr["matches"]:
+        pair[(m["a"], m["b"])] = m
+        pair[(m["b"], m["a"])] = _flip(m)
+    games = rr["matches"][0]["games"] if rr["matches"] else 0
+    lines = [f"Each pair played {games} games, seats balanced; the row's win rate against the column, 95% Wilson interval.", ""]
+    lines += ["| newer | older | newer's win rate | Elo difference |", "|---|---|---|---|"]
+    for older, newer in zip(specs, specs[1:]):
+        m = pair[(newer, older)]
+        elo = m.get("elo_diff")
+        if m["a"] != newer:
+            elo = -elo if elo is not None else None
+        lines.append(f"| {name[newer]} | {name[older]} | {_pct(m)} | {elo:+.0f} |" if elo is not None else
+                     f"| {name[newer]} | {name[older]} | {_pct(m)} | |")
+    lines += ["", "Crosstable (row against column):", ""]
+    lines += ["| | " + " | ".join(name[s] for s in specs) + " |", "|---|" + "---|" * len(specs)]
+    for r in specs:
+        cells = ["" if r == c else f"{100 * pair[(r, c)]['win_rate_a']:.0f}%" for c in specs]
+        lines.append(f"| {name[r]} | " + " | ".join(cells) + " |")
+    if rr.get("ranking"):
+        lines += ["", "| rank | network | win rate over all its games | Elo (weakest = 0) |", "|---|---|---|---|"]
+        for i, e in enumerate(rr["ranking"], 1):
+            lines.append(f"| {i} | {name.get(e['agent'], e['agent'])} | {100 * e['win_rate']:.1f}% | {e['elo']:.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def judge(
+    run: str | os.PathLike[str],
+    every: int = 10,
+    gens: Sequence[int] = (),
+    games: int = 400,
+    ladder_sims: int = 0,
+    search_sims: Sequence[int] = (),
+    baselines: Sequence[str] = ("greedy", "mc:100", "mcts:400"),
+    search_games: int | None = None,
+    seed: int = 1,
+    quiet: bool = False,
+) -> Path:
+    """Judge a run (see the module's doc) and write ``RUN/ladder.md`` and ``RUN/ladder.json``."""
+    d = Path(run)
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    if any(n < 1 for n in search_sims):
+        raise ValueError(f"search_sims must be positive, got {list(search_sims)}")
+    cfg = json.loads((d / "config.json").read_text(encoding="utf-8")) if (d / "config.json").exists() else {}
+    rules = str(cfg.get("rules", "standard"))
+    chosen = pick_generations(d, every, gens)
+    last = chosen[-1]
+    common = ["--rules", rules, "--seed", str(seed)]
+    report: dict[str, Any] = {"run": str(d), "rules": rules, "seed": seed, "generations": chosen, "games": games}
+    t0 = time.perf_counter()
+    text = f"# Judging `{d.name}`\n\nRules `{rules}`, seed {seed}, generations {chosen}.\n\n"
+
+    if len(chosen) > 1:
+        specs = [net_spec(d, g, ladder_sims) for g in chosen]
+        rr = run_eval(["--agents", ";".join(specs), "--games", str(games), *common], quiet)
+        report["ladder"] = rr
+        how = f"with {ladder_sims} simulations of search each" if ladder_sims else "without search (each plays its policy's argmax)"
+        text += f"## Generation against generation\n\nThe networks {how}.\n\n"
+        text += _ladder_markdown(chosen, specs, rr) + "\n"
+
+    sg = search_games or games
+    rows: list[tuple[str, str, dict[str, Any]]] = []
+    for n in search_sims:
+        m = run_eval(["--a", net_spec(d, last, n), "--b", f"mcts:{n}", "--games", str(sg), *common], quiet)
+        rows.append((f"gen {last} with search, sims={n}", f"mcts:{n}", m))
+    for b in baselines:
+        m = run_eval(["--a", net_spec(d, last), "--b", b, "--games", str(sg), *common], quiet)
+        rows.append((f"gen {last} alone (no search)", b, m))
+    if rows:
+        report["final"] = [{"who": w, "opponent": o, **m} for w, o, m in rows]
+        text += f"## The final network (generation {last})\n\n"
+        text += "| network | opponent | games | win rate | Elo difference | ms a decision (network) |\n|---|---|---|---|---|---|\n"
+        for w, o, m in rows:
+            text += f"| {w} | `{o}` | {m['games']} | {_pct(m)} | {m['elo_diff']:+.0f} | {m['ms_per_decision_a']:.3f} |\n"
+        text += "\n"
+    report["seconds"] = time.perf_counter() - t0
+    text += f"{report['seconds'] / 60:.1f} minutes, `yutenv eval` on {os.cpu_count()} cores.\n"
+    md = d / "ladder.md"
+    for path, body in ((md, text), (d / "ladder.json", json.dumps(report, indent=1) + "\n")):
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(body, encoding="utf-8")
+        os.replace(tmp, path)
+    return md
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m yutenv.az.ladder RUN_DIR [options]``."""
+    ap = argparse.ArgumentParser(prog="python -m yutenv.az.ladder", description=__doc__.split("\n\n")[0])
+    ap.add_argument("run", help="the run directory of python -m yutenv.az.train")
+    ap.add_argument("--every", type=int, default=10, help="judge generation 0, every N-th and the last (0: all)")
+    ap.add_argument("--gens", default="", help="comma-separated generations to judge instead of --every")
+    ap.add_argument("--games", type=int, default=400, help="games per pair of generations (and per final match)")
+    ap.add_argument("--ladder-sims", type=int, default=0, help="the generations search with N simulations (0: no search)")
+    ap.add_argument("--search-sims", default="", help="comma-separated N: the final network with N sims against mcts:N")
+    ap.add_argument("--baselines", default="greedy;mc:100;mcts:400", help="';'-separated agents the final network alone plays ('' for none)")
+    ap.add_argument("--search-games", type=int, default=0, help="games per final match (0: --games)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the games' throws and the agents")
+    ap.add_argument("--quiet", action="store_true", help="no progress bars")
+    a = ap.parse_args(argv)
+    try:
+        md = judge(
+            a.run, every=a.every, gens=[int(x) for x in a.gens.split(",") if x.strip()], games=a.games,
+            ladder_sims=a.ladder_sims, search_sims=[int(x) for x in a.search_sims.split(",") if x.strip()],
+            baselines=[b for b in a.baselines.split(";") if b.strip()], search_games=a.search_games or None,
+            seed=a.seed, quiet=a.quiet,
+        )
+    except (ValueError, OSError, YutEnvError) as e:
+        print(f"python -m yutenv.az.ladder: {e}", file=sys.stderr)
+        return 2
+    print(md.read_text(encoding="utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
