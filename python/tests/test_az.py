@@ -451,3 +451,15 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     assert ladder.main([str(tmp_path), "--quiet"]) == 2
     with pytest.raises(yutenv.errors.InvalidArgumentError, match="nope"):
         ladder.run_eval(["--a", "nope", "--b", "greedy", "--games", "2"], quiet=True)
+
+
+def test_ladder_tables_read_from_the_newer_side() -> None:
+    # yutenv eval lists a pair once, in either order; the table must show the newer generation's
+    # win rate and Elo difference whichever way round the match was played.
+    old, new = "net:r/gen-0000/net.ynet", "net:r/gen-0001/net.ynet"
+    for a, b, wr, elo in ((old, new, 0.2, -240.8), (new, old, 0.8, 240.8)):
+        m = {"a": a, "b": b, "games": 100, "win_rate_a": wr, "win_rate_a_low": wr - 0.05,
+             "win_rate_a_high": wr + 0.05, "elo_diff": elo}  # fmt: skip
+        md = ladder._ladder_markdown([0, 1], [old, new], {"matches": [m], "ranking": []})
+        assert "| gen 1 | gen 0 | 80.0% [75.0, 85.0] | +241 |" in md, md
+        assert "| gen 0 |  | 20% |" in md and "| gen 1 | 80% |  |" in md, md

@@ -94,8 +94,11 @@ def _pct(m: dict[str, Any]) -> str:
 
 def _flip(m: dict[str, Any]) -> dict[str, Any]:
     """The same match seen from agent b."""
-    return {**m, "a": m["b"], "b": m["a"], "win_rate_a": 1 - m["win_rate_a"],
-            "win_rate_a_low": 1 - m["win_rate_a_high"], "win_rate_a_high": 1 - m["win_rate_a_low"]}
+    f = {**m, "a": m["b"], "b": m["a"], "win_rate_a": 1 - m["win_rate_a"],
+         "win_rate_a_low": 1 - m["win_rate_a_high"], "win_rate_a_high": 1 - m["win_rate_a_low"]}
+    if m.get("elo_diff") is not None:
+        f["elo_diff"] = -m["elo_diff"]
+    return f
 
 
 def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> str:
@@ -110,10 +113,7 @@ def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> s
     for older, newer in zip(specs, specs[1:]):
         m = pair[(newer, older)]
         elo = m.get("elo_diff")
-        if m["a"] != newer:
-            elo = -elo if elo is not None else None
-        lines.append(f"| {name[newer]} | {name[older]} | {_pct(m)} | {elo:+.0f} |" if elo is not None else
-                     f"| {name[newer]} | {name[older]} | {_pct(m)} | |")
+        lines.append(f"| {name[newer]} | {name[older]} | {_pct(m)} | {'' if elo is None else f'{elo:+.0f}'} |")
     lines += ["", "Crosstable (row against column):", ""]
     lines += ["| | " + " | ".join(name[s] for s in specs) + " |", "|---|" + "---|" * len(specs)]
     for r in specs:
