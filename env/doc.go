@@ -9,7 +9,7 @@
 // tables. A State is small and holds no pointers, so copying it clones it:
 // search code copies millions of them. Nothing on the hot path allocates:
 // LegalActions appends into the caller's slice, Apply and the throws fill an
-// Event value. Loops that play many moves (rollouts, perft) use ApplyTo and
+// Event value. Loops that play many moves (rollouts) use ApplyTo and
 // ApplyThrowTo, which write the Event into one the caller reuses.
 //
 // A game alternates chance nodes (PhaseThrow) and decisions (PhaseMove).

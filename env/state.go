@@ -327,7 +327,7 @@ func (s *State) Apply(a Action) (Event, error) {
 }
 
 // ApplyTo is Apply writing the event into *ev instead of returning it, for
-// loops that play many moves (rollouts, perft): a caller that reuses one
+// loops that play many moves (rollouts): a caller that reuses one
 // Event saves copying it at every move. On an error *ev is left as it was.
 func (s *State) ApplyTo(a Action, ev *Event) error {
 	if !s.IsLegal(a) {
@@ -565,31 +565,35 @@ func (s *State) endTurn(ev *Event) {
 // ApplyThrow resolves a chance node with the chosen result t (the explicit
 // mode used by search). t must have a non-zero probability under the rules.
 func (s *State) ApplyThrow(t Throw) (Event, error) {
-	if s.phase != PhaseThrow {
-		return Event{}, fmt.Errorf("%w: the state is in phase %s, not throw", ErrWrongPhase, s.phase)
-	}
-	if t >= NumThrows {
-		return Event{}, fmt.Errorf("%w: throw id %d out of range 0..%d", ErrBadInput, uint8(t), NumThrows-1)
-	}
-	if t == BackDo && !s.rules.BackDo {
-		return Event{}, fmt.Errorf("%w: back-do cannot be thrown with back_do=off", ErrBadInput)
-	}
-	if s.pool[t] == 255 {
-		return Event{}, fmt.Errorf("%w: the pool already holds 255 %s results", ErrBadInput, t)
-	}
 	var ev Event
-	s.applyThrow(t, &ev)
-	return ev, nil
+	err := s.ApplyThrowTo(t, &ev)
+	return ev, err
 }
 
 // ApplyThrowTo is ApplyThrow writing the event into *ev instead of returning
 // it (see ApplyTo). On an error *ev is left as it was.
 func (s *State) ApplyThrowTo(t Throw, ev *Event) error {
-	if s.phase != PhaseThrow || t >= NumThrows || (t == BackDo && !s.rules.BackDo) || s.pool[t] == 255 {
-		_, err := s.ApplyThrow(t)
+	if err := s.checkThrow(t); err != nil {
 		return err
 	}
 	s.applyThrow(t, ev)
+	return nil
+}
+
+// checkThrow explains why t cannot be applied now, or returns nil.
+func (s *State) checkThrow(t Throw) error {
+	if s.phase != PhaseThrow {
+		return fmt.Errorf("%w: the state is in phase %s, not throw", ErrWrongPhase, s.phase)
+	}
+	if t >= NumThrows {
+		return fmt.Errorf("%w: throw id %d out of range 0..%d", ErrBadInput, uint8(t), NumThrows-1)
+	}
+	if t == BackDo && !s.rules.BackDo {
+		return fmt.Errorf("%w: back-do cannot be thrown with back_do=off", ErrBadInput)
+	}
+	if s.pool[t] == 255 {
+		return fmt.Errorf("%w: the pool already holds 255 %s results", ErrBadInput, t)
+	}
 	return nil
 }
 

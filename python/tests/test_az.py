@@ -23,6 +23,7 @@ import torch
 
 import yutenv
 from yutenv.az import buffer, ladder, net, report, train
+from yutenv.evaluate import run_eval_json
 
 REPO = Path(__file__).resolve().parents[2]
 # Network-guided self-play (yutenv.az.selfplay) and the Go agent net:PATH come from the az-go
@@ -450,7 +451,7 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     # a run with no complete generation, and a bad agent, are clear errors
     assert ladder.main([str(tmp_path), "--quiet"]) == 2
     with pytest.raises(yutenv.errors.InvalidArgumentError, match="nope"):
-        ladder.run_eval(["--a", "nope", "--b", "greedy", "--games", "2"], quiet=True)
+        run_eval_json(["--a", "nope", "--b", "greedy", "--games", "2"])
 
 
 def test_ladder_tables_read_from_the_newer_side() -> None:

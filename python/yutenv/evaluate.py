@@ -23,7 +23,7 @@ import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -341,28 +341,36 @@ def evaluate(
     )
 
 
-def _evaluate_spec(
-    policy: str, opponent: str, games: int, rules: str | Mapping[str, Any], seed: int, name: str | None
-) -> EvalResult:
-    """:func:`evaluate` of an agent spec: ``yutenv eval --json`` run by the bundled binary."""
+def run_eval_json(args: Sequence[str], quiet: bool = True, method: str = "eval") -> dict[str, Any]:
+    """Run ``yutenv eval --json ARGS`` with the bundled binary and return its JSON. A refused
+    argument (an unknown agent, bad rules) raises :class:`InvalidArgumentError` with the
+    command's message. Without ``quiet`` its progress bar goes to stderr."""
     import json
     import subprocess
 
     from .errors import InvalidArgumentError
     from .server import binary_path
 
+    cmd = [str(binary_path()), "eval", "--json", *(["--quiet"] if quiet else []), *args]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, text=True, check=False)
+    if p.returncode != 0:
+        raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv eval exited with {p.returncode}", method=method)
+    out: dict[str, Any] = json.loads(p.stdout)
+    return out
+
+
+def _evaluate_spec(
+    policy: str, opponent: str, games: int, rules: str | Mapping[str, Any], seed: int, name: str | None
+) -> EvalResult:
+    """:func:`evaluate` of an agent spec: ``yutenv eval --json`` run by the bundled binary."""
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     rules_text = rules if isinstance(rules, str) else ",".join(
         f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in rules.items()
     )
-    cmd = [str(binary_path()), "eval", "--json", "--quiet", "--a", policy, "--b", opponent,
-           "--games", str(games), "--rules", rules_text, "--seed", str(seed)]
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if p.returncode != 0:
-        raise InvalidArgumentError(p.stderr.strip() or f"yutenv eval exited with {p.returncode}", method="evaluate")
-    m = json.loads(p.stdout)
+    m = run_eval_json(["--a", policy, "--b", opponent, "--games", str(games), "--rules", rules_text, "--seed", str(seed)],
+                      method="evaluate")
     fields = {k: m[k] for k in EvalResult.__dataclass_fields__ if k in m}
     fields["a"] = name or m["a"]
     fields.setdefault("seconds", time.perf_counter() - t0)

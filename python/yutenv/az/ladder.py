@@ -35,8 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import YutEnvError
+from ..evaluate import run_eval_json
 
-__all__ = ["judge", "pick_generations", "net_spec", "run_eval"]
+__all__ = ["judge", "pick_generations", "net_spec"]
 
 
 def _complete_generations(run: Path) -> list[int]:
@@ -72,20 +73,6 @@ def net_spec(run: str | os.PathLike[str], gen: int, sims: int = 0) -> str:
     if any(c in text for c in ",;"):
         raise ValueError(f"{text}: a network path in an agent spec cannot hold ',' or ';'")
     return f"net:{text}" + (f",sims={sims}" if sims else "")
-
-
-def run_eval(args: Sequence[str], quiet: bool = False) -> dict[str, Any]:
-    """Run ``yutenv eval --json ARGS`` with the bundled binary and return its JSON.
-    Its progress bar goes to stderr unless ``quiet``."""
-    from ..errors import InvalidArgumentError
-    from ..server import binary_path
-
-    cmd = [str(binary_path()), "eval", "--json", *(["--quiet"] if quiet else []), *args]
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, text=True, check=False)
-    if p.returncode != 0:
-        raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv eval exited with {p.returncode}", method="eval")
-    out: dict[str, Any] = json.loads(p.stdout)
-    return out
 
 
 def _pct(m: dict[str, Any]) -> str:
@@ -155,7 +142,7 @@ def judge(
 
     if len(chosen) > 1:
         specs = [net_spec(d, g, ladder_sims) for g in chosen]
-        rr = run_eval(["--agents", ";".join(specs), "--games", str(games), *common], quiet)
+        rr = run_eval_json(["--agents", ";".join(specs), "--games", str(games), *common], quiet=quiet)
         report["ladder"] = rr
         how = f"with {ladder_sims} simulations of search each" if ladder_sims else "without search (each plays its policy's argmax)"
         text += f"## Generation against generation\n\nThe networks {how}.\n\n"
@@ -164,10 +151,10 @@ def judge(
     sg = search_games or games
     rows: list[tuple[str, str, dict[str, Any]]] = []
     for n in search_sims:
-        m = run_eval(["--a", net_spec(d, last, n), "--b", f"mcts:{n}", "--games", str(sg), *common], quiet)
+        m = run_eval_json(["--a", net_spec(d, last, n), "--b", f"mcts:{n}", "--games", str(sg), *common], quiet=quiet)
         rows.append((f"gen {last} with search, sims={n}", f"mcts:{n}", m))
     for b in baselines:
-        m = run_eval(["--a", net_spec(d, last), "--b", b, "--games", str(sg), *common], quiet)
+        m = run_eval_json(["--a", net_spec(d, last), "--b", b, "--games", str(sg), *common], quiet=quiet)
         rows.append((f"gen {last} alone (no search)", b, m))
     if rows:
         report["final"] = [{"who": w, "opponent": o, **m} for w, o, m in rows]
