@@ -138,6 +138,45 @@ def test_truncated_and_missing_files(tmp_path: Path) -> None:
     assert issubclass(net.NetFileError, yutenv.YutEnvError)
 
 
+def test_load_net_reads_only_regular_files_within_the_cap(tmp_path: Path) -> None:
+    """A FIFO, a device, a directory or a file over the cap is refused before a byte is read
+    (a FIFO used to block forever, /dev/zero to read until MemoryError)."""
+    fifo = tmp_path / "pipe.ynet"
+    os.mkfifo(fifo)
+    code = f"from yutenv.az import net\ntry:\n    net.load_net({str(fifo)!r})\nexcept net.NetFileError as e:\n    print(e)"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)  # a hang guard
+    assert p.returncode == 0 and "not a regular file" in p.stdout, p.stderr
+    for path in ("/dev/zero", tmp_path):
+        with pytest.raises(net.NetFileError, match="not a regular file"):
+            net.load_net(path)
+    big = tmp_path / "big.ynet"
+    with open(big, "wb") as f:
+        f.truncate(net.MAX_NET_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(net.NetFileError, match="over the limit.*max_bytes"):
+        net.load_net(big)
+    good = net.export_net(net.PolicyValueNet(205, (8,)), tmp_path / "good.ynet")
+    with pytest.raises(net.NetFileError, match="over the limit"):
+        net.load_net(good, max_bytes=100)
+    assert net.load_net(good, max_bytes=good.stat().st_size).hidden == (8,)
+
+
+@pytest.mark.parametrize("value", [3e38, -3.1e36, 1e5])
+def test_huge_finite_weights_are_refused(tmp_path: Path, value: float) -> None:
+    model = net.PolicyValueNet(205, (8,))
+    doc = msgpack.unpackb(net.net_bytes(model), raw=False)
+    w = bytearray(doc["trunk"][0]["w"])
+    w[4:8] = struct.pack("<f", value)
+    doc["trunk"][0]["w"] = bytes(w)
+    p = tmp_path / "huge.ynet"
+    p.write_bytes(msgpack.packb(doc, use_bin_type=True))
+    with pytest.raises(net.NetFileError, match="sane magnitude"):
+        net.load_net(p)
+    with torch.no_grad():
+        model.policy.weight[0, 0] = value
+    with pytest.raises(ValueError, match="sane magnitude"):
+        net.export_net(model, tmp_path / "x.ynet")
+
+
 def test_export_refuses_non_finite_weights(tmp_path: Path) -> None:
     model = net.PolicyValueNet(205, (8,))
     with torch.no_grad():
