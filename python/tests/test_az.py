@@ -5,6 +5,7 @@ a real kill -9, determinism)."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
 import re
@@ -687,3 +688,41 @@ def test_gen_json_records_every_file_run_and_generation(full_run: Path) -> None:
         on_disk = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file() and p.name != "gen.json")
         assert sorted(rec["files"]) == on_disk and {"model.pt", "net.ynet"} <= set(on_disk)
         assert torch.load(d / "model.pt", map_location="cpu", weights_only=True)["run"] == run_id
+
+
+def test_a_crash_while_saving_leaves_no_half_written_generation(
+    full_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The disk fills up half way through gen-0003/model.pt: the command exits 1 with one line,
+    no temporary file and no gen.json are left (the generation does not look complete), the
+    generations before it are untouched, and the next run redoes generation 3."""
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    before = {p: p.read_bytes() for p in out.glob("gen-000[0-2]/**/*") if p.is_file()}
+    real_save = torch.save
+
+    def full_disk(obj: Any, f: Any) -> None:
+        buf = io.BytesIO()
+        real_save(obj, buf)
+        f.write(buf.getvalue()[: len(buf.getvalue()) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(train.torch, "save", full_disk)
+    assert train.main(["--out", str(out), "--generations", "3", *TINY]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0], err
+    assert sorted(p.name for p in (out / "gen-0003").iterdir()) == ["selfplay"]  # no model.pt, no temp file, no gen.json
+    assert {p: p.read_bytes() for p in out.glob("gen-000[0-2]/**/*") if p.is_file()} == before
+    monkeypatch.setattr(train.torch, "save", real_save)
+    res = train.run(train.config_from_args(["--out", str(out), "--generations", "3", *TINY]))
+    assert [g["generation"] for g in res.generations] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b"\xff garbage", b'{"eval": {}}'])
+def test_the_report_of_a_damaged_run_is_one_line(full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    (out / "gen-0001" / "gen.json").write_bytes(body)
+    assert report.main([str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "gen-0001/gen.json" in err[0], err

@@ -126,7 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or args[0].startswith("-"):
         print("usage: python -m yutenv.az.report RUN_DIR", file=sys.stderr)
         return 2
-    for p in write_report(args[0]):
+    try:
+        written = write_report(args[0])
+    except (ValueError, OSError) as e:
+        print(f"yutenv.az.report: {e}", file=sys.stderr)
+        return 1
+    for p in written:
         print(p)
     return 0
 
