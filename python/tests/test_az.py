@@ -646,6 +646,31 @@ def test_a_damaged_checkpoint_is_refused_with_one_clear_line(
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
 
 
+def test_load_checkpoint_of_damaged_bytes_raises_only_checkpoint_error(full_run: Path, tmp_path: Path) -> None:
+    """model.pt is bytes from disk: 300 random byte flips and cuts raise CheckpointError or load
+    a network whose weights pass the checks, never another exception."""
+    good = (full_run / "gen-0002" / "model.pt").read_bytes()
+    rng = np.random.default_rng(22)
+    p = tmp_path / "model.pt"
+    refused = 0
+    for i in range(300):
+        data = bytearray(good)
+        if i % 3 == 0:
+            data = data[: int(rng.integers(0, len(data)))]
+        else:
+            for at in rng.integers(0, len(data), size=int(rng.integers(1, 8))):
+                data[at] ^= int(rng.integers(1, 256))
+        p.write_bytes(bytes(data))
+        try:
+            model, _ = train.load_checkpoint(p, generation=2)
+        except yutenv.CheckpointError as e:
+            assert str(p) in str(e)
+            refused += 1
+            continue
+        assert net.weight_problem(model.state_dict().items()) is None
+    assert refused >= 100
+
+
 def test_the_flipped_byte_of_the_probe_exits_1_from_the_real_command(full_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "run"
     shutil.copytree(full_run, out)
@@ -662,7 +687,7 @@ def test_redo_damaged_trains_the_damaged_generation_again(full_run: Path, tmp_pa
     out = tmp_path / "run"
     shutil.copytree(full_run, out)
     _flip_weight(out / "gen-0002" / "model.pt")
-    with pytest.warns(train.UncheckedCheckpointWarning, match="gen-0002/model.pt.*deleting generations 2..2"):
+    with pytest.warns(train.CheckpointWarning, match="gen-0002/model.pt.*deleting generation 2 to train again"):
         res = train.run(train.config_from_args([*_resume_args(out), "--redo-damaged"]))
     assert [g["generation"] for g in res.generations] == [0, 1, 2]
     for k, v in weights(full_run / "gen-0002/model.pt").items():
@@ -674,7 +699,7 @@ def test_a_run_without_checksums_resumes_with_a_warning_naming_its_files(full_ru
     out = tmp_path / "run"
     shutil.copytree(full_run, out)
     _legacy(out)
-    with pytest.warns(train.UncheckedCheckpointWarning, match=r"no checksums.*gen-0002 \(model.pt, net.ynet, selfplay/manifest.json"):
+    with pytest.warns(train.CheckpointWarning, match=r"no checksums.*gen-0002 \(model.pt, net.ynet, selfplay/manifest.json"):
         train.run(train.config_from_args(_resume_args(out)))
     assert json.loads((out / "config.json").read_text())["run_id"]  # the run has an id from now on
 

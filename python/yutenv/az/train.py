@@ -74,15 +74,16 @@ from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_c
 from .net import TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, masked_logits
 from .report import write_report
 
-__all__ = ["TrainConfig", "RunResult", "UncheckedCheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
+__all__ = ["TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
 
 #: Config fields that may change between a run and its resumption.
 _RESUMABLE = {"generations", "progress", "eval", "eval_games", "eval_every", "eval_envs", "eval_sims", "threads", "redo_damaged"}
 
 
-class UncheckedCheckpointWarning(UserWarning):
+class CheckpointWarning(UserWarning):
     """A resume read generations whose ``gen.json`` has no checksums (written by an older
-    yutenv), or deleted damaged generations (``redo_damaged``); the message names them."""
+    yutenv: their files were checked for structure only), or deleted damaged generations to
+    train them again (``redo_damaged``). The message names the files."""
 
 
 @dataclass
@@ -354,10 +355,13 @@ def _open_run(cfg: TrainConfig) -> tuple[int, str]:
     return top, str(mine["run_id"])
 
 
+def _span(d: int, top: int) -> str:
+    return f"generation {d}" if d == top else f"generations {d}..{top}"
+
+
 def _fix(d: int, top: int) -> str:
-    which = f"generation {d}" if d == top else f"generations {d}..{top}"
     since = f"from generation {d - 1}" if d > 0 else "from scratch"
-    return f"restore it from a backup, or rerun with --redo-damaged to delete {which} and train again {since}"
+    return f"restore it from a backup, or rerun with --redo-damaged to delete {_span(d, top)} and train again {since}"
 
 
 def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str) -> tuple[PolicyValueNet, torch.optim.Optimizer, ReplayBuffer, list[str]]:
@@ -418,14 +422,14 @@ def _open_checked(cfg: TrainConfig) -> tuple[int, str, PolicyValueNet, torch.opt
             d = top if e.generation is None else e.generation
             if not cfg.redo_damaged:
                 raise CheckpointError(f"{e}: {_fix(d, top)}", e.path, e.generation) from None
-            warnings.warn(f"{e}: deleting generations {d}..{top} to train them again", UncheckedCheckpointWarning, stacklevel=3)
+            warnings.warn(f"{e}: deleting {_span(d, top)} to train again", CheckpointWarning, stacklevel=3)
             for g in range(d, top + 1):
                 shutil.rmtree(gen_dir(out, g), ignore_errors=True)
             top = d - 1
     if unchecked:
         warnings.warn(
             f"no checksums in the gen.json of {'; '.join(unchecked)} (written by an older yutenv): "
-            "these files were checked for structure only", UncheckedCheckpointWarning, stacklevel=3,
+            "these files were checked for structure only", CheckpointWarning, stacklevel=3,
         )  # fmt: skip
     return top, run_id, model, opt, buf
 
