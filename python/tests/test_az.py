@@ -390,7 +390,7 @@ def test_other_settings_are_refused_on_resume(full_run: Path, tmp_path: Path) ->
 def test_help_documents_the_options() -> None:
     p = subprocess.run([sys.executable, "-m", "yutenv.az.train", "--help"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0
-    for opt in ("--out", "--generations", "--games", "--sims", "--window", "--eval", "--selfplay", "--seed"):
+    for opt in ("--out", "--generations", "--games", "--sims", "--window", "--eval", "--selfplay", "--seed", "--redo-damaged"):
         assert opt in p.stdout
 
 
