@@ -702,6 +702,11 @@ def test_a_run_without_checksums_resumes_with_a_warning_naming_its_files(full_ru
     with pytest.warns(train.CheckpointWarning, match=r"no checksums.*gen-0002 \(model.pt, net.ynet, selfplay/manifest.json"):
         train.run(train.config_from_args(_resume_args(out)))
     assert json.loads((out / "config.json").read_text())["run_id"]  # the run has an id from now on
+    _legacy(out)
+    p = subprocess.run(train_cmd(out, 2), capture_output=True, text=True, timeout=300)  # the command line: one warning line
+    assert p.returncode == 0, p.stderr
+    warned = [line for line in p.stderr.splitlines() if "no checksums" in line]
+    assert len(warned) == 1 and warned[0].startswith("yutenv.az.train: warning: ") and "gen-0000 (model.pt" in warned[0], p.stderr
 
 
 def test_gen_json_records_every_file_run_and_generation(full_run: Path) -> None:

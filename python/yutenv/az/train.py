@@ -399,8 +399,8 @@ def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str) -> tuple[PolicyV
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     try:
         opt.load_state_dict(ck["optimizer"])
-    except (ValueError, KeyError, TypeError, RuntimeError) as e:
-        raise CheckpointError(f"{d / 'model.pt'}: its optimiser state does not fit the network ({e})", str(d / "model.pt"), top) from None
+    except Exception as e:  # noqa: BLE001  # a damaged state dict of an older run: any type at all
+        raise CheckpointError(f"{d / 'model.pt'}: its optimiser state does not fit the network ({type(e).__name__}: {e})", str(d / "model.pt"), top) from None
     for g in range(max(1, top - cfg.window + 1), top + 1):
         try:
             buf.add(gen_dir(out, g) / "selfplay")
@@ -540,19 +540,22 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: run the loop, print the report's table."""
-    warnings.formatwarning = lambda message, *args, **kwargs: f"yutenv.az.train: warning: {message}\n"
+    fmt = warnings.formatwarning
+    warnings.formatwarning = lambda message, *args, **kwargs: f"yutenv.az.train: warning: {message}\n"  # one line
     try:
         cfg = config_from_args(argv)
         res = run(cfg)
     except (YutEnvError, ValueError, RuntimeError) as e:
         print(f"yutenv.az.train: {e}", file=sys.stderr)
         return 1
-    except OSError as e:
-        print(f"yutenv.az.train: {e.filename + ': ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+    except OSError as e:  # the disk is full, the directory is not writable, ...
+        print(f"yutenv.az.train: {f'{e.filename}: ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("yutenv.az.train: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = fmt
     print(res.report_md.read_text(encoding="utf-8"))
     print(f"report: {res.report_md} {res.report_png}")
     return 0
