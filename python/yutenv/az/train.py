@@ -389,7 +389,8 @@ def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str) -> tuple[PolicyV
         d = gen_dir(out, g)
         files = check_generation(d, g, run_id, summaries[g])
         if files:
-            unchecked.append(f"{d.name} ({', '.join(files)})")
+            more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+            unchecked.append(f"{d.name} ({', '.join(files[:5])}{more})")
     d = gen_dir(out, top)
     model, ck = load_checkpoint(d / "model.pt", generation=top, run_id=run_id, spec={"hidden": list(cfg.hidden), "tier": cfg.tier})
     try:
