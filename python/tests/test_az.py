@@ -5,8 +5,11 @@ a real kill -9, determinism)."""
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
+import re
+import shutil
 import signal
 import struct
 import subprocess
@@ -136,6 +139,45 @@ def test_truncated_and_missing_files(tmp_path: Path) -> None:
     with pytest.raises(net.NetFileError, match="nope.ynet"):
         net.load_net(tmp_path / "nope.ynet")
     assert issubclass(net.NetFileError, yutenv.YutEnvError)
+
+
+def test_load_net_reads_only_regular_files_within_the_cap(tmp_path: Path) -> None:
+    """A FIFO, a device, a directory or a file over the cap is refused before a byte is read
+    (a FIFO used to block forever, /dev/zero to read until MemoryError)."""
+    fifo = tmp_path / "pipe.ynet"
+    os.mkfifo(fifo)
+    code = f"from yutenv.az import net\ntry:\n    net.load_net({str(fifo)!r})\nexcept net.NetFileError as e:\n    print(e)"
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)  # a hang guard
+    assert p.returncode == 0 and "not a regular file" in p.stdout, p.stderr
+    for path in ("/dev/zero", tmp_path):
+        with pytest.raises(net.NetFileError, match="not a regular file"):
+            net.load_net(path)
+    big = tmp_path / "big.ynet"
+    with open(big, "wb") as f:
+        f.truncate(net.MAX_NET_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(net.NetFileError, match="over the limit.*max_bytes"):
+        net.load_net(big)
+    good = net.export_net(net.PolicyValueNet(205, (8,)), tmp_path / "good.ynet")
+    with pytest.raises(net.NetFileError, match="over the limit"):
+        net.load_net(good, max_bytes=100)
+    assert net.load_net(good, max_bytes=good.stat().st_size).hidden == (8,)
+
+
+@pytest.mark.parametrize("value", [3e38, -3.1e36, 1e5])
+def test_huge_finite_weights_are_refused(tmp_path: Path, value: float) -> None:
+    model = net.PolicyValueNet(205, (8,))
+    doc = msgpack.unpackb(net.net_bytes(model), raw=False)
+    w = bytearray(doc["trunk"][0]["w"])
+    w[4:8] = struct.pack("<f", value)
+    doc["trunk"][0]["w"] = bytes(w)
+    p = tmp_path / "huge.ynet"
+    p.write_bytes(msgpack.packb(doc, use_bin_type=True))
+    with pytest.raises(net.NetFileError, match="sane magnitude"):
+        net.load_net(p)
+    with torch.no_grad():
+        model.policy.weight[0, 0] = value
+    with pytest.raises(ValueError, match="sane magnitude"):
+        net.export_net(model, tmp_path / "x.ynet")
 
 
 def test_export_refuses_non_finite_weights(tmp_path: Path) -> None:
@@ -348,7 +390,7 @@ def test_other_settings_are_refused_on_resume(full_run: Path, tmp_path: Path) ->
 def test_help_documents_the_options() -> None:
     p = subprocess.run([sys.executable, "-m", "yutenv.az.train", "--help"], capture_output=True, text=True, timeout=120)
     assert p.returncode == 0
-    for opt in ("--out", "--generations", "--games", "--sims", "--window", "--eval", "--selfplay", "--seed"):
+    for opt in ("--out", "--generations", "--games", "--sims", "--window", "--eval", "--selfplay", "--seed", "--redo-damaged"):
         assert opt in p.stdout
 
 
@@ -464,3 +506,252 @@ def test_ladder_tables_read_from_the_newer_side() -> None:
         md = ladder._ladder_markdown([0, 1], [old, new], {"matches": [m], "ranking": []})
         assert "| gen 1 | gen 0 | 80.0% [75.0, 85.0] | +241 |" in md, md
         assert "| gen 0 |  | 20% |" in md and "| gen 1 | 80% |  |" in md, md
+
+
+# --- verified checkpoints ---------------------------------------------------------------------
+
+
+def _flip_weight(path: Path, value: float = -3.1e36) -> None:
+    """Overwrite one float of policy.weight inside model.pt's bytes (torch stores tensors raw)."""
+    w = weights(path)["policy.weight"].reshape(-1)
+    data = bytearray(path.read_bytes())
+    for i in range(len(w)):
+        old = struct.pack("<f", float(w[i]))
+        if data.count(old) == 1:
+            at = data.index(old)
+            data[at : at + 4] = struct.pack("<f", value)
+            path.write_bytes(bytes(data))
+            return
+    raise AssertionError("no unique weight to flip")
+
+
+def _edit_json(path: Path, fn: Any) -> None:
+    path.write_text(json.dumps(fn(json.loads(path.read_text()))))
+
+
+def _damage_run(out: Path, what: str) -> str:
+    """Damage the run in ``out``; return a regex the error must match (the file it names)."""
+    g2, g0 = out / "gen-0002", out / "gen-0000"
+    if what == "flipped weight":
+        _flip_weight(g2 / "model.pt")
+        return "gen-0002/model.pt"
+    if what == "gen 0 model copied":
+        (g2 / "model.pt").write_bytes((g0 / "model.pt").read_bytes())
+        return "gen-0002/model.pt"
+    if what == "gen 0 copied whole":
+        for p in g0.iterdir():
+            (g2 / p.name).write_bytes(p.read_bytes())
+        return "gen-0002/gen.json.*generation 0"
+    if what == "empty model.pt":
+        (g2 / "model.pt").write_bytes(b"")
+        return "gen-0002/model.pt"
+    if what == "missing model.pt":
+        (g2 / "model.pt").unlink()
+        return "gen-0002/model.pt.*missing"
+    if what == "truncated model.pt":
+        data = (g2 / "model.pt").read_bytes()
+        (g2 / "model.pt").write_bytes(data[: len(data) // 2])
+        return "gen-0002/model.pt"
+    if what == "model.pt a directory":
+        (g2 / "model.pt").unlink()
+        (g2 / "model.pt").mkdir()
+        return "gen-0002/model.pt.*not a regular file"
+    if what == "flipped net.ynet":
+        data = bytearray((g2 / "net.ynet").read_bytes())
+        data[-3] ^= 0x7F
+        (g2 / "net.ynet").write_bytes(bytes(data))
+        return "gen-0002/net.ynet"
+    if what == "damaged shard":
+        shard = sorted((out / "gen-0001" / "selfplay").glob("shard-*.npz"))[0]
+        data = bytearray(shard.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        shard.write_bytes(bytes(data))
+        return f"gen-0001/selfplay/{shard.name}"
+    if what == "missing gen.json before a complete one":
+        (out / "gen-0001" / "gen.json").unlink()
+        return "gen-0001/gen.json.*missing"
+    if what == "gen.json garbage":
+        (g2 / "gen.json").write_bytes(b"\x00\xffnot json")
+        return "gen-0002/gen.json.*not valid JSON"
+    if what == "gen.json truncated":
+        data = (g2 / "gen.json").read_bytes()
+        (g2 / "gen.json").write_bytes(data[: len(data) // 2])
+        return "gen-0002/gen.json.*not valid JSON"
+    if what == "gen.json a list":
+        (g2 / "gen.json").write_text("[1, 2]")
+        return "gen-0002/gen.json.*not a JSON object"
+    if what == "gen of another run":
+        _edit_json(g2 / "gen.json", lambda d: {**d, "checkpoint": {**d["checkpoint"], "run": "someone-else"}})
+        return "gen-0002/gen.json.*another run"
+    if what == "config.json a list":
+        (out / "config.json").write_text("[1, 2, 3]")
+        return "config.json.*another --out"
+    if what == "config.json garbage":
+        (out / "config.json").write_bytes(b"{\"generations\": 2, ")
+        return "config.json.*not valid JSON.*another --out"
+    if what == "config.json missing":
+        (out / "config.json").unlink()
+        return "config.json.*missing.*another --out"
+    raise AssertionError(what)
+
+
+DAMAGES = ["flipped weight", "gen 0 model copied", "gen 0 copied whole", "empty model.pt", "missing model.pt",
+           "truncated model.pt", "model.pt a directory", "flipped net.ynet", "damaged shard",
+           "missing gen.json before a complete one", "gen.json garbage", "gen.json truncated", "gen.json a list",
+           "gen of another run", "config.json a list", "config.json garbage", "config.json missing"]  # fmt: skip
+# The damages a run written before checksums (gen.json without its checkpoint record) still catches
+# from the files' structure: the generation number, the weights' magnitude, torch's own format.
+LEGACY = ["flipped weight", "gen 0 model copied", "gen 0 copied whole", "empty model.pt", "missing model.pt",
+          "truncated model.pt", "model.pt a directory", "damaged shard", "gen.json a list", "config.json a list"]  # fmt: skip
+
+
+def _legacy(out: Path) -> None:
+    """Make ``out`` look like a run written before checksums (no records, no run id)."""
+    for gj in out.glob("gen-*/gen.json"):
+        _edit_json(gj, lambda d: {k: v for k, v in d.items() if k != "checkpoint"})
+    _edit_json(out / "config.json", lambda d: {k: v for k, v in d.items() if k not in ("run_id", "redo_damaged")})
+    for mp in out.glob("gen-*/model.pt"):
+        ck = torch.load(mp, map_location="cpu", weights_only=True)
+        ck.pop("run", None)
+        torch.save(ck, mp)
+
+
+def _resume_args(out: Path) -> list[str]:
+    return ["--out", str(out), "--generations", "2", *TINY]
+
+
+@pytest.mark.parametrize(
+    "what,legacy", [(w, False) for w in DAMAGES] + [(w, True) for w in LEGACY], ids=[*DAMAGES, *(f"{w} (no checksums)" for w in LEGACY)]
+)
+def test_a_damaged_checkpoint_is_refused_with_one_clear_line(
+    full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str, legacy: bool
+) -> None:
+    """Every damage: the API raises CheckpointError naming the file and the fix; the command
+    line exits 1 with that one line (no traceback); nothing of the run is deleted."""
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    if legacy:
+        _legacy(out)
+    names = _damage_run(out, what)
+    before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    with pytest.raises(yutenv.CheckpointError, match=names) as err:
+        train.run(train.config_from_args(_resume_args(out)))
+    assert "another --out" in str(err.value) or "--redo-damaged" in str(err.value)
+    assert isinstance(err.value, yutenv.YutEnvError)
+    capsys.readouterr()
+    assert train.main(_resume_args(out)) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("yutenv.az.train: ") and re.search(names, lines[0]), lines
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
+
+
+def test_load_checkpoint_of_damaged_bytes_raises_only_checkpoint_error(full_run: Path, tmp_path: Path) -> None:
+    """model.pt is bytes from disk: 300 random byte flips and cuts raise CheckpointError or load
+    a network whose weights pass the checks, never another exception."""
+    good = (full_run / "gen-0002" / "model.pt").read_bytes()
+    rng = np.random.default_rng(22)
+    p = tmp_path / "model.pt"
+    refused = 0
+    for i in range(300):
+        data = bytearray(good)
+        if i % 3 == 0:
+            data = data[: int(rng.integers(0, len(data)))]
+        else:
+            for at in rng.integers(0, len(data), size=int(rng.integers(1, 8))):
+                data[at] ^= int(rng.integers(1, 256))
+        p.write_bytes(bytes(data))
+        try:
+            model, _ = train.load_checkpoint(p, generation=2)
+        except yutenv.CheckpointError as e:
+            assert str(p) in str(e)
+            refused += 1
+            continue
+        assert net.weight_problem(model.state_dict().items()) is None
+    assert refused >= 100
+
+
+def test_the_flipped_byte_of_the_probe_exits_1_from_the_real_command(full_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    _flip_weight(out / "gen-0002" / "model.pt")
+    p = subprocess.run(train_cmd(out, 3), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+    assert "gen-0002/model.pt" in p.stderr and "--redo-damaged" in p.stderr
+    assert not (out / "gen-0003").exists()  # nothing was trained on it
+
+
+def test_redo_damaged_trains_the_damaged_generation_again(full_run: Path, tmp_path: Path) -> None:
+    """--redo-damaged deletes the damaged generation and trains it again from the last good
+    one: every draw is seeded from (seed, g), so it is the same network as before the damage."""
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    _flip_weight(out / "gen-0002" / "model.pt")
+    with pytest.warns(train.CheckpointWarning, match="gen-0002/model.pt.*deleting generation 2 to train again"):
+        res = train.run(train.config_from_args([*_resume_args(out), "--redo-damaged"]))
+    assert [g["generation"] for g in res.generations] == [0, 1, 2]
+    for k, v in weights(full_run / "gen-0002/model.pt").items():
+        assert torch.equal(v, weights(out / "gen-0002/model.pt")[k]), k
+    train.run(train.config_from_args(_resume_args(out)))  # and it verifies
+
+
+def test_a_run_without_checksums_resumes_with_a_warning_naming_its_files(full_run: Path, tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    _legacy(out)
+    with pytest.warns(train.CheckpointWarning, match=r"no checksums.*gen-0002 \(model.pt, net.ynet, selfplay/manifest.json"):
+        train.run(train.config_from_args(_resume_args(out)))
+    assert json.loads((out / "config.json").read_text())["run_id"]  # the run has an id from now on
+    _legacy(out)
+    p = subprocess.run(train_cmd(out, 2), capture_output=True, text=True, timeout=300)  # the command line: one warning line
+    assert p.returncode == 0, p.stderr
+    warned = [line for line in p.stderr.splitlines() if "no checksums" in line]
+    assert len(warned) == 1 and warned[0].startswith("yutenv.az.train: warning: ") and "gen-0000 (model.pt" in warned[0], p.stderr
+
+
+def test_gen_json_records_every_file_run_and_generation(full_run: Path) -> None:
+    run_id = json.loads((full_run / "config.json").read_text())["run_id"]
+    for g in (0, 1, 2):
+        d = train.gen_dir(full_run, g)
+        rec = json.loads((d / "gen.json").read_text())["checkpoint"]
+        assert (rec["version"], rec["run"], rec["generation"]) == (1, run_id, g)
+        on_disk = sorted(p.relative_to(d).as_posix() for p in d.rglob("*") if p.is_file() and p.name != "gen.json")
+        assert sorted(rec["files"]) == on_disk and {"model.pt", "net.ynet"} <= set(on_disk)
+        assert torch.load(d / "model.pt", map_location="cpu", weights_only=True)["run"] == run_id
+
+
+def test_a_crash_while_saving_leaves_no_half_written_generation(
+    full_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The disk fills up half way through gen-0003/model.pt: the command exits 1 with one line,
+    no temporary file and no gen.json are left (the generation does not look complete), the
+    generations before it are untouched, and the next run redoes generation 3."""
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    before = {p: p.read_bytes() for p in out.glob("gen-000[0-2]/**/*") if p.is_file()}
+    real_save = torch.save
+
+    def full_disk(obj: Any, f: Any) -> None:
+        buf = io.BytesIO()
+        real_save(obj, buf)
+        f.write(buf.getvalue()[: len(buf.getvalue()) // 2])
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(train.torch, "save", full_disk)
+    assert train.main(["--out", str(out), "--generations", "3", *TINY]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0], err
+    assert sorted(p.name for p in (out / "gen-0003").iterdir()) == ["selfplay"]  # no model.pt, no temp file, no gen.json
+    assert {p: p.read_bytes() for p in out.glob("gen-000[0-2]/**/*") if p.is_file()} == before
+    monkeypatch.setattr(train.torch, "save", real_save)
+    res = train.run(train.config_from_args(["--out", str(out), "--generations", "3", *TINY]))
+    assert [g["generation"] for g in res.generations] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("body", [b"[1, 2]", b"\xff garbage", b'{"eval": {}}'])
+def test_the_report_of_a_damaged_run_is_one_line(full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(full_run, out)
+    (out / "gen-0001" / "gen.json").write_bytes(body)
+    assert report.main([str(out)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "gen-0001/gen.json" in err[0], err

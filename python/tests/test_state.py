@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import pickle
+from contextlib import nullcontext
 from typing import Iterator
 
 import numpy as np
@@ -236,3 +237,40 @@ def test_batches_take_states_or_arrays_and_games_pickle() -> None:
         game.apply_throws(rows.astype(np.int16), 2)
     # The same rows sampled twice give the same throws: the generator is part of the state.
     assert (game.apply_throws(rows, -1) == game.apply_throws(rows, -1)).all()
+
+
+def _forge(game: Game, what: str) -> bytes:
+    b = bytearray(game.new_initial_state(seed=3).packed)
+    if what == "phase":
+        b[2] = 9
+    elif what == "seat":
+        b[1] = 7
+    elif what == "place":
+        b[18] = 200  # seat 0's final place
+    elif what == "two winners":
+        b[18] = b[19] = 1
+    elif what == "short":
+        del b[-1]
+    return bytes(b)
+
+
+@pytest.mark.parametrize("what", ["phase", "seat", "place", "two winners", "short"])
+def test_forged_packed_states_raise_bad_state_everywhere(what: str) -> None:
+    """Game.state checks the bytes with the server; a State the server never saw (built
+    directly, or unpickled) range-checks the bytes Python reads itself: phase, repr and
+    winner never answer from, or crash on, bytes out of range."""
+    game = Game()
+    forged = _forge(game, what)
+    with pytest.raises(yutenv.BadStateError):
+        game.state(forged)
+    if what != "short":
+        with pytest.raises(yutenv.BadStateError, match="row 1"):
+            game.states(np.stack([np.frombuffer(game.new_initial_state().packed, np.uint8), np.frombuffer(forged, np.uint8)]))
+    s = pickle.loads(pickle.dumps(State(game, forged)))
+    with pytest.raises(yutenv.BadStateError) if what in ("phase", "short") else nullcontext():
+        s.phase
+    with pytest.raises(yutenv.BadStateError) if what in ("seat", "short") else nullcontext():
+        s.to_move
+    with pytest.raises(yutenv.BadStateError) if what in ("place", "two winners", "short") else nullcontext():
+        s.winner()
+    assert ("damaged" in repr(s)) == (what in ("phase", "seat", "short"))  # repr never raises

@@ -30,6 +30,7 @@ from .core import NUM_ACTIONS, Batch, Session
 from .evaluate import EvalResult, evaluate
 from .errors import (
     BadStateError,
+    CheckpointError,
     ClosedError,
     EvalTimeoutError,
     IllegalActionError,
@@ -66,6 +67,7 @@ __all__ = [
     "NUM_ACTIONS",
     "BadStateError",
     "Batch",
+    "CheckpointError",
     "ClosedError",
     "EvalTimeoutError",
     "IllegalActionError",

@@ -19,7 +19,6 @@ is wrong.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
@@ -31,6 +30,7 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ._files import sha256_file
 from .errors import YutEnvError
 
 FORMAT = "yutenv-dataset"
@@ -190,11 +190,7 @@ def _check_array_spec(mp: Path, i: int, a: object) -> None:
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    return sha256_file(path)[0]
 
 
 def _read_shard(d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify: bool, names: Sequence[str]) -> dict[str, np.ndarray]:

@@ -118,6 +118,22 @@ class EvalTimeoutError(ServerError, TimeoutError):
     (``eval_timeout``): the server cancelled the run; the shards written so far stay."""
 
 
+class CheckpointError(YutEnvError, ValueError):
+    """A training run's checkpoint is damaged, missing or not of this run (:mod:`yutenv.az.train`).
+
+    The message is one line naming the file, what is wrong with it and what to do.
+
+    Attributes:
+        path: the damaged file (or directory).
+        generation: the generation it belongs to, or None (the run's ``config.json``).
+    """
+
+    def __init__(self, message: str, path: str = "", generation: int | None = None) -> None:
+        self.path = path
+        self.generation = generation
+        super().__init__(message)
+
+
 class ClosedError(YutEnvError):
     """The env or client was used after ``close()``."""
 

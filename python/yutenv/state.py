@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .core import NUM_ACTIONS, Session, check_action, check_seed
-from .errors import ClosedError, ServerDiedError
+from .errors import BadStateError, ClosedError, ServerDiedError
 
 __all__ = [
     "Analysis",
@@ -281,15 +281,23 @@ class Game:
         return State(self, bytes(r["state"]))
 
     def state(self, packed: bytes | npt.NDArray[np.uint8]) -> "State":
-        """The :class:`State` of one packed row (checked by the server on its next use)."""
+        """The :class:`State` of one packed row, checked by the server (one round trip).
+
+        Raises:
+            BadStateError: the bytes are not a state of this game (damaged or forged).
+        """
         b = bytes(np.asarray(packed, dtype=np.uint8).tobytes()) if not isinstance(packed, bytes) else packed
         if len(b) != self.state_size:
-            raise ValueError(f"a packed state is {self.state_size} bytes, got {len(b)}")
+            raise BadStateError(f"a packed state of {self.rules!r} is {self.state_size} bytes, got {len(b)}", code="bad_state")
+        self.query(np.frombuffer(b, dtype=np.uint8))
         return State(self, b)
 
     def states(self, rows: npt.NDArray[np.uint8]) -> list["State"]:
-        """One :class:`State` per row of an (N, state_size) array."""
-        return [State(self, bytes(r)) for r in self._array(rows)]
+        """One :class:`State` per row of an (N, state_size) array, checked by the server (one
+        round trip per chunk): BadStateError naming the first damaged or forged row."""
+        a = self._array(rows)
+        self.query(a)
+        return [State(self, bytes(r)) for r in a]
 
     # ---- batched operations --------------------------------------------------------------
 
@@ -497,49 +505,71 @@ class State:
         return isinstance(other, State) and other._b == self._b and other.game.rules == self.game.rules
 
     def __repr__(self) -> str:
-        return f"<yutenv.State {self.phase} seat={self.to_move} {self._b.hex()[:16]}...>"
+        try:
+            head = f"{self.phase} seat={self.to_move}"
+        except BadStateError:
+            head = "damaged"
+        return f"<yutenv.State {head} {self._b.hex()[:16]}...>"
 
     def __str__(self) -> str:
         return self.render()
 
     # ---- read from the bytes -------------------------------------------------------------
+    # The few bytes Python reads itself are range-checked here (a State made from bytes the
+    # server never saw, e.g. unpickled, may hold anything); the engine checks the rest.
+
+    def _byte(self, offset: int, most: int, what: str) -> int:
+        """The byte at ``offset``, which must be at most ``most``, or BadStateError."""
+        b = self._b
+        if len(b) != self.game.state_size:
+            raise BadStateError(f"a damaged or forged packed state: {len(b)} bytes, want {self.game.state_size}", code="bad_state")
+        if b[offset] > most:
+            raise BadStateError(f"a damaged or forged packed state: {what} is {b[offset]}, want 0..{most}", code="bad_state")
+        return b[offset]
 
     @property
     def phase(self) -> str:
         """``"throw"`` (a chance node), ``"move"`` (a decision) or ``"over"``."""
-        return PHASES[self._b[_PHASE]]
+        return PHASES[self._byte(_PHASE, len(PHASES) - 1, "the phase")]
 
     @property
     def to_move(self) -> int:
         """The seat to throw or move (after the game, the seat that moved last)."""
-        return self._b[_SEAT]
+        return self._byte(_SEAT, self.game.players - 1, "the seat to move")
 
     def is_chance_node(self) -> bool:
-        return self._b[_PHASE] == 0
+        return self.phase == "throw"
 
     def is_terminal(self) -> bool:
-        return self._b[_PHASE] == 2
+        return self.phase == "over"
 
     def current_player(self) -> int:
         """The seat to move at a decision, CHANCE (-1) at a chance node, TERMINAL (-4) after."""
-        ph = self._b[_PHASE]
-        return CHANCE if ph == 0 else TERMINAL if ph == 2 else self._b[_SEAT]
+        ph = self.phase
+        return CHANCE if ph == "throw" else TERMINAL if ph == "over" else self.to_move
 
     def places(self) -> list[int]:
         """Every seat's final place (1 = first), 0 while it plays."""
-        return list(self._b[_PLACE : _PLACE + self.game.players])
+        n = self.game.players
+        return [self._byte(_PLACE + i, n, f"seat {i}'s place") for i in range(n)]
 
     def hand(self, seat: int) -> int:
         """Pieces of ``seat`` waiting in hand."""
-        return self._b[_HAND + seat] if 0 <= seat < self.game.players else _seat_error(seat, self.game.players)
+        if not 0 <= seat < self.game.players:
+            _seat_error(seat, self.game.players)
+        return self._byte(_HAND + seat, self.game.pieces, f"seat {seat}'s pieces in hand")
 
     def finished(self, seat: int) -> int:
         """Pieces of ``seat`` that have finished."""
-        return self._b[_HAND + 4 + seat] if 0 <= seat < self.game.players else _seat_error(seat, self.game.players)
+        if not 0 <= seat < self.game.players:
+            _seat_error(seat, self.game.players)
+        return self._byte(_HAND + 4 + seat, self.game.pieces, f"seat {seat}'s finished pieces")
 
     def winner(self) -> int:
         """The seat that finished first, or -1."""
         p = self.places()
+        if p.count(1) > 1:
+            raise BadStateError(f"a damaged or forged packed state: seats {[i for i, x in enumerate(p) if x == 1]} all hold place 1", code="bad_state")
         return p.index(1) if 1 in p else -1
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
@@ -561,7 +591,7 @@ class State:
 
     def legal_actions(self) -> list[int]:
         """The legal action ids, increasing ([] unless the state is a decision)."""
-        if self._b[_PHASE] != 1:
+        if self.phase != "move":
             return []
         return [int(a) for a in np.flatnonzero(self.legal_actions_mask())]
 

@@ -10,6 +10,7 @@ Modules: :mod:`yutenv.az.net` (the network, the ``yutenv-net`` file, the network
 policy and as self-play's evaluator), :mod:`yutenv.az.buffer` (the replay buffer over
 datasets), :mod:`yutenv.az.train` (the loop and its command line),
 :mod:`yutenv.az.report` (win rates by generation: markdown and PNG),
+:mod:`yutenv.az.checkpoint` (the checksums of a generation's files and the checked ``model.pt`` loader),
 :mod:`yutenv.az.ladder` (generations head to head, the final network against the baselines) and
 :mod:`yutenv.az.selfplay` (``SelfPlay``: network-guided MCTS self-play in the Go server).
 
@@ -49,7 +50,7 @@ _WHERE = {
     "ReplayBuffer": "buffer",
     "RunResult": "train",
     "TrainConfig": "train",
-    "load_checkpoint": "train",
+    "load_checkpoint": "checkpoint",
     "run": "train",
     "write_report": "report",
     "SelfPlay": "selfplay",

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .._files import atomic_write
 from ..errors import YutEnvError
 from ..evaluate import run_eval_json
 
@@ -167,9 +168,8 @@ def judge(
     text += f"{report['seconds'] / 60:.1f} minutes, `yutenv eval` on {os.cpu_count()} cores.\n"
     md = d / "ladder.md"
     for path, body in ((md, text), (d / "ladder.json", json.dumps(report, indent=1) + "\n")):
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(body, encoding="utf-8")
-        os.replace(tmp, path)
+        data = body.encode("utf-8")
+        atomic_write(path, lambda f: f.write(data))
     return md
 
 

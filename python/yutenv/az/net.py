@@ -37,12 +37,15 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
+from .._files import atomic_write, read_regular
 from ..core import NUM_ACTIONS
 from ..errors import YutEnvError
 
 __all__ = [
     "FORMAT",
     "VERSION",
+    "MAX_ABS_WEIGHT",
+    "MAX_NET_BYTES",
     "TIER_SIZES",
     "NetFileError",
     "PolicyValueNet",
@@ -58,6 +61,12 @@ FORMAT = "yutenv-net"
 VERSION = 1
 #: The length of one observation of every tier (docs/OBSERVATIONS.md).
 TIER_SIZES = {"compact": 205, "tactical": 2034, "planes": 590}
+#: The largest weight or bias (in magnitude) a network may hold: a trained network's weights are
+#: orders of magnitude smaller, and anything larger is damage (a flipped exponent bit) or a
+#: diverged run. :func:`export_net`, :func:`load_net` and checkpoints refuse it.
+MAX_ABS_WEIGHT = 1e4
+#: The largest ``.ynet`` file :func:`load_net` reads by default (64 MiB, about 16M weights).
+MAX_NET_BYTES = 64 << 20
 #: The logit given to illegal actions before a softmax (finite, so 0 * log p stays 0).
 MASKED = -1e9
 
@@ -105,6 +114,19 @@ class PolicyValueNet(nn.Module):  # type: ignore[misc]  # torch is not followed 
         return {"obs_size": self.obs_size, "hidden": list(self.hidden), "tier": self.tier, "rules": self.rules}
 
 
+def weight_problem(tensors: Any) -> str | None:
+    """What is wrong with a network's parameters (``(name, tensor)`` pairs), or None: a NaN or
+    infinity, or a magnitude over :data:`MAX_ABS_WEIGHT`."""
+    for name, t in tensors:
+        if not torch.is_tensor(t) or not t.is_floating_point():
+            continue
+        if not bool(torch.isfinite(t).all()):
+            return f"parameter {name} has a NaN or an infinity"
+        if t.numel() and float(t.abs().max()) > MAX_ABS_WEIGHT:
+            return f"parameter {name} holds {float(t.abs().max()):.3g}, over the sane magnitude {MAX_ABS_WEIGHT:g}"
+    return None
+
+
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """``logits`` with every action ``mask`` forbids set to a large negative number."""
     return logits.masked_fill(~mask, MASKED)
@@ -136,9 +158,9 @@ def net_bytes(model: PolicyValueNet) -> bytes:
         "policy": _layer(model.policy),
         "value": _layer(model.value),
     }
-    for name, t in model.state_dict().items():
-        if not torch.isfinite(t).all():
-            raise ValueError(f"parameter {name} has a NaN or an infinity: refusing to export a broken network")
+    bad = weight_problem(model.state_dict().items())
+    if bad:
+        raise ValueError(f"{bad}: refusing to export a broken network")
     out: bytes = msgpack.packb(doc, use_bin_type=True)
     return out
 
@@ -148,17 +170,7 @@ def export_net(model: PolicyValueNet, path: str | os.PathLike[str]) -> Path:
     p = Path(path)
     data = net_bytes(model)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")  # open() honours the umask, unlike mkstemp
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p
+    return atomic_write(p, lambda f: f.write(data))
 
 
 def _read_layer(where: str, d: Any, want_in: int | None, want_out: int | None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
@@ -180,16 +192,25 @@ def _read_layer(where: str, d: Any, want_in: int | None, want_out: int | None) -
     ba = np.frombuffer(b, dtype="<f4")
     if not (np.isfinite(wa).all() and np.isfinite(ba).all()):
         raise NetFileError(f"{where}: a weight is NaN or infinite")
+    big = max(float(np.abs(wa).max(initial=0)), float(np.abs(ba).max(initial=0)))
+    if big > MAX_ABS_WEIGHT:
+        raise NetFileError(f"{where}: a weight is {big:.3g}, over the sane magnitude {MAX_ABS_WEIGHT:g} (damaged or diverged)")
     return wa.astype(np.float32), ba.astype(np.float32)
 
 
-def load_net(path: str | os.PathLike[str]) -> PolicyValueNet:
-    """Read a ``yutenv-net`` v1 file (checked like the Go reader does) into a :class:`PolicyValueNet`."""
+def load_net(path: str | os.PathLike[str], *, max_bytes: int = MAX_NET_BYTES) -> PolicyValueNet:
+    """Read a ``yutenv-net`` v1 file (checked like the Go reader does) into a :class:`PolicyValueNet`.
+
+    Only a regular file of at most ``max_bytes`` bytes is read (a FIFO, a device or a
+    directory is refused without reading it); a weight must be finite and at most
+    :data:`MAX_ABS_WEIGHT` in magnitude. Raises :class:`NetFileError`.
+    """
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_regular(p, max_bytes)
     except OSError as e:
-        raise NetFileError(f"{p}: {e.strerror or e}") from None
+        hint = " (load_net(..., max_bytes=N) reads larger files)" if "limit" in str(e.strerror) else ""
+        raise NetFileError(f"{p}: {e.strerror or e}{hint}") from None
     try:
         doc = msgpack.unpackb(raw, raw=False)
     except Exception as e:  # msgpack raises several unrelated classes for damaged input

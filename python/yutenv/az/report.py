@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .._files import atomic_write
+
 __all__ = ["load_generations", "markdown", "plot", "write_report"]
 
 
@@ -24,9 +26,12 @@ def load_generations(out: str | os.PathLike[str]) -> list[dict[str, Any]]:
     gens = []
     for p in sorted(Path(out).glob("gen-*/gen.json")):
         try:
-            gens.append(json.loads(p.read_text(encoding="utf-8")))
-        except (OSError, json.JSONDecodeError) as e:
+            g = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
             raise ValueError(f"{p}: unreadable generation summary: {e}") from None
+        if not isinstance(g, dict) or not isinstance(g.get("generation"), int):
+            raise ValueError(f"{p}: not a generation summary (no generation number)")
+        gens.append(g)
     gens.sort(key=lambda g: int(g["generation"]))
     return gens
 
@@ -89,11 +94,7 @@ def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = 
         ax.set_title(title or "yutenv.az: win rate by generation (95% Wilson intervals)")
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="best", fontsize="small")
-        p = Path(path)
-        tmp = p.with_name(p.name + ".tmp")
-        fig.savefig(tmp, format="png")
-        os.replace(tmp, p)
-        return p
+        return atomic_write(path, lambda f: fig.savefig(f, format="png"))
     finally:
         plt.close(fig)
 
@@ -114,8 +115,7 @@ def write_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
         "`net:PATH,sims=N` of `--eval-sims`), with 95% Wilson intervals.\n\n"
     )
     text += markdown(gens)
-    md = d / "report.md"
-    md.write_text(text, encoding="utf-8")
+    md = atomic_write(d / "report.md", lambda f: f.write(text.encode("utf-8")))
     png = plot(gens, d / "report.png")
     return md, png
 
@@ -126,7 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or args[0].startswith("-"):
         print("usage: python -m yutenv.az.report RUN_DIR", file=sys.stderr)
         return 2
-    for p in write_report(args[0]):
+    try:
+        written = write_report(args[0])
+    except (ValueError, OSError) as e:
+        print(f"yutenv.az.report: {e}", file=sys.stderr)
+        return 1
+    for p in written:
         print(p)
     return 0
 

@@ -33,6 +33,13 @@ Resume: rerunning the same command on the same ``--out`` continues after the las
 complete generation; an incomplete one (the run was killed in it) is deleted and redone.
 Every random draw of generation g is seeded from ``(seed, g)``, so a resumed run gives
 the same networks as an uninterrupted one. Raising ``--generations`` extends a finished run.
+
+Checkpoints are verified (:mod:`yutenv.az.checkpoint`): ``gen.json`` records the SHA-256 of
+every file of its generation, the generation and the run's identity, and a resume checks
+them, the generation numbers and the weights of every generation it reads. A damaged
+generation is refused with :class:`~yutenv.errors.CheckpointError` (exit 1 from the
+command line) naming the file; ``--redo-damaged`` deletes it and the generations after it
+and trains them again from the last good one (the same networks: every draw is seeded).
 """
 
 from __future__ import annotations
@@ -46,8 +53,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
+import uuid
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -56,16 +64,26 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .. import datasets
+from .._files import atomic_write
+from ..errors import CheckpointError, YutEnvError
 from ..evaluate import evaluate
 from ..server import binary_path
 from .buffer import ReplayBuffer
-from .net import TIER_SIZES, NetEvaluator, NetPolicy, PolicyValueNet, export_net, masked_logits
+from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
+from .net import TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, masked_logits
 from .report import write_report
 
-__all__ = ["TrainConfig", "RunResult", "run", "main", "load_checkpoint", "gen_dir"]
+__all__ = ["TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
 
 #: Config fields that may change between a run and its resumption.
-_RESUMABLE = {"generations", "progress", "eval", "eval_games", "eval_every", "eval_envs", "eval_sims", "threads"}
+_RESUMABLE = {"generations", "progress", "eval", "eval_games", "eval_every", "eval_envs", "eval_sims", "threads", "redo_damaged"}
+
+
+class CheckpointWarning(UserWarning):
+    """A resume read generations whose ``gen.json`` has no checksums (written by an older
+    yutenv: their files were checked for structure only), or deleted damaged generations to
+    train them again (``redo_damaged``). The message names the files."""
 
 
 @dataclass
@@ -102,6 +120,7 @@ class TrainConfig:
     seed: int = 0
     threads: int = 1
     progress: bool = True
+    redo_damaged: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def check(self) -> None:
@@ -143,35 +162,12 @@ def gen_dir(out: str | os.PathLike[str], g: int) -> Path:
 
 
 def _atomic_json(path: Path, doc: Any) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    data = (json.dumps(doc, indent=1) + "\n").encode("utf-8")
+    atomic_write(path, lambda f: f.write(data))
 
 
 def _atomic_torch(path: Path, obj: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        torch.save(obj, f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def load_checkpoint(path: str | os.PathLike[str]) -> tuple[PolicyValueNet, dict[str, Any]]:
-    """A generation's ``model.pt``: the network (in eval mode) and the whole checkpoint dict."""
-    ck: dict[str, Any] = torch.load(path, map_location="cpu", weights_only=True)
-    model = PolicyValueNet(**ck["spec"])
-    model.load_state_dict(ck["model"])
-    model.eval()
-    return model, ck
-
-
-def _complete(out: Path, g: int) -> bool:
-    return (gen_dir(out, g) / "gen.json").is_file()
+    atomic_write(path, lambda f: torch.save(obj, f))
 
 
 class _Progress:
@@ -237,7 +233,6 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
         if p.returncode != 0:
             raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
         info = {"command": cmd[1:]}
-    from .. import datasets
 
     m = datasets.read_manifest(out)
     info.update(games=int(m["games"]), rows=int(m["decisions"]), seed=seed, seconds=time.perf_counter() - t0)
@@ -315,34 +310,129 @@ def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int, ynet: Path) -> tu
     return plain, search
 
 
-def _checkpoint(d: Path, cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, g: int) -> None:
-    _atomic_torch(d / "model.pt", {"generation": g, "spec": model.spec(), "model": model.state_dict(), "optimizer": opt.state_dict(), "config": cfg.as_dict()})
+def _checkpoint(d: Path, cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, g: int, run_id: str) -> None:
+    ck = {"generation": g, "run": run_id, "spec": model.spec(), "model": model.state_dict(), "optimizer": opt.state_dict(), "config": cfg.as_dict()}
+    _atomic_torch(d / "model.pt", ck)
     export_net(model, d / "net.ynet")
 
 
-def _open_run(cfg: TrainConfig) -> int:
-    """Create or check ``OUT``; delete an incomplete generation; return the last complete one (-1: none)."""
+_RESTORE = "restore it from a backup, or start a new run with another --out"
+
+
+def _open_run(cfg: TrainConfig) -> tuple[int, str]:
+    """Create or check ``OUT`` and its ``config.json``; delete an incomplete generation (the
+    run was killed in it); return the last complete generation (-1: none) and the run's id."""
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     cfg_path = out / "config.json"
     mine = cfg.as_dict()
-    if cfg_path.exists():
-        old = json.loads(cfg_path.read_text(encoding="utf-8"))
-        diff = sorted(k for k in set(old) | set(mine) if k not in _RESUMABLE and k != "out" and old.get(k) != mine.get(k))
-        if diff:
-            raise ValueError(f"{out} holds a run made with other settings ({', '.join(f'{k}: {old.get(k)!r} != {mine.get(k)!r}' for k in diff)}): use another --out")
-    _atomic_json(cfg_path, mine)
-    last = -1
-    while _complete(out, last + 1):
-        last += 1
-    for d in sorted(out.glob("gen-*")):  # an incomplete generation, or anything after a gap
+    gens = {}
+    for d in out.glob("gen-*"):
         try:
-            g = int(d.name[4:])
+            gens[int(d.name[4:])] = d
         except ValueError:
             continue
-        if g > last and d.is_dir():
+    top = max((g for g, d in gens.items() if (d / "gen.json").exists() or (d / "gen.json").is_symlink()), default=-1)
+    run_id = ""
+    if cfg_path.exists() or cfg_path.is_symlink():
+        try:
+            old = read_json(cfg_path, "the settings file")
+        except CheckpointError as e:
+            raise CheckpointError(f"{e}: {_RESTORE}", e.path) from None
+        if not isinstance(old, dict) or not isinstance(old.get("run_id", ""), str):
+            raise CheckpointError(f"{cfg_path}: the run's settings are not a JSON object of settings (damaged): {_RESTORE}", str(cfg_path))
+        diff = sorted(k for k in set(old) | set(mine) if k not in _RESUMABLE and k not in ("out", "run_id") and old.get(k) != mine.get(k))
+        if diff:
+            raise ValueError(f"{out} holds a run made with other settings ({', '.join(f'{k}: {old.get(k)!r} != {mine.get(k)!r}' for k in diff)}): use another --out")
+        run_id = old.get("run_id", "")
+    elif top >= 0:
+        raise CheckpointError(f"{cfg_path}: the run's settings are missing, but {out} holds generations: {_RESTORE}", str(cfg_path))
+    mine["run_id"] = run_id or uuid.uuid4().hex  # a run made by an older yutenv gets an id now
+    _atomic_json(cfg_path, mine)
+    for g, d in sorted(gens.items()):
+        if g > top and d.is_dir():  # an incomplete generation
             shutil.rmtree(d)
-    return last
+    return top, str(mine["run_id"])
+
+
+def _span(d: int, top: int) -> str:
+    return f"generation {d}" if d == top else f"generations {d}..{top}"
+
+
+def _fix(d: int, top: int) -> str:
+    since = f"from generation {d - 1}" if d > 0 else "from scratch"
+    return f"restore it from a backup, or rerun with --redo-damaged to delete {_span(d, top)} and train again {since}"
+
+
+def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str) -> tuple[PolicyValueNet, torch.optim.Optimizer, ReplayBuffer, list[str]]:
+    """The network, optimiser and replay buffer after generation ``top``, every generation
+    they read checked (:mod:`yutenv.az.checkpoint`); the generations without checksums
+    (with their files) are returned. CheckpointError (without the fix) on damage."""
+    buf = ReplayBuffer(cfg.window, value_mix=cfg.value_mix)
+    if top < 0:
+        torch.manual_seed(cfg.seed)
+        model = PolicyValueNet(TIER_SIZES[cfg.tier], cfg.hidden, tier=cfg.tier, rules=cfg.rules)
+        return model, torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay), buf, []
+    summaries: dict[int, dict[str, Any]] = {}
+    for g in range(top + 1):  # every summary (the report reads them all)
+        gp = gen_dir(out, g) / "gen.json"
+        if not (gp.exists() or gp.is_symlink()):
+            raise CheckpointError(f"{gp}: missing, but generation {top} after it is complete", str(gp), g)
+        s = read_json(gp, "the generation's summary", g)
+        if not isinstance(s, dict):
+            raise CheckpointError(f"{gp}: not a JSON object (damaged)", str(gp), g)
+        if s.get("generation") != g:
+            raise CheckpointError(f"{gp}: says generation {s.get('generation')!r}, but it is in {gp.parent.name} (copied from another generation)", str(gp), g)
+        summaries[g] = s
+    unchecked = []
+    for g in range(max(0, top - cfg.window + 1), top + 1):  # the generations read: the last one and the replay window
+        d = gen_dir(out, g)
+        files = check_generation(d, g, run_id, summaries[g])
+        if files:
+            more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+            unchecked.append(f"{d.name} ({', '.join(files[:5])}{more})")
+    d = gen_dir(out, top)
+    model, ck = load_checkpoint(d / "model.pt", generation=top, run_id=run_id, spec={"hidden": list(cfg.hidden), "tier": cfg.tier})
+    try:
+        load_net(d / "net.ynet")
+    except NetFileError as e:
+        raise CheckpointError(str(e), str(d / "net.ynet"), top) from None
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    try:
+        opt.load_state_dict(ck["optimizer"])
+    except Exception as e:  # noqa: BLE001  # a damaged state dict of an older run: any type at all
+        raise CheckpointError(f"{d / 'model.pt'}: its optimiser state does not fit the network ({type(e).__name__}: {e})", str(d / "model.pt"), top) from None
+    for g in range(max(1, top - cfg.window + 1), top + 1):
+        try:
+            buf.add(gen_dir(out, g) / "selfplay")
+        except datasets.DatasetError as e:
+            raise CheckpointError(str(e), str(gen_dir(out, g) / "selfplay"), g) from None
+    return model, opt, buf, unchecked
+
+
+def _open_checked(cfg: TrainConfig) -> tuple[int, str, PolicyValueNet, torch.optim.Optimizer, ReplayBuffer]:
+    """:func:`_open_run`, then :func:`_resume`; a damaged generation is refused with the fix,
+    or with ``redo_damaged`` deleted with every later one (and the resume retried)."""
+    out = Path(cfg.out)
+    top, run_id = _open_run(cfg)
+    while True:
+        try:
+            model, opt, buf, unchecked = _resume(cfg, out, top, run_id)
+            break
+        except CheckpointError as e:
+            d = top if e.generation is None else e.generation
+            if not cfg.redo_damaged:
+                raise CheckpointError(f"{e}: {_fix(d, top)}", e.path, e.generation) from None
+            warnings.warn(f"{e}: deleting {_span(d, top)} to train again", CheckpointWarning, stacklevel=3)
+            for g in range(d, top + 1):
+                shutil.rmtree(gen_dir(out, g), ignore_errors=True)
+            top = d - 1
+    if unchecked:
+        warnings.warn(
+            f"no checksums in the gen.json of {'; '.join(unchecked)} (written by an older yutenv): "
+            "these files were checked for structure only", CheckpointWarning, stacklevel=3,
+        )  # fmt: skip
+    return top, run_id, model, opt, buf
 
 
 def run(cfg: TrainConfig) -> RunResult:
@@ -350,19 +440,7 @@ def run(cfg: TrainConfig) -> RunResult:
     cfg.check()
     torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
-    last = _open_run(cfg)
-    obs_size = TIER_SIZES[cfg.tier]
-    buf = ReplayBuffer(cfg.window, value_mix=cfg.value_mix)
-    if last < 0:
-        torch.manual_seed(cfg.seed)
-        model = PolicyValueNet(obs_size, cfg.hidden, tier=cfg.tier, rules=cfg.rules)
-    else:
-        model, ck = load_checkpoint(gen_dir(out, last) / "model.pt")
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    if last >= 0:
-        opt.load_state_dict(ck["optimizer"])
-        for g in range(max(1, last - cfg.window + 1), last + 1):
-            buf.add(gen_dir(out, g) / "selfplay")
+    last, run_id, model, opt, buf = _open_checked(cfg)
     prog = _Progress(cfg, max(last, 0))
     if last >= 0:
         prog.say(f"resuming {out} after generation {last}")
@@ -378,12 +456,14 @@ def run(cfg: TrainConfig) -> RunResult:
                 buf.add(d / "selfplay")
                 prog.say(f"gen {g}: training on {len(buf)} rows from {len(buf.paths)} generation(s)")
                 summary["train"] = _train(cfg, model, opt, buf, g, cfg.progress)
-            _checkpoint(d, cfg, model, opt, g)
+            _checkpoint(d, cfg, model, opt, g, run_id)
             if g % cfg.eval_every == 0 or g == cfg.generations:
                 summary["eval"], search = _evaluate(cfg, model, g, d / "net.ynet")
                 if search:
                     summary["eval_search"] = search
             summary["seconds"] = time.perf_counter() - t0
+            # written last: the generation is complete, and every file it holds is as checksummed here
+            summary["checkpoint"] = {"version": CHECKSUM_VERSION, "run": run_id, "generation": g, "files": file_records(d)}
             _atomic_json(d / "gen.json", summary)
             write_report(out)
             rates = ", ".join(f"{k} {100 * v['win_rate']:.0f}%" for k, v in summary.get("eval", {}).items())
@@ -437,6 +517,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed, help="seed of the run (network init, self-play, sampling, evaluation)")
     p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
     p.add_argument("--quiet", action="store_true", help="no progress bars or status lines")
+    p.add_argument(
+        "--redo-damaged", action="store_true",
+        help="on resume, delete a damaged generation (checksum, generation or weights wrong) and every later one, and train them "
+        "again from the last good one; without it a damaged generation stops the run with an error naming the file",
+    )  # fmt: skip
     return p
 
 
@@ -450,21 +535,28 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         value_weight=a.value_weight, value_mix=a.value_mix, games_in_flight=a.games_in_flight, c_puct=a.c_puct,
         dirichlet_alpha=a.dirichlet_alpha, dirichlet_frac=a.dirichlet_frac, temperature_moves=a.temperature_moves,
         workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
-        eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet,
+        eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
     )  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line: run the loop, print the report's table."""
+    fmt = warnings.formatwarning
+    warnings.formatwarning = lambda message, *args, **kwargs: f"yutenv.az.train: warning: {message}\n"  # one line
     try:
         cfg = config_from_args(argv)
         res = run(cfg)
-    except (ValueError, RuntimeError) as e:
+    except (YutEnvError, ValueError, RuntimeError) as e:
         print(f"yutenv.az.train: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # the disk is full, the directory is not writable, ...
+        print(f"yutenv.az.train: {f'{e.filename}: ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("yutenv.az.train: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+    finally:
+        warnings.formatwarning = fmt
     print(res.report_md.read_text(encoding="utf-8"))
     print(f"report: {res.report_md} {res.report_png}")
     return 0
