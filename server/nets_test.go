@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,47 +13,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/nnet"
-	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/nnet/nettest"
 )
-
-// testNet returns a compact-tier net with the given hidden widths whose
-// every weight is w(i) for the i-th weight of its layer.
-func testNet(w func(i int) float32, hidden ...int) *nnet.Net {
-	sp, _ := obs.SpaceOf(obs.Compact)
-	mk := func(in, out int) nnet.Layer {
-		l := nnet.Layer{In: in, Out: out, W: make([]float32, in*out), B: make([]float32, out)}
-		for i := range l.W {
-			l.W[i] = w(i)
-		}
-		return l
-	}
-	n := &nnet.Net{Tier: obs.Compact, Rules: "standard"}
-	in := sp.Size
-	for _, h := range hidden {
-		n.Trunk = append(n.Trunk, mk(in, h))
-		in = h
-	}
-	n.Policy, n.Value = mk(in, env.NumActions), mk(in, 1)
-	return n
-}
-
-// smallWeights are the weights of an ordinary net, varied by seed so that
-// nets of different seeds differ in content.
-func smallWeights(seed int) func(int) float32 {
-	return func(i int) float32 { return float32((i*7+seed*13)%17-8) / 64 }
-}
-
-// writeNet writes n to path.
-func writeNet(t testing.TB, path string, n *nnet.Net) {
-	t.Helper()
-	b, err := n.MarshalBinary()
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, b, 0o644))
-}
 
 // netServer serves a config whose only network folder is a fresh
 // directory, which it returns with the server.
@@ -80,7 +43,7 @@ func TestNetNamesOutsideTheFoldersAreRefusedAlike(t *testing.T) {
 	c := ts.client(t)
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.ynet")
-	writeNet(t, secret, testNet(smallWeights(1), 8)) // a valid net, just not allowed
+	nettest.Write(t, secret, nettest.Net(nettest.Small(1), 8)) // a valid net, just not allowed
 	locked := filepath.Join(outside, "locked")
 	require.NoError(t, os.WriteFile(locked, []byte("Hello"), 0o000))
 	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "link.ynet")))
@@ -116,9 +79,9 @@ func TestNetNamesInsideTheFolders(t *testing.T) {
 	other := t.TempDir()
 	ts, dir := netServer(t, Config{NetDirs: []string{other}})
 	c := ts.client(t)
-	writeNet(t, filepath.Join(dir, "a.ynet"), testNet(smallWeights(2), 8))
+	nettest.Write(t, filepath.Join(dir, "a.ynet"), nettest.Net(nettest.Small(2), 8))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "gen"), 0o755))
-	writeNet(t, filepath.Join(dir, "gen", "b.ynet"), testNet(smallWeights(3), 8))
+	nettest.Write(t, filepath.Join(dir, "gen", "b.ynet"), nettest.Net(nettest.Small(3), 8))
 	require.NoError(t, os.Symlink(filepath.Join(dir, "gen", "b.ynet"), filepath.Join(dir, "best.ynet")))
 	for _, name := range []string{"a.ynet", "gen/b.ynet", filepath.Join(dir, "a.ynet"), "best.ynet", filepath.Join(dir, "best.ynet"), "gen/../a.ynet"} {
 		t.Run(name, func(t *testing.T) {
@@ -148,7 +111,7 @@ func TestNetFIFORefusedWhileOthersLoad(t *testing.T) {
 			f.Close()
 		}
 	})
-	writeNet(t, filepath.Join(dir, "good.ynet"), testNet(smallWeights(4), 16))
+	nettest.Write(t, filepath.Join(dir, "good.ynet"), nettest.Net(nettest.Small(4), 16))
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	before := ms.TotalAlloc
@@ -178,8 +141,8 @@ func TestNetFIFORefusedWhileOthersLoad(t *testing.T) {
 func TestNetSpellingsShareOneCacheEntry(t *testing.T) {
 	ts, dir := netServer(t, Config{})
 	c := ts.client(t)
-	n := testNet(smallWeights(5), 1024, 64)
-	writeNet(t, filepath.Join(dir, "big.ynet"), n)
+	n := nettest.Net(nettest.Small(5), 1024, 64)
+	nettest.Write(t, filepath.Join(dir, "big.ynet"), n)
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
 	names := []string{"big.ynet", "./big.ynet", "d/../big.ynet", "././big.ynet", filepath.Join(dir, "big.ynet"),
 		dir + "//big.ynet", filepath.Join(dir, "d", "..", "big.ynet"), "./d/../big.ynet"}
@@ -191,7 +154,7 @@ func TestNetSpellingsShareOneCacheEntry(t *testing.T) {
 		case 1:
 			require.NoError(t, os.Link(filepath.Join(dir, "big.ynet"), filepath.Join(dir, link)))
 		case 2:
-			writeNet(t, filepath.Join(dir, link), n) // a copy: another file, the same content
+			nettest.Write(t, filepath.Join(dir, link), n) // a copy: another file, the same content
 		}
 		names = append(names, link)
 	}
@@ -208,13 +171,13 @@ func TestNetSpellingsShareOneCacheEntry(t *testing.T) {
 // TestNetCacheBound loads more distinct networks than MaxNetCacheBytes
 // holds: the cache evicts the least recently used and stays in its bound.
 func TestNetCacheBound(t *testing.T) {
-	one := testNet(smallWeights(0), 256).Bytes()
+	one := nettest.Net(nettest.Small(0), 256).Bytes()
 	ts, dir := netServer(t, Config{MaxNetCacheBytes: 2*one + one/2})
 	t.Cleanup(func() { nnet.SetCacheLimit(DefaultMaxNetCacheBytes) })
 	c := ts.client(t)
 	for i := range 6 {
 		name := fmt.Sprintf("n%d.ynet", i)
-		writeNet(t, filepath.Join(dir, name), testNet(smallWeights(10+i), 256))
+		nettest.Write(t, filepath.Join(dir, name), nettest.Net(nettest.Small(10+i), 256))
 		_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + name})
 		require.NoError(t, err)
 		nets, bytes := nnet.CacheStats()
@@ -223,30 +186,13 @@ func TestNetCacheBound(t *testing.T) {
 	}
 }
 
-// nestedNet returns a network file whose trunk is depth nested arrays.
-func nestedNet(depth int) []byte {
-	var b bytes.Buffer
-	enc := msgpack.NewEncoder(&b)
-	_ = enc.EncodeMapLen(4)
-	for _, kv := range [][2]string{{"format", "yutenv-net"}, {"tier", "compact"}} {
-		_ = enc.EncodeString(kv[0])
-		_ = enc.EncodeString(kv[1])
-	}
-	_ = enc.EncodeString("version")
-	_ = enc.EncodeInt(1)
-	_ = enc.EncodeString("trunk")
-	b.Write(bytes.Repeat([]byte{0x91}, depth)) // fixarray of one element, nested
-	b.WriteByte(0xc0)
-	return b.Bytes()
-}
-
 // TestNetNestedFileIsAClientError names a 12 MB file of nested arrays: the
 // client gets bad_net and the server goes on serving. Before, decoding it
 // overflowed the goroutine stack, a fatal error that killed the server
 // for every client.
 func TestNetNestedFileIsAClientError(t *testing.T) {
 	ts, dir := netServer(t, Config{})
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "deep.ynet"), nestedNet(12<<20), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "deep.ynet"), nettest.Nested(12<<20), 0o644))
 	c := ts.client(t)
 	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:deep.ynet"})
 	assert.Equal(t, CodeBadNet, errCode(err), "%v", err)
@@ -265,15 +211,12 @@ func TestNetNestedFileIsAClientError(t *testing.T) {
 func TestNetHugeWeightsAndNaNOutputs(t *testing.T) {
 	ts, dir := netServer(t, Config{})
 	c := ts.client(t)
-	huge := testNet(smallWeights(6), 8)
-	huge.Trunk[0].W[3] = 3e38
-	writeNet(t, filepath.Join(dir, "huge.ynet"), huge)
+	nettest.Write(t, filepath.Join(dir, "huge.ynet"), nettest.Huge())
 	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:huge.ynet"})
 	assert.Equal(t, CodeBadNet, errCode(err), "%v", err)
 	assert.Contains(t, fmt.Sprint(err), "above 10000 in magnitude")
 
-	// Every weight 1e4: eight layers of 64 overflow float32 to +Inf.
-	writeNet(t, filepath.Join(dir, "inf.ynet"), testNet(func(int) float32 { return nnet.MaxWeight }, 64, 64, 64, 64, 64, 64, 64, 64))
+	nettest.Write(t, filepath.Join(dir, "inf.ynet"), nettest.Overflowing())
 	g := declareGame(t, c, "standard")
 	var packed []byte
 	for seed := uint64(0); len(packed) < 3*env.PackedSize; seed++ {
