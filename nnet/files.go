@@ -173,11 +173,8 @@ func readRegular(f *os.File, maxBytes int64) ([]byte, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", ErrNet, err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%w: %w (%s)", ErrNet, ErrNotRegular, st.Mode().Type())
-	}
-	if st.Size() > maxBytes {
-		return nil, nil, fmt.Errorf("%w: the file has %d bytes, above the limit of %d", ErrNet, st.Size(), maxBytes)
+	if err := checkRegular(st, maxBytes); err != nil {
+		return nil, nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
 	if err != nil {
@@ -187,6 +184,17 @@ func readRegular(f *os.File, maxBytes int64) ([]byte, os.FileInfo, error) {
 		return nil, nil, fmt.Errorf("%w: the file grew past the limit of %d bytes while read", ErrNet, maxBytes)
 	}
 	return b, st, nil
+}
+
+// checkRegular refuses a file that is not regular or larger than maxBytes.
+func checkRegular(st os.FileInfo, maxBytes int64) error {
+	switch {
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%w: %w (%s)", ErrNet, ErrNotRegular, st.Mode().Type())
+	case st.Size() > maxBytes:
+		return fmt.Errorf("%w: the file has %d bytes, above the limit of %d", ErrNet, st.Size(), maxBytes)
+	}
+	return nil
 }
 
 // checkDepth refuses a msgpack value nested deeper than MaxDepth before
@@ -327,8 +335,11 @@ func (c *Cache) load(f *os.File, maxBytes int64) (*Net, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNet, err)
 	}
+	if err := checkRegular(st, maxBytes); err != nil {
+		return nil, err
+	}
 	id, ok := identity(st)
-	if ok && st.Mode().IsRegular() {
+	if ok {
 		if n := c.lookup(id); n != nil {
 			return n, nil
 		}
