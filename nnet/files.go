@@ -31,7 +31,7 @@ var ErrNotRegular = errors.New("not a regular file")
 const (
 	// DefaultMaxNetBytes is the default size cap of a network file a
 	// server opens for its clients (server.Config.MaxNetBytes).
-	DefaultMaxNetBytes = 64 << 20
+	DefaultMaxNetBytes = 8 << 20
 	// DefaultCacheBytes bounds the networks kept by the cache LoadCached
 	// and Dirs.Load share (SetCacheLimit changes it).
 	DefaultCacheBytes = 256 << 20

@@ -47,12 +47,15 @@ const (
 	DefaultMaxHandshakes = 64
 	// DefaultMaxOpponentSims allows mcts:2000 or mc:2000 as an opponent (a few ms a decision).
 	DefaultMaxOpponentSims = 2000
-	// DefaultMaxNetBytes is the largest network file a client may name (64 MiB).
+	// DefaultMaxNetBytes is the largest network file a client may name (8
+	// MiB: two million weights; the Python package's default net, 256 x 256
+	// on the tactical tier, has 0.6 million).
 	DefaultMaxNetBytes = nnet.DefaultMaxNetBytes
 	// DefaultMaxNetCacheBytes bounds the networks the server keeps loaded
-	// for its clients (128 MiB: two networks of the largest size, or many
-	// of the usual few megabytes).
-	DefaultMaxNetCacheBytes = 128 << 20
+	// for its clients (24 MiB: three networks of the largest size, or ten
+	// of the usual). With DefaultMaxNetBytes it adds 48 MiB to
+	// Config.MemoryBound.
+	DefaultMaxNetCacheBytes = 24 << 20
 )
 
 // Config holds a server's limits and identity. The zero value of a field
