@@ -117,7 +117,7 @@ func TestNetFIFORefusedWhileOthersLoad(t *testing.T) {
 	before := ms.TotalAlloc
 	errs := make([]error, 3)
 	var wg sync.WaitGroup
-	for i, spec := range []string{"net:fifo.ynet", "net:urandom", "net:good.ynet"} {
+	for i, spec := range []string{"net:" + fifo, "net:/dev/urandom", "net:" + filepath.Join(dir, "good.ynet")} {
 		c := ts.client(t)
 		require.NoError(t, c.Conn().SetDeadline(time.Now().Add(10*time.Second)))
 		wg.Add(1)
@@ -144,8 +144,10 @@ func TestNetSpellingsShareOneCacheEntry(t *testing.T) {
 	n := nettest.Net(nettest.Small(5), 1024, 64)
 	nettest.Write(t, filepath.Join(dir, "big.ynet"), n)
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
-	names := []string{"big.ynet", "./big.ynet", "d/../big.ynet", "././big.ynet", filepath.Join(dir, "big.ynet"),
-		dir + "//big.ynet", filepath.Join(dir, "d", "..", "big.ynet"), "./d/../big.ynet"}
+	// Absolute spellings (as well as relative ones) so that the test also
+	// runs against the server from before the folder policy.
+	names := []string{filepath.Join(dir, "big.ynet"), dir + "/./big.ynet", dir + "/d/../big.ynet", dir + "/././big.ynet",
+		dir + "//big.ynet", dir + "/d/./../big.ynet", dir + "/./d/../big.ynet", dir + "/d/../d/../big.ynet"}
 	for i := 0; len(names) < 30; i++ {
 		link := fmt.Sprintf("link%d.ynet", i)
 		switch i % 3 {
@@ -156,7 +158,7 @@ func TestNetSpellingsShareOneCacheEntry(t *testing.T) {
 		case 2:
 			nettest.Write(t, filepath.Join(dir, link), n) // a copy: another file, the same content
 		}
-		names = append(names, link)
+		names = append(names, filepath.Join(dir, link))
 	}
 	nets0, bytes0 := nnet.CacheStats()
 	for _, name := range names {
@@ -178,7 +180,7 @@ func TestNetCacheBound(t *testing.T) {
 	for i := range 6 {
 		name := fmt.Sprintf("n%d.ynet", i)
 		nettest.Write(t, filepath.Join(dir, name), nettest.Net(nettest.Small(10+i), 256))
-		_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + name})
+		_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + filepath.Join(dir, name)})
 		require.NoError(t, err)
 		nets, bytes := nnet.CacheStats()
 		assert.LessOrEqual(t, bytes, 2*one+one/2)
@@ -194,7 +196,7 @@ func TestNetNestedFileIsAClientError(t *testing.T) {
 	ts, dir := netServer(t, Config{MaxNetBytes: 16 << 20}) // room for the 12 MB file: the depth check refuses it
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "deep.ynet"), nettest.Nested(12<<20), 0o644))
 	c := ts.client(t)
-	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:deep.ynet"})
+	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + filepath.Join(dir, "deep.ynet")})
 	assert.Equal(t, CodeBadNet, errCode(err), "%v", err)
 	assert.Contains(t, fmt.Sprint(err), "nested deeper than")
 	other := ts.client(t)
@@ -212,7 +214,7 @@ func TestNetHugeWeightsAndNaNOutputs(t *testing.T) {
 	ts, dir := netServer(t, Config{})
 	c := ts.client(t)
 	nettest.Write(t, filepath.Join(dir, "huge.ynet"), nettest.Huge())
-	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:huge.ynet"})
+	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + filepath.Join(dir, "huge.ynet")})
 	assert.Equal(t, CodeBadNet, errCode(err), "%v", err)
 	assert.Contains(t, fmt.Sprint(err), "above 10000 in magnitude")
 
@@ -224,14 +226,15 @@ func TestNetHugeWeightsAndNaNOutputs(t *testing.T) {
 			packed = s.AppendPacked(packed)
 		}
 	}
-	for _, spec := range []string{"net:inf.ynet", "net:inf.ynet,sims=4"} {
+	inf := "net:" + filepath.Join(dir, "inf.ynet")
+	for _, spec := range []string{inf, inf + ",sims=4"} {
 		_, err = c.Call("analyse", map[string]any{"game": g, "states": packed, "agent": spec})
 		assert.Equal(t, CodeBadNet, errCode(err), "%s: %v", spec, err)
 		assert.Contains(t, fmt.Sprint(err), "NaN or infinite")
 	}
 	// As an opponent it fails the reset or step it plays in (seat random:
 	// in some of the 8 envs it moves first), with bad_net.
-	h := makeHandle(t, c, map[string]any{"n": 8, "opponent": "net:inf.ynet", "seat": "random", "illegal": "penalty"})
+	h := makeHandle(t, c, map[string]any{"n": 8, "opponent": inf, "seat": "random", "illegal": "penalty"})
 	_, err = c.Call("reset", map[string]any{"handle": h, "seed": 1})
 	for i := 0; i < 20 && err == nil; i++ {
 		_, err = c.Call("step", map[string]any{"handle": h, "actions": int32Bin(0, 0, 0, 0, 0, 0, 0, 0)})
