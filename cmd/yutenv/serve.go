@@ -35,11 +35,15 @@ var serveSignals = func() (<-chan os.Signal, func()) {
 	return ch, func() { signal.Stop(ch) }
 }
 
+// serveExecutable is the binary whose nets/ folder serve allows (a
+// variable so tests can give their own).
+var serveExecutable = os.Executable
+
 // shippedNetDirs returns the folder of networks shipped with this binary
-// (nets/ next to it, as in the Python package) if there is one: clients
-// may always name those.
+// (nets/ next to it, as yutenv/_bin/nets in the Python package) if there
+// is one: clients may always name those.
 func shippedNetDirs() []string {
-	exe, err := os.Executable()
+	exe, err := serveExecutable()
 	if err != nil {
 		return nil
 	}
