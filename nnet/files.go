@@ -249,16 +249,6 @@ type fileID struct {
 	mtime    int64
 }
 
-// identity returns the identity of a file from its fstat (ok false where
-// the platform gives no device and inode).
-func identity(st os.FileInfo) (fileID, bool) {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
-	}
-	return fileID{dev: uint64(sys.Dev), ino: sys.Ino, size: st.Size(), mtime: st.ModTime().UnixNano()}, true //nolint:unconvert // Dev is not uint64 everywhere
-}
-
 // Cache keeps loaded networks by file identity (device, inode, size,
 // modification time) and by content (sha256), so any number of spellings
 // of one file, or copies of it, share one Net. It holds at most its
