@@ -2,6 +2,7 @@ package nnet
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
 )
 
 // nested returns a msgpack value of depth nested one-element arrays.
@@ -138,4 +141,39 @@ func TestNewDirs(t *testing.T) {
 	_, _, err = small.Load("tiny.ynet")
 	assert.ErrorIs(t, err, ErrNet)
 	assert.Contains(t, err.Error(), "above the limit of 16")
+}
+
+// TestEvaluateRefusesNonFiniteOutputs: an infinite value or logit is
+// ErrNonFinite, never a NaN prior; the check allocates nothing.
+func TestEvaluateRefusesNonFiniteOutputs(t *testing.T) {
+	s, err := env.New(env.Standard(), 3, env.AnySeat)
+	require.NoError(t, err)
+	for s.Phase() != env.PhaseMove {
+		_, err := s.SampleThrow()
+		require.NoError(t, err)
+	}
+	priors := make([]float32, env.NumActions)
+	good := NewEvaluator(randomNet(1, 16))
+	_, err = good.Evaluate(&s, priors)
+	require.NoError(t, err)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = good.Evaluate(&s, priors) }), "Evaluate allocates nothing")
+	for _, bad := range []func(n *Net){
+		func(n *Net) { n.Value.B[0] = float32(math.Inf(1)) },
+		func(n *Net) { // a NaN in every legal action's logit; only legal ones are checked
+			for i := range n.Policy.B {
+				n.Policy.B[i] = float32(math.NaN())
+			}
+		},
+		func(n *Net) {
+			for i := range n.Policy.B {
+				n.Policy.B[i] = float32(math.Inf(-1))
+			}
+		},
+	} {
+		n := randomNet(1, 16)
+		bad(n)
+		_, err := NewEvaluator(n).Evaluate(&s, priors)
+		require.ErrorIs(t, err, ErrNonFinite)
+		require.ErrorIs(t, err, ErrNet)
+	}
 }
