@@ -156,7 +156,11 @@ def _net_dirs(args: Sequence[str]) -> list[str]:
     else the current directory (for relative names) and ``/``."""
     if any(a == "--net-dir" or a.startswith("--net-dir=") for a in args):
         return []
-    return ["--net-dir", os.getcwd(), "--net-dir", "/"]
+    try:
+        cwd = ["--net-dir", os.getcwd()]
+    except OSError:  # the current directory was removed: relative names cannot mean anything
+        cwd = []
+    return [*cwd, "--net-dir", "/"]
 
 
 class Server:
