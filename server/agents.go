@@ -14,8 +14,8 @@ import (
 // server's folder policy (Config.NetDirs), one file at a time. It returns
 // the spec as the client named it (for replies) and the spec to build the
 // agents from, which names the network by its resolved path (the agents
-// load it from the process's cache): the client's NAME never reaches any
-// other file system call.
+// load it from the process's cache): no file system call sees the
+// client's NAME except the policy's own.
 func (c *conn) agentSpec(ctx context.Context, method, field, text string) (sp, build agent.Spec, e *Error) {
 	sp, err := agent.ParseSpec(text)
 	if err != nil {
