@@ -3,9 +3,7 @@ package nnet
 import (
 	"fmt"
 	"math"
-	"os"
 	"sync"
-	"time"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -52,10 +50,26 @@ func (e *Evaluator) Evaluate(s *env.State, priors []float32) (float64, error) {
 	e.enc.Encode(s, s.ToMove(), e.x)
 	v := e.net.Forward(e.sc, e.x, e.logits[:])
 	legal := s.LegalActions(e.legal[:0])
+	if !finite(v) {
+		return 0, ErrNonFinite
+	}
+	for _, a := range legal {
+		if !finite(e.logits[a]) {
+			return 0, ErrNonFinite
+		}
+	}
 	clear(priors[:env.NumActions])
 	Softmax(e.logits[:], legal, priors)
 	return math.Tanh(float64(v)), nil
 }
+
+// ErrNonFinite is returned by Evaluate (and so by the agent) when the
+// network's value or a legal action's logit is NaN or infinite: weights
+// within MaxWeight can still overflow float32 in a deep or wide net, and a
+// NaN must never become a policy. It wraps ErrNet.
+var ErrNonFinite = fmt.Errorf("%w: the network's output is NaN or infinite", ErrNet)
+
+func finite(x float32) bool { return !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0) }
 
 // Softmax writes the softmax of logits over the legal actions into dst
 // (other entries untouched).
@@ -75,38 +89,21 @@ func Softmax(logits []float32, legal []env.Action, dst []float32) {
 	}
 }
 
-// cache keeps every net loaded by a spec, so the many agents of a run
-// (one per worker and seat) share one copy; a changed file is read again.
-var cache struct {
-	sync.Mutex
-	nets map[string]cached
-}
-
-type cached struct {
-	mod  time.Time
-	size int64
-	net  *Net
-}
-
-// LoadCached is Load through a cache keyed by path, modification time and size.
+// LoadCached is Load through the process's network cache (Cache): the
+// many agents of a run (one per worker and seat) share one copy of a net,
+// and a changed file is read again. It opens any path (the caller is the
+// operator), but only a regular file of at most MaxFileSize bytes, without
+// blocking on a FIFO.
 func LoadCached(path string) (*Net, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNet, err)
-	}
-	cache.Lock()
-	defer cache.Unlock()
-	if c, ok := cache.nets[path]; ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
-		return c.net, nil
-	}
-	n, err := Load(path)
+	f, err := openFile(path)
 	if err != nil {
 		return nil, err
 	}
-	if cache.nets == nil {
-		cache.nets = map[string]cached{}
+	defer f.Close()
+	n, err := shared.load(f, MaxFileSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	cache.nets[path] = cached{st.ModTime(), st.Size(), n}
 	return n, nil
 }
 

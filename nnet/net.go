@@ -5,9 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -29,6 +27,10 @@ const (
 	MaxWidth = 1 << 16
 	// MaxLayers bounds the trunk's layers.
 	MaxLayers = 64
+	// MaxWeight bounds the magnitude of every weight and bias: trained
+	// nets stay far below it, and larger finite values (3e38) only
+	// overflow the forward pass into NaN.
+	MaxWeight = 1e4
 )
 
 // Layer is one dense layer: Out×In weights, row-major (W[o*In+i]), and Out biases.
@@ -92,19 +94,17 @@ func (f *file) trunk() ([]fileLayer, error) {
 	return out, nil
 }
 
-// Load reads and checks a network file.
+// Load reads and checks a network file: a regular file (never a FIFO or a
+// device) of at most MaxFileSize bytes. Every error wraps ErrNet.
 func Load(path string) (*Net, error) {
-	f, err := os.Open(path)
+	f, err := openFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	b, _, err := readRegular(f, MaxFileSize)
 	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxFileSize {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrNet, path, MaxFileSize)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	n, err := Parse(b)
 	if err != nil {
@@ -116,9 +116,13 @@ func Load(path string) (*Net, error) {
 // Parse reads and checks a network from the bytes of a file: the format
 // and version, the tier, every layer's sizes (the first takes the tier's
 // observation, each takes the one before's output, the policy gives 180
-// logits and the value one number) and every weight (finite). Every error
-// wraps ErrNet.
+// logits and the value one number) and every weight (finite, at most
+// MaxWeight in magnitude). Nesting deeper than MaxDepth is refused before
+// decoding. Every error wraps ErrNet.
 func Parse(b []byte) (*Net, error) {
+	if err := checkDepth(b); err != nil {
+		return nil, fmt.Errorf("%w: not a msgpack map of the format: %v", ErrNet, err)
+	}
 	var f file
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(&f); err != nil {
@@ -184,8 +188,8 @@ func layer(where string, fl *fileLayer, wantIn, wantOut int) (Layer, error) {
 	l := Layer{In: fl.In, Out: fl.Out, W: floats(fl.W), B: floats(fl.B)}
 	for _, v := range [][]float32{l.W, l.B} {
 		for _, x := range v {
-			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-				return Layer{}, fmt.Errorf("%w: %s: a weight is NaN or infinite", ErrNet, where)
+			if math.IsNaN(float64(x)) || math.Abs(float64(x)) > MaxWeight {
+				return Layer{}, fmt.Errorf("%w: %s: a weight is NaN, infinite or above %g in magnitude", ErrNet, where, MaxWeight)
 			}
 		}
 	}

@@ -241,6 +241,12 @@ func FuzzParse(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(good)
 	f.Add([]byte("\x82\xa6format\xaayutenv-net\xa7version\x01"))
+	f.Add(append([]byte("\x84\xa6format\xaayutenv-net\xa7version\x01\xa4tier\xa7compact\xa5trunk"), nested(64)...))
+	huge := randomNet(3, 4)
+	huge.Value.W[0] = 3e38
+	hugeB, err := huge.MarshalBinary()
+	require.NoError(f, err)
+	f.Add(hugeB)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n, err := Parse(b)
 		if err != nil {

@@ -166,6 +166,11 @@ const (
 //
 //	max_env_bytes + max_inflight_bytes + max_conns x (2 x 256 KiB + 80 KiB)
 //	  + max_handshakes x (2 x 64 KiB + 80 KiB) + workers x 1 MiB + 24 MiB
+//	  + max_net_cache_bytes + 3 x max_net_bytes
+//
+// The last two terms are the networks clients name: those kept loaded, and
+// the one file read at a time (its bytes, the decoded layers and the
+// weights).
 //
 // Freed buffers are memory until the garbage collector runs: a process
 // serving untrusted clients sets this as its soft memory limit
@@ -179,5 +184,6 @@ func (c Config) MemoryBound() int64 {
 	return c.MaxEnvBytes + c.MaxInflightBytes +
 		int64(c.MaxConns)*(2*keepBuffer+perConnBytes) +
 		int64(c.MaxHandshakes)*(2*maxPreAuthFrame+perConnBytes) +
-		int64(c.Workers)*perAgentBytes + runtimeBytes
+		int64(c.Workers)*perAgentBytes + runtimeBytes +
+		c.MaxNetCacheBytes + 3*c.MaxNetBytes
 }

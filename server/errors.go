@@ -44,6 +44,11 @@ const (
 	// CodeEvalTimeout: a self-play run's batch was not answered within its
 	// eval_timeout; the run was cancelled (its finished shards stay).
 	CodeEvalTimeout Code = "eval_timeout"
+	// CodeBadNet: an agent's network (net:NAME) is refused: the name is not
+	// a regular file inside the server's network folders (one message for
+	// every reason, so a client learns nothing of other files), or the file
+	// is not a valid network, or the network's output was NaN or infinite.
+	CodeBadNet Code = "bad_net"
 	// CodeInternal: a bug in the server.
 	CodeInternal Code = "internal"
 )
@@ -52,7 +57,7 @@ const (
 func Codes() []Code {
 	return []Code{CodeBadFrame, CodeFrameTooLarge, CodeBadRequest, CodeUnknownMethod, CodeHandshakeRequired,
 		CodeUnauthorized, CodeVersionMismatch, CodeInvalidRules, CodeUnknownHandle, CodeNeedsReset,
-		CodeIllegalAction, CodeLimitExceeded, CodeBadState, CodeUnsupported, CodeShuttingDown, CodeEvalTimeout, CodeInternal}
+		CodeIllegalAction, CodeLimitExceeded, CodeBadState, CodeUnsupported, CodeShuttingDown, CodeEvalTimeout, CodeBadNet, CodeInternal}
 }
 
 // Error is an error response: the server sends it as {code, message}, and

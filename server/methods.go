@@ -14,7 +14,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
@@ -352,15 +351,13 @@ func (c *conn) makeHandle(p []byte) *Error {
 	case cfg.Seat >= players:
 		return errorf(CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
+	opponent := "" // as the client named it, for the reply
 	if cfg.Mode == vecenv.Single {
-		sp, err := agent.ParseSpec(cfg.Opponent)
-		if err != nil {
-			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
+		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent)
+		if e != nil {
+			return e
 		}
-		if lim := c.srv.cfg.MaxOpponentSims; lim > 0 && sp.N*max(sp.Workers, 1) > lim {
-			return errorf(CodeLimitExceeded, "make: params.opponent: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
-				clip([]byte(cfg.Opponent)), sp.N*max(sp.Workers, 1), lim)
-		}
+		opponent, cfg.Opponent = cfg.Opponent, build.String()
 	} else {
 		cfg.Opponent = ""
 	}
@@ -382,7 +379,7 @@ func (c *conn) makeHandle(p []byte) *Error {
 	b, err := vecenv.New(cfg)
 	if err != nil {
 		c.srv.releaseEnvs(cfg.N, bytes)
-		return errorf(CodeBadRequest, "make: %v", err)
+		return errorf(netCode(err, CodeBadRequest), "make: %v", err)
 	}
 	c.nextHandle++
 	h := c.nextHandle
@@ -400,7 +397,7 @@ func (c *conn) makeHandle(p []byte) *Error {
 	return c.result("make", makeResult{
 		Handle: h, N: cfg.N, Players: players,
 		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
-		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: cfg.Opponent, Seat: seat,
+		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
 		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
 		ObsSize: b.ObsSize(), ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
 		RewardShape: rewardShape,
@@ -495,7 +492,7 @@ func (c *conn) reset(p []byte) *Error {
 		return e
 	}
 	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
-		return errorf(CodeInternal, "reset: %v", err)
+		return errorf(netCode(err, CodeInternal), "reset: %v", err)
 	}
 	keys := 4
 	if record {
@@ -650,7 +647,7 @@ func (c *conn) step(p []byte) *Error {
 		return e
 	}
 	if err := b.Step(c.srv.pool, record); err != nil {
-		return errorf(CodeInternal, "step: %v", err)
+		return errorf(netCode(err, CodeInternal), "step: %v", err)
 	}
 	c.srv.stats.steps.Add(uint64(nEnv))
 	keys := 6

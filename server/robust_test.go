@@ -265,7 +265,7 @@ func TestConfig(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConfig)
 	_, err = New(Config{MaxConns: -1})
 	assert.ErrorIs(t, err, ErrConfig)
-	assert.Len(t, Codes(), 17)
+	assert.Len(t, Codes(), 18)
 	e := &Error{Code: CodeBadRequest, Message: "x"}
 	assert.True(t, errors.Is(e, &Error{Code: CodeBadRequest}))
 	assert.False(t, errors.Is(e, &Error{Code: CodeInternal}))

@@ -160,16 +160,17 @@ func TestSelfplayBadClients(t *testing.T) {
 
 // TestNetOpponent plays a network through make's opponent.
 func TestNetOpponent(t *testing.T) {
-	ts := startServer(t, "unix", Config{})
+	ts := startServer(t, "unix", Config{NetDirs: []string{filepath.Join("..", "nnet", "testdata")}})
 	c := ts.client(t)
-	net := filepath.Join("..", "nnet", "testdata", "go-tiny.ynet")
-	for _, spec := range []string{"net:" + net, "net:" + net + ",sims=4"} {
+	abs, err := filepath.Abs(filepath.Join("..", "nnet", "testdata", "go-tiny.ynet"))
+	require.NoError(t, err)
+	for _, spec := range []string{"net:go-tiny.ynet", "net:go-tiny.ynet,sims=4", "net:" + abs} {
 		h := makeHandle(t, c, map[string]any{"n": 2, "opponent": spec})
 		_, err := c.Call("reset", map[string]any{"handle": h, "seed": 1})
 		require.NoError(t, err)
 	}
-	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:/nonexistent.ynet"})
-	assert.Equal(t, CodeBadRequest, errCode(err))
+	_, err = c.Call("make", map[string]any{"n": 1, "opponent": "net:/nonexistent.ynet"})
+	assert.Equal(t, CodeBadNet, errCode(err))
 }
 
 // FuzzSelfplayAnswer sends arbitrary priors and values to a live run: the

@@ -19,6 +19,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/vecenv"
 )
@@ -46,6 +47,15 @@ const (
 	DefaultMaxHandshakes = 64
 	// DefaultMaxOpponentSims allows mcts:2000 or mc:2000 as an opponent (a few ms a decision).
 	DefaultMaxOpponentSims = 2000
+	// DefaultMaxNetBytes is the largest network file a client may name (8
+	// MiB: two million weights; the Python package's default net, 256 x 256
+	// on the tactical tier, has 0.6 million).
+	DefaultMaxNetBytes = nnet.DefaultMaxNetBytes
+	// DefaultMaxNetCacheBytes bounds the networks the server keeps loaded
+	// for its clients (24 MiB: three networks of the largest size, or ten
+	// of the usual). With DefaultMaxNetBytes it adds 48 MiB to
+	// Config.MemoryBound.
+	DefaultMaxNetCacheBytes = 24 << 20
 )
 
 // Config holds a server's limits and identity. The zero value of a field
@@ -92,6 +102,19 @@ type Config struct {
 	// is played inside a step, so an unbounded one would let a client hold
 	// the server's cores; 0 means DefaultMaxOpponentSims, negative no limit.
 	MaxOpponentSims int
+	// NetDirs are the folders a client may name networks from (agent
+	// net:NAME, as make's opponent or analyse's agent): a relative NAME is
+	// looked up inside them, an absolute one must lie inside one once its
+	// symbolic links are resolved, and only regular files are opened
+	// (nnet.Dirs). No folder: clients may name no network.
+	NetDirs []string
+	// MaxNetBytes is the largest network file a client may name, in bytes
+	// (0: DefaultMaxNetBytes).
+	MaxNetBytes int64
+	// MaxNetCacheBytes bounds the weights of the networks kept loaded
+	// (least recently used evicted; 0: DefaultMaxNetCacheBytes). The cache
+	// belongs to the process (package nnet): New sets its bound.
+	MaxNetCacheBytes int64
 	// Version is the software version reported by hello ("yutenv <Version>").
 	Version string
 	// Logger receives the server's structured logs (default: discard).
@@ -104,8 +127,8 @@ func DefaultConfig() Config {
 		MaxConns: DefaultMaxConns, MaxHandshakes: DefaultMaxHandshakes, HandshakeTimeout: DefaultHandshakeTimeout,
 		MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs, MaxEnvBytes: DefaultMaxEnvBytes,
 		MaxFrame: DefaultMaxFrame, MaxInflightBytes: DefaultMaxInflightBytes, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
-		MaxOpponentSims: DefaultMaxOpponentSims,
-		Version:         "dev",
+		MaxOpponentSims: DefaultMaxOpponentSims, MaxNetBytes: DefaultMaxNetBytes, MaxNetCacheBytes: DefaultMaxNetCacheBytes,
+		Version: "dev",
 	}
 }
 
@@ -146,6 +169,12 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxOpponentSims == 0 {
 		c.MaxOpponentSims = d.MaxOpponentSims
 	}
+	if c.MaxNetBytes == 0 {
+		c.MaxNetBytes = d.MaxNetBytes
+	}
+	if c.MaxNetCacheBytes == 0 {
+		c.MaxNetCacheBytes = d.MaxNetCacheBytes
+	}
 	if c.Version == "" {
 		c.Version = d.Version
 	}
@@ -153,7 +182,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.MaxInflightBytes < 0 || c.Workers < 0:
+	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.MaxInflightBytes < 0 || c.Workers < 0 || c.MaxNetBytes < 0 || c.MaxNetCacheBytes < 0:
 		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
 	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
 		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
@@ -186,6 +215,8 @@ type Server struct {
 	envBytes  int64
 	stopOnce  sync.Once
 	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
+	nets      *nnet.Dirs          // the networks clients may name (Config.NetDirs)
+	netLoads  *semaphore.Weighted // one network file read at a time (Config.MemoryBound)
 	ctx       context.Context     // canceled by Close and an expired Shutdown: wakes waits on inflight
 	cancel    context.CancelFunc
 }
@@ -202,6 +233,11 @@ func New(cfg Config) (*Server, error) {
 	if s.hello, err = s.helloResult(); err != nil {
 		return nil, err
 	}
+	if s.nets, err = nnet.NewDirs(cfg.MaxNetBytes, cfg.NetDirs...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	nnet.SetCacheLimit(cfg.MaxNetCacheBytes)
+	s.netLoads = semaphore.NewWeighted(1)
 	s.pool = vecenv.NewPool(cfg.Workers)
 	s.inflight = semaphore.NewWeighted(cfg.MaxInflightBytes)
 	s.ctx, s.cancel = context.WithCancel(context.Background())

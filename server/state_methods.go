@@ -583,13 +583,9 @@ func (c *conn) analyseStates(p []byte) *Error {
 	if pr.Agent == nil {
 		return errorf(CodeBadRequest, "analyse: missing params.agent")
 	}
-	sp, err := agent.ParseSpec(*pr.Agent)
-	if err != nil {
-		return errorf(CodeBadRequest, "analyse: params.agent: %v", err)
-	}
-	if lim := c.srv.cfg.MaxOpponentSims; lim > 0 && sp.N*max(sp.Workers, 1) > lim {
-		return errorf(CodeLimitExceeded, "analyse: params.agent: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
-			clip([]byte(*pr.Agent)), sp.N*max(sp.Workers, 1), lim)
+	sp, build, e := c.agentSpec(c.srv.ctx, "analyse", "agent", *pr.Agent)
+	if e != nil {
+		return e
 	}
 	players := g.proto.Rules().Players
 	if e := c.checkReply("analyse", n, 4+4*env.NumActions+4+4*players); e != nil {
@@ -620,7 +616,7 @@ func (c *conn) analyseStates(p []byte) *Error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ag, err := agent.NewFromSpec(sp, pr.Seed)
+			ag, err := agent.NewFromSpec(build, pr.Seed)
 			if err != nil {
 				mu.Lock()
 				firstErr, firstRow = err, 0
@@ -668,7 +664,7 @@ func (c *conn) analyseStates(p []byte) *Error {
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return errorf(CodeInternal, "analyse: row %d: %v", firstRow, firstErr)
+		return errorf(netCode(firstErr, CodeInternal), "analyse: row %d: %v", firstRow, firstErr)
 	}
 	return c.result("analyse", analyseResult{Agent: sp.String(), Actions: actions, Policy: policy, Value: value, Values: values})
 }

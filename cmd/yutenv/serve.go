@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -34,6 +35,28 @@ var serveSignals = func() (<-chan os.Signal, func()) {
 	return ch, func() { signal.Stop(ch) }
 }
 
+// serveExecutable is the binary whose nets/ folder serve allows (a
+// variable so tests can give their own).
+var serveExecutable = os.Executable
+
+// shippedNetDirs returns the folder of networks shipped with this binary
+// (nets/ next to it, as yutenv/_bin/nets in the Python package) if there
+// is one: clients may always name those.
+func shippedNetDirs() []string {
+	exe, err := serveExecutable()
+	if err != nil {
+		return nil
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return nil
+	}
+	dir := filepath.Join(filepath.Dir(exe), "nets")
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return nil
+	}
+	return []string{dir}
+}
+
 func runServe(args []string, stdout, stderr io.Writer) error {
 	def := server.DefaultConfig()
 	fs := newFlags("serve", "[flags]", stderr)
@@ -55,6 +78,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
 	logFormat := fs.String("log-format", "text", "text or json")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
+	netDirs := fs.StringArray("net-dir", nil, "a folder clients may name networks from (net:NAME), repeatable; the nets/ folder next to this binary, if any, is always allowed")
+	maxNetBytes := fs.Int64("max-net-bytes", def.MaxNetBytes, "largest network file a client may name")
+	maxNetCache := fs.Int64("max-net-cache-bytes", def.MaxNetCacheBytes, "bytes of network weights kept loaded for clients (least recently used evicted)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -78,14 +104,15 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listening on %s (not loopback) requires --token or --token-file", *listen)
 	}
 	switch {
-	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *maxEnvBytes < 1 || *maxInflight < 1 || *workers < 1:
-		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs, --max-env-bytes, --max-inflight-bytes and --workers must be at least 1")
+	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *maxEnvBytes < 1 || *maxInflight < 1 || *workers < 1 || *maxNetBytes < 1 || *maxNetCache < 1:
+		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs, --max-env-bytes, --max-inflight-bytes, --workers, --max-net-bytes and --max-net-cache-bytes must be at least 1")
 	case *idle < 0 || *grace < 0 || *handshake < 0:
 		return errors.New("--idle-timeout, --handshake-timeout and --shutdown-timeout must not be negative")
 	}
 	cfg := server.Config{
 		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxEnvBytes: *maxEnvBytes, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, MaxInflightBytes: *maxInflight, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
+		NetDirs: append(shippedNetDirs(), *netDirs...), MaxNetBytes: *maxNetBytes, MaxNetCacheBytes: *maxNetCache,
 	}
 	if !fs.Changed("max-inflight-bytes") {
 		cfg.MaxInflightBytes = 0 // the default, which grows with --max-frame

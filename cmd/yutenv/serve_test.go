@@ -197,3 +197,51 @@ func TestServeHandshakeFlags(t *testing.T) {
 	stdin.Close()
 	assert.Equal(t, 0, serveWait(t, code))
 }
+
+// TestServeNetDirs: serve's clients may name networks from --net-dir
+// folders and from nets/ next to the binary, and nothing else; a
+// --net-dir that is not a folder stops serve at start-up.
+func TestServeNetDirs(t *testing.T) {
+	bin := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(bin, "nets"), 0o755))
+	tiny, err := os.ReadFile(filepath.Join("..", "..", "nnet", "testdata", "go-tiny.ynet"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "nets", "shipped.ynet"), tiny, 0o644))
+	mine := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(mine, "mine.ynet"), tiny, 0o644))
+	old := serveExecutable
+	serveExecutable = func() (string, error) { return filepath.Join(bin, "yutenv"), nil }
+	t.Cleanup(func() { serveExecutable = old })
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "yutenv"), nil, 0o755))
+
+	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+serveSock(t), "--exit-on-stdin-eof", "--net-dir", mine)
+	c, err := server.Dial(ready["listening"].(string), time.Second)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Hello("")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		spec string
+		code server.Code
+	}{
+		{"net:shipped.ynet", ""},
+		{"net:mine.ynet", ""},
+		{"net:" + filepath.Join(mine, "mine.ynet"), ""},
+		{"net:../../nnet/testdata/go-tiny.ynet", server.CodeBadNet},
+	} {
+		_, err := c.Call("make", map[string]any{"n": 1, "opponent": tc.spec})
+		if tc.code == "" {
+			assert.NoError(t, err, tc.spec)
+			continue
+		}
+		var se *server.Error
+		require.ErrorAs(t, err, &se, tc.spec)
+		assert.Equal(t, tc.code, se.Code, tc.spec)
+	}
+	stdin.Close()
+	assert.Equal(t, 0, serveWait(t, code))
+
+	code2, _, errs := runCmd(t, "serve", "--listen", "unix:"+serveSock(t), "--net-dir", filepath.Join(mine, "mine.ynet"))
+	assert.Equal(t, 1, code2)
+	assert.Contains(t, errs, "is not a directory")
+}

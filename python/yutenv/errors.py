@@ -46,6 +46,12 @@ class InvalidArgumentError(ServerError, ValueError):
     wrong number of actions, an env index out of range."""
 
 
+class NetError(InvalidArgumentError):
+    """An agent's network file (``net:PATH``) was refused or cannot be played: not in the
+    server's ``--net-dir`` folders, not a valid network, or its output was NaN or infinite
+    (server code ``bad_net``)."""
+
+
 class UnauthorizedError(ServerError):
     """The server requires a token and none or a wrong one was given (``unauthorized``)."""
 
@@ -143,6 +149,7 @@ _CODE_CLASSES: dict[str, type[ServerError]] = {
     "illegal_action": IllegalActionError,
     "invalid_rules": InvalidRulesError,
     "bad_request": InvalidArgumentError,
+    "bad_net": NetError,
     "unauthorized": UnauthorizedError,
     "limit_exceeded": LimitExceededError,
     "unsupported": UnsupportedError,

@@ -151,12 +151,30 @@ def _finalize(proc: subprocess.Popen[bytes], stdin: IO[bytes] | None, tmpdir: st
     shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+def _net_dirs(args: Sequence[str]) -> list[str]:
+    """The ``--net-dir`` flags of a private server: none if ``args`` chose its own folders,
+    else the current directory (for relative names) and ``/``."""
+    if any(a == "--net-dir" or a.startswith("--net-dir=") for a in args):
+        return []
+    try:
+        cwd = ["--net-dir", os.getcwd()]
+    except OSError:  # the current directory was removed: relative names cannot mean anything
+        cwd = []
+    return [*cwd, "--net-dir", "/"]
+
+
 class Server:
     """A ``yutenv serve`` process started by this interpreter on a private Unix socket.
 
+    The socket lives in a folder only this user may open, so the server serves one local user
+    who can read their own files anyway: unless ``args`` names ``--net-dir`` folders itself, the
+    server may open network files (``net:PATH`` agents) from anywhere (``--net-dir /``), a
+    relative ``PATH`` first from the current directory, as the CLI does.
+
     Args:
         binary: the server binary (default: :func:`binary_path`).
-        args: extra command-line flags for ``yutenv serve``.
+        args: extra command-line flags for ``yutenv serve``; with ``--net-dir``, only those
+            folders (and the networks shipped with the package) may be named by ``net:`` agents.
         start_timeout: seconds to wait for the server's ready line.
         env: extra environment variables for the server process.
         close_when_unused: stop the server when the last env using it closes (the shared
@@ -189,7 +207,7 @@ class Server:
         os.chmod(self._tmpdir, 0o700)
         self.socket_path = os.path.join(self._tmpdir, "yutenv.sock")
         self.address = "unix:" + self.socket_path
-        cmd = [str(exe), "serve", "--listen", self.address, "--exit-on-stdin-eof", *args]
+        cmd = [str(exe), "serve", "--listen", self.address, "--exit-on-stdin-eof", *_net_dirs(args), *args]
         self.command = cmd
         penv = dict(os.environ)
         if env:

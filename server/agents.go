@@ -1,0 +1,52 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/nnet"
+)
+
+// agentSpec is the one place where a client names an agent (make's
+// opponent, analyse's agent): it parses text, bounds its search by
+// MaxOpponentSims and, for net:NAME, opens the network through the
+// server's folder policy (Config.NetDirs), one file at a time. It returns
+// the spec as the client named it (for replies) and the spec to build the
+// agents from, which names the network by its resolved path (the agents
+// load it from the process's cache): no file system call sees the
+// client's NAME except the policy's own.
+func (c *conn) agentSpec(ctx context.Context, method, field, text string) (sp, build agent.Spec, e *Error) {
+	sp, err := agent.ParseSpec(text)
+	if err != nil {
+		return sp, build, errorf(CodeBadRequest, "%s: params.%s: %v", method, field, err)
+	}
+	if lim := c.srv.cfg.MaxOpponentSims; lim > 0 && sp.N*max(sp.Workers, 1) > lim {
+		return sp, build, errorf(CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
+			method, field, clip([]byte(text)), sp.N*max(sp.Workers, 1), lim)
+	}
+	if sp.Name != "net" {
+		return sp, sp, nil
+	}
+	if err := c.srv.netLoads.Acquire(ctx, 1); err != nil {
+		return sp, build, errorf(CodeShuttingDown, "%s: params.%s: %v", method, field, err)
+	}
+	_, path, err := c.srv.nets.Load(sp.Path)
+	c.srv.netLoads.Release(1)
+	if err != nil {
+		return sp, build, errorf(CodeBadNet, "%s: params.%s: %v", method, field, err)
+	}
+	build = sp
+	build.Path = path
+	return sp, build, nil
+}
+
+// netCode is the code of an error an agent returned while it played: a
+// network's fault (a NaN output) is the client's (bad_net), anything else
+// is def.
+func netCode(err error, def Code) Code {
+	if errors.Is(err, nnet.ErrNet) || errors.Is(err, nnet.ErrRefused) {
+		return CodeBadNet
+	}
+	return def
+}
