@@ -27,13 +27,14 @@ import numpy as np
 
 import yutenv
 
-try:
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecEnv, VecMonitor
-except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"yutenv.bench_sb3 needs the sb3 extra: pip install 'yutenv[sb3]' ({e})")
+from ._extras import import_extra
+
+for _module in ("torch", "sb3_contrib", "stable_baselines3"):
+    import_extra(_module, "sb3", "yutenv.bench_sb3")
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
 from .sb3 import YutSB3VecEnv
 

@@ -73,6 +73,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from .az.selfplay import SelfPlay
 from .datasets import MANIFEST, DatasetError
 from .evaluate import EvalResult, elo_diff, wilson
+from ._extras import import_extra
 from .server import binary_path
 
 __all__ = [
@@ -159,8 +160,7 @@ def play_range_cli(task: RangeTask, out_dir: str) -> None:
 
 
 def _fs(url: str) -> tuple[Any, str]:
-    import fsspec
-
+    fsspec = import_extra("fsspec", "ray", "yutenv.distributed")
     fs, root = fsspec.core.url_to_fs(url)
     return fs, str(root).rstrip("/")
 
@@ -322,8 +322,7 @@ def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | N
 
 
 def _ray_init(address: str | None, num_cpus: int | None) -> Any:
-    import ray
-
+    ray = import_extra("ray", "ray", "yutenv.distributed")
     if not ray.is_initialized():
         if address:
             ray.init(address=address, log_to_driver=False)
@@ -436,8 +435,7 @@ class AzPlayRange:
 
     def __call__(self, task: RangeTask, out_dir: str) -> None:
         """Play ``task`` into the empty local directory ``out_dir`` (a dataset part)."""
-        import torch
-
+        torch = import_extra("torch", "az", "yutenv.distributed's network-guided self-play")
         from .az.net import NetEvaluator, PolicyValueNet
 
         # The threads of torch's kernels decide the order of float sums: fixed, so that a

@@ -50,7 +50,10 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ._extras import import_extra
+
+import_extra("ray.rllib", "rllib", "yutenv.rllib")
+from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 
 from .core import NUM_ACTIONS
 from .gym_env import YutEnv

@@ -38,7 +38,10 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env import VecEnv
+from ._extras import import_extra
+
+import_extra("stable_baselines3", "sb3", "yutenv.sb3")
+from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
 from .vector import YutVectorEnv
 

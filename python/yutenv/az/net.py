@@ -34,8 +34,11 @@ from typing import Any, Sequence
 import msgpack
 import numpy as np
 import numpy.typing as npt
-import torch
-from torch import nn
+from .._extras import import_extra
+
+import_extra("torch", "az", "yutenv.az")
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 from ..core import NUM_ACTIONS
 from ..errors import YutEnvError

@@ -14,6 +14,8 @@ import json
 import os
 import sys
 from pathlib import Path
+
+from .._extras import import_extra
 from typing import Any
 
 __all__ = ["load_generations", "markdown", "plot", "write_report"]
@@ -65,8 +67,7 @@ def markdown(gens: list[dict[str, Any]]) -> str:
 
 def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = "") -> Path:
     """Plot the win rate against every opponent by generation (95% Wilson bands) to a PNG."""
-    import matplotlib
-
+    matplotlib = import_extra("matplotlib", "az", "yutenv.az.report's plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
