@@ -639,32 +639,55 @@ def evaluate_policy(
 # --- command line ---------------------------------------------------------------------
 
 
-def main(argv: Iterable[str] | None = None) -> int:
-    """``python -m yutenv.distributed selfplay|eval ...``: see the module docs."""
+def _count(text: str) -> int:
+    """An argparse type: a count of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} must be at least 1")
+    return n
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m yutenv.distributed``."""
     p = argparse.ArgumentParser(prog="python -m yutenv.distributed", description="yutenv self-play datasets and evaluations on Ray")
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("selfplay", "eval"):
-        s = sub.add_parser(name)
+    sub.add_parser("selfplay", help="play games on the cluster into one dataset (one part per range of games)",
+                   description="Play --games games of --agents on a Ray cluster into one self-play dataset at "
+                   "--out, one task per range of games; the result equals one machine's `yutenv selfplay` "
+                   "with the same seed.")  # fmt: skip
+    sub.add_parser("eval", help="evaluate agent --a against --b, chunks of games spread over the cluster",
+                   description="Play --games games between agents --a and --b (seats balanced) on a Ray "
+                   "cluster, in chunks of --chunk-games, and print the win rate with its interval.")  # fmt: skip
+    for s in sub.choices.values():
         s.add_argument("--address", default=None, help="Ray cluster address ('auto'); default: a local Ray")
-        s.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (without --address)")
-        s.add_argument("--seed", type=int, default=1)
-        s.add_argument("--rules", default="standard")
-        s.add_argument("--threads-per-task", type=int, default=1, help="CPUs (games at once) of one task")
-        s.add_argument("--max-tasks", type=int, default=None, help="tasks in flight at most (default: as many as the cluster runs)")
+        s.add_argument("--num-cpus", type=_count, default=None, help="CPUs of the local Ray (without --address)")
+        s.add_argument("--seed", type=int, default=1, help="seed of the run: every game's and agent's seed derives from it (default 1)")
+        s.add_argument("--rules", default="standard", help="rules string or preset, as `yutenv --rules` (default standard)")
+        s.add_argument("--threads-per-task", type=_count, default=1, help="CPUs (games at once) of one task")
+        s.add_argument("--max-tasks", type=_count, default=None, help="tasks in flight at most (default: as many as the cluster runs)")
     sp = sub.choices["selfplay"]
-    sp.add_argument("--games", type=int, default=100)
-    sp.add_argument("--agents", default="random")
-    sp.add_argument("--tier", default="compact")
+    sp.add_argument("--games", type=_count, default=100, help="games to play (default 100)")
+    sp.add_argument("--agents", default="random", help="agent spec of every seat (';'-separated), or one spec for all seats (default random)")
+    sp.add_argument("--tier", default="compact", help="observation tier of the dataset: compact, tactical or planes (default compact)")
     sp.add_argument("--out", required=True, help="dataset folder or fsspec URI")
-    sp.add_argument("--shard-games", type=int, default=100)
-    sp.add_argument("--range-games", type=int, default=None, help="games of one task (a multiple of --shard-games)")
-    sp.add_argument("--quiet", action="store_true")
+    sp.add_argument("--shard-games", type=_count, default=100, help="games per shard file (default 100)")
+    sp.add_argument("--range-games", type=_count, default=None, help="games of one task (a multiple of --shard-games)")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
     ev = sub.choices["eval"]
-    ev.add_argument("--a", required=True)
-    ev.add_argument("--b", required=True)
-    ev.add_argument("--games", type=int, default=2000)
-    ev.add_argument("--chunk-games", type=int, default=200)
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--a", required=True, help="agent spec of the player evaluated")
+    ev.add_argument("--b", required=True, help="agent spec of its opponent")
+    ev.add_argument("--games", type=_count, default=2000, help="games in all, seats balanced (default 2000)")
+    ev.add_argument("--chunk-games", type=_count, default=200, help="games of one task (default 200)")
+    ev.add_argument("--json", action="store_true", help="print the result as JSON")
+    return p
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """``python -m yutenv.distributed selfplay|eval ...``: see the module docs."""
+    p = parser()
     args = p.parse_args(None if argv is None else list(argv))
     try:
         if args.cmd == "selfplay":

@@ -10,13 +10,14 @@ that is still going or was interrupted. The plot needs matplotlib (the ``az`` ex
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from .._extras import import_extra
-from typing import Any
 
 __all__ = ["load_generations", "markdown", "plot", "write_report"]
 
@@ -123,14 +124,24 @@ def write_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m yutenv.az.report RUN_DIR``: rewrite the run's report."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m yutenv.az.report RUN_DIR", file=sys.stderr)
-        return 2
-    for p in write_report(args[0]):
-        print(p)
+    p = argparse.ArgumentParser(
+        prog="python -m yutenv.az.report",
+        description="Rewrite a training run's report (RUN_DIR/report.md, a win-rate table by "
+        "generation, and RUN_DIR/report.png, its plot) from the run's complete generations. "
+        "Works on a run that is still going. The plot needs matplotlib (the az extra).",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the run's folder (the --out of python -m yutenv.az.train)")
+    args = p.parse_args(argv)
+    if not Path(args.run_dir).is_dir():
+        p.error(f"{args.run_dir}: no such folder")
+    try:
+        paths = write_report(args.run_dir)
+    except ValueError as e:
+        print(f"python -m yutenv.az.report: {e}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(path)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
