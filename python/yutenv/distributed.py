@@ -74,6 +74,7 @@ from .az.selfplay import SelfPlay
 from .datasets import MANIFEST, DatasetError
 from .evaluate import EvalResult, elo_diff, wilson
 from ._extras import import_extra
+from ._progress import progress_bar
 from .server import binary_path
 
 __all__ = [
@@ -331,14 +332,6 @@ def _ray_init(address: str | None, num_cpus: int | None) -> Any:
     return ray
 
 
-def _progress(total: int, desc: str, show: bool) -> Any:
-    if not show:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="game")
-
-
 def selfplay(
     out: str,
     games: int,
@@ -355,7 +348,7 @@ def selfplay(
     max_retries: int = 3,
     max_tasks: int | None = None,
     play_range: PlayRange | None = None,
-    progress: bool = False,
+    progress: bool | None = False,
 ) -> dict[str, Any]:
     """Write a self-play dataset of ``games`` games to ``out`` (a path or fsspec URI) on Ray.
 
@@ -389,7 +382,7 @@ def selfplay(
             num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash]
         )
         play = play_range or play_range_cli
-        bar = _progress(sum(n for _, n in todo), "selfplay", progress)
+        bar = progress_bar(sum(n for _, n in todo), "selfplay", show=progress)
         tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task) for first, n in todo]
 
         def submit(task: RangeTask) -> Callable[[], Any]:
@@ -695,7 +688,7 @@ def main(argv: Iterable[str] | None = None) -> int:
             m = selfplay(args.out, args.games, agents=args.agents, tier=args.tier, seed=args.seed, rules=args.rules,
                          shard_games=args.shard_games, range_games=args.range_games, address=args.address,
                          num_cpus=args.num_cpus, threads_per_task=args.threads_per_task, max_tasks=args.max_tasks,
-                         progress=not args.quiet)  # fmt: skip
+                         progress=False if args.quiet else None)  # fmt: skip
             print(f"{args.out}: {m['games']} games, {m['decisions']} decisions in {len(m['shards'])} shards ({time.perf_counter() - t0:.1f} s)")
         else:
             r = evaluate_agents(args.a, args.b, args.games, seed=args.seed, rules=args.rules, chunk_games=args.chunk_games,

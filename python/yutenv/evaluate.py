@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -28,6 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from ._progress import progress_bar
 from .errors import IllegalActionError
 from .vector import YutVectorEnv
 
@@ -181,7 +181,7 @@ def evaluate(
     seed: int = 0,
     deterministic: bool = True,
     batched: bool = True,
-    progress: bool = True,
+    progress: bool | None = None,
     name: str | None = None,
     **env_kwargs: Any,
 ) -> EvalResult:
@@ -204,7 +204,8 @@ def evaluate(
             derives its later episodes' seeds from it (docs/PROTOCOL.md, "Seeds and
             determinism"), so each seat sees the same games (common random numbers).
         deterministic: passed to an sb3 model's ``predict``.
-        progress: show a tqdm progress bar (if tqdm is installed).
+        progress: the progress bar (games, rate, ETA) on stderr: ``None`` on a terminal only,
+            ``True`` always, ``False`` never.
         name: the policy's name in the result (default: its function or class name).
         env_kwargs: more :class:`~yutenv.YutVectorEnv` arguments (``obs_type``,
             ``server``, ``address``, ``token``, ``max_decisions``, ``timeout``).
@@ -253,8 +254,7 @@ def evaluate(
                     players, rules_text, opponent_name = venv.players, venv.rules, venv.opponent
                     per_seat_games = -(-games // players)
                     total = per_seat_games * players
-                    if progress:
-                        bar = _progress_bar(total, f"{policy_name} vs {opponent_name}")
+                    bar = progress_bar(total, f"{policy_name} vs {opponent_name}", show=progress)
                 # Env i plays a fixed number of episodes (its first ones, fixed by the
                 # seeds), so stopping does not favour short games.
                 quota = np.full(n_envs, per_seat_games // n_envs, dtype=np.int64)
@@ -375,11 +375,3 @@ def _evaluate_spec(
     fields["a"] = name or m["a"]
     fields.setdefault("seconds", time.perf_counter() - t0)
     return EvalResult(**fields)
-
-
-def _progress_bar(total: int, desc: str) -> Any:
-    try:
-        from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:  # tqdm is optional: no bar without it
-        return None
-    return tqdm(total=total, desc=desc, unit="game", file=sys.stderr, dynamic_ncols=True)
