@@ -24,6 +24,7 @@ import time
 from typing import Any, Callable
 
 import numpy as np
+from tabulate import tabulate
 
 import yutenv
 
@@ -135,17 +136,15 @@ def main(argv: list[str] | None = None) -> None:
         f"\nMaskablePPO, {args.num_envs} envs, net {args.net}, n_steps {args.n_steps}, batch {args.batch_size}, "
         f"epochs {args.n_epochs}, torch threads {args.threads}; median of {args.repeats}"
     )
-    print(f"{'setup':<28}{'train steps/s':>15}{'rollout steps/s':>17}{'env steps/s':>13}")
     med = {s: {k: statistics.median(v) for k, v in results[s].items()} for s in setups}
     names = {"dummy": "DummyVecEnv of YutEnv", "yutenv": "YutSB3VecEnv"}
-    for s in setups:
-        m = med[s]
-        print(f"{names[s]:<28}{m['train']:>15.0f}{m['rollout']:>17.0f}{m['env']:>13.0f}")
+    keys = ("train", "rollout", "env")
+    table = [[names[s], *(f"{med[s][k]:.0f}" for k in keys)] for s in setups]
     if len(setups) == 2:
         a, b = med["dummy"], med["yutenv"]
-        print(
-            f"{'speed-up':<28}{b['train'] / a['train']:>14.2f}x{b['rollout'] / a['rollout']:>16.2f}x{b['env'] / a['env']:>12.2f}x"
-        )
+        table.append(["speed-up", *(f"{b[k] / a[k]:.2f}x" for k in keys)])
+    print(tabulate(table, headers=["setup", "train steps/s", "rollout steps/s", "env steps/s"], disable_numparse=True,
+                   colalign=("left", "right", "right", "right")))  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -72,10 +72,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .az.selfplay import SelfPlay
 from .datasets import MANIFEST, DatasetError
-from .evaluate import EvalResult, elo_diff, wilson
+from .evaluate import EvalResult
 from ._extras import import_extra
 from ._progress import progress_bar
 from .server import binary_path
+from .stats import elo_diff, wilson
 
 __all__ = [
     "AzPlayRange",

@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tabulate import tabulate
+
 from .._extras import import_extra
 
 __all__ = ["load_generations", "markdown", "plot", "write_report"]
@@ -47,7 +49,7 @@ def markdown(gens: list[dict[str, Any]]) -> str:
     """A markdown table: one row per generation, one win-rate column per opponent."""
     cols = [("eval", o, f"vs {o}") for o in _opponents(gens)] + [("eval_search", o, f"search vs {o}") for o in _opponents(gens, "eval_search")]
     head = ["gen", "self-play games", "rows", "buffer", "policy loss", "value loss"] + [c[2] for c in cols] + ["minutes"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for g in gens:
         tr = g.get("train") or {}
         cells = [
@@ -62,8 +64,8 @@ def markdown(gens: list[dict[str, Any]]) -> str:
             e = g.get(key, {}).get(o)
             cells.append(f"{100 * e['win_rate']:.1f}% [{100 * e['low']:.1f}, {100 * e['high']:.1f}] (n={e['games']})" if e else "")
         cells.append(f"{g.get('seconds', 0) / 60:.1f}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return tabulate(rows, headers=head, tablefmt="github", disable_numparse=True) + "\n"
 
 
 def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = "") -> Path:
