@@ -12,11 +12,13 @@ range's part manifest to the dataset's storage. When every range is there,
 ``yutenv selfplay`` writes on one machine with the same flags, shard for shard and byte
 for byte (only the manifest's timestamps and the extra ``parts/`` folder differ).
 
->>> from yutenv import distributed
->>> m = distributed.selfplay("s3://bucket/mcts200", games=100_000, agents="mcts:200",
-...                          tier="compact", seed=7, address="auto")
->>> m["games"], m["complete"]
-(100000, True)
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv import distributed
+    m = distributed.selfplay("s3://bucket/mcts200", games=100_000, agents="mcts:200",
+                             tier="compact", seed=7, address="auto")
+    m["games"], m["complete"]
+    # -> (100000, True)
 
 The same from a shell (without ``--address`` it starts a Ray on this machine)::
 
@@ -44,9 +46,11 @@ worker beside the server (:class:`AzPlayRange`, a :data:`PlayRange`). The parts 
 merged as above: the dataset, with its ``visits`` array, is the one ``SelfPlay(...).run``
 writes on one machine with the same weights and seed.
 
->>> from yutenv.az import SelfPlay
->>> m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, SelfPlay(sims=64, seed=3),
-...                             range_games=200, address="auto")   # doctest: +SKIP
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az import SelfPlay
+    m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, SelfPlay(sims=64, seed=3),
+                                range_games=200, address="auto")
 
 Evaluation: :func:`evaluate_agents` plays built-in agents (``yutenv eval`` on each worker)
 and :func:`evaluate_policy` a Python policy (shipped once to the object store, then to every

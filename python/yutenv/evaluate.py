@@ -5,8 +5,12 @@
 >>> def first_legal(obs, mask):                     # a batch: obs [N, D], mask [N, 180]
 ...     return mask.argmax(axis=1)
 >>> r = evaluate(first_legal, opponent="greedy", games=200)
->>> r.win_rate_a, (r.win_rate_a_low, r.win_rate_a_high), r.elo_diff
->>> print(r)                                          # the same table as `yutenv eval`
+>>> r.games, r.win_rate_a_low <= r.win_rate_a <= r.win_rate_a_high   # a win rate, its 95% interval
+(200, True)
+>>> print(r)                                          # the same table as `yutenv eval`  # doctest: +ELLIPSIS
+rules standard, 200 games (seat orders balanced), seed 0, ... s
++-------------+------+----------+-...
+|       agent | wins | win rate |  ...
 
 The policy plays one seat and the opponent (any agent spec: ``random``, ``greedy``,
 ``mc:N``, ``mcts:N,...``) every other seat, inside the server, through one

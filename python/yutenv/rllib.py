@@ -1,15 +1,17 @@
 """RLlib (new API stack): Yut Nori envs with action masks, registered under names a config can use.
 
->>> import yutenv.rllib
->>> from ray.rllib.algorithms.ppo import PPOConfig
->>> yutenv.rllib.register()                       # "yutenv" and "yutenv-multi"
->>> config = (
-...     PPOConfig()
-...     .environment("yutenv", env_config={"opponent": "greedy", "seat": "random"})
-...     .rl_module(rl_module_spec=yutenv.rllib.module_spec())
-... )
->>> algo = config.build_algo()
->>> algo.train()
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    import yutenv.rllib
+    from ray.rllib.algorithms.ppo import PPOConfig
+    yutenv.rllib.register()                       # "yutenv" and "yutenv-multi"
+    config = (
+        PPOConfig()
+        .environment("yutenv", env_config={"opponent": "greedy", "seat": "random"})
+        .rl_module(rl_module_spec=yutenv.rllib.module_spec())
+    )
+    algo = config.build_algo()
+    algo.train()
 
 Two envs:
 

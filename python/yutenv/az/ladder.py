@@ -1,8 +1,10 @@
 """Judge a training run: generations against each other, and the final network against the baselines.
 
->>> from yutenv.az.ladder import judge
->>> md = judge("runs/x", every=10, games=400, search_sims=[200], baselines=["greedy", "mc:100", "mcts:400"])
->>> print(md.read_text())                  # runs/x/ladder.md (and runs/x/ladder.json)
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az.ladder import judge
+    md = judge("runs/x", every=10, games=400, search_sims=[200], baselines=["greedy", "mc:100", "mcts:400"])
+    print(md.read_text())                  # runs/x/ladder.md (and runs/x/ladder.json)
 
 ``python -m yutenv.az.ladder runs/x --every 10 --games 400 --search-sims 200`` does the same.
 

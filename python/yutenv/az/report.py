@@ -1,7 +1,9 @@
 """The report of a training run: win rates by generation, as a markdown table and a PNG.
 
->>> from yutenv.az.report import write_report
->>> md, png = write_report("runs/x")     # runs/x/report.md and runs/x/report.png
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az.report import write_report
+    md, png = write_report("runs/x")     # runs/x/report.md and runs/x/report.png
 
 ``python -m yutenv.az.report runs/x`` does the same. It reads every complete
 generation's ``gen.json`` (written by :mod:`yutenv.az.train`), so it works on a run

@@ -1,8 +1,10 @@
 """Network-guided self-play in the Go server (protocol methods ``selfplay_*``).
 
->>> from yutenv.az import SelfPlay
->>> sp = SelfPlay(rules="standard", tier="compact", sims=64, games_in_flight=64, seed=0)
->>> summary = sp.run(evaluate, games=200, out="runs/gen3/selfplay")   # doctest: +SKIP
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az import SelfPlay
+    sp = SelfPlay(rules="standard", tier="compact", sims=64, games_in_flight=64, seed=0)
+    summary = sp.run(evaluate, games=200, out="runs/gen3/selfplay")
 
 The server plays ``games_in_flight`` games at once, each with its own MCTS (explicit
 chance nodes: the six throws weighted by their probabilities). Whenever searches need a
