@@ -10,7 +10,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 .DEFAULT_GOAL := build
 include python/Makefile.inc
 
-.PHONY: demo build test test-deps go-test py-test lint tools bench clean
+.PHONY: demo build test test-deps go-test py-test lint tools bench clean wheels
 
 # The main job: the package (with the server built inside it) plays and evaluates real games.
 # The demo needs none of the trainer extras (torch, Ray, ...): it installs the package alone.
@@ -36,10 +36,10 @@ go-test:
 	$(GO) test -count=1 ./...
 	$(GO) test -race -count=1 ./...
 
-# Chromium is only for the replay viewer's browser test; without root it is skipped
-# unless YUTENV_REQUIRE_BROWSER=1 (as CI sets).
+# Chromium (the replay viewer's browser test), qemu-user-static (the aarch64 wheel) and file:
+# without root their tests are skipped, unless YUTENV_REQUIRE_TOOLS=1 (as CI sets).
 test-deps:
-	@bash scripts/install-chromium.sh || [ -z "$$YUTENV_REQUIRE_BROWSER" ]
+	@bash scripts/install-test-tools.sh || [ -z "$$YUTENV_REQUIRE_TOOLS" ]
 
 test: lint test-deps go-test py-test
 
@@ -49,3 +49,23 @@ bench: build
 
 clean:
 	rm -rf bin $(VENV) $(RLLIB_VENV)
+
+# Wheels of every platform (Go cross-compiles the server; python/hatch_build.py tags each
+# wheel) and the sdist, into $(DIST); then `twine check` of all and `auditwheel show` of the
+# Linux ones. Needs Go, not the platforms themselves. Tested by python/tests/test_wheels.py.
+WHEEL_TARGETS ?= linux-amd64 linux-arm64 darwin-amd64 darwin-arm64 windows-amd64
+DIST          ?= dist
+WHEEL_TOOLS   := $(VENV)/.yutenv-wheel-tools
+
+$(WHEEL_TOOLS): $(PY_BOOT)
+	$(PY) -m pip install -q 'twine>=5' 'auditwheel>=6'
+	touch $@
+
+wheels: $(WHEEL_TOOLS)
+	rm -rf $(DIST) && mkdir -p $(DIST)
+	for t in $(WHEEL_TARGETS); do \
+		YUTENV_TARGET=$$t $(PY) -m pip wheel -q --no-deps --no-build-isolation -w $(DIST) ./python || exit 1; \
+	done
+	cd python && $(abspath $(PY)) -m hatchling build -t sdist -d $(abspath $(DIST))
+	$(PY) -m twine check --strict $(DIST)/*
+	for w in $(DIST)/*linux*.whl; do $(PY) -m auditwheel show $$w || exit 1; done

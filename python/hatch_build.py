@@ -6,13 +6,17 @@ of the Go sources carried inside an sdist under `_go/`), runs
 
     go build -trimpath -o <out> ./cmd/yutenv
 
-and puts the binary at `yutenv/_bin/yutenv` in the wheel, which is tagged as a
+(static: CGO off; stripped: `-ldflags "-s -w"`) and puts the binary at
+`yutenv/_bin/yutenv` (`yutenv.exe` on Windows) in the wheel, which is tagged as a
 platform wheel (`py3-none-<platform>`): the binary is native code, the Python is
-not version specific.
+not version specific. Go cross-compiles, so one machine builds the wheels of every
+platform in TARGETS (`make wheels`).
 
 Environment variables:
   YUTENV_GO        the go command to use (default: `go` on PATH)
   YUTENV_GO_ROOT   the Go module root to build from (default: found as above)
+  YUTENV_TARGET    the platform to build for, a key of TARGETS such as `linux-arm64`
+                   (default: Go's own GOOS-GOARCH, the machine's unless GOOS/GOARCH say)
 """
 
 from __future__ import annotations
@@ -77,16 +81,43 @@ def find_go() -> str:
     return go
 
 
+# The platforms a wheel is built for: GOOS-GOARCH -> the wheel's platform tag. The binary is
+# static (no libc, CGO off), so the Linux wheels satisfy the oldest manylinux policy that
+# pip's on these architectures know; Go 1.26 binaries need macOS 12 or newer.
+TARGETS = {
+    "linux-amd64": "manylinux_2_17_x86_64.manylinux2014_x86_64",
+    "linux-arm64": "manylinux_2_17_aarch64.manylinux2014_aarch64",
+    "darwin-amd64": "macosx_12_0_x86_64",
+    "darwin-arm64": "macosx_12_0_arm64",
+    "windows-amd64": "win_amd64",
+}
+
+
 def platform_tag() -> str:
     return sysconfig.get_platform().replace("-", "_").replace(".", "_")
 
 
-def go_build(go: str, root: Path, out: Path) -> None:
+def go_target(go: str, root: Path) -> str:
+    """The GOOS-GOARCH to build for: $YUTENV_TARGET, or Go's own."""
+    t = os.environ.get("YUTENV_TARGET", "").strip()
+    if t:
+        if t not in TARGETS:
+            raise GoBuildError(f"YUTENV_TARGET={t!r}: want one of {', '.join(TARGETS)}")
+        return t
+    res = subprocess.run([go, "env", "GOOS", "GOARCH"], cwd=root, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise GoBuildError(f"`go env GOOS GOARCH` failed: {res.stderr.strip()}")
+    goos, goarch = res.stdout.split()
+    return f"{goos}-{goarch}"
+
+
+def go_build(go: str, root: Path, out: Path, target: str) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    env.setdefault("CGO_ENABLED", "0")
-    cmd = [go, "build", "-trimpath", "-o", str(out), "./cmd/yutenv"]
-    print(f"yutenv build hook: {' '.join(cmd)} (in {root})", file=sys.stderr)
+    env["CGO_ENABLED"] = "0"
+    env["GOOS"], env["GOARCH"] = target.split("-", 1)
+    cmd = [go, "build", "-trimpath", "-ldflags=-s -w", "-o", str(out), "./cmd/yutenv"]
+    print(f"yutenv build hook: GOOS={env['GOOS']} GOARCH={env['GOARCH']} {' '.join(cmd)} (in {root})", file=sys.stderr)
     try:
         res = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True)
     except OSError as e:
@@ -116,14 +147,15 @@ class GoBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             return
         root = find_go_root(project)
         go = find_go()
-        exe = "yutenv.exe" if sys.platform == "win32" else "yutenv"
+        target = go_target(go, root)
+        exe = "yutenv.exe" if target.startswith("windows-") else "yutenv"
         if version == "editable":
             # An editable install imports yutenv from the source tree: put the binary there.
             out = project / "yutenv" / "_bin" / exe
-            go_build(go, root, out)
+            go_build(go, root, out, target)
         else:
-            out = project / "build" / "go" / exe
-            go_build(go, root, out)
+            out = project / "build" / "go" / target / exe
+            go_build(go, root, out, target)
             build_data["force_include"][str(out)] = f"yutenv/_bin/{exe}"
         build_data["pure_python"] = False
-        build_data["tag"] = f"py3-none-{platform_tag()}"
+        build_data["tag"] = f"py3-none-{TARGETS.get(target) or platform_tag()}"

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/olekukonko/tablewriter"
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -108,7 +107,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	firstGame := fs.Int("first-game", 0, "play games G.. of the run (a multiple of the seat count): one part of a distributed evaluation")
 	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	prog := addProgressFlags(fs)
 	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
 		return err
@@ -138,16 +137,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			pairs = append(pairs, [2]int{i, j})
 		}
 	}
-	var bar *progressbar.ProgressBar
-	if !*quiet {
-		bar = newProgress(stderr, len(pairs)*perPair, "eval", "games")
+	if err := prog.check(); err != nil {
+		return err
 	}
+	bar := prog.start(stderr, len(pairs)*perPair, "eval", "games")
 	t0 := time.Now()
 	matches, err := playMatches(rules, specs, pairs, *firstGame, perPair, *seed, *workers, bar)
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
-	}
+	bar.Finish()
 	if err != nil {
 		return err
 	}
@@ -208,21 +204,6 @@ func evalSpecs(a, b string, list []string) ([]string, error) {
 	return out, nil
 }
 
-// newProgress returns a progress bar on w with a count, a rate and an ETA.
-func newProgress(w io.Writer, total int, what, unit string) *progressbar.ProgressBar {
-	return progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetItsString(unit),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetElapsedTime(true),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionSetWidth(30),
-	)
-}
-
 // evalGame is one game of a match and its result.
 type evalGame struct {
 	pair, game int
@@ -237,7 +218,7 @@ type evalGame struct {
 // vecenv.GameSeed(seed, k) = seed + k, the same in every pair (common random
 // numbers); agent A sits in seat g%seats and B in all the others, and the
 // agents are reseeded before every decision by vecenv.Game's rule.
-func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, perPair int, seed uint64, workers int, bar *progressbar.ProgressBar) ([]evalMatch, error) {
+func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, perPair int, seed uint64, workers int, bar *progress) ([]evalMatch, error) {
 	n := rules.Players
 	stop := make(chan struct{})
 	defer close(stop)
@@ -295,9 +276,7 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, per
 				m.timeB += r.res.SeatTime[seat]
 			}
 		}
-		if bar != nil {
-			_ = bar.Add(1)
-		}
+		bar.Add(1)
 	}
 	if firstErr != nil {
 		return nil, firstErr

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -85,7 +86,15 @@ func newFlags(name, args string, stderr io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: yutenv %s %s\n\nFlags:\n%s", name, args, fs.FlagUsages())
+		fmt.Fprintf(stderr, "Usage: yutenv %s %s\n\n", name, args)
+		if !strings.Contains(args, "\n\n") {
+			// No description of its own: the command's summary says what it does.
+			s := commands[name].summary
+			if s != "" {
+				fmt.Fprintf(stderr, "%s%s.\n\n", strings.ToUpper(s[:1]), s[1:])
+			}
+		}
+		fmt.Fprintf(stderr, "Flags:\n%s", fs.FlagUsages())
 	}
 	fs.SortFlags = false
 	return fs

@@ -22,6 +22,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	game := fs.Int("game", -1, "which game of a multi-game record file (0-based); -1 for every game")
 	check := fs.Bool("check", false, "only check the records against the rules; print one verdict line per game and fail if any game fails")
 	svgDir := fs.String("svg", "", "also write the board as one SVG file per event into `DIR` (gameG-PPPP.svg; position 0 is the start, P the state after step P-1)")
+	prog := addProgressFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -34,6 +35,9 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	}
 	if *game < -1 {
 		return fmt.Errorf("--game %d out of range: -1 (every game) or a game index", *game)
+	}
+	if err := prog.check(); err != nil {
+		return err
 	}
 	if *svgDir != "" {
 		if err := os.MkdirAll(*svgDir, 0o755); err != nil {
@@ -58,6 +62,14 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	defer f.Close()
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
+	var bar *progress // writing SVG files is the slow part: games done, rate, ETA
+	if *svgDir != "" {
+		n := games
+		if *game >= 0 {
+			n = 1
+		}
+		bar = prog.start(stderr, n, "replay --svg", "games")
+	}
 	failed := 0
 	err = env.ScanRecords(f, func(g, line int, rec *env.Record, err error) error {
 		if *game >= 0 && g != *game {
@@ -73,6 +85,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 				fn = svgFiles(fn, *svgDir, g, games, len(rec.Steps))
 			}
 			s, err = rec.Replay(fn)
+			bar.Add(1)
 		}
 		switch {
 		case err == nil && *check:
@@ -87,6 +100,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	})
+	bar.Finish()
 	if err != nil {
 		return err
 	}

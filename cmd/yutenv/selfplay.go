@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -61,13 +59,16 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	shardGames := fs.Int("shard-games", 100, "games per dataset shard")
 	firstGame := fs.Int("first-game", 0, "with --tier: the first game of the dataset (one part of a distributed run)")
 	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	prog := addProgressFlags(fs)
 	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
 		return err
 	}
 	specs, err := seatSpecs(*agentsFlag, rules.Players)
 	if err != nil {
+		return err
+	}
+	if err := prog.check(); err != nil {
 		return err
 	}
 	switch {
@@ -84,7 +85,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := selfplayConfig{rules: rules, specs: specs, seed: *seed, workers: *workers}
 	if *tierName == "" {
-		return selfplayRecords(cfg, *games, *out, stdout, stderr, *quiet)
+		return selfplayRecords(cfg, *games, *out, stdout, stderr, prog)
 	}
 	tier, err := obs.ParseTier(*tierName)
 	if err != nil {
@@ -96,7 +97,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	if cfg.enc, err = obs.NewEncoder(rules, tier); err != nil {
 		return err
 	}
-	return writeDataset(cfg, *firstGame, *games, *shardGames, *out, stdout, stderr, *quiet)
+	return writeDataset(cfg, *firstGame, *games, *shardGames, *out, stdout, stderr, prog)
 }
 
 // seatSpecs turns --agents into one canonical spec per seat.
@@ -180,7 +181,7 @@ func selfplayInOrder(results <-chan vecenv.Done[spGame], first int, stop chan st
 }
 
 // selfplayRecords plays games and writes their records in game order.
-func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr io.Writer, quiet bool) error {
+func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr io.Writer, prog *progressMode) error {
 	var w io.Writer = stdout
 	var af *dataset.AtomicFile
 	if out != "-" && out != "" {
@@ -192,22 +193,14 @@ func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr i
 		w = af
 	}
 	bw := bufio.NewWriter(w)
-	var bar *progressbar.ProgressBar
-	if !quiet {
-		bar = newProgress(stderr, games, "selfplay", "games")
-	}
+	bar := prog.start(stderr, games, "selfplay", "games")
 	stop := make(chan struct{})
 	err := selfplayInOrder(selfplayGames(cfg, 0, games, stop), 0, stop, func(_ int, pg spGame) error {
-		if bar != nil {
-			_ = bar.Add(1)
-		}
+		bar.Add(1)
 		_, err := pg.rec.WriteTo(bw)
 		return err
 	})
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
-	}
+	bar.Finish()
 	if err != nil {
 		return err
 	}
@@ -222,7 +215,7 @@ func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr i
 
 // writeDataset plays the games a dataset of games [firstGame,
 // firstGame+games) still lacks and writes its shards.
-func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir string, stdout, stderr io.Writer, quiet bool) error {
+func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir string, stdout, stderr io.Writer, prog *progressMode) error {
 	sp := cfg.enc.Space()
 	m, err := dataset.Open(dir, dataset.Config{Rules: cfg.rules, Agents: cfg.specs, Space: sp, Seed: cfg.seed, SeedScheme: vecenv.SeedScheme,
 		ShardGames: shardGames, Software: "yutenv " + Version, FirstGame: firstGame}, games)
@@ -238,10 +231,7 @@ func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir stri
 	if m.Games > 0 {
 		fmt.Fprintf(stderr, "%s: resuming after %d games in %d shards\n", dir, m.Games, len(m.Shards))
 	}
-	var bar *progressbar.ProgressBar
-	if !quiet {
-		bar = newProgress(stderr, last-first, "selfplay", "games")
-	}
+	bar := prog.start(stderr, last-first, "selfplay", "games")
 	t0 := time.Now()
 	played := m.Games
 	shard := dataset.NewColumns(sp.Size)
@@ -252,9 +242,7 @@ func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir stri
 	err = selfplayInOrder(selfplayGames(cfg, first, last, stop), first, stop, func(g int, pg spGame) error {
 		shard.Append(pg.cols)
 		recs = append(recs, pg.rec)
-		if bar != nil {
-			_ = bar.Add(1)
-		}
+		bar.Add(1)
 		if g+1 < end {
 			return nil
 		}
@@ -265,10 +253,7 @@ func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir stri
 		shardStart, end = g+1, shardEnd(g+1)
 		return nil
 	})
-	if bar != nil {
-		_ = bar.Finish()
-		fmt.Fprintln(stderr)
-	}
+	bar.Finish()
 	if err != nil {
 		return err
 	}

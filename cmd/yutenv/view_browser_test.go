@@ -30,7 +30,7 @@ import (
 const pageBoardX, pageBoardY = 16, 72
 
 // chromium returns the path of a Chromium binary, or skips the test when
-// there is none (fails instead when YUTENV_REQUIRE_BROWSER=1, as in CI).
+// there is none (fails instead when YUTENV_REQUIRE_TOOLS=1, as in CI).
 // YUTENV_CHROMIUM names a binary explicitly.
 func chromium(t *testing.T) string {
 	t.Helper()
@@ -42,11 +42,11 @@ func chromium(t *testing.T) string {
 			return p
 		}
 	}
-	msg := "no chromium binary on PATH: install one with scripts/install-chromium.sh (Debian's chromium package)"
-	if os.Getenv("YUTENV_REQUIRE_BROWSER") == "1" {
-		t.Fatal(msg + "; YUTENV_REQUIRE_BROWSER=1 makes this a failure")
+	msg := "no chromium binary on PATH: install one with scripts/install-test-tools.sh (Debian's chromium package)"
+	if os.Getenv("YUTENV_REQUIRE_TOOLS") == "1" {
+		t.Fatal(msg + "; YUTENV_REQUIRE_TOOLS=1 makes this a failure")
 	}
-	t.Skip(msg + "; set YUTENV_REQUIRE_BROWSER=1 to fail instead of skipping")
+	t.Skip(msg + "; set YUTENV_REQUIRE_TOOLS=1 to fail instead of skipping")
 	return ""
 }
 

@@ -69,17 +69,22 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=8.0, help="wall-clock training budget (default 8)")
     ap.add_argument("--timesteps", type=int, default=2_000_000, help="upper bound on training timesteps")
-    ap.add_argument("--n-envs", type=int, default=8)
+    ap.add_argument("--n-envs", type=int, default=8, help="envs stepped together (default 8)")
     ap.add_argument("--vec", choices=("yutenv", "dummy"), default="yutenv",
                     help="yutenv: one YutSB3VecEnv (one round trip per step); dummy: DummyVecEnv of YutEnvs")
     ap.add_argument("--opponent", default="random", help="training opponent (default random)")
     ap.add_argument("--tier", default=None, help="observation tier (default: the server's)")
-    ap.add_argument("--eval-every", type=int, default=50_000)
-    ap.add_argument("--eval-games", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--eval-every", type=int, default=50_000, help="timesteps between evaluations (default 50000)")
+    ap.add_argument("--eval-games", type=int, default=1000, help="games of each evaluation, per opponent (default 1000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the envs and the model (default 0)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (leave a core to the server)")
     ap.add_argument("--save", default=None, help="save the trained model here")
     args = ap.parse_args()
+    for flag in ("timesteps", "n_envs", "eval_every", "eval_games", "threads"):
+        if getattr(args, flag) < 1:
+            ap.error(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
+    if args.minutes <= 0:
+        ap.error(f"--minutes must be positive, got {args.minutes}")
 
     torch.set_num_threads(args.threads)
     server = yutenv.Server()  # one server for training and evaluation envs

@@ -167,3 +167,11 @@ def test_a_network_file_plays_through_evaluate() -> None:
     assert r.games == 4 and r.b == f"net:{GO_NET},sims=2"
     with pytest.raises(yutenv.InvalidArgumentError, match="nope.ynet"):
         yutenv.evaluate("net:/nope.ynet", opponent="random", games=2)
+
+
+@pytest.mark.parametrize(("progress", "bar"), [(None, False), (True, True), (False, False)])
+def test_progress_bar(srv: yutenv.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str], progress: bool | None, bar: bool) -> None:
+    # None: on a terminal only (pytest's captured stderr is not one); True: always.
+    sp(server=srv).run(uniform, games=2, out=tmp_path / "sp", progress=progress)
+    err = capsys.readouterr().err
+    assert ("selfplay" in err and "2/2" in err) == bar, err

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,3 +30,32 @@ def test_pip_build_without_go_fails_clearly(tmp_path: Path) -> None:
     assert "the Go toolchain ('yutenv-no-such-go-toolchain') was not found on PATH" in out
     assert "install Go" in out
     assert not list(tmp_path.glob("*.whl")), "no wheel is left behind"
+
+
+def test_license_ships_in_sdist_and_wheel(tmp_path: Path) -> None:
+    """The repository's LICENSE is in the sdist, and in the wheel built from that sdist
+    (PEP 639: ``.dist-info/licenses/LICENSE``, ``License-Expression: MIT``). python/LICENSE
+    is the package's copy of the repository's LICENSE; this test fails if they differ."""
+    if not (PYTHON_DIR.parent / "go.mod").is_file():
+        pytest.skip("needs the repository checkout (python/.. holds go.mod)")
+    license_text = (PYTHON_DIR.parent / "LICENSE").read_bytes()
+    assert (PYTHON_DIR / "LICENSE").read_bytes() == license_text, "python/LICENSE must be a copy of LICENSE"
+    sdist_dir, wheel_dir = tmp_path / "sdist", tmp_path / "wheel"
+    subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "sdist", "-d", str(sdist_dir)],
+                   cwd=PYTHON_DIR, check=True, capture_output=True, timeout=300)  # fmt: skip
+    (sdist,) = sdist_dir.glob("yutenv-*.tar.gz")
+    with tarfile.open(sdist) as tf:
+        member = tf.getmember(f"{sdist.name.removesuffix('.tar.gz')}/LICENSE")
+        assert member.isfile()
+        f = tf.extractfile(member)
+        assert f is not None and f.read() == license_text
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", str(wheel_dir), str(sdist)],
+                   check=True, capture_output=True, timeout=600)  # fmt: skip
+    (wheel,) = wheel_dir.glob("yutenv-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        (lic,) = [n for n in zf.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert zf.read(lic) == license_text
+        (meta,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = zf.read(meta).decode()
+    assert "License-Expression: MIT" in metadata
+    assert "License-File: LICENSE" in metadata

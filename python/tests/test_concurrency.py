@@ -13,9 +13,9 @@ from conftest import pick
 import yutenv
 
 
-def trajectory(seed: int, steps: int = 120, address: str | None = None, server: yutenv.Server | None = None) -> bytes:
+def trajectory(seed: int, steps: int = 120, address: str | None = None, server: yutenv.Server | None = None, token: str | None = None) -> bytes:
     """A digest-free record (all bytes) of a seeded game with seeded random legal actions."""
-    env = yutenv.YutEnv(address=address, server=server, opponent="greedy")
+    env = yutenv.YutEnv(address=address, token=token, server=server, opponent="greedy")
     rng = np.random.default_rng(seed)
     obs, info = env.reset(seed=seed)
     out = [obs.tobytes()]
@@ -70,9 +70,9 @@ def test_threads_default_shared_server() -> None:
     assert results == {s: trajectory(s, steps=40) for s in range(4)}
 
 
-def _proc_worker(args: tuple[int, str | None]) -> tuple[int, bytes]:
-    seed, address = args
-    return os.getpid(), trajectory(seed, address=address)
+def _proc_worker(args: tuple[int, str | None, str | None]) -> tuple[int, bytes]:
+    seed, address, token = args
+    return os.getpid(), trajectory(seed, address=address, token=token)
 
 
 @pytest.mark.parametrize("method", ["spawn", "forkserver"])
@@ -80,7 +80,7 @@ def test_processes_own_servers(method: str) -> None:
     """Each worker process starts its own bundled server; results equal the in-process run."""
     ctx = mp.get_context(method)
     with ctx.Pool(2) as pool:
-        out = pool.map(_proc_worker, [(s, None) for s in (11, 12, 13)])
+        out = pool.map(_proc_worker, [(s, None, None) for s in (11, 12, 13)])
     assert len({pid for pid, _ in out}) >= 1
     assert [t for _, t in out] == [trajectory(s) for s in (11, 12, 13)]
 
@@ -88,7 +88,7 @@ def test_processes_own_servers(method: str) -> None:
 def test_processes_share_one_server_by_address(srv: yutenv.Server) -> None:
     ctx = mp.get_context("spawn")
     with ctx.Pool(2) as pool:
-        out = pool.map(_proc_worker, [(s, srv.address) for s in (21, 22)])
+        out = pool.map(_proc_worker, [(s, srv.address, srv.token) for s in (21, 22)])
     assert [t for _, t in out] == [trajectory(s, server=srv) for s in (21, 22)]
 
 

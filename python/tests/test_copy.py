@@ -42,7 +42,7 @@ def test_copy_continues_exactly(srv: yutenv.Server, how: str, opts: dict[str, ob
         if how == "deepcopy":
             assert twin.config == env.config and twin.config.server is srv
         else:  # another process could not use this Server object: it connects by address
-            assert twin.config == dataclasses.replace(env.config, address=srv.address)
+            assert twin.config == dataclasses.replace(env.config, address=srv.address, token=srv.token)
         assert twin.seat == env.seat
         # Same actions, same results, through the end of this game and later seedless resets
         # (the copy's np_random continues the original's seed stream).

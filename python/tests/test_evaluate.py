@@ -136,3 +136,9 @@ def test_wilson_and_elo() -> None:
     assert wilson(0, 10)[0] == 0.0
     assert elo_diff(0.75) == pytest.approx(190.85, abs=0.01)
     assert elo_diff(1.0) is None and elo_diff(0.0) is None
+
+
+def test_no_progress_bar_into_a_pipe_by_default(srv: yutenv.Server, capsys: pytest.CaptureFixture[str]) -> None:
+    # pytest's captured stderr is not a terminal: the default (None) draws no bar there.
+    evaluate(first_legal, opponent="random", games=4, num_envs=2, server=srv)
+    assert "first_legal vs random" not in capsys.readouterr().err

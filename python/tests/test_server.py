@@ -34,9 +34,9 @@ def test_bundled_binary_is_installed() -> None:
 
 
 def test_start_and_close_removes_everything() -> None:
-    s = yutenv.Server()
+    s = yutenv.Server(transport="unix")
     assert s.alive() and s.ready["listening"] == s.address
-    assert Path(s.socket_path).exists()
+    assert s.socket_path is not None and Path(s.socket_path).exists()
     assert oct(os.stat(os.path.dirname(s.socket_path)).st_mode & 0o777) == "0o700"
     with yutenv.Session(server=s) as sess:
         assert sess.hello["actions"] == 180
@@ -157,6 +157,8 @@ def test_missing_binary_message(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 def test_connect_by_address_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     with yutenv.Server() as s:
         monkeypatch.setenv("YUTENV_ADDRESS", s.address)
+        if s.token is not None:  # over TCP
+            monkeypatch.setenv("YUTENV_TOKEN", s.token)
         env = yutenv.make()
         assert env.server_address == s.address
         assert env._session.server is None  # nothing was spawned

@@ -58,6 +58,7 @@ def test_make_vec(srv: yutenv.Server, mode: str) -> None:
         num_envs=2,
         vectorization_mode=mode,
         address=srv.address,  # async workers are other processes: they connect by address
+        token=srv.token,  # (None on a Unix socket; the server's secret over TCP)
         max_decisions=MAX_DECISIONS,
         info=True,
     )
@@ -73,7 +74,7 @@ def test_async_vector_env(srv: yutenv.Server, context: str) -> None:
         # Each forked worker starts its own shared server (the parent's is not usable there).
         fn = functools.partial(yutenv.YutEnv, max_decisions=MAX_DECISIONS)
     else:
-        fn = functools.partial(yutenv.YutEnv, address=srv.address, max_decisions=MAX_DECISIONS, info=True)
+        fn = functools.partial(yutenv.YutEnv, address=srv.address, token=srv.token, max_decisions=MAX_DECISIONS, info=True)
     envs = gymnasium.vector.AsyncVectorEnv([fn, fn], context=context)
     try:
         check(drive(envs))

@@ -4,6 +4,9 @@
 >>> env = yutenv.make(opponent="greedy")                 # gymnasium.Env (YutEnv)
 >>> venv = yutenv.make(num_envs=256)                     # gymnasium.vector.VectorEnv (YutVectorEnv)
 >>> aec = yutenv.pettingzoo.env(rules="players=3")       # PettingZoo AEC env
+>>> env.action_space, venv.num_envs, aec.possible_agents
+(Discrete(180), 256, ['player_0', 'player_1', 'player_2'])
+>>> env.close(); venv.close(); aec.close()
 
 Also registered with Gymnasium: ``gymnasium.make("yutenv/Yut-v0", ...)`` and
 ``gymnasium.make_vec("yutenv/Yut-v0", num_envs=N, ...)`` (the latter builds a
@@ -37,6 +40,7 @@ from .errors import (
     InvalidArgumentError,
     InvalidRulesError,
     LimitExceededError,
+    MissingExtraError,
     NetError,
     ProtocolError,
     ResetNeeded,
@@ -75,6 +79,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidRulesError",
     "LimitExceededError",
+    "MissingExtraError",
     "NetError",
     "ProtocolError",
     "ResetNeeded",

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
+from tabulate import tabulate
 import numpy.typing as npt
 
 from .gym_env import YutEnv
@@ -160,20 +161,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"machine": machine, "rows": [asdict(r) for r in rows]}, indent=2))
         return 0
+    head = ["configuration", "env steps/s", "vs YutEnv"]
+    table = [[r.name, f"{r.steps_per_s:,.0f}", f"{r.steps_per_s / base:.1f}x"] for r in rows]
     if args.markdown:
         print(f"Machine: {machine}\n")
-        print("| configuration | env steps/s | vs YutEnv |")
-        print("|---|---:|---:|")
-        for r in rows:
-            print(f"| {r.name} | {r.steps_per_s:,.0f} | {r.steps_per_s / base:.1f}x |")
+        print(tabulate(table, headers=head, tablefmt="github", disable_numparse=True))
         return 0
     print(
         f"yutenv bench: {machine}; {args.seconds:g} s per configuration in {args.rounds} interleaved "
         f"rounds (median), opponent {args.opponent}"
     )
-    print(f"{'configuration':<26} {'env steps/s':>14} {'vs YutEnv':>10}")
-    for r in rows:
-        print(f"{r.name:<26} {r.steps_per_s:>14,.0f} {r.steps_per_s / base:>9.1f}x")
+    print(tabulate(table, headers=head, disable_numparse=True, colalign=("left", "right", "right")))
     return 0
 
 

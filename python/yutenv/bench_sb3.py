@@ -24,16 +24,18 @@ import time
 from typing import Any, Callable
 
 import numpy as np
+from tabulate import tabulate
 
 import yutenv
 
-try:
-    import torch
-    from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecEnv, VecMonitor
-except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"yutenv.bench_sb3 needs the sb3 extra: pip install 'yutenv[sb3]' ({e})")
+from ._extras import import_extra
+
+for _module in ("torch", "sb3_contrib", "stable_baselines3"):
+    import_extra(_module, "sb3", "yutenv.bench_sb3")
+import torch  # noqa: E402
+from sb3_contrib import MaskablePPO  # noqa: E402
+from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
 from .sb3 import YutSB3VecEnv
 
@@ -134,17 +136,15 @@ def main(argv: list[str] | None = None) -> None:
         f"\nMaskablePPO, {args.num_envs} envs, net {args.net}, n_steps {args.n_steps}, batch {args.batch_size}, "
         f"epochs {args.n_epochs}, torch threads {args.threads}; median of {args.repeats}"
     )
-    print(f"{'setup':<28}{'train steps/s':>15}{'rollout steps/s':>17}{'env steps/s':>13}")
     med = {s: {k: statistics.median(v) for k, v in results[s].items()} for s in setups}
     names = {"dummy": "DummyVecEnv of YutEnv", "yutenv": "YutSB3VecEnv"}
-    for s in setups:
-        m = med[s]
-        print(f"{names[s]:<28}{m['train']:>15.0f}{m['rollout']:>17.0f}{m['env']:>13.0f}")
+    keys = ("train", "rollout", "env")
+    table = [[names[s], *(f"{med[s][k]:.0f}" for k in keys)] for s in setups]
     if len(setups) == 2:
         a, b = med["dummy"], med["yutenv"]
-        print(
-            f"{'speed-up':<28}{b['train'] / a['train']:>14.2f}x{b['rollout'] / a['rollout']:>16.2f}x{b['env'] / a['env']:>12.2f}x"
-        )
+        table.append(["speed-up", *(f"{b[k] / a[k]:.2f}x" for k in keys)])
+    print(tabulate(table, headers=["setup", "train steps/s", "rollout steps/s", "env steps/s"], disable_numparse=True,
+                   colalign=("left", "right", "right", "right")))  # fmt: skip
 
 
 if __name__ == "__main__":

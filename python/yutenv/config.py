@@ -9,6 +9,9 @@ with keyword arguments that override some of its fields.
 >>> cfg = EnvConfig(rules="players=3", opponent="mc:20", reward="progress")
 >>> env = YutEnv(cfg)                       # one game
 >>> venv = YutVectorEnv(64, cfg, seat=1)    # 64 games, the learner in seat 1
+>>> env.config.opponent, venv.num_envs
+('mc:20', 64)
+>>> env.close(); venv.close()
 
 What the server decides (the rules' canonical form, the observation space, the number of
 actions, frame limits) is not repeated here: the front ends read it from the server's

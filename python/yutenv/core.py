@@ -94,10 +94,12 @@ class Session:
                 raise ClosedError(f"{server!r} is closed")
             release = server
             addr = server.address
+            tok = tok if tok is not None else server.token
         elif addr is None:
             server = acquire_shared_server()
             release = server
             addr = server.address
+            tok = server.token
         try:
             self.client = Client(addr, server=server, timeout=timeout)
         except BaseException:

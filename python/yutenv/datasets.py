@@ -4,12 +4,14 @@ A dataset is a directory with a ``manifest.json`` and ``.npz`` shards (one zip o
 ``.npy`` arrays each), plus the game records of every shard as JSON lines. The format
 is documented in ``docs/DATASETS.md``; only numpy is needed to read it.
 
->>> from yutenv import datasets
->>> ds = datasets.load("data/mcts400")           # every shard, concatenated
->>> ds.obs.shape, ds.policy.shape, ds.value.shape
-((52310, 2034), (52310, 180), (52310,))
->>> for shard in datasets.iter_shards("data/mcts400"):   # one shard at a time
-...     train_on(shard.obs, shard.mask, shard.policy, shard.value)
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv import datasets
+    ds = datasets.load("data/mcts400")           # every shard, concatenated
+    ds.obs.shape, ds.policy.shape, ds.value.shape
+    # -> ((52310, 2034), (52310, 180), (52310,))
+    for shard in datasets.iter_shards("data/mcts400"):   # one shard at a time
+        train_on(shard.obs, shard.mask, shard.policy, shard.value)
 
 Every shard is checked against the manifest: its size and SHA-256, and the name,
 dtype and shape of every array; zip's CRC-32 protects each array too. A damaged,

@@ -17,19 +17,24 @@ throughput. Everything shown is measured in this run.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from tabulate import tabulate
 
 from . import pettingzoo as ypz
 from .evaluate import EvalResult, evaluate
 from .gym_env import YutEnv
 from .server import Server
+from .stats import wilson
 from .vector import YutVectorEnv
+
+
+# Both tables: two name columns, then numbers.
+_COLALIGN = ("left", "left", "right", "right", "right", "right", "right")
 
 
 @dataclass
@@ -40,15 +45,6 @@ class Result:
     wins: int
     decisions: int
     seconds: float
-
-    def wilson(self, z: float = 1.96) -> tuple[float, float]:
-        n, p = self.games, self.wins / max(self.games, 1)
-        if n == 0:
-            return 0.0, 1.0
-        d = 1 + z * z / n
-        c = (p + z * z / (2 * n)) / d
-        h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-        return max(0.0, c - h), min(1.0, c + h)
 
 
 def play_single(server: Server, opponent: str, games: int, seed: int) -> Result:
@@ -163,23 +159,25 @@ def main(argv: list[str] | None = None) -> int:
         baselines = [b.strip() for b in args.baselines.split(",") if b.strip()]
         evals = evaluate_policy(server, baselines, args.eval_games, args.seed)
 
-    print(f"{'front end':<20} {'opponent':<10} {'games':>6} {'win rate':>9} {'95% CI':>15} {'dec/game':>9} {'steps/s':>10}")
+    rows = []
     for r in results:
-        lo, hi = r.wilson()
-        print(
-            f"{r.front_end:<20} {r.opponent:<10} {r.games:>6} {r.wins / max(r.games, 1):>9.3f} "
-            f"{f'[{lo:.3f}, {hi:.3f}]':>15} {r.decisions / max(r.games, 1):>9.1f} {r.decisions / r.seconds:>10,.0f}"
-        )
+        lo, hi = wilson(r.wins, r.games)
+        rows.append([r.front_end, r.opponent, r.games, f"{r.wins / max(r.games, 1):.3f}", f"[{lo:.3f}, {hi:.3f}]",
+                     f"{r.decisions / max(r.games, 1):.1f}", f"{r.decisions / r.seconds:,.0f}"])  # fmt: skip
+    print(tabulate(rows, headers=["front end", "opponent", "games", "win rate", "95% CI", "dec/game", "steps/s"],
+                   disable_numparse=True, colalign=_COLALIGN))  # fmt: skip
     print(
         f"\nPettingZoo AEC, 3 seats, end=rank: {decisions} decisions, {repeats} repeated turns "
         f"(yut, mo, captures), rewards {', '.join(f'{a} {r:+.0f}' for a, r in sorted(final.items()))}"
     )
     print("\nyutenv.evaluate: a linear policy over the tactical tier's action features vs the baselines")
-    print(f"{'policy':<10} {'baseline':<10} {'games':>6} {'win rate':>9} {'95% CI':>15} {'Elo diff':>9} {'ms/dec (baseline)':>18}")
-    for e in evals:
-        elo = f"{e.elo_diff:+.0f}" if e.elo_diff is not None else "-"
-        ci = f"[{e.win_rate_a_low:.3f}, {e.win_rate_a_high:.3f}]"
-        print(f"{e.a:<10} {e.b:<10} {e.games:>6} {e.win_rate_a:>9.3f} {ci:>15} {elo:>9} {e.ms_per_decision_b:>18.3f}")
+    rows = [
+        [e.a, e.b, e.games, f"{e.win_rate_a:.3f}", f"[{e.win_rate_a_low:.3f}, {e.win_rate_a_high:.3f}]",
+         f"{e.elo_diff:+.0f}" if e.elo_diff is not None else "-", f"{e.ms_per_decision_b:.3f}"]
+        for e in evals
+    ]  # fmt: skip
+    print(tabulate(rows, headers=["policy", "baseline", "games", "win rate", "95% CI", "Elo diff", "ms/dec (baseline)"],
+                   disable_numparse=True, colalign=_COLALIGN))  # fmt: skip
     print(f"\ntotal {time.perf_counter() - t0:.1f} s; the server was stopped on exit")
     return 0
 

@@ -12,11 +12,13 @@ range's part manifest to the dataset's storage. When every range is there,
 ``yutenv selfplay`` writes on one machine with the same flags, shard for shard and byte
 for byte (only the manifest's timestamps and the extra ``parts/`` folder differ).
 
->>> from yutenv import distributed
->>> m = distributed.selfplay("s3://bucket/mcts200", games=100_000, agents="mcts:200",
-...                          tier="compact", seed=7, address="auto")
->>> m["games"], m["complete"]
-(100000, True)
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv import distributed
+    m = distributed.selfplay("s3://bucket/mcts200", games=100_000, agents="mcts:200",
+                             tier="compact", seed=7, address="auto")
+    m["games"], m["complete"]
+    # -> (100000, True)
 
 The same from a shell (without ``--address`` it starts a Ray on this machine)::
 
@@ -44,9 +46,11 @@ worker beside the server (:class:`AzPlayRange`, a :data:`PlayRange`). The parts 
 merged as above: the dataset, with its ``visits`` array, is the one ``SelfPlay(...).run``
 writes on one machine with the same weights and seed.
 
->>> from yutenv.az import SelfPlay
->>> m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, SelfPlay(sims=64, seed=3),
-...                             range_games=200, address="auto")   # doctest: +SKIP
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az import SelfPlay
+    m = distributed.az_selfplay("runs/gen3/selfplay", 10_000, model, SelfPlay(sims=64, seed=3),
+                                range_games=200, address="auto")
 
 Evaluation: :func:`evaluate_agents` plays built-in agents (``yutenv eval`` on each worker)
 and :func:`evaluate_policy` a Python policy (shipped once to the object store, then to every
@@ -72,8 +76,11 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from .az.selfplay import SelfPlay
 from .datasets import MANIFEST, DatasetError
-from .evaluate import EvalResult, elo_diff, wilson
+from .evaluate import EvalResult
+from ._extras import import_extra
+from ._progress import progress_bar
 from .server import binary_path
+from .stats import elo_diff, wilson
 
 __all__ = [
     "AzPlayRange",
@@ -159,8 +166,7 @@ def play_range_cli(task: RangeTask, out_dir: str) -> None:
 
 
 def _fs(url: str) -> tuple[Any, str]:
-    import fsspec
-
+    fsspec = import_extra("fsspec", "ray", "yutenv.distributed")
     fs, root = fsspec.core.url_to_fs(url)
     return fs, str(root).rstrip("/")
 
@@ -322,22 +328,13 @@ def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | N
 
 
 def _ray_init(address: str | None, num_cpus: int | None) -> Any:
-    import ray
-
+    ray = import_extra("ray", "ray", "yutenv.distributed")
     if not ray.is_initialized():
         if address:
             ray.init(address=address, log_to_driver=False)
         else:
             ray.init(num_cpus=num_cpus, log_to_driver=False)
     return ray
-
-
-def _progress(total: int, desc: str, show: bool) -> Any:
-    if not show:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, unit="game")
 
 
 def selfplay(
@@ -356,7 +353,7 @@ def selfplay(
     max_retries: int = 3,
     max_tasks: int | None = None,
     play_range: PlayRange | None = None,
-    progress: bool = False,
+    progress: bool | None = False,
 ) -> dict[str, Any]:
     """Write a self-play dataset of ``games`` games to ``out`` (a path or fsspec URI) on Ray.
 
@@ -390,7 +387,7 @@ def selfplay(
             num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash]
         )
         play = play_range or play_range_cli
-        bar = _progress(sum(n for _, n in todo), "selfplay", progress)
+        bar = progress_bar(sum(n for _, n in todo), "selfplay", show=progress)
         tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task) for first, n in todo]
 
         def submit(task: RangeTask) -> Callable[[], Any]:
@@ -436,8 +433,7 @@ class AzPlayRange:
 
     def __call__(self, task: RangeTask, out_dir: str) -> None:
         """Play ``task`` into the empty local directory ``out_dir`` (a dataset part)."""
-        import torch
-
+        torch = import_extra("torch", "az", "yutenv.distributed's network-guided self-play")
         from .az.net import NetEvaluator, PolicyValueNet
 
         # The threads of torch's kernels decide the order of float sums: fixed, so that a
@@ -641,32 +637,55 @@ def evaluate_policy(
 # --- command line ---------------------------------------------------------------------
 
 
-def main(argv: Iterable[str] | None = None) -> int:
-    """``python -m yutenv.distributed selfplay|eval ...``: see the module docs."""
+def _count(text: str) -> int:
+    """An argparse type: a count of at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n} must be at least 1")
+    return n
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line of ``python -m yutenv.distributed``."""
     p = argparse.ArgumentParser(prog="python -m yutenv.distributed", description="yutenv self-play datasets and evaluations on Ray")
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("selfplay", "eval"):
-        s = sub.add_parser(name)
+    sub.add_parser("selfplay", help="play games on the cluster into one dataset (one part per range of games)",
+                   description="Play --games games of --agents on a Ray cluster into one self-play dataset at "
+                   "--out, one task per range of games; the result equals one machine's `yutenv selfplay` "
+                   "with the same seed.")  # fmt: skip
+    sub.add_parser("eval", help="evaluate agent --a against --b, chunks of games spread over the cluster",
+                   description="Play --games games between agents --a and --b (seats balanced) on a Ray "
+                   "cluster, in chunks of --chunk-games, and print the win rate with its interval.")  # fmt: skip
+    for s in sub.choices.values():
         s.add_argument("--address", default=None, help="Ray cluster address ('auto'); default: a local Ray")
-        s.add_argument("--num-cpus", type=int, default=None, help="CPUs of the local Ray (without --address)")
-        s.add_argument("--seed", type=int, default=1)
-        s.add_argument("--rules", default="standard")
-        s.add_argument("--threads-per-task", type=int, default=1, help="CPUs (games at once) of one task")
-        s.add_argument("--max-tasks", type=int, default=None, help="tasks in flight at most (default: as many as the cluster runs)")
+        s.add_argument("--num-cpus", type=_count, default=None, help="CPUs of the local Ray (without --address)")
+        s.add_argument("--seed", type=int, default=1, help="seed of the run: every game's and agent's seed derives from it (default 1)")
+        s.add_argument("--rules", default="standard", help="rules string or preset, as `yutenv --rules` (default standard)")
+        s.add_argument("--threads-per-task", type=_count, default=1, help="CPUs (games at once) of one task")
+        s.add_argument("--max-tasks", type=_count, default=None, help="tasks in flight at most (default: as many as the cluster runs)")
     sp = sub.choices["selfplay"]
-    sp.add_argument("--games", type=int, default=100)
-    sp.add_argument("--agents", default="random")
-    sp.add_argument("--tier", default="compact")
+    sp.add_argument("--games", type=_count, default=100, help="games to play (default 100)")
+    sp.add_argument("--agents", default="random", help="agent spec of every seat (';'-separated), or one spec for all seats (default random)")
+    sp.add_argument("--tier", default="compact", help="observation tier of the dataset: compact, tactical or planes (default compact)")
     sp.add_argument("--out", required=True, help="dataset folder or fsspec URI")
-    sp.add_argument("--shard-games", type=int, default=100)
-    sp.add_argument("--range-games", type=int, default=None, help="games of one task (a multiple of --shard-games)")
-    sp.add_argument("--quiet", action="store_true")
+    sp.add_argument("--shard-games", type=_count, default=100, help="games per shard file (default 100)")
+    sp.add_argument("--range-games", type=_count, default=None, help="games of one task (a multiple of --shard-games)")
+    sp.add_argument("--quiet", action="store_true", help="no progress bar")
     ev = sub.choices["eval"]
-    ev.add_argument("--a", required=True)
-    ev.add_argument("--b", required=True)
-    ev.add_argument("--games", type=int, default=2000)
-    ev.add_argument("--chunk-games", type=int, default=200)
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--a", required=True, help="agent spec of the player evaluated")
+    ev.add_argument("--b", required=True, help="agent spec of its opponent")
+    ev.add_argument("--games", type=_count, default=2000, help="games in all, seats balanced (default 2000)")
+    ev.add_argument("--chunk-games", type=_count, default=200, help="games of one task (default 200)")
+    ev.add_argument("--json", action="store_true", help="print the result as JSON")
+    return p
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    """``python -m yutenv.distributed selfplay|eval ...``: see the module docs."""
+    p = parser()
     args = p.parse_args(None if argv is None else list(argv))
     try:
         if args.cmd == "selfplay":
@@ -674,7 +693,7 @@ def main(argv: Iterable[str] | None = None) -> int:
             m = selfplay(args.out, args.games, agents=args.agents, tier=args.tier, seed=args.seed, rules=args.rules,
                          shard_games=args.shard_games, range_games=args.range_games, address=args.address,
                          num_cpus=args.num_cpus, threads_per_task=args.threads_per_task, max_tasks=args.max_tasks,
-                         progress=not args.quiet)  # fmt: skip
+                         progress=False if args.quiet else None)  # fmt: skip
             print(f"{args.out}: {m['games']} games, {m['decisions']} decisions in {len(m['shards'])} shards ({time.perf_counter() - t0:.1f} s)")
         else:
             r = evaluate_agents(args.a, args.b, args.games, seed=args.seed, rules=args.rules, chunk_games=args.chunk_games,

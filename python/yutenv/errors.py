@@ -14,6 +14,23 @@ class YutEnvError(Exception):
     """Base class of every yutenv error."""
 
 
+class MissingExtraError(YutEnvError, ImportError):
+    """An optional module of yutenv was imported without the extra that installs what it needs.
+
+    Attributes:
+        feature: what was imported (``"yutenv.sb3"``).
+        extra: the extra to install (``"sb3"``).
+    """
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        self.feature = feature
+        self.extra = extra
+        super().__init__(
+            f"{feature} needs the {extra!r} extra ({module!r} is not installed): pip install 'yutenv[{extra}]'",
+            name=module,
+        )
+
+
 class ServerError(YutEnvError):
     """The server answered a request with an error.
 

@@ -5,8 +5,12 @@
 >>> def first_legal(obs, mask):                     # a batch: obs [N, D], mask [N, 180]
 ...     return mask.argmax(axis=1)
 >>> r = evaluate(first_legal, opponent="greedy", games=200)
->>> r.win_rate_a, (r.win_rate_a_low, r.win_rate_a_high), r.elo_diff
->>> print(r)                                          # the same table as `yutenv eval`
+>>> r.games, r.win_rate_a_low <= r.win_rate_a <= r.win_rate_a_high   # a win rate, its 95% interval
+(200, True)
+>>> print(r)                                          # the same table as `yutenv eval`  # doctest: +ELLIPSIS
+rules standard, 200 games (seat orders balanced), seed 0, ... s
++-------------+------+----------+-...
+|       agent | wins | win rate |  ...
 
 The policy plays one seat and the opponent (any agent spec: ``random``, ``greedy``,
 ``mc:N``, ``mcts:N,...``) every other seat, inside the server, through one
@@ -19,41 +23,23 @@ plays every seat equally often, with the same game seeds in every seat, as
 from __future__ import annotations
 
 import inspect
-import math
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
+from tabulate import tabulate
 
+from ._progress import progress_bar
 from .errors import IllegalActionError
+from .stats import elo_diff, wilson
 from .vector import YutVectorEnv
 
+# wilson and elo_diff live in yutenv.stats; they stay importable from here.
 __all__ = ["EvalResult", "evaluate", "wilson", "elo_diff"]
 
-Z95 = 1.959964
-
 Policy = Callable[[Any, npt.NDArray[np.bool_]], Any]
-
-
-def wilson(wins: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of ``wins`` successes out of ``n`` (95% by default)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = wins / n
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def elo_diff(p: float) -> float | None:
-    """The rating difference that gives win probability ``p``; None when infinite."""
-    if p <= 0 or p >= 1:
-        return None
-    return 400 * math.log10(p / (1 - p))
 
 
 @dataclass
@@ -109,22 +95,18 @@ class EvalResult:
             if self.chance_rate == 0.5
             else "n/a (more than 2 seats)"
         )
+        head = ["agent", "wins", "win rate", "95% Wilson", "Elo diff (95%)", "decisions/game", "ms/decision"]
         rows = [
-            ["agent", "wins", "win rate", "95% Wilson", "Elo diff (95%)", "decisions/game", "ms/decision"],
             [self.a, str(self.wins_a), pct(self.win_rate_a), f"[{pct(self.win_rate_a_low)}, {pct(self.win_rate_a_high)}]",
              elo_cell, f"{self.a_decisions_per_game:.1f}", f"{self.ms_per_decision_a:.4g}"],
             [self.b, str(self.wins_b), pct(1 - self.win_rate_a),
              f"[{pct(1 - self.win_rate_a_high)}, {pct(1 - self.win_rate_a_low)}]",
              "", f"{self.b_decisions_per_game:.1f}", f"{self.ms_per_decision_b:.4g}"],
         ]
-        widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
-        line = "+" + "+".join("-" * (w + 2) for w in widths) + "+"
-        out = [f"rules {self.rules}, {self.games} games (seat orders balanced), seed {self.seed}, {self.seconds:.1f} s", line]
-        for k, r in enumerate(rows):
-            out.append("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths)) + " |")
-            if k == 0:
-                out.append(line)
-        out.append(line)
+        out = [
+            f"rules {self.rules}, {self.games} games (seat orders balanced), seed {self.seed}, {self.seconds:.1f} s",
+            tabulate(rows, headers=head, tablefmt="pretty", stralign="right", disable_numparse=True),
+        ]
         out.append(
             f"{self.games} games, {self.decisions_per_game:.1f} decisions per game; {self.a} wins "
             f"{pct(self.win_rate_a)} (chance: {pct(self.chance_rate)})"
@@ -181,7 +163,7 @@ def evaluate(
     seed: int = 0,
     deterministic: bool = True,
     batched: bool = True,
-    progress: bool = True,
+    progress: bool | None = None,
     name: str | None = None,
     **env_kwargs: Any,
 ) -> EvalResult:
@@ -204,7 +186,8 @@ def evaluate(
             derives its later episodes' seeds from it (docs/PROTOCOL.md, "Seeds and
             determinism"), so each seat sees the same games (common random numbers).
         deterministic: passed to an sb3 model's ``predict``.
-        progress: show a tqdm progress bar (if tqdm is installed).
+        progress: the progress bar (games, rate, ETA) on stderr: ``None`` on a terminal only,
+            ``True`` always, ``False`` never.
         name: the policy's name in the result (default: its function or class name).
         env_kwargs: more :class:`~yutenv.YutVectorEnv` arguments (``obs_type``,
             ``server``, ``address``, ``token``, ``max_decisions``, ``timeout``).
@@ -253,8 +236,7 @@ def evaluate(
                     players, rules_text, opponent_name = venv.players, venv.rules, venv.opponent
                     per_seat_games = -(-games // players)
                     total = per_seat_games * players
-                    if progress:
-                        bar = _progress_bar(total, f"{policy_name} vs {opponent_name}")
+                    bar = progress_bar(total, f"{policy_name} vs {opponent_name}", show=progress)
                 # Env i plays a fixed number of episodes (its first ones, fixed by the
                 # seeds), so stopping does not favour short games.
                 quota = np.full(n_envs, per_seat_games // n_envs, dtype=np.int64)
@@ -375,11 +357,3 @@ def _evaluate_spec(
     fields["a"] = name or m["a"]
     fields.setdefault("seconds", time.perf_counter() - t0)
     return EvalResult(**fields)
-
-
-def _progress_bar(total: int, desc: str) -> Any:
-    try:
-        from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
-    except ImportError:  # tqdm is optional: no bar without it
-        return None
-    return tqdm(total=total, desc=desc, unit="game", file=sys.stderr, dynamic_ncols=True)

@@ -31,7 +31,7 @@ def _by_address(cfg: EnvConfig) -> EnvConfig:
     """``cfg`` for another process: its Server object replaced by the server's address."""
     if cfg.server is None:
         return cfg
-    return dataclasses.replace(cfg, server=None, address=cfg.server.address)
+    return dataclasses.replace(cfg, server=None, address=cfg.server.address, token=cfg.server.token)
 
 
 class YutEnv(gymnasium.Env[ObsType, np.int64]):

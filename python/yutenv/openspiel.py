@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-try:
-    import pyspiel
-except ImportError as e:  # pragma: no cover - exercised only without the extra
-    raise ImportError("yutenv.openspiel needs OpenSpiel: pip install 'yutenv[openspiel]' (or open-spiel)") from e
+from ._extras import import_extra
+
+import_extra("pyspiel", "openspiel", "yutenv.openspiel")
+import pyspiel  # noqa: E402
 
 from .state import THROW_NAMES, Game, State
 

@@ -1,5 +1,6 @@
 """A PettingZoo AEC env: every seat of a Yut Nori game is an external agent.
 
+>>> import numpy as np
 >>> from yutenv.pettingzoo import env
 >>> e = env(rules="players=3")
 >>> e.reset(seed=0)
@@ -7,6 +8,9 @@
 ...     obs, reward, terminated, truncated, info = e.last()
 ...     action = None if terminated or truncated else int(np.flatnonzero(obs["action_mask"])[0])
 ...     e.step(action)
+>>> e.agents                                    # the game is over
+[]
+>>> e.close()
 
 Agents are ``player_0`` .. ``player_{P-1}`` (seat order). ``agent_selection`` is the
 seat the server says is to move, so the same agent is selected again after a yut,

@@ -1,5 +1,6 @@
 """A PettingZoo Parallel env of Yut Nori: every live agent is stepped at once, only the one to move acts.
 
+>>> import numpy as np
 >>> from yutenv.pettingzoo_parallel import parallel_env
 >>> env = parallel_env(rules="players=3")
 >>> observations, infos = env.reset(seed=0)
@@ -7,6 +8,9 @@
 ...     actions = {a: int(np.flatnonzero(observations[a]["action_mask"])[0]) if infos[a]["acting"] else 0
 ...                for a in env.agents}
 ...     observations, rewards, terminations, truncations, infos = env.step(actions)
+>>> env.agents
+[]
+>>> env.close()
 
 Yut Nori is turn-based, and a turn is not a fixed cycle of the seats: a yut or a mo gives the
 same seat another throw, a capture another turn. PettingZoo's ``aec_to_parallel`` assumes every

@@ -1,15 +1,17 @@
 """RLlib (new API stack): Yut Nori envs with action masks, registered under names a config can use.
 
->>> import yutenv.rllib
->>> from ray.rllib.algorithms.ppo import PPOConfig
->>> yutenv.rllib.register()                       # "yutenv" and "yutenv-multi"
->>> config = (
-...     PPOConfig()
-...     .environment("yutenv", env_config={"opponent": "greedy", "seat": "random"})
-...     .rl_module(rl_module_spec=yutenv.rllib.module_spec())
-... )
->>> algo = config.build_algo()
->>> algo.train()
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    import yutenv.rllib
+    from ray.rllib.algorithms.ppo import PPOConfig
+    yutenv.rllib.register()                       # "yutenv" and "yutenv-multi"
+    config = (
+        PPOConfig()
+        .environment("yutenv", env_config={"opponent": "greedy", "seat": "random"})
+        .rl_module(rl_module_spec=yutenv.rllib.module_spec())
+    )
+    algo = config.build_algo()
+    algo.train()
 
 Two envs:
 
@@ -50,7 +52,10 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ._extras import import_extra
+
+import_extra("ray.rllib", "rllib", "yutenv.rllib")
+from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 
 from .core import NUM_ACTIONS
 from .gym_env import YutEnv

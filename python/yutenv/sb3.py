@@ -1,10 +1,12 @@
 """Stable-Baselines3: a ``VecEnv`` over one server-side batch, ready for sb3-contrib's ``MaskablePPO``.
 
->>> from sb3_contrib import MaskablePPO
->>> from stable_baselines3.common.vec_env import VecMonitor
->>> from yutenv.sb3 import YutSB3VecEnv
->>> venv = VecMonitor(YutSB3VecEnv(64, opponent="random", seat="random"))
->>> model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import VecMonitor
+    from yutenv.sb3 import YutSB3VecEnv
+    venv = VecMonitor(YutSB3VecEnv(64, opponent="random", seat="random"))
+    model = MaskablePPO("MlpPolicy", venv, n_steps=128).learn(100_000)
 
 SB3's ``DummyVecEnv`` of :class:`~yutenv.YutEnv` steps its envs one by one: one round trip
 to the server per env per step. :class:`YutSB3VecEnv` sends the actions of all envs in one
@@ -38,7 +40,10 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env import VecEnv
+from ._extras import import_extra
+
+import_extra("stable_baselines3", "sb3", "yutenv.sb3")
+from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
 from .vector import YutVectorEnv
 

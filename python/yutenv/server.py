@@ -19,6 +19,7 @@ import collections
 import json
 import os
 import queue
+import secrets
 import shutil
 import signal
 import subprocess
@@ -163,8 +164,24 @@ def _net_dirs(args: Sequence[str]) -> list[str]:
     return [*cwd, "--net-dir", "/"]
 
 
+def default_transport() -> str:
+    """How a server started by the package listens: ``$YUTENV_TRANSPORT`` (``unix`` or
+    ``tcp``) if set, else ``tcp`` on Windows and ``unix`` elsewhere."""
+    t = os.environ.get("YUTENV_TRANSPORT", "").strip().lower()
+    if t:
+        if t not in ("unix", "tcp"):
+            raise ServerStartError(f"YUTENV_TRANSPORT={t!r}: want unix or tcp")
+        return t
+    return "tcp" if sys.platform == "win32" else "unix"
+
+
 class Server:
-    """A ``yutenv serve`` process started by this interpreter on a private Unix socket.
+    """A ``yutenv serve`` process started by this interpreter, private to its user.
+
+    It listens on a Unix socket in a private (0700) folder, or, with ``transport="tcp"`` (the
+    default on Windows), on a free TCP port of 127.0.0.1 with a random token that only this
+    process knows (passed to the server in a file of that private folder, never on the
+    command line), so another local user can neither connect to it nor read the token.
 
     The socket lives in a folder only this user may open, so the server serves one local user
     who can read their own files anyway: unless ``args`` names ``--net-dir`` folders itself, the
@@ -179,9 +196,13 @@ class Server:
         env: extra environment variables for the server process.
         close_when_unused: stop the server when the last env using it closes (the shared
             server does this); a server you create yourself runs until you close it (or exit).
+        transport: ``"unix"`` or ``"tcp"`` (default: :func:`default_transport`).
 
     Attributes:
-        address: where to connect (``unix:/tmp/yutenv-.../yutenv.sock``).
+        address: where to connect (``unix:/tmp/yutenv-.../yutenv.sock`` or
+            ``tcp://127.0.0.1:PORT``).
+        token: the token a connection must present (``None`` on a Unix socket, whose folder
+            already keeps other users out). Sessions given ``server=`` present it themselves.
         pid: the server's process id.
     """
 
@@ -192,6 +213,7 @@ class Server:
         start_timeout: float = _DEFAULT_START_TIMEOUT,
         env: dict[str, str] | None = None,
         close_when_unused: bool = False,
+        transport: str | None = None,
     ) -> None:
         exe = Path(binary) if binary is not None else binary_path()
         self.close_when_unused = close_when_unused
@@ -205,9 +227,25 @@ class Server:
             base = "/tmp"
         self._tmpdir = tempfile.mkdtemp(prefix="yutenv-", dir=base)
         os.chmod(self._tmpdir, 0o700)
-        self.socket_path = os.path.join(self._tmpdir, "yutenv.sock")
-        self.address = "unix:" + self.socket_path
-        cmd = [str(exe), "serve", "--listen", self.address, "--exit-on-stdin-eof", *_net_dirs(args), *args]
+        self.transport = default_transport() if transport is None else transport
+        self.token: str | None = None
+        if self.transport == "unix":
+            self.socket_path: str | None = os.path.join(self._tmpdir, "yutenv.sock")
+            self.address = "unix:" + self.socket_path
+            listen = ["--listen", self.address]
+        elif self.transport == "tcp":
+            self.socket_path = None
+            self.token = secrets.token_hex(16)
+            token_file = os.path.join(self._tmpdir, "token")
+            fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="ascii") as f:
+                f.write(self.token)
+            self.address = ""  # known from the ready line: the port is picked by the server
+            listen = ["--listen", "127.0.0.1:0", "--token-file", token_file]
+        else:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            raise ValueError(f"transport {transport!r}: want 'unix' or 'tcp'")
+        cmd = [str(exe), "serve", *listen, "--exit-on-stdin-eof", *_net_dirs(args), *args]
         self.command = cmd
         penv = dict(os.environ)
         if env:
@@ -238,6 +276,8 @@ class Server:
         except BaseException:
             self.close()
             raise
+        if self.transport == "tcp":
+            self.address = "tcp://" + str(self.ready["listening"])
         # Keep draining stdout so the server never blocks on a full pipe.
         self._out = _LogReader(self._proc.stdout, f"yutenv-server-{self.pid}-stdout")
 

@@ -1,8 +1,10 @@
 """AlphaZero-style training for yutenv: a policy+value network, self-play, a learning loop.
 
->>> from yutenv.az import PolicyValueNet, export_net, TrainConfig, run
->>> result = run(TrainConfig(out="runs/x", generations=10, games=200, sims=64))
->>> export_net(result.model, "best.ynet")          # the Go side plays it as `net:best.ynet`
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az import PolicyValueNet, export_net, TrainConfig, run
+    result = run(TrainConfig(out="runs/x", generations=10, games=200, sims=64))
+    export_net(result.model, "best.ynet")          # the Go side plays it as `net:best.ynet`
 
 Or from the shell: ``python -m yutenv.az.train --out runs/x --generations 10`` (docs/TRAINING.md).
 

@@ -22,7 +22,10 @@ import time
 from typing import Any, Sequence
 
 import numpy as np
-import torch
+from .._extras import import_extra
+
+import_extra("torch", "az", "yutenv.az.bench")
+import torch  # noqa: E402
 
 from ..core import NUM_ACTIONS
 from .net import TIER_SIZES, NetEvaluator, PolicyValueNet

@@ -1,10 +1,12 @@
 """A replay buffer over the self-play datasets of the last K generations.
 
->>> from yutenv.az.buffer import ReplayBuffer
->>> buf = ReplayBuffer(window=4)
->>> buf.add("runs/x/gen-0001/selfplay")        # a dataset directory (docs/DATASETS.md)
->>> for batch in buf.batches(rng, batch_size=256, steps=100):
-...     batch.obs, batch.mask, batch.policy, batch.value
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az.buffer import ReplayBuffer
+    buf = ReplayBuffer(window=4)
+    buf.add("runs/x/gen-0001/selfplay")        # a dataset directory (docs/DATASETS.md)
+    for batch in buf.batches(rng, batch_size=256, steps=100):
+        batch.obs, batch.mask, batch.policy, batch.value
 
 Only numpy: the datasets are read (and checked) with :mod:`yutenv.datasets`. Adding a
 generation beyond the window drops the oldest one.

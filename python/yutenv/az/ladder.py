@@ -1,8 +1,10 @@
 """Judge a training run: generations against each other, and the final network against the baselines.
 
->>> from yutenv.az.ladder import judge
->>> md = judge("runs/x", every=10, games=400, search_sims=[200], baselines=["greedy", "mc:100", "mcts:400"])
->>> print(md.read_text())                  # runs/x/ladder.md (and runs/x/ladder.json)
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az.ladder import judge
+    md = judge("runs/x", every=10, games=400, search_sims=[200], baselines=["greedy", "mc:100", "mcts:400"])
+    print(md.read_text())                  # runs/x/ladder.md (and runs/x/ladder.json)
 
 ``python -m yutenv.az.ladder runs/x --every 10 --games 400 --search-sims 200`` does the same.
 
@@ -34,11 +36,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tabulate import tabulate
+
 from .._files import atomic_write
 from ..errors import YutEnvError
 from ..evaluate import run_eval_json
 
 __all__ = ["judge", "pick_generations", "net_spec"]
+
+
+def _md(rows: list[list[str]], head: list[str]) -> str:
+    """A markdown table (GitHub's pipes) of string cells."""
+    return str(tabulate(rows, headers=head, tablefmt="github", disable_numparse=True))
 
 
 def _complete_generations(run: Path) -> list[int]:
@@ -97,20 +106,18 @@ def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> s
         pair[(m["b"], m["a"])] = _flip(m)
     games = rr["matches"][0]["games"] if rr["matches"] else 0
     lines = [f"Each pair played {games} games, seats balanced; the row's win rate against the column, 95% Wilson interval.", ""]
-    lines += ["| newer | older | newer's win rate | Elo difference |", "|---|---|---|---|"]
+    steps = []
     for older, newer in zip(specs, specs[1:]):
         m = pair[(newer, older)]
         elo = m.get("elo_diff")
-        lines.append(f"| {name[newer]} | {name[older]} | {_pct(m)} | {'' if elo is None else f'{elo:+.0f}'} |")
+        steps.append([name[newer], name[older], _pct(m), "" if elo is None else f"{elo:+.0f}"])
+    lines.append(_md(steps, ["newer", "older", "newer's win rate", "Elo difference"]))
     lines += ["", "Crosstable (row against column):", ""]
-    lines += ["| | " + " | ".join(name[s] for s in specs) + " |", "|---|" + "---|" * len(specs)]
-    for r in specs:
-        cells = ["" if r == c else f"{100 * pair[(r, c)]['win_rate_a']:.0f}%" for c in specs]
-        lines.append(f"| {name[r]} | " + " | ".join(cells) + " |")
+    cross = [[name[r], *("" if r == c else f"{100 * pair[(r, c)]['win_rate_a']:.0f}%" for c in specs)] for r in specs]
+    lines.append(_md(cross, ["", *(name[s] for s in specs)]))
     if rr.get("ranking"):
-        lines += ["", "| rank | network | win rate over all its games | Elo (weakest = 0) |", "|---|---|---|---|"]
-        for i, e in enumerate(rr["ranking"], 1):
-            lines.append(f"| {i} | {name.get(e['agent'], e['agent'])} | {100 * e['win_rate']:.1f}% | {e['elo']:.0f} |")
+        ranks = [[str(i), name.get(e["agent"], e["agent"]), f"{100 * e['win_rate']:.1f}%", f"{e['elo']:.0f}"] for i, e in enumerate(rr["ranking"], 1)]
+        lines += ["", _md(ranks, ["rank", "network", "win rate over all its games", "Elo (weakest = 0)"])]
     return "\n".join(lines) + "\n"
 
 
@@ -160,10 +167,8 @@ def judge(
     if rows:
         report["final"] = [{"who": w, "opponent": o, **m} for w, o, m in rows]
         text += f"## The final network (generation {last})\n\n"
-        text += "| network | opponent | games | win rate | Elo difference | ms a decision (network) |\n|---|---|---|---|---|---|\n"
-        for w, o, m in rows:
-            text += f"| {w} | `{o}` | {m['games']} | {_pct(m)} | {m['elo_diff']:+.0f} | {m['ms_per_decision_a']:.3f} |\n"
-        text += "\n"
+        final = [[w, f"`{o}`", str(m["games"]), _pct(m), f"{m['elo_diff']:+.0f}", f"{m['ms_per_decision_a']:.3f}"] for w, o, m in rows]
+        text += _md(final, ["network", "opponent", "games", "win rate", "Elo difference", "ms a decision (network)"]) + "\n\n"
     report["seconds"] = time.perf_counter() - t0
     text += f"{report['seconds'] / 60:.1f} minutes, `yutenv eval` on {os.cpu_count()} cores.\n"
     md = d / "ladder.md"

@@ -1,10 +1,12 @@
 """The policy+value network of :mod:`yutenv.az` and its ``yutenv-net`` v1 file.
 
->>> from yutenv.az.net import PolicyValueNet, export_net, load_net, NetPolicy
->>> model = PolicyValueNet(obs_size=205, hidden=(256, 256), tier="compact", rules="standard")
->>> export_net(model, "gen3.ynet")          # what the Go side (`net:gen3.ynet`) reads
->>> model = load_net("gen3.ynet")           # and back, bit for bit
->>> yutenv.evaluate(NetPolicy(model), opponent="greedy", tier="compact")
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az.net import PolicyValueNet, export_net, load_net, NetPolicy
+    model = PolicyValueNet(obs_size=205, hidden=(256, 256), tier="compact", rules="standard")
+    export_net(model, "gen3.ynet")          # what the Go side (`net:gen3.ynet`) reads
+    model = load_net("gen3.ynet")           # and back, bit for bit
+    yutenv.evaluate(NetPolicy(model), opponent="greedy", tier="compact")
 
 The network is an MLP: a trunk of fully connected layers, each followed by a ReLU, then
 two linear heads on the trunk's output: ``policy`` (180 logits, one per action of the
@@ -34,8 +36,11 @@ from typing import Any, Sequence
 import msgpack
 import numpy as np
 import numpy.typing as npt
-import torch
-from torch import nn
+from .._extras import import_extra
+
+import_extra("torch", "az", "yutenv.az")
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
 
 from .._files import atomic_write, read_regular
 from ..core import NUM_ACTIONS

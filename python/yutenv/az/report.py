@@ -1,7 +1,9 @@
 """The report of a training run: win rates by generation, as a markdown table and a PNG.
 
->>> from yutenv.az.report import write_report
->>> md, png = write_report("runs/x")     # runs/x/report.md and runs/x/report.png
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az.report import write_report
+    md, png = write_report("runs/x")     # runs/x/report.md and runs/x/report.png
 
 ``python -m yutenv.az.report runs/x`` does the same. It reads every complete
 generation's ``gen.json`` (written by :mod:`yutenv.az.train`), so it works on a run
@@ -10,12 +12,16 @@ that is still going or was interrupted. The plot needs matplotlib (the ``az`` ex
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from tabulate import tabulate
+
+from .._extras import import_extra
 from .._files import atomic_write
 
 __all__ = ["load_generations", "markdown", "plot", "write_report"]
@@ -49,7 +55,7 @@ def markdown(gens: list[dict[str, Any]]) -> str:
     """A markdown table: one row per generation, one win-rate column per opponent."""
     cols = [("eval", o, f"vs {o}") for o in _opponents(gens)] + [("eval_search", o, f"search vs {o}") for o in _opponents(gens, "eval_search")]
     head = ["gen", "self-play games", "rows", "buffer", "policy loss", "value loss"] + [c[2] for c in cols] + ["minutes"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
     for g in gens:
         tr = g.get("train") or {}
         cells = [
@@ -64,14 +70,13 @@ def markdown(gens: list[dict[str, Any]]) -> str:
             e = g.get(key, {}).get(o)
             cells.append(f"{100 * e['win_rate']:.1f}% [{100 * e['low']:.1f}, {100 * e['high']:.1f}] (n={e['games']})" if e else "")
         cells.append(f"{g.get('seconds', 0) / 60:.1f}")
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        rows.append(cells)
+    return tabulate(rows, headers=head, tablefmt="github", disable_numparse=True) + "\n"
 
 
 def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = "") -> Path:
     """Plot the win rate against every opponent by generation (95% Wilson bands) to a PNG."""
-    import matplotlib
-
+    matplotlib = import_extra("matplotlib", "az", "yutenv.az.report's plot")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -122,19 +127,24 @@ def write_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m yutenv.az.report RUN_DIR``: rewrite the run's report."""
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) != 1 or args[0].startswith("-"):
-        print("usage: python -m yutenv.az.report RUN_DIR", file=sys.stderr)
-        return 2
+    p = argparse.ArgumentParser(
+        prog="python -m yutenv.az.report",
+        description="Rewrite a training run's report (RUN_DIR/report.md, a win-rate table by "
+        "generation, and RUN_DIR/report.png, its plot) from the run's complete generations. "
+        "Works on a run that is still going. The plot needs matplotlib (the az extra).",
+    )
+    p.add_argument("run_dir", metavar="RUN_DIR", help="the run's folder (the --out of python -m yutenv.az.train)")
+    args = p.parse_args(argv)
+    if not Path(args.run_dir).is_dir():
+        p.error(f"{args.run_dir}: no such folder")
     try:
-        written = write_report(args[0])
+        paths = write_report(args.run_dir)
     except (ValueError, OSError) as e:
         print(f"yutenv.az.report: {e}", file=sys.stderr)
         return 1
-    for p in written:
-        print(p)
+    for path in paths:
+        print(path)
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,8 +1,10 @@
 """Network-guided self-play in the Go server (protocol methods ``selfplay_*``).
 
->>> from yutenv.az import SelfPlay
->>> sp = SelfPlay(rules="standard", tier="compact", sims=64, games_in_flight=64, seed=0)
->>> summary = sp.run(evaluate, games=200, out="runs/gen3/selfplay")   # doctest: +SKIP
+Example (not run by the tests: it needs a trained run, a cluster or real data)::
+
+    from yutenv.az import SelfPlay
+    sp = SelfPlay(rules="standard", tier="compact", sims=64, games_in_flight=64, seed=0)
+    summary = sp.run(evaluate, games=200, out="runs/gen3/selfplay")
 
 The server plays ``games_in_flight`` games at once, each with its own MCTS (explicit
 chance nodes: the six throws weighted by their probabilities). Whenever searches need a
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .._progress import progress_bar
 from ..core import NUM_ACTIONS, Session
 from ..server import Server
 
@@ -161,7 +164,9 @@ class SelfPlay:
             p["first_game"] = int(first_game)
         return p
 
-    def run(self, evaluate: Evaluate, games: int, out: str | os.PathLike[str], first_game: int = 0) -> SelfPlaySummary:
+    def run(
+        self, evaluate: Evaluate, games: int, out: str | os.PathLike[str], first_game: int = 0, progress: bool | None = None
+    ) -> SelfPlaySummary:
         """Play ``games`` games (in total, counting those ``out`` already holds), answering
         every batch of leaves with ``evaluate``, and return the summary.
 
@@ -174,6 +179,9 @@ class SelfPlay:
         Errors: a refused answer (wrong shape, a value outside [-1, 1]) raises
         :class:`~yutenv.InvalidArgumentError` naming the field; an exception in ``evaluate``
         cancels the run and propagates. The shards finished so far stay in ``out``.
+
+        ``progress``: the bar of games played (rate, ETA) on stderr: ``None`` on a terminal
+        only, ``True`` always, ``False`` never.
         """
         t0 = time.perf_counter()
         eval_s = 0.0
@@ -182,9 +190,12 @@ class SelfPlay:
             info = s.client.call("selfplay_new", self.params(games, out, first_game))
             rid, d = info["id"], int(info["obs_size"])
             params: dict[str, Any] = {"id": rid}
+            bar = progress_bar(games, "selfplay", show=progress)
             try:
                 while True:
                     res = s.client.call("selfplay_next", params)
+                    if bar is not None:
+                        bar.update(int(res["games"]) - bar.n)
                     n = int(res["n"])
                     if n == 0:
                         break
@@ -201,6 +212,8 @@ class SelfPlay:
                         "values": np.ascontiguousarray(values, dtype="<f4").tobytes(),
                     }
             finally:
+                if bar is not None:
+                    bar.close()
                 try:
                     s.client.call("selfplay_close", {"id": rid})
                 except Exception:  # the connection may be gone; the server cleans up after it

@@ -61,8 +61,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
-import torch
-import torch.nn.functional as F
+from .._extras import import_extra
+
+import_extra("torch", "az", "yutenv.az.train")
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 from .. import datasets
 from .._files import atomic_write

@@ -1,0 +1,91 @@
+"""Every ``python -m yutenv...`` entry point answers ``--help`` with a description and a help
+text for each option, and refuses bad counts before doing any work."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from yutenv import distributed
+from yutenv.az import report
+
+
+def _parsers(p: argparse.ArgumentParser) -> list[tuple[str, argparse.ArgumentParser]]:
+    out = [(p.prog, p)]
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sub in a.choices.values():
+                out.extend(_parsers(sub))
+    return out
+
+
+@pytest.mark.parametrize("parser", [distributed.parser()], ids=["distributed"])
+def test_every_option_has_help(parser: argparse.ArgumentParser) -> None:
+    for prog, p in _parsers(parser):
+        assert p.description, f"{prog} has no description"
+        for a in p._actions:
+            if a.option_strings and a.help != argparse.SUPPRESS:
+                assert a.help, f"{prog} {a.option_strings[0]} has no help"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["yutenv.az.report", "--help"],
+        ["yutenv.distributed", "--help"],
+        ["yutenv.distributed", "selfplay", "--help"],
+        ["yutenv.distributed", "eval", "--help"],
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_help_exits_zero(argv: list[str]) -> None:
+    r = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: python -m ")
+    assert len(r.stdout.splitlines()) > 3
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["selfplay", "--out", "x", "--games", "0"], "--games: 0 must be at least 1"),
+        (["selfplay", "--out", "x", "--shard-games", "-3"], "--shard-games: -3 must be at least 1"),
+        (["eval", "--a", "random", "--b", "greedy", "--chunk-games", "0"], "--chunk-games: 0 must be at least 1"),
+        (["eval", "--a", "random", "--b", "greedy", "--games", "many"], "--games: 'many' is not an integer"),
+    ],
+)
+def test_distributed_refuses_bad_counts_early(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        distributed.main(argv)
+    assert e.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_report_of_a_missing_folder_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        report.main(["/nonexistent/run"])
+    assert e.value.code == 2
+    assert "/nonexistent/run: no such folder" in capsys.readouterr().err
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--eval-every", "0"], "--eval-every must be at least 1, got 0"),  # once looped for ever
+        (["--n-envs", "-1"], "--n-envs must be at least 1, got -1"),
+        (["--minutes", "0"], "--minutes must be positive, got 0.0"),
+    ],
+)
+def test_maskable_ppo_example_refuses_bad_arguments(argv: list[str], message: str) -> None:
+    pytest.importorskip("sb3_contrib")
+    r = subprocess.run([sys.executable, str(EXAMPLES / "train_maskable_ppo.py"), *argv],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr

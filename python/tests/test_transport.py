@@ -1,0 +1,96 @@
+"""The TCP transport of a package-started server (the default on Windows, where it is the
+only one): a free loopback port and a random token, presented by every session the package
+opens, refused to anyone without it."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import stat
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import yutenv
+from yutenv.client import Client
+from yutenv.errors import ServerStartError, UnauthorizedError
+from yutenv.server import default_transport
+
+
+@pytest.fixture(scope="module")
+def tcp() -> yutenv.Server:
+    s = yutenv.Server(transport="tcp")
+    yield s
+    s.close()
+
+
+def test_listens_on_loopback_with_a_private_token(tcp: yutenv.Server) -> None:
+    assert tcp.address.startswith("tcp://127.0.0.1:") and int(tcp.address.rsplit(":", 1)[1]) > 0
+    assert tcp.token is not None and len(tcp.token) == 32
+    assert tcp.token not in " ".join(tcp.command), "the token is not on the command line (ps shows it)"
+    token_file = tcp.command[tcp.command.index("--token-file") + 1]
+    assert stat.S_IMODE(os.stat(token_file).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(token_file)).st_mode) == 0o700
+
+
+def test_envs_play_through_it(tcp: yutenv.Server) -> None:
+    env = yutenv.make(server=tcp, opponent="greedy")
+    obs, info = env.reset(seed=3)
+    for _ in range(50):
+        mask = env.action_masks()
+        obs, _, term, trunc, info = env.step(int(np.flatnonzero(mask)[0]))
+        if term or trunc:
+            obs, info = env.reset()
+    env.close()
+    venv = yutenv.make(4, server=tcp, opponent="random")
+    venv.reset(seed=1)
+    venv.close()
+    r = yutenv.evaluate(lambda o, m: m.argmax(axis=1), opponent="random", games=4, server=tcp, progress=False)
+    assert r.games == 4
+
+
+def test_a_pickled_env_reconnects_with_the_token(tcp: yutenv.Server) -> None:
+    env = yutenv.make(server=tcp)
+    env.reset(seed=5)
+    copy = pickle.loads(pickle.dumps(env))
+    copy.reset(seed=5)
+    copy.close()
+    env.close()
+
+
+def test_no_token_no_entry(tcp: yutenv.Server) -> None:
+    for token in (None, "0" * 32):
+        c = Client(tcp.address, timeout=10)
+        try:
+            params = {"protocol": 1, "client": "intruder"} | ({"token": token} if token else {})
+            with pytest.raises(UnauthorizedError):
+                c.call("hello", params)
+        finally:
+            c.close()
+
+
+def test_transport_choice(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("YUTENV_TRANSPORT", raising=False)
+    assert default_transport() == ("tcp" if sys.platform == "win32" else "unix")
+    monkeypatch.setenv("YUTENV_TRANSPORT", "TCP")
+    assert default_transport() == "tcp"
+    monkeypatch.setenv("YUTENV_TRANSPORT", "pigeon")
+    with pytest.raises(ServerStartError, match="YUTENV_TRANSPORT='pigeon': want unix or tcp"):
+        default_transport()
+
+
+def test_shared_server_over_tcp_in_a_fresh_interpreter() -> None:
+    # The shared server (what yutenv.make starts when given nothing) follows YUTENV_TRANSPORT.
+    code = (
+        "import yutenv\n"
+        "env = yutenv.make(opponent='random')\n"
+        "env.reset(seed=0)\n"
+        "print(env.unwrapped.server_address)\n"
+        "env.close()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, YUTENV_TRANSPORT="tcp"))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith("tcp://127.0.0.1:")
