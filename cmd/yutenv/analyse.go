@@ -19,7 +19,7 @@ func init() {
 	commands["analyse"] = command{summary: "ask an agent for its move, policy and value at a position", run: runAnalyse}
 }
 
-const analyseArgs = `(--position FILE | --state FILE | --record FILE [--game G] [--step K]) [flags]
+const analyseArgs = `(--position FILE | --state FILE | --record FILE [--game G] [--decision D | --step K]) [flags]
 
 Shows what an agent (default mcts:400) plays at one decision: its action, its
 search policy over the legal actions (visit fractions for mcts) and its value
@@ -30,8 +30,10 @@ The position comes from one of:
                    position"): {"to_move", "phase", "pool", "stacks", ...},
                    under --rules
   --state FILE     a saved state (yutenv.State.serialize, or the server's save)
-  --record FILE    a game record (selfplay --out): the state after --step K
-                   steps of game --game (default: the last decision)`
+  --record FILE    a game record (selfplay --out): game --game at its decision
+                   --decision D (0-based), or the state after --step K steps
+                   (throws and moves both count; it must be a decision);
+                   default: the game's last decision`
 
 // analyseResult is what "yutenv analyse --json" prints.
 type analyseResult struct {
@@ -59,7 +61,8 @@ func runAnalyse(args []string, stdout, stderr io.Writer) error {
 	stateFile := fs.String("state", "", "a saved state (`FILE`)")
 	recFile := fs.String("record", "", "a game record file (`FILE`, JSON lines)")
 	game := fs.Int("game", 0, "which game of the record file (0-based)")
-	step := fs.Int("step", -1, "the state after this many steps of the record (-1: the last decision)")
+	step := fs.Int("step", -1, "the state after this many steps of the record, throws and moves (-1: the last decision)")
+	decision := fs.Int("decision", -1, "the record's D-th decision (0-based; -1: the last decision)")
 	rulesSpec := fs.String("rules", "standard", "rules of a --position")
 	spec := fs.String("agent", "mcts:400", "agent `SPEC`")
 	seed := fs.Uint64("seed", 1, "the agent's seed")
@@ -84,8 +87,10 @@ func runAnalyse(args []string, stdout, stderr io.Writer) error {
 		s, err = readPosition(*posFile, rules)
 	case *stateFile != "":
 		s, err = readState(*stateFile)
+	case *step >= 0 && *decision >= 0:
+		return fmt.Errorf("give --decision or --step, not both")
 	default:
-		s, err = recordState(*recFile, *game, *step)
+		s, err = recordState(*recFile, *game, *step, *decision)
 	}
 	if err != nil {
 		return err
@@ -194,8 +199,10 @@ func readState(name string) (env.State, error) {
 // errStop ends a replay early.
 var errStop = errors.New("stop")
 
-// recordState replays game g of a record file up to step k (-1: the last decision).
-func recordState(name string, g, k int) (env.State, error) {
+// recordState replays game g of a record file to its decision d, or up to
+// step k (with neither, d = k = -1: to its last decision). A step that ends
+// at a chance node is an error that names the decisions around it.
+func recordState(name string, g, k, d int) (env.State, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return env.State{}, err
@@ -213,13 +220,28 @@ func recordState(name string, g, k int) (env.State, error) {
 		return env.State{}, fmt.Errorf("--step %d out of range: game %d has %d steps", k, g, len(rec.Steps))
 	}
 	var at, lastDecision env.State
-	found := false
+	decisions := 0
+	var before, after int = -1, -1 // the decision steps around a chance-node step k
+	reached := false
 	_, err = rec.Replay(func(i int, _ env.Event, s *env.State) error {
+		step := i + 1
 		if s.Phase() == env.PhaseMove {
-			lastDecision, found = *s, true
+			lastDecision = *s
+			if d >= 0 && decisions == d {
+				at, reached = *s, true
+				return errStop
+			}
+			decisions++
+			if step < k {
+				before = step
+			} else if step > k && after < 0 {
+				after = step
+			}
 		}
-		if k >= 0 && i+1 == k {
-			at = *s
+		if k >= 0 && step == k {
+			at, reached = *s, true
+		}
+		if reached && k >= 0 && (s.Phase() == env.PhaseMove || after >= 0) {
 			return errStop
 		}
 		return nil
@@ -227,10 +249,21 @@ func recordState(name string, g, k int) (env.State, error) {
 	if err != nil && !errors.Is(err, errStop) {
 		return env.State{}, fmt.Errorf("%s: game %d: %w", name, g, err)
 	}
-	if k >= 0 {
+	switch {
+	case d >= 0 && !reached:
+		return env.State{}, fmt.Errorf("--decision %d out of range: game %d has %d decisions", d, g, decisions)
+	case k >= 0 && at.Phase() != env.PhaseMove:
+		near := "no decision comes after it"
+		if after >= 0 {
+			near = fmt.Sprintf("the next decision is at --step %d", after)
+		}
+		if before >= 0 {
+			near += fmt.Sprintf(", the one before at --step %d", before)
+		}
+		return env.State{}, fmt.Errorf("--step %d of game %d is a %s, not a decision (%s; or name decisions with --decision D)", k, g, at.Phase(), near)
+	case reached:
 		return at, nil
-	}
-	if !found {
+	case decisions == 0:
 		return env.State{}, fmt.Errorf("%s: game %d has no decision", name, g)
 	}
 	return lastDecision, nil

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,6 +90,65 @@ func TestAnalyseRefuses(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, errs := runCmd(t, append([]string{"analyse"}, c.args...)...)
 			assert.NotEqual(t, 0, code)
+			assert.Contains(t, errs, c.want)
+		})
+	}
+}
+
+// TestAnalyseRecordDecisions: --decision D picks the record's D-th decision;
+// --step K must land on a decision, and a step that lands on a throw says
+// which steps around it are decisions (README's example once failed so).
+func TestAnalyseRecordDecisions(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "g.jsonl")
+	code, _, errs := runCmd(t, "selfplay", "--games", "1", "--seed", "5", "--out", rec)
+	require.Equal(t, 0, code, errs)
+	f, err := os.Open(rec)
+	require.NoError(t, err)
+	recs, err := env.ReadRecords(f)
+	require.NoError(t, f.Close())
+	require.NoError(t, err)
+	// The steps after which the game is at a decision, in order.
+	var decisions []int
+	_, err = recs[0].Replay(func(i int, _ env.Event, s *env.State) error {
+		if s.Phase() == env.PhaseMove {
+			decisions = append(decisions, i+1)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, len(decisions), 3)
+	throwStep := -1
+	for k := decisions[1] + 1; k < decisions[2]; k++ {
+		throwStep = k
+	}
+	require.GreaterOrEqual(t, throwStep, 0, "a throw between the second and third decisions")
+
+	analyse := func(args ...string) analyseResult {
+		t.Helper()
+		code, out, errs := runCmd(t, append([]string{"analyse", "--record", rec, "--agent", "greedy", "--json"}, args...)...)
+		require.Equal(t, 0, code, errs)
+		var r analyseResult
+		require.NoError(t, json.Unmarshal([]byte(out), &r))
+		return r
+	}
+	for d, k := range decisions[:3] {
+		t.Run(fmt.Sprintf("decision %d is step %d", d, k), func(t *testing.T) {
+			assert.Equal(t, analyse("--step", strconv.Itoa(k)), analyse("--decision", strconv.Itoa(d)))
+		})
+	}
+	assert.Equal(t, analyse(), analyse("--decision", strconv.Itoa(len(decisions)-1)), "the default is the last decision")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a throw step", []string{"--step", strconv.Itoa(throwStep)}, fmt.Sprintf("--step %d of game 0 is a throw, not a decision (the next decision is at --step %d, the one before at --step %d; or name decisions with --decision D)", throwStep, decisions[2], decisions[1])},
+		{"decision out of range", []string{"--decision", strconv.Itoa(len(decisions))}, fmt.Sprintf("--decision %d out of range: game 0 has %d decisions", len(decisions), len(decisions))},
+		{"both", []string{"--decision", "1", "--step", "3"}, "give --decision or --step, not both"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, errs := runCmd(t, append([]string{"analyse", "--record", rec, "--agent", "greedy"}, c.args...)...)
+			assert.Equal(t, 1, code)
 			assert.Contains(t, errs, c.want)
 		})
 	}
