@@ -52,7 +52,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from .core import NUM_ACTIONS
+from ._protocol import NUM_ACTIONS
 from .gym_env import YutEnv
 from .pettingzoo import YutAECEnv
 from .vector import YutVectorEnv

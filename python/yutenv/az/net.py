@@ -37,7 +37,8 @@ import numpy.typing as npt
 import torch
 from torch import nn
 
-from ..core import NUM_ACTIONS
+from .._protocol import NUM_ACTIONS as NUM_ACTIONS
+from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
 from ..errors import YutEnvError
 
 __all__ = [
@@ -56,8 +57,6 @@ __all__ = [
 
 FORMAT = "yutenv-net"
 VERSION = 1
-#: The length of one observation of every tier (docs/OBSERVATIONS.md).
-TIER_SIZES = {"compact": 205, "tactical": 2034, "planes": 590}
 #: The logit given to illegal actions before a softmax (finite, so 0 * log p stays 0).
 MASKED = -1e9
 
