@@ -99,7 +99,7 @@ func TestCrossCheckPerft(t *testing.T) {
 		switch {
 		case spec == "standard":
 			return 9
-		case testing.Short():
+		case trimmed():
 			return 6
 		}
 		return 7
@@ -137,7 +137,7 @@ func TestCrossCheckPerftMidGame(t *testing.T) {
 		Depth int           `json:"depth"`
 	}
 	games, every := 6, 7
-	if testing.Short() {
+	if trimmed() {
 		games = 2
 	}
 	var in bytes.Buffer
@@ -227,7 +227,7 @@ func lineWithoutText(t *testing.T, b []byte) env.LineJSON {
 func TestCrossCheckGames(t *testing.T) {
 	referencePath(t)
 	games := 25 // 19 rule sets: 475 games
-	if testing.Short() {
+	if trimmed() {
 		games = 6
 	}
 	type game struct {

@@ -37,6 +37,10 @@ func variantNames(keep func(env.Variant) bool) []string {
 	return out
 }
 
+// trimmed reports whether the property tests play fewer games: under -race
+// or -short. Plain "go test ./env" runs them in full.
+func trimmed() bool { return raceEnabled || testing.Short() }
+
 // skipMissedTurns skips a test of an encoding that cannot hold a seat's
 // missed turns yet, under rules with skip obstacles.
 func skipMissedTurns(t *testing.T, r env.Rules) {
@@ -176,7 +180,7 @@ func checkInvariants(t *testing.T, s *env.State) {
 
 func TestPropertyRandomGames(t *testing.T) {
 	games := 20
-	if testing.Short() {
+	if trimmed() {
 		games = 5
 	}
 	for _, spec := range propertyRules {
