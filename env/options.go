@@ -228,9 +228,16 @@ var options = []Option{
 }
 
 // Options returns the declarations of every rule option, in the order the
-// rules string and JSON write them. The slice is a copy; its Options share
-// their Values with the package.
-func Options() []Option { return slices.Clone(options) }
+// rules string and JSON write them: a copy that callers may change.
+func Options() []Option {
+	out := slices.Clone(options)
+	for i := range out {
+		out[i].Aliases = slices.Clone(out[i].Aliases)
+		out[i].Values = slices.Clone(out[i].Values)
+		out[i].Cover = slices.Clone(out[i].Cover)
+	}
+	return out
+}
 
 // lookupOption returns the option named by key or by one of its aliases.
 func lookupOption(key string) (int, bool) {
