@@ -15,11 +15,15 @@ import (
 // reusing one Event, and checks that the states and events stay equal, and
 // that illegal input through the To forms leaves the state and *ev unchanged.
 func TestApplyToMatchesApply(t *testing.T) {
+	games := uint64(20)
+	if trimmed() {
+		games = 5
+	}
 	for _, spec := range propertyRules {
 		t.Run(spec, func(t *testing.T) {
 			r, err := env.ParseRules(spec)
 			require.NoError(t, err)
-			for g := uint64(0); g < 20; g++ {
+			for g := range games {
 				a, err := env.New(r, g, 0)
 				require.NoError(t, err)
 				b := a

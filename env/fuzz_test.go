@@ -265,3 +265,40 @@ func FuzzGame(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRulesJSON reads rules JSON through the option declarations: nothing
+// panics, every refusal wraps ErrInvalidRules (or is a JSON syntax error),
+// and valid rules survive a JSON round trip.
+func FuzzRulesJSON(f *testing.F) {
+	for _, spec := range propertyRules {
+		b, err := json.Marshal(mustRules(f, spec))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{`{"board":"line"}`, `{"p":0.5,"flat_prob":0.5}`, `{"players":[2]}`, `{"backdo":"no"}`, `[]`, `{"obstacles":null}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r env.Rules
+		if err := json.Unmarshal(b, &r); err != nil {
+			var syntax *json.SyntaxError
+			if !errors.Is(err, env.ErrInvalidRules) && !errors.As(err, &syntax) {
+				t.Fatalf("Unmarshal(%s): %v wraps neither ErrInvalidRules nor a syntax error", b, err)
+			}
+			return
+		}
+		if r.Validate() != nil {
+			return
+		}
+		out, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back env.Rules
+		if err := json.Unmarshal(out, &back); err != nil || back != r {
+			t.Fatalf("rules %+v do not survive JSON %s: %+v, %v", r, out, back, err)
+		}
+	})
+}

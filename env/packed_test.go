@@ -12,10 +12,11 @@ import (
 )
 
 func TestPackedRoundTrip(t *testing.T) {
-	for _, spec := range []string{"standard", "players=4,pieces=5,end=rank,back_do_enters=on", "players=3,back_do=off,finish=stop"} {
+	for _, spec := range propertyRules {
 		for _, d := range []int{0, 5, 30, 400} {
 			t.Run(spec, func(t *testing.T) {
 				s := midGame(t, spec, uint64(d)+7, d)
+				skipMissedTurns(t, s.Rules())
 				b := s.AppendPacked(nil)
 				require.Len(t, b, env.PackedSize)
 				var back env.State
@@ -95,7 +96,7 @@ func FuzzUnpack(f *testing.F) {
 	}
 	f.Add(uint8(0), []byte{})
 	f.Fuzz(func(t *testing.T, rules uint8, b []byte) {
-		spec := []string{"standard", "players=4,pieces=5,end=rank"}[rules%2]
+		spec := propertyRules[int(rules)%len(propertyRules)]
 		s, err := env.New(mustRules(t, spec), 0, 0)
 		if err != nil {
 			t.Fatal(err)

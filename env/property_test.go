@@ -22,24 +22,33 @@ import (
 // off HOME and capture each other on purpose could play for ever.
 const maxDecisions = 2000
 
-// propertyRules are all the rule sets the property tests play.
-var propertyRules = append(append([]string(nil), crossRules...),
-	"players=4,pieces=5,end=rank,flat_prob=0.5",
-	"players=4,pieces=5,end=rank,back_do_enters=on,flat_prob=0.65",
-	"players=3,pieces=1,finish=stop,capture_bonus_yut_mo=on,back_do_enters=on",
-	"players=2,pieces=5,back_do=off,end=rank",
-	// Line boards and the kata's options, alone and together.
-	"kata",
-	"kata,finish=wrap,players=3,pieces=3",
-	"kata,spaces=5,pieces=5,players=4,end=rank,obstacles=1:skip+3:back2",
-	"kata,spaces=29,finish=pass,back_do=on,pool=on,capture_bonus=on,obstacles=20:back19",
-	"board=line,spaces=2,finish=stop,pieces=1,players=3",
-	"kata,spaces=1,pieces=3,finish=wrap",
-	"kata,spaces=1,players=4,finish=pass,pool=on",
-	"finish=exact,pool=off,capture_bonus=off,obstacles=3:skip+8:back4+22:back2",
-	"finish=wrap,players=3,obstacles=5:skip+27:back3",
-	"players=4,pieces=5,pool=off,end=rank,obstacles=1:back1+10:skip",
-)
+// propertyRules are all the rule sets the property tests play: the names
+// of env.Variants, which cover every option's values.
+var propertyRules = variantNames(func(env.Variant) bool { return true })
+
+// variantNames returns the names (rules strings) of the variants keep keeps.
+func variantNames(keep func(env.Variant) bool) []string {
+	var out []string
+	for _, v := range env.Variants() {
+		if keep(v) {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// trimmed reports whether the property tests play fewer games: under -race
+// or -short. Plain "go test ./env" runs them in full.
+func trimmed() bool { return raceEnabled || testing.Short() }
+
+// skipMissedTurns skips a test of an encoding that cannot hold a seat's
+// missed turns yet, under rules with skip obstacles.
+func skipMissedTurns(t *testing.T, r env.Rules) {
+	t.Helper()
+	if (env.Variant{Rules: r}).HasSkip() {
+		t.Skip("issue 21 bug 1/3: missed turns; fixed on branch obstacles")
+	}
+}
 
 // chooser picks actions as a function of the seed and the state alone, so a
 // copy of a state replays exactly the same choices.
@@ -171,7 +180,7 @@ func checkInvariants(t *testing.T, s *env.State) {
 
 func TestPropertyRandomGames(t *testing.T) {
 	games := 20
-	if testing.Short() {
+	if trimmed() {
 		games = 5
 	}
 	for _, spec := range propertyRules {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -256,39 +254,24 @@ func Kata() Rules {
 		Pool: SwitchOff, CaptureBonus: SwitchOff, Finish: FinishExact}
 }
 
-// presets are the rule sets ParseRules knows by name.
-var presets = []struct {
-	name  string
-	rules func() Rules
-}{{"standard", Standard}, {"kata", Kata}}
-
 // Validate checks every field and returns an error naming the first bad field
-// and its allowed values.
+// and its allowed values: the board, then each option against its declared
+// range or values (Options), then the combinations the engine refuses.
 func (r Rules) Validate() error {
 	if err := r.validateBoard(); err != nil {
 		return err
 	}
-	switch {
-	case r.Players < MinPlayers || r.Players > MaxPlayers:
-		return fmt.Errorf("%w: players must be %d to %d, got %d", ErrInvalidRules, MinPlayers, MaxPlayers, r.Players)
-	case r.Pieces < MinPieces || r.Pieces > MaxPieces:
-		return fmt.Errorf("%w: pieces must be %d to %d, got %d", ErrInvalidRules, MinPieces, MaxPieces, r.Pieces)
-	case math.IsNaN(r.FlatProb) || r.FlatProb < MinFlatP || r.FlatProb > MaxFlatP:
-		return fmt.Errorf("%w: flat_prob must be %g to %g, got %g", ErrInvalidRules, MinFlatP, MaxFlatP, r.FlatProb)
-	case r.Shortcut == ShortcutChoice:
+	if r.Shortcut == ShortcutChoice {
 		return fmt.Errorf("%w: shortcut=choice is not supported yet (the standard 180-action encoding cannot express it); allowed: forced", ErrInvalidRules)
-	case r.Shortcut > ShortcutChoice:
-		return fmt.Errorf("%w: shortcut must be forced, got %s", ErrInvalidRules, r.Shortcut)
-	case r.Finish > FinishWrap:
-		return fmt.Errorf("%w: finish must be one of %s, got %s", ErrInvalidRules, strings.Join(finishNames, ", "), r.Finish)
-	case r.End > EndRank:
-		return fmt.Errorf("%w: end must be first or rank, got %s", ErrInvalidRules, r.End)
+	}
+	for i := range options {
+		if err := options[i].check(r); err != nil {
+			return err
+		}
+	}
+	switch {
 	case r.BackDoEnters && !r.BackDo:
 		return fmt.Errorf("%w: back_do_enters needs back_do=true", ErrInvalidRules)
-	case r.Pool > SwitchOff:
-		return fmt.Errorf("%w: pool must be on or off, got %s", ErrInvalidRules, r.Pool)
-	case r.CaptureBonus > SwitchOff:
-		return fmt.Errorf("%w: capture_bonus must be on or off, got %s", ErrInvalidRules, r.CaptureBonus)
 	case r.CaptureBonusYutMo && r.CaptureBonus == SwitchOff:
 		return fmt.Errorf("%w: capture_bonus_yut_mo needs capture_bonus=on", ErrInvalidRules)
 	case r.CaptureBonusYutMo && r.Pool == SwitchOff:
@@ -332,12 +315,12 @@ func (r Rules) validateBoard() error {
 func (r Rules) String() string {
 	best := ""
 	for _, p := range presets {
-		parts := r.diff(p.rules())
-		s := p.name
+		parts := r.diff(p.Rules())
+		s := p.Name
 		if len(parts) > 0 {
 			s = strings.Join(parts, ",")
-			if p.name != "standard" {
-				s = p.name + "," + s
+			if p.Name != "standard" {
+				s = p.Name + "," + s
 			}
 		}
 		if best == "" || strings.Count(s, ",") < strings.Count(best, ",") {
@@ -347,28 +330,14 @@ func (r Rules) String() string {
 	return best
 }
 
-// diff lists key=value for every field of r that differs from std.
-func (r Rules) diff(std Rules) []string {
+// diff lists key=value for every option whose value in r differs from base's.
+func (r Rules) diff(base Rules) []string {
 	var parts []string
-	add := func(differs bool, k, v string) {
-		if differs {
-			parts = append(parts, k+"="+v)
+	for i := range options {
+		if v := options[i].get(r); v != "" && v != options[i].get(base) {
+			parts = append(parts, options[i].Key+"="+v)
 		}
 	}
-	add(r.Players != std.Players, "players", strconv.Itoa(r.Players))
-	add(r.Pieces != std.Pieces, "pieces", strconv.Itoa(r.Pieces))
-	add(r.FlatProb != std.FlatProb, "flat_prob", strconv.FormatFloat(r.FlatProb, 'g', -1, 64))
-	add(r.BackDo != std.BackDo, "back_do", onOff(r.BackDo))
-	add(r.CaptureBonusYutMo != std.CaptureBonusYutMo, "capture_bonus_yut_mo", onOff(r.CaptureBonusYutMo))
-	add(r.Shortcut != std.Shortcut, "shortcut", r.Shortcut.String())
-	add(r.Finish != std.Finish, "finish", r.Finish.String())
-	add(r.BackDoEnters != std.BackDoEnters, "back_do_enters", onOff(r.BackDoEnters))
-	add(r.End != std.End, "end", r.End.String())
-	add(r.Board != std.Board, "board", r.Board.String())
-	add(r.Spaces != std.Spaces && r.Board == BoardLine, "spaces", strconv.Itoa(r.Spaces))
-	add(r.Pool != std.Pool, "pool", r.Pool.String())
-	add(r.CaptureBonus != std.CaptureBonus, "capture_bonus", r.CaptureBonus.String())
-	add(r.Obstacles != std.Obstacles, "obstacles", r.Obstacles.String())
 	return parts
 }
 
@@ -379,106 +348,66 @@ func onOff(b bool) string {
 	return "off"
 }
 
-var ruleKeys = []string{"players", "pieces", "flat_prob", "back_do", "capture_bonus_yut_mo", "shortcut", "finish", "back_do_enters", "end",
-	"board", "spaces", "pool", "capture_bonus", "obstacles"}
-
-// ruleAliases maps the short spellings ParseRules also accepts to their keys.
-var ruleAliases = map[string]string{"p": "flat_prob", "backdo": "back_do"}
-
 // ParseRules reads a comma-separated key=value list, such as
 // "players=3,pieces=5,back_do=off,end=rank", on top of Standard, or on top of
 // a preset named first ("kata", "kata,players=3"). "" and "standard" give
-// Standard. A key given twice is an error naming it. The result is validated.
+// Standard. Keys and aliases are those of Options; a key given twice is an
+// error naming it. The result is validated.
 func ParseRules(spec string) (Rules, error) {
-	r := Standard()
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
-		return r, nil
+		return Standard(), nil
 	}
 	items := strings.Split(spec, ",")
+	base := Standard()
 	for _, p := range presets {
-		if strings.TrimSpace(items[0]) == p.name {
-			r, items = p.rules(), items[1:]
+		if strings.TrimSpace(items[0]) == p.Name {
+			base, items = p.Rules(), items[1:]
 			break
 		}
 	}
-	seen := map[string]bool{}
-	lineGiven := false
+	b := NewRulesBuilder(base)
 	for _, kv := range items {
 		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok {
-			return r, fmt.Errorf("%w: %q is not key=value (keys: %s; presets first: standard, kata)", ErrInvalidRules, kv, strings.Join(ruleKeys, ", "))
+			return b.build(), fmt.Errorf("%w: %q is not key=value (keys: %s; presets first: %s)", ErrInvalidRules, kv, strings.Join(optionKeys(), ", "), strings.Join(presetNames(), ", "))
 		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if a, ok := ruleAliases[k]; ok {
-			k = a
+		if err := b.Set(strings.TrimSpace(k), strings.TrimSpace(v)); err != nil {
+			return b.build(), err
 		}
-		if seen[k] {
-			return r, fmt.Errorf("%w: rules key %q given more than once", ErrInvalidRules, k)
-		}
-		seen[k] = true
-		before := r.Board
-		if err := r.set(k, v); err != nil {
-			return r, err
-		}
-		lineGiven = lineGiven || (k == "board" && before != BoardLine && r.Board == BoardLine)
 	}
-	switch {
-	case lineGiven && !seen["spaces"]:
-		r.Spaces = KataSpaces // board=line alone is the kata's length
-	case r.Board == BoardCross && !seen["spaces"]:
-		r.Spaces = 0 // board=cross on top of a line preset
-	}
-	return r, r.Validate()
+	return b.Rules()
 }
 
-// Set sets the field named by key (a ParseRules key, such as "players" or
-// "back_do") from its ParseRules spelling v ("3", "on", "rank", ...),
+// optionKeys returns the key of every option, in table order.
+func optionKeys() []string {
+	keys := make([]string, len(options))
+	for i := range options {
+		keys[i] = options[i].Key
+	}
+	return keys
+}
+
+// presetNames returns the name of every preset.
+func presetNames() []string {
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Set sets the option named by key (a key or alias of Options, such as
+// "players" or "p") from its ParseRules spelling v ("3", "on", "rank", ...),
 // without validating the whole: call Validate when every field is set. An
 // unknown key or a bad value is an error wrapping ErrInvalidRules, and r is
 // then unchanged or has only that field changed.
-func (r *Rules) Set(key, v string) error { return r.set(key, v) }
-
-func (r *Rules) set(k, v string) error {
-	var err error
-	switch k {
-	case "players":
-		r.Players, err = parseIntField(k, v)
-	case "pieces":
-		r.Pieces, err = parseIntField(k, v)
-	case "flat_prob":
-		r.FlatProb, err = strconv.ParseFloat(v, 64)
-		if err != nil {
-			err = fmt.Errorf("%w: flat_prob must be a number, got %q", ErrInvalidRules, v)
-		}
-	case "back_do":
-		r.BackDo, err = parseBoolField(k, v)
-	case "capture_bonus_yut_mo":
-		r.CaptureBonusYutMo, err = parseBoolField(k, v)
-	case "back_do_enters":
-		r.BackDoEnters, err = parseBoolField(k, v)
-	case "shortcut":
-		err = r.Shortcut.UnmarshalText([]byte(v))
-	case "finish":
-		err = r.Finish.UnmarshalText([]byte(v))
-	case "end":
-		err = r.End.UnmarshalText([]byte(v))
-	case "board":
-		err = r.Board.UnmarshalText([]byte(v))
-	case "spaces":
-		r.Spaces, err = parseIntField(k, v)
-	case "pool":
-		r.Pool, err = parseSwitchField(k, v)
-	case "capture_bonus":
-		r.CaptureBonus, err = parseSwitchField(k, v)
-	case "obstacles":
-		err = r.Obstacles.UnmarshalText([]byte(v))
-	default:
-		keys := append([]string(nil), ruleKeys...)
-		sort.Strings(keys)
-		err = fmt.Errorf("%w: unknown rules key %q (keys: %s)", ErrInvalidRules, k, strings.Join(keys, ", "))
+func (r *Rules) Set(key, v string) error {
+	i, ok := lookupOption(key)
+	if !ok {
+		return unknownKey(key)
 	}
-	return err
+	return options[i].set(r, v)
 }
 
 func parseIntField(k, v string) (int, error) {
@@ -504,17 +433,47 @@ func (r Rules) Probabilities() [NumThrows]float64 {
 	return ThrowProbabilities(r.FlatProb, r.BackDo)
 }
 
-// UnmarshalJSON reads rules from a JSON object; fields it leaves out keep
-// their Standard values, so {"players":3} is standard rules for three seats.
-// An unknown field is an error, so a misspelt option is never silently ignored.
+// UnmarshalJSON reads rules from a JSON object through Options, as a rules
+// map on the wire is read: fields it leaves out keep their Standard values,
+// so {"players":3} is standard rules for three seats and {"board":"line"}
+// a line of the kata's length; aliases are accepted; an unknown or repeated
+// key is an error, so a misspelt option is never silently ignored. Values
+// are numbers, bools (on/off) or strings. The rules are not validated.
 func (r *Rules) UnmarshalJSON(b []byte) error {
-	type plain Rules
-	p := plain(Standard())
 	d := json.NewDecoder(bytes.NewReader(b))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&p); err != nil {
-		return fmt.Errorf("%w: rules: %v", ErrInvalidRules, err)
+	d.UseNumber()
+	bad := func(err error) error { return fmt.Errorf("%w: rules: %v", ErrInvalidRules, err) }
+	if tok, err := d.Token(); err != nil || tok != json.Delim('{') {
+		return bad(fmt.Errorf("want a JSON object, got %v (%v)", tok, err))
 	}
-	*r = Rules(p)
+	rb := NewRulesBuilder(Standard())
+	for d.More() {
+		tok, err := d.Token()
+		if err != nil {
+			return bad(err)
+		}
+		key, _ := tok.(string)
+		if tok, err = d.Token(); err != nil {
+			return bad(err)
+		}
+		var v string
+		switch x := tok.(type) {
+		case json.Number:
+			v = x.String()
+		case bool:
+			v = onOff(x)
+		case string:
+			v = x
+		default:
+			return bad(fmt.Errorf("%s: want a number, bool or string, got %v", key, tok))
+		}
+		if err := rb.Set(key, v); err != nil {
+			return err
+		}
+	}
+	if _, err := d.Token(); err != nil {
+		return bad(err)
+	}
+	*r = rb.build()
 	return nil
 }

@@ -7,29 +7,6 @@ import (
 	"strings"
 )
 
-// optionDoc documents one key of the rules configuration for docs/RULES.md.
-type optionDoc struct {
-	key, values, meaning string
-}
-
-// optionDocs lists every rules key (ruleKeys), in the order RULES.md shows them.
-var optionDocs = []optionDoc{
-	{"players", fmt.Sprintf("%d..%d", MinPlayers, MaxPlayers), "seats; turns go by seat number, wrapping round"},
-	{"pieces", fmt.Sprintf("%d..%d", MinPieces, MaxPieces), "pieces per seat"},
-	{"flat_prob", fmt.Sprintf("%g..%g", MinFlatP, MaxFlatP), "chance that one stick lands flat side up"},
-	{"back_do", "on, off", "off: the marked stick is an ordinary stick, so its throw counts as do"},
-	{"capture_bonus", "on, off", "off: a capture never earns a throw"},
-	{"capture_bonus_yut_mo", "on, off", "on: a capture made with yut or mo earns a throw too (needs `capture_bonus=on` and `pool=on`)"},
-	{"pool", "on, off", "off: each throw is used (or spent) as soon as it is thrown; yut and mo earn their next throw after their move"},
-	{"shortcut", "forced", "`choice` is refused: the 180 actions cannot say whether to turn"},
-	{"finish", "pass, stop, exact, wrap", "how a stack leaves the board; see [Finishing](#finishing)"},
-	{"back_do_enters", "on, off", "on: back-do with nothing on the board enters a piece onto HOME (needs `back_do=on`, cross board only)"},
-	{"end", "first, rank", "rank: play on until every place is decided"},
-	{"board", "cross, line", "the layout; see [Boards](#boards)"},
-	{"spaces", fmt.Sprintf("%d..%d", MinSpaces, MaxSpaces), fmt.Sprintf("length of a line board (`board=line` alone means %d); not allowed on the cross", KataSpaces)},
-	{"obstacles", "`S:skip+S:backK`", "obstacles on chosen stations; see [Obstacles](#obstacles)"},
-}
-
 // RulesMarkdown writes docs/RULES.md: the rules of every rule set in words,
 // with the tables (stations, routes, throws, options, presets, the action
 // encoding) generated from the engine's own tables, so the document cannot
@@ -275,11 +252,18 @@ func RulesMarkdown(w io.Writer) error {
 	p("")
 	p("| key | values | standard | kata | meaning |")
 	p("|---|---|---|---|---|")
-	for _, o := range optionDocs {
-		p("| `%s` | %s | %s | %s | %s |", o.key, o.values, optionValue(Standard(), o.key), optionValue(Kata(), o.key), o.meaning)
+	var aliases []string
+	for i := range options {
+		o := &options[i]
+		p("| `%s` | %s | %s | %s | %s |", o.Key, o.Range(), optionCell(o, Standard()), optionCell(o, Kata()), o.Doc)
+		for _, a := range o.Aliases {
+			aliases = append(aliases, code(a)+" for "+code(o.Key))
+		}
 	}
 	p("")
-	p("Also accepted: `p` for `flat_prob`, `backdo` for `back_do`, and true/false, yes/no, 1/0 for on/off.")
+	p("Also accepted: %s, and true/false, yes/no, 1/0 for on/off.", strings.Join(aliases, ", "))
+	p("A rules map (on the wire, in JSON, in Python) takes the same keys and aliases as the string, so")
+	p("`{\"board\": \"line\"}` is `board=line`.")
 	p("A value out of range, an unknown key, a repeated key or a combination the engine refuses is an error")
 	p("that names the key. Every option is recorded in records, saved states and datasets (docs/FORMATS.md).")
 	p("")
@@ -289,7 +273,7 @@ func RulesMarkdown(w io.Writer) error {
 	p("| preset | the same as |")
 	p("|---|---|")
 	for _, pr := range presets {
-		p("| `%s` | `%s` |", pr.name, strings.Join(pr.rules().diff(Standard()), ","))
+		p("| `%s` | `%s` |", pr.Name, strings.Join(pr.Rules().diff(Standard()), ","))
 	}
 	p("")
 	p("A preset may be followed by more pairs, which override it: `kata,players=3,spaces=20`.")
@@ -323,43 +307,14 @@ func RulesMarkdown(w io.Writer) error {
 	return err
 }
 
-// optionValue returns the value of key in r as the rules string writes it.
-func optionValue(r Rules, key string) string {
-	switch key {
-	case "players":
-		return strconv.Itoa(r.Players)
-	case "pieces":
-		return strconv.Itoa(r.Pieces)
-	case "flat_prob":
-		return strconv.FormatFloat(r.FlatProb, 'g', -1, 64)
-	case "back_do":
-		return onOff(r.BackDo)
-	case "capture_bonus":
-		return r.CaptureBonus.String()
-	case "capture_bonus_yut_mo":
-		return onOff(r.CaptureBonusYutMo)
-	case "pool":
-		return r.Pool.String()
-	case "shortcut":
-		return r.Shortcut.String()
-	case "finish":
-		return r.Finish.String()
-	case "back_do_enters":
-		return onOff(r.BackDoEnters)
-	case "end":
-		return r.End.String()
-	case "board":
-		return r.Board.String()
-	case "spaces":
-		if r.Board == BoardCross {
-			return "-"
-		}
-		return strconv.Itoa(r.Spaces)
-	case "obstacles":
-		if r.Obstacles.IsZero() {
-			return "none"
-		}
-		return "`" + r.Obstacles.String() + "`"
+// optionCell returns the option's value in r for the options table.
+func optionCell(o *Option, r Rules) string {
+	switch v := o.get(r); {
+	case v == "":
+		return "-"
+	case o.Kind == OptionText && v != "none":
+		return "`" + v + "`"
+	default:
+		return v
 	}
-	return "?"
 }

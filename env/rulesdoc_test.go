@@ -34,8 +34,7 @@ func TestRulesDocIsFresh(t *testing.T) {
 		assert.Contains(t, doc, want)
 	}
 	// Every rules key is documented.
-	for _, k := range []string{"players", "pieces", "flat_prob", "back_do", "capture_bonus_yut_mo", "shortcut", "finish",
-		"back_do_enters", "end", "board", "spaces", "pool", "capture_bonus", "obstacles"} {
-		assert.Contains(t, doc, "| `"+k+"` |", k)
+	for _, o := range env.Options() {
+		assert.Contains(t, doc, "| `"+o.Key+"` |", o.Key)
 	}
 }

@@ -42,7 +42,7 @@ func resave(t *testing.T, blob []byte, edit func(m map[string]any)) []byte {
 }
 
 func TestSaveRoundTrip(t *testing.T) {
-	for _, spec := range crossRules {
+	for _, spec := range propertyRules {
 		for _, d := range []int{0, 5, 30, 1000} {
 			s := midGame(t, spec, uint64(d)+3, d)
 			b, err := s.MarshalBinary()

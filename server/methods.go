@@ -174,9 +174,10 @@ func choice(s string, names []string) (int, error) {
 }
 
 // rulesParam reads the rules: an env.ParseRules string or a map of its
-// keys, each set on top of env.Standard with env.Rules.Set (bools as on/off,
-// numbers in decimal, strs as they are) and read by eachKey, so a repeated
-// key is refused.
+// keys, read by eachKey and set on top of env.Standard by an
+// env.RulesBuilder (bools as on/off, numbers in decimal, strs as they are),
+// so the map and the string accept the same keys and aliases, fill in the
+// same defaults and refuse a repeated key with the same message.
 func rulesParam(r *reader) (env.Rules, error) {
 	switch r.peekKind() {
 	case 's':
@@ -191,7 +192,7 @@ func rulesParam(r *reader) (env.Rules, error) {
 		_, err := r.str()
 		return env.Rules{}, fmt.Errorf("want str or map: %w", err)
 	}
-	rules := env.Standard()
+	b := env.NewRulesBuilder(env.Standard())
 	var setErr error
 	err := eachKey(r, func(k []byte) error {
 		var v string
@@ -219,15 +220,16 @@ func rulesParam(r *reader) (env.Rules, error) {
 			return fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
 		}
 		if setErr == nil {
-			setErr = rules.Set(string(k), v)
+			setErr = b.Set(string(k), v)
 		}
 		return nil
 	})
 	if err != nil {
 		return env.Rules{}, err
 	}
+	var rules env.Rules
 	if setErr == nil {
-		setErr = rules.Validate()
+		rules, setErr = b.Rules()
 	}
 	if setErr != nil {
 		return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + setErr.Error()}

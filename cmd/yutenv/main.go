@@ -95,9 +95,37 @@ func newFlags(name, args string, stderr io.Writer) *pflag.FlagSet {
 			}
 		}
 		fmt.Fprintf(stderr, "Flags:\n%s", fs.FlagUsages())
+		if fs.Lookup("rules") != nil {
+			rulesHelp(stderr)
+		}
 	}
 	fs.SortFlags = false
 	return fs
+}
+
+// rulesHelp lists the rule options that --rules takes, from env.Options.
+func rulesHelp(w io.Writer) {
+	var presets []string
+	for _, p := range env.Presets() {
+		presets = append(presets, p.Name)
+	}
+	fmt.Fprintf(w, "\nRules (--rules): a preset (%s) first if wanted, then key=value pairs:\n", strings.Join(presets, ", "))
+	for _, o := range env.Options() {
+		key := o.Key
+		if len(o.Aliases) > 0 {
+			key += " (" + strings.Join(o.Aliases, ", ") + ")"
+		}
+		fmt.Fprintf(w, "  %-22s %s; standard %s\n", key, strings.Trim(o.Range(), "`"), orDash(o.Default()))
+	}
+	fmt.Fprintln(w, "  (docs/RULES.md explains each option)")
+}
+
+// orDash returns s, or "-" when s is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // parseFlags parses args and turns flag errors into errUsage after printing usage.

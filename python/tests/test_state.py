@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import yutenv
-from yutenv.state import CHANCE, GAE, TERMINAL, Game, State
+from yutenv import _protocol
+from yutenv.state import CHANCE, GAE, TERMINAL, Game, State, close_shared_session
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -82,8 +83,11 @@ def test_perft_through_python_equals_go_golden(rules: str, pos: dict | None, cou
     assert root == before
 
 
-@pytest.mark.parametrize("rules", ["standard", "players=3,end=rank"])
+@pytest.mark.parametrize("rules", list(_protocol.VARIANTS))
 def test_random_game_through_state_equals_the_env(rules: str) -> None:
+    if ":skip" in rules:
+        pytest.skip("issue 21 bug 1/3: missed turns; fixed on branch obstacles")
+    close_shared_session()  # a connection declares at most 64 rule sets
     game = Game(rules)
     rng = np.random.default_rng(7)
     with yutenv.Session() as session:

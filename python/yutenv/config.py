@@ -25,6 +25,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+from ._protocol import PRESETS, RULE_KEYS, RULE_OPTIONS, RuleOption
+from .errors import InvalidRulesError
 from .server import Server
 
 DEFAULT_TIMEOUT = 60.0
@@ -94,6 +96,7 @@ class EnvConfig:
             object.__setattr__(self, "rules", dict(self.rules))
         elif not isinstance(self.rules, str):
             raise TypeError(f"rules must be a string or a mapping, got {self.rules!r}")
+        check_rules(self.rules)
         _need_str("opponent", self.opponent)
         if isinstance(self.seat, str):
             if self.seat != "random":
@@ -164,3 +167,84 @@ def _need_str(name: str, v: object) -> None:
 def _need_choice(name: str, v: object, choices: tuple[str, ...]) -> None:
     if v not in choices:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {v!r}")
+
+
+_OPTIONS: dict[str, RuleOption] = {o.key: o for o in RULE_OPTIONS}
+_SWITCH_WORDS = ("on", "off", "true", "false", "yes", "no", "1", "0")
+
+
+def check_rules(rules: str | Mapping[str, Any]) -> None:
+    """Check the keys and values of a rules string or mapping against the rule options.
+
+    The options come from the engine's declarations (``yutenv._protocol.RULE_OPTIONS``), and the
+    messages are the server's, so a mistake is reported before any server is involved: an unknown
+    key, a key given twice (also through an alias, such as ``p`` and ``flat_prob``), a value of the
+    wrong type or not one of an enum's values. Ranges and combinations of options are checked by
+    the server, which raises the same :class:`~yutenv.InvalidRulesError`.
+
+    Raises:
+        InvalidRulesError: naming the key and what is wrong with it.
+    """
+    if isinstance(rules, str):
+        items = [i.strip() for i in rules.split(",")] if rules.strip() else []
+        if items and items[0] in PRESETS:
+            items = items[1:]
+        pairs: list[tuple[str, object]] = []
+        for item in items:
+            name, eq, text = item.partition("=")
+            if not eq:
+                raise _invalid(
+                    f'"{item}" is not key=value (keys: {", ".join(o.key for o in RULE_OPTIONS)}; '
+                    f'presets first: {", ".join(PRESETS)})'
+                )
+            pairs.append((name.strip(), text.strip()))
+    else:
+        pairs = list(rules.items())
+    seen: set[str] = set()
+    for k, v in pairs:
+        if not isinstance(k, str) or k not in RULE_KEYS:
+            raise _invalid(f'unknown rules key "{k}" (keys: {", ".join(sorted(_OPTIONS))})')
+        key = RULE_KEYS[k]
+        if key in seen:
+            raise _invalid(f'rules key "{key}" given more than once')
+        seen.add(key)
+        _check_value(_OPTIONS[key], v)
+
+
+def _check_value(o: RuleOption, v: object) -> None:
+    """Check one value's type (and an enum's or switch's value) against its option."""
+    if o.kind == "switch":
+        ok = isinstance(v, bool) or str(v).lower() in _SWITCH_WORDS
+        want = "on or off"
+    elif isinstance(v, bool):
+        ok, want = False, _wants(o)
+    elif o.kind == "int":
+        ok, want = isinstance(v, int) or (isinstance(v, str) and _parses(int, v)), "an integer"
+    elif o.kind == "float":
+        ok, want = isinstance(v, (int, float)) or (isinstance(v, str) and _parses(float, v)), "a number"
+    elif o.kind == "enum":
+        # shortcut=choice passes: the server explains why it is refused.
+        ok, want = v in o.values or v == "choice", _wants(o)
+    else:
+        ok, want = isinstance(v, str), "a string"
+    if not ok:
+        raise _invalid(f'{o.key} must be {want}, got "{v}"')
+
+
+def _parses(kind: type[int] | type[float], v: str) -> bool:
+    try:
+        kind(v)
+    except ValueError:
+        return False
+    return True
+
+
+def _wants(o: RuleOption) -> str:
+    """What an option's values look like, for messages."""
+    if o.kind in ("int", "float"):
+        return f"a number from {o.min:g} to {o.max:g}"
+    return "one of " + ", ".join(o.values)
+
+
+def _invalid(message: str) -> InvalidRulesError:
+    return InvalidRulesError("invalid rules: " + message, code="invalid_rules")

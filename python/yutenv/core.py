@@ -24,6 +24,7 @@ import msgpack
 import numpy as np
 import numpy.typing as npt
 
+from ._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
 from .client import Client
 from .config import DEFAULT_TIMEOUT, EnvConfig
 from .errors import ClosedError, IllegalActionError, ProtocolError, YutEnvError
@@ -33,9 +34,6 @@ if TYPE_CHECKING:
     import gymnasium
 
 PROTOCOL = 1
-NUM_ACTIONS = 180
-"""Actions of the standard action codec (docs/OBSERVATIONS.md). For reference only: the envs
-take the count from the server's ``hello``/``make`` replies (``env.action_space.n``)."""
 CLIENT_NAME = "yutenv-python 0.1.0"
 
 

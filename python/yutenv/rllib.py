@@ -57,7 +57,7 @@ from ._extras import import_extra
 import_extra("ray.rllib", "rllib", "yutenv.rllib")
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 
-from .core import NUM_ACTIONS
+from ._protocol import NUM_ACTIONS
 from .gym_env import YutEnv
 from .pettingzoo import YutAECEnv
 from .vector import YutVectorEnv

@@ -34,6 +34,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, c
 import numpy as np
 import numpy.typing as npt
 
+from .config import check_rules
 from .core import NUM_ACTIONS, Session, check_action, check_seed
 from .errors import BadStateError, ClosedError, ServerDiedError
 
@@ -159,6 +160,7 @@ class Game:
     """
 
     def __init__(self, rules: str | Mapping[str, Any] = "standard") -> None:
+        check_rules(rules)
         r = _declare(dict(rules) if isinstance(rules, Mapping) else rules)
         self.rules: str = str(r["rules"])
         self.players: int = int(r["players"])

@@ -43,7 +43,8 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from .._files import atomic_write, read_regular
-from ..core import NUM_ACTIONS
+from .._protocol import NUM_ACTIONS as NUM_ACTIONS
+from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
 from ..errors import YutEnvError
 
 __all__ = [
@@ -64,8 +65,6 @@ __all__ = [
 
 FORMAT = "yutenv-net"
 VERSION = 1
-#: The length of one observation of every tier (docs/OBSERVATIONS.md).
-TIER_SIZES = {"compact": 205, "tactical": 2034, "planes": 590}
 #: The largest weight or bias (in magnitude) a network may hold: a trained network's weights are
 #: orders of magnitude smaller, and anything larger is damage (a flipped exponent bit) or a
 #: diverged run. :func:`export_net`, :func:`load_net` and checkpoints refuse it.
