@@ -283,6 +283,7 @@ ERROR_CODES: Final[tuple[str, ...]] = (
     "unsupported",
     "shutting_down",
     "eval_timeout",
+    "bad_net",
     "internal",
 )
 """Every error code the server sends (docs/PROTOCOL.md, "Errors")."""
