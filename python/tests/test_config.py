@@ -80,6 +80,19 @@ def test_one_config_for_every_front_end(srv: yutenv.Server) -> None:
         ypz.raw_env(cfg, opponent="greedy")
 
 
+def test_a_single_agent_config_makes_an_aec_env(srv: yutenv.Server) -> None:
+    # python/README's Options example: one config for all three front ends, its opponent, seat
+    # and info used by the single-agent ones only (keyword arguments are still refused above).
+    cfg = yutenv.EnvConfig(rules="players=3", opponent="mc:20", seat=1, info=True, reward="progress", server=srv)
+    aec = yutenv.pettingzoo.env(cfg)
+    try:
+        aec.reset(seed=0)
+        assert aec.unwrapped.config == dataclasses.replace(cfg, opponent="random", seat=0, info=False)
+        assert aec.possible_agents == ["player_0", "player_1", "player_2"]
+    finally:
+        aec.close()
+
+
 def test_spaces_and_limits_come_from_the_server(srv: yutenv.Server) -> None:
     env = yutenv.YutEnv(server=srv, tier="tactical")
     hello = env._session.hello

@@ -26,6 +26,8 @@ final position, gets its reward (+1 / -1 with two seats; places spread from +1 t
 
 from __future__ import annotations
 
+import dataclasses
+
 import warnings
 from typing import Any
 
@@ -58,7 +60,9 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
             seats), ``reward``, ``address``, ``token``, ``server``, ``timeout``. With
             ``illegal="penalty"`` an illegal action ends the game: -1 for the actor, 0 for the
             others, ``infos[actor]["illegal"] = True``. ``opponent``, ``seat`` and ``info``
-            are refused (every seat is an agent here); observations are always dicts.
+            are refused as keyword arguments (every seat is an agent here); a ``config``
+            shared with the single-agent front ends may carry them, and they are not used.
+            Observations are always dicts.
 
     The AEC env cannot be pickled or deep-copied (it says what to do instead);
     :meth:`save_state` / :meth:`load_state` move a game between envs.
@@ -73,10 +77,12 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
 
     def __init__(self, config: EnvConfig | None = None, **options: Any) -> None:
         super().__init__()
-        self.config = cfg = EnvConfig.build(config, **options)
-        for name in ("opponent", "seat", "info"):
-            if getattr(cfg, name) != getattr(_DEFAULTS, name):
+        single = ("opponent", "seat", "info")  # options of the single-agent front ends only
+        for name in single:
+            if name in options and options[name] != getattr(_DEFAULTS, name):
                 raise ValueError(f"the AEC env has no {name!r} option: every seat is an agent")
+        cfg = EnvConfig.build(config, **options)
+        self.config = cfg = dataclasses.replace(cfg, **{name: getattr(_DEFAULTS, name) for name in single})
         self.render_mode = cfg.render_mode
         self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
