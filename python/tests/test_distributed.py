@@ -208,6 +208,8 @@ def test_memory_backend_and_merge_refusals(reference: Path) -> None:
 def test_plan_ranges() -> None:
     assert distributed.plan_ranges(250, 50, 100) == [(0, 100), (100, 100), (200, 50)]
     assert distributed.plan_ranges(250, 50, 100, start=150) == [(150, 100)]
+    # a complete dataset of games not a multiple of shard_games, asked again: nothing to play
+    assert distributed.plan_ranges(4, 100, 100, start=4) == []
     with pytest.raises(ValueError, match="multiple"):
         distributed.plan_ranges(100, 30, 40)
     with pytest.raises(ValueError, match="extended by yutenv selfplay"):

@@ -208,9 +208,11 @@ def _run_range(task: RangeTask, url: str, play: PlayRange) -> dict[str, Any]:
 
 def plan_ranges(games: int, shard_games: int, range_games: int, start: int = 0) -> list[tuple[int, int]]:
     """Cut games ``start .. games-1`` into ``(first, count)`` ranges of ``range_games``
-    (a multiple of ``shard_games``; ``start`` must be one too)."""
+    (a multiple of ``shard_games``; ``start`` must be one too, unless the dataset is complete)."""
     if shard_games < 1 or range_games < shard_games or range_games % shard_games:
         raise ValueError(f"range_games ({range_games}) must be a positive multiple of shard_games ({shard_games})")
+    if start >= games:  # complete: a run asked again has nothing to play
+        return []
     if start % shard_games:
         raise ValueError(f"a dataset holding {start} games (not a multiple of shard_games={shard_games}) is extended by yutenv selfplay, not by ranges")
     return [(g, min(range_games, games - g)) for g in range(start, games, range_games)]
