@@ -1,0 +1,251 @@
+"""Every Python and shell block of README.md, python/README.md and docs/*.md runs.
+
+The blocks of one file run in order in one scratch folder, the Python blocks in one namespace
+(like a notebook), the shell blocks with ``bash``; the commands they name (``yutenv``,
+``bin/yutenv``, ``python``, ``pip``, ``make``) are the installed package's and the checkout's.
+
+What a block may say about itself, in an HTML comment right before it (invisible on GitHub):
+
+- ``<!-- doc: setup ... -->``: Python that runs (hidden) before the block, for the names an
+  excerpt takes for granted (a policy, a dataset, states to analyse).
+- ``<!-- doc: output -->``: the ```text block after this one is its exact output (``...``
+  stands for any text); without it, numbers in comments are illustrative.
+- ``<!-- doc: full -->``: it runs as written even in the small mode (a cheap block whose
+  shown output is checked).
+- ``<!-- doc: extra NAME -->``: it needs the optional extra NAME (runs where it is installed).
+- ``<!-- doc: skip REASON -->``: not run, for REASON (only the two commands that run this very
+  suite are).
+
+Heavy blocks run small. One switch, ``YUTENV_DOCS_FULL=1``, runs them as written; without it
+(as in ``make test``) :func:`shrink` lowers the sizes (games, generations, simulations, envs,
+training steps) and turns cluster addresses and bucket URIs into a local run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+import yutenv
+from yutenv.errors import MissingExtraError
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = [REPO / "README.md", REPO / "python" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+FULL = os.environ.get("YUTENV_DOCS_FULL") == "1"
+RUNS = {"python", "sh"}
+EXTRA_MODULES = {"sb3": "sb3_contrib", "rllib": "ray.rllib", "ray": "ray", "az": "torch", "openspiel": "pyspiel"}
+
+
+@dataclass
+class Block:
+    path: Path
+    line: int
+    lang: str
+    code: str
+    setup: str = ""
+    skip: str = ""
+    extras: list[str] = field(default_factory=list)
+    output: str | None = None
+    full: bool = False
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.relative_to(REPO)}:{self.line}"
+
+
+_FENCE = re.compile(r"^```(\S*)\s*$")
+_DIRECTIVE = re.compile(r"<!--\s*doc:\s*(\w+)\s*(.*?)-->", re.S)
+
+
+def blocks(path: Path) -> list[Block]:
+    """The fenced blocks of a Markdown file with the directives before each."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    out: list[Block] = []
+    pending = ""  # the text since the last block: its directives belong to the next one
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            pending += lines[i] + "\n"
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        lang = {"bash": "sh", "shell": "sh", "py": "python"}.get(m.group(1), m.group(1))
+        b = Block(path, i + 1, lang, "\n".join(lines[i + 1 : j]) + "\n")
+        for d in _DIRECTIVE.finditer(pending):
+            kind, arg = d.group(1), d.group(2)
+            if kind == "setup":
+                b.setup += textwrap.dedent(arg).strip("\n") + "\n"
+            elif kind == "skip":
+                b.skip = arg.strip() or "no reason given"
+            elif kind == "extra":
+                b.extras += arg.split()
+            elif kind == "output":
+                b.output = ""  # filled from the next text block
+            elif kind == "full":
+                b.full = True
+            else:
+                raise AssertionError(f"{path}:{i + 1}: unknown doc directive {kind!r}")
+        if out and out[-1].output == "" and lang in ("text", ""):
+            out[-1].output = b.code
+        else:
+            out.append(b)
+        pending = ""
+        i = j + 1
+    return out
+
+
+# (pattern, replacement) pairs applied to a block's text unless YUTENV_DOCS_FULL=1.
+def _cap(n: int):  # type: ignore[no-untyped-def]
+    def f(m: re.Match[str]) -> str:
+        return m.group(1) + str(min(int(m.group(2).replace("_", "")), n))
+
+    return f
+
+
+SHRINK = [
+    (r"(--games[ =])(\d[\d_]*)", _cap(4)),
+    (r"(\bgames=)(\d[\d_]*)", _cap(4)),
+    (r"(--generations[ =])(\d+)", _cap(2)),
+    (r"(\bgenerations=)(\d+)", _cap(2)),
+    (r"(gen-00)(\d\d)", lambda m: m.group(1) + "02"),  # the last generation of a shrunk run
+    (r"(--(?:search-)?sims[ =])(\d+)", _cap(4)),
+    (r"(\bsims=)(\d+)", _cap(4)),
+    (r"(\b(?:mcts|mc):)(\d+)", _cap(8)),
+    (r"(--every[ =])(\d+)", _cap(1)),
+    (r"(\bnum_envs=)(\d+)", _cap(8)),
+    (r"(\bmake\(num_envs=)(\d+)", _cap(8)),
+    (r"(\bmake_vec_env\()(\d+)", _cap(4)),
+    (r"(\bgames_in_flight=)(\d+)", _cap(4)),
+    (r"(\bmax_batch=)(\d+)", _cap(4)),
+    (r"(\.learn\()(\d[\d_]*)", _cap(256)),
+    (r"(\bbatch_size=)(\d+)", _cap(64)),
+    (r"(\bnum_env_runners=)(\d+)", _cap(0)),
+    (r"(\bfor _ in range\()(\d+)", _cap(1)),
+    (r"(\binitial_states\()(\d+)", _cap(64)),
+    (r"(\byutenv\.make\()(\d+)", _cap(8)),
+    (r"(\bYutVectorEnv\()(\d+)", _cap(8)),
+    (r"(--n[ =])(\d+)", _cap(64)),
+    (r"(\bdistributed\.selfplay\([^,]+,\s*)(\d[\d_]*)", _cap(4)),
+    (r"(\byutenv bench)\b", lambda m: m.group(1) + " --time 100ms"),
+    (r'\s*--address auto', ""),
+    (r'address="auto"', "address=None"),
+    (r"s3://bucket/", "bucket/"),  # a local folder for the bucket
+]
+
+
+def shrink(code: str) -> str:
+    """The block at test size (see the module's docs)."""
+    if FULL:
+        return code
+    for pat, rep in SHRINK:
+        code = re.sub(pat, rep, code)  # type: ignore[arg-type]
+    return code
+
+
+def _shell_prelude(scratch: Path) -> str:
+    # `make X` builds in the checkout; `pip install` resolves (a dry run: installing would
+    # replace the package under test); long-running servers must start and keep running.
+    return textwrap.dedent(
+        f"""
+        set -euo pipefail
+        make() {{ command make --no-print-directory -C {REPO} "$@" >/dev/null; }}
+        pip() {{ if [ "$1" = install ]; then shift; command python -m pip install --dry-run -q --no-build-isolation "$@"; else command python -m pip "$@"; fi; }}
+        yutenv_daemon() {{ timeout 3 "$@" </dev/null >/dev/null || [ $? -eq 124 ]; }}
+        yutenv_play() {{ "$@" <{scratch}/ones >/dev/null; }}
+        """
+    )
+
+
+# Servers (view, serve) must start and keep running; `play` plays a whole game, its person
+# choosing the first legal move every time.
+_DAEMONS = re.compile(r"^(\s*)((?:bin/)?yutenv (view|serve|play)\b.*?)(\s+#.*)?$", re.M)
+
+
+def run_shell(b: Block, scratch: Path) -> str:
+    (scratch / "ones").write_text("1\n" * 5000)
+    code = b.code if b.full else shrink(b.code)
+    code = _DAEMONS.sub(lambda m: f"{m.group(1)}yutenv_{'play' if m.group(3) == 'play' else 'daemon'} {m.group(2)}", code)
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    r = subprocess.run(["bash", "-c", _shell_prelude(scratch) + code], cwd=scratch, env=env,
+                       capture_output=True, text=True, timeout=1200)  # fmt: skip
+    assert r.returncode == 0, f"{b.id}: exit {r.returncode}\n{code}\n--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}"
+    return r.stdout
+
+
+def run_python(b: Block, ns: dict[str, object]) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        if b.setup:
+            exec(compile(b.setup, f"{b.id} (setup)", "exec"), ns)
+        exec(compile(b.code if b.full else shrink(b.code), b.id, "exec"), ns)
+    return buf.getvalue()
+
+
+def matches(expected: str, got: str) -> bool:
+    """Whether got is expected, where ``...`` in expected stands for any text."""
+    parts = [re.escape(p) for p in expected.strip().split("...")]
+    return re.fullmatch(r"(?s)" + ".*?".join(parts), got.strip()) is not None
+
+
+def _scratch(tmp: Path) -> Path:
+    # What the blocks expect around them: the checkout's python/ (pip install ./python, the
+    # examples) and bin/ (bin/yutenv after `make build`).
+    (tmp / "python").symlink_to(REPO / "python")
+    (REPO / "bin").mkdir(exist_ok=True)
+    if not (REPO / "bin" / "yutenv").exists():
+        shutil.copy(yutenv.binary_path(), REPO / "bin" / "yutenv")
+    (tmp / "bin").symlink_to(REPO / "bin")
+    return tmp
+
+
+@pytest.mark.parametrize("path", DOCS, ids=[str(p.relative_to(REPO)) for p in DOCS])
+def test_every_block_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = _scratch(tmp_path)
+    monkeypatch.chdir(scratch)
+    ns: dict[str, object] = {"__name__": "__doc__", "REPO": REPO, "shrink": shrink}  # for hidden setups
+    ran = skipped = 0
+    for b in blocks(path):
+        if b.lang not in RUNS:
+            continue
+        if b.skip:
+            skipped += 1
+            continue
+        missing = [x for x in b.extras if not _has(EXTRA_MODULES.get(x, x))]
+        if missing:
+            skipped += 1
+            continue
+        out = run_python(b, ns) if b.lang == "python" else run_shell(b, scratch)
+        if b.output is not None:
+            assert matches(b.output, out), f"{b.id}: the shown output is not what it prints:\n{out}"
+        ran += 1
+    assert ran or skipped or not any(b.lang in RUNS for b in blocks(path))
+
+
+def _has(module: str) -> bool:
+    try:
+        __import__(module)
+    except (ImportError, MissingExtraError):
+        return False
+    return True
+
+
+def test_directives_are_known_and_skips_are_rare() -> None:
+    skips = [b for p in DOCS for b in blocks(p) if b.skip]
+    assert [b.id for b in skips] == ["README.md:17"], "only the two commands that run this suite are not run"
+    for p in DOCS:
+        for b in blocks(p):
+            assert b.lang in {"python", "sh", "text", "", "json", "go", "toml", "yaml", "mermaid", "svg"}, f"{b.id}: {b.lang}"
