@@ -5,8 +5,11 @@ import (
 	"fmt"
 )
 
-// PackedVersion is the version byte that opens every packed state.
-const PackedVersion = 1
+// PackedVersion is the version byte that opens every packed state this
+// build writes. Version 2 added every seat's missed turns (skip obstacles)
+// after the generator; Unpack still reads version 1 (PackedSizeV1 bytes,
+// nobody misses a turn).
+const PackedVersion = 2
 
 // Offsets of the packed layout (docs/FORMATS.md, "Packed state").
 const (
@@ -21,13 +24,18 @@ const (
 	pkCells    = pkPlace + MaxPlayers
 	pkCounters = pkCells + 2*NumStations
 	pkRNG      = pkCounters + 8
-	// PackedSize is the length in bytes of every packed state.
-	PackedSize = pkRNG + 16
+	// PackedSizeV1 is the length in bytes of a version 1 packed state.
+	PackedSizeV1 = pkRNG + 16
+	pkMissed     = PackedSizeV1
+	// PackedSize is the length in bytes of every packed state this build
+	// writes (version 2).
+	PackedSize = pkMissed + MaxPlayers
 )
 
 // AppendPacked appends the state's packed form, PackedSize bytes, to dst and
 // returns it. The packed form is a fixed-size binary encoding of everything
-// in the state but its rules: the position, the counters and the random
+// in the state but its rules: the position (missed turns included), the
+// counters and the random
 // number generator, so a state restored with Unpack plays on identically. It
 // is the form in which the server's state methods pass states, many to a
 // buffer. It does not allocate when dst has room.
@@ -50,20 +58,27 @@ func (s *State) AppendPacked(dst []byte) []byte {
 	var rng [20]byte // "pcg:" then the two 64-bit halves, big-endian
 	m, _ := s.rng.AppendBinary(rng[:0])
 	copy(b[pkRNG:], m[4:])
+	copy(b[pkMissed:], s.missed[:])
 	return append(dst, b[:]...)
 }
 
 // Unpack replaces s with the packed state b, keeping s's rules: build s with
-// New (or FromPosition) under the rules the packed state was made with. b is
+// New (or FromPosition) under the rules the packed state was made with. It
+// reads version 2 (PackedSize bytes) and version 1 (PackedSizeV1 bytes,
+// which carry no missed turns: nobody misses one). b is
 // checked as thoroughly as FromPosition checks a position; a short,
 // inconsistent or foreign b gives an error wrapping ErrCorrupt (or
 // ErrVersion) and leaves s unchanged. It does not allocate.
 func (s *State) Unpack(b []byte) error {
-	if len(b) != PackedSize {
+	switch {
+	case len(b) == 0:
+		return fmt.Errorf("%w: packed state: 0 bytes, want %d", ErrCorrupt, PackedSize)
+	case b[pkVersion] < 1 || b[pkVersion] > PackedVersion:
+		return fmt.Errorf("%w: packed state version %d, this build reads 1..%d", ErrVersion, b[pkVersion], PackedVersion)
+	case b[pkVersion] == 1 && len(b) != PackedSizeV1:
+		return fmt.Errorf("%w: packed state version 1: %d bytes, want %d", ErrCorrupt, len(b), PackedSizeV1)
+	case b[pkVersion] == PackedVersion && len(b) != PackedSize:
 		return fmt.Errorf("%w: packed state: %d bytes, want %d", ErrCorrupt, len(b), PackedSize)
-	}
-	if b[pkVersion] != PackedVersion {
-		return fmt.Errorf("%w: packed state version %d, this build reads %d", ErrVersion, b[pkVersion], PackedVersion)
 	}
 	if b[pkPhase] > uint8(PhaseOver) {
 		return fmt.Errorf("%w: packed state: unknown phase %d", ErrCorrupt, b[pkPhase])
@@ -74,6 +89,17 @@ func (s *State) Unpack(b []byte) error {
 	}
 	for i := range MaxPlayers {
 		p.Hand[i], p.Finished[i], p.Place[i] = int(b[pkHand+i]), int(b[pkFinished+i]), int(b[pkPlace+i])
+	}
+	var missed [MaxPlayers]int
+	if b[pkVersion] >= 2 {
+		n := s.rules.Players
+		for i := range missed {
+			if m := b[pkMissed+i]; i >= n && m != 0 {
+				return fmt.Errorf("%w: packed state: seat %d of a %d-player game misses %d turns", ErrCorrupt, i, n, m)
+			}
+			missed[i] = int(b[pkMissed+i])
+		}
+		p.Missed = missed[:n]
 	}
 	var stacks [NumStations]Stack
 	p.Stacks = stacks[:0]
