@@ -1,6 +1,8 @@
 package obs
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/yutenv/yutenv/env"
@@ -268,6 +270,23 @@ const (
 // layout 2 appends both, per seat slot, to the compact part and to the
 // planes globals.
 const LayoutVersion = 2
+
+// ErrLayout is wrapped by every error about data made for another
+// observation layout (a dataset, a network file).
+var ErrLayout = errors.New("observation layout mismatch")
+
+// CheckLayout checks the observation layout recorded in a file against
+// LayoutVersion; 0, a file written before layouts were recorded, is layout
+// 1. The error wraps ErrLayout and names both layouts.
+func CheckLayout(recorded int) error {
+	if recorded == 0 {
+		recorded = 1
+	}
+	if recorded != LayoutVersion {
+		return fmt.Errorf("%w: made for observation layout %d, this build reads layout %d", ErrLayout, recorded, LayoutVersion)
+	}
+	return nil
+}
 
 // poolHigh is the largest pool count the engine allows for one throw kind.
 const poolHigh = 255

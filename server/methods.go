@@ -402,7 +402,7 @@ func (c *conn) makeHandle(p []byte) *Error {
 		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
 		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: cfg.Opponent, Seat: seat,
 		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
-		ObsSize: b.ObsSize(), ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
+		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
 		RewardShape: rewardShape,
 	})
 }
