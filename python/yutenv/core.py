@@ -24,6 +24,7 @@ import msgpack
 import numpy as np
 import numpy.typing as npt
 
+from ._layout import OBS_LAYOUT, TIER_SIZES  # noqa: F401  # re-exported
 from .client import Client
 from .config import DEFAULT_TIMEOUT, EnvConfig
 from .errors import ClosedError, IllegalActionError, ProtocolError, YutEnvError

@@ -65,6 +65,15 @@ ROUTES = ("OUTER", "C1", "C2", "CENTRE/C1", "CENTRE/C2")
 _SEAT, _PHASE = 1, 2
 _HAND = 4 + 6
 _PLACE = _HAND + 4 + 4
+# Packed version 1 (104 bytes) had no missed turns; version 2 appends one byte per seat.
+_PACKED_V1_SIZE, _PACKED_VERSION, _MISSED_BYTES = 104, 2, 4
+
+
+def _upgrade_packed(b: bytes) -> bytes:
+    """A version 1 packed state (an old pickle, a saved array) as version 2: nobody misses a turn."""
+    if len(b) == _PACKED_V1_SIZE and b[:1] == b"\x01":
+        return bytes([_PACKED_VERSION]) + b[1:] + bytes(_MISSED_BYTES)
+    return b
 
 # Requests and replies are split into chunks of about this many bytes, below the
 # server's default 16 MiB frame limit.
@@ -210,6 +219,7 @@ class Game:
         hand: Sequence[int] | None = None,
         finished: Sequence[int] | None = None,
         place: Sequence[int] | None = None,
+        missed: Sequence[int] | None = None,
         seed: int = 0,
     ) -> "State":
         """Build a state from a readable position; the engine checks it thoroughly.
@@ -226,6 +236,7 @@ class Game:
             hand: pieces in hand per seat; default: whatever is neither on the board nor finished.
             finished: finished pieces per seat (default none).
             place: final places per seat (1 = first; 0 while playing).
+            missed: turns each seat will miss because of skip obstacles (default none).
             seed: seed of the state's own generator.
 
         Raises:
@@ -272,6 +283,8 @@ class Game:
         }
         if place is not None:
             pos["place"] = [_int(v, "place") for v in place]
+        if missed is not None:
+            pos["missed"] = [_int(v, "missed") for v in missed]
         r = self._call("position", {"position": pos, "seed": check_seed(seed)})
         return State(self, bytes(r["state"]))
 
@@ -283,6 +296,7 @@ class Game:
     def state(self, packed: bytes | npt.NDArray[np.uint8]) -> "State":
         """The :class:`State` of one packed row (checked by the server on its next use)."""
         b = bytes(np.asarray(packed, dtype=np.uint8).tobytes()) if not isinstance(packed, bytes) else packed
+        b = _upgrade_packed(b)
         if len(b) != self.state_size:
             raise ValueError(f"a packed state is {self.state_size} bytes, got {len(b)}")
         return State(self, b)
@@ -635,4 +649,4 @@ def _restore(rules: str, packed: bytes) -> State:
     g = _games.get(rules)
     if g is None:
         g = _games[rules] = Game(rules)
-    return State(g, packed)
+    return State(g, _upgrade_packed(packed))

@@ -161,7 +161,8 @@ def judge(
         text += f"## The final network (generation {last})\n\n"
         text += "| network | opponent | games | win rate | Elo difference | ms a decision (network) |\n|---|---|---|---|---|---|\n"
         for w, o, m in rows:
-            text += f"| {w} | `{o}` | {m['games']} | {_pct(m)} | {m['elo_diff']:+.0f} | {m['ms_per_decision_a']:.3f} |\n"
+            elo = m.get("elo_diff")  # None after a clean sweep (an infinite difference), as in the ladder table
+            text += f"| {w} | `{o}` | {m['games']} | {_pct(m)} | {'' if elo is None else f'{elo:+.0f}'} | {m['ms_per_decision_a']:.3f} |\n"
         text += "\n"
     report["seconds"] = time.perf_counter() - t0
     text += f"{report['seconds'] / 60:.1f} minutes, `yutenv eval` on {os.cpu_count()} cores.\n"
