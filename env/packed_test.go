@@ -94,6 +94,17 @@ func FuzzUnpack(f *testing.F) {
 		}
 	}
 	f.Add(uint8(0), []byte{})
+	// a version 2 state with missed turns (skip obstacles), and its version 1 cut
+	mid := midGame(f, "standard", 5, 12)
+	p := mid.Position()
+	p.Missed = []int{0, 3}
+	withMissed, err := env.FromPosition(p, 5)
+	if err != nil {
+		f.Fatal(err)
+	}
+	v2 := withMissed.AppendPacked(nil)
+	f.Add(uint8(0), v2)
+	f.Add(uint8(0), append([]byte{1}, v2[1:env.PackedSizeV1]...))
 	f.Fuzz(func(t *testing.T, rules uint8, b []byte) {
 		spec := []string{"standard", "players=4,pieces=5,end=rank"}[rules%2]
 		s, err := env.New(mustRules(t, spec), 0, 0)
