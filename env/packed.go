@@ -35,10 +35,9 @@ const (
 // AppendPacked appends the state's packed form, PackedSize bytes, to dst and
 // returns it. The packed form is a fixed-size binary encoding of everything
 // in the state but its rules: the position (missed turns included), the
-// counters and the random
-// number generator, so a state restored with Unpack plays on identically. It
-// is the form in which the server's state methods pass states, many to a
-// buffer. It does not allocate when dst has room.
+// counters and the random number generator, so a state restored with Unpack
+// plays on identically. It is the form in which the server's state methods
+// pass states, many to a buffer. It does not allocate when dst has room.
 func (s *State) AppendPacked(dst []byte) []byte {
 	var b [PackedSize]byte
 	b[pkVersion] = PackedVersion

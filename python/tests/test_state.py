@@ -130,6 +130,8 @@ def test_missed_turns_survive_every_state_path() -> None:
     assert game.state(v1) == old
     restore, (rules, _packed) = old.__reduce__()  # what unpickling an old pickle calls
     assert restore(rules, v1) == old
+    rows = np.frombuffer(v1 * 3, np.uint8).reshape(3, 104)  # an (N, 104) array saved before
+    np.testing.assert_array_equal(game.legal_masks(rows), game.legal_masks([old] * 3))
 
 
 @pytest.mark.parametrize("tier", ["compact", "tactical", "planes"])

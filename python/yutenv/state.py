@@ -317,6 +317,10 @@ class Game:
                 raise TypeError(f"packed states are uint8, got {a.dtype}")
             if a.ndim == 1:
                 a = a.reshape(1, -1)
+            if a.ndim == 2 and a.shape[1] == _PACKED_V1_SIZE and len(a) and (a[:, 0] == 1).all():
+                # version 1 rows (an array saved before missed turns were packed): upgrade them
+                a = np.concatenate([a, np.zeros((len(a), _MISSED_BYTES), np.uint8)], axis=1)
+                a[:, 0] = _PACKED_VERSION
             if a.ndim != 2 or a.shape[1] != self.state_size:
                 raise ValueError(f"packed states have shape (N, {self.state_size}), got {states.shape}")
             return a
