@@ -3,6 +3,7 @@ package env
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 )
 
 // PackedVersion is the version byte that opens every packed state this
@@ -39,7 +40,10 @@ const (
 // plays on identically. It is the form in which the server's state methods
 // pass states, many to a buffer. It does not allocate when dst has room.
 func (s *State) AppendPacked(dst []byte) []byte {
-	var b [PackedSize]byte
+	n := len(dst)
+	dst = slices.Grow(dst, PackedSize)[:n+PackedSize]
+	b := (*[PackedSize]byte)(dst[n:]) // every byte is written below
+	clear(b[pkCells:pkCounters])
 	b[pkVersion] = PackedVersion
 	b[pkSeat], b[pkPhase], b[pkStart] = s.seat, uint8(s.phase), s.start
 	copy(b[pkPool:], s.pool[:])
@@ -58,7 +62,7 @@ func (s *State) AppendPacked(dst []byte) []byte {
 	m, _ := s.rng.AppendBinary(rng[:0])
 	copy(b[pkRNG:], m[4:])
 	copy(b[pkMissed:], s.missed[:])
-	return append(dst, b[:]...)
+	return dst
 }
 
 // Unpack replaces s with the packed state b, keeping s's rules: build s with
@@ -69,15 +73,8 @@ func (s *State) AppendPacked(dst []byte) []byte {
 // inconsistent or foreign b gives an error wrapping ErrCorrupt (or
 // ErrVersion) and leaves s unchanged. It does not allocate.
 func (s *State) Unpack(b []byte) error {
-	switch {
-	case len(b) == 0:
-		return fmt.Errorf("%w: packed state: 0 bytes, want %d", ErrCorrupt, PackedSize)
-	case b[pkVersion] < 1 || b[pkVersion] > PackedVersion:
-		return fmt.Errorf("%w: packed state version %d, this build reads 1..%d", ErrVersion, b[pkVersion], PackedVersion)
-	case b[pkVersion] == 1 && len(b) != PackedSizeV1:
-		return fmt.Errorf("%w: packed state version 1: %d bytes, want %d", ErrCorrupt, len(b), PackedSizeV1)
-	case b[pkVersion] == PackedVersion && len(b) != PackedSize:
-		return fmt.Errorf("%w: packed state: %d bytes, want %d", ErrCorrupt, len(b), PackedSize)
+	if len(b) != PackedSize || b[pkVersion] != PackedVersion {
+		return s.unpackOther(b)
 	}
 	if b[pkPhase] > uint8(PhaseOver) {
 		return fmt.Errorf("%w: packed state: unknown phase %d", ErrCorrupt, b[pkPhase])
@@ -89,16 +86,8 @@ func (s *State) Unpack(b []byte) error {
 	for i := range MaxPlayers {
 		p.Hand[i], p.Finished[i], p.Place[i] = int(b[pkHand+i]), int(b[pkFinished+i]), int(b[pkPlace+i])
 	}
-	var missed [MaxPlayers]int
-	if b[pkVersion] >= 2 {
-		n := s.rules.Players
-		for i := range missed {
-			if m := b[pkMissed+i]; i >= n && m != 0 {
-				return fmt.Errorf("%w: packed state: seat %d of a %d-player game misses %d turns", ErrCorrupt, i, n, m)
-			}
-			missed[i] = int(b[pkMissed+i])
-		}
-		p.Missed = missed[:n]
+	if ghost := binary.LittleEndian.Uint32(b[pkMissed:]) >> (8 * s.rules.Players); ghost != 0 {
+		return fmt.Errorf("%w: packed state: a seat a %d-player game does not have misses turns (bytes %#x)", ErrCorrupt, s.rules.Players, ghost)
 	}
 	var stacks [NumStations]Stack
 	p.Stacks = stacks[:0]
@@ -120,9 +109,30 @@ func (s *State) Unpack(b []byte) error {
 		return fmt.Errorf("%w: packed state: start seat %d out of range 0..%d", ErrCorrupt, b[pkStart], c.rules.Players-1)
 	}
 	c.start = b[pkStart]
+	c.missed = [MaxPlayers]uint8(b[pkMissed : pkMissed+MaxPlayers]) // any count 0..255 is a number of turns to miss
 	c.decisions = binary.LittleEndian.Uint32(b[pkCounters:])
 	c.throws = binary.LittleEndian.Uint32(b[pkCounters+4:])
 	c.rng.Seed(binary.BigEndian.Uint64(b[pkRNG:]), binary.BigEndian.Uint64(b[pkRNG+8:]))
 	*s = c
 	return nil
+}
+
+// unpackOther is Unpack of anything but a version 2 state of the right
+// size: a version 1 state (read as version 2 with nobody missing a turn),
+// or an error.
+func (s *State) unpackOther(b []byte) error {
+	switch {
+	case len(b) == 0:
+		return fmt.Errorf("%w: packed state: 0 bytes, want %d", ErrCorrupt, PackedSize)
+	case b[pkVersion] < 1 || b[pkVersion] > PackedVersion:
+		return fmt.Errorf("%w: packed state version %d, this build reads 1..%d", ErrVersion, b[pkVersion], PackedVersion)
+	case b[pkVersion] == PackedVersion:
+		return fmt.Errorf("%w: packed state: %d bytes, want %d", ErrCorrupt, len(b), PackedSize)
+	case len(b) != PackedSizeV1:
+		return fmt.Errorf("%w: packed state version 1: %d bytes, want %d", ErrCorrupt, len(b), PackedSizeV1)
+	}
+	var v2 [PackedSize]byte
+	copy(v2[:], b)
+	v2[pkVersion] = PackedVersion
+	return s.Unpack(v2[:])
 }
