@@ -52,6 +52,10 @@ type Manifest struct {
 	Tier     string `json:"tier"`
 	ObsSize  int    `json:"obs_size"`
 	ObsParts []Part `json:"obs_parts"`
+	// ObsLayout is the observation layout (obs.LayoutVersion) of the
+	// observations; 0, a manifest written before it was recorded, means
+	// layout 1. A dataset of another layout is refused.
+	ObsLayout int `json:"obs_layout"`
 	// Seed is the run's seed and SeedScheme the seed scheme its games
 	// follow (vecenv.SeedScheme; 0, a manifest written before the field
 	// existed, means scheme 1). Under scheme 2 game g has the game seed
@@ -157,7 +161,8 @@ type Config struct {
 }
 
 // Open reads dir's manifest, checks it was made by the same run
-// (rules, agents, tier, seed) and tidies the directory, or starts a new
+// (rules, agents, tier, seed) under this build's observation layout (an
+// error wrapping ErrDataset and obs.ErrLayout if not) and tidies the directory, or starts a new
 // dataset in an empty or missing dir. games is the number of games the run
 // asks for: a larger number than the manifest's target extends it. A
 // dataset of another seed scheme (Manifest.Scheme) opens only when no game
@@ -174,7 +179,7 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	want := Manifest{
 		Format: Format, Version: FormatVersion, Software: cfg.Software,
 		Rules: cfg.Rules, RulesText: cfg.Rules.String(), Agents: cfg.Agents,
-		Tier: sp.Tier, ObsSize: sp.Size, Seed: cfg.Seed, ShardGames: cfg.ShardGames,
+		Tier: sp.Tier, ObsSize: sp.Size, ObsLayout: obs.LayoutVersion, Seed: cfg.Seed, ShardGames: cfg.ShardGames,
 		FirstGame: cfg.FirstGame, Arrays: Arrays(sp.Size), Shards: []Shard{},
 	}
 	if cfg.Visits {
@@ -215,6 +220,10 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	}
 	if m.Version != FormatVersion {
 		return nil, fmt.Errorf("%w: %s: version %d, this build writes %d", ErrDataset, path, m.Version, FormatVersion)
+	}
+	if err := obs.CheckLayout(m.ObsLayout); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w: its observations do not read as this build's; finish it with the yutenv that made it (%s), or write a new dataset to another --out",
+			ErrDataset, path, err, m.Software)
 	}
 	if have := m.Scheme(); have != want.SeedScheme && games > m.Games {
 		return nil, fmt.Errorf("%w: %s was made with seed scheme %d, this run plays seed scheme %d: its next games would not continue the same run; "+

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,6 +136,55 @@ func TestOpenFirstGame(t *testing.T) {
 			_, err = Open(dir, c, 5)
 			assert.ErrorIs(t, err, ErrDataset)
 			assert.ErrorContains(t, err, "first_game")
+		})
+	}
+}
+
+// A dataset records its observation layout, and one made under another
+// layout is refused with an error naming both: a manifest without the field
+// (written before layouts were recorded: layout 1) and one of a layout this
+// build does not know.
+func TestOpenRefusesAnotherLayout(t *testing.T) {
+	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+	require.NoError(t, err)
+	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, SeedScheme: 2, ShardGames: 1, Software: "test"}
+	for _, tc := range []struct {
+		name   string
+		layout any // the manifest's obs_layout; nil: no such key
+		want   string
+	}{
+		{"this layout", obs.LayoutVersion, ""},
+		{"layout 1, no key", nil, "made for observation layout 1, this build reads layout 2"},
+		{"layout 1", 1, "made for observation layout 1, this build reads layout 2"},
+		{"unknown layout", 7, "made for observation layout 7, this build reads layout 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			m, err := Open(dir, cfg, 2)
+			require.NoError(t, err)
+			assert.Equal(t, obs.LayoutVersion, m.ObsLayout, "a new manifest records the layout")
+			path := filepath.Join(dir, ManifestName)
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var doc map[string]any
+			require.NoError(t, json.Unmarshal(b, &doc))
+			require.Contains(t, doc, "obs_layout")
+			if tc.layout == nil {
+				delete(doc, "obs_layout")
+			} else {
+				doc["obs_layout"] = tc.layout
+			}
+			b, err = json.Marshal(doc)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+			_, err = Open(dir, cfg, 2)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.ErrorIs(t, err, ErrDataset)
+			assert.ErrorIs(t, err, obs.ErrLayout)
+			assert.ErrorContains(t, err, tc.want)
 		})
 	}
 }

@@ -18,6 +18,9 @@ type PositionDesc struct {
 	Finished []int       `json:"finished,omitempty" msgpack:"finished"`
 	Place    []int       `json:"place,omitempty" msgpack:"place"`
 	Stacks   []StackDesc `json:"stacks" msgpack:"stacks"`
+	// Missed has, per seat, how many of its next turns it will miss (skip
+	// obstacles); missing or empty: nobody misses a turn.
+	Missed []int `json:"missed,omitempty" msgpack:"missed,omitempty"`
 }
 
 // StackDesc is one stack of a PositionDesc; Route is a route name (OUTER,
@@ -37,6 +40,9 @@ func Describe(p Position) PositionDesc {
 		Place: append([]int(nil), p.Place[:n]...), Stacks: []StackDesc{}}
 	for _, st := range p.Stacks {
 		d.Stacks = append(d.Stacks, StackDesc{Seat: st.Seat, Station: int(st.Station), Route: st.Route.String(), Height: st.Height})
+	}
+	if len(p.Missed) > 0 {
+		d.Missed = append([]int(nil), p.Missed...)
 	}
 	return d
 }
@@ -72,6 +78,12 @@ func (d PositionDesc) Position(r Rules) (Position, error) {
 			return bad("%s has %d entries, want one per seat (%d)", l.name, len(l.v), n)
 		}
 		copy(l.dst[:], l.v)
+	}
+	if len(d.Missed) > 0 {
+		if len(d.Missed) != n {
+			return bad("missed has %d entries, want one per seat (%d)", len(d.Missed), n)
+		}
+		p.Missed = append([]int(nil), d.Missed...)
 	}
 	if len(d.Stacks) > NumStations {
 		return bad("%d stacks, more than the %d stations", len(d.Stacks), NumStations)

@@ -13,7 +13,6 @@ import (
 func TestPositionDescRoundTrip(t *testing.T) {
 	for _, spec := range propertyRules {
 		t.Run(spec, func(t *testing.T) {
-			skipMissedTurns(t, mustRules(t, spec))
 			for _, d := range []int{0, 9, 33, 500} {
 				s := midGame(t, spec, uint64(d), d)
 				desc := env.Describe(s.Position())

@@ -41,15 +41,6 @@ func variantNames(keep func(env.Variant) bool) []string {
 // or -short. Plain "go test ./env" runs them in full.
 func trimmed() bool { return raceEnabled || testing.Short() }
 
-// skipMissedTurns skips a test of an encoding that cannot hold a seat's
-// missed turns yet, under rules with skip obstacles.
-func skipMissedTurns(t *testing.T, r env.Rules) {
-	t.Helper()
-	if (env.Variant{Rules: r}).HasSkip() {
-		t.Skip("issue 21 bug 1/3: missed turns; fixed on branch obstacles")
-	}
-}
-
 // chooser picks actions as a function of the seed and the state alone, so a
 // copy of a state replays exactly the same choices.
 func chooser(seed uint64) func(s *env.State, legal []env.Action) env.Action {

@@ -1,9 +1,6 @@
 package env
 
-import (
-	"fmt"
-	"slices"
-)
+import "fmt"
 
 // Variant is a named rule set of Variants.
 type Variant struct {
@@ -12,9 +9,6 @@ type Variant struct {
 	// Rules are its rules.
 	Rules Rules
 }
-
-// HasSkip reports whether the variant has a skip obstacle (a seat can miss turns).
-func (v Variant) HasSkip() bool { return slices.Contains(v.Rules.Obstacles[:], ObstacleSkip) }
 
 // variantSpecs are the rule sets of Variants. Together they cover every
 // option's Points and every preset (TestVariantsCoverEveryOption): add one

@@ -7,7 +7,7 @@ import (
 	"github.com/yutenv/yutenv/env/agent"
 )
 
-// BenchmarkForward is one forward pass of a compact-tier MLP 205-64-(180, 1).
+// BenchmarkForward is one forward pass of a compact-tier MLP 213-64-(180, 1).
 func BenchmarkForward(b *testing.B) {
 	n := randomNet(1, 64)
 	sc := n.NewScratch()

@@ -64,7 +64,10 @@ type file struct {
 	Format  string `msgpack:"format"`
 	Version int    `msgpack:"version"`
 	Tier    string `msgpack:"tier"`
-	Rules   string `msgpack:"rules"`
+	// ObsLayout is the observation layout (obs.LayoutVersion) the net
+	// reads; absent (0) in files written before it was recorded: layout 1.
+	ObsLayout int    `msgpack:"obs_layout,omitempty"`
+	Rules     string `msgpack:"rules"`
 	// Trunk is decoded by hand: the library sizes a slice by its declared
 	// length, which a damaged file could set to billions.
 	Trunk  msgpack.RawMessage `msgpack:"trunk"`
@@ -114,7 +117,8 @@ func Load(path string) (*Net, error) {
 }
 
 // Parse reads and checks a network from the bytes of a file: the format
-// and version, the tier, every layer's sizes (the first takes the tier's
+// and version, the observation layout (a file made for another layout
+// gives an error wrapping obs.ErrLayout too), the tier, every layer's sizes (the first takes the tier's
 // observation, each takes the one before's output, the policy gives 180
 // logits and the value one number) and every weight (finite, at most
 // MaxWeight in magnitude). Nesting deeper than MaxDepth is refused before
@@ -133,6 +137,9 @@ func Parse(b []byte) (*Net, error) {
 	}
 	if f.Version != Version {
 		return nil, fmt.Errorf("%w: version %d; this build reads version %d", ErrNet, f.Version, Version)
+	}
+	if err := obs.CheckLayout(f.ObsLayout); err != nil {
+		return nil, fmt.Errorf("%w: %w; export the net again from a model trained on this layout", ErrNet, err)
 	}
 	tier, err := obs.ParseTier(f.Tier)
 	if err != nil {
@@ -222,7 +229,7 @@ func clip(s string) string {
 // MarshalBinary writes the network in the file format (what Parse reads).
 func (n *Net) MarshalBinary() ([]byte, error) {
 	fl := func(l Layer) fileLayer { return fileLayer{l.In, l.Out, floatBytes(l.W), floatBytes(l.B)} }
-	f := file{Format: Format, Version: Version, Tier: n.Tier.String(), Rules: n.Rules}
+	f := file{Format: Format, Version: Version, Tier: n.Tier.String(), ObsLayout: obs.LayoutVersion, Rules: n.Rules}
 	var trunk []fileLayer
 	for _, l := range n.Trunk {
 		trunk = append(trunk, fl(l))

@@ -192,6 +192,36 @@ func writeGoGolden(t *testing.T) {
 	require.NoError(t, os.WriteFile("testdata/go-tiny.expected.json", append(out, '\n'), 0o644))
 }
 
+// A network made for another observation layout is refused with an error
+// that names both layouts: a file written before layouts were recorded
+// (layout 1, testdata/layout1-tiny.ynet, kept from then) and one that
+// claims a layout this build does not know.
+func TestRefusesAnotherLayout(t *testing.T) {
+	good, err := randomNet(3, 8).MarshalBinary()
+	require.NoError(t, err)
+	n, err := Parse(good)
+	require.NoError(t, err, "a file this build writes records its layout and is read")
+	assert.Equal(t, obs.Compact, n.Tier)
+	future := []byte(strings.Replace(string(good), "\xaaobs_layout\x02", "\xaaobs_layout\x09", 1))
+	require.NotEqual(t, good, future, "the layout field was not found in the file")
+	for _, tc := range []struct {
+		name string
+		load func() error
+		want string
+	}{
+		{"layout 1 file", func() error { _, err := Load(filepath.Join("testdata", "layout1-tiny.ynet")); return err }, "made for observation layout 1, this build reads layout 2"},
+		{"unknown layout", func() error { _, err := Parse(future); return err }, "made for observation layout 9, this build reads layout 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.load()
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrNet)
+			assert.ErrorIs(t, err, obs.ErrLayout)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
 func TestDamagedFiles(t *testing.T) {
 	good, err := randomNet(3, 8).MarshalBinary()
 	require.NoError(t, err)
@@ -222,7 +252,7 @@ func TestDamagedFiles(t *testing.T) {
 		{"nan", "NaN", nanB},
 		{"first layer", "in=7", wideB},
 		{"bias", "b is 12 bytes", shortB},
-		{"tier", "in=205", otherB},
+		{"tier", "in=213", otherB},
 		{"format", "format", []byte("\x82\xa6format\xa3bad\xa7version\x01")},
 		{"version", "version 2", []byte("\x82\xa6format\xaayutenv-net\xa7version\x02")},
 	} {

@@ -5,15 +5,19 @@
 // describes part by part (name, offset, shape, a name for every channel, row
 // and feature, bounds):
 //
-//   - Compact (205 values): Markov-sufficient and small, for MLPs. Every
+//   - Compact (213 values): Markov-sufficient and small, for MLPs. Every
 //     stack by (station, lane) cell and seat, pieces in hand and finished,
-//     seat presence and places, the pool, the phase and the rules.
-//   - Tactical (2034 values): Compact, then the opponents' threat on each
+//     seat presence and places, the pool, the phase, the rules, the turns
+//     each seat will miss (skip obstacles) and the seat to move.
+//   - Tactical (2042 values): Compact, then the opponents' threat on each
 //     station, then ten features for each of the 180 actions (legal, enter,
 //     moved, captures, finishes, places, joins, shortcut, distance, exposure).
-//   - Planes (590 values): 19 channels over the 29 stations (C x 29, for
+//   - Planes (598 values): 19 channels over the 29 stations (C x 29, for
 //     convolutional and graph networks; Adjacency gives the route edges),
-//     then 39 global features.
+//     then 47 global features.
+//
+// LayoutVersion (2) numbers this layout; datasets and network files record
+// it and refuse another.
 //
 // Every tier is written from the point of view of an observing seat, passed
 // to Encode (usually the seat to move, but any seat may observe): that seat

@@ -213,6 +213,10 @@ func (c *context) compact(s *env.State, me int, d []float32) {
 		d[offFinished+k] = float32(s.Finished(seat)) * c.invPieces
 		d[offSeats+2*k] = 1
 		d[offSeats+2*k+1] = float32(s.Place(seat)) / numSeats
+		d[offMissed+k] = float32(s.MissedTurns(seat))
+		if seat == s.ToMove() {
+			d[offToMove+k] = 1
+		}
 	}
 	pool := s.Pool()
 	for t, n := range pool {
@@ -441,6 +445,10 @@ func (c *context) planes(s *env.State, me int, d []float32) {
 		g[gFinished+k] = float32(s.Finished(seat)) * c.invPieces
 		g[gPresent+k] = 1
 		g[gPlace+k] = float32(s.Place(seat)) / numSeats
+		g[gMissed+k] = float32(s.MissedTurns(seat))
+		if seat == s.ToMove() {
+			g[gToMove+k] = 1
+		}
 	}
 	var masks [numSeats][env.NumStations]uint8
 	var th [env.NumStations]float32

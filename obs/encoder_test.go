@@ -96,6 +96,7 @@ func TestGoldenValues(t *testing.T) {
 			"rules[pieces]":        0.8,
 			"rules[flat_prob]":     0.6,
 			"rules[back_do]":       1,
+			"to_move[self]":        1,
 		}
 		assertValues(t, Compact, o, want, true)
 	})
@@ -180,6 +181,7 @@ func TestGoldenValues(t *testing.T) {
 			"rules[flat_prob]":         0.6,
 			"rules[back_do]":           1,
 			"rules[end_rank]":          1,
+			"to_move[self]":            1,
 		}, true)
 	})
 	t.Run("three-seats-ranked/planes", func(t *testing.T) {

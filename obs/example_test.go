@@ -30,7 +30,7 @@ func Example() {
 		}
 	}
 	// Output:
-	// compact: 205 float32 in [0, 255]
+	// compact: 213 float32 in [0, 255]
 	//   board    offset    0 shape [4 43]
 	//   hand     offset  172 shape [4]
 	//   finished offset  176 shape [4]
@@ -38,7 +38,9 @@ func Example() {
 	//   pool     offset  188 shape [6]
 	//   phase    offset  194 shape [3]
 	//   rules    offset  197 shape [8]
-	// tactical: 2034 float32 in [0, 255]
+	//   missed   offset  205 shape [4]
+	//   to_move  offset  209 shape [4]
+	// tactical: 2042 float32 in [0, 255]
 	//   board    offset    0 shape [4 43]
 	//   hand     offset  172 shape [4]
 	//   finished offset  176 shape [4]
@@ -46,11 +48,13 @@ func Example() {
 	//   pool     offset  188 shape [6]
 	//   phase    offset  194 shape [3]
 	//   rules    offset  197 shape [8]
-	//   threat   offset  205 shape [29]
-	//   actions  offset  234 shape [180 10]
-	// planes: 590 float32 in [0, 255]
+	//   missed   offset  205 shape [4]
+	//   to_move  offset  209 shape [4]
+	//   threat   offset  213 shape [29]
+	//   actions  offset  242 shape [180 10]
+	// planes: 598 float32 in [0, 255]
 	//   planes   offset    0 shape [19 29]
-	//   globals  offset  551 shape [39]
+	//   globals  offset  551 shape [47]
 }
 
 // Describe every legal action of a position built by hand.

@@ -1,6 +1,8 @@
 package obs
 
 import (
+	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/yutenv/yutenv/env"
@@ -204,7 +206,9 @@ const (
 	gPhase    = gPool + env.NumThrows
 	gRules    = gPhase + 3
 	gEnter    = gRules + numRules
-	numGlobal = gEnter + env.NumThrows // 39
+	gMissed   = gEnter + env.NumThrows // layout 2 on
+	gToMove   = gMissed + numSeats
+	numGlobal = gToMove + numSeats // 47
 )
 
 const numRules = 8
@@ -228,6 +232,11 @@ var globalNames = func() []string {
 	for _, t := range throwNames {
 		out = append(out, "enter/"+t)
 	}
+	for _, f := range []string{"missed", "to_move"} {
+		for _, s := range seatNames {
+			out = append(out, f+"/"+s)
+		}
+	}
 	return out
 }()
 
@@ -240,16 +249,44 @@ const (
 	offPool     = offSeats + numSeats*2
 	offPhase    = offPool + env.NumThrows
 	offRules    = offPhase + 3
-	sizeCompact = offRules + numRules // 205
+	offMissed   = offRules + numRules // layout 2 on
+	offToMove   = offMissed + numSeats
+	sizeCompact = offToMove + numSeats // 213
 
 	offThreat    = sizeCompact
 	offActions   = offThreat + env.NumStations
-	sizeTactical = offActions + env.NumActions*numActionFeatures // 2034
+	sizeTactical = offActions + env.NumActions*numActionFeatures // 2042
 
 	offPlanes  = 0
 	offGlobals = numChannel * env.NumStations
-	sizePlanes = offGlobals + numGlobal // 590
+	sizePlanes = offGlobals + numGlobal // 598
 )
+
+// LayoutVersion numbers the layout of the observation tiers: their parts,
+// offsets and sizes. A change to any tier's layout bumps it, and datasets
+// and network files record it, so that one made under another layout is
+// refused rather than misread. Layout 1 (compact 205, tactical 2034, planes
+// 590 values) had neither the seats' missed turns nor the seat to move;
+// layout 2 appends both, per seat slot, to the compact part and to the
+// planes globals.
+const LayoutVersion = 2
+
+// ErrLayout is wrapped by every error about data made for another
+// observation layout (a dataset, a network file).
+var ErrLayout = errors.New("observation layout mismatch")
+
+// CheckLayout checks the observation layout recorded in a file against
+// LayoutVersion; 0, a file written before layouts were recorded, is layout
+// 1. The error wraps ErrLayout and names both layouts.
+func CheckLayout(recorded int) error {
+	if recorded == 0 {
+		recorded = 1
+	}
+	if recorded != LayoutVersion {
+		return fmt.Errorf("%w: made for observation layout %d, this build reads layout %d", ErrLayout, recorded, LayoutVersion)
+	}
+	return nil
+}
 
 // poolHigh is the largest pool count the engine allows for one throw kind.
 const poolHigh = 255
@@ -290,6 +327,8 @@ var globalDocs = map[string]string{
 	"phase":    "one-hot phase: throw (chance node), move (decision), over",
 	"rules":    "the rule set, as in the compact part rules",
 	"enter":    "1 if entering a piece with that throw is legal now",
+	"missed":   "turns the seat slot will miss because of skip obstacles (raw count)",
+	"to_move":  "1 for the seat slot whose turn it is (throw or move), else 0",
 }
 
 // rulesDocs explains each rules feature.

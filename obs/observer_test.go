@@ -19,10 +19,19 @@ func gameParts(t Tier) [][2]int {
 	}
 }
 
+// toMoveOffset returns where tier t's to_move part (one value per seat slot) starts.
+func toMoveOffset(t Tier) int {
+	if t == Planes {
+		return offGlobals + gToMove
+	}
+	return offToMove
+}
+
 // A seat that is not to move sees the position from its own chair: its
 // observation is the one it would get if it were about to throw in the same
 // position (seat-relative slots, the threat of its own opponents, no legal
-// actions), except for the pool and phase, which are the game's.
+// actions), except for the pool and phase, which are the game's, and the
+// seat to move, which is the real one (in the observer's slots).
 func TestEncodeEverySeat(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2"} {
 		r := mustRules(t, spec)
@@ -56,6 +65,9 @@ func TestEncodeEverySeat(t *testing.T) {
 						for _, part := range gameParts(tier) {
 							copy(want[part[0]:part[1]], mover[part[0]:part[1]])
 						}
+						tm := want[toMoveOffset(tier) : toMoveOffset(tier)+numSeats]
+						clear(tm)
+						tm[(s.ToMove()-k+r.Players)%r.Players] = 1
 						require.Equal(t, want, got, "seat %d of %+v", k, s.Position())
 						others++
 					}

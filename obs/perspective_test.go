@@ -22,7 +22,48 @@ func rotate(p env.Position, by int) env.Position {
 		j := (i + by) % n
 		q.Hand[j], q.Finished[j], q.Place[j] = p.Hand[i], p.Finished[i], p.Place[i]
 	}
+	if len(p.Missed) > 0 {
+		q.Missed = make([]int, n)
+		for i := range n {
+			q.Missed[(i+by)%n] = p.Missed[i]
+		}
+	}
 	return q
+}
+
+// Every observer can tell whose turn it is: the same position with another
+// seat to move looks different to every seat, in every tier, the seats
+// that are not to move included (issue 21, bug 4: PettingZoo's observe()
+// of a waiting agent, datasets of all seats).
+func TestEveryObserverSeesWhoseTurn(t *testing.T) {
+	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2", skipRules[0]} {
+		r := mustRules(t, spec)
+		var positions []env.Position
+		for _, s := range randomStates(r, 3, 31) {
+			if s.Phase() == env.PhaseThrow && s.Place((s.ToMove()+1)%r.Players) == 0 {
+				positions = append(positions, s.Position())
+			}
+		}
+		require.NotEmpty(t, positions)
+		for _, tier := range Tiers() {
+			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
+				e, err := NewEncoder(r, tier)
+				require.NoError(t, err)
+				a, b := make([]float32, e.Size()), make([]float32, e.Size())
+				for _, p := range positions {
+					s := mustState(t, p)
+					q := p
+					q.ToMove = (p.ToMove + 1) % r.Players
+					o := mustState(t, q)
+					for seat := range r.Players {
+						e.Encode(&s, seat, a)
+						e.Encode(&o, seat, b)
+						require.NotEqual(t, a, b, "seat %d sees seat %d and seat %d to move alike: %+v", seat, p.ToMove, q.ToMove, p)
+					}
+				}
+			})
+		}
+	}
 }
 
 // Renaming the seats changes nothing any observer sees: every tier is

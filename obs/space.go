@@ -130,6 +130,10 @@ func compactParts() []Part {
 		part("rules", offRules, 0, 1,
 			"the rule set: players / 4, pieces / 5, flat_prob, and 0/1 flags",
 			[]string{"rule"}, rulesNames),
+		part("missed", offMissed, 0, poolHigh, "turns the seat will miss because of skip obstacles (raw count)",
+			[]string{"seat"}, seatNames),
+		part("to_move", offToMove, 0, 1, "1 for the seat whose turn it is (to throw or to move), else 0",
+			[]string{"seat"}, seatNames),
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 )
 
 func TestSpaceLayout(t *testing.T) {
-	wantSize := map[Tier]int{Compact: 205, Tactical: 2034, Planes: 590}
+	wantSize := map[Tier]int{Compact: 213, Tactical: 2042, Planes: 598}
 	for _, tier := range Tiers() {
 		t.Run(tier.String(), func(t *testing.T) {
 			sp, err := SpaceOf(tier)
@@ -68,12 +68,17 @@ func TestSpaceLabels(t *testing.T) {
 		{Compact, offPool + 2, "pool[gae]"},
 		{Compact, offPhase + 1, "phase[move]"},
 		{Compact, offRules + 2, "rules[flat_prob]"},
+		{Compact, offMissed + 1, "missed[opp1]"},
+		{Compact, offToMove + 3, "to_move[opp3]"},
 		{Tactical, offThreat, "threat[HOME]"},
 		{Tactical, offActions + 67*numActionFeatures + featCaptures, "actions[gae@7,captures]"},
 		{Tactical, sizeTactical - 1, "actions[mo@enter,exposure]"},
 		{Planes, chThreat*env.NumStations + 22, "planes[threat,22]"},
 		{Planes, offGlobals + gPool + 5, "globals[pool/mo]"},
-		{Planes, sizePlanes - 1, "globals[enter/mo]"},
+		{Planes, offGlobals + gMissed + 2, "globals[missed/opp2]"},
+		{Planes, offGlobals + gToMove, "globals[to_move/self]"},
+		{Planes, offGlobals + gEnter + 5, "globals[enter/mo]"},
+		{Planes, sizePlanes - 1, "globals[to_move/opp3]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {

@@ -154,7 +154,7 @@ func TestRepeatedKeys(t *testing.T) {
 // count, so a tier with large rows cannot hold more than MaxEnvBytes
 // however many envs the count allows; closing a handle returns its bytes.
 func TestEnvBytesLimit(t *testing.T) {
-	per := vecenv.Config{N: 1, Rules: env.Standard()}.Bytes(2034) // one tactical env
+	per := vecenv.Config{N: 1, Rules: env.Standard()}.Bytes(2042) // one tactical env
 	ts := startServer(t, "unix", Config{MaxEnvBytes: 100 * per})
 	c := ts.client(t)
 	h := makeHandle(t, c, map[string]any{"n": 60, "tier": "tactical"})

@@ -401,7 +401,7 @@ func (c *conn) makeHandle(p []byte) *Error {
 		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
 		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
 		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
-		ObsSize: b.ObsSize(), ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
+		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
 		RewardShape: rewardShape,
 	})
 }
@@ -767,15 +767,31 @@ func appendEvent(out []byte, ev env.Event) []byte {
 		if !ev.Entered {
 			v = append(v, kv{"from", int(ev.From)})
 		}
+		// captured counts every capture of the move, a push's included (as
+		// EventJSON does); captured_seat is the first victim's seat.
+		capSeat := int(ev.CapturedSeat)
+		if ev.Captured == 0 {
+			capSeat = -1
+			if ev.PushCaptured > 0 {
+				capSeat = int(ev.PushCapturedSeat)
+			}
+		}
 		v = append(v, obj{
 			{"to", int(ev.To)}, {"entered", ev.Entered}, {"moved", int(ev.Moved)}, {"shortcut", ev.Shortcut},
-			{"joined", ev.Joined}, {"captured", int(ev.Captured)}, {"captured_seat", int(ev.CapturedSeat)},
-			{"finished", int(ev.Finished)},
+			{"joined", ev.Joined}, {"captured", int(ev.Captured) + int(ev.PushCaptured)}, {"captured_seat", capSeat},
+			{"finished", int(ev.Finished)}, {"loses_turn", ev.LosesTurn}, {"pushed", int(ev.Pushed)},
 		}...)
+		if ev.Pushed > 0 {
+			pushSeat := -1
+			if ev.PushCaptured > 0 {
+				pushSeat = int(ev.PushCapturedSeat)
+			}
+			v = append(v, obj{{"pushed_from", int(ev.PushedFrom)}, {"push_captured", int(ev.PushCaptured)}, {"push_captured_seat", pushSeat}}...)
+		}
 	}
 	v = append(v, obj{
 		{"bonus_throw", ev.BonusThrow}, {"discarded", int(ev.Discarded)}, {"turn_ended", ev.TurnEnded},
-		{"game_over", ev.GameOver}, {"text", ev.String()},
+		{"turns_missed", int(ev.TurnsMissed)}, {"game_over", ev.GameOver}, {"text", ev.String()},
 	}...)
 	return appendValue(out, v)
 }

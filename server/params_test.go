@@ -32,7 +32,7 @@ func TestDecodeParams(t *testing.T) {
 		{"repeated key", rawMap(2, str("seed"), []byte{1}, str("seed"), []byte{2}), `position: parameter "seed" appears twice`},
 		{"repeated nested key", appendValue(nil, obj{{"position", rawValue(rawMap(2, str("phase"), str("move"), str("phase"), str("throw")))}}), `key "phase" appears twice`},
 		{"repeated key in an array's map", appendValue(nil, obj{{"position", obj{{"stacks", []any{rawValue(rawMap(2, str("seat"), []byte{0}, str("seat"), []byte{1}))}}}}}), `params.position: stacks: [0]: key "seat" appears twice`},
-		{"unknown nested key", appendValue(nil, obj{{"position", obj{{"tomove", 1}}}}), `params.position: unknown key "tomove" (keys: to_move, phase, pool, hand, finished, place, stacks)`},
+		{"unknown nested key", appendValue(nil, obj{{"position", obj{{"tomove", 1}}}}), `params.position: unknown key "tomove" (keys: to_move, phase, pool, hand, finished, place, stacks, missed)`},
 		{"wrong type", appendValue(nil, obj{{"seed", "1"}}), "position: params.seed: want int, got str"},
 		{"negative uint", appendValue(nil, obj{{"seed", -1}}), "params.seed: -1 is negative"},
 		{"nested wrong type", appendValue(nil, obj{{"position", obj{{"stacks", []any{obj{{"height", 1.5}}}}}}}), "params.position: stacks: [0]: height: want int, got float"},

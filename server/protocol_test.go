@@ -50,6 +50,7 @@ func TestHello(t *testing.T) {
 			assert.Equal(t, "yutenv 9.9", res["server"])
 			assert.EqualValues(t, env.NumActions, res["actions"])
 			assert.Equal(t, "compact", res["default_tier"])
+			assert.EqualValues(t, obs.LayoutVersion, res["obs_layout"])
 			assert.Contains(t, res["opponents"], "random")
 			tiers := res["tiers"].([]any)
 			require.Len(t, tiers, len(obs.Tiers()))
@@ -147,6 +148,7 @@ func TestMake(t *testing.T) {
 			assert.Equal(t, []any{int8(1)}, res["reward_shape"])
 			enc, _ := obs.NewEncoder(env.Standard(), obs.Compact)
 			assert.EqualValues(t, enc.Size(), res["obs_size"])
+			assert.EqualValues(t, obs.LayoutVersion, res["obs_layout"])
 			assert.EqualValues(t, enc.Size(), res["obs_space"].(map[string]any)["size"])
 		}},
 		{"rules string", map[string]any{"rules": "players=3,end=rank", "seat": 2}, func(t *testing.T, res map[string]any) {

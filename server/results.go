@@ -59,6 +59,7 @@ type helloResultT struct {
 	Server      string      `msgpack:"server"`
 	Actions     int         `msgpack:"actions"`
 	Tiers       []obj       `msgpack:"tiers"`
+	ObsLayout   int         `msgpack:"obs_layout"` // obs.LayoutVersion
 	DefaultTier string      `msgpack:"default_tier"`
 	Opponents   []string    `msgpack:"opponents"`
 	Methods     []string    `msgpack:"methods"`
@@ -81,6 +82,7 @@ type makeResult struct {
 	Info         bool   `msgpack:"info"`
 	Rules        string `msgpack:"rules"`
 	ObsSize      int    `msgpack:"obs_size"`
+	ObsLayout    int    `msgpack:"obs_layout"` // obs.LayoutVersion
 	ObsSpace     obj    `msgpack:"obs_space"`
 	Actions      int    `msgpack:"actions"`
 	RewardShape  []int  `msgpack:"reward_shape"`
@@ -137,6 +139,7 @@ type gameResult struct {
 	Actions   int       `msgpack:"actions"`
 	Chance    []float64 `msgpack:"chance"`
 	ObsSize   obj       `msgpack:"obs_size"`
+	ObsLayout int       `msgpack:"obs_layout"` // obs.LayoutVersion
 }
 
 // blobResult is state_save's result.

@@ -123,6 +123,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	c.out = appendValue(c.out, obj{
 		{"id", id},
 		{"obs_size", run.ObsSize()},
+		{"obs_layout", obs.LayoutVersion},
 		{"actions", env.NumActions},
 		{"tier", cfg.Tier.String()},
 		{"rules", cfg.Rules.String()},

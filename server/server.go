@@ -266,7 +266,7 @@ func (s *Server) helloResult() ([]byte, error) {
 	}
 	return appendResult(nil, helloResultT{
 		Protocol: ProtocolVersion, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
-		Tiers: tiers, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames[:],
+		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames[:],
 		Limits: helloLimits{
 			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
 			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,

@@ -137,7 +137,7 @@ func (c *conn) gameMethod(p []byte) *Error {
 	}
 	return c.result("game", gameResult{
 		Game: len(c.st.games) - 1, Rules: rules.String(), Players: rules.Players, Pieces: rules.Pieces,
-		StateSize: env.PackedSize, Actions: env.NumActions, Chance: chance[:], ObsSize: tiers,
+		StateSize: env.PackedSize, Actions: env.NumActions, Chance: chance[:], ObsSize: tiers, ObsLayout: obs.LayoutVersion,
 	})
 }
 
@@ -457,20 +457,18 @@ func (c *conn) describeState(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	d := env.Describe(s.Position())
-	stacks := make([]obj, len(d.Stacks))
-	for i, st := range d.Stacks {
-		stacks[i] = obj{{"seat", st.Seat}, {"station", st.Station}, {"route", st.Route}, {"height", st.Height}}
-	}
 	js, err := json.Marshal(s.JSON())
 	if err != nil {
 		return errorf(CodeInternal, "describe: %v", err)
 	}
+	// The position is env.PositionDesc itself, encoded from its msgpack
+	// tags, so a field added to it (missed turns) reaches the wire.
+	pos, err := appendResult(nil, env.Describe(s.Position()))
+	if err != nil {
+		return errorf(CodeInternal, "describe: %v", err)
+	}
 	c.out = appendValue(c.out, obj{
-		{"position", obj{
-			{"to_move", d.ToMove}, {"phase", d.Phase}, {"pool", d.Pool[:]},
-			{"hand", d.Hand}, {"finished", d.Finished}, {"place", d.Place}, {"stacks", stacks},
-		}},
+		{"position", rawValue(pos)},
 		{"start", s.StartSeat()},
 		{"decisions", s.Decisions()},
 		{"throws", s.Throws()},

@@ -396,3 +396,34 @@ func TestQueryOnAFreshConnection(t *testing.T) {
 		})
 	}
 }
+
+// Missed turns (skip obstacles) survive every state method: a position
+// that sets them, describe, apply and state_save/state_load (issue 21,
+// bug 1: packed version 1 had no room for them).
+func TestStateMethodsKeepMissedTurns(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	g := declareGame(t, c, "kata,obstacles=4:skip+9:back2")
+	pos := map[string]any{"to_move": 0, "phase": "throw", "pool": []int{0, 0, 0, 0, 0, 0},
+		"stacks": []any{map[string]any{"seat": 0, "station": 5, "route": "LINE", "height": 1}}, "missed": []int{0, 2}}
+	res := do(t, c, "position", map[string]any{"game": g, "position": pos, "seed": 1})
+	state := res["state"].([]byte)
+	require.Len(t, state, env.PackedSize)
+	missed := func(state []byte) []any {
+		t.Helper()
+		d := do(t, c, "describe", map[string]any{"game": g, "state": state})
+		return d["position"].(map[string]any)["missed"].([]any)
+	}
+	assert.EqualValues(t, []any{int8(0), int8(2)}, missed(state))
+	blob := do(t, c, "state_save", map[string]any{"game": g, "state": state})["blob"].([]byte)
+	assert.Equal(t, state, do(t, c, "state_load", map[string]any{"blob": blob})["state"])
+	// seat 0 throws do and moves 5 to 6; seat 1 misses its turn, so seat 0 throws again
+	after := do(t, c, "apply", map[string]any{"game": g, "states": state, "throws": []byte{byte(env.Do)}})["states"].([]byte)
+	after = do(t, c, "apply", map[string]any{"game": g, "states": after, "actions": int32Bin(int32(env.NewAction(env.Do, 5)))})["states"].([]byte)
+	s, err := env.New(mustRules(t, "kata,obstacles=4:skip+9:back2"), 0, 0)
+	require.NoError(t, err)
+	require.NoError(t, s.Unpack(after))
+	assert.Equal(t, 0, s.ToMove(), "seat 1 misses the turn")
+	assert.Equal(t, 1, s.MissedTurns(1))
+	assert.EqualValues(t, []any{int8(0), int8(1)}, missed(after))
+}

@@ -39,5 +39,5 @@ func Example() {
 		}
 	}
 	fmt.Println("observation size", b.ObsSize(), "- episodes ended:", ended)
-	// Output: observation size 205 - episodes ended: 4
+	// Output: observation size 213 - episodes ended: 4
 }

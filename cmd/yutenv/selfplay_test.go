@@ -23,6 +23,7 @@ import (
 
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/obs"
 )
 
 func TestSelfplayRecords(t *testing.T) {
@@ -157,7 +158,8 @@ func TestSelfplayDataset(t *testing.T) {
 	assert.Equal(t, dataset.Format, m.Format)
 	assert.Equal(t, []string{"mcts:8", "greedy"}, m.Agents)
 	assert.Equal(t, "compact", m.Tier)
-	assert.Equal(t, 205, m.ObsSize)
+	assert.Equal(t, 213, m.ObsSize)
+	assert.Equal(t, obs.LayoutVersion, m.ObsLayout)
 	assert.Equal(t, uint64(6), m.Seed)
 	assert.Equal(t, 7, m.Games)
 	assert.True(t, m.Complete)

@@ -178,6 +178,9 @@ func actionsSection(w *writer) error {
 }
 
 func tiersSection(w *writer) error {
+	w.p("OBS_LAYOUT: Final = %d", obs.LayoutVersion)
+	w.p(`"""The observation layout of the tiers below (docs/OBSERVATIONS.md); datasets and network files record it."""`)
+	w.p("")
 	w.p("TIER_SIZES: Final[dict[str, int]] = {")
 	for _, t := range obs.Tiers() {
 		sp, err := obs.SpaceOf(t)

@@ -59,17 +59,17 @@ def md_rows(md: str) -> list[list[str]]:
 
 def test_export_load_round_trip(tmp_path: Path) -> None:
     torch.manual_seed(1)
-    model = net.PolicyValueNet(205, (32, 16), tier="compact", rules="players=3")
+    model = net.PolicyValueNet(213, (32, 16), tier="compact", rules="players=3")
     p = net.export_net(model, tmp_path / "m.ynet")
     doc = msgpack.unpackb(p.read_bytes(), raw=False)
     assert (doc["format"], doc["version"], doc["tier"], doc["rules"]) == ("yutenv-net", 1, "compact", "players=3")
-    assert [(t["in"], t["out"]) for t in doc["trunk"]] == [(205, 32), (32, 16)]
+    assert [(t["in"], t["out"]) for t in doc["trunk"]] == [(213, 32), (32, 16)]
     assert (doc["policy"]["in"], doc["policy"]["out"], doc["value"]["in"], doc["value"]["out"]) == (16, 180, 16, 1)
     # w is row-major [out][in]: w[o*I+i] is torch's weight[o, i]
     w0 = np.frombuffer(doc["trunk"][0]["w"], dtype="<f4")
-    assert w0[3 * 205 + 7] == model.trunk[0].weight[3, 7].item()
+    assert w0[3 * 213 + 7] == model.trunk[0].weight[3, 7].item()
     back = net.load_net(p)
-    obs = np.random.default_rng(0).normal(size=(5, 205)).astype(np.float32)
+    obs = np.random.default_rng(0).normal(size=(5, 213)).astype(np.float32)
     for a, b in zip(outputs(model, obs), outputs(back, obs)):
         np.testing.assert_array_equal(a, b)
     assert net.net_bytes(back) == p.read_bytes()  # bit for bit
@@ -126,7 +126,7 @@ def _damage(doc: dict[str, Any], what: str) -> dict[str, Any]:
 
 @pytest.mark.parametrize("what", ["format", "version", "tier", "short w", "nan", "chain", "no trunk", "policy out"])
 def test_damaged_files_are_refused(tmp_path: Path, what: str) -> None:
-    model = net.PolicyValueNet(205, (8,))
+    model = net.PolicyValueNet(213, (8,))
     doc = msgpack.unpackb(net.net_bytes(model), raw=False)
     p = tmp_path / "bad.ynet"
     p.write_bytes(msgpack.packb(_damage(doc, what), use_bin_type=True))
@@ -134,8 +134,22 @@ def test_damaged_files_are_refused(tmp_path: Path, what: str) -> None:
         net.load_net(p)
 
 
+def test_net_of_another_observation_layout_is_refused(tmp_path: Path) -> None:
+    """A .ynet records its observation layout; a file without it (layout1-tiny.ynet, kept from
+    before layouts were recorded) or of another layout is refused, naming both layouts."""
+    doc = msgpack.unpackb(net.net_bytes(net.PolicyValueNet(213, (8,))), raw=False)
+    assert doc["obs_layout"] == net.OBS_LAYOUT == 2
+    with pytest.raises(net.NetFileError, match="made for observation layout 1, this build reads layout 2"):
+        net.load_net(GOLDEN / "layout1-tiny.ynet")
+    doc["obs_layout"] = 5
+    p = tmp_path / "future.ynet"
+    p.write_bytes(msgpack.packb(doc, use_bin_type=True))
+    with pytest.raises(net.NetFileError, match="made for observation layout 5, this build reads layout 2"):
+        net.load_net(p)
+
+
 def test_truncated_and_missing_files(tmp_path: Path) -> None:
-    good = net.net_bytes(net.PolicyValueNet(205, (8,)))
+    good = net.net_bytes(net.PolicyValueNet(213, (8,)))
     p = tmp_path / "t.ynet"
     for cut in (0, 1, len(good) // 2, len(good) - 1):
         p.write_bytes(good[:cut])
@@ -186,7 +200,7 @@ def test_huge_finite_weights_are_refused(tmp_path: Path, value: float) -> None:
 
 
 def test_export_refuses_non_finite_weights(tmp_path: Path) -> None:
-    model = net.PolicyValueNet(205, (8,))
+    model = net.PolicyValueNet(213, (8,))
     with torch.no_grad():
         model.value.bias.fill_(float("inf"))
     with pytest.raises(ValueError, match="NaN or an infinity"):
@@ -196,9 +210,9 @@ def test_export_refuses_non_finite_weights(tmp_path: Path) -> None:
 
 def test_evaluator_and_policy_respect_the_mask() -> None:
     torch.manual_seed(0)
-    model = net.PolicyValueNet(205, (16,))
+    model = net.PolicyValueNet(213, (16,))
     rng = np.random.default_rng(0)
-    obs = rng.normal(size=(64, 205)).astype(np.float32)
+    obs = rng.normal(size=(64, 213)).astype(np.float32)
     mask = rng.random((64, 180)) < 0.05
     mask[:, 179] = True
     priors, values = net.NetEvaluator(model)(obs, mask)
@@ -213,7 +227,7 @@ def test_evaluator_and_policy_respect_the_mask() -> None:
 def test_net_policy_plays_real_games() -> None:
     """The torch net as a pure-Python policy (no search) through yutenv.evaluate."""
     torch.manual_seed(0)
-    model = net.PolicyValueNet(205, (16,), tier="compact")
+    model = net.PolicyValueNet(213, (16,), tier="compact")
     r = yutenv.evaluate(net.NetPolicy(model, name="tiny"), opponent="random", games=6, tier="compact", num_envs=3, progress=False)
     assert r.games == 6 and r.a == "tiny" and 0 <= r.win_rate_a <= 1
 
@@ -237,7 +251,7 @@ def test_buffer_keeps_the_last_k_generations(three_gens: list[Path]) -> None:
     batches = list(buf.batches(rng, batch_size=32, steps=3))
     assert len(batches) == 3
     for b in batches:
-        assert b.obs.shape == (32, 205) and b.mask.dtype == np.bool_ and b.policy.shape == (32, 180)
+        assert b.obs.shape == (32, 213) and b.mask.dtype == np.bool_ and b.policy.shape == (32, 180)
         assert np.allclose(b.policy.sum(axis=1), 1, atol=1e-5)
         assert (b.policy[~b.mask] == 0).all()  # visit targets only on legal actions
     assert set(np.unique(ds.value)) <= {-1.0, 1.0}
@@ -319,7 +333,7 @@ def test_the_loop_connects(full_run: Path) -> None:
         model, ck = train.load_checkpoint(d / "model.pt")
         assert ck["generation"] == g and "optimizer" in ck
         back = net.load_net(d / "net.ynet")  # the exported file holds the checkpoint's weights
-        obs = np.random.default_rng(g).normal(size=(3, 205)).astype(np.float32)
+        obs = np.random.default_rng(g).normal(size=(3, 213)).astype(np.float32)
         np.testing.assert_array_equal(outputs(model, obs)[0], outputs(back, obs)[0])
         if g:
             ds = yutenv.datasets.load(d / "selfplay")
@@ -415,8 +429,8 @@ def test_bench_evaluator(capsys: pytest.CaptureFixture[str]) -> None:
 def test_read_only_zero_copy_arrays_are_taken_without_warnings() -> None:
     import warnings
 
-    model = net.PolicyValueNet(205, (8,))
-    obs = np.frombuffer(np.ones((3, 205), np.float32).tobytes(), np.float32).reshape(3, 205)
+    model = net.PolicyValueNet(213, (8,))
+    obs = np.frombuffer(np.ones((3, 213), np.float32).tobytes(), np.float32).reshape(3, 213)
     mask = np.frombuffer(np.ones((3, 180), np.bool_).tobytes(), np.bool_).reshape(3, 180)
     assert not obs.flags.writeable
     with warnings.catch_warnings():
@@ -429,9 +443,9 @@ def test_read_only_zero_copy_arrays_are_taken_without_warnings() -> None:
 def test_a_rows_outputs_do_not_depend_on_its_batch() -> None:
     """Self-play batches depend on timing: a row must give the same bits in any batch."""
     torch.manual_seed(0)
-    model = net.PolicyValueNet(205, (64, 64))
+    model = net.PolicyValueNet(213, (64, 64))
     rng = np.random.default_rng(1)
-    obs = rng.uniform(-1, 1, size=(256, 205)).astype(np.float32)
+    obs = rng.uniform(-1, 1, size=(256, 213)).astype(np.float32)
     mask = np.ones((256, 180), dtype=bool)
     ev = net.NetEvaluator(model)
     priors, values = ev(obs, mask)

@@ -81,7 +81,7 @@ def test_run_writes_a_dataset_with_visits(srv: yutenv.Server, tmp_path: Path) ->
 
 
 def test_same_seed_same_dataset_whatever_the_batching(srv: yutenv.Server, tmp_path: Path) -> None:
-    net = TinyMLP(205)  # the compact tier
+    net = TinyMLP(213)  # the compact tier
     a = sp(server=srv).run(net, games=3, out=tmp_path / "a")
     net.sizes.clear()
     b = sp(server=srv, games_in_flight=1).run(net, games=3, out=tmp_path / "b")
@@ -94,7 +94,7 @@ def test_same_seed_same_dataset_whatever_the_batching(srv: yutenv.Server, tmp_pa
 
 def test_first_game_plays_one_part_of_the_whole_run(srv: yutenv.Server, tmp_path: Path) -> None:
     """first_game: games 2..4 of a run, in shards named and filled as in the whole run."""
-    net = TinyMLP(205)
+    net = TinyMLP(213)
     sp(server=srv).run(net, games=5, out=tmp_path / "whole")
     s = sp(server=srv).run(net, games=3, out=tmp_path / "part", first_game=2)
     assert s.games == 3

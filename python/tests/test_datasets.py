@@ -151,7 +151,7 @@ def test_mismatched_manifest(copy: Path) -> None:
         m["arrays"][0]["shape"] = [999]
 
     edit_manifest(copy, wrong_obs)
-    with pytest.raises(DatasetError, match=r"obs is <f4 \(\d+, 205\), the manifest says <f4 \(\d+, 999\)"):
+    with pytest.raises(DatasetError, match=r"obs is <f4 \(\d+, 213\), the manifest says <f4 \(\d+, 999\)"):
         datasets.load(copy, verify=False)
 
 
@@ -168,6 +168,19 @@ def test_mismatched_manifest(copy: Path) -> None:
 def test_bad_manifest(copy: Path, change, message: str) -> None:  # type: ignore[no-untyped-def]
     edit_manifest(copy, change)
     with pytest.raises(DatasetError, match=message):
+        datasets.load(copy)
+
+
+@pytest.mark.parametrize(
+    "change, layout",
+    [(lambda m: m.pop("obs_layout"), "1"), (lambda m: m.update(obs_layout=1), "1"), (lambda m: m.update(obs_layout=3), "3")],
+)
+def test_another_observation_layout_is_refused(copy: Path, change, layout: str) -> None:  # type: ignore[no-untyped-def]
+    """A dataset records its observation layout; one without the key was written before
+    layouts were recorded (layout 1). Another layout than this build's is refused, naming both."""
+    assert json.loads((copy / "manifest.json").read_text())["obs_layout"] == yutenv.core.OBS_LAYOUT == 2
+    edit_manifest(copy, change)
+    with pytest.raises(DatasetError, match=f"made for observation layout {layout}, this build reads layout 2"):
         datasets.load(copy)
 
 
@@ -250,7 +263,7 @@ def test_directory_where_a_file_should_be(copy: Path) -> None:
     "change, message",
     [
         (lambda m: m["arrays"].__setitem__(0, "obs"), r"arrays\[0\] is str, want an object"),
-        (lambda m: m["arrays"][0].update(shape="205"), r"shape '205', want a list of counts"),
+        (lambda m: m["arrays"][0].update(shape="213"), r"shape '213', want a list of counts"),
         (lambda m: m["arrays"][0].update(shape=[-1]), r"shape \[-1\], want a list of counts"),
         (lambda m: m["arrays"][0].update(shape=[2.5]), r"want a list of counts"),
         (lambda m: m["arrays"][1].update(dtype=5), r"dtype 5 is not a numpy dtype"),
@@ -304,12 +317,12 @@ def test_garbage_npz_with_a_matching_manifest(copy: Path) -> None:
     [
         # An unterminated header: numpy's parser raised tokenize.TokenError.
         (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,"), "cannot read the shard"),
-        (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 205), }"), "cannot read the shard|205"),
+        (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (3, 213), }"), "cannot read the shard|213"),
         (b"\x93NUMPY\x09\x00garbage", r"format version \(9, 0\), want 1.0 or 2.0"),
         (b"not an npy file at all", "cannot read the shard"),
         # A header that asks for a terabyte: refused before anything is allocated.
-        (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 205), }"), r"manifest says"),
-        (npy_bytes(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 205), }"), r"obs is <f8"),
+        (npy_bytes(b"{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000000, 213), }"), r"manifest says"),
+        (npy_bytes(b"{'descr': '<f8', 'fortran_order': False, 'shape': (3, 213), }"), r"obs is <f8"),
     ],
 )
 def test_corrupt_npy_inside_the_zip(copy: Path, member: bytes, message: str) -> None:

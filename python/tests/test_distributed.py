@@ -244,7 +244,7 @@ def test_evaluate_policy(cluster: Cluster) -> None:
             return np.where(mask, scores, -np.inf).argmax(axis=1)
 
     rng = np.random.default_rng(0)
-    pol = Linear(rng.standard_normal((205, 180)).astype(np.float32))
+    pol = Linear(rng.standard_normal((213, 180)).astype(np.float32))
     r = distributed.evaluate_policy(pol, "random", 80, seed=5, chunk_games=20, num_envs=8, name="linear")
     assert r.a == "linear" and r.games == 80 and r.wins_a + r.wins_b == 80
     assert sum(g for g, _ in r.per_seat.values()) == 80

@@ -39,7 +39,10 @@ def test_start_and_close_removes_everything() -> None:
     assert s.socket_path is not None and Path(s.socket_path).exists()
     assert oct(os.stat(os.path.dirname(s.socket_path)).st_mode & 0o777) == "0o700"
     with yutenv.Session(server=s) as sess:
-        assert sess.hello["actions"] == 180
+        assert sess.hello["actions"] == yutenv.core.NUM_ACTIONS == 180
+        # nothing hand-written in the package disagrees with the server's layout and sizes
+        assert sess.hello["obs_layout"] == yutenv.core.OBS_LAYOUT
+        assert {t["tier"]: t["size"] for t in sess.hello["tiers"]} == yutenv.core.TIER_SIZES
         sess.ping()
     s.close()
     assert not s.alive()

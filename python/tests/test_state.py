@@ -85,14 +85,12 @@ def test_perft_through_python_equals_go_golden(rules: str, pos: dict | None, cou
 
 @pytest.mark.parametrize("rules", list(_protocol.VARIANTS))
 def test_random_game_through_state_equals_the_env(rules: str) -> None:
-    if ":skip" in rules:
-        pytest.skip("issue 21 bug 1/3: missed turns; fixed on branch obstacles")
     close_shared_session()  # a connection declares at most 64 rule sets
     game = Game(rules)
     rng = np.random.default_rng(7)
     with yutenv.Session() as session:
         batch = yutenv.Batch(session, n=1, rules=rules, mode="multi")
-        for seed in (3, 11):
+        for seed in (3, 11, 12, 13):
             batch.reset(seed=seed, options={"start": 0})
             s = game.new_initial_state(seed=seed, start=0)
             while True:
@@ -109,6 +107,48 @@ def test_random_game_through_state_equals_the_env(rules: str) -> None:
             assert s.winner() >= 0
             assert sorted(p for p in s.places() if p) == list(range(1, 1 + len([p for p in s.places() if p])))
         batch.close()
+
+
+def test_missed_turns_survive_every_state_path() -> None:
+    """Skip obstacles: the turns a seat will miss live in the packed state (version 2), so
+    positions, blobs, pickles and batched apply keep them (issue 21, bug 1)."""
+    game = Game("kata,obstacles=4:skip+9:back2")
+    s = game.state_from_position(to_move=0, phase="throw", stacks=[(0, 5, "LINE"), (1, 12, "LINE")], missed=[0, 2], seed=5)
+    assert s.position()["missed"] == [0, 2]
+    assert len(s.packed) == game.state_size == 108
+    assert State.deserialize(s.serialize()) == s and game.deserialize(s.serialize()) == s
+    assert pickle.loads(pickle.dumps(s)) == s
+    assert game.state_from_position(**s.position(), seed=5) == s
+    assert s.json()["missed"] == [0, 2]
+    # seat 1 misses its next two turns: seat 0 throws three times running (do each time)
+    for _ in range(3):
+        assert s.current_player() == CHANCE and s.position()["to_move"] == 0
+        s.apply_throw(1)
+        s.apply_action(s.legal_actions()[0])
+    assert "missed" not in s.position()
+    # a version 1 packed state (104 bytes, an old pickle) still loads, nobody missing a turn
+    old = game.state_from_position(to_move=1, phase="throw", stacks=[(0, 3, "LINE")], seed=5)
+    v1 = b"\x01" + old.packed[1:104]
+    assert game.state(v1) == old
+    restore, (rules, _packed) = old.__reduce__()  # what unpickling an old pickle calls
+    assert restore(rules, v1) == old
+    rows = np.frombuffer(v1 * 3, np.uint8).reshape(3, 104)  # an (N, 104) array saved before
+    np.testing.assert_array_equal(game.legal_masks(rows), game.legal_masks([old] * 3))
+
+
+@pytest.mark.parametrize("tier", ["compact", "tactical", "planes"])
+def test_a_waiting_seat_sees_whose_turn_it_is(tier: str) -> None:
+    """The same position with seat 0 or seat 1 to move looks different to seat 1 (issue 21,
+    bug 4), and under skip obstacles missed turns show in every tier (bug 3)."""
+    game = Game("kata,obstacles=4:skip+9:back2")
+    pos = dict(phase="throw", stacks=[(0, 5, "LINE"), (1, 12, "LINE")], seed=5)
+    s0, s1 = game.state_from_position(to_move=0, **pos), game.state_from_position(to_move=1, **pos)
+    o = game.observations([s0, s1], tier, seat=1)
+    assert not np.array_equal(o[0], o[1])
+    m0, m2 = game.state_from_position(to_move=0, **pos), game.state_from_position(to_move=0, missed=[0, 2], **pos)
+    for seat in (0, 1):
+        o = game.observations([m0, m2], tier, seat=seat)
+        assert not np.array_equal(o[0], o[1])
 
 
 def test_constructed_position_round_trips() -> None:

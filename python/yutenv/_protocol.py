@@ -250,20 +250,23 @@ NUM_THROWS: Final = 6
 NUM_STATIONS: Final = 29
 """The number of stations of the cross board (and the most spaces of a line)."""
 
+OBS_LAYOUT: Final = 2
+"""The observation layout of the tiers below (docs/OBSERVATIONS.md); datasets and network files record it."""
+
 TIER_SIZES: Final[dict[str, int]] = {
-    "compact": 205,
-    "tactical": 2034,
-    "planes": 590,
+    "compact": 213,
+    "tactical": 2042,
+    "planes": 598,
 }
 """The length of one observation of each tier (docs/OBSERVATIONS.md), by name."""
 
 TIERS: Final[tuple[str, ...]] = ("compact", "tactical", "planes")
 """The observation tiers, in order."""
 
-PACKED_STATE_SIZE: Final = 104
+PACKED_STATE_SIZE: Final = 108
 """The length in bytes of a packed state (docs/FORMATS.md)."""
 
-PACKED_STATE_VERSION: Final = 1
+PACKED_STATE_VERSION: Final = 2
 """The version byte that opens a packed state this build writes."""
 
 ERROR_CODES: Final[tuple[str, ...]] = (

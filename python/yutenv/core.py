@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
+from ._layout import OBS_LAYOUT, TIER_SIZES  # noqa: F401  # re-exported
 from .client import Client
 from .config import DEFAULT_TIMEOUT, EnvConfig
 from .errors import ClosedError, IllegalActionError, ProtocolError, YutEnvError

@@ -9,7 +9,7 @@ Example (not run by the tests: it needs a trained run, a cluster or real data)::
     from yutenv import datasets
     ds = datasets.load("data/mcts400")           # every shard, concatenated
     ds.obs.shape, ds.policy.shape, ds.value.shape
-    # -> ((52310, 2034), (52310, 180), (52310,))
+    # -> ((52310, 2042), (52310, 180), (52310,))
     for shard in datasets.iter_shards("data/mcts400"):   # one shard at a time
         train_on(shard.obs, shard.mask, shard.policy, shard.value)
 
@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._files import sha256_file
+from ._layout import check_layout
 from .errors import YutEnvError
 
 FORMAT = "yutenv-dataset"
@@ -112,7 +113,7 @@ class Dataset(Shard):
 
 
 def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and check ``DIR/manifest.json`` (format, version, arrays, shard list)."""
+    """Read and check ``DIR/manifest.json`` (format, version, observation layout, arrays, shard list)."""
     d = Path(path)
     mp = d / MANIFEST
     try:
@@ -135,6 +136,10 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise DatasetError(f"{mp}: format {m.get('format') if isinstance(m, dict) else None!r}, want {FORMAT!r}")
     if m.get("version") != VERSION:
         raise DatasetError(f"{mp}: version {m.get('version')!r}; this reader knows version {VERSION} (upgrade yutenv)")
+    why = check_layout(m.get("obs_layout"))
+    if why is not None:
+        raise DatasetError(f"{mp}: {why}: its observations do not read as this build's (regenerate the dataset, "
+                           "or read it with the yutenv that made it)")
     for key, kind in (("arrays", list), ("shards", list), ("obs_size", int), ("tier", str), ("agents", list)):
         if not isinstance(m.get(key), kind) or isinstance(m.get(key), bool):
             raise DatasetError(f"{mp}: field {key!r} is missing or not a {kind.__name__}")

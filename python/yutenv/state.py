@@ -66,6 +66,15 @@ ROUTES = ("OUTER", "C1", "C2", "CENTRE/C1", "CENTRE/C2")
 _SEAT, _PHASE = 1, 2
 _HAND = 4 + 6
 _PLACE = _HAND + 4 + 4
+# Packed version 1 (104 bytes) had no missed turns; version 2 appends one byte per seat.
+_PACKED_V1_SIZE, _PACKED_VERSION, _MISSED_BYTES = 104, 2, 4
+
+
+def _upgrade_packed(b: bytes) -> bytes:
+    """A version 1 packed state (an old pickle, a saved array) as version 2: nobody misses a turn."""
+    if len(b) == _PACKED_V1_SIZE and b[:1] == b"\x01":
+        return bytes([_PACKED_VERSION]) + b[1:] + bytes(_MISSED_BYTES)
+    return b
 
 # Requests and replies are split into chunks of about this many bytes, below the
 # server's default 16 MiB frame limit.
@@ -212,6 +221,7 @@ class Game:
         hand: Sequence[int] | None = None,
         finished: Sequence[int] | None = None,
         place: Sequence[int] | None = None,
+        missed: Sequence[int] | None = None,
         seed: int = 0,
     ) -> "State":
         """Build a state from a readable position; the engine checks it thoroughly.
@@ -228,6 +238,7 @@ class Game:
             hand: pieces in hand per seat; default: whatever is neither on the board nor finished.
             finished: finished pieces per seat (default none).
             place: final places per seat (1 = first; 0 while playing).
+            missed: turns each seat will miss because of skip obstacles (default none).
             seed: seed of the state's own generator.
 
         Raises:
@@ -274,6 +285,8 @@ class Game:
         }
         if place is not None:
             pos["place"] = [_int(v, "place") for v in place]
+        if missed is not None:
+            pos["missed"] = [_int(v, "missed") for v in missed]
         r = self._call("position", {"position": pos, "seed": check_seed(seed)})
         return State(self, bytes(r["state"]))
 
@@ -289,6 +302,7 @@ class Game:
             BadStateError: the bytes are not a state of this game (damaged or forged).
         """
         b = bytes(np.asarray(packed, dtype=np.uint8).tobytes()) if not isinstance(packed, bytes) else packed
+        b = _upgrade_packed(b)
         if len(b) != self.state_size:
             raise BadStateError(f"a packed state of {self.rules!r} is {self.state_size} bytes, got {len(b)}", code="bad_state")
         self.query(np.frombuffer(b, dtype=np.uint8))
@@ -313,6 +327,10 @@ class Game:
                 raise TypeError(f"packed states are uint8, got {a.dtype}")
             if a.ndim == 1:
                 a = a.reshape(1, -1)
+            if a.ndim == 2 and a.shape[1] == _PACKED_V1_SIZE and len(a) and (a[:, 0] == 1).all():
+                # version 1 rows (an array saved before missed turns were packed): upgrade them
+                a = np.concatenate([a, np.zeros((len(a), _MISSED_BYTES), np.uint8)], axis=1)
+                a[:, 0] = _PACKED_VERSION
             if a.ndim != 2 or a.shape[1] != self.state_size:
                 raise ValueError(f"packed states have shape (N, {self.state_size}), got {states.shape}")
             return a
@@ -667,4 +685,4 @@ def _restore(rules: str, packed: bytes) -> State:
     g = _games.get(rules)
     if g is None:
         g = _games[rules] = Game(rules)
-    return State(g, packed)
+    return State(g, _upgrade_packed(packed))

@@ -167,7 +167,7 @@ def judge(
     if rows:
         report["final"] = [{"who": w, "opponent": o, **m} for w, o, m in rows]
         text += f"## The final network (generation {last})\n\n"
-        final = [[w, f"`{o}`", str(m["games"]), _pct(m), f"{m['elo_diff']:+.0f}", f"{m['ms_per_decision_a']:.3f}"] for w, o, m in rows]
+        final = [[w, f"`{o}`", str(m["games"]), _pct(m), "" if m.get("elo_diff") is None else f"{m['elo_diff']:+.0f}",  # None: a clean sweep f"{m['ms_per_decision_a']:.3f}"] for w, o, m in rows]
         text += _md(final, ["network", "opponent", "games", "win rate", "Elo difference", "ms a decision (network)"]) + "\n\n"
     report["seconds"] = time.perf_counter() - t0
     text += f"{report['seconds'] / 60:.1f} minutes, `yutenv eval` on {os.cpu_count()} cores.\n"

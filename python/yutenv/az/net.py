@@ -3,7 +3,7 @@
 Example (not run by the tests: it needs a trained run, a cluster or real data)::
 
     from yutenv.az.net import PolicyValueNet, export_net, load_net, NetPolicy
-    model = PolicyValueNet(obs_size=205, hidden=(256, 256), tier="compact", rules="standard")
+    model = PolicyValueNet(obs_size=213, hidden=(256, 256), tier="compact", rules="standard")
     export_net(model, "gen3.ynet")          # what the Go side (`net:gen3.ynet`) reads
     model = load_net("gen3.ynet")           # and back, bit for bit
     yutenv.evaluate(NetPolicy(model), opponent="greedy", tier="compact")
@@ -15,12 +15,13 @@ standard encoding; illegal actions are masked out before the softmax) and ``valu
 
 The ``.ynet`` file (docs/TRAINING.md) is a msgpack map::
 
-    {"format": "yutenv-net", "version": 1, "tier": T, "rules": R,
+    {"format": "yutenv-net", "version": 1, "tier": T, "obs_layout": L, "rules": R,
      "trunk": [{"in": I, "out": O, "w": bytes, "b": bytes}, ...],
      "policy": {"in": H, "out": 180, "w": ..., "b": ...},
      "value": {"in": H, "out": 1, "w": ..., "b": ...}}
 
-where ``w`` is float32 little-endian, O*I values row-major (``w[o*I+i]``, torch's
+where ``L`` is the observation layout (``yutenv.core.OBS_LAYOUT``; a file without it is layout
+1, and a file of another layout is refused), ``w`` is float32 little-endian, O*I values row-major (``w[o*I+i]``, torch's
 ``Linear.weight`` layout) and ``b`` O float32 little-endian values.
 
 torch is imported by this module: install the ``az`` extra (``pip install 'yutenv[az]'``).
@@ -45,6 +46,7 @@ from torch import nn  # noqa: E402
 from .._files import atomic_write, read_regular
 from .._protocol import NUM_ACTIONS as NUM_ACTIONS
 from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
+from .._layout import OBS_LAYOUT, check_layout
 from ..errors import YutEnvError
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "MAX_ABS_WEIGHT",
     "MAX_NET_BYTES",
     "TIER_SIZES",
+    "OBS_LAYOUT",
     "NetFileError",
     "PolicyValueNet",
     "NetEvaluator",
@@ -157,6 +160,7 @@ def net_bytes(model: PolicyValueNet) -> bytes:
         "format": FORMAT,
         "version": VERSION,
         "tier": model.tier,
+        "obs_layout": OBS_LAYOUT,
         "rules": model.rules,
         "trunk": [_layer(lin) for lin in _linears(model)],
         "policy": _layer(model.policy),
@@ -223,6 +227,9 @@ def load_net(path: str | os.PathLike[str], *, max_bytes: int = MAX_NET_BYTES) ->
         raise NetFileError(f"{p}: format {doc.get('format') if isinstance(doc, dict) else None!r}, want {FORMAT!r}")
     if doc.get("version") != VERSION:
         raise NetFileError(f"{p}: version {doc.get('version')!r}; this reader knows version {VERSION}")
+    why = check_layout(doc.get("obs_layout"))
+    if why is not None:
+        raise NetFileError(f"{p}: {why}; export the net again from a model trained on this layout")
     tier, rules, trunk = doc.get("tier"), doc.get("rules", ""), doc.get("trunk")
     if tier not in TIER_SIZES:
         raise NetFileError(f"{p}: tier {tier!r}, want one of {sorted(TIER_SIZES)}")
@@ -335,7 +342,7 @@ def _golden_obs(n: int, size: int, seed: int) -> tuple[npt.NDArray[np.float32], 
 def write_golden(directory: str | os.PathLike[str], *, seed: int = 14, hidden: Sequence[int] = (16, 8), rows: int = 4) -> tuple[Path, Path]:
     """Write ``tiny.ynet`` and ``tiny.expected.json`` into ``directory``: the shared golden.
 
-    The JSON holds fixed observations (``obs``, [rows][205], compact tier), masks, and
+    The JSON holds fixed observations (``obs``, [rows][213], compact tier), masks, and
     the outputs both readers must reproduce to 1e-5: the raw ``logits`` [rows][180],
     the raw ``value_raw`` and ``value`` = tanh(value_raw), and ``priors`` (the masked
     softmax).
