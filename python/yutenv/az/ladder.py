@@ -85,6 +85,11 @@ def net_spec(run: str | os.PathLike[str], gen: int, sims: int = 0) -> str:
     return f"net:{text}" + (f",sims={sims}" if sims else "")
 
 
+def _elo(m: dict[str, Any]) -> str:
+    """A match's Elo difference, blank after a clean sweep (an infinite difference: None)."""
+    return "" if m.get("elo_diff") is None else f"{m['elo_diff']:+.0f}"
+
+
 def _pct(m: dict[str, Any]) -> str:
     return f"{100 * m['win_rate_a']:.1f}% [{100 * m['win_rate_a_low']:.1f}, {100 * m['win_rate_a_high']:.1f}]"
 
@@ -109,8 +114,7 @@ def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> s
     steps = []
     for older, newer in zip(specs, specs[1:]):
         m = pair[(newer, older)]
-        elo = m.get("elo_diff")
-        steps.append([name[newer], name[older], _pct(m), "" if elo is None else f"{elo:+.0f}"])
+        steps.append([name[newer], name[older], _pct(m), _elo(m)])
     lines.append(_md(steps, ["newer", "older", "newer's win rate", "Elo difference"]))
     lines += ["", "Crosstable (row against column):", ""]
     cross = [[name[r], *("" if r == c else f"{100 * pair[(r, c)]['win_rate_a']:.0f}%" for c in specs)] for r in specs]
@@ -167,7 +171,7 @@ def judge(
     if rows:
         report["final"] = [{"who": w, "opponent": o, **m} for w, o, m in rows]
         text += f"## The final network (generation {last})\n\n"
-        final = [[w, f"`{o}`", str(m["games"]), _pct(m), "" if m.get("elo_diff") is None else f"{m['elo_diff']:+.0f}",  # None: a clean sweep f"{m['ms_per_decision_a']:.3f}"] for w, o, m in rows]
+        final = [[w, f"`{o}`", str(m["games"]), _pct(m), _elo(m), f"{m['ms_per_decision_a']:.3f}"] for w, o, m in rows]
         text += _md(final, ["network", "opponent", "games", "win rate", "Elo difference", "ms a decision (network)"]) + "\n\n"
     report["seconds"] = time.perf_counter() - t0
     text += f"{report['seconds'] / 60:.1f} minutes, `yutenv eval` on {os.cpu_count()} cores.\n"
