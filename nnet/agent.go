@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yutenv/yutenv/env"
@@ -189,4 +190,13 @@ func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	st := agent.Stats{Policy: a.policy[:], Value: v}
 	st.Values[s.ToMove()] = v
 	return best, st, nil
+}
+
+// SetInterrupt makes the agent's search (with sims) poll flag
+// (agent.Interruptible); a policy-only agent evaluates once and has
+// nothing to interrupt.
+func (a *Agent) SetInterrupt(flag *atomic.Bool) {
+	if a.search != nil {
+		a.search.SetInterrupt(flag)
+	}
 }

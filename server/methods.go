@@ -357,9 +357,8 @@ func (c *conn) makeHandle(p []byte) *Error {
 		if err != nil {
 			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
 		}
-		if lim := c.srv.cfg.MaxOpponentSims; lim > 0 && sp.N*max(sp.Workers, 1) > lim {
-			return errorf(CodeLimitExceeded, "make: params.opponent: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
-				clip([]byte(cfg.Opponent)), sp.N*max(sp.Workers, 1), lim)
+		if e := c.srv.limits.Opponent("make: params.opponent", cfg.Opponent, sp); e != nil {
+			return e
 		}
 	} else {
 		cfg.Opponent = ""

@@ -15,11 +15,6 @@ import (
 
 // Limits of the self-play methods (docs/PROTOCOL.md, "Self-play").
 const (
-	// maxRunsPerConn bounds the self-play runs one connection holds.
-	maxRunsPerConn = 4
-	// maxRunNodes bounds games_in_flight × sims: every game in flight
-	// keeps a search tree of about sims decision nodes and their chance nodes.
-	maxRunNodes = 1 << 22
 	// DefaultEvalTimeout is selfplay_new's eval_timeout when none is given.
 	DefaultEvalTimeout = 60 * time.Second
 )

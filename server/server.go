@@ -46,6 +46,15 @@ const (
 	DefaultMaxHandshakes = 64
 	// DefaultMaxOpponentSims allows mcts:2000 or mc:2000 as an opponent (a few ms a decision).
 	DefaultMaxOpponentSims = 2000
+
+	// DefaultMaxAnalyseSims bounds one analyse request's search over all its
+	// states: 2^23 simulations, e.g. 20,000 states of mcts:400 or 4,000 of
+	// mcts:2000 (about half a minute on one core).
+	DefaultMaxAnalyseSims = 1 << 23
+	// DefaultMaxSelfplayBytes bounds the memory of all self-play runs
+	// (Limits.SelfplayBytes): 256 MiB, two runs of the Python default
+	// (compact tier, 128 games in flight, 64 sims) and more.
+	DefaultMaxSelfplayBytes = 256 << 20
 )
 
 // Config holds a server's limits and identity. The zero value of a field
@@ -92,6 +101,20 @@ type Config struct {
 	// is played inside a step, so an unbounded one would let a client hold
 	// the server's cores; 0 means DefaultMaxOpponentSims, negative no limit.
 	MaxOpponentSims int
+
+	// MaxAnalyseSims bounds one analyse request's search over all its
+	// states: states × DecisionSims of its agent (Limits.Analyse). 0 means
+	// DefaultMaxAnalyseSims, negative no limit.
+	MaxAnalyseSims int64
+	// AnalyseWorkers is how many cores analyse requests keep busy at once,
+	// server wide; the others stay free for step and the other methods.
+	// 0 means Workers-1 (at least 1).
+	AnalyseWorkers int
+	// MaxSelfplayBytes bounds the estimated memory of all self-play runs
+	// together (RunBytes); it is part of MemoryBound. 0 means
+	// DefaultMaxSelfplayBytes.
+	MaxSelfplayBytes int64
+
 	// Version is the software version reported by hello ("yutenv <Version>").
 	Version string
 	// Logger receives the server's structured logs (default: discard).
@@ -104,8 +127,11 @@ func DefaultConfig() Config {
 		MaxConns: DefaultMaxConns, MaxHandshakes: DefaultMaxHandshakes, HandshakeTimeout: DefaultHandshakeTimeout,
 		MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs, MaxEnvBytes: DefaultMaxEnvBytes,
 		MaxFrame: DefaultMaxFrame, MaxInflightBytes: DefaultMaxInflightBytes, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
-		MaxOpponentSims: DefaultMaxOpponentSims,
-		Version:         "dev",
+		MaxOpponentSims:  DefaultMaxOpponentSims,
+		MaxAnalyseSims:   DefaultMaxAnalyseSims,
+		AnalyseWorkers:   max(1, runtime.GOMAXPROCS(0)-1),
+		MaxSelfplayBytes: DefaultMaxSelfplayBytes,
+		Version:          "dev",
 	}
 }
 
@@ -146,6 +172,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxOpponentSims == 0 {
 		c.MaxOpponentSims = d.MaxOpponentSims
 	}
+	if c.MaxAnalyseSims == 0 {
+		c.MaxAnalyseSims = d.MaxAnalyseSims
+	}
+	if c.AnalyseWorkers == 0 {
+		c.AnalyseWorkers = max(1, c.Workers-1)
+	}
+	if c.MaxSelfplayBytes == 0 {
+		c.MaxSelfplayBytes = d.MaxSelfplayBytes
+	}
 	if c.Version == "" {
 		c.Version = d.Version
 	}
@@ -153,7 +188,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.MaxInflightBytes < 0 || c.Workers < 0:
+	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.MaxInflightBytes < 0 || c.Workers < 0 ||
+		c.AnalyseWorkers < 0 || c.MaxSelfplayBytes < 0:
 		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
 	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
 		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
@@ -164,8 +200,9 @@ func (c Config) withDefaults() (Config, error) {
 // Server serves envs over stream sockets. Create it with New, run it with
 // Serve on one or more listeners, stop it with Shutdown.
 type Server struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	limits Limits // the limits policy of cfg (limits.go)
+	log    *slog.Logger
 	// hostile is log, rate limited: for what clients cause before hello.
 	hostile *slog.Logger
 	pool    *vecenv.Pool
@@ -186,6 +223,9 @@ type Server struct {
 	envBytes  int64
 	stopOnce  sync.Once
 	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
+	search    *semaphore.Weighted // the cores analyse may use (Limits.SearchWorkers)
+	spMu      sync.Mutex          // guards spBytes
+	spBytes   int64               // memory reserved by self-play runs (Limits.SelfplayBytes)
 	ctx       context.Context     // canceled by Close and an expired Shutdown: wakes waits on inflight
 	cancel    context.CancelFunc
 }
@@ -204,6 +244,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.pool = vecenv.NewPool(cfg.Workers)
 	s.inflight = semaphore.NewWeighted(cfg.MaxInflightBytes)
+	s.limits = cfg.limits()
+	s.search = semaphore.NewWeighted(int64(s.limits.SearchWorkers))
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -375,10 +417,23 @@ func (s *Server) admit(c *conn) *Error {
 	return nil
 }
 
+// shutdownAbandon is how long Shutdown and Close wait, after they closed
+// the connections and cancelled the requests' contexts, for the handlers
+// still running; past it they return anyway (a handler stuck in a read
+// that no context reaches) and leave those goroutines behind.
+var shutdownAbandon = 2 * time.Second
+
+// ErrAbandoned is wrapped by the error of a Shutdown or Close that returned
+// while request handlers were still running (see shutdownAbandon).
+var ErrAbandoned = errors.New("request handlers still running were abandoned")
+
 // Shutdown stops the server gracefully: it closes the listeners, lets every
 // request in flight finish and its response be written, then closes the
-// connections. If ctx ends first the remaining connections are closed at
-// once and ctx's error is returned.
+// connections. If ctx ends first, the requests' contexts are cancelled
+// (an analyse stops within a few simulations), the remaining connections
+// are closed at once and ctx's error is returned; handlers that still do
+// not return within shutdownAbandon are abandoned (ErrAbandoned), so
+// Shutdown always returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -394,20 +449,40 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.connWG.Wait()
 		close(done)
 	}()
-	var err error
 	select {
 	case <-done:
+		s.stopOnce.Do(s.pool.Close)
+		return nil
 	case <-ctx.Done():
-		err = ctx.Err()
+		err := ctx.Err()
 		s.cancel()
 		s.closeConns()
-		<-done
+		return errors.Join(err, s.awaitHandlers(done))
 	}
-	s.stopOnce.Do(s.pool.Close)
-	return err
 }
 
-// Close stops the server at once, closing every listener and connection.
+// awaitHandlers waits up to shutdownAbandon for done (every connection's
+// goroutine returned), then stops the worker pool; past it, it leaves both
+// and returns ErrAbandoned.
+func (s *Server) awaitHandlers(done <-chan struct{}) error {
+	t := time.NewTimer(shutdownAbandon)
+	defer t.Stop()
+	select {
+	case <-done:
+		s.stopOnce.Do(s.pool.Close)
+		return nil
+	case <-t.C:
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		s.log.Error("shutdown: connections still busy after their requests were cancelled; abandoning them", "conns", n, "waited", shutdownAbandon)
+		return fmt.Errorf("%w: %d connections after %v", ErrAbandoned, n, shutdownAbandon)
+	}
+}
+
+// Close stops the server at once, closing every listener and connection
+// and cancelling the requests in flight; like Shutdown, it abandons
+// handlers that do not return within shutdownAbandon (ErrAbandoned).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -417,9 +492,12 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.closeConns()
-	s.connWG.Wait()
-	s.stopOnce.Do(s.pool.Close)
-	return nil
+	done := make(chan struct{})
+	go func() {
+		s.connWG.Wait()
+		close(done)
+	}()
+	return s.awaitHandlers(done)
 }
 
 func (s *Server) closeConns() {

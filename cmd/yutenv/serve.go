@@ -145,21 +145,25 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logger.Info("shutting down", "reason", reason, "timeout", *grace)
 	ctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
-	go func() {
-		select {
-		case sig := <-sigs:
-			logger.Warn("second signal; closing at once", "signal", sig.String())
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err = srv.Shutdown(ctx)
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	// Signals are watched until the end: a second one exits at once,
+	// whatever the requests in flight are doing.
+	select {
+	case err = <-shut:
+	case sig := <-sigs:
+		logger.Warn("second signal; exiting at once", "signal", sig.String())
+		return fmt.Errorf("%w: %s during the shutdown", errForced, sig)
+	}
 	<-serveErr
 	if err != nil {
 		logger.Warn("shutdown cut short", "err", err)
 	}
 	return nil
 }
+
+// errForced is returned by serve when a second signal ended the shutdown.
+var errForced = errors.New("exited without waiting for the requests in flight")
 
 // newLogger builds the slog logger of --log-level and --log-format.
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
