@@ -277,6 +277,8 @@ func (s *Server) helloResult() ([]byte, error) {
 			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
 			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,
 			IdleTimeoutS: idle, HandshakeTimeoutS: handshake, MaxConns: s.cfg.MaxConns,
+			MaxOpponentSims: s.cfg.MaxOpponentSims, MaxAnalyseSims: s.cfg.MaxAnalyseSims,
+			AnalyseWorkers: s.cfg.AnalyseWorkers, MaxSelfplayBytes: s.cfg.MaxSelfplayBytes,
 		},
 	})
 }

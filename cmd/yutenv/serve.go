@@ -47,6 +47,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxEnvs := fs.Int("max-envs", def.MaxEnvs, "envs all connections may hold together")
 	maxEnvBytes := fs.Int64("max-env-bytes", def.MaxEnvBytes, "bytes of env buffers all connections may hold together")
 	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
+	maxAnalyseSims := fs.Int64("max-analyse-sims", def.MaxAnalyseSims, "largest analyse request: states x simulations a decision, over all its states (-1: no limit)")
+	analyseWorkers := fs.Int("analyse-workers", def.AnalyseWorkers, "cores analyse requests may keep busy at once, server wide (default: --workers minus one, at least 1)")
+	maxSelfplayBytes := fs.Int64("max-selfplay-bytes", def.MaxSelfplayBytes, "estimated memory all self-play runs may hold together, part of the memory bound")
 	maxFrame := fs.Int("max-frame", def.MaxFrame, "largest frame body in bytes, either direction")
 	maxInflight := fs.Int64("max-inflight-bytes", def.MaxInflightBytes, "bytes of large frames and replies (over 256 KiB) all connections may have in flight together (default: the larger of 48 MiB and 3 x --max-frame)")
 	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
@@ -80,12 +83,18 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *maxEnvBytes < 1 || *maxInflight < 1 || *workers < 1:
 		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs, --max-env-bytes, --max-inflight-bytes and --workers must be at least 1")
+	case *analyseWorkers < 1 || *maxSelfplayBytes < 1 || *maxAnalyseSims == 0:
+		return errors.New("--analyse-workers and --max-selfplay-bytes must be at least 1, --max-analyse-sims at least 1 (or -1)")
 	case *idle < 0 || *grace < 0 || *handshake < 0:
 		return errors.New("--idle-timeout, --handshake-timeout and --shutdown-timeout must not be negative")
 	}
 	cfg := server.Config{
 		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxEnvBytes: *maxEnvBytes, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, MaxInflightBytes: *maxInflight, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
+	}
+	cfg.MaxAnalyseSims, cfg.AnalyseWorkers, cfg.MaxSelfplayBytes = *maxAnalyseSims, *analyseWorkers, *maxSelfplayBytes
+	if !fs.Changed("analyse-workers") {
+		cfg.AnalyseWorkers = 0 // the default, which follows --workers
 	}
 	if !fs.Changed("max-inflight-bytes") {
 		cfg.MaxInflightBytes = 0 // the default, which grows with --max-frame
