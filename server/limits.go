@@ -37,6 +37,9 @@ type Limits struct {
 	// SelfplayBytes bounds the estimated memory (RunBytes) of all self-play
 	// runs together (--max-selfplay-bytes).
 	SelfplayBytes int64
+	// MaxFrame bounds a self-play batch (its leaves' observations and
+	// masks, and their answer), as every frame.
+	MaxFrame int
 }
 
 // Fixed limits of the policy (the others come from Config).
@@ -60,7 +63,7 @@ func (c Config) limits() Limits {
 	return Limits{
 		OpponentSims: c.MaxOpponentSims, AnalyseSims: c.MaxAnalyseSims, StateRows: maxStateRows,
 		SearchWorkers: c.AnalyseWorkers, RunsPerConn: maxRunsPerConn, RunNodes: maxRunNodes,
-		SelfplayBytes: c.MaxSelfplayBytes,
+		SelfplayBytes: c.MaxSelfplayBytes, MaxFrame: c.MaxFrame,
 	}
 }
 
@@ -132,7 +135,8 @@ func RunBytes(cfg az.Config, obsSize int) int64 {
 }
 
 // Selfplay checks a self-play run a connection holding runs runs asks
-// for, and returns the memory it will reserve from SelfplayBytes.
+// for (cfg.MaxBatch filled in), and returns the memory it will reserve
+// from SelfplayBytes.
 func (l Limits) Selfplay(cfg az.Config, runs int) (int64, *Error) {
 	const method = "selfplay_new"
 	if runs >= l.RunsPerConn {
@@ -144,6 +148,10 @@ func (l Limits) Selfplay(cfg az.Config, runs int) (int64, *Error) {
 	space, err := obs.SpaceOf(cfg.Tier)
 	if err != nil {
 		return 0, errorf(CodeBadRequest, "%s: params.tier: %v", method, err)
+	}
+	if size := cfg.MaxBatch * (4*space.Size + env.NumActions + 4*env.NumActions + 4); size+1024 > l.MaxFrame {
+		return 0, errorf(CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
+			method, cfg.MaxBatch, cfg.Tier, size, l.MaxFrame)
 	}
 	b := RunBytes(cfg, space.Size)
 	if b > l.SelfplayBytes {

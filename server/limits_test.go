@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func TestLimitsPolicy(t *testing.T) {
 		return sp
 	}
 	sp := func(inFlight, sims int) az.Config {
-		return az.Config{Tier: obs.Compact, Sims: sims, InFlight: inFlight, MaxBatch: inFlight}
+		return az.Config{Tier: obs.Compact, Sims: sims, InFlight: inFlight, MaxBatch: min(inFlight, 64)}
 	}
 	cases := []struct {
 		name string
@@ -215,4 +216,34 @@ func TestShutdownAbandonsStuckHandler(t *testing.T) {
 			assert.ErrorIs(t, <-done, ErrServerClosed)
 		})
 	}
+}
+
+// TestSelfplayMemoryBudget: a run's trees and games count against the
+// server-wide --max-selfplay-bytes: the tree (4,096 games in flight
+// × 1,024 sims, 1.7 GB) is refused with the defaults, and runs of several
+// connections share the budget until one is closed.
+func TestSelfplayMemoryBudget(t *testing.T) {
+	params := func(out string, inFlight, sims int) map[string]any {
+		p := selfplayParams(out)
+		p["games_in_flight"], p["sims"], p["max_batch"], p["games"] = inFlight, sims, 64, 1000
+		return p
+	}
+	ts := startServer(t, "unix", DefaultConfig())
+	c := ts.client(t)
+	_, err := c.Call("selfplay_new", params(filepath.Join(t.TempDir(), "sp"), 4096, 1024))
+	assert.Equal(t, CodeLimitExceeded, errCode(err))
+	assert.ErrorContains(t, err, "--max-selfplay-bytes")
+
+	one := RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: 32, MaxBatch: 64}, 205)
+	small := startServer(t, "unix", Config{MaxSelfplayBytes: one + one/2})
+	a, b := small.client(t), small.client(t)
+	res, err := a.Call("selfplay_new", params(filepath.Join(t.TempDir(), "a"), 32, 64))
+	require.NoError(t, err, "one run fits")
+	_, err = b.Call("selfplay_new", params(filepath.Join(t.TempDir(), "b"), 32, 64))
+	assert.Equal(t, CodeLimitExceeded, errCode(err), "a second one, on another connection, does not")
+	assert.ErrorContains(t, err, "already held")
+	_, err = a.Call("selfplay_close", map[string]any{"id": res["id"]})
+	require.NoError(t, err)
+	_, err = b.Call("selfplay_new", params(filepath.Join(t.TempDir(), "b"), 32, 64))
+	assert.NoError(t, err, "closing the first gave its memory back")
 }
