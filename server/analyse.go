@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 )
@@ -39,57 +41,48 @@ func (o *analyseOut) put(i int, a env.Action, st *agent.Stats) {
 }
 
 // analyse searches the n packed states of in with agent sp, state i
-// reseeded to seed+i, into out. The states are cut into chunks
-// (Limits.AnalyseChunk); a worker takes a chunk only once it holds
-// sp.Workers of the server's search cores (Server.search, first come first
-// served), builds its agent, searches the chunk and gives the cores back,
-// so concurrent requests take turns and the cores past
-// Limits.SearchWorkers stay free for everything else. Cancelling ctx (the
-// client hung up, or the shutdown's deadline passed) stops the searches
-// within 16 simulations.
+// reseeded to seed+i, into out. Its workers take turns on the server's
+// search cores (Server.search, sp.Workers of them a turn, first come first
+// served): a turn builds an agent and searches up to Limits.AnalyseChunk
+// states, claimed one at a time, then gives the cores back, so concurrent
+// requests take turns and the cores past Limits.SearchWorkers stay free
+// for everything else. While the client is the server's only one, more
+// workers search on those free cores too (Server.spare, never waited for),
+// giving them back at the next state once another client connects: there
+// is nobody to keep them free for until then. Cancelling ctx (the client
+// hung up, or the shutdown's deadline passed) stops the searches within 16
+// simulations.
 func (s *Server) analyse(ctx context.Context, g *game, sp agent.Spec, seed uint64, in []byte, n int, out *analyseOut) *Error {
-	chunk := s.limits.AnalyseChunk(sp)
-	chunks := (n + chunk - 1) / chunk
-	weight := max(sp.Workers, 1)
-	workers := min(chunks, max(1, s.limits.SearchWorkers/weight))
-	var stop atomic.Bool
-	defer context.AfterFunc(ctx, func() { stop.Store(true) })()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	firstRow := n
-	fail := func(i int, err error) {
-		mu.Lock()
-		if i < firstRow {
-			firstErr, firstRow = err, i
-		}
-		mu.Unlock()
-		stop.Store(true)
-	}
-	for range workers {
-		wg.Go(func() {
-			for {
-				if err := s.search.Acquire(ctx, int64(weight)); err != nil {
-					return // cancelled
-				}
-				k := int(next.Add(1) - 1)
-				if k >= chunks || stop.Load() {
-					s.search.Release(int64(weight))
-					return
-				}
-				err := s.analyseChunk(g, sp, seed, in, k*chunk, min(n, (k+1)*chunk), out, &stop, fail)
-				s.search.Release(int64(weight))
-				if err != nil {
-					return
-				}
+	j := &analyseJob{g: g, sp: sp, seed: seed, in: in, n: n, out: out, chunk: s.limits.AnalyseChunk(sp), firstRow: n}
+	chunks := (n + j.chunk - 1) / j.chunk
+	weight := int64(max(sp.Workers, 1))
+	workers := min(chunks, max(1, s.limits.SearchWorkers/int(weight)))
+	spares := min(chunks-workers, (s.limits.Cores-s.limits.SearchWorkers)/int(weight))
+	defer context.AfterFunc(ctx, func() { j.stop.Store(true) })()
+	// work takes turns on the cores of sem while acquire gives them.
+	work := func(sem *semaphore.Weighted, acquire, keep func() bool) {
+		for acquire() {
+			more := j.turn(keep)
+			sem.Release(weight)
+			if !more {
+				return
 			}
+		}
+	}
+	always := func() bool { return true }
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { work(s.search, func() bool { return s.search.Acquire(ctx, weight) == nil }, always) })
+	}
+	for range spares {
+		wg.Go(func() {
+			work(s.spare, func() bool { return s.soleClient() && s.spare.TryAcquire(weight) }, s.soleClient)
 		})
 	}
 	wg.Wait()
 	switch {
-	case firstErr != nil && !errors.Is(firstErr, agent.ErrInterrupted):
-		return errorf(CodeInternal, "analyse: row %d: %v", firstRow, firstErr)
+	case j.firstErr != nil && !errors.Is(j.firstErr, agent.ErrInterrupted):
+		return errorf(CodeInternal, "analyse: row %d: %v", j.firstRow, j.firstErr)
 	case s.ctx.Err() != nil:
 		return errorf(CodeShuttingDown, "analyse: cancelled: the server is shutting down")
 	case ctx.Err() != nil:
@@ -98,40 +91,78 @@ func (s *Server) analyse(ctx context.Context, g *game, sp agent.Spec, seed uint6
 	return nil
 }
 
-// analyseChunk searches states [lo, hi) with a new agent; it returns the
-// first error (also passed to fail), or agent.ErrInterrupted once stop
-// is raised.
-func (s *Server) analyseChunk(g *game, sp agent.Spec, seed uint64, in []byte, lo, hi int, out *analyseOut, stop *atomic.Bool, fail func(int, error)) error {
-	ag, err := agent.NewFromSpec(sp, seed)
+// analyseJob is one analyse request's work, shared by its workers: they
+// claim its states one at a time.
+type analyseJob struct {
+	g     *game
+	sp    agent.Spec
+	seed  uint64
+	in    []byte
+	n     int
+	out   *analyseOut
+	chunk int          // states a turn on the cores searches at most
+	next  atomic.Int64 // the next state to search
+	stop  atomic.Bool  // raised by the first error or the cancellation; the agents poll it
+
+	mu       sync.Mutex
+	firstErr error
+	firstRow int
+}
+
+// fail records row i's error (the lowest row wins) and stops the job.
+func (j *analyseJob) fail(i int, err error) {
+	j.mu.Lock()
+	if i < j.firstRow {
+		j.firstErr, j.firstRow = err, i
+	}
+	j.mu.Unlock()
+	j.stop.Store(true)
+}
+
+// turn is one turn on the cores: a new agent searches up to chunk states,
+// claimed one by one, for as long as keep allows. It returns false when no
+// state is left or the job stopped.
+func (j *analyseJob) turn(keep func() bool) bool {
+	if j.stop.Load() || int(j.next.Load()) >= j.n {
+		return false
+	}
+	ag, err := agent.NewFromSpec(j.sp, j.seed)
 	if err != nil {
-		fail(lo, err)
-		return err
+		j.fail(0, err)
+		return false
 	}
 	if it, ok := ag.(agent.Interruptible); ok {
-		it.SetInterrupt(stop)
+		it.SetInterrupt(&j.stop)
 	}
 	rs, _ := ag.(agent.Reseeder)
-	for i := lo; i < hi; i++ {
-		if stop.Load() {
-			return agent.ErrInterrupted
+	for k := range j.chunk {
+		if j.stop.Load() {
+			return false
+		}
+		if k > 0 && !keep() {
+			return true
+		}
+		i := int(j.next.Add(1) - 1)
+		if i >= j.n {
+			return false
 		}
 		if rs != nil {
-			rs.Reseed(seed + uint64(i))
+			rs.Reseed(j.seed + uint64(i))
 		}
-		st := g.proto
-		err := st.Unpack(in[i*env.PackedSize : (i+1)*env.PackedSize])
+		st := j.g.proto
+		err := st.Unpack(j.in[i*env.PackedSize : (i+1)*env.PackedSize])
 		var a env.Action
 		var stats agent.Stats
 		if err == nil {
 			a, stats, err = safeAct(ag, &st)
 		}
 		if err != nil {
-			fail(i, err)
-			return err
+			j.fail(i, err)
+			return false
 		}
-		out.put(i, a, &stats)
+		j.out.put(i, a, &stats)
 	}
-	return nil
+	return true
 }
 
 // watch returns a context for the request being served that is cancelled
@@ -167,4 +198,12 @@ func (c *conn) watch() (ctx context.Context, stop func()) {
 		<-done
 		cancel()
 	}
+}
+
+// soleClient reports whether one connection at most is open: analyse may
+// then use every core.
+func (s *Server) soleClient() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.admitted <= 1 && len(s.pending) == 0
 }

@@ -29,6 +29,9 @@ type Limits struct {
 	// wide (--analyse-workers): the rest stay free for step and the other
 	// requests. An analyse agent with workers=W takes W of them.
 	SearchWorkers int
+	// Cores is --workers: while its client is the server's only one, an
+	// analyse also searches on the cores past SearchWorkers.
+	Cores int
 	// RunsPerConn bounds the self-play runs one connection holds.
 	RunsPerConn int
 	// RunNodes bounds games_in_flight × sims of one self-play run: every
@@ -62,7 +65,7 @@ const (
 func (c Config) limits() Limits {
 	return Limits{
 		OpponentSims: c.MaxOpponentSims, AnalyseSims: c.MaxAnalyseSims, StateRows: maxStateRows,
-		SearchWorkers: c.AnalyseWorkers, RunsPerConn: maxRunsPerConn, RunNodes: maxRunNodes,
+		SearchWorkers: c.AnalyseWorkers, Cores: c.Workers, RunsPerConn: maxRunsPerConn, RunNodes: maxRunNodes,
 		SelfplayBytes: c.MaxSelfplayBytes, MaxFrame: c.MaxFrame,
 	}
 }
@@ -111,14 +114,14 @@ func (l Limits) AnalyseChunk(sp agent.Spec) int {
 }
 
 // AnalyseBytes bounds the memory of the analyse searches running at once:
-// SearchWorkers agents of the largest search OpponentSims allows (an agent
-// lives only while it holds a core).
+// an agent of the largest search OpponentSims allows on each core analyse
+// may use (an agent lives only while it holds a core).
 func (l Limits) AnalyseBytes() int64 {
 	n := l.OpponentSims
 	if n <= 0 {
 		n = agent.MaxN // no limit: the spec grammar's
 	}
-	return int64(l.SearchWorkers) * agent.SearchBytes(agent.Spec{Name: "mcts", N: n})
+	return int64(max(l.SearchWorkers, l.Cores)) * agent.SearchBytes(agent.Spec{Name: "mcts", N: n})
 }
 
 // RunBytes estimates the memory of a self-play run: every game in flight's

@@ -73,7 +73,7 @@ func TestMemoryBoundCountsSearchAndSelfplay(t *testing.T) {
 	more.MaxSelfplayBytes = 2 * DefaultMaxSelfplayBytes
 	assert.Equal(t, int64(DefaultMaxSelfplayBytes), more.MemoryBound()-base.MemoryBound())
 	wide := base
-	wide.AnalyseWorkers = 2
+	wide.AnalyseWorkers = 3 // one more than the cores
 	assert.Equal(t, agent.SearchBytes(agent.Spec{Name: "mcts", N: DefaultMaxOpponentSims}), wide.MemoryBound()-base.MemoryBound())
 }
 

@@ -224,6 +224,7 @@ type Server struct {
 	stopOnce  sync.Once
 	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
 	search    *semaphore.Weighted // the cores analyse may use (Limits.SearchWorkers)
+	spare     *semaphore.Weighted // the other cores, for analyse while its client is alone
 	spMu      sync.Mutex          // guards spBytes
 	spBytes   int64               // memory reserved by self-play runs (Limits.SelfplayBytes)
 	ctx       context.Context     // canceled by Close and an expired Shutdown: wakes waits on inflight
@@ -246,6 +247,7 @@ func New(cfg Config) (*Server, error) {
 	s.inflight = semaphore.NewWeighted(cfg.MaxInflightBytes)
 	s.limits = cfg.limits()
 	s.search = semaphore.NewWeighted(int64(s.limits.SearchWorkers))
+	s.spare = semaphore.NewWeighted(int64(max(0, s.limits.Cores-s.limits.SearchWorkers)))
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
