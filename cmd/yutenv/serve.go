@@ -119,6 +119,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		srv.Close()
 		return err
 	}
+	// Signals are watched from before the ready line to the end: one that
+	// follows the ready line at once still shuts down gracefully.
+	sigs, stop := serveSignals()
+	defer stop()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
 
@@ -132,8 +136,6 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Info("listening", "addr", addr, "max_conns", cfg.MaxConns, "max_envs", cfg.MaxEnvs, "workers", cfg.Workers)
 
-	sigs, stop := serveSignals()
-	defer stop()
 	eof := make(chan struct{})
 	if *stdinEOF {
 		go func() {
@@ -156,8 +158,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	defer cancel()
 	shut := make(chan error, 1)
 	go func() { shut <- srv.Shutdown(ctx) }()
-	// Signals are watched until the end: a second one exits at once,
-	// whatever the requests in flight are doing.
+	// A second signal exits at once, whatever the requests in flight are doing.
 	select {
 	case err = <-shut:
 	case sig := <-sigs:

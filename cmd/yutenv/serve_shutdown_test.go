@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,8 +69,8 @@ func startServeBinary(t *testing.T, args ...string) (*exec.Cmd, string, *serveBu
 }
 
 // startLongAnalyse connects and sends an analyse of many seconds of search
-// (2,000 states of mcts:2000, within the default budget); the reply is
-// never read.
+// (4,000 states of mcts:2000, within the default budget: 8 s or more on
+// two cores); the reply is never read.
 func startLongAnalyse(t *testing.T, addr string) {
 	t.Helper()
 	c, err := server.Dial(addr, 5*time.Second)
@@ -80,7 +81,7 @@ func startLongAnalyse(t *testing.T, addr string) {
 	res, err := c.Call("game", nil)
 	require.NoError(t, err)
 	var packed []byte
-	for seed := uint64(0); len(packed) < 2000*env.PackedSize; seed++ {
+	for seed := uint64(0); len(packed) < 4000*env.PackedSize; seed++ {
 		s, err := env.New(env.Standard(), seed, env.AnySeat)
 		require.NoError(t, err)
 		s.Advance()
@@ -96,7 +97,7 @@ func startLongAnalyse(t *testing.T, addr string) {
 }
 
 // waitExit waits at most d for cmd to exit and returns its exit code.
-func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration, log fmt.Stringer) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -104,7 +105,7 @@ func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
 	case <-done:
 		return cmd.ProcessState.ExitCode()
 	case <-time.After(d):
-		t.Fatalf("yutenv serve did not exit within %v", d)
+		t.Fatalf("yutenv serve did not exit within %v; log:\n%s", d, log)
 		return -1
 	}
 }
@@ -124,8 +125,8 @@ func TestServeBinaryShutdownEnds(t *testing.T) {
 		within  time.Duration
 		code    int
 	}{
-		{"SIGTERM cancels at the shutdown timeout", "500ms", 1, 3 * time.Second, 0},
-		{"a second SIGTERM exits at once", "60s", 2, 2 * time.Second, 1},
+		{"SIGTERM cancels at the shutdown timeout", "500ms", 1, 5 * time.Second, 0},
+		{"a second SIGTERM exits at once", "60s", 2, 5 * time.Second, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,7 +137,7 @@ func TestServeBinaryShutdownEnds(t *testing.T) {
 				require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 				time.Sleep(100 * time.Millisecond)
 			}
-			code := waitExit(t, cmd, tc.within)
+			code := waitExit(t, cmd, tc.within, stderr)
 			assert.Equal(t, tc.code, code)
 			assert.Less(t, time.Since(start), tc.within)
 			t.Logf("exited after %v; log:\n%s", time.Since(start), stderr)
