@@ -170,13 +170,15 @@ func (j *analyseJob) turn(keep func() bool) bool {
 // the server's own context ends (Close, or a Shutdown past its deadline).
 // A goroutine reads ahead into the connection's buffer while the request
 // runs (what it reads stays there for the next frames); stop ends it and
-// must be called before the connection reads again. A client that half
+// must be called before the connection reads again. A graceful shutdown's
+// wake-up (conn.interrupt) does not end the watch: the request may finish,
+// and a client that leaves meanwhile still cancels it. A client that half
 // closes its socket (shutdown(SHUT_WR)) counts as gone.
 func (c *conn) watch() (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(c.srv.ctx)
-	if !c.stopped.Load() {
-		c.nc.SetReadDeadline(time.Time{}) // the request's time is the server's, not the client's silence
-	}
+	var mu sync.Mutex // orders ending and the read deadline between the two goroutines
+	ending := false
+	c.nc.SetReadDeadline(time.Time{}) // the request's time is the server's, not the client's silence
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -185,8 +187,19 @@ func (c *conn) watch() (ctx context.Context, stop func()) {
 			switch {
 			case err == nil:
 				continue // more frames arrived: still there
-			case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, bufio.ErrBufferFull):
-				return // stopped, or too much read ahead to watch further
+			case errors.Is(err, bufio.ErrBufferFull):
+				return // too much read ahead to watch further
+			case errors.Is(err, os.ErrDeadlineExceeded):
+				mu.Lock()
+				end := ending
+				if !end {
+					c.nc.SetReadDeadline(time.Time{}) // the shutdown's wake-up: watch on
+				}
+				mu.Unlock()
+				if end {
+					return
+				}
+				continue
 			}
 			c.log.Info("client hung up during a request; cancelling it", "err", err)
 			cancel()
@@ -194,7 +207,10 @@ func (c *conn) watch() (ctx context.Context, stop func()) {
 		}
 	}()
 	return ctx, func() {
+		mu.Lock()
+		ending = true
 		c.nc.SetReadDeadline(time.Now())
+		mu.Unlock()
 		<-done
 		cancel()
 	}

@@ -247,3 +247,37 @@ func TestSelfplayMemoryBudget(t *testing.T) {
 	_, err = b.Call("selfplay_new", params(filepath.Join(t.TempDir(), "b"), 32, 64))
 	assert.NoError(t, err, "closing the first gave its memory back")
 }
+
+// eventually polls cond every 10 ms for up to d.
+func eventually(cond func() bool, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestAnalyseSpareCores: an analyse whose client is the server's only one
+// also searches on the cores past --analyse-workers, and gives them back
+// once another client connects (at its next state).
+func TestAnalyseSpareCores(t *testing.T) {
+	ts := startServer(t, "unix", Config{Workers: 2})
+	require.Equal(t, 1, ts.srv.limits.SearchWorkers)
+	c := ts.client(t)
+	g := declareGame(t, c, "standard")
+	require.NoError(t, c.WriteFrame(bigAnalyse(t, g)))
+	spareBusy := func() bool {
+		if ts.srv.spare.TryAcquire(1) {
+			ts.srv.spare.Release(1)
+			return false
+		}
+		return true
+	}
+	require.True(t, eventually(spareBusy, 5*time.Second), "alone, the analyse took the spare core")
+	other := ts.client(t)
+	assert.True(t, eventually(func() bool { return !spareBusy() }, 5*time.Second), "another client connected: the spare core was given back")
+	_, err := other.Call("ping", nil)
+	require.NoError(t, err)
+	assert.False(t, spareBusy(), "and it stays free while the other client is connected")
+}
