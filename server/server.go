@@ -49,11 +49,13 @@ const (
 
 	// DefaultMaxAnalyseSims bounds one analyse request's search over all its
 	// states: 2^23 simulations, e.g. 20,000 states of mcts:400 or 4,000 of
-	// mcts:2000 (about half a minute on one core).
+	// mcts:2000 (about 20 s on one core: docs/BENCHMARKS.md measures
+	// mcts:400 at 0.94 ms a decision).
 	DefaultMaxAnalyseSims = 1 << 23
 	// DefaultMaxSelfplayBytes bounds the memory of all self-play runs
-	// (Limits.SelfplayBytes): 256 MiB, two runs of the Python default
-	// (compact tier, 128 games in flight, 64 sims) and more.
+	// (Limits.SelfplayBytes): 256 MiB, two runs of 128 games in flight of
+	// the compact tier and 64 sims (the README's example; RunBytes about
+	// 99 MB each), or five of the Python default of 64 games in flight.
 	DefaultMaxSelfplayBytes = 256 << 20
 )
 
