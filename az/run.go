@@ -130,7 +130,15 @@ type request struct {
 type event struct {
 	req  *request // a leaf to evaluate, or
 	game *played  // a finished game, or
+	wait *gate    // the worker waits to start a game, or
 	exit bool     // the worker has no more games
+}
+
+// gate is a worker waiting to start game g until fewer than a window of
+// finished games wait for an earlier one (Run.window).
+type gate struct {
+	g    int
+	open chan struct{}
 }
 
 // played is one finished game.
@@ -176,10 +184,12 @@ type Run struct {
 	live    int          // workers not yet exited
 	pending []*request   // the batch handed out, awaiting its answer
 	batch   Batch
-	done    map[int]*played // finished games not yet in a shard
-	shard   *dataset.Columns
-	recs    []*env.Record
-	written int // games in shards
+	done    map[int]*played // finished games waiting for an earlier one
+	shard   *dataset.ShardWriter
+	// flushed is the number of games written, to a shard or to the shard
+	// being written (it only grows; workers read it).
+	flushed atomic.Int64
+	gated   []*gate // workers waiting to start a game (they are not live)
 	sum     Summary
 	wg      sync.WaitGroup
 }
@@ -208,9 +218,8 @@ func Start(cfg Config) (*Run, error) {
 		events: make(chan event, 2*cfg.InFlight+1),
 		cancel: make(chan struct{}),
 		done:   map[int]*played{},
-		shard:  dataset.NewVisitColumns(enc.Size()),
 	}
-	r.written = man.Games
+	r.flushed.Store(int64(man.Games))
 	r.sum = Summary{Games: man.Games, Decisions: int(man.Decisions), Out: cfg.Out}
 	r.next.Store(int64(man.Games))
 	workers := min(cfg.InFlight, cfg.Games-man.Games)
@@ -249,14 +258,24 @@ func (r *Run) err() error {
 	return nil
 }
 
-// Close cancels the run and waits for its games to stop.
+// Close cancels the run, waits for its games to stop and removes the
+// temporary files of the shard being written (the finished shards stay).
 func (r *Run) Close() {
 	r.fail(ErrClosed)
 	if r.timer != nil {
 		r.timer.Stop()
 	}
 	r.wg.Wait()
+	if r.shard != nil {
+		r.shard.Abort()
+		r.shard = nil
+	}
 }
+
+// window is how far ahead of the first game not yet written a worker may
+// start a game: the finished games kept in memory, waiting for an earlier
+// one, are fewer than InFlight.
+func (r *Run) window() int { return r.cfg.InFlight }
 
 // send passes an event to the collector unless the run is cancelled.
 func (r *Run) send(ev event) bool {
@@ -304,6 +323,17 @@ func (r *Run) work(sp agent.Spec) {
 		if g >= r.cfg.Games {
 			r.send(event{exit: true})
 			return
+		}
+		if g >= int(r.flushed.Load())+r.window() {
+			gt := &gate{g: g, open: make(chan struct{}, 1)}
+			if !r.send(event{wait: gt}) {
+				return
+			}
+			select {
+			case <-gt.open:
+			case <-r.cancel:
+				return
+			}
 		}
 		p := &played{g: g, cols: dataset.NewVisitColumns(r.enc.Size())}
 		gg := r.cfg.FirstGame + g // the game's global index
@@ -391,6 +421,13 @@ func (r *Run) gather() (*Batch, error) {
 			r.pending = append(r.pending, ev.req)
 		case ev.exit:
 			r.live--
+		case ev.wait != nil:
+			if ev.wait.g < int(r.flushed.Load())+r.window() {
+				ev.wait.open <- struct{}{}
+			} else {
+				r.live-- // not live until its gate opens (finished)
+				r.gated = append(r.gated, ev.wait)
+			}
 		case ev.game != nil:
 			if ev.game.err != nil {
 				err := fmt.Errorf("game %d: %w", r.cfg.FirstGame+ev.game.g, ev.game.err)
@@ -435,26 +472,48 @@ func (r *Run) timeout() {
 	r.fail(fmt.Errorf("%w: the batch was not answered within eval_timeout %v; the run was cancelled", ErrTimeout, r.cfg.EvalTimeout))
 }
 
-// finished keeps a game and writes every shard now complete, in game order.
+// finished keeps a game and writes every game now in order to the shard
+// being written (on disk), finishing each shard once it is complete, and
+// opens the gates of the workers now within the window.
 func (r *Run) finished(p *played) error {
 	r.done[p.g] = p
 	for {
-		q, ok := r.done[r.written+len(r.recs)]
+		q, ok := r.done[int(r.flushed.Load())]
 		if !ok {
-			return nil
+			break
 		}
 		delete(r.done, q.g)
-		r.shard.Append(q.cols)
-		r.recs = append(r.recs, q.rec)
+		if r.shard == nil {
+			sw, err := r.man.NewShardWriter(r.cfg.Out, r.man.FirstGame+r.man.Games, r.enc.Size(), true)
+			if err != nil {
+				return err
+			}
+			r.shard = sw
+		}
+		if err := r.shard.Add(q.cols, q.rec); err != nil {
+			return err
+		}
+		r.flushed.Add(1)
 		end := min(r.man.Games+r.man.ShardGames, r.cfg.Games)
 		if q.g+1 < end {
 			continue
 		}
-		if err := r.man.AddShard(r.cfg.Out, r.man.FirstGame+r.man.Games, r.shard, r.recs); err != nil {
+		sw := r.shard
+		r.shard = nil
+		if err := sw.Finish(); err != nil {
 			return err
 		}
-		r.written = r.man.Games
 		r.sum.Games, r.sum.Decisions = r.man.Games, int(r.man.Decisions)
-		r.shard, r.recs = dataset.NewVisitColumns(r.enc.Size()), nil
 	}
+	waiting := r.gated[:0]
+	for _, gt := range r.gated {
+		if gt.g < int(r.flushed.Load())+r.window() {
+			r.live++
+			gt.open <- struct{}{}
+		} else {
+			waiting = append(waiting, gt)
+		}
+	}
+	r.gated = waiting
+	return nil
 }

@@ -217,3 +217,48 @@ func mustSpace(t *testing.T) obs.Space {
 	require.NoError(t, err)
 	return sp
 }
+
+// TestRunWritesGamesAsTheyFinish: with shards far larger than the run, the
+// finished games go to disk at once (the shard's temporary files grow
+// before any shard is complete), the games kept in memory waiting for an
+// earlier one stay fewer than games in flight, and the shard comes out
+// whole with no temporary file left.
+func TestRunWritesGamesAsTheyFinish(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config(dir)
+	cfg.Games, cfg.InFlight, cfg.ShardGames = 12, 4, 1000
+	r, err := Start(cfg)
+	require.NoError(t, err)
+	defer r.Close()
+	spilled := func() (n int64) {
+		names, err := filepath.Glob(filepath.Join(dir, "*.obs.spill"+dataset.TmpSuffix))
+		require.NoError(t, err)
+		for _, name := range names {
+			fi, err := os.Stat(name)
+			require.NoError(t, err)
+			n += fi.Size()
+		}
+		return n
+	}
+	var priors, values []float32
+	var onDisk int64
+	for {
+		b, err := r.Next(priors, values)
+		require.NoError(t, err)
+		assert.Less(t, len(r.done), cfg.InFlight, "finished games held in memory")
+		if b.N == 0 {
+			break
+		}
+		if r.Summary().Games == 0 {
+			onDisk = max(onDisk, spilled())
+		}
+		priors, values = answer(b, r.ObsSize())
+	}
+	assert.Positive(t, onDisk, "finished games were written before their shard completed")
+	assert.Equal(t, 12, r.Summary().Games)
+	left, err := filepath.Glob(filepath.Join(dir, "*"+dataset.TmpSuffix))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no temporary file is left")
+	_, err = os.Stat(filepath.Join(dir, "shard-000000.npz"))
+	assert.NoError(t, err)
+}

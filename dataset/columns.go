@@ -41,6 +41,11 @@ func (c *Columns) SetValues(outcomes []float64) {
 	}
 }
 
+// data returns the columns in the order of Arrays (shardArrays): visits last.
+func (c *Columns) data() []any {
+	return []any{c.obs, c.mask, c.action, c.policy, c.value, c.searchValue, c.seat, c.game, c.decision, c.visits}
+}
+
 // Append adds every row of o.
 func (c *Columns) Append(o *Columns) {
 	c.obs = append(c.obs, o.obs...)

@@ -357,41 +357,51 @@ var ShardHook func()
 // them, each atomically. Shard files are numbered from FirstGame/ShardGames
 // on, so the parts of a distributed run name their shards as one run would.
 func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Record) error {
-	name := fmt.Sprintf("shard-%06d", m.FirstGame/m.ShardGames+len(m.Shards))
-	sh := Shard{File: name + ".npz", Records: name + ".records.jsonl", FirstGame: first, Games: len(recs), Decisions: c.rows}
-	var err error
-	sh.RecordsBytes, sh.RecordsSHA256, err = writeHashed(filepath.Join(dir, sh.Records), func(w io.Writer) error {
+	return m.writeShard(dir, first, len(recs), func(w io.Writer) error {
 		for _, r := range recs {
 			if _, err := r.WriteTo(w); err != nil {
 				return err
 			}
 		}
 		return nil
-	})
+	}, shardArrays(c.rows, c.obsSize, c.withVisits, c.data()))
+}
+
+// shardArrays names and shapes the arrays of a shard of n rows, whose data
+// (slices, or readers of their little-endian bytes) come in the order of
+// Columns.data.
+func shardArrays(n, obsSize int, withVisits bool, data []any) []NPYArray {
+	arrays := []NPYArray{
+		{"obs", "<f4", []int{n, obsSize}, data[0]},
+		{"mask", "|u1", []int{n, env.NumActions}, data[1]},
+		{"action", "<i4", []int{n}, data[2]},
+		{"policy", "<f4", []int{n, env.NumActions}, data[3]},
+		{"value", "<f4", []int{n}, data[4]},
+		{"search_value", "<f4", []int{n}, data[5]},
+		{"seat", "|i1", []int{n}, data[6]},
+		{"game", "<i8", []int{n}, data[7]},
+		{"decision", "<i4", []int{n}, data[8]},
+	}
+	if withVisits {
+		arrays = append(arrays, NPYArray{"visits", "<f4", []int{n, env.NumActions}, data[9]})
+	}
+	return arrays
+}
+
+// writeShard writes the records (by records) and the arrays of the next
+// shard, games [first, first+games), then the manifest that lists it.
+func (m *Manifest) writeShard(dir string, first, games int, records func(io.Writer) error, arrays []NPYArray) error {
+	name := fmt.Sprintf("shard-%06d", m.FirstGame/m.ShardGames+len(m.Shards))
+	sh := Shard{File: name + ".npz", Records: name + ".records.jsonl", FirstGame: first, Games: games, Decisions: arrays[0].Shape[0]}
+	var err error
+	sh.RecordsBytes, sh.RecordsSHA256, err = writeHashed(filepath.Join(dir, sh.Records), records)
 	if err != nil {
 		return err
 	}
 	if ShardHook != nil {
 		ShardHook()
 	}
-	n := c.rows
-	sh.Bytes, sh.SHA256, err = writeHashed(filepath.Join(dir, sh.File), func(w io.Writer) error {
-		arrays := []NPYArray{
-			{"obs", "<f4", []int{n, c.obsSize}, c.obs},
-			{"mask", "|u1", []int{n, env.NumActions}, c.mask},
-			{"action", "<i4", []int{n}, c.action},
-			{"policy", "<f4", []int{n, env.NumActions}, c.policy},
-			{"value", "<f4", []int{n}, c.value},
-			{"search_value", "<f4", []int{n}, c.searchValue},
-			{"seat", "|i1", []int{n}, c.seat},
-			{"game", "<i8", []int{n}, c.game},
-			{"decision", "<i4", []int{n}, c.decision},
-		}
-		if c.withVisits {
-			arrays = append(arrays, NPYArray{"visits", "<f4", []int{n, env.NumActions}, c.visits})
-		}
-		return WriteNPZ(w, arrays)
-	})
+	sh.Bytes, sh.SHA256, err = writeHashed(filepath.Join(dir, sh.File), func(w io.Writer) error { return WriteNPZ(w, arrays) })
 	if err != nil {
 		return err
 	}
@@ -439,7 +449,8 @@ func writeHashed(path string, fill func(io.Writer) error) (int64, string, error)
 }
 
 // NPYArray is one array of an .npz: name, numpy dtype, shape and data (a
-// slice of uint8, int8, int32, int64 or float32, written little-endian).
+// slice of uint8, int8, int32, int64 or float32, written little-endian,
+// or an io.Reader of those bytes).
 type NPYArray struct {
 	Name  string
 	Dtype string
@@ -486,6 +497,9 @@ func writeLE(w io.Writer, data any) error {
 		return writeChunks(w, d, chunk)
 	case []float32:
 		return writeChunks(w, d, chunk)
+	case io.Reader:
+		_, err := io.Copy(w, d)
+		return err
 	}
 	return fmt.Errorf("cannot write %T", data)
 }

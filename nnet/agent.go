@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -186,4 +187,13 @@ func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	st := agent.Stats{Policy: a.policy[:], Value: v}
 	st.Values[s.ToMove()] = v
 	return best, st, nil
+}
+
+// SetInterrupt makes the agent's search (with sims) poll flag
+// (agent.Interruptible); a policy-only agent evaluates once and has
+// nothing to interrupt.
+func (a *Agent) SetInterrupt(flag *atomic.Bool) {
+	if a.search != nil {
+		a.search.SetInterrupt(flag)
+	}
 }

@@ -10,7 +10,7 @@ import (
 
 // agentSpec is the one place where a client names an agent (make's
 // opponent, analyse's agent): it parses text, bounds its search by
-// MaxOpponentSims and, for net:NAME, opens the network through the
+// the limits policy (Limits.Opponent) and, for net:NAME, opens the network through the
 // server's folder policy (Config.NetDirs), one file at a time. It returns
 // the spec as the client named it (for replies) and the spec to build the
 // agents from, which names the network by its resolved path (the agents
@@ -21,9 +21,8 @@ func (c *conn) agentSpec(ctx context.Context, method, field, text string) (sp, b
 	if err != nil {
 		return sp, build, errorf(CodeBadRequest, "%s: params.%s: %v", method, field, err)
 	}
-	if lim := c.srv.cfg.MaxOpponentSims; lim > 0 && sp.N*max(sp.Workers, 1) > lim {
-		return sp, build, errorf(CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
-			method, field, clip([]byte(text)), sp.N*max(sp.Workers, 1), lim)
+	if e := c.srv.limits.Opponent(method+": params."+field, text, sp); e != nil {
+		return sp, build, e
 	}
 	if sp.Name != "net" {
 		return sp, sp, nil

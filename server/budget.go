@@ -167,10 +167,14 @@ const (
 //	max_env_bytes + max_inflight_bytes + max_conns x (2 x 256 KiB + 80 KiB)
 //	  + max_handshakes x (2 x 64 KiB + 80 KiB) + workers x 1 MiB + 24 MiB
 //	  + max_net_cache_bytes + 3 x max_net_bytes
+//	  + max_selfplay_bytes + analyse_workers x (search of max_opponent_sims)
 //
-// The last two terms are the networks clients name: those kept loaded, and
-// the one file read at a time (its bytes, the decoded layers and the
-// weights).
+// The net terms are the networks clients name: those kept loaded, and the
+// one file read at a time (its bytes, the decoded layers and the weights).
+// The last two terms come from the limits policy (Limits.SelfplayBytes
+// and Limits.AnalyseBytes): self-play runs reserve their estimated memory
+// (RunBytes) when they start, and analyse searches only on the cores it
+// holds, one agent a core.
 //
 // Freed buffers are memory until the garbage collector runs: a process
 // serving untrusted clients sets this as its soft memory limit
@@ -185,5 +189,6 @@ func (c Config) MemoryBound() int64 {
 		int64(c.MaxConns)*(2*keepBuffer+perConnBytes) +
 		int64(c.MaxHandshakes)*(2*maxPreAuthFrame+perConnBytes) +
 		int64(c.Workers)*perAgentBytes + runtimeBytes +
-		c.MaxNetCacheBytes + 3*c.MaxNetBytes
+		c.MaxNetCacheBytes + 3*c.MaxNetBytes +
+		c.limits().SelfplayBytes + c.limits().AnalyseBytes()
 }

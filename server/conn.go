@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -63,8 +62,8 @@ type conn struct {
 	nextHandle uint64
 	envs       int
 	requests   uint64
-	runs       map[uint64]*az.Run // self-play runs (selfplay_methods.go)
-	priors     []float32          // selfplay_next's answer buffers
+	runs       map[uint64]*selfplayRun // self-play runs (selfplay_methods.go)
+	priors     []float32               // selfplay_next's answer buffers
 	values     []float32
 	stopped    atomic.Bool
 	st         *stateConn // the state methods' games, made on first use

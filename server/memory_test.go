@@ -16,6 +16,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
 )
 
 // memChildEnv makes the test binary run the memory load as a child process,
@@ -24,11 +28,13 @@ const memChildEnv = "YUTENV_MEMORY_CHILD"
 
 // TestMemoryBound proves docs/PROTOCOL.md's memory bound with the default
 // limits: in a fresh process set up as yutenv serve sets itself up (soft
-// memory limit = Config.MemoryBound), max_conns clients make the largest
-// batches the server allows and then all at once send maximal frames and
-// reset and step their batches (replies of about max_frame). The process's
-// peak resident memory, clients included, must stay under the bound plus
-// the clients' own frame (one shared max_frame buffer).
+// memory limit = Config.MemoryBound), max_conns - 2 clients make the
+// largest batches the server allows and then all at once send maximal
+// frames and reset and step their batches (replies of about max_frame),
+// while one more client runs the largest self-play run the server allows
+// and the last the largest analyse (hanging up after a few seconds). The
+// process's peak resident memory, clients included, must stay under the
+// bound plus the clients' own frame (one shared max_frame buffer).
 func TestMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends max_conns x max_frame bytes")
@@ -49,7 +55,7 @@ func TestMemoryBound(t *testing.T) {
 	}
 	require.NotZero(t, hwm, "child printed no MEMORY line: %s", out)
 	t.Logf("peak resident memory %.1f MB, documented bound %.1f MB (+ %.1f MB of client frame)", float64(hwm)/1e6, float64(bound)/1e6, float64(DefaultMaxFrame)/1e6)
-	assert.Less(t, bound, int64(300e6), "the default limits' bound must be well under 300 MB")
+	assert.Less(t, bound-DefaultMaxSelfplayBytes, int64(300e6), "the default limits' bound, self-play budget aside, must be well under 300 MB")
 	assert.LessOrEqual(t, hwm, bound+DefaultMaxFrame, "peak resident memory above the documented bound")
 }
 
@@ -88,8 +94,9 @@ func TestMemoryBoundChild(t *testing.T) {
 		_, err := io.CopyN(io.Discard, r, n)
 		return int(n), err
 	}
-	clients := make([]*Client, cfg.MaxConns)
-	handles := make([]uint64, cfg.MaxConns)
+	search := startSearchLoad(t, ts, cfg)
+	clients := make([]*Client, cfg.MaxConns-2)
+	handles := make([]uint64, len(clients))
 	made := 0
 	for i := range clients {
 		clients[i] = ts.client(t)
@@ -153,6 +160,7 @@ func TestMemoryBoundChild(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Greater(t, replies[1], int64(cfg.MaxFrame/2), "the batches' replies were not large")
+	search()
 	status, err := os.ReadFile("/proc/self/status")
 	require.NoError(t, err)
 	var hwm int64
@@ -165,4 +173,66 @@ func TestMemoryBoundChild(t *testing.T) {
 	require.NotZero(t, hwm)
 	fmt.Printf("MEMORY hwm %d bound %d\n", hwm, bound)
 	t.Logf("%d batches, %d large replies of up to %d bytes", made, replies[0], replies[1])
+}
+
+// largestRun returns the games in flight of the largest self-play run of
+// compact observations, 64 sims and batches of 64 that cfg allows.
+func largestRun(cfg Config) int {
+	n := 1
+	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: 2 * n, MaxBatch: 64}, 205) <= cfg.limits().SelfplayBytes {
+		n *= 2
+	}
+	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: n + 1, MaxBatch: 64}, 205) <= cfg.limits().SelfplayBytes {
+		n++
+	}
+	return n
+}
+
+// startSearchLoad starts, on two more connections, the largest self-play
+// run and the largest analyse cfg allows; the returned function runs them
+// for a few seconds more, then hangs up and returns.
+func startSearchLoad(t *testing.T, ts *testServer, cfg Config) func() {
+	sp, an := ts.client(t), ts.client(t)
+	inFlight := largestRun(cfg)
+	p := selfplayParams(t.TempDir())
+	p["games_in_flight"], p["sims"], p["max_batch"], p["games"], p["shard_games"] = inFlight, 64, 64, 1_000_000, 1_000_000
+	res, err := sp.Call("selfplay_new", p)
+	require.NoError(t, err, "the largest run, %d games in flight", inFlight)
+	p = selfplayParams(t.TempDir())
+	p["games_in_flight"] = inFlight + 1
+	_, err = sp.Call("selfplay_new", p)
+	require.ErrorContains(t, err, "--max-selfplay-bytes", "no larger run is allowed")
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var batches int
+	wg.Go(func() {
+		next := map[string]any{"id": res["id"]}
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			r, err := sp.Call("selfplay_next", next)
+			if err != nil {
+				t.Errorf("selfplay_next: %v", err)
+				return
+			}
+			n, _ := toInt(r["n"])
+			next = uniformAnswer(int(n))
+			next["id"] = res["id"]
+			batches++
+		}
+	})
+	g := declareGame(t, an, "standard")
+	states := int(cfg.limits().AnalyseSims / DecisionSims(agent.Spec{Name: "mcts", N: cfg.MaxOpponentSims}))
+	require.NoError(t, an.WriteFrame(appendValue(nil, obj{{"id", 1}, {"method", "analyse"}, {"params", obj{
+		{"game", g}, {"states", decisionStates(t, states)}, {"agent", fmt.Sprintf("mcts:%d", cfg.MaxOpponentSims)}}}})))
+	return func() {
+		time.Sleep(5 * time.Second)
+		close(stop)
+		wg.Wait()
+		an.Close()
+		t.Logf("self-play: %d games in flight, %d batches; analyse: %d states of mcts:%d", inFlight, batches, states, cfg.MaxOpponentSims)
+	}
 }

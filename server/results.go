@@ -51,6 +51,10 @@ type helloLimits struct {
 	IdleTimeoutS      float64 `msgpack:"idle_timeout_s"`
 	HandshakeTimeoutS float64 `msgpack:"handshake_timeout_s"`
 	MaxConns          int     `msgpack:"max_conns"`
+	MaxOpponentSims   int     `msgpack:"max_opponent_sims"`
+	MaxAnalyseSims    int64   `msgpack:"max_analyse_sims"`
+	AnalyseWorkers    int     `msgpack:"analyse_workers"`
+	MaxSelfplayBytes  int64   `msgpack:"max_selfplay_bytes"`
 }
 
 // helloResultT is hello's result.

@@ -15,11 +15,6 @@ import (
 
 // Limits of the self-play methods (docs/PROTOCOL.md, "Self-play").
 const (
-	// maxRunsPerConn bounds the self-play runs one connection holds.
-	maxRunsPerConn = 4
-	// maxRunNodes bounds games_in_flight × sims: every game in flight
-	// keeps a search tree of about sims decision nodes and their chance nodes.
-	maxRunNodes = 1 << 22
 	// DefaultEvalTimeout is selfplay_new's eval_timeout when none is given.
 	DefaultEvalTimeout = 60 * time.Second
 )
@@ -91,21 +86,18 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = cfg.InFlight
 	}
-	switch {
-	case len(c.runs) >= maxRunsPerConn:
-		return errorf(CodeLimitExceeded, "%s: this connection already holds %d self-play runs; close one with selfplay_close", method, len(c.runs))
-	case cfg.InFlight*cfg.Sims > maxRunNodes:
-		return errorf(CodeLimitExceeded, "%s: games_in_flight × sims = %d exceeds %d (the search trees held at once)", method, cfg.InFlight*cfg.Sims, maxRunNodes)
+	bytes, e := c.srv.limits.Selfplay(cfg, len(c.runs))
+	if e != nil {
+		return e
 	}
-	space, err := obs.SpaceOf(cfg.Tier)
-	if err != nil {
-		return errorf(CodeBadRequest, "%s: params.tier: %v", method, err)
-	}
-	if size := cfg.MaxBatch * (4*space.Size + env.NumActions + 4*env.NumActions + 4); size+1024 > c.srv.cfg.MaxFrame {
-		return errorf(CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
-			method, cfg.MaxBatch, cfg.Tier, size, c.srv.cfg.MaxFrame)
+	if !c.srv.reserveSelfplay(bytes) {
+		return errorf(CodeLimitExceeded, "%s: the self-play runs already held take the server's --max-selfplay-bytes %d; this one needs about %d bytes more. Close a run or retry later",
+			method, c.srv.limits.SelfplayBytes, bytes)
 	}
 	run, err := az.Start(cfg)
+	if err != nil {
+		c.srv.releaseSelfplay(bytes)
+	}
 	switch {
 	case errors.Is(err, az.ErrConfig) || errors.Is(err, dataset.ErrDataset) || errors.Is(err, env.ErrInvalidRules):
 		return errorf(CodeBadRequest, "%s: %v", method, err)
@@ -113,11 +105,11 @@ func (c *conn) selfplayNew(p []byte) *Error {
 		return errorf(CodeBadRequest, "%s: params.out: %v", method, err)
 	}
 	if c.runs == nil {
-		c.runs = map[uint64]*az.Run{}
+		c.runs = map[uint64]*selfplayRun{}
 	}
 	c.nextHandle++
 	id := c.nextHandle
-	c.runs[id] = run
+	c.runs[id] = &selfplayRun{Run: run, bytes: bytes}
 	cfg = run.Config()
 	sum := run.Summary()
 	c.out = appendValue(c.out, obj{
@@ -171,7 +163,7 @@ func f32Param(r *reader, dst []float32) ([]float32, error) {
 }
 
 // runParams reads params holding a run id plus the keys fn accepts.
-func (c *conn) runParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*az.Run, uint64, *Error) {
+func (c *conn) runParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
 	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
@@ -263,8 +255,7 @@ func (c *conn) selfplayClose(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	run.Close()
-	delete(c.runs, id)
+	c.closeRun(id, run)
 	c.out = appendMapHeader(c.out, 0)
 	return nil
 }
@@ -272,7 +263,39 @@ func (c *conn) selfplayClose(p []byte) *Error {
 // closeRuns cancels every run of the connection (it is going away).
 func (c *conn) closeRuns() {
 	for id, run := range c.runs {
-		run.Close()
-		delete(c.runs, id)
+		c.closeRun(id, run)
 	}
+}
+
+// selfplayRun is a connection's self-play run and the memory it reserved
+// from the server's self-play budget (Limits.Selfplay).
+type selfplayRun struct {
+	*az.Run
+	bytes int64
+}
+
+// closeRun cancels a run, forgets it and gives back its memory.
+func (c *conn) closeRun(id uint64, run *selfplayRun) {
+	run.Close()
+	delete(c.runs, id)
+	c.srv.releaseSelfplay(run.bytes)
+}
+
+// reserveSelfplay takes bytes from the self-play memory budget; false
+// when it would be exceeded (nothing is taken).
+func (s *Server) reserveSelfplay(bytes int64) bool {
+	s.spMu.Lock()
+	defer s.spMu.Unlock()
+	if s.spBytes+bytes > s.limits.SelfplayBytes {
+		return false
+	}
+	s.spBytes += bytes
+	return true
+}
+
+// releaseSelfplay gives bytes back to the self-play memory budget.
+func (s *Server) releaseSelfplay(bytes int64) {
+	s.spMu.Lock()
+	s.spBytes -= bytes
+	s.spMu.Unlock()
 }

@@ -56,6 +56,17 @@ const (
 	// of the usual). With DefaultMaxNetBytes it adds 48 MiB to
 	// Config.MemoryBound.
 	DefaultMaxNetCacheBytes = 24 << 20
+
+	// DefaultMaxAnalyseSims bounds one analyse request's search over all its
+	// states: 2^23 simulations, e.g. 20,000 states of mcts:400 or 4,000 of
+	// mcts:2000 (about 20 s on one core: docs/BENCHMARKS.md measures
+	// mcts:400 at 0.94 ms a decision).
+	DefaultMaxAnalyseSims = 1 << 23
+	// DefaultMaxSelfplayBytes bounds the memory of all self-play runs
+	// (Limits.SelfplayBytes): 256 MiB, two runs of 128 games in flight of
+	// the compact tier and 64 sims (the README's example; RunBytes about
+	// 99 MB each), or five of the Python default of 64 games in flight.
+	DefaultMaxSelfplayBytes = 256 << 20
 )
 
 // Config holds a server's limits and identity. The zero value of a field
@@ -115,6 +126,20 @@ type Config struct {
 	// (least recently used evicted; 0: DefaultMaxNetCacheBytes). The cache
 	// belongs to the process (package nnet): New sets its bound.
 	MaxNetCacheBytes int64
+
+	// MaxAnalyseSims bounds one analyse request's search over all its
+	// states: states × DecisionSims of its agent (Limits.Analyse). 0 means
+	// DefaultMaxAnalyseSims, negative no limit.
+	MaxAnalyseSims int64
+	// AnalyseWorkers is how many cores analyse requests keep busy at once,
+	// server wide; the others stay free for step and the other methods.
+	// 0 means Workers-1 (at least 1).
+	AnalyseWorkers int
+	// MaxSelfplayBytes bounds the estimated memory of all self-play runs
+	// together (RunBytes); it is part of MemoryBound. 0 means
+	// DefaultMaxSelfplayBytes.
+	MaxSelfplayBytes int64
+
 	// Version is the software version reported by hello ("yutenv <Version>").
 	Version string
 	// Logger receives the server's structured logs (default: discard).
@@ -128,7 +153,10 @@ func DefaultConfig() Config {
 		MaxEnvsPerConn: DefaultMaxEnvsPerConn, MaxEnvs: DefaultMaxEnvs, MaxEnvBytes: DefaultMaxEnvBytes,
 		MaxFrame: DefaultMaxFrame, MaxInflightBytes: DefaultMaxInflightBytes, IdleTimeout: DefaultIdleTimeout, Workers: runtime.GOMAXPROCS(0),
 		MaxOpponentSims: DefaultMaxOpponentSims, MaxNetBytes: DefaultMaxNetBytes, MaxNetCacheBytes: DefaultMaxNetCacheBytes,
-		Version: "dev",
+		MaxAnalyseSims:   DefaultMaxAnalyseSims,
+		AnalyseWorkers:   max(1, runtime.GOMAXPROCS(0)-1),
+		MaxSelfplayBytes: DefaultMaxSelfplayBytes,
+		Version:          "dev",
 	}
 }
 
@@ -175,6 +203,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxNetCacheBytes == 0 {
 		c.MaxNetCacheBytes = d.MaxNetCacheBytes
 	}
+	if c.MaxAnalyseSims == 0 {
+		c.MaxAnalyseSims = d.MaxAnalyseSims
+	}
+	if c.AnalyseWorkers == 0 {
+		c.AnalyseWorkers = max(1, c.Workers-1)
+	}
+	if c.MaxSelfplayBytes == 0 {
+		c.MaxSelfplayBytes = d.MaxSelfplayBytes
+	}
 	if c.Version == "" {
 		c.Version = d.Version
 	}
@@ -182,7 +219,8 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.MaxInflightBytes < 0 || c.Workers < 0 || c.MaxNetBytes < 0 || c.MaxNetCacheBytes < 0:
+	case c.MaxConns < 0 || c.MaxHandshakes < 0 || c.MaxEnvsPerConn < 0 || c.MaxEnvs < 0 || c.MaxEnvBytes < 0 || c.MaxInflightBytes < 0 || c.Workers < 0 ||
+		c.MaxNetBytes < 0 || c.MaxNetCacheBytes < 0 || c.AnalyseWorkers < 0 || c.MaxSelfplayBytes < 0:
 		return c, fmt.Errorf("%w: limits must be positive", ErrConfig)
 	case c.MaxFrame < 1024 || c.MaxFrame > 1<<31-1:
 		return c, fmt.Errorf("%w: max frame %d out of range 1024..2^31-1", ErrConfig, c.MaxFrame)
@@ -193,8 +231,9 @@ func (c Config) withDefaults() (Config, error) {
 // Server serves envs over stream sockets. Create it with New, run it with
 // Serve on one or more listeners, stop it with Shutdown.
 type Server struct {
-	cfg Config
-	log *slog.Logger
+	cfg    Config
+	limits Limits // the limits policy of cfg (limits.go)
+	log    *slog.Logger
 	// hostile is log, rate limited: for what clients cause before hello.
 	hostile *slog.Logger
 	pool    *vecenv.Pool
@@ -217,6 +256,10 @@ type Server struct {
 	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
 	nets      *nnet.Dirs          // the networks clients may name (Config.NetDirs)
 	netLoads  *semaphore.Weighted // one network file read at a time (Config.MemoryBound)
+	search    *semaphore.Weighted // the cores analyse may use (Limits.SearchWorkers)
+	spare     *semaphore.Weighted // the other cores, for analyse while its client is alone
+	spMu      sync.Mutex          // guards spBytes
+	spBytes   int64               // memory reserved by self-play runs (Limits.SelfplayBytes)
 	ctx       context.Context     // canceled by Close and an expired Shutdown: wakes waits on inflight
 	cancel    context.CancelFunc
 }
@@ -240,6 +283,9 @@ func New(cfg Config) (*Server, error) {
 	s.netLoads = semaphore.NewWeighted(1)
 	s.pool = vecenv.NewPool(cfg.Workers)
 	s.inflight = semaphore.NewWeighted(cfg.MaxInflightBytes)
+	s.limits = cfg.limits()
+	s.search = semaphore.NewWeighted(int64(s.limits.SearchWorkers))
+	s.spare = semaphore.NewWeighted(int64(max(0, s.limits.Cores-s.limits.SearchWorkers)))
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -271,6 +317,8 @@ func (s *Server) helloResult() ([]byte, error) {
 			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
 			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,
 			IdleTimeoutS: idle, HandshakeTimeoutS: handshake, MaxConns: s.cfg.MaxConns,
+			MaxOpponentSims: s.cfg.MaxOpponentSims, MaxAnalyseSims: s.cfg.MaxAnalyseSims,
+			AnalyseWorkers: s.cfg.AnalyseWorkers, MaxSelfplayBytes: s.cfg.MaxSelfplayBytes,
 		},
 	})
 }
@@ -411,10 +459,23 @@ func (s *Server) admit(c *conn) *Error {
 	return nil
 }
 
+// shutdownAbandon is how long Shutdown and Close wait, after they closed
+// the connections and cancelled the requests' contexts, for the handlers
+// still running; past it they return anyway (a handler stuck in a read
+// that no context reaches) and leave those goroutines behind.
+var shutdownAbandon = 2 * time.Second
+
+// ErrAbandoned is wrapped by the error of a Shutdown or Close that returned
+// while request handlers were still running (see shutdownAbandon).
+var ErrAbandoned = errors.New("request handlers still running were abandoned")
+
 // Shutdown stops the server gracefully: it closes the listeners, lets every
 // request in flight finish and its response be written, then closes the
-// connections. If ctx ends first the remaining connections are closed at
-// once and ctx's error is returned.
+// connections. If ctx ends first, the requests' contexts are cancelled
+// (an analyse stops within a few simulations), the remaining connections
+// are closed at once and ctx's error is returned; handlers that still do
+// not return within shutdownAbandon are abandoned (ErrAbandoned), so
+// Shutdown always returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -430,20 +491,40 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.connWG.Wait()
 		close(done)
 	}()
-	var err error
 	select {
 	case <-done:
+		s.stopOnce.Do(s.pool.Close)
+		return nil
 	case <-ctx.Done():
-		err = ctx.Err()
+		err := ctx.Err()
 		s.cancel()
 		s.closeConns()
-		<-done
+		return errors.Join(err, s.awaitHandlers(done))
 	}
-	s.stopOnce.Do(s.pool.Close)
-	return err
 }
 
-// Close stops the server at once, closing every listener and connection.
+// awaitHandlers waits up to shutdownAbandon for done (every connection's
+// goroutine returned), then stops the worker pool; past it, it leaves both
+// and returns ErrAbandoned.
+func (s *Server) awaitHandlers(done <-chan struct{}) error {
+	t := time.NewTimer(shutdownAbandon)
+	defer t.Stop()
+	select {
+	case <-done:
+		s.stopOnce.Do(s.pool.Close)
+		return nil
+	case <-t.C:
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		s.log.Error("shutdown: connections still busy after their requests were cancelled; abandoning them", "conns", n, "waited", shutdownAbandon)
+		return fmt.Errorf("%w: %d connections after %v", ErrAbandoned, n, shutdownAbandon)
+	}
+}
+
+// Close stops the server at once, closing every listener and connection
+// and cancelling the requests in flight; like Shutdown, it abandons
+// handlers that do not return within shutdownAbandon (ErrAbandoned).
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -453,9 +534,12 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	s.closeConns()
-	s.connWG.Wait()
-	s.stopOnce.Do(s.pool.Close)
-	return nil
+	done := make(chan struct{})
+	go func() {
+		s.connWG.Wait()
+		close(done)
+	}()
+	return s.awaitHandlers(done)
 }
 
 func (s *Server) closeConns() {

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -26,10 +25,6 @@ import (
 
 // maxGames bounds the games one connection may declare.
 const maxGames = 64
-
-// maxStateRows bounds the states of one request (a bin of them is bounded
-// by max_frame too).
-const maxStateRows = 1 << 20
 
 // game is one declared rule set: an initial state whose rules and chance
 // tables every state read under it copies, and its observation encoders.
@@ -585,6 +580,9 @@ func (c *conn) analyseStates(p []byte) *Error {
 	if e != nil {
 		return e
 	}
+	if e := c.srv.limits.Analyse(*pr.Agent, sp, n); e != nil {
+		return e
+	}
 	players := g.proto.Rules().Players
 	if e := c.checkReply("analyse", n, 4+4*env.NumActions+4+4*players); e != nil {
 		return e
@@ -600,70 +598,16 @@ func (c *conn) analyseStates(p []byte) *Error {
 		e.Code = CodeBadRequest
 		return e
 	}
-	actions := make([]byte, 4*n)
-	policy := make([]byte, 4*n*env.NumActions)
-	value := make([]byte, 4*n)
-	values := make([]byte, 4*n*players)
-	workers := min(max(c.srv.cfg.Workers, 1), n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	firstRow := n
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ag, err := agent.NewFromSpec(build, pr.Seed)
-			if err != nil {
-				mu.Lock()
-				firstErr, firstRow = err, 0
-				mu.Unlock()
-				return
-			}
-			rs, _ := ag.(agent.Reseeder)
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if rs != nil {
-					rs.Reseed(pr.Seed + uint64(i))
-				}
-				s := g.proto
-				err := s.Unpack(pr.States[i*env.PackedSize : (i+1)*env.PackedSize])
-				var a env.Action
-				var st agent.Stats
-				if err == nil {
-					a, st, err = safeAct(ag, &s)
-				}
-				if err != nil {
-					mu.Lock()
-					if i < firstRow {
-						firstErr, firstRow = err, i
-					}
-					mu.Unlock()
-					return
-				}
-				binary.LittleEndian.PutUint32(actions[4*i:], uint32(a))
-				if st.Policy != nil {
-					for k, v := range st.Policy {
-						binary.LittleEndian.PutUint32(policy[4*(i*env.NumActions+k):], math.Float32bits(v))
-					}
-				} else {
-					binary.LittleEndian.PutUint32(policy[4*(i*env.NumActions+int(a)):], math.Float32bits(1))
-				}
-				binary.LittleEndian.PutUint32(value[4*i:], math.Float32bits(float32(st.Value)))
-				for s := range players {
-					binary.LittleEndian.PutUint32(values[4*(i*players+s):], math.Float32bits(float32(st.Values[s])))
-				}
-			}
-		}()
+	res := analyseOut{
+		actions: make([]byte, 4*n), policy: make([]byte, 4*n*env.NumActions),
+		value: make([]byte, 4*n), values: make([]byte, 4*n*players), players: players,
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return errorf(netCode(firstErr, CodeInternal), "analyse: row %d: %v", firstRow, firstErr)
+	ctx, stop := c.watch()
+	defer stop()
+	if e := c.srv.analyse(ctx, g, build, pr.Seed, pr.States, n, &res); e != nil {
+		return e
 	}
+	actions, policy, value, values := res.actions, res.policy, res.value, res.values
 	return c.result("analyse", analyseResult{Agent: sp.String(), Actions: actions, Policy: policy, Value: value, Values: values})
 }
 

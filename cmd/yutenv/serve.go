@@ -70,6 +70,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxEnvs := fs.Int("max-envs", def.MaxEnvs, "envs all connections may hold together")
 	maxEnvBytes := fs.Int64("max-env-bytes", def.MaxEnvBytes, "bytes of env buffers all connections may hold together")
 	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
+	maxAnalyseSims := fs.Int64("max-analyse-sims", def.MaxAnalyseSims, "largest analyse request: states x simulations a decision, over all its states (-1: no limit)")
+	analyseWorkers := fs.Int("analyse-workers", def.AnalyseWorkers, "cores analyse requests may keep busy at once, server wide (default: --workers minus one, at least 1)")
+	maxSelfplayBytes := fs.Int64("max-selfplay-bytes", def.MaxSelfplayBytes, "estimated memory all self-play runs may hold together, part of the memory bound")
 	maxFrame := fs.Int("max-frame", def.MaxFrame, "largest frame body in bytes, either direction")
 	maxInflight := fs.Int64("max-inflight-bytes", def.MaxInflightBytes, "bytes of large frames and replies (over 256 KiB) all connections may have in flight together (default: the larger of 48 MiB and 3 x --max-frame)")
 	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
@@ -106,6 +109,8 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	switch {
 	case *maxConns < 1 || *maxHandshakes < 1 || *maxEnvsConn < 1 || *maxEnvs < 1 || *maxEnvBytes < 1 || *maxInflight < 1 || *workers < 1 || *maxNetBytes < 1 || *maxNetCache < 1:
 		return errors.New("--max-conns, --max-handshakes, --max-envs-per-conn, --max-envs, --max-env-bytes, --max-inflight-bytes, --workers, --max-net-bytes and --max-net-cache-bytes must be at least 1")
+	case *analyseWorkers < 1 || *maxSelfplayBytes < 1 || *maxAnalyseSims == 0:
+		return errors.New("--analyse-workers and --max-selfplay-bytes must be at least 1, --max-analyse-sims at least 1 (or -1)")
 	case *idle < 0 || *grace < 0 || *handshake < 0:
 		return errors.New("--idle-timeout, --handshake-timeout and --shutdown-timeout must not be negative")
 	}
@@ -113,6 +118,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxEnvBytes: *maxEnvBytes, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, MaxInflightBytes: *maxInflight, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
 		NetDirs: append(shippedNetDirs(), *netDirs...), MaxNetBytes: *maxNetBytes, MaxNetCacheBytes: *maxNetCache,
+	}
+	cfg.MaxAnalyseSims, cfg.AnalyseWorkers, cfg.MaxSelfplayBytes = *maxAnalyseSims, *analyseWorkers, *maxSelfplayBytes
+	if !fs.Changed("analyse-workers") {
+		cfg.AnalyseWorkers = 0 // the default, which follows --workers
 	}
 	if !fs.Changed("max-inflight-bytes") {
 		cfg.MaxInflightBytes = 0 // the default, which grows with --max-frame
@@ -137,6 +146,10 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		srv.Close()
 		return err
 	}
+	// Signals are watched from before the ready line to the end: one that
+	// follows the ready line at once still shuts down gracefully.
+	sigs, stop := serveSignals()
+	defer stop()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
 
@@ -150,8 +163,6 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	}
 	logger.Info("listening", "addr", addr, "max_conns", cfg.MaxConns, "max_envs", cfg.MaxEnvs, "workers", cfg.Workers)
 
-	sigs, stop := serveSignals()
-	defer stop()
 	eof := make(chan struct{})
 	if *stdinEOF {
 		go func() {
@@ -172,21 +183,24 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logger.Info("shutting down", "reason", reason, "timeout", *grace)
 	ctx, cancel := context.WithTimeout(context.Background(), *grace)
 	defer cancel()
-	go func() {
-		select {
-		case sig := <-sigs:
-			logger.Warn("second signal; closing at once", "signal", sig.String())
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err = srv.Shutdown(ctx)
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	// A second signal exits at once, whatever the requests in flight are doing.
+	select {
+	case err = <-shut:
+	case sig := <-sigs:
+		logger.Warn("second signal; exiting at once", "signal", sig.String())
+		return fmt.Errorf("%w: %s during the shutdown", errForced, sig)
+	}
 	<-serveErr
 	if err != nil {
 		logger.Warn("shutdown cut short", "err", err)
 	}
 	return nil
 }
+
+// errForced is returned by serve when a second signal ended the shutdown.
+var errForced = errors.New("exited without waiting for the requests in flight")
 
 // newLogger builds the slog logger of --log-level and --log-format.
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {

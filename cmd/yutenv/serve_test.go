@@ -148,6 +148,9 @@ func TestServeFlagErrors(t *testing.T) {
 		{"zero handshakes", []string{"--max-handshakes", "0"}, "at least 1"},
 		{"negative handshake timeout", []string{"--handshake-timeout", "-1s"}, "must not be negative"},
 		{"small frame", []string{"--max-frame", "10", "--listen", "127.0.0.1:0"}, "max frame"},
+		{"zero analyse workers", []string{"--analyse-workers", "0"}, "--analyse-workers"},
+		{"zero selfplay bytes", []string{"--max-selfplay-bytes", "0"}, "--max-selfplay-bytes"},
+		{"zero analyse sims", []string{"--max-analyse-sims", "0"}, "--max-analyse-sims"},
 		{"extra argument", []string{"now"}, "unexpected arguments"},
 		{"unknown flag", []string{"--port", "1"}, "unknown flag"},
 	}
@@ -172,7 +175,8 @@ func TestServeFlagErrors(t *testing.T) {
 func TestServeHandshakeFlags(t *testing.T) {
 	sock := serveSock(t)
 	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+sock, "--exit-on-stdin-eof",
-		"--handshake-timeout", "300ms", "--max-handshakes", "2", "--max-conns", "3")
+		"--handshake-timeout", "300ms", "--max-handshakes", "2", "--max-conns", "3",
+		"--max-analyse-sims", "5000", "--analyse-workers", "1", "--max-selfplay-bytes", "1000000")
 	c, err := server.Dial(ready["listening"].(string), time.Second)
 	require.NoError(t, err)
 	defer c.Close()
@@ -181,6 +185,9 @@ func TestServeHandshakeFlags(t *testing.T) {
 	lim := res["limits"].(map[string]any)
 	assert.EqualValues(t, 0.3, lim["handshake_timeout_s"])
 	assert.EqualValues(t, 3, lim["max_conns"])
+	assert.EqualValues(t, 5000, lim["max_analyse_sims"])
+	assert.EqualValues(t, 1, lim["analyse_workers"])
+	assert.EqualValues(t, 1000000, lim["max_selfplay_bytes"])
 
 	silent, err := server.Dial(ready["listening"].(string), time.Second)
 	require.NoError(t, err)

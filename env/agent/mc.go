@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yutenv/yutenv/env"
@@ -31,6 +32,7 @@ type MC struct {
 	legal   [env.NumActions]env.Action
 	after   [env.NumActions]env.State // the state after each legal action
 	policy  [env.NumActions]float32
+	stop    *atomic.Bool // polled after every round of rollouts (SetInterrupt); nil: never
 }
 
 // mcWorker holds one goroutine's rollouts and sums, by legal-action index.
@@ -75,17 +77,20 @@ func (m *MC) ActStats(s *env.State) (env.Action, Stats, error) {
 	}
 	deadline := deadlineAfter(m.spec.Time)
 	if len(m.workers) == 1 {
-		m.workers[0].run(m.after[:len(legal)], 0, 1, m.spec.N, deadline)
+		m.workers[0].run(m.after[:len(legal)], 0, 1, m.spec.N, deadline, m.stop)
 	} else {
 		var wg sync.WaitGroup
 		for w := range m.workers {
 			wg.Add(1)
 			go func(w int, deadline time.Time) {
 				defer wg.Done()
-				m.workers[w].run(m.after[:len(legal)], w, len(m.workers), m.spec.N, deadline)
+				m.workers[w].run(m.after[:len(legal)], w, len(m.workers), m.spec.N, deadline, m.stop)
 			}(w, deadline)
 		}
 		wg.Wait()
+	}
+	if m.stop != nil && m.stop.Load() {
+		return 0, Stats{}, ErrInterrupted
 	}
 	me := s.ToMove()
 	best, bestMean, sims := 0, 0.0, 0
@@ -116,8 +121,8 @@ func (m *MC) ActStats(s *env.State) (env.Action, Stats, error) {
 
 // run plays rollouts r = w, w+W, w+2W, ... < n for every state in after
 // (one round covers every action), stopping after a round once the
-// deadline (if not zero) has passed.
-func (mw *mcWorker) run(after []env.State, w, workers, n int, deadline time.Time) {
+// deadline (if not zero) has passed or the interrupt flag (if not nil) is up.
+func (mw *mcWorker) run(after []env.State, w, workers, n int, deadline time.Time, stop *atomic.Bool) {
 	for i := range after {
 		mw.sum[i] = [env.MaxPlayers]float64{}
 		mw.n[i] = 0
@@ -131,7 +136,7 @@ func (mw *mcWorker) run(after []env.State, w, workers, n int, deadline time.Time
 			}
 			mw.n[i]++
 		}
-		if !deadline.IsZero() && time.Now().After(deadline) {
+		if !deadline.IsZero() && time.Now().After(deadline) || stop != nil && stop.Load() {
 			return
 		}
 	}

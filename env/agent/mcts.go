@@ -3,6 +3,7 @@ package agent
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/yutenv/yutenv/env"
@@ -241,10 +242,12 @@ type tree struct {
 	eval        Evaluator               // values leaves instead of rollouts (nil: rollouts)
 	alpha, frac float64                 // Dirichlet noise at the root (alpha 0: none)
 	priors      [env.NumActions]float32 // the evaluator's answer
+	stop        *atomic.Bool            // polled every 16 simulations (SetInterrupt); nil: never
 }
 
 // search runs up to sims simulations from root, stopping early once the
-// deadline (if not zero) has passed or at the evaluator's first error.
+// deadline (if not zero) has passed or at the evaluator's first error, and
+// failing with ErrInterrupted once the interrupt flag is raised.
 func (t *tree) search(root *env.State, sims int, deadline time.Time) error {
 	if cap(t.nodes) < sims+1 {
 		t.nodes = make([]node, 0, sims+1)
@@ -266,8 +269,13 @@ func (t *tree) search(root *env.State, sims int, deadline time.Time) error {
 		t.addNoise()
 	}
 	for t.sims < sims {
-		if !deadline.IsZero() && t.sims&15 == 0 && t.sims > 0 && time.Now().After(deadline) {
-			return nil
+		if t.sims&15 == 0 && t.sims > 0 {
+			if t.stop != nil && t.stop.Load() {
+				return ErrInterrupted
+			}
+			if !deadline.IsZero() && time.Now().After(deadline) {
+				return nil
+			}
 		}
 		if err := t.simulate(); err != nil {
 			return err

@@ -265,6 +265,33 @@ def test_analyse_labels_positions() -> None:
         game.analyse(game.initial_states(2), "greedy")
 
 
+def test_analyse_splits_a_batch_above_the_request_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's --max-analyse-sims bounds a request over all its states: a larger batch is
+    sent in halves with the same answer; one state above the limits is refused."""
+    game = Game()
+    rows = game.initial_states(128, seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(13):
+        rows = step_randomly(game, rows, rng)
+    rows = rows[game.phases(rows) == 1]
+    assert len(rows) > 10
+    whole = game.analyse(rows, "mcts:32", seed=4)
+    server = yutenv.Server(args=["--max-analyse-sims", "100"])
+    try:
+        yutenv.state.close_shared_session()
+        monkeypatch.setenv("YUTENV_ADDRESS", server.address)
+        split = game.analyse(rows, "mcts:32", seed=4)  # 3 states a request at most
+        assert (split.actions == whole.actions).all() and (split.policy == whole.policy).all()
+        assert (split.value == whole.value).all()
+        with pytest.raises(yutenv.LimitExceededError, match="--max-opponent-sims"):
+            game.analyse(rows[:1], "mcts:2001")
+        with pytest.raises(yutenv.LimitExceededError, match="--max-analyse-sims 100"):
+            game.analyse(rows[:1], "mcts:101")
+    finally:
+        yutenv.state.close_shared_session()
+        server.close()
+
+
 def test_batches_take_states_or_arrays_and_games_pickle() -> None:
     game = Game("players=3")
     assert pickle.loads(pickle.dumps(game)) == game and game.players == 3

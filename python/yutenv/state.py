@@ -36,7 +36,7 @@ import numpy.typing as npt
 
 from .config import check_rules
 from .core import NUM_ACTIONS, Session, check_action, check_seed
-from .errors import BadStateError, ClosedError, ServerDiedError
+from .errors import BadStateError, ClosedError, LimitExceededError, ServerDiedError
 
 __all__ = [
     "Analysis",
@@ -79,6 +79,12 @@ def _upgrade_packed(b: bytes) -> bytes:
 # Requests and replies are split into chunks of about this many bytes, below the
 # server's default 16 MiB frame limit.
 _CHUNK_BYTES = 8 << 20
+
+
+def _join(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Join the answers of consecutive chunks of rows: arrays end to end, other values from the first."""
+    return {key: np.concatenate([p[key] for p in parts]) if isinstance(v, np.ndarray) else v for key, v in parts[0].items()}
+
 
 _T = TypeVar("_T")
 
@@ -432,14 +438,24 @@ class Game:
         what it plays at every state (each a decision), with its policy and value.
 
         The states are searched in parallel on the server's workers; state ``i`` is searched
-        by the agent seeded with ``seed + i``, so the answer is reproducible. Bounded by the
-        server's ``--max-opponent-sims``.
+        by the agent seeded with ``seed + i``, so the answer is reproducible. Each state's
+        search is bounded by the server's ``--max-opponent-sims``; a request's, over all its
+        states, by ``--max-analyse-sims``: a batch above it is sent in halves (the answer is
+        the same), so only a single state above the limits raises
+        :class:`~yutenv.errors.LimitExceededError`.
         """
         b, n = self._bytes(states)
         seed = check_seed(seed)
 
         def one(lo: int, hi: int, rows: bytes) -> dict[str, Any]:
-            r = self._call("analyse", {"states": rows, "agent": str(agent), "seed": (seed + lo) % 2**64})
+            try:
+                r = self._call("analyse", {"states": rows, "agent": str(agent), "seed": (seed + lo) % 2**64})
+            except LimitExceededError as e:
+                if hi - lo < 2 or "--max-analyse-sims" not in str(e):
+                    raise
+                mid = (lo + hi) // 2
+                cut = (mid - lo) * self.state_size
+                return _join([one(lo, mid, rows[:cut]), one(mid, hi, rows[cut:])])
             k = hi - lo
             return {
                 "actions": np.frombuffer(r["actions"], dtype="<i4"),
@@ -461,9 +477,7 @@ class Game:
         k = self.state_size
         parts = [fn(lo, min(n, lo + step), b[lo * k : min(n, lo + step) * k]) for lo in range(0, n, step)]
         if isinstance(parts[0], dict):
-            first: dict[str, Any] = parts[0]
-            joined = {key: np.concatenate([p[key] for p in parts]) if isinstance(v, np.ndarray) else v for key, v in first.items()}  # type: ignore[index]
-            return cast(_T, joined)
+            return cast(_T, _join(cast(list[dict[str, Any]], parts)))
         return cast(_T, np.concatenate(cast(list[npt.NDArray[Any]], parts)))
 
 

@@ -1,0 +1,75 @@
+package dataset
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
+)
+
+// TestShardWriterMatchesAddShard: a shard written game by game through the
+// temporary files is the same bytes as one written from memory, with and
+// without visit counts, and leaves no temporary file.
+func TestShardWriterMatchesAddShard(t *testing.T) {
+	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+	require.NoError(t, err)
+	for _, visits := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "visits"}[visits], func(t *testing.T) {
+			cfg := Config{Rules: env.Standard(), Agents: []string{"mcts:8", "mcts:8"}, Space: enc.Space(), Seed: 3,
+				SeedScheme: vecenv.SeedScheme, ShardGames: 3, Software: "test", Visits: visits}
+			newCols := func() *Columns {
+				if visits {
+					return NewVisitColumns(enc.Size())
+				}
+				return NewColumns(enc.Size())
+			}
+			mem, disk := t.TempDir(), t.TempDir()
+			mm, err := Open(mem, cfg, 3)
+			require.NoError(t, err)
+			md, err := Open(disk, cfg, 3)
+			require.NoError(t, err)
+			w, err := md.NewShardWriter(disk, 0, enc.Size(), visits)
+			require.NoError(t, err)
+			all := newCols()
+			var recs []*env.Record
+			buf := make([]float32, enc.Size())
+			for g := range 3 {
+				ag, err := agent.New("mcts:8", uint64(g))
+				require.NoError(t, err)
+				game := vecenv.Game(env.Standard(), uint64(g), env.AnySeat, []agent.Agent{ag, ag})
+				game.Record = true
+				cols := newCols()
+				game.OnDecision = func(s *env.State, a env.Action, st agent.Stats) error {
+					cols.AddDecision(enc, buf, s, a, st, g)
+					return nil
+				}
+				res, err := game.Play()
+				require.NoError(t, err)
+				cols.SetValues(res.Outcomes[:])
+				require.NoError(t, w.Add(cols, res.Record))
+				all.Append(cols)
+				recs = append(recs, res.Record)
+			}
+			require.NoError(t, mm.AddShard(mem, 0, all, recs))
+			require.NoError(t, w.Finish())
+			assert.Equal(t, mm.Shards, md.Shards)
+			for _, name := range []string{mm.Shards[0].File, mm.Shards[0].Records} {
+				a, err := os.ReadFile(filepath.Join(mem, name))
+				require.NoError(t, err)
+				b, err := os.ReadFile(filepath.Join(disk, name))
+				require.NoError(t, err)
+				assert.Equal(t, a, b, name)
+			}
+			left, err := filepath.Glob(filepath.Join(disk, "*"+TmpSuffix))
+			require.NoError(t, err)
+			assert.Empty(t, left)
+		})
+	}
+}

@@ -1,0 +1,165 @@
+package server
+
+import (
+	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
+)
+
+// Limits is the server's one limits policy: every request that asks for
+// search or holds memory beyond its frame (an opponent, analyse, a
+// self-play run) asks it for its budget, and the memory terms of
+// Config.MemoryBound come from it. It is computed once from a Config
+// (with defaults filled in) and never changes; the handlers only read it.
+//
+// A refused request gets limit_exceeded with a message that names the
+// limit and the serve flag that sets it.
+type Limits struct {
+	// OpponentSims bounds one decision's search (DecisionSims) of an
+	// opponent and of each analysed state (--max-opponent-sims); 0 or
+	// negative: no limit.
+	OpponentSims int
+	// AnalyseSims bounds the simulations of one analyse request, over all
+	// its states (--max-analyse-sims); 0 or negative: no limit.
+	AnalyseSims int64
+	// StateRows bounds the states one state-method request may carry.
+	StateRows int
+	// SearchWorkers is how many cores analyse may keep busy at once, server
+	// wide (--analyse-workers): the rest stay free for step and the other
+	// requests. An analyse agent with workers=W takes W of them.
+	SearchWorkers int
+	// Cores is --workers: while its client is the server's only one, an
+	// analyse also searches on the cores past SearchWorkers.
+	Cores int
+	// RunsPerConn bounds the self-play runs one connection holds.
+	RunsPerConn int
+	// RunNodes bounds games_in_flight × sims of one self-play run: every
+	// game in flight keeps a search tree of about sims nodes.
+	RunNodes int
+	// SelfplayBytes bounds the estimated memory (RunBytes) of all self-play
+	// runs together (--max-selfplay-bytes).
+	SelfplayBytes int64
+	// MaxFrame bounds a self-play batch (its leaves' observations and
+	// masks, and their answer), as every frame.
+	MaxFrame int
+}
+
+// Fixed limits of the policy (the others come from Config).
+const (
+	// maxStateRows bounds the states of one request (a bin of them is
+	// bounded by max_frame too).
+	maxStateRows = 1 << 20
+	// maxRunsPerConn bounds the self-play runs one connection holds.
+	maxRunsPerConn = 4
+	// maxRunNodes bounds games_in_flight × sims.
+	maxRunNodes = 1 << 22
+	// gameDecisions is the length of a long game, in decisions, for the
+	// memory estimate of a game's dataset rows: standard games of random
+	// and greedy players took 50 decisions on average and at most 96 in
+	// 6,000 games. (A longer game only costs its own rows more.)
+	gameDecisions = 128
+)
+
+// limits returns the policy of c, whose defaults are filled in.
+func (c Config) limits() Limits {
+	return Limits{
+		OpponentSims: c.MaxOpponentSims, AnalyseSims: c.MaxAnalyseSims, StateRows: maxStateRows,
+		SearchWorkers: c.AnalyseWorkers, Cores: c.Workers, RunsPerConn: maxRunsPerConn, RunNodes: maxRunNodes,
+		SelfplayBytes: c.MaxSelfplayBytes, MaxFrame: c.MaxFrame,
+	}
+}
+
+// DecisionSims is the search one decision of sp costs: N times its
+// workers (rollouts per action for mc, simulations for mcts and net), at
+// least 1 (an agent that does not search still acts).
+func DecisionSims(sp agent.Spec) int64 {
+	return max(int64(sp.N)*int64(max(sp.Workers, 1)), 1)
+}
+
+// Opponent checks the search of an agent played inside a step (make's
+// opponent) or asked for one decision: its DecisionSims against
+// OpponentSims. param names it in the message ("make: params.opponent").
+func (l Limits) Opponent(param, spec string, sp agent.Spec) *Error {
+	if l.OpponentSims > 0 && DecisionSims(sp) > int64(l.OpponentSims) {
+		return errorf(CodeLimitExceeded, "%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
+			param, clip([]byte(spec)), DecisionSims(sp), l.OpponentSims)
+	}
+	return nil
+}
+
+// Analyse checks an analyse request of n states by agent sp: each state's
+// search (Opponent), the whole request's (AnalyseSims) and the agent's
+// workers against SearchWorkers.
+func (l Limits) Analyse(spec string, sp agent.Spec, n int) *Error {
+	if e := l.Opponent("analyse: params.agent", spec, sp); e != nil {
+		return e
+	}
+	if w := max(sp.Workers, 1); w > l.SearchWorkers {
+		return errorf(CodeLimitExceeded, "analyse: params.agent: %q searches with %d workers, more than this server's --analyse-workers %d",
+			clip([]byte(spec)), w, l.SearchWorkers)
+	}
+	if total := int64(n) * DecisionSims(sp); l.AnalyseSims > 0 && total > l.AnalyseSims {
+		return errorf(CodeLimitExceeded, "analyse: %d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
+			n, DecisionSims(sp), total, l.AnalyseSims, l.AnalyseSims/DecisionSims(sp), clip([]byte(spec)))
+	}
+	return nil
+}
+
+// AnalyseChunk is how many states an analyse worker searches per turn on
+// a core before it gives the core back (so requests take turns): about
+// 2^16 simulations' worth, at least one state.
+func (l Limits) AnalyseChunk(sp agent.Spec) int {
+	return int(max(1, (1<<16)/DecisionSims(sp)))
+}
+
+// AnalyseBytes bounds the memory of the analyse searches running at once:
+// an agent of the largest search OpponentSims allows on each core analyse
+// may use (an agent lives only while it holds a core).
+func (l Limits) AnalyseBytes() int64 {
+	n := l.OpponentSims
+	if n <= 0 {
+		n = agent.MaxN // no limit: the spec grammar's
+	}
+	return int64(max(l.SearchWorkers, l.Cores)) * agent.SearchBytes(agent.Spec{Name: "mcts", N: n})
+}
+
+// RunBytes estimates the memory of a self-play run: every game in flight's
+// search tree and dataset rows, the finished games waiting for an earlier
+// one (at most games in flight: az.Config.Window), and its batch buffers.
+// Finished games are written to disk in game order as they finish, so a
+// shard costs no memory however many games it holds.
+func RunBytes(cfg az.Config, obsSize int) int64 {
+	tree := agent.SearchBytes(agent.Spec{Name: "mcts", N: cfg.Sims})
+	row := int64(4*obsSize + 2*env.NumActions + 4*env.NumActions*2 + 32)
+	game := gameDecisions * row
+	batch := int64(max(cfg.MaxBatch, cfg.InFlight)) * int64(4*obsSize+env.NumActions)
+	return int64(cfg.InFlight)*(tree+2*game) + batch
+}
+
+// Selfplay checks a self-play run a connection holding runs runs asks
+// for (cfg.MaxBatch filled in), and returns the memory it will reserve
+// from SelfplayBytes.
+func (l Limits) Selfplay(cfg az.Config, runs int) (int64, *Error) {
+	const method = "selfplay_new"
+	if runs >= l.RunsPerConn {
+		return 0, errorf(CodeLimitExceeded, "%s: this connection already holds %d self-play runs; close one with selfplay_close", method, runs)
+	}
+	if cfg.InFlight*cfg.Sims > l.RunNodes {
+		return 0, errorf(CodeLimitExceeded, "%s: games_in_flight × sims = %d exceeds %d (the search trees held at once)", method, cfg.InFlight*cfg.Sims, l.RunNodes)
+	}
+	space, err := obs.SpaceOf(cfg.Tier)
+	if err != nil {
+		return 0, errorf(CodeBadRequest, "%s: params.tier: %v", method, err)
+	}
+	if size := cfg.MaxBatch * (4*space.Size + env.NumActions + 4*env.NumActions + 4); size+1024 > l.MaxFrame {
+		return 0, errorf(CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
+			method, cfg.MaxBatch, cfg.Tier, size, l.MaxFrame)
+	}
+	b := RunBytes(cfg, space.Size)
+	if b > l.SelfplayBytes {
+		return 0, errorf(CodeLimitExceeded, "%s: games_in_flight %d × sims %d of tier %s need about %d bytes, more than this server's --max-selfplay-bytes %d; lower games_in_flight or sims",
+			method, cfg.InFlight, cfg.Sims, cfg.Tier, b, l.SelfplayBytes)
+	}
+	return b, nil
+}
