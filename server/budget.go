@@ -169,10 +169,9 @@ const (
 //	  + max_net_cache_bytes + 3 x max_net_bytes
 //	  + max_selfplay_bytes + analyse_workers x (search of max_opponent_sims)
 //
-// The net terms are the networks clients name: those kept loaded, and the
-// one file read at a time (its bytes, the decoded layers and the weights).
-// The last two terms come from the limits policy (Limits.SelfplayBytes
-// and Limits.AnalyseBytes): self-play runs reserve their estimated memory
+// The last four terms come from the limits policy: the networks clients
+// name (Limits.NetBytes: those kept loaded, and the one file read at a
+// time), Limits.SelfplayBytes and Limits.AnalyseBytes: self-play runs reserve their estimated memory
 // (RunBytes) when they start, and analyse searches only on the cores it
 // holds, one agent a core.
 //
@@ -189,6 +188,5 @@ func (c Config) MemoryBound() int64 {
 		int64(c.MaxConns)*(2*keepBuffer+perConnBytes) +
 		int64(c.MaxHandshakes)*(2*maxPreAuthFrame+perConnBytes) +
 		int64(c.Workers)*perAgentBytes + runtimeBytes +
-		c.MaxNetCacheBytes + 3*c.MaxNetBytes +
-		c.limits().SelfplayBytes + c.limits().AnalyseBytes()
+		c.limits().NetBytes() + c.limits().SelfplayBytes + c.limits().AnalyseBytes()
 }

@@ -43,6 +43,11 @@ type Limits struct {
 	// MaxFrame bounds a self-play batch (its leaves' observations and
 	// masks, and their answer), as every frame.
 	MaxFrame int
+	// NetFileBytes bounds a network file a client names (--max-net-bytes).
+	NetFileBytes int64
+	// NetCacheBytes bounds the networks kept loaded for clients
+	// (--max-net-cache-bytes).
+	NetCacheBytes int64
 }
 
 // Fixed limits of the policy (the others come from Config).
@@ -67,8 +72,14 @@ func (c Config) limits() Limits {
 		OpponentSims: c.MaxOpponentSims, AnalyseSims: c.MaxAnalyseSims, StateRows: maxStateRows,
 		SearchWorkers: c.AnalyseWorkers, Cores: c.Workers, RunsPerConn: maxRunsPerConn, RunNodes: maxRunNodes,
 		SelfplayBytes: c.MaxSelfplayBytes, MaxFrame: c.MaxFrame,
+		NetFileBytes: c.MaxNetBytes, NetCacheBytes: c.MaxNetCacheBytes,
 	}
 }
+
+// NetBytes is the memory of the networks clients name: those kept loaded,
+// and the one file read at a time (its bytes, its decoded layers and its
+// weights: three times the file).
+func (l Limits) NetBytes() int64 { return l.NetCacheBytes + 3*l.NetFileBytes }
 
 // DecisionSims is the search one decision of sp costs: N times its
 // workers (rollouts per action for mc, simulations for mcts and net), at

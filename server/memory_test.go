@@ -178,11 +178,15 @@ func TestMemoryBoundChild(t *testing.T) {
 // largestRun returns the games in flight of the largest self-play run of
 // compact observations, 64 sims and batches of 64 that cfg allows.
 func largestRun(cfg Config) int {
+	space, err := obs.SpaceOf(obs.Compact)
+	if err != nil {
+		panic(err)
+	}
 	n := 1
-	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: 2 * n, MaxBatch: 64}, 205) <= cfg.limits().SelfplayBytes {
+	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: 2 * n, MaxBatch: 64}, space.Size) <= cfg.limits().SelfplayBytes {
 		n *= 2
 	}
-	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: n + 1, MaxBatch: 64}, 205) <= cfg.limits().SelfplayBytes {
+	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: n + 1, MaxBatch: 64}, space.Size) <= cfg.limits().SelfplayBytes {
 		n++
 	}
 	return n
