@@ -776,3 +776,17 @@ def test_the_report_of_a_damaged_run_is_one_line(full_run: Path, tmp_path: Path,
     assert report.main([str(out)]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "gen-0001/gen.json" in err[0], err
+
+
+@pytest.mark.parametrize(("given", "want"), [("random", ("random",)), ("greedy; mc:100", ("greedy", "mc:100")), (("mcts:4",), ("mcts:4",)), ("", ())])
+def test_train_config_eval_takes_a_string_or_specs(given: Any, want: tuple[str, ...]) -> None:
+    # TrainConfig(eval="random") once meant the six opponents "r", "a", "n", ... and failed late.
+    cfg = train.TrainConfig(out="unused", eval=given)
+    assert tuple(cfg.eval) == want
+    cfg.check()
+
+
+@pytest.mark.parametrize("bad", [("greedy", ""), ("greedy;random",), (3,)])
+def test_train_config_refuses_bad_eval_specs_early(bad: Any) -> None:
+    with pytest.raises(ValueError, match="eval: want agent specs"):
+        train.TrainConfig(out="unused", eval=bad).check()

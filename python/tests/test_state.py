@@ -345,3 +345,18 @@ def test_forged_packed_states_raise_bad_state_everywhere(what: str) -> None:
     with pytest.raises(yutenv.BadStateError) if what in ("place", "two winners", "short") else nullcontext():
         s.winner()
     assert ("damaged" in repr(s)) == (what in ("phase", "seat", "short"))  # repr never raises
+
+
+@pytest.mark.parametrize(("progress", "bar"), [(None, False), (True, True), (False, False)])
+def test_analyse_progress_bar(progress: bool | None, bar: bool, capsys: pytest.CaptureFixture[str]) -> None:
+    # None: on a terminal only (pytest's captured stderr is not one). With a bar the states go
+    # in pieces; the answer is the one of a single request.
+    game = Game("standard")
+    rows = game.apply_throws(game.initial_states(60, seed=3), np.full(60, 2))
+    plain = game.analyse(rows, "mc:4", seed=9, progress=False)
+    capsys.readouterr()
+    got = game.analyse(rows, "mc:4", seed=9, progress=progress)
+    err = capsys.readouterr().err
+    assert ("analyse mc:4" in err and "60/60" in err) == bar, err
+    for name in ("actions", "policy", "value", "values"):
+        np.testing.assert_array_equal(getattr(got, name), getattr(plain, name))

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -34,3 +35,22 @@ def test_label_positions_in_one_call(tmp_path: Path) -> None:
     assert d["policy"].shape == (100, 180)
     assert np.allclose(d["policy"].sum(axis=1), 1, atol=1e-5)
     assert (d["policy"][d["mask"] == 0] == 0).all()
+
+
+def test_bench_search_runs(tmp_path: Path) -> None:
+    out = run("bench_search.py", "--depth", "2", "--positions", "1", "--batch", "64", cwd=tmp_path)
+    assert "states/s" in out or "nodes" in out, out
+
+
+def test_openspiel_mcts_plays(tmp_path: Path) -> None:
+    pytest.importorskip("pyspiel")
+    out = run("openspiel_mcts.py", "--games", "2", "--sims", "4", "--opponents", "random", cwd=tmp_path)
+    assert "random" in out, out
+
+
+def test_train_maskable_ppo_trains_and_evaluates(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    out = run("train_maskable_ppo.py", "--timesteps", "512", "--n-envs", "2", "--eval-every", "256", "--eval-games", "4",
+              "--save", str(tmp_path / "model.zip"), cwd=tmp_path)  # fmt: skip
+    assert "vs random" in out, out
+    assert (tmp_path / "model.zip").is_file()

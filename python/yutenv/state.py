@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .config import check_rules
+from ._progress import progress_bar
 from .core import NUM_ACTIONS, Session, check_action, check_seed
 from .errors import BadStateError, ClosedError, LimitExceededError, ServerDiedError
 
@@ -433,7 +434,7 @@ class Game:
         """(N,) phases read from the packed bytes, without a round trip: 0 throw, 1 move, 2 over."""
         return self._array(states)[:, _PHASE]
 
-    def analyse(self, states: States, agent: str, seed: int = 0) -> Analysis:
+    def analyse(self, states: States, agent: str, seed: int = 0, progress: bool | None = None) -> Analysis:
         """Ask a built-in agent (``"greedy"``, ``"mc:100"``, ``"mcts:400,rollout=greedy"``...)
         what it plays at every state (each a decision), with its policy and value.
 
@@ -443,6 +444,10 @@ class Game:
         states, by ``--max-analyse-sims``: a batch above it is sent in halves (the answer is
         the same), so only a single state above the limits raises
         :class:`~yutenv.errors.LimitExceededError`.
+
+        ``progress``: a bar of the states searched (rate, ETA) on stderr: ``None`` on a terminal
+        only, ``True`` always, ``False`` never. With a bar the states go in about 50 requests,
+        so that it moves; the answer is the same.
         """
         b, n = self._bytes(states)
         seed = check_seed(seed)
@@ -465,7 +470,22 @@ class Game:
                 "agent": str(r["agent"]),
             }
 
-        d = self._chunks(b, n, 4 * (NUM_ACTIONS + 2 + self.players), one)
+        def searched(first: int, rows: bytes, m: int) -> dict[str, Any]:
+            return self._chunks(rows, m, 4 * (NUM_ACTIONS + 2 + self.players), lambda lo, hi, r: one(first + lo, first + hi, r))
+
+        bar = progress_bar(n, f"analyse {agent}", unit="state", show=progress) if n else None
+        if bar is None:
+            d = searched(0, b, n)
+        else:
+            k, piece, parts = self.state_size, max(1, -(-n // 50)), []
+            try:
+                for lo in range(0, n, piece):
+                    hi = min(n, lo + piece)
+                    parts.append(searched(lo, b[lo * k : hi * k], hi - lo))
+                    bar.update(hi - lo)
+            finally:
+                bar.close()
+            d = _join(parts)
         return Analysis(actions=d["actions"], policy=d["policy"], value=d["value"], values=d["values"], agent=d["agent"])
 
     def _chunks(self, b: bytes, n: int, per_row: int, fn: Callable[[int, int, bytes], _T]) -> _T:

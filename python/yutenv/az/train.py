@@ -126,8 +126,17 @@ class TrainConfig:
     redo_damaged: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # One opponent as a string ("random"), or several as on the command line
+        # ("greedy;mc:100"), means what it says: a bare string is not a sequence of one-letter specs.
+        if isinstance(self.eval, str):
+            self.eval = tuple(s.strip() for s in self.eval.split(";") if s.strip())
+
     def check(self) -> None:
         """Raise ValueError on an impossible setting."""
+        for spec in self.eval:
+            if not isinstance(spec, str) or not spec.strip() or ";" in spec:
+                raise ValueError(f"eval: want agent specs such as 'greedy' or 'mcts:400', got {spec!r}")
         if self.tier not in TIER_SIZES:
             raise ValueError(f"tier {self.tier!r}: want one of {sorted(TIER_SIZES)}")
         if self.selfplay not in ("net", "mcts"):
