@@ -26,8 +26,20 @@ func paramError(method, key string, err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return errorf(CodeBadRequest, "%s: params.%s: %v", method, key, err)
+	code := CodeBadRequest
+	var re rulesError
+	if errors.As(err, &re) {
+		code = CodeInvalidRules
+	}
+	return errorf(code, "%s: params.%s: %v", method, key, err)
 }
+
+// rulesError is a rules param the engine refused (invalid_rules): the
+// method that read it names itself and the param (paramError), once.
+type rulesError struct{ err error }
+
+func (e rulesError) Error() string { return e.err.Error() }
+func (e rulesError) Unwrap() error { return e.err }
 
 // errUnknownParam marks a key a method does not take.
 var errUnknownParam = errors.New("unknown parameter")
@@ -184,7 +196,7 @@ func rulesParam(r *reader) (env.Rules, error) {
 		s, _ := r.str()
 		rules, err := env.ParseRules(string(s))
 		if err != nil {
-			return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + err.Error()}
+			return rules, rulesError{err}
 		}
 		return rules, nil
 	case 'm':
@@ -232,7 +244,7 @@ func rulesParam(r *reader) (env.Rules, error) {
 		rules, setErr = b.Rules()
 	}
 	if setErr != nil {
-		return rules, &Error{Code: CodeInvalidRules, Message: "make: rules: " + setErr.Error()}
+		return rules, rulesError{setErr}
 	}
 	return rules, nil
 }

@@ -44,7 +44,9 @@ class ServerError(YutEnvError):
         self.code = code
         self.message = message
         self.method = method
-        prefix = f"{method}: " if method else ""
+        # The server's messages already open with their method ("make: params.tier: ..."):
+        # each layer is named once.
+        prefix = f"{method}: " if method and not message.startswith(f"{method}: ") else ""
         suffix = f" [{code}]" if code is not None else ""
         super().__init__(f"{prefix}{message}{suffix}")
 
