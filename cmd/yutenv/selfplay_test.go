@@ -44,7 +44,7 @@ func TestSelfplayRecords(t *testing.T) {
 	assert.Equal(t, out, again, "the same games in the same order whatever the workers")
 
 	path := filepath.Join(t.TempDir(), "games.jsonl")
-	code, _, errs = runCmd(t, "selfplay", "--games", "5", "--seed", "4", "--out", path, "--agents", "greedy;mc:2")
+	code, _, errs = runCmd(t, "selfplay", "--games", "5", "--seed", "4", "--out", path, "--agents", "greedy;mc:2", "--progress", "always")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, errs, "games/s", "a progress bar on stderr")
 	b, err := os.ReadFile(path)
