@@ -250,3 +250,17 @@ def test_directives_are_known_and_skips_are_rare() -> None:
     for p in DOCS:
         for b in blocks(p):
             assert b.lang in {"python", "sh", "text", "", "json", "go", "toml", "yaml", "mermaid", "svg"}, f"{b.id}: {b.lang}"
+
+
+def test_compatibility_table_states_the_current_numbers() -> None:
+    # docs/COMPATIBILITY.md's numbers are the ones the code writes (a layout or format bump that
+    # forgets the promise fails here).
+    from yutenv import _protocol
+
+    text = (REPO / "docs" / "COMPATIBILITY.md").read_text(encoding="utf-8")
+    sizes = _protocol.TIER_SIZES
+    assert f"| {_protocol.OBS_LAYOUT} (compact {sizes['compact']}, tactical {sizes['tactical']}, planes {sizes['planes']} values)" in text
+    assert f"| version {_protocol.PACKED_STATE_VERSION}, {_protocol.PACKED_STATE_SIZE} bytes" in text
+    assert f"| {_protocol.NUM_ACTIONS} actions" in text
+    assert f"| {yutenv.core.PROTOCOL} (docs/PROTOCOL.md)" in text
+    assert f"`{yutenv.ENV_ID}`" in text
