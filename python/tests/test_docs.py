@@ -140,6 +140,10 @@ SHRINK = [
     (r"(--n[ =])(\d+)", _cap(64)),
     (r"(\bdistributed\.selfplay\([^,]+,\s*)(\d[\d_]*)", _cap(4)),
     (r"(\byutenv bench)\b", lambda m: m.group(1) + " --time 100ms"),
+    # RLlib: one small iteration (what python/tests/test_rllib.py trains with).
+    (r"\.build_algo\(\)", ".env_runners(num_env_runners=1, num_envs_per_env_runner=2, rollout_fragment_length=64, "
+     "num_cpus_per_env_runner=0).learners(num_learners=0).training(train_batch_size_per_learner=256, minibatch_size=64, "
+     "num_epochs=1).build_algo()"),
     (r'\s*--address auto', ""),
     (r'address="auto"', "address=None"),
     (r"s3://bucket/", "bucket/"),  # a local folder for the bucket
@@ -233,6 +237,9 @@ def test_every_block_runs(path: Path, tmp_path: Path, monkeypatch: pytest.Monkey
             assert matches(b.output, out), f"{b.id}: the shown output is not what it prints:\n{out}"
         ran += 1
     assert ran or skipped or not any(b.lang in RUNS for b in blocks(path))
+    ray = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():  # a file's blocks started Ray: the next file starts its own
+        ray.shutdown()
 
 
 def _has(module: str) -> bool:
