@@ -4,6 +4,7 @@ text for each option, and refuses bad counts before doing any work."""
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,3 +90,34 @@ def test_maskable_ppo_example_refuses_bad_arguments(argv: list[str], message: st
                        capture_output=True, text=True, timeout=120)  # fmt: skip
     assert r.returncode == 2, r.stderr
     assert message in r.stderr
+
+
+MODULES = ["yutenv.bench", "yutenv.bench_sb3", "yutenv.demo", "yutenv.distributed", "yutenv.az.bench", "yutenv.az.ladder",
+           "yutenv.az.report", "yutenv.az.selfplay", "yutenv.az.train"]  # fmt: skip
+
+
+def _undocumented(help_text: str) -> list[str]:
+    """The options of an argparse --help without a help text: an option line with nothing after
+    its signature, not followed by an indented description line."""
+    lines = help_text.splitlines()
+    bad = []
+    for i, line in enumerate(lines):
+        if not line.startswith("  -"):
+            continue
+        has_text = len(re.split(r"\s{2,}", line.strip(), maxsplit=1)) == 2
+        follows = i + 1 < len(lines) and lines[i + 1].startswith(" " * 6) and not lines[i + 1].lstrip().startswith("-")
+        if not (has_text or follows):
+            bad.append(line.strip())
+    return [b for b in bad if not b.startswith("-h, --help")]
+
+
+@pytest.mark.parametrize("module", MODULES)
+def test_every_module_entry_point_documents_every_option(module: str) -> None:
+    if module.endswith("bench_sb3"):
+        pytest.importorskip("sb3_contrib")
+    r = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: ")
+    description = r.stdout.split("\n\n")[1]
+    assert not description.lstrip().startswith(("options:", "positional")), f"{module} --help has no description"
+    assert _undocumented(r.stdout) == [], f"{module}: options without help"

@@ -14,10 +14,13 @@ from tqdm.auto import tqdm
 __all__ = ["progress_bar"]
 
 
-def progress_bar(total: int, desc: str, unit: str = "game", show: bool | None = None, initial: int = 0) -> Any:
-    """A tqdm bar of ``total`` steps, or ``None`` when ``show`` says no bar (see the module)."""
+def progress_bar(
+    total: int, desc: str, unit: str = "game", show: bool | None = None, initial: int = 0, leave: bool = True
+) -> Any:
+    """A tqdm bar of ``total`` steps, or ``None`` when ``show`` says no bar (see the module);
+    ``leave=False`` erases it when it closes (an inner bar)."""
     if show is False:
         return None
     if show is None and not sys.stderr.isatty():
         return None
-    return tqdm(total=total, initial=initial, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True)
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=leave)

@@ -97,17 +97,17 @@ def train_rate(venv: VecEnv, args: argparse.Namespace) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--num-envs", type=int, default=64)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap = argparse.ArgumentParser(prog="python -m yutenv.bench_sb3", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--num-envs", type=int, default=64, help="envs stepped together (default 64)")
+    ap.add_argument("--repeats", type=int, default=3, help="interleaved runs of each setup; the median is reported (default 3)")
     ap.add_argument("--rollouts", type=int, default=3, help="timed rollouts+updates per run (after one warm-up)")
     ap.add_argument("--n-steps", type=int, default=64, help="MaskablePPO n_steps (per env per rollout)")
-    ap.add_argument("--batch-size", type=int, default=512)
-    ap.add_argument("--n-epochs", type=int, default=4)
+    ap.add_argument("--batch-size", type=int, default=512, help="MaskablePPO minibatch size (default 512)")
+    ap.add_argument("--n-epochs", type=int, default=4, help="MaskablePPO epochs per update (default 4)")
     ap.add_argument("--net", type=lambda s: [int(x) for x in s.split(",")], default=[64, 64], help="hidden layers, e.g. 256,256")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--env-steps", type=int, default=300, help="VecEnv steps of the env-only measurement")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed of the envs and the model (default 0)")
     ap.add_argument("--setups", default=",".join(SETUPS), help="which setups to run (dummy,yutenv)")
     args = ap.parse_args(argv)
     setups = [s for s in args.setups.split(",") if s]

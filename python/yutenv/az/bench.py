@@ -68,7 +68,7 @@ def bench_selfplay(model: PolicyValueNet, batch: int, games: int, sims: int, rul
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module doc)."""
     p = argparse.ArgumentParser(prog="python -m yutenv.az.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tier", default="compact", choices=sorted(TIER_SIZES))
+    p.add_argument("--tier", default="compact", choices=sorted(TIER_SIZES), help="observation tier, the network's input (default compact)")
     p.add_argument("--hidden", default="256,256", help="trunk widths, comma-separated")
     p.add_argument("--batch", type=int, default=256, help="rows per evaluator call (and games in flight with --selfplay)")
     p.add_argument("--seconds", type=float, default=3.0, help="how long to time the evaluator alone")

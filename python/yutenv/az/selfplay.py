@@ -257,12 +257,12 @@ def main(argv: list[str] | None = None) -> None:
     import tempfile
 
     ap = argparse.ArgumentParser(prog="python -m yutenv.az.selfplay", description=main.__doc__)
-    ap.add_argument("--games", type=int, default=256)
-    ap.add_argument("--in-flight", type=int, default=256)
+    ap.add_argument("--games", type=int, default=256, help="games to play (default 256)")
+    ap.add_argument("--in-flight", type=int, default=256, help="games searched at once (default 256)")
     ap.add_argument("--max-batch", type=int, default=None, help="leaves per batch at most (default: --in-flight)")
-    ap.add_argument("--sims", type=int, default=32)
-    ap.add_argument("--hidden", type=int, default=64)
-    ap.add_argument("--tier", default="compact")
+    ap.add_argument("--sims", type=int, default=32, help="MCTS simulations a decision (default 32)")
+    ap.add_argument("--hidden", type=int, default=64, help="hidden units of the benchmark's numpy MLP (default 64)")
+    ap.add_argument("--tier", default="compact", help="observation tier (default compact)")
     ap.add_argument("--out", default=None, help="dataset directory (default: a temporary one)")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:

@@ -62,6 +62,7 @@ from typing import Any, Sequence
 
 import numpy as np
 from .._extras import import_extra
+from .._progress import progress_bar
 
 import_extra("torch", "az", "yutenv.az.train")
 import torch  # noqa: E402
@@ -183,15 +184,13 @@ def _atomic_torch(path: Path, obj: Any) -> None:
 
 
 class _Progress:
-    """A generation bar (rate, ETA) and status lines, through tqdm when it is enabled."""
+    """A generation bar (rate, ETA; on a terminal only) and status lines, when enabled."""
 
     def __init__(self, cfg: TrainConfig, start: int) -> None:
         self.enabled = cfg.progress
         self.bar: Any = None
         if self.enabled:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=cfg.generations, initial=start, desc="generations", unit="gen", dynamic_ncols=True)
+            self.bar = progress_bar(cfg.generations, "generations", unit="gen", initial=start)
 
     def say(self, msg: str) -> None:
         if self.bar is not None:
@@ -261,10 +260,7 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
     t0 = time.perf_counter()
     pl_sum = vl_sum = 0.0
     it: Any = buf.batches(rng, cfg.batch, steps)
-    if bar:
-        from tqdm.auto import tqdm
-
-        it = tqdm(it, total=steps, desc=f"gen {g} train", unit="step", leave=False, dynamic_ncols=True)
+    steps_bar = progress_bar(steps, f"gen {g} train", unit="step", show=None if bar else False, leave=False)
     for b in it:
         obs = torch.from_numpy(b.obs)
         mask = torch.from_numpy(b.mask)
@@ -280,6 +276,10 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
         opt.step()
         pl_sum += float(policy_loss.detach())
         vl_sum += float(value_loss.detach())
+        if steps_bar is not None:
+            steps_bar.update(1)
+    if steps_bar is not None:
+        steps_bar.close()
     model.eval()
     return {
         "steps": steps,
@@ -313,7 +313,7 @@ def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int, ynet: Path) -> tu
     for opp in cfg.eval:
         r = evaluate(
             NetPolicy(model, name=f"gen{g}"), opponent=opp, games=cfg.eval_games, rules=cfg.rules, tier=cfg.tier,
-            num_envs=min(cfg.eval_envs, cfg.eval_games), seed=seed, progress=cfg.progress,
+            num_envs=min(cfg.eval_envs, cfg.eval_games), seed=seed, progress=None if cfg.progress else False,
         )  # fmt: skip
         plain[opp] = _result(r)
         if cfg.eval_sims:
