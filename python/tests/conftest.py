@@ -43,6 +43,14 @@ def srv() -> Iterator[yutenv.Server]:
     assert not pid_alive(s.pid)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def close_the_shared_game_session() -> Iterator[None]:
+    """yutenv.Game's connection (it holds the shared server) ends with each test module, so a
+    module that checks the shared server's lifetime does not see another module's games."""
+    yield
+    yutenv.state.close_shared_session()
+
+
 @pytest.fixture(autouse=True, scope="session")
 def no_server_left_behind() -> Iterator[None]:
     yield

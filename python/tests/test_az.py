@@ -176,7 +176,7 @@ def test_load_net_reads_only_regular_files_within_the_cap(tmp_path: Path) -> Non
         f.truncate(net.MAX_NET_BYTES + 1)  # sparse: no disk used
     with pytest.raises(net.NetFileError, match="over the limit.*max_bytes"):
         net.load_net(big)
-    good = net.export_net(net.PolicyValueNet(205, (8,)), tmp_path / "good.ynet")
+    good = net.export_net(net.PolicyValueNet(net.TIER_SIZES["compact"], (8,)), tmp_path / "good.ynet")
     with pytest.raises(net.NetFileError, match="over the limit"):
         net.load_net(good, max_bytes=100)
     assert net.load_net(good, max_bytes=good.stat().st_size).hidden == (8,)
@@ -184,7 +184,7 @@ def test_load_net_reads_only_regular_files_within_the_cap(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("value", [3e38, -3.1e36, 1e5])
 def test_huge_finite_weights_are_refused(tmp_path: Path, value: float) -> None:
-    model = net.PolicyValueNet(205, (8,))
+    model = net.PolicyValueNet(net.TIER_SIZES["compact"], (8,))
     doc = msgpack.unpackb(net.net_bytes(model), raw=False)
     w = bytearray(doc["trunk"][0]["w"])
     w[4:8] = struct.pack("<f", value)

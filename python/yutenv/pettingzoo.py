@@ -77,11 +77,11 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
 
     def __init__(self, config: EnvConfig | None = None, **options: Any) -> None:
         super().__init__()
+        cfg = EnvConfig.build(config, **options)  # a bad value of any option: its own error first
         single = ("opponent", "seat", "info")  # options of the single-agent front ends only
         for name in single:
             if name in options and options[name] != getattr(_DEFAULTS, name):
                 raise ValueError(f"the AEC env has no {name!r} option: every seat is an agent")
-        cfg = EnvConfig.build(config, **options)
         self.config = cfg = dataclasses.replace(cfg, **{name: getattr(_DEFAULTS, name) for name in single})
         self.render_mode = cfg.render_mode
         self.illegal = cfg.illegal
