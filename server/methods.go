@@ -94,8 +94,9 @@ func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e
 func (e valueError) Unwrap() error { return e.err }
 
 // eachParam calls fn for every key of a params map (p nil: no keys), read
-// by eachKey. fn returns errUnknownParam for a key the method does not take.
-func eachParam(method string, p []byte, keys string, fn func(key string, r *reader) error) *Error {
+// by eachKey. fn returns errUnknownParam for a key the method does not take;
+// the error then lists the keys the method declares (Method.Params).
+func eachParam(method string, p []byte, fn func(key string, r *reader) error) *Error {
 	if p == nil {
 		return nil
 	}
@@ -106,7 +107,10 @@ func eachParam(method string, p []byte, keys string, fn func(key string, r *read
 		}
 		return nil
 	})
-	return paramsError(method, keys, err)
+	if err == nil {
+		return nil
+	}
+	return paramsError(method, declaredKeys(method), err)
 }
 
 // paramsError turns an error of eachKey over a method's params into the
@@ -438,7 +442,7 @@ func (c *conn) reset(p []byte) *Error {
 	var seedList reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	b, _, e := c.handleParams("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, func(k string, r *reader) (err error) {
 		switch k {
 		case "seed":
 			switch r.peekKind() {
@@ -608,8 +612,8 @@ func (c *conn) step(p []byte) *Error {
 			return nil
 		})
 	}
-	if e := paramsError("step", "handle, actions, info", err); e != nil {
-		return e
+	if err != nil {
+		return paramsError("step", declaredKeys("step"), err)
 	}
 	var hp *uint64
 	if hset {
@@ -833,10 +837,10 @@ func (c *conn) closeHandle(p []byte) *Error {
 
 // handleParams reads params holding a handle plus the extra keys fn
 // accepts (fn nil: none), and looks the handle up.
-func (c *conn) handleParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+func (c *conn) handleParams(method string, p []byte, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
+	e := eachParam(method, p, func(k string, r *reader) (err error) {
 		if k == "handle" {
 			h, err = r.uint64v()
 			hset = true

@@ -93,11 +93,14 @@ func (c *conn) checkReply(method string, n, perRow int) *Error {
 	return c.reserveReply(method, size, 3)
 }
 
+// gameParams are game's params.
+type gameParams struct {
+	Rules msgpack.RawMessage `msgpack:"rules"`
+}
+
 // gameMethod declares a rule set and describes it.
 func (c *conn) gameMethod(p []byte) *Error {
-	var pr struct {
-		Rules msgpack.RawMessage `msgpack:"rules"`
-	}
+	var pr gameParams
 	if e := decodeParams("game", p, &pr); e != nil {
 		return e
 	}
@@ -201,14 +204,17 @@ func (c *conn) growBin(n int) []byte {
 	return c.out[start : start+n]
 }
 
+// initialParams are initial's params.
+type initialParams struct {
+	Game  *int   `msgpack:"game"`
+	Seed  uint64 `msgpack:"seed"`
+	N     *int   `msgpack:"n"`
+	Start *int   `msgpack:"start"`
+}
+
 // initialStates makes n new games: seeds seed, seed+1, ...
 func (c *conn) initialStates(p []byte) *Error {
-	var pr struct {
-		Game  *int   `msgpack:"game"`
-		Seed  uint64 `msgpack:"seed"`
-		N     *int   `msgpack:"n"`
-		Start *int   `msgpack:"start"`
-	}
+	var pr initialParams
 	if e := decodeParams("initial", p, &pr); e != nil {
 		return e
 	}
@@ -245,14 +251,17 @@ func (c *conn) initialStates(p []byte) *Error {
 	return nil
 }
 
+// applyParams are apply's params.
+type applyParams struct {
+	Game    *int   `msgpack:"game"`
+	States  []byte `msgpack:"states"`
+	Actions []byte `msgpack:"actions"`
+	Throws  []byte `msgpack:"throws"`
+}
+
 // applyStates applies one action, or one throw, to every state.
 func (c *conn) applyStates(p []byte) *Error {
-	var pr struct {
-		Game    *int   `msgpack:"game"`
-		States  []byte `msgpack:"states"`
-		Actions []byte `msgpack:"actions"`
-		Throws  []byte `msgpack:"throws"`
-	}
+	var pr applyParams
 	if e := decodeParams("apply", p, &pr); e != nil {
 		return e
 	}
@@ -304,17 +313,20 @@ func (c *conn) applyStates(p []byte) *Error {
 	return e
 }
 
+// queryParams are query's params.
+type queryParams struct {
+	Game    *int    `msgpack:"game"`
+	States  []byte  `msgpack:"states"`
+	Mask    bool    `msgpack:"mask"`
+	Returns bool    `msgpack:"returns"`
+	Obs     *string `msgpack:"obs"`
+	Seat    *int    `msgpack:"seat"`
+}
+
 // queryStates reports the phase, seat to move and, on request, the legal
 // mask, the returns and an observation of every state.
 func (c *conn) queryStates(p []byte) *Error {
-	var pr struct {
-		Game    *int    `msgpack:"game"`
-		States  []byte  `msgpack:"states"`
-		Mask    bool    `msgpack:"mask"`
-		Returns bool    `msgpack:"returns"`
-		Obs     *string `msgpack:"obs"`
-		Seat    *int    `msgpack:"seat"`
-	}
+	var pr queryParams
 	if e := decodeParams("query", p, &pr); e != nil {
 		return e
 	}
@@ -423,12 +435,15 @@ func (c *conn) queryStates(p []byte) *Error {
 	return nil
 }
 
+// oneStateParams are the params of describe and state_save: one packed state.
+type oneStateParams struct {
+	Game  *int   `msgpack:"game"`
+	State []byte `msgpack:"state"`
+}
+
 // oneState reads params {game, state} holding one packed state.
 func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
-	var pr struct {
-		Game  *int   `msgpack:"game"`
-		State []byte `msgpack:"state"`
-	}
+	var pr oneStateParams
 	if e := decodeParams(method, p, &pr); e != nil {
 		return env.State{}, e
 	}
@@ -473,13 +488,16 @@ func (c *conn) describeState(p []byte) *Error {
 	return nil
 }
 
+// positionParams are position's params.
+type positionParams struct {
+	Game     *int              `msgpack:"game"`
+	Position *env.PositionDesc `msgpack:"position"`
+	Seed     uint64            `msgpack:"seed"`
+}
+
 // positionState builds a state from a readable position.
 func (c *conn) positionState(p []byte) *Error {
-	var pr struct {
-		Game     *int              `msgpack:"game"`
-		Position *env.PositionDesc `msgpack:"position"`
-		Seed     uint64            `msgpack:"seed"`
-	}
+	var pr positionParams
 	if e := decodeParams("position", p, &pr); e != nil {
 		return e
 	}
@@ -514,13 +532,16 @@ func (c *conn) saveState(p []byte) *Error {
 	return c.result("state_save", blobResult{Blob: blob})
 }
 
+// stateLoadParams are state_load's params.
+type stateLoadParams struct {
+	Game *int   `msgpack:"game"`
+	Blob []byte `msgpack:"blob"`
+}
+
 // loadState reads a saved-state blob into a packed state and its rules.
 // Given a game, the blob's rules must be the game's.
 func (c *conn) loadState(p []byte) *Error {
-	var pr struct {
-		Game *int   `msgpack:"game"`
-		Blob []byte `msgpack:"blob"`
-	}
+	var pr stateLoadParams
 	if e := decodeParams("state_load", p, &pr); e != nil {
 		return e
 	}
@@ -550,18 +571,21 @@ func (c *conn) loadState(p []byte) *Error {
 	return c.result("state_load", stateRulesResult{State: s.AppendPacked(nil), Rules: s.Rules().String()})
 }
 
+// analyseParams are analyse's params.
+type analyseParams struct {
+	Game   *int    `msgpack:"game"`
+	States []byte  `msgpack:"states"`
+	Agent  *string `msgpack:"agent"`
+	Seed   uint64  `msgpack:"seed"`
+}
+
 // analyseStates asks a built-in agent for its action at every state, with
 // its search policy over the 180 actions and its value estimate. The states
 // are shared among the server's workers, one agent each; state i is
 // searched with the agent reseeded to seed+i, so the answer does not depend
 // on how the work was split.
 func (c *conn) analyseStates(p []byte) *Error {
-	var pr struct {
-		Game   *int    `msgpack:"game"`
-		States []byte  `msgpack:"states"`
-		Agent  *string `msgpack:"agent"`
-		Seed   uint64  `msgpack:"seed"`
-	}
+	var pr analyseParams
 	if e := decodeParams("analyse", p, &pr); e != nil {
 		return e
 	}
@@ -619,18 +643,4 @@ func safeAct(ag agent.Agent, s *env.State) (a env.Action, st agent.Stats, err er
 		}
 	}()
 	return ag.ActStats(s)
-}
-
-// stateHandlers holds the state methods' handlers, by method id - mGame.
-var stateHandlers = [numMethods - mGame]func(*conn, []byte) *Error{
-	(*conn).gameMethod, (*conn).initialStates, (*conn).applyStates, (*conn).queryStates, (*conn).describeState,
-	(*conn).positionState, (*conn).saveState, (*conn).loadState, (*conn).analyseStates,
-}
-
-// stateMethod dispatches the state methods.
-func (c *conn) stateMethod(mid int, p []byte) *Error {
-	if mid < mGame || mid >= numMethods {
-		return errorf(CodeInternal, "method %d has no handler", mid)
-	}
-	return stateHandlers[mid-mGame](c, p)
 }
