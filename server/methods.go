@@ -143,11 +143,7 @@ type helloParams struct {
 }
 
 // hello checks the client's protocol version and token and sends the handshake.
-func (c *conn) hello(p []byte) *Error {
-	var pr helloParams
-	if e := decodeParams("hello", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) hello(pr *helloParams) *Error {
 	if want := c.srv.cfg.Token; want != "" {
 		if pr.Token == nil {
 			c.log.Warn("unauthorized: no token")
@@ -167,14 +163,8 @@ func (c *conn) hello(p []byte) *Error {
 	return nil
 }
 
-// noParams are the params of a method that takes none.
-type noParams struct{}
-
 // ping answers {}.
-func (c *conn) ping(p []byte) *Error {
-	if e := decodeParams("ping", p, &noParams{}); e != nil {
-		return e
-	}
+func (c *conn) ping(*none) *Error {
 	c.out = appendMapHeader(c.out, 0)
 	return nil
 }
@@ -353,12 +343,8 @@ func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Err
 }
 
 // makeHandle creates a batch of envs.
-func (c *conn) makeHandle(p []byte) *Error {
-	var pr makeParams
-	if e := decodeParams("make", p, &pr); e != nil {
-		return e
-	}
-	cfg, seatSet, oppSet, e := makeConfig(&pr)
+func (c *conn) makeHandle(pr *makeParams) *Error {
+	cfg, seatSet, oppSet, e := makeConfig(pr)
 	if e != nil {
 		return e
 	}
@@ -818,11 +804,7 @@ type handleOnly struct {
 }
 
 // closeHandle frees a handle.
-func (c *conn) closeHandle(p []byte) *Error {
-	var pr handleOnly
-	if e := decodeParams("close", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) closeHandle(pr *handleOnly) *Error {
 	b, e := c.lookup("close", pr.Handle)
 	if e != nil {
 		return e
@@ -863,10 +845,7 @@ func (c *conn) handleParams(method string, p []byte, fn func(k string, r *reader
 }
 
 // statsResult reports the server's counters and latency percentiles.
-func (c *conn) statsResult(p []byte) *Error {
-	if e := decodeParams("stats", p, &noParams{}); e != nil {
-		return e
-	}
+func (c *conn) statsResult(*none) *Error {
 	st := &c.srv.stats
 	lat := obj{}
 	for m := range st.latency {
@@ -906,11 +885,7 @@ type saveParams struct {
 }
 
 // save returns one env's game state as the engine's versioned blob.
-func (c *conn) save(p []byte) *Error {
-	var pr saveParams
-	if e := decodeParams("save", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) save(pr *saveParams) *Error {
 	b, i, e := c.indexed("save", pr.Handle, pr.Index)
 	if e != nil {
 		return e
@@ -931,11 +906,7 @@ type loadParams struct {
 }
 
 // load replaces one env's game with a saved state.
-func (c *conn) load(p []byte) *Error {
-	var pr loadParams
-	if e := decodeParams("load", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) load(pr *loadParams) *Error {
 	b, i, e := c.indexed("load", pr.Handle, pr.Index)
 	if e != nil {
 		return e
@@ -990,11 +961,7 @@ type renderParams struct {
 
 // render returns one env's position as text, SVG, or an RGB image
 // (height x width x 3 bytes, row-major) for Gymnasium's rgb_array mode.
-func (c *conn) render(p []byte) *Error {
-	var pr renderParams
-	if e := decodeParams("render", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) render(pr *renderParams) *Error {
 	b, i, e := c.indexed("render", pr.Handle, pr.Index)
 	if e != nil {
 		return e
@@ -1029,11 +996,7 @@ type observeParams struct {
 
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
-func (c *conn) observe(p []byte) *Error {
-	var pr observeParams
-	if e := decodeParams("observe", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) observe(pr *observeParams) *Error {
 	b, e := c.lookup("observe", pr.Handle)
 	if e != nil {
 		return e

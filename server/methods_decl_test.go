@@ -2,6 +2,7 @@ package server
 
 import (
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -101,6 +102,50 @@ func TestMethodResultsAreDeclared(t *testing.T) {
 					assert.True(t, slices.Contains(want, k), "result key %q is not declared (declared: %v)", k, want)
 				}
 			}
+		})
+	}
+}
+
+// Looking a method up by name, on every request, allocates nothing.
+func TestMethodIDAllocatesNothing(t *testing.T) {
+	for i, name := range methodNames {
+		b := []byte(name)
+		assert.Equal(t, i, methodID(b))
+		assert.Zero(t, testing.AllocsPerRun(100, func() { methodID(b) }), name)
+	}
+	assert.Equal(t, -1, methodID([]byte("nope")))
+}
+
+func TestKeys(t *testing.T) {
+	type inner struct {
+		A int `msgpack:"a"`
+		B int `msgpack:"b,omitempty"`
+	}
+	type other struct {
+		B int `msgpack:"b"`
+		C int `msgpack:"c"`
+	}
+	for _, tt := range []struct {
+		name string
+		typ  reflect.Type
+		want []string
+	}{
+		{"nil", nil, nil},
+		{"none", reflect.TypeFor[none](), nil},
+		{"tags and options", reflect.TypeFor[inner](), []string{"a", "b"}},
+		{"skipped fields", reflect.TypeFor[struct {
+			A int `msgpack:"a"`
+			B int `msgpack:"-"`
+			C int
+			d int `msgpack:"d"`
+		}](), []string{"a"}},
+		{"embedded forms, keys once", reflect.TypeFor[struct {
+			inner
+			other
+		}](), []string{"a", "b", "c"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Keys(tt.typ))
 		})
 	}
 }

@@ -9,23 +9,25 @@ import (
 // Method is the declaration of one protocol method: everything the server,
 // its statistics, the generated docs (docs/PROTOCOL.md's method reference)
 // and the generated Python module (python/yutenv/_protocol.py) know about
-// it. A new method is one entry of methods plus its handler.
+// it. A new method is one entry of methods (made by decoded or byHand)
+// plus its handler.
 type Method struct {
 	// Name is the method's name on the wire.
 	Name string
 	// Doc is a one-line description, for the generated reference.
 	Doc string
 	// Params is the struct whose msgpack tags name the params, in the
-	// order error messages list them (nil: the method takes none).
+	// order error messages list them (no fields: the method takes none).
 	Params reflect.Type
-	// Result is the struct whose msgpack tags name the result's keys
-	// (nil: the result is the empty map {}). A result with several forms
+	// Result is the struct whose msgpack tags name the result's keys (no
+	// fields: the result is the empty map {}). A result with several forms
 	// embeds one struct per form.
 	Result reflect.Type
-	// Hand marks a method whose params are read and result written by
-	// hand, without allocating (step, reset) or in an order of their own;
-	// Params and Result then declare the keys those readers and writers
-	// use, and a test holds them to it.
+	// Hand marks a method whose params are read by hand, straight from the
+	// frame (step and reset, which allocate nothing; selfplay_*, whose
+	// params fill a configuration): Params then declares the keys that
+	// reader takes, and a test holds it to them. The others' params are
+	// decoded into Params (decodeParams) before the handler runs.
 	Hand bool
 	// Handshake marks hello: the one method allowed before hello, after
 	// which a refused token or a full server closes the connection.
@@ -34,57 +36,62 @@ type Method struct {
 	handle func(c *conn, params []byte) *Error
 }
 
-// typeOf is reflect.TypeFor, kept short for the table.
-func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+// decoded declares a method whose params are decoded into a P (by
+// decodeParams, which refuses unknown keys and bad values) and whose result
+// has the keys of R.
+func decoded[P, R any](name, doc string, h func(*conn, *P) *Error) Method {
+	return Method{Name: name, Doc: doc, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R](),
+		handle: func(c *conn, p []byte) *Error {
+			var pr P
+			if e := decodeParams(name, p, &pr); e != nil {
+				return e
+			}
+			return h(c, &pr)
+		}}
+}
+
+// byHand declares a method that reads its params by hand (Method.Hand):
+// P and R declare the keys of its params and result.
+func byHand[P, R any](name, doc string, h func(*conn, []byte) *Error) Method {
+	return Method{Name: name, Doc: doc, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R](), Hand: true, handle: h}
+}
+
+// handshake marks m as hello.
+func handshake(m Method) Method {
+	m.Handshake = true
+	return m
+}
+
+// none is the params or result of a method that has none ({}).
+type none = struct{}
 
 // methods declares the protocol's methods; a method's id (which indexes
-// its latency histogram) is its position. The Python client, the Go client
-// and docs/PROTOCOL.md's method tables take their names from here.
+// its latency histogram) is its position. The Python client and
+// docs/PROTOCOL.md's method tables take their names and keys from here.
 var methods = [...]Method{
-	{Name: "hello", Doc: "Open the connection: protocol version, token; the server's limits and capabilities.",
-		Params: typeOf[helloParams](), Result: typeOf[helloResultT](), Handshake: true, handle: (*conn).hello},
-	{Name: "ping", Doc: "Answer {}.", handle: (*conn).ping},
-	{Name: "make", Doc: "Create a handle of N envs.",
-		Params: typeOf[makeParams](), Result: typeOf[makeResult](), handle: (*conn).makeHandle},
-	{Name: "reset", Doc: "Start a new episode in every env of a handle.",
-		Params: typeOf[resetParams](), Result: typeOf[resetResult](), Hand: true, handle: (*conn).reset},
-	{Name: "step", Doc: "Apply one action per env of a handle.",
-		Params: typeOf[stepParams](), Result: typeOf[stepResult](), Hand: true, handle: (*conn).step},
-	{Name: "close", Doc: "Free a handle.", Params: typeOf[handleOnly](), handle: (*conn).closeHandle},
-	{Name: "stats", Doc: "The server's counters and per-method latency percentiles.",
-		Result: typeOf[statsResultT](), handle: (*conn).statsResult},
-	{Name: "save", Doc: "One env's game state as the engine's versioned blob.",
-		Params: typeOf[saveParams](), Result: typeOf[stateResult](), handle: (*conn).save},
-	{Name: "load", Doc: "Replace one env's game with a saved state.",
-		Params: typeOf[loadParams](), Result: typeOf[loadResult](), Hand: true, handle: (*conn).load},
-	{Name: "render", Doc: "One env's position as text, SVG or an RGB image.",
-		Params: typeOf[renderParams](), Result: typeOf[renderResults](), handle: (*conn).render},
-	{Name: "observe", Doc: "Every env's observation and mask as one seat sees them.",
-		Params: typeOf[observeParams](), Result: typeOf[observeResult](), Hand: true, handle: (*conn).observe},
-	{Name: "selfplay_new", Doc: "Start a self-play run whose leaves the client evaluates.",
-		Params: typeOf[selfplayNewParams](), Result: typeOf[selfplayNewResult](), Hand: true, handle: (*conn).selfplayNew},
-	{Name: "selfplay_next", Doc: "Answer a run's last batch and get the next one.",
-		Params: typeOf[selfplayNextParams](), Result: typeOf[selfplayNextResult](), Hand: true, handle: (*conn).selfplayNext},
-	{Name: "selfplay_close", Doc: "Cancel a self-play run and forget it.",
-		Params: typeOf[runOnly](), Hand: true, handle: (*conn).selfplayClose},
-	{Name: "game", Doc: "Declare a rule set for the state methods.",
-		Params: typeOf[gameParams](), Result: typeOf[gameResult](), handle: (*conn).gameMethod},
-	{Name: "initial", Doc: "N new games as packed states.",
-		Params: typeOf[initialParams](), Result: typeOf[statesResult](), Hand: true, handle: (*conn).initialStates},
-	{Name: "apply", Doc: "Apply one action, or one throw, to every packed state.",
-		Params: typeOf[applyParams](), Result: typeOf[statesResult](), Hand: true, handle: (*conn).applyStates},
-	{Name: "query", Doc: "Phase, seat to move and optionally mask, returns, observations of packed states.",
-		Params: typeOf[queryParams](), Result: typeOf[queryResult](), Hand: true, handle: (*conn).queryStates},
-	{Name: "describe", Doc: "One packed state's position, JSON form and text board.",
-		Params: typeOf[oneStateParams](), Result: typeOf[describeResult](), Hand: true, handle: (*conn).describeState},
-	{Name: "position", Doc: "A packed state from a readable position.",
-		Params: typeOf[positionParams](), Result: typeOf[stateResult](), handle: (*conn).positionState},
-	{Name: "state_save", Doc: "One packed state as the engine's saved-state blob.",
-		Params: typeOf[oneStateParams](), Result: typeOf[blobResult](), handle: (*conn).saveState},
-	{Name: "state_load", Doc: "A saved-state blob as a packed state and its rules.",
-		Params: typeOf[stateLoadParams](), Result: typeOf[stateRulesResult](), handle: (*conn).loadState},
-	{Name: "analyse", Doc: "A built-in agent's action, policy and value at every packed state.",
-		Params: typeOf[analyseParams](), Result: typeOf[analyseResult](), handle: (*conn).analyseStates},
+	handshake(decoded[helloParams, helloResultT]("hello", "Open the connection: protocol version, token; the server's limits and capabilities.", (*conn).hello)),
+	decoded[none, none]("ping", "Answer {}.", (*conn).ping),
+	decoded[makeParams, makeResult]("make", "Create a handle of N envs.", (*conn).makeHandle),
+	byHand[resetParams, resetResult]("reset", "Start a new episode in every env of a handle.", (*conn).reset),
+	byHand[stepParams, stepResult]("step", "Apply one action per env of a handle.", (*conn).step),
+	decoded[handleOnly, none]("close", "Free a handle.", (*conn).closeHandle),
+	decoded[none, statsResultT]("stats", "The server's counters and per-method latency percentiles.", (*conn).statsResult),
+	decoded[saveParams, stateResult]("save", "One env's game state as the engine's versioned blob.", (*conn).save),
+	decoded[loadParams, loadResult]("load", "Replace one env's game with a saved state.", (*conn).load),
+	decoded[renderParams, renderResults]("render", "One env's position as text, SVG or an RGB image.", (*conn).render),
+	decoded[observeParams, observeResult]("observe", "Every env's observation and mask as one seat sees them.", (*conn).observe),
+	byHand[selfplayNewParams, selfplayNewResult]("selfplay_new", "Start a self-play run whose leaves the client evaluates.", (*conn).selfplayNew),
+	byHand[selfplayNextParams, selfplayNextResult]("selfplay_next", "Answer a run's last batch and get the next one.", (*conn).selfplayNext),
+	byHand[runOnly, none]("selfplay_close", "Cancel a self-play run and forget it.", (*conn).selfplayClose),
+	decoded[gameParams, gameResult]("game", "Declare a rule set for the state methods.", (*conn).gameMethod),
+	decoded[initialParams, statesResult]("initial", "N new games as packed states.", (*conn).initialStates),
+	decoded[applyParams, statesResult]("apply", "Apply one action, or one throw, to every packed state.", (*conn).applyStates),
+	decoded[queryParams, queryResult]("query", "Phase, seat to move and optionally mask, returns, observations of packed states.", (*conn).queryStates),
+	decoded[oneStateParams, describeResult]("describe", "One packed state's position, JSON form and text board.", (*conn).describeState),
+	decoded[positionParams, stateResult]("position", "A packed state from a readable position.", (*conn).positionState),
+	decoded[oneStateParams, blobResult]("state_save", "One packed state as the engine's saved-state blob.", (*conn).saveState),
+	decoded[stateLoadParams, stateRulesResult]("state_load", "A saved-state blob as a packed state and its rules.", (*conn).loadState),
+	decoded[analyseParams, analyseResult]("analyse", "A built-in agent's action, policy and value at every packed state.", (*conn).analyseStates),
 }
 
 // Derived from methods by init (a handler may use them: a variable
@@ -151,9 +158,11 @@ func Keys(t reflect.Type) []string {
 	return keys
 }
 
-// The params and results below are read or written by hand (Method.Hand):
-// these structs declare their keys, for the generated references and for
-// the tests that hold the readers and writers to them.
+// The params below are read by hand (Method.Hand) and the results written
+// by hand (appendMapHeader, appendStr, ...: step and reset allocate
+// nothing; the others lay out bins in place): these structs only declare
+// their keys, for the generated references and for the tests that hold the
+// readers and writers to them.
 type (
 	// resetParams are reset's params.
 	resetParams struct {

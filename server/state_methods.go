@@ -99,11 +99,7 @@ type gameParams struct {
 }
 
 // gameMethod declares a rule set and describes it.
-func (c *conn) gameMethod(p []byte) *Error {
-	var pr gameParams
-	if e := decodeParams("game", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) gameMethod(pr *gameParams) *Error {
 	rules := env.Standard()
 	if pr.Rules != nil {
 		r := reader{b: pr.Rules}
@@ -213,11 +209,7 @@ type initialParams struct {
 }
 
 // initialStates makes n new games: seeds seed, seed+1, ...
-func (c *conn) initialStates(p []byte) *Error {
-	var pr initialParams
-	if e := decodeParams("initial", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) initialStates(pr *initialParams) *Error {
 	g, e := c.lookupGame("initial", pr.Game)
 	if e != nil {
 		return e
@@ -260,11 +252,7 @@ type applyParams struct {
 }
 
 // applyStates applies one action, or one throw, to every state.
-func (c *conn) applyStates(p []byte) *Error {
-	var pr applyParams
-	if e := decodeParams("apply", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) applyStates(pr *applyParams) *Error {
 	g, e := c.lookupGame("apply", pr.Game)
 	if e != nil {
 		return e
@@ -325,11 +313,7 @@ type queryParams struct {
 
 // queryStates reports the phase, seat to move and, on request, the legal
 // mask, the returns and an observation of every state.
-func (c *conn) queryStates(p []byte) *Error {
-	var pr queryParams
-	if e := decodeParams("query", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) queryStates(pr *queryParams) *Error {
 	g, e := c.lookupGame("query", pr.Game)
 	if e != nil {
 		return e
@@ -441,12 +425,8 @@ type oneStateParams struct {
 	State []byte `msgpack:"state"`
 }
 
-// oneState reads params {game, state} holding one packed state.
-func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
-	var pr oneStateParams
-	if e := decodeParams(method, p, &pr); e != nil {
-		return env.State{}, e
-	}
+// oneState reads the one packed state of params {game, state}.
+func (c *conn) oneState(method string, pr *oneStateParams) (env.State, *Error) {
 	g, e := c.lookupGame(method, pr.Game)
 	if e != nil {
 		return env.State{}, e
@@ -462,8 +442,8 @@ func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
 }
 
 // describeState returns one state's position, JSON form and text board.
-func (c *conn) describeState(p []byte) *Error {
-	s, e := c.oneState("describe", p)
+func (c *conn) describeState(pr *oneStateParams) *Error {
+	s, e := c.oneState("describe", pr)
 	if e != nil {
 		return e
 	}
@@ -496,11 +476,7 @@ type positionParams struct {
 }
 
 // positionState builds a state from a readable position.
-func (c *conn) positionState(p []byte) *Error {
-	var pr positionParams
-	if e := decodeParams("position", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) positionState(pr *positionParams) *Error {
 	g, e := c.lookupGame("position", pr.Game)
 	if e != nil {
 		return e
@@ -520,8 +496,8 @@ func (c *conn) positionState(p []byte) *Error {
 }
 
 // saveState returns one state as the engine's saved-state blob (rules included).
-func (c *conn) saveState(p []byte) *Error {
-	s, e := c.oneState("state_save", p)
+func (c *conn) saveState(pr *oneStateParams) *Error {
+	s, e := c.oneState("state_save", pr)
 	if e != nil {
 		return e
 	}
@@ -540,11 +516,7 @@ type stateLoadParams struct {
 
 // loadState reads a saved-state blob into a packed state and its rules.
 // Given a game, the blob's rules must be the game's.
-func (c *conn) loadState(p []byte) *Error {
-	var pr stateLoadParams
-	if e := decodeParams("state_load", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) loadState(pr *stateLoadParams) *Error {
 	var g *game
 	if pr.Game != nil {
 		var e *Error
@@ -584,11 +556,7 @@ type analyseParams struct {
 // are shared among the server's workers, one agent each; state i is
 // searched with the agent reseeded to seed+i, so the answer does not depend
 // on how the work was split.
-func (c *conn) analyseStates(p []byte) *Error {
-	var pr analyseParams
-	if e := decodeParams("analyse", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) analyseStates(pr *analyseParams) *Error {
 	g, e := c.lookupGame("analyse", pr.Game)
 	if e != nil {
 		return e

@@ -105,9 +105,9 @@ func methodsTable(doc []byte) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		result := codeList(server.Keys(m.Result))
-		if m.Result == nil {
-			result = "`{}`"
+		result := "`{}`"
+		if keys := server.Keys(m.Result); len(keys) > 0 {
+			result = codeList(keys)
 		}
 		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, m.Doc)
 	}
