@@ -3,8 +3,8 @@
 // presets (env.Options, env.Presets), the action count and packed state
 // layout (env), the observation tiers and their sizes (obs), the protocol's
 // methods and their keys (server.Methods) and the error codes (server). With
-// -doc it also writes the generated regions of docs/PROTOCOL.md (the method
-// reference) from server.Methods. A test fails when either is stale. Run it with
+// -doc it also writes the generated regions of docs/PROTOCOL.md: the method
+// reference (server.Methods) and the error codes (server.CodeInfos). A test fails when either is stale. Run it with
 //
 //	go generate ./internal/genpy
 //

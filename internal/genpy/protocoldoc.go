@@ -23,6 +23,7 @@ var docRegions = []struct {
 	render func(doc []byte) (string, error)
 }{
 	{"methods", methodsTable},
+	{"errors", errorsTable},
 }
 
 // renderDoc returns doc (docs/PROTOCOL.md) with every generated region
@@ -110,6 +111,20 @@ func methodsTable(doc []byte) (string, error) {
 			result = codeList(keys)
 		}
 		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, m.Doc)
+	}
+	return b.String(), nil
+}
+
+// errorsTable is the table of error codes: when each is sent and what
+// becomes of the connection, from server.CodeInfos.
+func errorsTable([]byte) (string, error) {
+	var b strings.Builder
+	b.WriteString("| code | when | connection |\n|---|---|---|\n")
+	for _, c := range server.CodeInfos() {
+		if c.When == "" || c.Connection == "" {
+			return "", fmt.Errorf("error code %s is not documented", c.Code)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Code, c.When, c.Connection)
 	}
 	return b.String(), nil
 }
