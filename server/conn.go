@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -344,20 +343,20 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	mid = methodID(method)
 	switch {
 	case mid < 0:
-		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", clip(method), strings.Join(methodNames[:], ", ")))
+		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", clip(method), methodList))
 		return -1, false
 	case refuse:
 		c.fail(errorf(CodeShuttingDown, "the server is shutting down"))
 		return mid, true
-	case !c.authed && mid != mHello:
+	case !c.authed && !methods[mid].Handshake:
 		c.fail(errorf(CodeHandshakeRequired, "%s before hello: the first request on a connection must be hello", methodNames[mid]))
 		return mid, false
 	}
 	c.begin()
-	switch mid {
-	case mHello:
-		wasAuthed := c.authed
-		e = c.hello(params)
+	m := &methods[mid]
+	wasAuthed := c.authed
+	e = m.handle(c, params)
+	if m.Handshake {
 		if e == nil && !wasAuthed {
 			if e = c.srv.admit(c); e != nil {
 				c.authed = false
@@ -368,34 +367,6 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 		if e != nil && (e.Code == CodeUnauthorized || e.Code == CodeLimitExceeded) {
 			closeAfter = true
 		}
-	case mPing:
-		e = c.ping(params)
-	case mMake:
-		e = c.makeHandle(params)
-	case mReset:
-		e = c.reset(params)
-	case mStep:
-		e = c.step(params)
-	case mClose:
-		e = c.closeHandle(params)
-	case mStats:
-		e = c.statsResult(params)
-	case mSave:
-		e = c.save(params)
-	case mLoad:
-		e = c.load(params)
-	case mRender:
-		e = c.render(params)
-	case mObserve:
-		e = c.observe(params)
-	case mSelfplayNew:
-		e = c.selfplayNew(params)
-	case mSelfplayNext:
-		e = c.selfplayNext(params)
-	case mSelfplayClose:
-		e = c.selfplayClose(params)
-	default:
-		e = c.stateMethod(mid, params)
 	}
 	if e != nil {
 		c.fail(e)

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Code is a protocol error code, sent as a string in {error: {code, message}}.
@@ -53,12 +54,68 @@ const (
 	CodeInternal Code = "internal"
 )
 
+// CodeInfo documents an error code for docs/PROTOCOL.md's table.
+type CodeInfo struct {
+	// Code is the code.
+	Code Code
+	// When says when the server sends it (Markdown).
+	When string
+	// Connection says what becomes of the connection: kept or closed.
+	Connection string
+}
+
+// codeInfos documents every error code, in the order of docs/PROTOCOL.md
+// (whose table of codes is generated from it).
+var codeInfos = [...]CodeInfo{
+	{CodeBadFrame, "the body is not one well-formed msgpack map (see [Frames](#frames))",
+		"kept"},
+	{CodeFrameTooLarge, "declared length is 0 or above `max_frame`",
+		"closed"},
+	{CodeBadRequest, "a missing, mistyped, unknown or out-of-range field; a bad opponent spec; a wrong number of actions; an env index out of range",
+		"kept"},
+	{CodeUnknownMethod, "`method` is not one of this document's methods",
+		"kept"},
+	{CodeHandshakeRequired, "the first request on a connection was not `hello` (kept); no successful `hello` within `--handshake-timeout` of connecting (sent with `id` nil, then closed)",
+		"kept / closed"},
+	{CodeUnauthorized, "the server has a token and `hello` did not present it, or presented a wrong one",
+		"closed"},
+	{CodeVersionMismatch, "`hello.protocol` is not a version this server speaks (it speaks `1`)",
+		"kept"},
+	{CodeInvalidRules, "the rules config failed validation (the message names the field and its allowed values)",
+		"kept"},
+	{CodeUnknownHandle, "no handle with that id on this connection (never made, or closed)",
+		"kept"},
+	{CodeNeedsReset, "`step`, `save`, `load`, `render` or `observe` on a handle that was never `reset`",
+		"kept"},
+	{CodeIllegalAction, "with `illegal: \"error\"`, an action is not legal; the message names the env index, the action and why; **no env of the batch was changed**",
+		"kept"},
+	{CodeLimitExceeded, "a server limit: envs per connection, envs in total, an opponent search above `--max-opponent-sims`, an `analyse` above `--max-analyse-sims` or with more agent workers than `--analyse-workers`, a self-play run above `--max-selfplay-bytes` (alone, or with the runs already held), the in-flight memory budget `--max-inflight-bytes` (a frame too large for it or that waited past the idle deadline, answered with `id` nil after its body was dropped; a large reply while a large frame holds the budget), a batch whose results would exceed `max_frame`, connections: `--max-conns` reached (sent with `id` nil right after accept, or as the answer to `hello` if the limit filled meanwhile), or the connection was the oldest still in handshake when `--max-handshakes` was reached (`id` nil); also a result that turned out larger than `max_frame` (possible only with info on: the request *was* carried out, the message says so)",
+		"kept (closed for the connection limits)"},
+	{CodeBadState, "`load`: the blob is damaged, of an unknown version, or for other rules than the handle's",
+		"kept"},
+	{CodeUnsupported, "a valid request for something this server does not do (for example `render` as an image)",
+		"kept"},
+	{CodeShuttingDown, "the server is shutting down",
+		"closed"},
+	{CodeEvalTimeout, "a self-play run's batch was not answered within its `eval_timeout`; the run is cancelled (its finished shards stay)",
+		"kept"},
+	{CodeBadNet, "an agent spec `net:NAME` (`make`'s opponent, `analyse`'s agent) names no network this server may open (one message for every reason: see [Networks](#networks)), or the file is not a valid network (the message says why), or the network's output was NaN or infinite while it played (`step`, `reset`, `analyse`)",
+		"kept"},
+	{CodeInternal, "a bug in the server (it was logged); the handle concerned should be closed",
+		"kept"},
+}
+
 // Codes lists every error code, in the order of docs/PROTOCOL.md.
 func Codes() []Code {
-	return []Code{CodeBadFrame, CodeFrameTooLarge, CodeBadRequest, CodeUnknownMethod, CodeHandshakeRequired,
-		CodeUnauthorized, CodeVersionMismatch, CodeInvalidRules, CodeUnknownHandle, CodeNeedsReset,
-		CodeIllegalAction, CodeLimitExceeded, CodeBadState, CodeUnsupported, CodeShuttingDown, CodeEvalTimeout, CodeBadNet, CodeInternal}
+	codes := make([]Code, len(codeInfos))
+	for i, c := range codeInfos {
+		codes[i] = c.Code
+	}
+	return codes
 }
+
+// CodeInfos documents every error code, in the order of docs/PROTOCOL.md.
+func CodeInfos() []CodeInfo { return slices.Clone(codeInfos[:]) }
 
 // Error is an error response: the server sends it as {code, message}, and
 // Client returns it for a response that carries one. Use errors.As to get

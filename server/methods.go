@@ -94,8 +94,9 @@ func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e
 func (e valueError) Unwrap() error { return e.err }
 
 // eachParam calls fn for every key of a params map (p nil: no keys), read
-// by eachKey. fn returns errUnknownParam for a key the method does not take.
-func eachParam(method string, p []byte, keys string, fn func(key string, r *reader) error) *Error {
+// by eachKey. fn returns errUnknownParam for a key the method does not take;
+// the error then lists the keys the method declares (Method.Params).
+func eachParam(method string, p []byte, fn func(key string, r *reader) error) *Error {
 	if p == nil {
 		return nil
 	}
@@ -106,7 +107,10 @@ func eachParam(method string, p []byte, keys string, fn func(key string, r *read
 		}
 		return nil
 	})
-	return paramsError(method, keys, err)
+	if err == nil {
+		return nil
+	}
+	return paramsError(method, declaredKeys(method), err)
 }
 
 // paramsError turns an error of eachKey over a method's params into the
@@ -139,11 +143,7 @@ type helloParams struct {
 }
 
 // hello checks the client's protocol version and token and sends the handshake.
-func (c *conn) hello(p []byte) *Error {
-	var pr helloParams
-	if e := decodeParams("hello", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) hello(pr *helloParams) *Error {
 	if want := c.srv.cfg.Token; want != "" {
 		if pr.Token == nil {
 			c.log.Warn("unauthorized: no token")
@@ -163,14 +163,8 @@ func (c *conn) hello(p []byte) *Error {
 	return nil
 }
 
-// noParams are the params of a method that takes none.
-type noParams struct{}
-
 // ping answers {}.
-func (c *conn) ping(p []byte) *Error {
-	if e := decodeParams("ping", p, &noParams{}); e != nil {
-		return e
-	}
+func (c *conn) ping(*none) *Error {
 	c.out = appendMapHeader(c.out, 0)
 	return nil
 }
@@ -349,12 +343,8 @@ func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Err
 }
 
 // makeHandle creates a batch of envs.
-func (c *conn) makeHandle(p []byte) *Error {
-	var pr makeParams
-	if e := decodeParams("make", p, &pr); e != nil {
-		return e
-	}
-	cfg, seatSet, oppSet, e := makeConfig(&pr)
+func (c *conn) makeHandle(pr *makeParams) *Error {
+	cfg, seatSet, oppSet, e := makeConfig(pr)
 	if e != nil {
 		return e
 	}
@@ -438,7 +428,7 @@ func (c *conn) reset(p []byte) *Error {
 	var seedList reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	b, _, e := c.handleParams("reset", p, "handle, seed, options, info", func(k string, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, func(k string, r *reader) (err error) {
 		switch k {
 		case "seed":
 			switch r.peekKind() {
@@ -608,8 +598,8 @@ func (c *conn) step(p []byte) *Error {
 			return nil
 		})
 	}
-	if e := paramsError("step", "handle, actions, info", err); e != nil {
-		return e
+	if err != nil {
+		return paramsError("step", declaredKeys("step"), err)
 	}
 	var hp *uint64
 	if hset {
@@ -814,11 +804,7 @@ type handleOnly struct {
 }
 
 // closeHandle frees a handle.
-func (c *conn) closeHandle(p []byte) *Error {
-	var pr handleOnly
-	if e := decodeParams("close", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) closeHandle(pr *handleOnly) *Error {
 	b, e := c.lookup("close", pr.Handle)
 	if e != nil {
 		return e
@@ -833,10 +819,10 @@ func (c *conn) closeHandle(p []byte) *Error {
 
 // handleParams reads params holding a handle plus the extra keys fn
 // accepts (fn nil: none), and looks the handle up.
-func (c *conn) handleParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+func (c *conn) handleParams(method string, p []byte, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
+	e := eachParam(method, p, func(k string, r *reader) (err error) {
 		if k == "handle" {
 			h, err = r.uint64v()
 			hset = true
@@ -859,10 +845,7 @@ func (c *conn) handleParams(method string, p []byte, keys string, fn func(k stri
 }
 
 // statsResult reports the server's counters and latency percentiles.
-func (c *conn) statsResult(p []byte) *Error {
-	if e := decodeParams("stats", p, &noParams{}); e != nil {
-		return e
-	}
+func (c *conn) statsResult(*none) *Error {
 	st := &c.srv.stats
 	lat := obj{}
 	for m := range st.latency {
@@ -902,11 +885,7 @@ type saveParams struct {
 }
 
 // save returns one env's game state as the engine's versioned blob.
-func (c *conn) save(p []byte) *Error {
-	var pr saveParams
-	if e := decodeParams("save", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) save(pr *saveParams) *Error {
 	b, i, e := c.indexed("save", pr.Handle, pr.Index)
 	if e != nil {
 		return e
@@ -927,11 +906,7 @@ type loadParams struct {
 }
 
 // load replaces one env's game with a saved state.
-func (c *conn) load(p []byte) *Error {
-	var pr loadParams
-	if e := decodeParams("load", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) load(pr *loadParams) *Error {
 	b, i, e := c.indexed("load", pr.Handle, pr.Index)
 	if e != nil {
 		return e
@@ -986,11 +961,7 @@ type renderParams struct {
 
 // render returns one env's position as text, SVG, or an RGB image
 // (height x width x 3 bytes, row-major) for Gymnasium's rgb_array mode.
-func (c *conn) render(p []byte) *Error {
-	var pr renderParams
-	if e := decodeParams("render", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) render(pr *renderParams) *Error {
 	b, i, e := c.indexed("render", pr.Handle, pr.Index)
 	if e != nil {
 		return e
@@ -1025,11 +996,7 @@ type observeParams struct {
 
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
-func (c *conn) observe(p []byte) *Error {
-	var pr observeParams
-	if e := decodeParams("observe", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) observe(pr *observeParams) *Error {
 	b, e := c.lookup("observe", pr.Handle)
 	if e != nil {
 		return e

@@ -25,7 +25,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	cfg := az.Config{Rules: env.Standard(), Tier: DefaultTier, Sims: 64, C: 1.5, Games: 1, InFlight: 64,
 		EvalTimeout: DefaultEvalTimeout, ShardGames: 100, Software: "yutenv server"}
 	const method = "selfplay_new"
-	e := eachParam(method, p, "rules, tier, sims, c, dirichlet_alpha, dirichlet_frac, temperature_moves, seed, games, games_in_flight, max_batch, eval_timeout, out, shard_games, first_game",
+	e := eachParam(method, p,
 		func(k string, r *reader) (err error) {
 			var v int64
 			var s []byte
@@ -163,10 +163,10 @@ func f32Param(r *reader, dst []float32) ([]float32, error) {
 }
 
 // runParams reads params holding a run id plus the keys fn accepts.
-func (c *conn) runParams(method string, p []byte, keys string, fn func(k string, r *reader) error) (*selfplayRun, uint64, *Error) {
+func (c *conn) runParams(method string, p []byte, fn func(k string, r *reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
-	e := eachParam(method, p, keys, func(k string, r *reader) (err error) {
+	e := eachParam(method, p, func(k string, r *reader) (err error) {
 		if k == "id" {
 			id, err = r.uint64v()
 			set = true
@@ -195,7 +195,7 @@ func (c *conn) runParams(method string, p []byte, keys string, fn func(k string,
 func (c *conn) selfplayNext(p []byte) *Error {
 	const method = "selfplay_next"
 	var hasP, hasV bool
-	run, _, e := c.runParams(method, p, "id, priors, values", func(k string, r *reader) (err error) {
+	run, _, e := c.runParams(method, p, func(k string, r *reader) (err error) {
 		switch k {
 		case "priors":
 			c.priors, err = f32Param(r, c.priors)
@@ -251,7 +251,7 @@ func (c *conn) selfplayNext(p []byte) *Error {
 
 // selfplayClose cancels a run (its finished shards stay) and forgets it.
 func (c *conn) selfplayClose(p []byte) *Error {
-	run, id, e := c.runParams("selfplay_close", p, "id", nil)
+	run, id, e := c.runParams("selfplay_close", p, nil)
 	if e != nil {
 		return e
 	}

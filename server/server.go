@@ -273,6 +273,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(),
 		hostile:   newLimitedLogger(cfg.Logger, hostileLogEvery, hostileLogBurst),
 		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, pending: map[*conn]struct{}{}}
+	s.stats.latency = make([]histogram, len(methods))
 	if s.hello, err = s.helloResult(); err != nil {
 		return nil, err
 	}
@@ -312,7 +313,7 @@ func (s *Server) helloResult() ([]byte, error) {
 	}
 	return appendResult(nil, helloResultT{
 		Protocol: ProtocolVersion, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
-		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames[:],
+		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames,
 		Limits: helloLimits{
 			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
 			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,

@@ -93,14 +93,13 @@ func (c *conn) checkReply(method string, n, perRow int) *Error {
 	return c.reserveReply(method, size, 3)
 }
 
+// gameParams are game's params.
+type gameParams struct {
+	Rules msgpack.RawMessage `msgpack:"rules"`
+}
+
 // gameMethod declares a rule set and describes it.
-func (c *conn) gameMethod(p []byte) *Error {
-	var pr struct {
-		Rules msgpack.RawMessage `msgpack:"rules"`
-	}
-	if e := decodeParams("game", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) gameMethod(pr *gameParams) *Error {
 	rules := env.Standard()
 	if pr.Rules != nil {
 		r := reader{b: pr.Rules}
@@ -201,17 +200,16 @@ func (c *conn) growBin(n int) []byte {
 	return c.out[start : start+n]
 }
 
+// initialParams are initial's params.
+type initialParams struct {
+	Game  *int   `msgpack:"game"`
+	Seed  uint64 `msgpack:"seed"`
+	N     *int   `msgpack:"n"`
+	Start *int   `msgpack:"start"`
+}
+
 // initialStates makes n new games: seeds seed, seed+1, ...
-func (c *conn) initialStates(p []byte) *Error {
-	var pr struct {
-		Game  *int   `msgpack:"game"`
-		Seed  uint64 `msgpack:"seed"`
-		N     *int   `msgpack:"n"`
-		Start *int   `msgpack:"start"`
-	}
-	if e := decodeParams("initial", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) initialStates(pr *initialParams) *Error {
 	g, e := c.lookupGame("initial", pr.Game)
 	if e != nil {
 		return e
@@ -245,17 +243,16 @@ func (c *conn) initialStates(p []byte) *Error {
 	return nil
 }
 
+// applyParams are apply's params.
+type applyParams struct {
+	Game    *int   `msgpack:"game"`
+	States  []byte `msgpack:"states"`
+	Actions []byte `msgpack:"actions"`
+	Throws  []byte `msgpack:"throws"`
+}
+
 // applyStates applies one action, or one throw, to every state.
-func (c *conn) applyStates(p []byte) *Error {
-	var pr struct {
-		Game    *int   `msgpack:"game"`
-		States  []byte `msgpack:"states"`
-		Actions []byte `msgpack:"actions"`
-		Throws  []byte `msgpack:"throws"`
-	}
-	if e := decodeParams("apply", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) applyStates(pr *applyParams) *Error {
 	g, e := c.lookupGame("apply", pr.Game)
 	if e != nil {
 		return e
@@ -304,20 +301,19 @@ func (c *conn) applyStates(p []byte) *Error {
 	return e
 }
 
+// queryParams are query's params.
+type queryParams struct {
+	Game    *int    `msgpack:"game"`
+	States  []byte  `msgpack:"states"`
+	Mask    bool    `msgpack:"mask"`
+	Returns bool    `msgpack:"returns"`
+	Obs     *string `msgpack:"obs"`
+	Seat    *int    `msgpack:"seat"`
+}
+
 // queryStates reports the phase, seat to move and, on request, the legal
 // mask, the returns and an observation of every state.
-func (c *conn) queryStates(p []byte) *Error {
-	var pr struct {
-		Game    *int    `msgpack:"game"`
-		States  []byte  `msgpack:"states"`
-		Mask    bool    `msgpack:"mask"`
-		Returns bool    `msgpack:"returns"`
-		Obs     *string `msgpack:"obs"`
-		Seat    *int    `msgpack:"seat"`
-	}
-	if e := decodeParams("query", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) queryStates(pr *queryParams) *Error {
 	g, e := c.lookupGame("query", pr.Game)
 	if e != nil {
 		return e
@@ -423,15 +419,14 @@ func (c *conn) queryStates(p []byte) *Error {
 	return nil
 }
 
-// oneState reads params {game, state} holding one packed state.
-func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
-	var pr struct {
-		Game  *int   `msgpack:"game"`
-		State []byte `msgpack:"state"`
-	}
-	if e := decodeParams(method, p, &pr); e != nil {
-		return env.State{}, e
-	}
+// oneStateParams are the params of describe and state_save: one packed state.
+type oneStateParams struct {
+	Game  *int   `msgpack:"game"`
+	State []byte `msgpack:"state"`
+}
+
+// oneState reads the one packed state of params {game, state}.
+func (c *conn) oneState(method string, pr *oneStateParams) (env.State, *Error) {
 	g, e := c.lookupGame(method, pr.Game)
 	if e != nil {
 		return env.State{}, e
@@ -447,8 +442,8 @@ func (c *conn) oneState(method string, p []byte) (env.State, *Error) {
 }
 
 // describeState returns one state's position, JSON form and text board.
-func (c *conn) describeState(p []byte) *Error {
-	s, e := c.oneState("describe", p)
+func (c *conn) describeState(pr *oneStateParams) *Error {
+	s, e := c.oneState("describe", pr)
 	if e != nil {
 		return e
 	}
@@ -473,16 +468,15 @@ func (c *conn) describeState(p []byte) *Error {
 	return nil
 }
 
+// positionParams are position's params.
+type positionParams struct {
+	Game     *int              `msgpack:"game"`
+	Position *env.PositionDesc `msgpack:"position"`
+	Seed     uint64            `msgpack:"seed"`
+}
+
 // positionState builds a state from a readable position.
-func (c *conn) positionState(p []byte) *Error {
-	var pr struct {
-		Game     *int              `msgpack:"game"`
-		Position *env.PositionDesc `msgpack:"position"`
-		Seed     uint64            `msgpack:"seed"`
-	}
-	if e := decodeParams("position", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) positionState(pr *positionParams) *Error {
 	g, e := c.lookupGame("position", pr.Game)
 	if e != nil {
 		return e
@@ -502,8 +496,8 @@ func (c *conn) positionState(p []byte) *Error {
 }
 
 // saveState returns one state as the engine's saved-state blob (rules included).
-func (c *conn) saveState(p []byte) *Error {
-	s, e := c.oneState("state_save", p)
+func (c *conn) saveState(pr *oneStateParams) *Error {
+	s, e := c.oneState("state_save", pr)
 	if e != nil {
 		return e
 	}
@@ -514,16 +508,15 @@ func (c *conn) saveState(p []byte) *Error {
 	return c.result("state_save", blobResult{Blob: blob})
 }
 
+// stateLoadParams are state_load's params.
+type stateLoadParams struct {
+	Game *int   `msgpack:"game"`
+	Blob []byte `msgpack:"blob"`
+}
+
 // loadState reads a saved-state blob into a packed state and its rules.
 // Given a game, the blob's rules must be the game's.
-func (c *conn) loadState(p []byte) *Error {
-	var pr struct {
-		Game *int   `msgpack:"game"`
-		Blob []byte `msgpack:"blob"`
-	}
-	if e := decodeParams("state_load", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) loadState(pr *stateLoadParams) *Error {
 	var g *game
 	if pr.Game != nil {
 		var e *Error
@@ -550,21 +543,20 @@ func (c *conn) loadState(p []byte) *Error {
 	return c.result("state_load", stateRulesResult{State: s.AppendPacked(nil), Rules: s.Rules().String()})
 }
 
+// analyseParams are analyse's params.
+type analyseParams struct {
+	Game   *int    `msgpack:"game"`
+	States []byte  `msgpack:"states"`
+	Agent  *string `msgpack:"agent"`
+	Seed   uint64  `msgpack:"seed"`
+}
+
 // analyseStates asks a built-in agent for its action at every state, with
 // its search policy over the 180 actions and its value estimate. The states
 // are shared among the server's workers, one agent each; state i is
 // searched with the agent reseeded to seed+i, so the answer does not depend
 // on how the work was split.
-func (c *conn) analyseStates(p []byte) *Error {
-	var pr struct {
-		Game   *int    `msgpack:"game"`
-		States []byte  `msgpack:"states"`
-		Agent  *string `msgpack:"agent"`
-		Seed   uint64  `msgpack:"seed"`
-	}
-	if e := decodeParams("analyse", p, &pr); e != nil {
-		return e
-	}
+func (c *conn) analyseStates(pr *analyseParams) *Error {
 	g, e := c.lookupGame("analyse", pr.Game)
 	if e != nil {
 		return e
@@ -619,18 +611,4 @@ func safeAct(ag agent.Agent, s *env.State) (a env.Action, st agent.Stats, err er
 		}
 	}()
 	return ag.ActStats(s)
-}
-
-// stateHandlers holds the state methods' handlers, by method id - mGame.
-var stateHandlers = [numMethods - mGame]func(*conn, []byte) *Error{
-	(*conn).gameMethod, (*conn).initialStates, (*conn).applyStates, (*conn).queryStates, (*conn).describeState,
-	(*conn).positionState, (*conn).saveState, (*conn).loadState, (*conn).analyseStates,
-}
-
-// stateMethod dispatches the state methods.
-func (c *conn) stateMethod(mid int, p []byte) *Error {
-	if mid < mGame || mid >= numMethods {
-		return errorf(CodeInternal, "method %d has no handler", mid)
-	}
-	return stateHandlers[mid-mGame](c, p)
 }

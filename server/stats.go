@@ -74,78 +74,6 @@ func (h *histogram) summary() obj {
 
 func round2(x float64) float64 { return math.Round(x*100) / 100 }
 
-// method ids index the per-method histograms.
-const (
-	mHello = iota
-	mPing
-	mMake
-	mReset
-	mStep
-	mClose
-	mStats
-	mSave
-	mLoad
-	mRender
-	mObserve
-	mSelfplayNew
-	mSelfplayNext
-	mSelfplayClose
-	mGame
-	mInitial
-	mApply
-	mQuery
-	mDescribe
-	mPosition
-	mStateSave
-	mStateLoad
-	mAnalyse
-	numMethods
-)
-
-var methodNames = [numMethods]string{"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load", "render", "observe",
-	"selfplay_new", "selfplay_next", "selfplay_close",
-	"game", "initial", "apply", "query", "describe", "position", "state_save", "state_load", "analyse"}
-
-// methodID returns the id of a method name, or -1.
-func methodID(name []byte) int {
-	switch string(name) {
-	case "hello":
-		return mHello
-	case "ping":
-		return mPing
-	case "make":
-		return mMake
-	case "reset":
-		return mReset
-	case "step":
-		return mStep
-	case "close":
-		return mClose
-	case "stats":
-		return mStats
-	case "save":
-		return mSave
-	case "load":
-		return mLoad
-	case "render":
-		return mRender
-	case "observe":
-		return mObserve
-	case "selfplay_new":
-		return mSelfplayNew
-	case "selfplay_next":
-		return mSelfplayNext
-	case "selfplay_close":
-		return mSelfplayClose
-	}
-	for m := mGame; m < numMethods; m++ {
-		if string(name) == methodNames[m] {
-			return m
-		}
-	}
-	return -1
-}
-
 // counters are the server-wide statistics.
 type counters struct {
 	connections      atomic.Int64
@@ -155,5 +83,5 @@ type counters struct {
 	steps            atomic.Uint64
 	requests         atomic.Uint64
 	errors           atomic.Uint64
-	latency          [numMethods]histogram
+	latency          []histogram // by method id, made by New
 }

@@ -1,15 +1,17 @@
 // Command genpy writes python/yutenv/_protocol.py, the Python package's
 // constants, from the Go declarations they come from: the rule options and
 // presets (env.Options, env.Presets), the action count and packed state
-// layout (env), the observation tiers and their sizes (obs) and the error
-// codes (server). A test fails when the file is stale. Run it with
+// layout (env), the observation tiers and their sizes (obs), the protocol's
+// methods and their keys (server.Methods) and the error codes (server). With
+// -doc it also writes the generated regions of docs/PROTOCOL.md: the method
+// reference (server.Methods) and the error codes (server.CodeInfos). A test fails when either is stale. Run it with
 //
 //	go generate ./internal/genpy
 //
 // To add a constant, append a section to sections.
 package main
 
-//go:generate go run . -o ../../python/yutenv/_protocol.py
+//go:generate go run . -o ../../python/yutenv/_protocol.py -doc ../../docs/PROTOCOL.md
 
 import (
 	"bytes"
@@ -26,6 +28,7 @@ import (
 
 func main() {
 	out := flag.String("o", "", "write to this file instead of standard output")
+	doc := flag.String("doc", "", "also rewrite the generated regions of this docs/PROTOCOL.md")
 	flag.Parse()
 	b, err := render()
 	if err == nil {
@@ -35,10 +38,26 @@ func main() {
 			err = os.WriteFile(*out, b, 0o644)
 		}
 	}
+	if err == nil && *doc != "" {
+		err = rewriteDoc(*doc)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genpy:", err)
 		os.Exit(1)
 	}
+}
+
+// rewriteDoc writes the generated regions of the Markdown file at path.
+func rewriteDoc(path string) error {
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	b, err := renderDoc(old)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // writer collects the Python source.
@@ -51,7 +70,7 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(w, format+"\n", arg
 type section func(w *writer) error
 
 // sections are written in order, each after a blank line.
-var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, errorsSection}
+var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, errorsSection}
 
 // render returns the whole module.
 func render() ([]byte, error) {
@@ -207,6 +226,35 @@ func packedSection(w *writer) error {
 	w.p("")
 	w.p("PACKED_STATE_VERSION: Final = %d", env.PackedVersion)
 	w.p(`"""The version byte that opens a packed state this build writes."""`)
+	return nil
+}
+
+func methodsSection(w *writer) error {
+	w.p("")
+	w.p("class MethodSpec(NamedTuple):")
+	w.p(`    """One protocol method (docs/PROTOCOL.md, "Methods"), as server.Methods declares it."""`)
+	w.p("")
+	w.p("    params: tuple[str, ...]")
+	w.p(`    """The keys of its params, in the order the server's error messages list them."""`)
+	w.p("    result: tuple[str, ...]")
+	w.p(`    """The keys its result may hold (some only when asked for); () for the empty map."""`)
+	w.p("    hello_first: bool")
+	w.p(`    """Whether it needs a successful hello on the connection first (every method but hello)."""`)
+	w.p("    doc: str")
+	w.p(`    """What it does, in one line."""`)
+	w.p("")
+	w.p("")
+	w.p("METHODS: Final[dict[str, MethodSpec]] = {")
+	for _, m := range server.Methods() {
+		w.p("    %s: MethodSpec(", py(m.Name))
+		w.p("        params=%s,", pyTuple(server.Keys(m.Params)))
+		w.p("        result=%s,", pyTuple(server.Keys(m.Result)))
+		w.p("        hello_first=%s,", map[bool]string{true: "False", false: "True"}[m.Handshake])
+		w.p("        doc=%s,", py(m.Doc))
+		w.p("    ),")
+	}
+	w.p("}")
+	w.p(`"""Every method of the protocol, by name, in the server's order."""`)
 	return nil
 }
 

@@ -2,15 +2,18 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/server"
 )
 
 const generated = "../../python/yutenv/_protocol.py"
@@ -52,4 +55,61 @@ func TestProtocolModuleContents(t *testing.T) {
 	cmd.Stdin = bytes.NewReader(b)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
+}
+
+const protocolDoc = "../../docs/PROTOCOL.md"
+
+// docs/PROTOCOL.md's generated regions (the method reference) are what the
+// generator writes now from server.Methods; the prose around them is kept.
+func TestProtocolDocIsFresh(t *testing.T) {
+	got, err := os.ReadFile(protocolDoc)
+	require.NoError(t, err)
+	want, err := renderDoc(got)
+	require.NoError(t, err)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: run go generate ./internal/genpy", protocolDoc)
+	}
+	for _, m := range server.Methods() {
+		assert.Contains(t, string(got), "| [`"+m.Name+"`](#", m.Name)
+	}
+}
+
+// The generated table of error codes lists every code the server sends, in order.
+func TestProtocolDocErrorCodes(t *testing.T) {
+	b, err := os.ReadFile(protocolDoc)
+	require.NoError(t, err)
+	doc := string(b)
+	start := strings.Index(doc, "| code | when | connection |")
+	require.GreaterOrEqual(t, start, 0, "the error table")
+	var listed []string
+	for _, line := range strings.Split(doc[start:], "\n")[2:] {
+		if !strings.HasPrefix(line, "| `") {
+			break
+		}
+		code, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+		listed = append(listed, code)
+	}
+	var codes []string
+	for _, c := range server.Codes() {
+		codes = append(codes, string(c))
+	}
+	assert.Equal(t, codes, listed)
+}
+
+// A region without its markers, or a method without a section, is an
+// error, not a silently wrong file.
+func TestRenderDocErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc, want string
+	}{
+		{"no begin marker", "# doc\n", "has no line"},
+		{"no end marker", fmt.Sprintf(beginMarker, "methods") + "\n", "has no end marker"},
+		{"no section", fmt.Sprintf(beginMarker, "methods") + "\n" + endMarker + "\n", "no section documents method hello"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := renderDoc([]byte(tt.doc))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
 }

@@ -269,6 +269,162 @@ PACKED_STATE_SIZE: Final = 108
 PACKED_STATE_VERSION: Final = 2
 """The version byte that opens a packed state this build writes."""
 
+
+class MethodSpec(NamedTuple):
+    """One protocol method (docs/PROTOCOL.md, "Methods"), as server.Methods declares it."""
+
+    params: tuple[str, ...]
+    """The keys of its params, in the order the server's error messages list them."""
+    result: tuple[str, ...]
+    """The keys its result may hold (some only when asked for); () for the empty map."""
+    hello_first: bool
+    """Whether it needs a successful hello on the connection first (every method but hello)."""
+    doc: str
+    """What it does, in one line."""
+
+
+METHODS: Final[dict[str, MethodSpec]] = {
+    "hello": MethodSpec(
+        params=("protocol", "token", "client"),
+        result=("protocol", "server", "actions", "tiers", "obs_layout", "default_tier", "opponents", "methods", "limits"),
+        hello_first=False,
+        doc="Open the connection: protocol version, token; the server's limits and capabilities.",
+    ),
+    "ping": MethodSpec(
+        params=(),
+        result=(),
+        hello_first=True,
+        doc="Answer {}.",
+    ),
+    "make": MethodSpec(
+        params=("rules", "tier", "n", "mode", "seat", "opponent", "autoreset", "max_decisions", "reward", "illegal", "info"),
+        result=("handle", "n", "players", "mode", "autoreset", "reward", "illegal", "tier", "opponent", "seat", "max_decisions", "info", "rules", "obs_size", "obs_layout", "obs_space", "actions", "reward_shape"),
+        hello_first=True,
+        doc="Create a handle of N envs.",
+    ),
+    "reset": MethodSpec(
+        params=("handle", "seed", "options", "info"),
+        result=("obs", "mask", "to_move", "seeds", "info"),
+        hello_first=True,
+        doc="Start a new episode in every env of a handle.",
+    ),
+    "step": MethodSpec(
+        params=("handle", "actions", "info"),
+        result=("obs", "mask", "to_move", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info"),
+        hello_first=True,
+        doc="Apply one action per env of a handle.",
+    ),
+    "close": MethodSpec(
+        params=("handle",),
+        result=(),
+        hello_first=True,
+        doc="Free a handle.",
+    ),
+    "stats": MethodSpec(
+        params=(),
+        result=("uptime_s", "connections", "connections_total", "envs", "handles", "steps", "requests", "errors", "conn", "latency_us"),
+        hello_first=True,
+        doc="The server's counters and per-method latency percentiles.",
+    ),
+    "save": MethodSpec(
+        params=("handle", "index"),
+        result=("state",),
+        hello_first=True,
+        doc="One env's game state as the engine's versioned blob.",
+    ),
+    "load": MethodSpec(
+        params=("handle", "index", "state", "seat"),
+        result=("obs", "mask", "to_move"),
+        hello_first=True,
+        doc="Replace one env's game with a saved state.",
+    ),
+    "render": MethodSpec(
+        params=("handle", "index", "format"),
+        result=("text", "svg", "height", "width", "rgb"),
+        hello_first=True,
+        doc="One env's position as text, SVG or an RGB image.",
+    ),
+    "observe": MethodSpec(
+        params=("handle", "seat"),
+        result=("obs", "mask"),
+        hello_first=True,
+        doc="Every env's observation and mask as one seat sees them.",
+    ),
+    "selfplay_new": MethodSpec(
+        params=("rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "seed", "games", "games_in_flight", "max_batch", "eval_timeout", "out", "shard_games", "first_game"),
+        result=("id", "obs_size", "obs_layout", "actions", "tier", "rules", "games", "first_game", "games_done", "games_in_flight", "max_batch", "eval_timeout", "out"),
+        hello_first=True,
+        doc="Start a self-play run whose leaves the client evaluates.",
+    ),
+    "selfplay_next": MethodSpec(
+        params=("id", "priors", "values"),
+        result=("n", "obs", "mask", "done", "games", "decisions", "leaves", "batches"),
+        hello_first=True,
+        doc="Answer a run's last batch and get the next one.",
+    ),
+    "selfplay_close": MethodSpec(
+        params=("id",),
+        result=(),
+        hello_first=True,
+        doc="Cancel a self-play run and forget it.",
+    ),
+    "game": MethodSpec(
+        params=("rules",),
+        result=("game", "rules", "players", "pieces", "state_size", "actions", "chance", "obs_size", "obs_layout"),
+        hello_first=True,
+        doc="Declare a rule set for the state methods.",
+    ),
+    "initial": MethodSpec(
+        params=("game", "seed", "n", "start"),
+        result=("states",),
+        hello_first=True,
+        doc="N new games as packed states.",
+    ),
+    "apply": MethodSpec(
+        params=("game", "states", "actions", "throws"),
+        result=("states",),
+        hello_first=True,
+        doc="Apply one action, or one throw, to every packed state.",
+    ),
+    "query": MethodSpec(
+        params=("game", "states", "mask", "returns", "obs", "seat"),
+        result=("phase", "to_move", "mask", "returns", "obs"),
+        hello_first=True,
+        doc="Phase, seat to move and optionally mask, returns, observations of packed states.",
+    ),
+    "describe": MethodSpec(
+        params=("game", "state"),
+        result=("position", "start", "decisions", "throws", "json", "text"),
+        hello_first=True,
+        doc="One packed state's position, JSON form and text board.",
+    ),
+    "position": MethodSpec(
+        params=("game", "position", "seed"),
+        result=("state",),
+        hello_first=True,
+        doc="A packed state from a readable position.",
+    ),
+    "state_save": MethodSpec(
+        params=("game", "state"),
+        result=("blob",),
+        hello_first=True,
+        doc="One packed state as the engine's saved-state blob.",
+    ),
+    "state_load": MethodSpec(
+        params=("game", "blob"),
+        result=("state", "rules"),
+        hello_first=True,
+        doc="A saved-state blob as a packed state and its rules.",
+    ),
+    "analyse": MethodSpec(
+        params=("game", "states", "agent", "seed"),
+        result=("agent", "actions", "policy", "value", "values"),
+        hello_first=True,
+        doc="A built-in agent's action, policy and value at every packed state.",
+    ),
+}
+"""Every method of the protocol, by name, in the server's order."""
+
 ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_frame",
     "frame_too_large",

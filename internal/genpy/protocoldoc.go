@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/yutenv/yutenv/server"
+)
+
+// The generated regions of docs/PROTOCOL.md: each lies between a begin
+// marker naming it and the end marker; the prose around them is kept.
+const (
+	beginMarker = "<!-- BEGIN GENERATED: %s (go generate ./internal/genpy; do not edit) -->"
+	endMarker   = "<!-- END GENERATED -->"
+)
+
+// docRegions are the generated regions, by name.
+var docRegions = []struct {
+	name   string
+	render func(doc []byte) (string, error)
+}{
+	{"methods", methodsTable},
+	{"errors", errorsTable},
+}
+
+// renderDoc returns doc (docs/PROTOCOL.md) with every generated region
+// written anew from the server's declarations.
+func renderDoc(doc []byte) ([]byte, error) {
+	for _, r := range docRegions {
+		begin := []byte(fmt.Sprintf(beginMarker, r.name))
+		i := bytes.Index(doc, begin)
+		if i < 0 {
+			return nil, fmt.Errorf("docs/PROTOCOL.md has no line %s", begin)
+		}
+		start := i + len(begin)
+		n := bytes.Index(doc[start:], []byte(endMarker))
+		if n < 0 {
+			return nil, fmt.Errorf("docs/PROTOCOL.md: region %s has no end marker %s", r.name, endMarker)
+		}
+		body, err := r.render(doc)
+		if err != nil {
+			return nil, fmt.Errorf("region %s: %w", r.name, err)
+		}
+		out := append([]byte{}, doc[:start]...)
+		out = append(out, "\n"+body...)
+		doc = append(out, doc[start+n:]...)
+	}
+	return doc, nil
+}
+
+// headingRE matches a method's section heading.
+var headingRE = regexp.MustCompile(`(?m)^###+ (.+)$`)
+
+// anchor returns the link target of the section that documents method
+// (a heading that is its name, or else that names it among others).
+func anchor(doc []byte, method string) (string, error) {
+	var found string
+	for _, m := range headingRE.FindAllSubmatch(doc, -1) {
+		h := string(m[1])
+		if h == method {
+			return "#" + slug(h), nil
+		}
+		if found == "" && regexp.MustCompile(`\b`+regexp.QuoteMeta(method)+`\b`).MatchString(h) {
+			found = "#" + slug(h)
+		}
+	}
+	if found == "" {
+		return "", errors.New("no section documents method " + method + ": add a heading naming it")
+	}
+	return found, nil
+}
+
+// slug is GitHub's anchor of a heading: lower case, spaces to dashes,
+// punctuation other than - and _ dropped.
+func slug(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(h) {
+		switch {
+		case r == ' ':
+			b.WriteByte('-')
+		case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// codeList returns "`a`, `b`", or "none".
+func codeList(keys []string) string {
+	if len(keys) == 0 {
+		return "none"
+	}
+	return "`" + strings.Join(keys, "`, `") + "`"
+}
+
+// methodsTable is the reference of every method: its params' and result's
+// keys, from server.Methods.
+func methodsTable(doc []byte) (string, error) {
+	var b strings.Builder
+	b.WriteString("| method | params | result | |\n|---|---|---|---|\n")
+	for _, m := range server.Methods() {
+		a, err := anchor(doc, m.Name)
+		if err != nil {
+			return "", err
+		}
+		result := "`{}`"
+		if keys := server.Keys(m.Result); len(keys) > 0 {
+			result = codeList(keys)
+		}
+		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, m.Doc)
+	}
+	return b.String(), nil
+}
+
+// errorsTable is the table of error codes: when each is sent and what
+// becomes of the connection, from server.CodeInfos.
+func errorsTable([]byte) (string, error) {
+	var b strings.Builder
+	b.WriteString("| code | when | connection |\n|---|---|---|\n")
+	for _, c := range server.CodeInfos() {
+		if c.When == "" || c.Connection == "" {
+			return "", fmt.Errorf("error code %s is not documented", c.Code)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Code, c.When, c.Connection)
+	}
+	return b.String(), nil
+}

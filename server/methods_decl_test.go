@@ -1,0 +1,151 @@
+package server
+
+import (
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// Every method's reader takes exactly the params its declaration names: an
+// unknown key is refused with the declared keys, and no declared key is
+// unknown to the reader (hand-written or typed).
+func TestMethodParamsAreDeclared(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	for _, m := range Methods() {
+		t.Run(m.Name, func(t *testing.T) {
+			_, err := c.Call(m.Name, map[string]any{"zz_unknown": 1})
+			require.Error(t, err)
+			assert.Equal(t, CodeBadRequest, errCode(err))
+			keys := strings.Join(Keys(m.Params), ", ")
+			if keys == "" {
+				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (it takes none)`)
+			} else {
+				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (parameters: `+keys+`)`)
+			}
+			for _, k := range Keys(m.Params) {
+				// A value of no param's type: every reader refuses it,
+				// but as a bad value of a key it knows.
+				_, err := c.Call(m.Name, map[string]any{k: map[string]any{"zz": []any{1}}})
+				if err != nil {
+					assert.NotContains(t, err.Error(), "unknown parameter", "key %s", k)
+				}
+			}
+		})
+	}
+}
+
+// The keys of every result, the hand-written ones included, are among the
+// keys its declaration names (Method.Result).
+func TestMethodResultsAreDeclared(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.dial(t)
+	got := map[string][]map[string]any{}
+	call := func(method string, params map[string]any) map[string]any {
+		t.Helper()
+		res, err := c.Call(method, params)
+		require.NoError(t, err, method)
+		got[method] = append(got[method], res)
+		return res
+	}
+	call("hello", nil)
+	call("ping", nil)
+	h := call("make", map[string]any{"n": 2, "info": true, "autoreset": "same_step"})["handle"]
+	mask := call("reset", map[string]any{"handle": h, "seed": 1})["mask"].([]byte)
+	for range 2000 { // until an episode ends and autoresets
+		acts := []any{}
+		for e := range 2 {
+			acts = append(acts, max(0, slices.Index(mask[e*env.NumActions:(e+1)*env.NumActions], 1)))
+		}
+		res := call("step", map[string]any{"handle": h, "actions": acts, "info": true})
+		mask = res["mask"].([]byte)
+		if _, ok := res["final_obs"]; ok {
+			break
+		}
+	}
+	st := call("save", map[string]any{"handle": h, "index": 0})["state"]
+	call("load", map[string]any{"handle": h, "index": 1, "state": st})
+	for _, f := range []string{"text", "svg", "rgb"} {
+		call("render", map[string]any{"handle": h, "index": 0, "format": f})
+	}
+	call("observe", map[string]any{"handle": h, "seat": 1})
+	call("stats", nil)
+	call("close", map[string]any{"handle": h})
+	g := call("game", map[string]any{"rules": "standard"})["game"]
+	states := call("initial", map[string]any{"game": g, "seed": 1, "n": 2, "start": 0})["states"].([]byte)
+	thrown := call("apply", map[string]any{"game": g, "states": states, "throws": []byte{2, 2}})["states"]
+	call("query", map[string]any{"game": g, "states": states, "mask": true, "returns": true, "obs": "compact"})
+	one := map[string]any{"game": g, "state": states[:env.PackedSize]}
+	d := call("describe", one)
+	call("position", map[string]any{"game": g, "position": d["position"]})
+	blob := call("state_save", one)["blob"]
+	call("state_load", map[string]any{"game": g, "blob": blob})
+	call("analyse", map[string]any{"game": g, "states": thrown, "agent": "random"})
+	run := call("selfplay_new", selfplayParams(filepath.Join(t.TempDir(), "sp")))["id"]
+	call("selfplay_next", map[string]any{"id": run})
+	call("selfplay_close", map[string]any{"id": run})
+
+	for _, m := range Methods() {
+		t.Run(m.Name, func(t *testing.T) {
+			results := got[m.Name]
+			require.NotEmpty(t, results, "the test calls every method")
+			want := Keys(m.Result)
+			for _, res := range results {
+				for k := range res {
+					assert.True(t, slices.Contains(want, k), "result key %q is not declared (declared: %v)", k, want)
+				}
+			}
+		})
+	}
+}
+
+// Looking a method up by name, on every request, allocates nothing.
+func TestMethodIDAllocatesNothing(t *testing.T) {
+	for i, name := range methodNames {
+		b := []byte(name)
+		assert.Equal(t, i, methodID(b))
+		assert.Zero(t, testing.AllocsPerRun(100, func() { methodID(b) }), name)
+	}
+	assert.Equal(t, -1, methodID([]byte("nope")))
+}
+
+func TestKeys(t *testing.T) {
+	type inner struct {
+		A int `msgpack:"a"`
+		B int `msgpack:"b,omitempty"`
+	}
+	type other struct {
+		B int `msgpack:"b"`
+		C int `msgpack:"c"`
+	}
+	for _, tt := range []struct {
+		name string
+		typ  reflect.Type
+		want []string
+	}{
+		{"nil", nil, nil},
+		{"none", reflect.TypeFor[none](), nil},
+		{"tags and options", reflect.TypeFor[inner](), []string{"a", "b"}},
+		{"skipped fields", reflect.TypeFor[struct {
+			A int `msgpack:"a"`
+			B int `msgpack:"-"`
+			C int
+			d int `msgpack:"d"`
+		}](), []string{"a"}},
+		{"embedded forms, keys once", reflect.TypeFor[struct {
+			inner
+			other
+		}](), []string{"a", "b", "c"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, Keys(tt.typ))
+		})
+	}
+}
