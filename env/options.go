@@ -49,6 +49,10 @@ type Option struct {
 
 	get func(Rules) string
 	set func(*Rules, string) error
+	// num returns an int or float option's value in r, false where it does
+	// not apply: the range check reads it, so that Validate (run for every
+	// new game) neither formats nor allocates.
+	num func(Rules) (float64, bool)
 	// cover returns what r exercises of a text option (a subset of Cover).
 	cover func(Rules) []string
 }
@@ -108,17 +112,13 @@ func (o *Option) Covers(r Rules) []string {
 // check returns an error when r's value of the option is out of its
 // declared range or not one of its values.
 func (o *Option) check(r Rules) error {
-	v := o.get(r)
 	switch o.Kind {
 	case OptionInt, OptionFloat:
-		if v == "" {
-			return nil
-		}
-		if x, err := strconv.ParseFloat(v, 64); err != nil || !(x >= o.Min && x <= o.Max) {
-			return fmt.Errorf("%w: %s must be %g to %g, got %s", ErrInvalidRules, o.Key, o.Min, o.Max, v)
+		if x, ok := o.num(r); ok && !(x >= o.Min && x <= o.Max) {
+			return fmt.Errorf("%w: %s must be %g to %g, got %s", ErrInvalidRules, o.Key, o.Min, o.Max, o.get(r))
 		}
 	case OptionEnum, OptionSwitch:
-		if !slices.Contains(o.Values, v) {
+		if v := o.get(r); !slices.Contains(o.Values, v) {
 			return fmt.Errorf("%w: %s must be one of %s, got %s", ErrInvalidRules, o.Key, strings.Join(o.Values, ", "), v)
 		}
 	}
@@ -132,14 +132,17 @@ var options = []Option{
 	{Key: "players", Kind: OptionInt, Min: MinPlayers, Max: MaxPlayers,
 		Doc: "seats; turns go by seat number, wrapping round",
 		get: func(r Rules) string { return strconv.Itoa(r.Players) },
+		num: func(r Rules) (float64, bool) { return float64(r.Players), true },
 		set: func(r *Rules, v string) (err error) { r.Players, err = parseIntField("players", v); return err }},
 	{Key: "pieces", Kind: OptionInt, Min: MinPieces, Max: MaxPieces,
 		Doc: "pieces per seat",
 		get: func(r Rules) string { return strconv.Itoa(r.Pieces) },
+		num: func(r Rules) (float64, bool) { return float64(r.Pieces), true },
 		set: func(r *Rules, v string) (err error) { r.Pieces, err = parseIntField("pieces", v); return err }},
 	{Key: "flat_prob", Aliases: []string{"p"}, Kind: OptionFloat, Min: MinFlatP, Max: MaxFlatP,
 		Doc: "chance that one stick lands flat side up",
 		get: func(r Rules) string { return strconv.FormatFloat(r.FlatProb, 'g', -1, 64) },
+		num: func(r Rules) (float64, bool) { return r.FlatProb, true },
 		set: func(r *Rules, v string) (err error) {
 			if r.FlatProb, err = strconv.ParseFloat(v, 64); err != nil {
 				return fmt.Errorf("%w: flat_prob must be a number, got %q", ErrInvalidRules, v)
@@ -188,6 +191,7 @@ var options = []Option{
 			}
 			return strconv.Itoa(r.Spaces)
 		},
+		num: func(r Rules) (float64, bool) { return float64(r.Spaces), r.Board != BoardCross || r.Spaces != 0 },
 		set: func(r *Rules, v string) (err error) { r.Spaces, err = parseIntField("spaces", v); return err }},
 	{Key: "pool", Kind: OptionSwitch, Values: onOffValues,
 		Doc: "off: each throw is used (or spent) as soon as it is thrown; yut and mo earn their next throw after their move",

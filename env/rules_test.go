@@ -737,3 +737,18 @@ func TestRuleVariants(t *testing.T) {
 		assert.True(t, errors.Is(err, env.ErrInvalidRules))
 	})
 }
+
+// TestValidateAllocatesNothing: New validates its rules for every game (a
+// playout, a reset), so Validate and New allocate nothing under every
+// variant. (Formatting every option's value to range-check it once cost one
+// allocation a game, 6% of random playouts.)
+func TestValidateAllocatesNothing(t *testing.T) {
+	for _, v := range env.Variants() {
+		t.Run(v.Name, func(t *testing.T) {
+			r := v.Rules
+			require.NoError(t, r.Validate())
+			assert.Zero(t, testing.AllocsPerRun(100, func() { _ = r.Validate() }), "Validate")
+			assert.Zero(t, testing.AllocsPerRun(100, func() { _, _ = env.New(r, 7, env.AnySeat) }), "New")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"sync/atomic"
 )
 
 // Phase says what a state is waiting for.
@@ -61,12 +62,29 @@ type State struct {
 	throws    uint32
 }
 
+// validRules holds the rules New validated last: the games of one rule set
+// (a playout loop, an env's resets) are checked once, not once a game.
+var validRules atomic.Pointer[Rules]
+
+// checkRules is r.Validate, remembered for the last rules that passed.
+func checkRules(r Rules) error {
+	if p := validRules.Load(); p != nil && *p == r {
+		return nil
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	v := r
+	validRules.Store(&v)
+	return nil
+}
+
 // New starts a game under rules r with the given seed. start names the first
 // seat, or is AnySeat to draw it from the seed. The state begins at a chance
 // node: the first seat must throw.
 func New(r Rules, seed uint64, start int) (State, error) {
 	var s State
-	if err := r.Validate(); err != nil {
+	if err := checkRules(r); err != nil {
 		return s, err
 	}
 	if start != AnySeat && (start < 0 || start >= r.Players) {
