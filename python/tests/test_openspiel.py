@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterator
 
 import numpy as np
@@ -128,3 +129,53 @@ def test_openspiel_q_learners_train_on_the_information_state_tensor() -> None:
     assert all(len(a._q_values) >= 5 for a in agents), "each seat saw many distinct tensors"
     updated = [v for a in agents for q in a._q_values.values() for v in q.values() if v != 0.0]
     assert len(updated) >= 2, "both seats' final decisions learned the outcome"
+
+
+def test_openspiel_alphazero_plays_and_learns_from_the_observation_tensor(tmp_path: Path) -> None:
+    """OpenSpiel's own AlphaZero (the JAX one of open-spiel 2): its MCTS bots with its
+    AlphaZeroEvaluator play one self-play game through ``observation_tensor``, its replay
+    buffer takes the trajectory as its learner does, and its model takes a few updates.
+    Tiny settings: 4 simulations, a 16-wide MLP (the ``openspiel-az`` extra)."""
+    for module in ("jax", "flax", "optax", "chex"):
+        pytest.importorskip(module)  # `make py-install` installs the openspiel-az extra
+    import jax.numpy as jnp
+    from open_spiel.python.algorithms.alpha_zero import alpha_zero, utils
+    from open_spiel.python.algorithms.alpha_zero import evaluator as evaluator_lib
+    from open_spiel.python.algorithms.alpha_zero import replay_buffer as buffer_lib
+    from open_spiel.python.utils import file_logger
+
+    game = yutenv.openspiel.load_game()
+    config = alpha_zero.Config(
+        game=yutenv.openspiel.GAME_NAME, path=str(tmp_path), learning_rate=0.01, weight_decay=1e-4,
+        decouple_weight_decay=False, train_batch_size=16, replay_buffer_size=64, replay_buffer_reuse=1,
+        max_steps=1, checkpoint_freq=1, actors=1, evaluators=0, evaluation_window=1, eval_levels=1,
+        uct_c=2.0, max_simulations=4, policy_alpha=1.0, policy_epsilon=0.25, temperature=1.0,
+        temperature_drop=10, nn_model="mlp", nn_width=16, nn_depth=1,
+        observation_shape=game.observation_tensor_shape(), output_size=game.num_distinct_actions(),
+        verbose=False, quiet=True,
+    )  # fmt: skip
+    model = alpha_zero._init_model_from_config(config)
+    bot = alpha_zero._init_bot(config, game, evaluator_lib.AlphaZeroEvaluator(game, model), False)
+    np.random.seed(0)  # its self-play samples moves with numpy's global generator
+    with file_logger.FileLogger(str(tmp_path), "actor", quiet=True) as logger:
+        trajectory = alpha_zero._play_game(logger, 0, game, (bot, bot), config.temperature, config.temperature_drop)
+    assert sorted(trajectory.returns) == [-1.0, 1.0] and len(trajectory.states) > 5
+    assert {len(s.observation) for s in trajectory.states} == {yutenv.Game().obs_size["compact"]}
+
+    buffer = buffer_lib.Buffer(config.replay_buffer_size)
+    for s in trajectory.states:  # as its learner fills the buffer
+        buffer.append(
+            utils.TrainInput(
+                observation=jnp.asarray(s.observation, dtype=jnp.float32),
+                legals_mask=jnp.asarray(s.legals_mask, dtype=jnp.bool),
+                policy=jnp.asarray(s.policy, dtype=jnp.float32),
+                value=jnp.asarray(trajectory.returns[0], dtype=jnp.float32),
+            )
+        )
+    first = trajectory.states[0]
+    obs, mask = np.asarray(first.observation, np.float32), np.asarray(first.legals_mask)
+    before = float(np.asarray(model.inference(obs, mask)[0]).squeeze())
+    losses = [model.update(buffer.sample(config.train_batch_size)) for _ in range(3)]
+    after = float(np.asarray(model.inference(obs, mask)[0]).squeeze())
+    assert all(np.isfinite([float(x.policy), float(x.value), float(x.l2)]).all() for x in losses)
+    assert after != before, "the updates changed the network's value of the first position"
