@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Iterator
 
@@ -100,6 +101,20 @@ def test_tier_is_checked_and_defaults_to_compact() -> None:
     ]
     with pytest.raises(yutenv.InvalidArgumentError, match="tier 'dense' is not one of compact"):
         pyspiel.load_game("python_yutenv", {"tier": "dense"})
+
+
+@pytest.mark.parametrize("rules", ["standard", "players=3,end=rank"])
+def test_game_pickles_by_its_parameters(rules: str) -> None:
+    """AlphaZero's driver pickles the game into its processes: the copy is the same game
+    (pyspiel's game string would cut a rules value at its commas)."""
+    game = yutenv.openspiel.load_game(rules, "planes")
+    copy = pickle.loads(pickle.dumps(game))
+    assert isinstance(copy, yutenv.openspiel.YutSpielGame)
+    assert copy.get_parameters() == {"rules": rules, "tier": "planes"} and copy.yut == game.yut
+    assert copy.num_players() == game.num_players() and copy.observation_tensor_shape() == [598]
+    state = copy.new_initial_state()
+    state.apply_action(2)
+    assert state.legal_actions() == [89]
 
 
 def test_openspiel_dqn_trains_on_the_information_state_tensor() -> None:

@@ -98,6 +98,13 @@ class YutSpielGame(pyspiel.Game):  # type: ignore[misc]
         )
         super().__init__(_game_type(zero_sum), info, params)
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        # By its parameters, not pyspiel's game string: that string cannot carry a rules
+        # value with commas ("players=3,end=rank"), and pyspiel's own unpickling makes a
+        # game without this class's attributes. AlphaZero's driver pickles the game into
+        # its actor processes.
+        return (YutSpielGame, (dict(self.get_parameters()),))
+
     def new_initial_state(self, seed: int = 0) -> "YutSpielState":
         """The initial state, first seat 0 (a chance node)."""
         return YutSpielState(self, self.yut.new_initial_state(seed=seed, start=0))
