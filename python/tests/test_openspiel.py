@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -153,51 +158,46 @@ def test_openspiel_dqn_trains_on_the_information_state_tensor() -> None:
         assert agent.loss is not None and np.isfinite(float(agent.loss)), "each seat's network took updates"
 
 
-def test_openspiel_alphazero_plays_and_learns_from_the_observation_tensor(tmp_path: Path) -> None:
-    """OpenSpiel's own AlphaZero (the JAX one of open-spiel 2): its MCTS bots with its
-    AlphaZeroEvaluator play one self-play game through ``observation_tensor``, its replay
-    buffer takes the trajectory as its learner does, and its model takes a few updates.
-    Tiny settings: 4 simulations, a 16-wide MLP (the ``openspiel-rl`` extra)."""
+_ALPHAZERO = """
+import sys
+import yutenv.openspiel
+from open_spiel.python.algorithms.alpha_zero import alpha_zero
+
+game = yutenv.openspiel.load_game()
+alpha_zero.alpha_zero(alpha_zero.Config(
+    game=yutenv.openspiel.GAME_NAME, path=sys.argv[1], learning_rate=0.01, weight_decay=1e-4,
+    decouple_weight_decay=False, train_batch_size=16, replay_buffer_size=64, replay_buffer_reuse=1,
+    max_steps=1, checkpoint_freq=1, actors=1, evaluators=1, evaluation_window=2,
+    eval_levels=2,  # 2 or more: its learner divides by eval_levels - 1
+    uct_c=2.0, max_simulations=4, policy_alpha=1.0, policy_epsilon=0.25, temperature=1.0,
+    temperature_drop=10, nn_model="mlp", nn_width=16, nn_depth=1,
+    observation_shape=game.observation_tensor_shape(), output_size=game.num_distinct_actions(),
+    verbose=False, quiet=True,
+))
+"""
+
+
+def test_openspiel_alphazero_trains_a_step_on_the_observation_tensor(tmp_path: Path) -> None:
+    """OpenSpiel's own AlphaZero (the JAX/Flax one of open-spiel 2), its whole driver: an actor
+    and an evaluator process play through ``observation_tensor`` (the game is pickled into
+    them), its learner fills the replay buffer and takes one training step with a checkpoint.
+    Tiny settings: 4 simulations, a 16-wide MLP, a 64-state buffer (the openspiel-rl extra).
+    In a subprocess with a deadline: when its actors die, its learner waits forever."""
     for module in ("jax", "flax", "optax", "chex"):
         pytest.importorskip(module)  # the openspiel-rl extra; `make py-install` installs it
-    import jax.numpy as jnp
-    from open_spiel.python.algorithms.alpha_zero import alpha_zero, utils
-    from open_spiel.python.algorithms.alpha_zero import evaluator as evaluator_lib
-    from open_spiel.python.algorithms.alpha_zero import replay_buffer as buffer_lib
-    from open_spiel.python.utils import file_logger
-
-    game = yutenv.openspiel.load_game()
-    config = alpha_zero.Config(
-        game=yutenv.openspiel.GAME_NAME, path=str(tmp_path), learning_rate=0.01, weight_decay=1e-4,
-        decouple_weight_decay=False, train_batch_size=16, replay_buffer_size=64, replay_buffer_reuse=1,
-        max_steps=1, checkpoint_freq=1, actors=1, evaluators=0, evaluation_window=1, eval_levels=1,
-        uct_c=2.0, max_simulations=4, policy_alpha=1.0, policy_epsilon=0.25, temperature=1.0,
-        temperature_drop=10, nn_model="mlp", nn_width=16, nn_depth=1,
-        observation_shape=game.observation_tensor_shape(), output_size=game.num_distinct_actions(),
-        verbose=False, quiet=True,
+    p = subprocess.Popen(
+        [sys.executable, "-c", _ALPHAZERO, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, env={**os.environ, "YUTENV_BINARY": str(yutenv.binary_path())}, start_new_session=True,
     )  # fmt: skip
-    model = alpha_zero._init_model_from_config(config)
-    bot = alpha_zero._init_bot(config, game, evaluator_lib.AlphaZeroEvaluator(game, model), False)
-    np.random.seed(0)  # its self-play samples moves with numpy's global generator
-    with file_logger.FileLogger(str(tmp_path), "actor", quiet=True) as logger:
-        trajectory = alpha_zero._play_game(logger, 0, game, (bot, bot), config.temperature, config.temperature_drop)
-    assert sorted(trajectory.returns) == [-1.0, 1.0] and len(trajectory.states) > 5
-    assert {len(s.observation) for s in trajectory.states} == {yutenv.Game().obs_size["compact"]}
-
-    buffer = buffer_lib.Buffer(config.replay_buffer_size)
-    for s in trajectory.states:  # as its learner fills the buffer
-        buffer.append(
-            utils.TrainInput(
-                observation=jnp.asarray(s.observation, dtype=jnp.float32),
-                legals_mask=jnp.asarray(s.legals_mask, dtype=jnp.bool),
-                policy=jnp.asarray(s.policy, dtype=jnp.float32),
-                value=jnp.asarray(trajectory.returns[0], dtype=jnp.float32),
-            )
-        )
-    first = trajectory.states[0]
-    obs, mask = np.asarray(first.observation, np.float32), np.asarray(first.legals_mask)
-    before = float(np.asarray(model.inference(obs, mask)[0]).squeeze())
-    losses = [model.update(buffer.sample(config.train_batch_size)) for _ in range(3)]
-    after = float(np.asarray(model.inference(obs, mask)[0]).squeeze())
-    assert all(np.isfinite([float(x.policy), float(x.value), float(x.l2)]).all() for x in losses)
-    assert after != before, "the updates changed the network's value of the first position"
+    try:
+        out, err = p.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)  # its actor and evaluator processes too
+        out, err = p.communicate()
+        pytest.fail("OpenSpiel's AlphaZero did not finish its step in 300 s:\n" + out[-3000:] + err[-3000:])
+    assert p.returncode == 0, out[-3000:] + err[-3000:]
+    steps = [json.loads(line) for line in (tmp_path / "learner.jsonl").read_text().splitlines()]
+    assert [s["step"] for s in steps] == [1]
+    assert steps[0]["total_states"] >= 64 and steps[0]["total_trajectories"] >= 1
+    assert (tmp_path / "checkpoint-1").exists(), "the learner trained and saved its network"
+    assert "Losses(total:" in (tmp_path / "log-learner.txt").read_text()
