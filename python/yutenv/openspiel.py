@@ -15,6 +15,13 @@ Actions are yutenv's 180 ids (throw*30 + source); chance outcomes are the throw 
 ``returns()`` are the engine's outcomes in [-1, 1]. Every state operation is a call to
 the yutenv server, so Python algorithms run at Python-game speed (OpenSpiel's note on
 Python games applies); ``yutenv.Game``'s batched calls are the fast path.
+
+``observation_tensor(player)`` is that seat's observation of the observation tier given
+by the game parameter ``tier`` (default ``"compact"``; ``"tactical"`` and ``"planes"``
+too, docs/OBSERVATIONS.md), a float32 vector of shape ``[game.yut.obs_size[tier]]``. It
+is defined at chance and terminal states and for a seat that is not to move. The game is
+perfect information, so ``information_state_tensor(player)`` is the same vector (the
+position is all there is to know; the history adds nothing).
 """
 
 from __future__ import annotations
@@ -28,15 +35,19 @@ from ._extras import import_extra
 import_extra("pyspiel", "openspiel", "yutenv.openspiel")
 import pyspiel  # noqa: E402
 
+from .errors import InvalidArgumentError
 from .state import THROW_NAMES, Game, State
 
-__all__ = ["GAME_NAME", "YutSpielGame", "YutSpielState", "load_game"]
+__all__ = ["DEFAULT_TIER", "GAME_NAME", "YutSpielGame", "YutSpielState", "load_game"]
 
 GAME_NAME = "python_yutenv"
 
 #: a bound for OpenSpiel's GameInfo; the rules bound no game's length, and a game
 #: of random play in the standard rules takes a few hundred steps.
 MAX_GAME_LENGTH = 100_000
+
+#: the observation tier of the tensors when the game parameter ``tier`` is not given.
+DEFAULT_TIER = "compact"
 
 def _game_type(zero_sum: bool) -> Any:
     return pyspiel.GameType(
@@ -50,10 +61,10 @@ def _game_type(zero_sum: bool) -> Any:
         max_num_players=4,
         min_num_players=2,
         provides_information_state_string=False,
-        provides_information_state_tensor=False,
+        provides_information_state_tensor=True,
         provides_observation_string=True,
-        provides_observation_tensor=False,
-        parameter_specification={"rules": "standard"},
+        provides_observation_tensor=True,
+        parameter_specification={"rules": "standard", "tier": DEFAULT_TIER},
     )
 
 
@@ -61,11 +72,18 @@ _GAME_TYPE = _game_type(True)
 
 
 class YutSpielGame(pyspiel.Game):  # type: ignore[misc]
-    """The OpenSpiel game; parameter ``rules`` is a yutenv rules string."""
+    """The OpenSpiel game; parameter ``rules`` is a yutenv rules string, ``tier`` the
+    observation tier of the observation and information-state tensors."""
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         params = dict(params or {})
         self.yut = Game(str(params.get("rules", "standard")))
+        self.tier = str(params.get("tier", DEFAULT_TIER))
+        if self.tier not in self.yut.obs_size:
+            raise InvalidArgumentError(
+                f"{GAME_NAME}: tier {self.tier!r} is not one of {', '.join(self.yut.obs_size)}",
+                code="bad_request",
+            )
         # Outcomes sum to 0 with two seats, and under end=rank (places spread evenly
         # from +1 to -1); under end=first with more seats every loser gets -1.
         zero_sum = self.yut.players == 2 or "end=rank" in self.yut.rules
@@ -80,12 +98,21 @@ class YutSpielGame(pyspiel.Game):  # type: ignore[misc]
         )
         super().__init__(_game_type(zero_sum), info, params)
 
+    def __reduce__(self) -> tuple[Any, tuple[dict[str, Any]]]:
+        # By its parameters, not pyspiel's game string: that string cannot carry a rules
+        # value with commas ("players=3,end=rank"), and pyspiel's own unpickling makes a
+        # game without this class's attributes. AlphaZero's driver pickles the game into
+        # its actor processes.
+        return (YutSpielGame, (dict(self.get_parameters()),))
+
     def new_initial_state(self, seed: int = 0) -> "YutSpielState":
         """The initial state, first seat 0 (a chance node)."""
         return YutSpielState(self, self.yut.new_initial_state(seed=seed, start=0))
 
     def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "_Observer":
-        return _Observer(params)
+        """The observer behind the observation and information-state tensors and strings
+        (the same for both: perfect information)."""
+        return _Observer(self.tier, self.yut.obs_size[self.tier], params)
 
 
 class YutSpielState(pyspiel.State):  # type: ignore[misc]
@@ -145,16 +172,19 @@ class YutSpielState(pyspiel.State):  # type: ignore[misc]
 
 
 class _Observer:
-    """The board as text (perfect information: the same for every seat)."""
+    """A seat's observation of one tier as the tensor; the board as text (the same for
+    every seat)."""
 
-    def __init__(self, params: Any) -> None:
+    def __init__(self, tier: str, size: int, params: Any) -> None:
         if params:
             raise ValueError(f"observation parameters are not supported, got {params}")
-        self.tensor = np.zeros(0, np.float32)
-        self.dict: dict[str, Any] = {}
+        self.tier = tier
+        self.tensor = np.zeros(size, np.float32)
+        self.dict: dict[str, Any] = {"observation": self.tensor}
 
     def set_from(self, state: YutSpielState, player: int) -> None:
-        pass
+        # One round trip; any seat, at chance and terminal states too.
+        self.tensor[:] = state.yut.observation(self.tier, seat=player)
 
     def string_from(self, state: YutSpielState, player: int) -> str:
         return state.yut.render()
@@ -163,7 +193,7 @@ class _Observer:
 pyspiel.register_game(_GAME_TYPE, YutSpielGame)
 
 
-def load_game(rules: str = "standard") -> YutSpielGame:
-    """``pyspiel.load_game("python_yutenv", {"rules": rules})``."""
-    g: YutSpielGame = pyspiel.load_game(GAME_NAME, {"rules": rules})
+def load_game(rules: str = "standard", tier: str = DEFAULT_TIER) -> YutSpielGame:
+    """``pyspiel.load_game("python_yutenv", {"rules": rules, "tier": tier})``."""
+    g: YutSpielGame = pyspiel.load_game(GAME_NAME, {"rules": rules, "tier": tier})
     return g
