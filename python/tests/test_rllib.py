@@ -7,7 +7,7 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib", reason="the rllib extra is not installed")
+pytest.importorskip("ray.rllib", reason="the rllib extra is not installed", exc_type=ImportError)
 pytest.importorskip("torch", reason="the rllib extra is not installed").set_num_threads(1)
 
 import ray  # noqa: E402

@@ -22,5 +22,5 @@ def import_extra(module: str, extra: str, feature: str) -> ModuleType:
     command."""
     try:
         return importlib.import_module(module)
-    except ModuleNotFoundError as e:
+    except ImportError as e:  # not installed, or installed without what it needs (ray without ray[tune])
         raise MissingExtraError(feature, extra, e.name or module) from e
