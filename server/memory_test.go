@@ -177,11 +177,10 @@ func TestMemoryBoundChild(t *testing.T) {
 
 // largestRun returns the games in flight of the largest self-play run of
 // compact observations, 64 sims and batches of 64 that cfg allows.
-func largestRun(cfg Config) int {
+func largestRun(t *testing.T, cfg Config) int {
+	t.Helper()
 	space, err := obs.SpaceOf(obs.Compact)
-	if err != nil {
-		panic(err)
-	}
+	require.NoError(t, err)
 	n := 1
 	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: 2 * n, MaxBatch: 64}, space.Size) <= cfg.limits().SelfplayBytes {
 		n *= 2
@@ -197,7 +196,7 @@ func largestRun(cfg Config) int {
 // for a few seconds more, then hangs up and returns.
 func startSearchLoad(t *testing.T, ts *testServer, cfg Config) func() {
 	sp, an := ts.client(t), ts.client(t)
-	inFlight := largestRun(cfg)
+	inFlight := largestRun(t, cfg)
 	p := selfplayParams(t.TempDir())
 	p["games_in_flight"], p["sims"], p["max_batch"], p["games"], p["shard_games"] = inFlight, 64, 64, 1_000_000, 1_000_000
 	res, err := sp.Call("selfplay_new", p)

@@ -270,21 +270,20 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, started: time.Now(),
+	s := &Server{cfg: cfg, limits: cfg.limits(), log: cfg.Logger, started: time.Now(),
 		hostile:   newLimitedLogger(cfg.Logger, hostileLogEvery, hostileLogBurst),
 		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, pending: map[*conn]struct{}{}}
 	s.stats.latency = make([]histogram, len(methods))
 	if s.hello, err = s.helloResult(); err != nil {
 		return nil, err
 	}
-	if s.nets, err = nnet.NewDirs(cfg.MaxNetBytes, cfg.NetDirs...); err != nil {
+	if s.nets, err = nnet.NewDirs(s.limits.NetFileBytes, cfg.NetDirs...); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	nnet.SetCacheLimit(cfg.MaxNetCacheBytes)
+	nnet.SetCacheLimit(s.limits.NetCacheBytes)
 	s.netLoads = semaphore.NewWeighted(1)
 	s.pool = vecenv.NewPool(cfg.Workers)
 	s.inflight = semaphore.NewWeighted(cfg.MaxInflightBytes)
-	s.limits = cfg.limits()
 	s.search = semaphore.NewWeighted(int64(s.limits.SearchWorkers))
 	s.spare = semaphore.NewWeighted(int64(max(0, s.limits.Cores-s.limits.SearchWorkers)))
 	s.ctx, s.cancel = context.WithCancel(context.Background())
