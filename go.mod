@@ -12,6 +12,7 @@ require (
 	golang.org/x/sync v0.23.0
 	golang.org/x/term v0.44.0
 	golang.org/x/time v0.16.0
+	gonum.org/v1/gonum v0.17.0
 )
 
 require (

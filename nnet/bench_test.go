@@ -1,10 +1,14 @@
 package nnet
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/obs"
 )
 
 // BenchmarkForward is one forward pass of a compact-tier MLP 213-64-(180, 1).
@@ -42,3 +46,98 @@ func BenchmarkEvaluate(b *testing.B) {
 }
 
 var _ agent.Evaluator = (*Evaluator)(nil)
+
+// benchPositions returns n decision states with at least two legal actions
+// from random games (every 7th decision), the same for every agent.
+func benchPositions(b *testing.B, n int) []env.State {
+	b.Helper()
+	var out []env.State
+	r, err := agent.New("random", 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for seed := uint64(1); len(out) < n; seed++ {
+		s, err := env.New(env.Standard(), seed, env.AnySeat)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for k := 0; !s.IsOver() && len(out) < n; k++ {
+			s.Advance()
+			if s.IsOver() {
+				break
+			}
+			if k%7 == 3 && s.NumLegalActions() > 1 {
+				out = append(out, s)
+			}
+			a, err := r.Act(&s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Apply(a); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return out
+}
+
+// BenchmarkSearch is one decision of net:PATH,sims=200 (a 256-256-256 MLP
+// on the compact tier, the size of issue 23) beside one of mcts:2000, on
+// the same 64 positions: the goal is that the first costs no more.
+func BenchmarkSearch(b *testing.B) {
+	pos := benchPositions(b, 64)
+	path := filepath.Join(b.TempDir(), "net.ynet")
+	data, err := randomNet(1, 256, 256, 256).MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, spec := range []string{"mcts:2000", "net:" + path + ",sims=200"} {
+		name := spec
+		if strings.HasPrefix(spec, "net:") {
+			name = "net256x3,sims=200"
+		}
+		b.Run(name, func(b *testing.B) {
+			a, err := agent.New(spec, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := a.Act(&pos[0]); err != nil { // warm the pools
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := a.Act(&pos[i%len(pos)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/decision")
+		})
+	}
+}
+
+// BenchmarkForward256 is one forward pass of the 213-256-256-256-(180, 1) MLP.
+func BenchmarkForward256(b *testing.B) {
+	n := randomNet(1, 256, 256, 256)
+	sc := n.NewScratch()
+	enc, err := obs.NewEncoder(env.Standard(), n.Tier)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pos := benchPositions(b, 64)
+	xs := make([][]float32, len(pos))
+	for i := range pos {
+		xs[i] = make([]float32, enc.Size())
+		enc.Encode(&pos[i], pos[i].ToMove(), xs[i])
+	}
+	logits := make([]float32, env.NumActions)
+	n.Forward(sc, xs[0], logits) // builds the transposed weights
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n.Forward(sc, xs[i%len(xs)], logits)
+	}
+}

@@ -299,13 +299,14 @@ func (c *Cache) Stats() (nets int, bytes int64) {
 	return c.lru.Len(), c.bytes
 }
 
-// Bytes returns the memory of the net's weights and biases.
+// Bytes returns the memory of the net's weights and biases, counting the
+// transposed copy of the trunk's and policy's weights that Forward builds.
 func (n *Net) Bytes() int64 {
 	var s int64
-	for _, l := range append(n.Trunk[:len(n.Trunk):len(n.Trunk)], n.Policy, n.Value) {
-		s += 4 * int64(len(l.W)+len(l.B))
+	for _, l := range n.Trunk {
+		s += 4 * int64(2*len(l.W)+len(l.B))
 	}
-	return s
+	return s + 4*int64(2*len(n.Policy.W)+len(n.Policy.B)+len(n.Value.W)+len(n.Value.B))
 }
 
 // lookup returns the net of identity id and marks it used.

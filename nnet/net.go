@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
@@ -50,6 +52,8 @@ type Net struct {
 	Trunk  []Layer
 	Policy Layer
 	Value  Layer
+
+	cols atomic.Pointer[columns] // the weights transposed, built by the first Forward
 }
 
 // fileLayer and file are the msgpack form.
@@ -269,14 +273,22 @@ func (n *Net) NewScratch() *Scratch {
 
 // Forward evaluates one observation x (the tier's size): it writes the 180
 // policy logits into logits and returns the value head's output before
-// tanh. It allocates nothing.
+// tanh. It allocates nothing (the first call on a net builds its
+// transposed weights, once).
+//
+// Each layer is computed as out = b + Σ x[i]·W[:, i] over the inputs that
+// are not zero, a column at a time with gonum's float32 axpy (SSE assembly
+// on amd64): the observations are mostly zeros and ReLU zeroes about half
+// of every hidden layer, so this skips their work, and the axpy runs four
+// products an instruction (docs/BENCHMARKS.md, "Network forward pass").
 func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
+	cols := n.columns()
 	in := x
 	cur, next := sc.a, sc.b
 	for i := range n.Trunk {
 		l := &n.Trunk[i]
 		out := cur[:l.Out]
-		dense(l, in, out)
+		sparseDense(l, cols.trunk[i], in, out)
 		for j, v := range out {
 			if v < 0 {
 				out[j] = 0
@@ -285,30 +297,63 @@ func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 		in = out
 		cur, next = next, cur
 	}
-	dense(&n.Policy, in, logits[:env.NumActions])
-	var v [1]float32
-	dense(&n.Value, in, v[:])
-	return v[0]
+	sparseDense(&n.Policy, cols.policy, in, logits[:env.NumActions])
+	v := n.Value.B[0]
+	w := n.Value.W[:len(in)]
+	for i, xi := range in {
+		if xi != 0 {
+			v += w[i] * xi
+		}
+	}
+	return v
 }
 
-// dense computes out = W·in + b, four products at a time: independent
-// sums let the CPU overlap them (docs/BENCHMARKS.md).
-func dense(l *Layer, in, out []float32) {
-	in = in[:l.In]
-	n4 := l.In &^ 3
-	for o := range out[:l.Out] {
+// columns holds every layer's weights transposed (In×Out, row-major), so
+// that the weights of one input are contiguous.
+type columns struct {
+	trunk  [][]float32
+	policy []float32
+}
+
+// columns returns the net's transposed weights, building them on first use.
+func (n *Net) columns() *columns {
+	if c := n.cols.Load(); c != nil {
+		return c
+	}
+	c := &columns{policy: transpose(&n.Policy)}
+	for i := range n.Trunk {
+		c.trunk = append(c.trunk, transpose(&n.Trunk[i]))
+	}
+	if !n.cols.CompareAndSwap(nil, c) {
+		return n.cols.Load()
+	}
+	return c
+}
+
+// transpose returns l's weights as In rows of Out.
+func transpose(l *Layer) []float32 {
+	t := make([]float32, l.In*l.Out)
+	for o := 0; o < l.Out; o++ {
 		row := l.W[o*l.In : (o+1)*l.In]
-		row = row[:len(in)]
-		var s0, s1, s2, s3 float32
-		for i := 0; i < n4; i += 4 {
-			s0 += row[i] * in[i]
-			s1 += row[i+1] * in[i+1]
-			s2 += row[i+2] * in[i+2]
-			s3 += row[i+3] * in[i+3]
+		for i, w := range row {
+			t[i*l.Out+o] = w
 		}
-		for i := n4; i < len(in); i++ {
-			s0 += row[i] * in[i]
+	}
+	return t
+}
+
+// blas32 is gonum's pure-Go BLAS, with assembly kernels for the level-1
+// float32 routines on amd64.
+var blas32 gonum.Implementation
+
+// sparseDense computes out = W·in + b from the transposed weights wt,
+// skipping the inputs that are zero.
+func sparseDense(l *Layer, wt, in, out []float32) {
+	out = out[:l.Out]
+	copy(out, l.B)
+	for i, v := range in[:l.In] {
+		if v != 0 {
+			blas32.Saxpy(l.Out, v, wt[i*l.Out:(i+1)*l.Out], 1, out, 1)
 		}
-		out[o] = l.B[o] + (s0 + s1) + (s2 + s3)
 	}
 }

@@ -3,11 +3,13 @@ package nnet
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,6 +97,40 @@ func TestRoundTripAndForward(t *testing.T) {
 		}
 	}
 	assert.Zero(t, testing.AllocsPerRun(100, func() { back.Forward(sc, x, logits) }), "Forward allocates nothing")
+}
+
+// TestForwardSkipsZeroInputs checks the sparse forward pass against the
+// float64 reference on inputs that are mostly zeros (as observations are),
+// on a net that is evaluated from two goroutines at once (the transposed
+// weights are built once, by whichever comes first).
+func TestForwardSkipsZeroInputs(t *testing.T) {
+	n := randomNet(3, 64, 48, 32)
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, density := range []float64{0, 0.1, 0.5, 1} {
+		t.Run(fmt.Sprint(density), func(t *testing.T) {
+			x := make([]float32, n.Trunk[0].In)
+			for i := range x {
+				if r.Float64() < density {
+					x[i] = float32(r.NormFloat64())
+				}
+			}
+			wantL, wantV := reference(n, x)
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					logits := make([]float32, env.NumActions)
+					v := n.Forward(n.NewScratch(), x, logits)
+					assert.InDelta(t, wantV, float64(v), 1e-5)
+					for a := range logits {
+						assert.InDelta(t, wantL[a], float64(logits[a]), 1e-5)
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
 }
 
 // golden is the shared golden's expected outputs (written by
