@@ -110,7 +110,9 @@ func LoadCached(path string) (*Net, error) {
 
 // Agent plays a network: the policy's most likely legal action without
 // search (spec net:PATH), or an MCTS guided by the net's priors and values
-// (net:PATH,sims=N[,c=..,workers=..,temp=..]).
+// (net:PATH,sims=N[,c=..,workers=..,temp=..]), or with Gumbel root
+// selection and sequential halving (net:PATH,sims=N,gumbel=1[,m=..]), whose
+// statistics' policy is the improved policy of completed Q-values.
 type Agent struct {
 	spec   agent.Spec
 	net    *Net
@@ -136,7 +138,8 @@ func New(sp agent.Spec, seed uint64) (*Agent, error) {
 			return nil, err
 		}
 		ms.N, ms.C, ms.Workers, ms.Temp = sp.N, sp.C, sp.Workers, sp.Temp
-		if a.search, err = agent.NewMCTS(ms, seed, agent.MCTSOptions{Evaluator: a.eval}); err != nil {
+		opt := agent.MCTSOptions{Evaluator: a.eval, Gumbel: sp.Gumbel, GumbelM: sp.M}
+		if a.search, err = agent.NewMCTS(ms, seed, opt); err != nil {
 			return nil, err
 		}
 	}

@@ -43,6 +43,16 @@ type MCTSOptions struct {
 	// (State.Decisions() < TempMoves) at temperature 1 (an action sampled in
 	// proportion to its visits) and the rest at the spec's temp.
 	TempMoves int
+	// Gumbel selects the root's actions by Gumbel-Top-m sampling and
+	// sequential halving, and the decisions below it by the deterministic
+	// rule of Danihelka et al. (gumbel.go); Stats.Policy is then the
+	// improved policy from completed Q-values. It needs an Evaluator and
+	// one worker, and replaces the Dirichlet noise and the temperature
+	// (the Gumbel numbers explore): those must be 0.
+	Gumbel bool
+	// GumbelM is the number of root actions sequential halving starts
+	// from, 1..180 (0: DefaultGumbelM); fewer if fewer are legal.
+	GumbelM int
 }
 
 // NewMCTS builds an mcts agent with options beyond its spec (sp.Name must
@@ -59,6 +69,16 @@ func NewMCTS(sp Spec, seed uint64, opt MCTSOptions) (*MCTS, error) {
 		return nil, fmt.Errorf("%w: dirichlet fraction must be 0..1, got %g", ErrSpec, opt.DirichletFrac)
 	case opt.TempMoves < 0:
 		return nil, fmt.Errorf("%w: temperature moves must be >= 0, got %d", ErrSpec, opt.TempMoves)
+	case opt.GumbelM < 0 || opt.GumbelM > env.NumActions:
+		return nil, fmt.Errorf("%w: gumbel m must be 1..%d, got %d", ErrSpec, env.NumActions, opt.GumbelM)
+	}
+	if opt.Gumbel {
+		if err := checkGumbel(sp, opt); err != nil {
+			return nil, err
+		}
+		if opt.GumbelM == 0 {
+			opt.GumbelM = DefaultGumbelM
+		}
 	}
 	m := registry["mcts"](sp, seed).(*MCTS)
 	m.opt = opt
@@ -66,6 +86,7 @@ func NewMCTS(sp Spec, seed uint64, opt MCTSOptions) (*MCTS, error) {
 		t := &m.trees[i]
 		t.eval = opt.Evaluator
 		t.alpha, t.frac = opt.DirichletAlpha, opt.DirichletFrac
+		t.gumbel, t.gumbelM = opt.Gumbel, opt.GumbelM
 		if t.eval != nil {
 			t.prior = true
 		}
@@ -85,6 +106,7 @@ func (t *tree) evaluate(i int32) (v [env.MaxPlayers]float64, err error) {
 		return v, fmt.Errorf("%w: value %g is not a number in [-1, 1]", ErrEvaluator, val)
 	}
 	nd = &t.nodes[i] // (the evaluator cannot move nodes, but stay safe if it ever could)
+	nd.raw = float32(val)
 	nd.first = int32(len(t.edges))
 	legal := nd.state.LegalActions(t.buf[:0])
 	sum := 0.0

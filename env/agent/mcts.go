@@ -97,6 +97,9 @@ func (m *MCTS) ActStats(s *env.State) (env.Action, Stats, error) {
 		return legal[0], Stats{Policy: m.policy[:]}, nil
 	}
 	deadline := deadlineAfter(m.spec.Time)
+	if m.opt.Gumbel {
+		return m.actGumbel(s, legal, deadline)
+	}
 	if len(m.trees) == 1 {
 		if err := m.trees[0].search(s, m.spec.N, deadline); err != nil {
 			return 0, Stats{}, err
@@ -218,6 +221,7 @@ type node struct {
 	n     int32                   // visits
 	first int32                   // index of the first edge; -1 until expanded
 	count uint8                   // number of edges
+	raw   float32                 // the evaluator's value for the mover (decision nodes, with an evaluator)
 }
 
 // edge leads from a node to a child: an action (decision) or a throw (chance).
@@ -243,6 +247,16 @@ type tree struct {
 	alpha, frac float64                 // Dirichlet noise at the root (alpha 0: none)
 	priors      [env.NumActions]float32 // the evaluator's answer
 	stop        *atomic.Bool            // polled every 16 simulations (SetInterrupt); nil: never
+
+	// Gumbel root selection (gumbel.go): on, m, the root's Gumbel numbers
+	// (by edge), the visit schedule and scratch by edge.
+	gumbel       bool
+	gumbelM      int
+	gumbels      [env.NumActions]float64
+	schedule     []int32
+	logit, sigma [env.NumActions]float64
+	qs           [env.NumActions]float64
+	seen         [env.NumActions]bool
 }
 
 // search runs up to sims simulations from root, stopping early once the
@@ -267,6 +281,9 @@ func (t *tree) search(root *env.State, sims int, deadline time.Time) error {
 	}
 	if t.prior && t.alpha > 0 && t.frac > 0 {
 		t.addNoise()
+	}
+	if t.gumbel {
+		t.prepareGumbel(sims)
 	}
 	for t.sims < sims {
 		if t.sims&15 == 0 && t.sims > 0 {
@@ -444,6 +461,12 @@ func (t *tree) selectEdge(i int32) int32 {
 			}
 		}
 		return best
+	}
+	if t.gumbel {
+		if i == 0 {
+			return t.gumbelRoot(false)
+		}
+		return t.gumbelInterior(i)
 	}
 	if t.prior {
 		me := nd.state.ToMove()

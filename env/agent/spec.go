@@ -65,6 +65,8 @@ const (
 	MaxC = 100.0
 	// MaxTemp bounds the move-selection temperature.
 	MaxTemp = 100.0
+	// MaxGumbelM bounds m, the root actions of a Gumbel search (all 180).
+	MaxGumbelM = 180
 )
 
 // Default values of the options.
@@ -116,6 +118,11 @@ type Spec struct {
 	// simulations per decision (option sims; 0: no search, the policy's
 	// most likely legal action).
 	Path string
+	// Gumbel selects net's root actions by Gumbel-Top-m sampling and
+	// sequential halving (option gumbel=1; MCTSOptions.Gumbel); M is m
+	// (option m, 1..180; 0 when Gumbel is off, DefaultGumbelM by default).
+	Gumbel bool
+	M      int
 }
 
 // kindInfo says what an agent name accepts.
@@ -129,7 +136,7 @@ var kinds = map[string]kindInfo{
 	"greedy": {},
 	"mc":     {defaultN: DefaultMCRollouts, keys: []string{"rollout", "time", "workers"}},
 	"mcts":   {defaultN: DefaultMCTSSimulations, keys: []string{"rollout", "prior", "c", "time", "workers", "temp"}},
-	"net":    {keys: []string{"sims", "c", "workers", "temp"}},
+	"net":    {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}},
 }
 
 // kindNames lists the agent names of the spec grammar, sorted.
@@ -173,8 +180,10 @@ func DefaultSpec(name string) (Spec, error) {
 // and workers; random and greedy take nothing. Spaces around items are
 // ignored. net:PATH names a network file (package nnet; PATH may not
 // hold ',' or ';') and takes sims (0..MaxN simulations per decision, 0 =
-// no search, the default), c (default 1.5), workers and temp. Every error
-// wraps ErrSpec and says what was expected.
+// no search, the default), c (default 1.5), workers and temp, or instead
+// of c, workers and temp gumbel=1 (Gumbel root selection with sequential
+// halving; needs sims >= 1) and m (its root actions, 1..180, default 16).
+// Every error wraps ErrSpec and says what was expected.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -225,7 +234,29 @@ func ParseSpec(s string) (Spec, error) {
 			return Spec{}, fmt.Errorf("%w: %q: %v", ErrSpec, s, err)
 		}
 	}
+	if err := sp.checkGumbel(seen); err != nil {
+		return Spec{}, fmt.Errorf("%w: %q: %w", ErrSpec, s, err)
+	}
 	return sp, nil
+}
+
+// checkGumbel refuses the options that do not go with gumbel=1 (or m
+// without it) and gives m its default.
+func (sp *Spec) checkGumbel(seen map[string]bool) error {
+	switch {
+	case !sp.Gumbel && seen["m"]:
+		return fmt.Errorf("%w: m is the number of root actions of gumbel=1", ErrGumbel)
+	case !sp.Gumbel:
+		return nil
+	case sp.N < 1:
+		return fmt.Errorf("%w: gumbel=1 needs a search: sims=N with N >= 1", ErrGumbel)
+	case seen["c"] || seen["temp"] || seen["workers"]:
+		return fmt.Errorf("%w: gumbel=1 takes no c, temp or workers (it has no PUCT constant, the Gumbel numbers choose the move, and it searches one tree)", ErrGumbel)
+	}
+	if sp.M == 0 {
+		sp.M = DefaultGumbelM
+	}
+	return nil
 }
 
 func (sp *Spec) set(k, v string) error {
@@ -270,6 +301,21 @@ func (sp *Spec) set(k, v string) error {
 			return fmt.Errorf("time must be a duration 0..%v such as 50ms, got %q", MaxTime, v)
 		}
 		sp.Time = d
+	case "gumbel":
+		switch v {
+		case "0":
+			sp.Gumbel = false
+		case "1":
+			sp.Gumbel = true
+		default:
+			return fmt.Errorf("gumbel must be 0 or 1, got %q", v)
+		}
+	case "m":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxGumbelM {
+			return fmt.Errorf("m must be an integer 1..%d, got %q", MaxGumbelM, v)
+		}
+		sp.M = n
 	case "workers":
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxWorkers {
@@ -282,7 +328,7 @@ func (sp *Spec) set(k, v string) error {
 
 // String writes the spec in its canonical form: the name, ":N" for agents
 // with a search, then the options that differ from their defaults in a
-// fixed order (rollout, prior, c, time, workers, temp). ParseSpec(sp.String())
+// fixed order (rollout, prior, c, time, workers, temp, gumbel, m). ParseSpec(sp.String())
 // gives sp back.
 func (sp Spec) String() string {
 	info, ok := kinds[sp.Name]
@@ -321,6 +367,12 @@ func (sp Spec) String() string {
 	}
 	if contains(info.keys, "temp") && sp.Temp != def.Temp {
 		b.WriteString(",temp=" + strconv.FormatFloat(sp.Temp, 'g', -1, 64))
+	}
+	if sp.Gumbel {
+		b.WriteString(",gumbel=1")
+		if sp.M != DefaultGumbelM {
+			b.WriteString(",m=" + strconv.Itoa(sp.M))
+		}
 	}
 	return b.String()
 }

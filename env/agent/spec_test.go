@@ -12,6 +12,9 @@ import (
 func TestParseSpec(t *testing.T) {
 	mc := func(n int) Spec { return Spec{Name: "mc", N: n, C: DefaultC, Workers: 1} }
 	mcts := func(n int) Spec { return Spec{Name: "mcts", N: n, C: DefaultC, Workers: 1, Prior: PriorGreedy} }
+	net := func(n int, gumbel bool, m int) Spec {
+		return Spec{Name: "net", Path: "a.ynet", N: n, C: DefaultNetC, Workers: 1, Prior: PriorGreedy, Gumbel: gumbel, M: m}
+	}
 	tests := []struct {
 		in    string
 		want  Spec
@@ -37,6 +40,9 @@ func TestParseSpec(t *testing.T) {
 		}(), "mcts:10,prior=none,c=0,temp=1"},
 		{"mcts:10,prior=greedy", mcts(10), "mcts:10"},
 		{"mcts:100000", mcts(MaxN), "mcts:100000"},
+		{"net:a.ynet,sims=16,gumbel=1", net(16, true, DefaultGumbelM), "net:a.ynet,sims=16,gumbel=1"},
+		{"net:a.ynet,m=4,gumbel=1,sims=200", net(200, true, 4), "net:a.ynet,sims=200,gumbel=1,m=4"},
+		{"net:a.ynet,sims=8,gumbel=0", net(8, false, 0), "net:a.ynet,sims=8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -79,6 +85,16 @@ func TestParseSpecErrors(t *testing.T) {
 		{"mcts:10,c=1,c=2", `option "c" given twice`},
 		{"mcts:10,=3", "is not key=value"},
 		{"mcts:10,workers", "is not key=value"},
+		{"mcts:10,gumbel=1", `mcts has no option "gumbel"`},
+		{"net:a.ynet,gumbel=1", "gumbel=1 needs a search"},
+		{"net:a.ynet,sims=0,gumbel=1", "gumbel=1 needs a search"},
+		{"net:a.ynet,sims=8,gumbel=yes", "gumbel must be 0 or 1"},
+		{"net:a.ynet,sims=8,m=4", "m is the number of root actions of gumbel=1"},
+		{"net:a.ynet,sims=8,gumbel=1,m=0", "m must be an integer 1..180"},
+		{"net:a.ynet,sims=8,gumbel=1,m=181", "m must be an integer 1..180"},
+		{"net:a.ynet,sims=8,gumbel=1,c=2", "gumbel=1 takes no c, temp or workers"},
+		{"net:a.ynet,sims=8,gumbel=1,temp=1", "gumbel=1 takes no c, temp or workers"},
+		{"net:a.ynet,sims=8,gumbel=1,workers=2", "gumbel=1 takes no c, temp or workers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
