@@ -57,6 +57,13 @@ type Config struct {
 	// TempMoves: the first TempMoves decisions of every game are sampled in
 	// proportion to visits (temperature 1), the rest are the most visited.
 	TempMoves int
+	// Gumbel searches with Gumbel root selection and sequential halving
+	// over GumbelM root actions (0: agent.DefaultGumbelM), and records the
+	// improved policy of completed Q-values as the policy target
+	// (agent.MCTSOptions.Gumbel). The Gumbel numbers explore: Dirichlet
+	// noise and TempMoves must be off; C is not used.
+	Gumbel  bool
+	GumbelM int
 	// Seed: game g has the game seed vecenv.GameSeed(Seed, g) = Seed+g,
 	// and the search that moves seat j at decision d is reseeded with
 	// vecenv.AgentSeed(Seed+g, j, d): yutenv's one seed scheme, as for
@@ -89,6 +96,9 @@ func (c *Config) check() error {
 	if c.ShardGames == 0 {
 		c.ShardGames = 100
 	}
+	if c.Gumbel && c.GumbelM == 0 {
+		c.GumbelM = agent.DefaultGumbelM
+	}
 	switch {
 	case c.Sims < 1 || c.Sims > MaxSims:
 		return fmt.Errorf("%w: sims must be 1..%d, got %d", ErrConfig, MaxSims, c.Sims)
@@ -104,6 +114,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: max_batch must be 1..%d, got %d", ErrConfig, MaxInFlight, c.MaxBatch)
 	case c.TempMoves < 0:
 		return fmt.Errorf("%w: temperature_moves must be >= 0, got %d", ErrConfig, c.TempMoves)
+	case c.GumbelM < 0 || c.GumbelM > agent.MaxGumbelM || (c.GumbelM > 0 && !c.Gumbel):
+		return fmt.Errorf("%w: gumbel_m must be 1..%d, with gumbel; got %d", ErrConfig, agent.MaxGumbelM, c.GumbelM)
+	case c.Gumbel && (c.TempMoves > 0 || c.DirichletAlpha > 0 && c.DirichletFrac > 0):
+		return fmt.Errorf("%w: gumbel explores with its Gumbel numbers: set temperature_moves 0 and dirichlet_alpha 0 (got %d and %g)", ErrConfig, c.TempMoves, c.DirichletAlpha)
 	case c.EvalTimeout < 0:
 		return fmt.Errorf("%w: eval_timeout must be >= 0, got %v", ErrConfig, c.EvalTimeout)
 	case c.ShardGames < 1 || c.ShardGames > 1_000_000:
@@ -116,6 +130,9 @@ func (c *Config) check() error {
 
 // SearchSpec is the spec recorded as every seat's agent in the manifest.
 func (c *Config) SearchSpec() string {
+	if c.Gumbel {
+		return fmt.Sprintf("az:%d,gumbel=1,m=%d", c.Sims, c.GumbelM)
+	}
 	return fmt.Sprintf("az:%d,c=%g,dirichlet=%g/%g,temperature_moves=%d", c.Sims, c.C, c.DirichletAlpha, c.DirichletFrac, c.TempMoves)
 }
 
@@ -312,7 +329,7 @@ func (r *Run) work(sp agent.Spec) {
 	defer r.wg.Done()
 	w := &worker{r: r, req: request{reply: make(chan float64, 1)}}
 	m, err := agent.NewMCTS(sp, 0, agent.MCTSOptions{Evaluator: w, DirichletAlpha: r.cfg.DirichletAlpha,
-		DirichletFrac: r.cfg.DirichletFrac, TempMoves: r.cfg.TempMoves})
+		DirichletFrac: r.cfg.DirichletFrac, TempMoves: r.cfg.TempMoves, Gumbel: r.cfg.Gumbel, GumbelM: r.cfg.GumbelM})
 	if err != nil {
 		r.fail(err)
 		return

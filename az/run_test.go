@@ -1,7 +1,10 @@
 package az
 
 import (
+	"archive/zip"
+	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -261,4 +264,88 @@ func TestRunWritesGamesAsTheyFinish(t *testing.T) {
 	assert.Empty(t, left, "no temporary file is left")
 	_, err = os.Stat(filepath.Join(dir, "shard-000000.npz"))
 	assert.NoError(t, err)
+}
+
+// npzFloats reads the float32 array name (e.g. "policy") of an .npz shard.
+func npzFloats(t *testing.T, path, name string) []float32 {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	require.NoError(t, err)
+	defer z.Close()
+	f, err := z.Open(name + ".npy")
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	require.NoError(t, err)
+	require.Greater(t, len(b), 10)
+	hl := int(binary.LittleEndian.Uint16(b[8:10]))
+	require.Contains(t, string(b[10:10+hl]), "<f4")
+	b = b[10+hl:]
+	out := make([]float32, len(b)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out
+}
+
+// TestRunGumbelRecordsTheImprovedPolicy checks that a Gumbel run's dataset
+// holds the improved policy of completed Q-values as the policy target: a
+// distribution over every legal action, unvisited ones included, where
+// visit counts (the array visits) put nothing on the actions sequential
+// halving left out.
+func TestRunGumbelRecordsTheImprovedPolicy(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config(dir)
+	cfg.Gumbel, cfg.GumbelM, cfg.Sims = true, 2, 4
+	cfg.TempMoves, cfg.DirichletAlpha, cfg.DirichletFrac = 0, 0, 0
+	cfg.Games = 2
+	r, err := Start(cfg)
+	require.NoError(t, err)
+	drive(t, r)
+	r.Close()
+	got := r.Config()
+	assert.Equal(t, "az:4,gumbel=1,m=2", got.SearchSpec())
+	shard := filepath.Join(dir, "shard-000000.npz")
+	policy, visits := npzFloats(t, shard, "policy"), npzFloats(t, shard, "visits")
+	require.Equal(t, len(policy), len(visits))
+	require.NotEmpty(t, policy)
+	improved := 0
+	for row := 0; row < len(policy)/env.NumActions; row++ {
+		p := policy[row*env.NumActions : (row+1)*env.NumActions]
+		v := visits[row*env.NumActions : (row+1)*env.NumActions]
+		sum := float32(0)
+		for a := range p {
+			sum += p[a]
+			if v[a] == 0 && p[a] > 0 && visitsSum(v) > 0 {
+				improved++
+			}
+			if v[a] > 0 {
+				assert.Positive(t, p[a], "row %d: a visited action has policy", row)
+			}
+		}
+		assert.InDelta(t, 1, sum, 1e-4, "row %d", row)
+	}
+	assert.Positive(t, improved, "the policy covers legal actions the search did not visit")
+
+	t.Run("refused settings", func(t *testing.T) {
+		for _, f := range []func(c *Config){
+			func(c *Config) { c.TempMoves = 4 },
+			func(c *Config) { c.DirichletAlpha, c.DirichletFrac = 0.3, 0.25 },
+			func(c *Config) { c.GumbelM = 181 },
+			func(c *Config) { c.Gumbel = false },
+		} {
+			c := cfg
+			c.Out = t.TempDir()
+			f(&c)
+			_, err := Start(c)
+			assert.ErrorIs(t, err, ErrConfig)
+		}
+	})
+}
+
+func visitsSum(v []float32) (s float32) {
+	for _, x := range v {
+		s += x
+	}
+	return s
 }

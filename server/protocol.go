@@ -229,6 +229,8 @@ type (
 		DirichletAlpha float64 `msgpack:"dirichlet_alpha"`
 		DirichletFrac  float64 `msgpack:"dirichlet_frac"`
 		TempMoves      int     `msgpack:"temperature_moves"`
+		Gumbel         bool    `msgpack:"gumbel"`
+		GumbelM        int     `msgpack:"gumbel_m"`
 		Seed           uint64  `msgpack:"seed"`
 		Games          int     `msgpack:"games"`
 		InFlight       int     `msgpack:"games_in_flight"`

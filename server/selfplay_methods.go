@@ -9,6 +9,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
 	_ "github.com/yutenv/yutenv/nnet" // the agent spec net:PATH, for opponents
 	"github.com/yutenv/yutenv/obs"
 )
@@ -48,6 +49,11 @@ func (c *conn) selfplayNew(p []byte) *Error {
 			case "temperature_moves":
 				v, err = r.intIn(0, math.MaxInt32)
 				cfg.TempMoves = int(v)
+			case "gumbel":
+				cfg.Gumbel, err = r.boolean()
+			case "gumbel_m":
+				v, err = r.intIn(1, agent.MaxGumbelM)
+				cfg.GumbelM = int(v)
 			case "seed":
 				cfg.Seed, err = r.uint64v()
 			case "games":

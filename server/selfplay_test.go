@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"math"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -211,4 +212,35 @@ func FuzzSelfplayAnswer(f *testing.F) {
 			id = nil
 		}
 	})
+}
+
+// TestSelfplayGumbel starts a Gumbel run through the protocol (params
+// gumbel and gumbel_m) and plays it out; the manifest names the search,
+// and a Gumbel run with temperature moves or Dirichlet noise is refused.
+func TestSelfplayGumbel(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	out := filepath.Join(t.TempDir(), "sp")
+	p := selfplayParams(out)
+	p["gumbel"], p["gumbel_m"] = true, 2
+	_, err := c.Call("selfplay_new", p)
+	assert.Equal(t, CodeBadRequest, errCode(err), "temperature moves and Dirichlet noise do not go with gumbel")
+	assert.ErrorContains(t, err, "gumbel")
+	p["temperature_moves"], p["dirichlet_alpha"] = 0, 0
+	res, err := c.Call("selfplay_new", p)
+	require.NoError(t, err)
+	params := map[string]any{"id": res["id"]}
+	for {
+		r, err := c.Call("selfplay_next", params)
+		require.NoError(t, err)
+		n, _ := toInt(r["n"])
+		if n == 0 {
+			break
+		}
+		params = uniformAnswer(n)
+		params["id"] = res["id"]
+	}
+	man, err := os.ReadFile(filepath.Join(out, dataset.ManifestName))
+	require.NoError(t, err)
+	assert.Contains(t, string(man), "az:8,gumbel=1,m=2")
 }

@@ -27,7 +27,8 @@ const evalArgs = `--a SPEC --b SPEC [flags]
 Plays --games games between two agents (--a, --b) or, with --agents, between
 every pair of a list (a round robin, --games per pair), on all cores, seat
 orders balanced. Agent specs: random, greedy, mc:N[,rollout=greedy],
-mcts:N[,c=..,prior=..,rollout=..,time=..,workers=..,temp=..]. Separate the
+mcts:N[,c=..,prior=..,rollout=..,time=..,workers=..,temp=..],
+net:PATH[,sims=N[,c=..,workers=..,temp=..|,gumbel=1[,m=..]]]. Separate the
 specs of --agents with ';' (quote it for the shell), or repeat --agents.`
 
 // evalMatch is the result of the games between two agents, and what

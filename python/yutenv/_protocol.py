@@ -351,7 +351,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         doc="Every env's observation and mask as one seat sees them.",
     ),
     "selfplay_new": MethodSpec(
-        params=("rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "seed", "games", "games_in_flight", "max_batch", "eval_timeout", "out", "shard_games", "first_game"),
+        params=("rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "gumbel", "gumbel_m", "seed", "games", "games_in_flight", "max_batch", "eval_timeout", "out", "shard_games", "first_game"),
         result=("id", "obs_size", "obs_layout", "actions", "tier", "rules", "games", "first_game", "games_done", "games_in_flight", "max_batch", "eval_timeout", "out"),
         hello_first=True,
         doc="Start a self-play run whose leaves the client evaluates.",
