@@ -26,11 +26,32 @@ type Evaluator struct {
 	x      []float32
 	logits [env.NumActions]float32
 	legal  [env.NumActions]env.Action
+	cache  *evalCache // nil: none
+	cached int        // its entries, made with the encoder
 }
 
 // NewEvaluator returns an evaluator of n.
 func NewEvaluator(n *Net) *Evaluator {
 	return &Evaluator{net: n, sc: n.NewScratch()}
+}
+
+// NewCachingEvaluator returns an evaluator of n that remembers its answers
+// for the last observations it saw, in a table of entries entries (a power
+// of two, e.g. agent.EvalCacheEntries of a search's simulations): it
+// answers the same as NewEvaluator's, faster when observations recur, as
+// they do across a game's searches.
+func NewCachingEvaluator(n *Net, entries int) *Evaluator {
+	return &Evaluator{net: n, sc: n.NewScratch(), cached: entries}
+}
+
+// CacheStats returns the cache's hits and misses (zero without a cache).
+func (e *Evaluator) CacheStats() (hits, misses int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cache == nil {
+		return 0, 0
+	}
+	return e.cache.hits, e.cache.misses
 }
 
 // Evaluate writes the net's distribution over the legal actions of s into
@@ -47,10 +68,21 @@ func (e *Evaluator) Evaluate(s *env.State, priors []float32) (float64, error) {
 			return 0, err
 		}
 		e.enc, e.x = enc, make([]float32, enc.Size())
+		if e.cached > 0 {
+			e.cache = newEvalCache(e.cached, enc.Size())
+		}
 	}
 	e.enc.Encode(s, s.ToMove(), e.x)
-	v := e.net.Forward(e.sc, e.x, e.logits[:])
 	legal := s.LegalActions(e.legal[:0])
+	var key uint64
+	if e.cache != nil {
+		key = e.cache.key(e.x)
+		clear(priors[:env.NumActions])
+		if v, ok := e.cache.get(key, legal, priors); ok {
+			return math.Tanh(float64(v)), nil
+		}
+	}
+	v := e.net.Forward(e.sc, e.x, e.logits[:])
 	if !finite(v) {
 		return 0, ErrNonFinite
 	}
@@ -61,6 +93,9 @@ func (e *Evaluator) Evaluate(s *env.State, priors []float32) (float64, error) {
 	}
 	clear(priors[:env.NumActions])
 	Softmax(e.logits[:], legal, priors)
+	if e.cache != nil {
+		e.cache.put(key, legal, priors, v)
+	}
 	return math.Tanh(float64(v)), nil
 }
 
@@ -133,6 +168,7 @@ func New(sp agent.Spec, seed uint64) (*Agent, error) {
 	}
 	a := &Agent{spec: sp, net: n, eval: NewEvaluator(n)}
 	if sp.N > 0 {
+		a.eval = NewCachingEvaluator(n, agent.EvalCacheEntries(sp.N))
 		ms, err := agent.DefaultSpec("mcts")
 		if err != nil {
 			return nil, err

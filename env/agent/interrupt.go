@@ -43,14 +43,44 @@ const (
 
 // SearchBytes estimates the memory one agent of spec sp holds once it has
 // searched: for mcts (and net with sims) its trees' node and edge pools,
-// about 430 bytes a simulation (N simulations plus one root per tree);
-// for the others their fixed buffers. Servers use it to bound the memory
-// of the searches clients may ask for.
+// about 430 bytes a simulation (N simulations plus one root per tree), and
+// for net with sims its evaluation cache (EvalCacheEntries, at most 147
+// KiB); for the others their fixed buffers. Servers use it to bound the
+// memory of the searches clients may ask for.
 func SearchBytes(sp Spec) int64 {
 	b := int64(agentBytes)
 	if sp.Name == "mcts" || (sp.Name == "net" && sp.N > 0) {
 		trees := int64(max(sp.Workers, 1))
 		b += (int64(sp.N) + trees) * (nodeBytes + edgesPerNode*edgeBytes)
 	}
+	if sp.Name == "net" {
+		b += int64(EvalCacheEntries(sp.N)) * evalCacheEntryBytes
+	}
 	return b
+}
+
+// Sizes of a network agent's evaluation cache (package nnet): one entry
+// holds a key, a value and the priors of up to EvalCacheLegal legal
+// actions; a search of N simulations gets EvalCacheEntries(N) entries.
+const (
+	// EvalCacheLegal is the most legal actions a cached evaluation holds
+	// (positions with more are evaluated every time).
+	EvalCacheLegal = 32
+	// EvalCacheMaxEntries bounds the entries of one cache.
+	EvalCacheMaxEntries = 1024
+	evalCacheEntryBytes = 8 + 4 + 4 + 4*EvalCacheLegal
+)
+
+// EvalCacheEntries is the number of entries of the evaluation cache of a
+// network search of sims simulations: a power of two, about four per
+// simulation, 64..EvalCacheMaxEntries; 0 without a search.
+func EvalCacheEntries(sims int) int {
+	if sims <= 0 {
+		return 0
+	}
+	n := 64
+	for n < 4*sims && n < EvalCacheMaxEntries {
+		n *= 2
+	}
+	return n
 }
