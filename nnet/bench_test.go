@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -139,5 +140,55 @@ func BenchmarkForward256(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		n.Forward(sc, xs[i%len(xs)], logits)
+	}
+}
+
+// BenchmarkGameSideBySide plays whole games of net:PATH,sims=200 (the
+// 256-256-256 MLP) against mcts:2000 and reports each one's time per
+// decision over the same games, forced decisions included, as yutenv
+// eval's ms_per_decision does. Their decisions interleave, so a machine
+// shared with other work slows both alike. One op is one game.
+func BenchmarkGameSideBySide(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "net.ynet")
+	data, err := randomNet(1, 256, 256, 256).MarshalBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, spec := range []string{"net:" + path + ",sims=200", "net:" + path + ",sims=200,gumbel=1"} {
+		name := strings.TrimPrefix(spec, "net:"+path+",")
+		b.Run(name, func(b *testing.B) {
+			na, err := agent.New(spec, 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ma, err := agent.New("mcts:2000", 2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var d [2]time.Duration // net, mcts
+			var n [2]int
+			for i := 0; b.Loop(); i++ {
+				seats, netSeat := []agent.Agent{na, ma}, i%2
+				if netSeat == 1 {
+					seats[0], seats[1] = ma, na
+				}
+				g := agent.Game{Rules: env.Standard(), Seed: uint64(i + 1), Start: env.AnySeat, Seats: seats}
+				res, err := g.Play()
+				if err != nil {
+					b.Fatal(err)
+				}
+				d[0] += res.SeatTime[netSeat]
+				d[1] += res.SeatTime[1-netSeat]
+				n[0] += res.SeatDecisions[netSeat]
+				n[1] += res.SeatDecisions[1-netSeat]
+			}
+			b.ReportMetric(float64(d[0].Microseconds())/1000/float64(n[0]), "net-ms/decision")
+			b.ReportMetric(float64(d[1].Microseconds())/1000/float64(n[1]), "mcts2000-ms/decision")
+			hits, misses := na.(*Agent).eval.CacheStats()
+			b.ReportMetric(100*float64(hits)/float64(max(hits+misses, 1)), "cache-hit-%")
+		})
 	}
 }
