@@ -1,6 +1,7 @@
 package nnet
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,6 +190,45 @@ func BenchmarkGameSideBySide(b *testing.B) {
 			b.ReportMetric(float64(d[1].Microseconds())/1000/float64(n[1]), "mcts2000-ms/decision")
 			hits, misses := na.(*Agent).eval.CacheStats()
 			b.ReportMetric(100*float64(hits)/float64(max(hits+misses, 1)), "cache-hit-%")
+		})
+	}
+}
+
+// BenchmarkGumbelStrength is a small strength check, not a test: Gumbel
+// search against PUCT at the same small budget (16 simulations), seats
+// alternating, one op a game; it reports the Gumbel side's win rate. The
+// net is $YUTENV_BENCH_NET (a trained net tells more) or the golden tiny one.
+func BenchmarkGumbelStrength(b *testing.B) {
+	path := os.Getenv("YUTENV_BENCH_NET")
+	if path == "" {
+		path = filepath.Join("testdata", "go-tiny.ynet")
+	}
+	for _, sims := range []int{4, 16} {
+		b.Run(fmt.Sprintf("sims=%d", sims), func(b *testing.B) {
+			g, err := agent.New(fmt.Sprintf("net:%s,sims=%d,gumbel=1", path, sims), 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p, err := agent.New(fmt.Sprintf("net:%s,sims=%d", path, sims), 2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			wins, games := 0, 0
+			for i := 0; b.Loop(); i++ {
+				seats := []agent.Agent{g, p}
+				if i%2 == 1 {
+					seats[0], seats[1] = p, g
+				}
+				res, err := agent.Game{Rules: env.Standard(), Seed: uint64(i + 1), Start: env.AnySeat, Seats: seats}.Play()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if res.Winner == i%2 {
+					wins++
+				}
+				games++
+			}
+			b.ReportMetric(100*float64(wins)/float64(games), "gumbel-win-%")
 		})
 	}
 }
