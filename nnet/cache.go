@@ -28,12 +28,14 @@ type evalCache struct {
 	misses  int64
 }
 
-// evalEntry is one remembered answer: the priors of the legal actions in
-// the order of State.LegalActions.
+// evalEntry is one remembered answer: the legal actions, in the order of
+// State.LegalActions, and their priors. A hit needs the same legal actions
+// too, so an answer is never given to a position it was not made for.
 type evalEntry struct {
 	key    uint64
 	value  float32
 	n      uint8 // legal actions; 0: empty
+	legal  [agent.EvalCacheLegal]uint8
 	priors [agent.EvalCacheLegal]float32
 }
 
@@ -58,6 +60,12 @@ func (c *evalCache) get(key uint64, legal []env.Action, priors []float32) (v flo
 		c.misses++
 		return 0, false
 	}
+	for i, a := range legal {
+		if e.legal[i] != uint8(a) {
+			c.misses++
+			return 0, false
+		}
+	}
 	c.hits++
 	for i, a := range legal {
 		priors[a] = e.priors[i]
@@ -74,6 +82,6 @@ func (c *evalCache) put(key uint64, legal []env.Action, priors []float32, v floa
 	e := &c.entries[key&uint64(len(c.entries)-1)]
 	e.key, e.value, e.n = key, v, uint8(len(legal))
 	for i, a := range legal {
-		e.priors[i] = priors[a]
+		e.legal[i], e.priors[i] = uint8(a), priors[a]
 	}
 }

@@ -97,3 +97,40 @@ func TestEvalCacheEntries(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalCacheNeedsTheSameLegalActions: an answer is only given back for
+// the key and legal actions it was made for.
+func TestEvalCacheNeedsTheSameLegalActions(t *testing.T) {
+	c := newEvalCache(64, 4)
+	priors := make([]float32, env.NumActions)
+	priors[3], priors[7] = 0.25, 0.75
+	c.put(99, []env.Action{3, 7}, priors, 0.5)
+	for _, tc := range []struct {
+		name  string
+		key   uint64
+		legal []env.Action
+		hit   bool
+	}{
+		{"same", 99, []env.Action{3, 7}, true},
+		{"other key", 99 + 64, []env.Action{3, 7}, false},
+		{"other actions", 99, []env.Action{3, 8}, false},
+		{"fewer actions", 99, []env.Action{3}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make([]float32, env.NumActions)
+			v, ok := c.get(tc.key, tc.legal, got)
+			assert.Equal(t, tc.hit, ok)
+			if tc.hit {
+				assert.Equal(t, float32(0.5), v)
+				assert.Equal(t, priors, got)
+			}
+		})
+	}
+	many := make([]env.Action, agent.EvalCacheLegal+1)
+	for i := range many {
+		many[i] = env.Action(i)
+	}
+	c.put(5, many, priors, 0.1)
+	_, ok := c.get(5, many, priors)
+	assert.False(t, ok, "positions with more than EvalCacheLegal legal actions are not kept")
+}

@@ -44,7 +44,7 @@ const (
 // SearchBytes estimates the memory one agent of spec sp holds once it has
 // searched: for mcts (and net with sims) its trees' node and edge pools,
 // about 430 bytes a simulation (N simulations plus one root per tree), and
-// for net with sims its evaluation cache (EvalCacheEntries, at most 147
+// for net with sims its evaluation cache (EvalCacheEntries, at most 176
 // KiB); for the others their fixed buffers. Servers use it to bound the
 // memory of the searches clients may ask for.
 func SearchBytes(sp Spec) int64 {
@@ -60,15 +60,15 @@ func SearchBytes(sp Spec) int64 {
 }
 
 // Sizes of a network agent's evaluation cache (package nnet): one entry
-// holds a key, a value and the priors of up to EvalCacheLegal legal
-// actions; a search of N simulations gets EvalCacheEntries(N) entries.
+// holds a key, a value, and up to EvalCacheLegal legal actions and their
+// priors; a search of N simulations gets EvalCacheEntries(N) entries.
 const (
 	// EvalCacheLegal is the most legal actions a cached evaluation holds
 	// (positions with more are evaluated every time).
 	EvalCacheLegal = 32
 	// EvalCacheMaxEntries bounds the entries of one cache.
 	EvalCacheMaxEntries = 1024
-	evalCacheEntryBytes = 8 + 4 + 4 + 4*EvalCacheLegal
+	evalCacheEntryBytes = 8 + 4 + 4 + 5*EvalCacheLegal
 )
 
 // EvalCacheEntries is the number of entries of the evaluation cache of a
