@@ -161,7 +161,7 @@ func TestNamesAndRegistry(t *testing.T) {
 // to a spec whose canonical form parses back to the same spec and builds an
 // agent, and that SplitSpecs only returns specs that parse.
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2"} {
+	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2", "net:a.ynet,sims=16,gumbel=1,m=4", "net:a.ynet,gumbel=0,sims=3"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
