@@ -331,8 +331,12 @@ func TestAgentPlaysGames(t *testing.T) {
 	b, err := randomNet(5, 16).MarshalBinary()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
-	for _, spec := range []string{"net:" + path, "net:" + path + ",sims=16", "net:" + path + ",sims=8,workers=2,c=2"} {
-		t.Run(spec[len(spec)-8:], func(t *testing.T) {
+	for _, spec := range []string{"net:" + path, "net:" + path + ",sims=16", "net:" + path + ",sims=8,workers=2,c=2", "net:" + path + ",sims=12,gumbel=1,m=4"} {
+		name := spec[len(path)+4:]
+		if name == "" {
+			name = "policy"
+		}
+		t.Run(name, func(t *testing.T) {
 			a, err := agent.New(spec, 1)
 			require.NoError(t, err)
 			sp, err := agent.ParseSpec(spec)
@@ -342,6 +346,23 @@ func TestAgentPlaysGames(t *testing.T) {
 			require.NoError(t, err)
 			assert.Positive(t, res.Decisions)
 			assert.NotZero(t, res.Outcomes[0])
+			if strings.Contains(spec, "workers") {
+				return // root parallelism spawns its goroutines per decision
+			}
+			s, err := env.New(env.Standard(), 4, env.AnySeat)
+			require.NoError(t, err)
+			for s.Advance(); s.NumLegalActions() < 2; s.Advance() {
+				_, err := s.Apply(s.LegalActions(nil)[0])
+				require.NoError(t, err)
+			}
+			_, err = a.Act(&s) // sizes the pools
+			require.NoError(t, err)
+			allocs := testing.AllocsPerRun(10, func() {
+				if _, err := a.Act(&s); err != nil {
+					t.Fatal(err)
+				}
+			})
+			assert.Zero(t, allocs, "a decision allocates nothing")
 		})
 	}
 	_, err = agent.New("net:"+filepath.Join(t.TempDir(), "none.ynet"), 1)
