@@ -36,12 +36,20 @@ func NewEvaluator(n *Net) *Evaluator {
 }
 
 // NewCachingEvaluator returns an evaluator of n that remembers its answers
-// for the last observations it saw, in a table of entries entries (a power
-// of two, e.g. agent.EvalCacheEntries of a search's simulations): it
+// for the last observations it saw, in a table of about entries entries
+// (rounded up to a power of two, at most agent.EvalCacheMaxEntries; e.g.
+// agent.EvalCacheEntries of a search's simulations; 0: no cache): it
 // answers the same as NewEvaluator's, faster when observations recur, as
 // they do across a game's searches.
 func NewCachingEvaluator(n *Net, entries int) *Evaluator {
-	return &Evaluator{net: n, sc: n.NewScratch(), cached: entries}
+	size := 0
+	if entries > 0 {
+		size = 1
+		for size < entries && size < agent.EvalCacheMaxEntries {
+			size *= 2
+		}
+	}
+	return &Evaluator{net: n, sc: n.NewScratch(), cached: size}
 }
 
 // CacheStats returns the cache's hits and misses (zero without a cache).

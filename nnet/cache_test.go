@@ -90,6 +90,15 @@ func TestCachingEvaluatorAllocatesNothing(t *testing.T) {
 	assert.Positive(t, misses)
 }
 
+func TestCachingEvaluatorSizes(t *testing.T) {
+	n := randomNet(5, 8)
+	for _, tc := range []struct{ entries, want int }{{0, 0}, {-3, 0}, {1, 1}, {100, 128}, {1 << 40, agent.EvalCacheMaxEntries}} {
+		t.Run(fmt.Sprint(tc.entries), func(t *testing.T) {
+			assert.Equal(t, tc.want, NewCachingEvaluator(n, tc.entries).cached)
+		})
+	}
+}
+
 func TestEvalCacheEntries(t *testing.T) {
 	for _, tc := range []struct{ sims, want int }{{0, 0}, {1, 64}, {16, 64}, {17, 128}, {200, 1024}, {100000, 1024}} {
 		t.Run(fmt.Sprint(tc.sims), func(t *testing.T) {
