@@ -85,7 +85,8 @@ func (t *tree) prepareGumbel(sims int) {
 	root := &t.nodes[0]
 	k := int(root.count)
 	for e := 0; e < k; e++ {
-		t.gumbels[e] = -math.Log(-math.Log(1 - t.roll.r.float64()*(1-1e-16)))
+		u := (float64(t.roll.r.uint64()>>11) + 0.5) / (1 << 53) // in (0, 1): g is finite
+		t.gumbels[e] = -math.Log(-math.Log(u))
 	}
 	t.schedule = GumbelSchedule(t.schedule, min(t.gumbelM, k), sims)
 }
