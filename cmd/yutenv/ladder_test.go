@@ -142,7 +142,7 @@ func TestLadderResumeAfterKill(t *testing.T) {
 			require.NoError(t, err, "the state file is whole")
 			require.Less(t, st.played(), 180)
 
-			code, _, errs := runCmd(t, all[:len(all)]...)
+			code, _, errs := runCmd(t, all...)
 			require.Equal(t, 0, code, errs)
 			assert.Contains(t, errs, "continuing")
 			assert.Equal(t, want, readLadderJSON(t, out), "resuming gives the uninterrupted ladder")
