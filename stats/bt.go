@@ -56,6 +56,9 @@ func BradleyTerry(wins []float64, games [][]float64, anchor int, anchorElo, z fl
 			return nil, fmt.Errorf("%w: player %d has no wins (add virtual draws)", ErrFit, i)
 		}
 	}
+	if !connected(games, anchor) {
+		return nil, fmt.Errorf("%w: a player is not connected to the anchor by games", ErrFit)
+	}
 	gamma := mmFit(wins, games)
 	theta := make([]float64, k)
 	for i := range theta {
@@ -108,6 +111,27 @@ func BradleyTerry(wins []float64, games [][]float64, anchor int, anchorElo, z fl
 		out[i] = Rating{Elo: elo, SE: se, Low: elo - z*se, High: elo + z*se}
 	}
 	return out, nil
+}
+
+// connected reports whether every player is linked to player from by a
+// chain of pairs that played games.
+func connected(games [][]float64, from int) bool {
+	seen := make([]bool, len(games))
+	seen[from] = true
+	todo := []int{from}
+	n := 1
+	for len(todo) > 0 {
+		i := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for j, g := range games[i] {
+			if g > 0 && !seen[j] {
+				seen[j] = true
+				n++
+				todo = append(todo, j)
+			}
+		}
+	}
+	return n == len(games)
 }
 
 // mmFit returns the Bradley-Terry strengths by the minorization-
