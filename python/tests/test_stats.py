@@ -81,7 +81,8 @@ def test_bradley_terry_same_figures_as_go(tmp_path: Path) -> None:
 def test_place() -> None:
     # One opponent: the rating is the opponent's plus the Elo of the (virtual-draw) win rate.
     r = place([(100.0, 30, 40)])
-    assert r.elo == pytest.approx(100 + elo_diff(30.5 / 41), abs=1e-9)
+    d = elo_diff(30.5 / 41)
+    assert d is not None and r.elo == pytest.approx(100 + d, abs=1e-9)
     assert r.low < r.elo < r.high
     # Placed between two rated opponents it beat and lost to equally: halfway.
     assert place([(0.0, 60, 100), (200.0, 40, 100)]).elo == pytest.approx(100.0, abs=1e-9)
