@@ -118,11 +118,12 @@ class LadderResult:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> LadderResult:
         """A ladder from the JSON ``yutenv ladder --json`` writes."""
-        keys = LadderRating.__dataclass_fields__
-        ratings = [LadderRating(**{k: v for k, v in r.items() if k in keys}) for r in d["ratings"]]
+        ratings = [LadderRating(str(r["agent"]), float(r["elo"]), float(r["elo_low"]), float(r["elo_high"]), float(r["se"]),
+                                int(r["games"]), int(r["wins"]), float(r["win_rate"]), float(r.get("ms_per_decision", 0.0)))
+                   for r in d["ratings"]]
         pairs = [LadderPair(p["a"], p["b"], p["games"], p["wins_a"], p["wins_b"]) for p in d["pairs"]]
-        return cls(ratings, pairs, d["anchor"], d.get("anchor_elo", 0.0), d.get("rules", "standard"),
-                   d.get("seed", 1), d.get("games_per_pair", 0), d.get("interval", ""), dict(d))
+        return cls(ratings, pairs, str(d["anchor"]), float(d.get("anchor_elo", 0.0)), str(d.get("rules", "standard")),
+                   int(d.get("seed", 1)), int(d.get("games_per_pair", 0)), str(d.get("interval", "")), dict(d))
 
 
 def published() -> LadderResult:
