@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -172,6 +173,9 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 	}
 	if f.workers < 1 || f.workers > 1024 {
 		return fmt.Errorf("--workers must be 1..1024, got %d", f.workers)
+	}
+	if math.IsNaN(f.anchorElo) || math.Abs(f.anchorElo) > 1e6 {
+		return fmt.Errorf("--anchor-elo must be a number in -1e6..1e6, got %v", f.anchorElo)
 	}
 	canon, err := agent.ParseSpec(f.anchor)
 	if err != nil {

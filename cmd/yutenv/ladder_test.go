@@ -192,6 +192,8 @@ func TestLadderErrors(t *testing.T) {
 		{"twice", []string{"--agents", "greedy;greedy"}, "listed twice"},
 		{"bad spec", []string{"--agents", "greedy;nope"}, "unknown agent"},
 		{"no games", []string{"--games", "0"}, "--games"},
+		{"anchor rating not a number", []string{"--agents", "random;greedy", "--games", "2", "--anchor-elo", "NaN"}, "--anchor-elo must be a number"},
+		{"anchor rating infinite", []string{"--agents", "random;greedy", "--games", "2", "--anchor-elo", "+Inf"}, "--anchor-elo must be a number"},
 		{"damaged state", []string{"--agents", "random;greedy", "--games", "4", "--state", bad}, "bad game"},
 		{"state is a directory", []string{"--agents", "random;greedy", "--state", dir}, "not a regular file"},
 	}
