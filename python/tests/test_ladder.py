@@ -109,3 +109,9 @@ def test_evaluate_rating_needs_the_published_rules() -> None:
         evaluate(first_legal, opponent="random", games=4, rules="kata", rating=True)
     with pytest.raises(ValueError, match="not on the published ladder"):
         evaluate(first_legal, opponent="random", games=4, rating=True, anchors=["mc:7"])
+
+
+def test_ladder_png_is_for_spec_agents_only(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="png="):
+        ladder(["random", "greedy", first_legal], games=2, png=tmp_path / "l.png")
+    assert not (tmp_path / "l.png").exists()

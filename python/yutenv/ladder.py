@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -143,12 +144,12 @@ def _run_ladder(args: list[str], progress: bool | None) -> dict[str, Any]:
     """``yutenv ladder ARGS --json TMP`` with the bundled binary; its JSON."""
     from .server import binary_path
 
+    show = sys.stderr.isatty() if progress is None else progress
     with tempfile.TemporaryDirectory(prefix="yutenv-ladder-") as tmp:
         out = Path(tmp) / "ladder.json"
-        bar = {None: "auto", True: "always", False: "never"}[progress]
-        cmd = [str(binary_path()), "ladder", "--json", str(out), "--progress", bar, *args]
-        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE if progress is not True else None,
-                           text=True, check=False)
+        cmd = [str(binary_path()), "ladder", "--json", str(out), "--progress", "always" if show else "never", *args]
+        # With a bar the binary's stderr is the user's (the bar, and any error message).
+        p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=None if show else subprocess.PIPE, text=True, check=False)
         if p.returncode != 0:
             raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv ladder exited with {p.returncode}",
                                        method="ladder")
@@ -197,19 +198,19 @@ def ladder(
     policies = [a for a in (agents or []) if not isinstance(a, str)]
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
+    if png is not None and policies:
+        raise ValueError("png= plots the spec agents' ladder only; leave it out with Python policies")
     args = ["--games", str(games), "--rules", _rules_text(rules), "--seed", str(seed), "--anchor", anchor,
             "--anchor-elo", repr(float(anchor_elo)), "--state", "" if state is None else os.fspath(state)]
     if specs:
         args += ["--agents", ";".join(specs)]
     if workers is not None:
         args += ["--workers", str(workers)]
-    if png is not None and not policies:
+    if png is not None:
         args += ["--png", os.fspath(png)]
     rep = LadderResult.from_json(_run_ladder(args, progress))
     if not policies:
         return rep
-    if png is not None:
-        raise ValueError("png= plots the spec agents' ladder only; leave it out with Python policies")
     return _with_policies(rep, policies, names, games, rules, seed)
 
 
