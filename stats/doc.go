@@ -1,8 +1,10 @@
 // Package stats holds the statistics yutenv reports about matches between
 // agents: the Wilson score interval of a win rate, the Elo difference a win
-// rate implies, and Elo ratings from a Bradley-Terry fit of a round robin.
-// The command line's eval uses it; yutenv.evaluate in Python computes the
-// same Wilson interval.
+// rate implies, and Elo ratings from a Bradley-Terry fit of a round robin:
+// BradleyTerryElo (eval's ranking) and BradleyTerry, the maximum-likelihood
+// fit with Wald intervals from the observed Fisher information that
+// "yutenv ladder" publishes. The command line's eval and ladder use it;
+// yutenv.stats in Python computes the same figures.
 //
 // Usage:
 //

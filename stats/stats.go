@@ -30,29 +30,7 @@ func EloDiff(p float64) float64 { return 400 * math.Log10(p/(1-p)) }
 // virtual draw to keep ratings finite when a player won or lost everything.
 func BradleyTerryElo(wins []float64, games [][]float64) []float64 {
 	k := len(wins)
-	gamma := make([]float64, k)
-	for i := range gamma {
-		gamma[i] = 1
-	}
-	for iter := 0; iter < 10000; iter++ {
-		change := 0.0
-		for i := range gamma {
-			den := 0.0
-			for j := range gamma {
-				if j != i && games[i][j] > 0 {
-					den += games[i][j] / (gamma[i] + gamma[j])
-				}
-			}
-			if den > 0 {
-				next := wins[i] / den
-				change = math.Max(change, math.Abs(math.Log(next/gamma[i])))
-				gamma[i] = next
-			}
-		}
-		if change < 1e-10 {
-			break
-		}
-	}
+	gamma := mmFit(wins, games)
 	elo := make([]float64, k)
 	for i := range elo {
 		elo[i] = 400 * math.Log10(gamma[i]/gamma[0])

@@ -318,24 +318,35 @@ func finite(x float64) *float64 {
 	return &x
 }
 
-// rankAgents fits Bradley-Terry strengths to a round robin's results and
-// returns the agents by decreasing Elo.
-func rankAgents(specs []string, pairs [][2]int, matches []evalMatch) []evalRank {
-	k := len(specs)
+// btCounts returns the wins and games of k agents' round robin for a
+// Bradley-Terry fit, with one virtual draw per pair (half a win each way),
+// which keeps the ratings finite when an agent won or lost every game.
+func btCounts(k int, pairs [][2]int, matches []evalMatch) ([]float64, [][]float64) {
 	wins := make([]float64, k)
 	games := make([][]float64, k)
 	for i := range games {
 		games[i] = make([]float64, k)
 	}
+	for p, pr := range pairs {
+		m := matches[p]
+		i, j := pr[0], pr[1]
+		wins[i] += float64(m.WinsA) + 0.5
+		wins[j] += float64(m.WinsB) + 0.5
+		games[i][j] += float64(m.Games) + 1
+		games[j][i] += float64(m.Games) + 1
+	}
+	return wins, games
+}
+
+// rankAgents fits Bradley-Terry strengths to a round robin's results and
+// returns the agents by decreasing Elo.
+func rankAgents(specs []string, pairs [][2]int, matches []evalMatch) []evalRank {
+	k := len(specs)
 	ranks := make([]evalRank, k)
 	var dec, ms = make([]int, k), make([]time.Duration, k)
 	for p, pr := range pairs {
 		m := matches[p]
 		i, j := pr[0], pr[1]
-		wins[i] += float64(m.WinsA) + 0.5 // one virtual draw per pair
-		wins[j] += float64(m.WinsB) + 0.5
-		games[i][j] += float64(m.Games) + 1
-		games[j][i] += float64(m.Games) + 1
 		ranks[i].Games += m.Games
 		ranks[j].Games += m.Games
 		ranks[i].Wins += m.WinsA
@@ -345,6 +356,7 @@ func rankAgents(specs []string, pairs [][2]int, matches []evalMatch) []evalRank 
 		ms[i] += m.timeA
 		ms[j] += m.timeB
 	}
+	wins, games := btCounts(k, pairs, matches)
 	elo := stats.BradleyTerryElo(wins, games)
 	for i := range ranks {
 		ranks[i].Agent = specs[i]

@@ -46,6 +46,10 @@ func TestFormatsDocExamplesReplay(t *testing.T) {
 			records = append(records, ex)
 		case strings.HasPrefix(ex, `{"game":`):
 			lines = append(lines, ex)
+		case strings.HasPrefix(ex, `{"format":"yutenv-ladder-state"`):
+			// A ladder state file: the reader accepts it.
+			_, err := decodeLadderState([]byte(ex))
+			assert.NoError(t, err, ex)
 		case strings.HasPrefix(ex, `{"to_move":`):
 			// A readable position: it must build a valid state of the standard rules.
 			var d env.PositionDesc

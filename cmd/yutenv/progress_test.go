@@ -26,6 +26,9 @@ func TestProgressBars(t *testing.T) {
 		"dataset": func(d string) []string {
 			return []string{"selfplay", "--games", "4", "--tier", "compact", "--out", filepath.Join(d, "ds")}
 		},
+		"ladder": func(string) []string {
+			return []string{"ladder", "--agents", "random;greedy", "--games", "4", "--state", ""}
+		},
 		"replay --svg": func(d string) []string { return []string{"replay", "--svg", filepath.Join(d, "svg"), records} },
 	}
 	modes := []struct {

@@ -422,3 +422,18 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// LadderSpecs returns the agents "yutenv ladder" rates when given none, the
+// published scale of docs/BASELINES.md: every built-in agent family at a few
+// budgets, "random" (the scale's anchor, rated 0) first. It is the one list
+// of them; a shipped network joins the ladder by one more line here.
+func LadderSpecs() []string {
+	return []string{
+		"random",
+		"greedy",
+		"mc:100",
+		"mcts:100",
+		"mcts:400",
+		"mcts:2000",
+	}
+}

@@ -196,3 +196,19 @@ func FuzzParseSpec(f *testing.F) {
 		}
 	})
 }
+
+func TestLadderSpecs(t *testing.T) {
+	specs := LadderSpecs()
+	require.NotEmpty(t, specs)
+	assert.Equal(t, "random", specs[0], "the anchor of the published scale comes first")
+	seen := map[string]bool{}
+	for _, s := range specs {
+		t.Run(s, func(t *testing.T) {
+			sp, err := ParseSpec(s)
+			require.NoError(t, err)
+			assert.Equal(t, s, sp.String(), "the list holds canonical specs")
+			assert.False(t, seen[s], "no agent twice")
+			seen[s] = true
+		})
+	}
+}

@@ -502,9 +502,13 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
         assert any(r[:2] == row for r in rows), md
     rep = json.loads((full_run / "ladder.json").read_text())
     assert rep["generations"] == [0, 1, 2]
-    assert len(rep["ladder"]["matches"]) == 3 and all(m["games"] == 4 for m in rep["ladder"]["matches"])
-    assert {e["agent"] for e in rep["ladder"]["ranking"]} == {
-        ladder.net_spec(full_run, g) for g in (0, 1, 2)}
+    # The generations and random, on the published scale's fit (random = 0).
+    assert len(rep["ladder"]["pairs"]) == 6 and all(m["games"] == 4 for m in rep["ladder"]["pairs"])
+    assert {e["agent"] for e in rep["ladder"]["ratings"]} == {
+        "random", *(ladder.net_spec(full_run, g) for g in (0, 1, 2))}
+    assert rep["ladder"]["anchor"] == "random"
+    assert next(e for e in rep["ladder"]["ratings"] if e["agent"] == "random")["elo"] == 0
+    assert any(r[1] == "random" and r[2] == "+0" for r in rows), md
     assert [f["opponent"] for f in rep["final"]] == ["mcts:4", "greedy"]
     assert rep["final"][0]["a"] == ladder.net_spec(full_run, 2, 4)
     for f in rep["final"]:

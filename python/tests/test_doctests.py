@@ -18,7 +18,7 @@ from yutenv.errors import MissingExtraError
 MODULES = sorted(m.name for m in pkgutil.walk_packages(yutenv.__path__, "yutenv.") if not m.name.endswith("__main__"))
 # The modules whose examples are doctests: each must keep at least one (a test that tried
 # nothing would pass for the wrong reason).
-WITH_EXAMPLES = {"yutenv", "yutenv.config", "yutenv.evaluate", "yutenv.pettingzoo", "yutenv.pettingzoo_parallel", "yutenv.stats"}
+WITH_EXAMPLES = {"yutenv", "yutenv.config", "yutenv.evaluate", "yutenv.ladder", "yutenv.pettingzoo", "yutenv.pettingzoo_parallel", "yutenv.stats"}
 
 
 @pytest.mark.parametrize("name", ["yutenv", *MODULES])

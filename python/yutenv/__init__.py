@@ -53,6 +53,7 @@ from .errors import (
     YutTimeoutError,
 )
 from .gym_env import YutEnv
+from .ladder import LadderResult, ladder
 from .server import Server, binary_path
 from .state import Analysis, Game, State
 from .vector import YutVectorEnv
@@ -67,6 +68,7 @@ __all__ = [
     "Analysis",
     "EnvConfig",
     "EvalResult",
+    "LadderResult",
     "Game",
     "State",
     "NUM_ACTIONS",
@@ -97,6 +99,7 @@ __all__ = [
     "binary_path",
     "datasets",
     "evaluate",
+    "ladder",
     "make",
     "pettingzoo",
 ]

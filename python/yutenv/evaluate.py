@@ -37,7 +37,7 @@ from .stats import elo_diff, wilson
 from .vector import YutVectorEnv
 
 # wilson and elo_diff live in yutenv.stats; they stay importable from here.
-__all__ = ["EvalResult", "evaluate", "wilson", "elo_diff"]
+__all__ = ["EvalResult", "RATING_ANCHORS", "evaluate", "wilson", "elo_diff"]
 
 Policy = Callable[[Any, npt.NDArray[np.bool_]], Any]
 
@@ -76,11 +76,19 @@ class EvalResult:
     truncated: int = 0
     seconds: float = 0.0
     per_seat: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: With ``rating=True``: the policy's rating on the published scale (``random`` = 0), its
+    #: standard error and 95% interval, and ``(games, wins)`` against each ladder anchor.
+    rating: float | None = None
+    rating_se: float | None = None
+    rating_low: float | None = None
+    rating_high: float | None = None
+    rating_games: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The result as a plain dict (JSON-ready)."""
         d = asdict(self)
         d["per_seat"] = {str(k): list(v) for k, v in self.per_seat.items()}
+        d["rating_games"] = {k: list(v) for k, v in self.rating_games.items()}
         return d
 
     def __str__(self) -> str:
@@ -111,6 +119,10 @@ class EvalResult:
             f"{self.games} games, {self.decisions_per_game:.1f} decisions per game; {self.a} wins "
             f"{pct(self.win_rate_a)} (chance: {pct(self.chance_rate)})"
         )
+        if self.rating is not None:
+            against = ", ".join(f"{k} {w}/{g}" for k, (g, w) in self.rating_games.items())
+            out.append(f"rating {self.rating:+.0f} [{self.rating_low:+.0f}, {self.rating_high:+.0f}] on the published "
+                       f"scale (random = 0), from its wins against {against}")
         return "\n".join(out)
 
 
@@ -165,6 +177,8 @@ def evaluate(
     batched: bool = True,
     progress: bool | None = None,
     name: str | None = None,
+    rating: bool = False,
+    anchors: Sequence[str] | None = None,
     **env_kwargs: Any,
 ) -> EvalResult:
     """Play ``policy`` against ``opponent`` for ``games`` games and measure it.
@@ -189,6 +203,14 @@ def evaluate(
         progress: the progress bar (games, rate, ETA) on stderr: ``None`` on a terminal only,
             ``True`` always, ``False`` never.
         name: the policy's name in the result (default: its function or class name).
+        rating: also place the policy on the published scale (docs/BASELINES.md, "The
+            ladder"; ``random`` = 0): it plays ``games`` games against each of ``anchors``
+            (as well as against ``opponent``), and ``rating``, ``rating_low``/``high`` and
+            ``rating_se`` are the Bradley-Terry rating of those games with the anchors'
+            published ratings held fixed (:func:`yutenv.stats.place`). Standard rules only
+            (the scale was measured on them).
+        anchors: the ladder agents to play for ``rating`` (default
+            :data:`RATING_ANCHORS`); each must be on the published ladder.
         env_kwargs: more :class:`~yutenv.YutVectorEnv` arguments (``obs_type``,
             ``server``, ``address``, ``token``, ``max_decisions``, ``timeout``).
 
@@ -206,6 +228,11 @@ def evaluate(
         IllegalActionError: the policy chose an action its mask forbids.
         InvalidArgumentError: a spec string the binary refused (its message says why).
     """
+    if rating:
+        main = evaluate(policy, opponent, games, rules=rules, tier=tier, num_envs=num_envs, seed=seed,
+                        deterministic=deterministic, batched=batched, progress=progress, name=name, **env_kwargs)
+        return _rate(main, policy, anchors, games, rules, tier, num_envs, seed, deterministic, batched, progress,
+                     env_kwargs)
     if isinstance(policy, str):
         return _evaluate_spec(policy, opponent, games, rules, seed, name)
     if games < 1:
@@ -321,6 +348,47 @@ def evaluate(
         seconds=time.perf_counter() - t_start,
         per_seat=per_seat,
     )
+
+
+#: The ladder agents :func:`evaluate` plays with ``rating=True`` by default: from the weakest
+#: to a strong search, so that most policies meet opponents near their own strength.
+RATING_ANCHORS = ("random", "greedy", "mc:100", "mcts:400")
+
+
+def _rate(main: EvalResult, policy: Any, anchors: Sequence[str] | None, games: int, rules: str | Mapping[str, Any],
+          tier: str | None, num_envs: int, seed: int, deterministic: bool, batched: bool, progress: bool | None,
+          env_kwargs: dict[str, Any]) -> EvalResult:
+    """``main`` with the policy's rating on the published scale, from games against ``anchors``."""
+    from .ladder import published
+    from .stats import place
+
+    pub = published()
+    if main.rules != pub.rules:
+        raise ValueError(f"rating=True places a policy on the published ladder of rules {pub.rules!r}; "
+                         f"these games use rules {main.rules!r} (run yutenv.ladder on them instead)")
+    chosen = list(RATING_ANCHORS if anchors is None else anchors)
+    if not chosen:
+        raise ValueError("rating=True needs at least one anchor")
+    played: dict[str, tuple[int, int]] = {}
+    results: list[tuple[float, int, int]] = []
+    for a in chosen:
+        try:
+            elo = pub.rating(a).elo
+        except KeyError:
+            raise ValueError(f"anchor {a!r} is not on the published ladder "
+                             f"({[r.agent for r in pub.ratings]})") from None
+        if a == main.b:
+            g, w = main.games, main.wins_a
+        else:
+            r = evaluate(policy, a, games, rules=rules, tier=tier, num_envs=num_envs, seed=seed,
+                         deterministic=deterministic, batched=batched, progress=progress, name=main.a, **env_kwargs)
+            g, w = r.games, r.wins_a
+        played[a] = (g, w)
+        results.append((elo, w, g))
+    r8 = place(results)
+    main.rating, main.rating_se, main.rating_low, main.rating_high = r8.elo, r8.se, r8.low, r8.high
+    main.rating_games = played
+    return main
 
 
 def run_eval_json(args: Sequence[str], quiet: bool = True, method: str = "eval") -> dict[str, Any]:

@@ -1,8 +1,9 @@
-"""The statistics of match results: Wilson intervals of win rates and Elo differences.
+"""The statistics of match results: Wilson intervals, Elo differences, Bradley-Terry ratings.
 
 The one Python home of these formulas (the Go side's is the ``stats`` package; both use the
 same quantile, so ``yutenv eval --json`` and :func:`yutenv.evaluate` report the same
-intervals for the same counts).
+intervals for the same counts). :func:`bradley_terry` is the fit of ``yutenv ladder``
+(Go's ``stats.BradleyTerry``): the same ratings and intervals for the same counts.
 
 >>> from yutenv.stats import wilson, elo_diff
 >>> lo, hi = wilson(60, 100)
@@ -17,8 +18,12 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-__all__ = ["Z95", "elo_diff", "wilson"]
+import numpy as np
+
+__all__ = ["ELO_PER_NAT", "Rating", "Z95", "bradley_terry", "elo_diff", "place", "wilson"]
 
 #: The standard normal quantile of a two-sided 95% interval.
 Z95 = 1.959964
@@ -41,3 +46,125 @@ def elo_diff(p: float) -> float | None:
     if p <= 0 or p >= 1:
         return None
     return 400 * math.log10(p / (1 - p))
+
+
+#: Elo points per natural-log unit of Bradley-Terry strength: 400 / ln 10.
+ELO_PER_NAT = 400 / math.log(10)
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A rating on the Elo scale with its standard error and interval (``low``, ``high``)."""
+
+    elo: float
+    se: float
+    low: float
+    high: float
+
+
+def _mm_fit(wins: Sequence[float], games: Sequence[Sequence[float]]) -> list[float]:
+    """Bradley-Terry strengths by the minorization-maximization iteration (Go's mmFit)."""
+    k = len(wins)
+    gamma = [1.0] * k
+    for _ in range(100000):
+        change = 0.0
+        for i in range(k):
+            den = sum(games[i][j] / (gamma[i] + gamma[j]) for j in range(k) if j != i and games[i][j] > 0)
+            if den > 0:
+                nxt = wins[i] / den
+                change = max(change, abs(math.log(nxt / gamma[i])))
+                gamma[i] = nxt
+        if change < 1e-12:
+            break
+    return gamma
+
+
+def bradley_terry(
+    wins: Sequence[float], games: Sequence[Sequence[float]], anchor: int = 0, anchor_elo: float = 0.0, z: float = Z95
+) -> list[Rating]:
+    """Bradley-Terry ratings by maximum likelihood, the same fit as Go's ``stats.BradleyTerry``.
+
+    ``wins[i]`` counts the games player ``i`` won (draws as halves), ``games[i][j]`` the
+    games between ``i`` and ``j`` (symmetric). Player ``anchor`` is rated ``anchor_elo``;
+    each other rating has a Wald interval ``elo ± z·se`` from the observed Fisher
+    information with the anchor's row and column removed (an interval relative to the
+    anchor). Give every pair a virtual draw to keep a clean sweep finite. Raises
+    ValueError when a player has no wins or is not connected to the anchor by games.
+
+    >>> r = bradley_terry([25.0, 75.0], [[0, 100], [100, 0]])
+    >>> round(r[1].elo, 1), round(r[1].se, 1), r[0]
+    (190.8, 40.1, Rating(elo=0.0, se=0.0, low=0.0, high=0.0))
+    """
+    k = len(wins)
+    if not 0 <= anchor < k or len(games) != k or any(len(row) != k for row in games):
+        raise ValueError(f"{k} players, {len(games)} rows of games, anchor {anchor}")
+    if any(w <= 0 for w in wins):
+        raise ValueError("a player has no wins (add virtual draws)")
+    seen, todo = {anchor}, [anchor]
+    while todo:
+        i = todo.pop()
+        for j in range(k):
+            if games[i][j] > 0 and j not in seen:
+                seen.add(j)
+                todo.append(j)
+    if len(seen) < k:
+        raise ValueError("a player is not connected to the anchor by games")
+    gamma = _mm_fit(wins, games)
+    theta = [math.log(g / gamma[anchor]) for g in gamma]
+    idx = [i for i in range(k) if i != anchor]
+    out = [Rating(anchor_elo, 0.0, anchor_elo, anchor_elo)] * k
+    if not idx:
+        return out
+    info = np.zeros((k - 1, k - 1))
+    for a, i in enumerate(idx):
+        for m in range(k):
+            if m != i and games[i][m] > 0:
+                p = 1 / (1 + math.exp(theta[m] - theta[i]))
+                info[a, a] += games[i][m] * p * (1 - p)
+        for b, j in enumerate(idx):
+            if j != i and games[i][j] > 0:
+                p = 1 / (1 + math.exp(theta[j] - theta[i]))
+                info[a, b] = -games[i][j] * p * (1 - p)
+    try:
+        cov = np.linalg.inv(np.linalg.cholesky(info))
+        cov = cov.T @ cov
+    except np.linalg.LinAlgError as e:
+        raise ValueError("a player is not connected to the anchor by games") from e
+    for a, i in enumerate(idx):
+        elo = anchor_elo + ELO_PER_NAT * theta[i]
+        se = ELO_PER_NAT * math.sqrt(float(cov[a, a]))
+        out[i] = Rating(elo, se, elo - z * se, elo + z * se)
+    return out
+
+
+def place(results: Sequence[tuple[float, int, int]], z: float = Z95) -> Rating:
+    """The rating of one player from its games against players of fixed ratings.
+
+    ``results`` holds ``(opponent_elo, wins, games)`` per opponent. The rating is the
+    maximum-likelihood Bradley-Terry rating with every opponent's rating held fixed and
+    one virtual draw per opponent (as the ladder's fit), found by Newton's method; its
+    interval ``elo ± z·se`` comes from the observed Fisher information and counts only
+    the player's own games (the opponents' ratings are taken as exact).
+
+    >>> r = place([(0.0, 75, 100)])
+    >>> round(r.elo, 1) == round(elo_diff(75.5 / 101), 1)
+    True
+    """
+    if not results or any(g < 0 or not 0 <= w <= g for _, w, g in results):
+        raise ValueError(f"results must be (opponent_elo, wins, games) with 0 <= wins <= games, got {list(results)}")
+    data = [(e / ELO_PER_NAT, w + 0.5, g + 1.0) for e, w, g in results]
+    theta = sum(t for t, _, _ in data) / len(data)
+    info = 0.0
+    for _ in range(200):
+        grad = info = 0.0
+        for t, w, g in data:
+            p = 1 / (1 + math.exp(t - theta))
+            grad += w - g * p
+            info += g * p * (1 - p)
+        step = grad / info
+        theta += max(-2.0, min(2.0, step))
+        if abs(step) < 1e-13:
+            break
+    elo = ELO_PER_NAT * theta
+    se = ELO_PER_NAT / math.sqrt(info)
+    return Rating(elo, se, elo - z * se, elo + z * se)

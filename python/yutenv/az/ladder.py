@@ -12,10 +12,14 @@ The training loop's own report (:mod:`yutenv.az.report`) measures every generati
 fixed baselines. This module answers the other two questions of a run:
 
 1. **Did each generation beat the one before?** The networks of the chosen generations
-   (generation 0, every ``every``-th, and the last) play a round robin in ``yutenv eval``
-   (the Go agents ``net:gen-G/net.ynet``, or ``net:...,sims=N`` with ``ladder_sims``):
-   each pair ``games`` games with seats balanced and the same throws for every pair, so
-   the table of consecutive pairs is generation-over-generation improvement, head to head.
+   (generation 0, every ``every``-th, and the last) and ``random`` play a round robin in
+   ``yutenv ladder`` (the Go agents ``net:gen-G/net.ynet``, or ``net:...,sims=N`` with
+   ``ladder_sims``): each pair ``games`` games with seats balanced and the same throws for
+   every pair, so the table of consecutive pairs is generation-over-generation improvement,
+   head to head, and the ratings are on the published scale's terms (the same
+   Bradley-Terry fit, ``random`` = 0; docs/BASELINES.md, "The ladder"). Rules of more than
+   two seats have no ladder: their generations play ``yutenv eval``'s round robin, ranked
+   with generation 0 = 0.
 2. **How good is the final network?** With search (``net:PATH,sims=N``) against the baseline
    ``mcts:N`` at the same number of simulations, for every ``N`` of ``search_sims``; and
    without search against every ``baselines`` agent.
@@ -39,8 +43,9 @@ from typing import Any
 from tabulate import tabulate
 
 from .._files import atomic_write
-from ..errors import YutEnvError
+from ..errors import InvalidArgumentError, YutEnvError
 from ..evaluate import run_eval_json
+from ..ladder import _run_ladder
 
 __all__ = ["judge", "pick_generations", "net_spec"]
 
@@ -104,12 +109,15 @@ def _flip(m: dict[str, Any]) -> dict[str, Any]:
 
 
 def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> str:
+    """The tables of the generations' round robin: ``rr`` is ``yutenv ladder``'s JSON (pairs,
+    ratings; ``random`` among the agents) or ``yutenv eval``'s (matches, ranking)."""
     name = dict(zip(specs, (f"gen {g}" for g in gens)))
+    matches = rr.get("pairs", rr.get("matches", []))
     pair: dict[tuple[str, str], dict[str, Any]] = {}
-    for m in rr["matches"]:
+    for m in matches:
         pair[(m["a"], m["b"])] = m
         pair[(m["b"], m["a"])] = _flip(m)
-    games = rr["matches"][0]["games"] if rr["matches"] else 0
+    games = matches[0]["games"] if matches else 0
     lines = [f"Each pair played {games} games, seats balanced; the row's win rate against the column, 95% Wilson interval.", ""]
     steps = []
     for older, newer in zip(specs, specs[1:]):
@@ -117,9 +125,14 @@ def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> s
         steps.append([name[newer], name[older], _pct(m), _elo(m)])
     lines.append(_md(steps, ["newer", "older", "newer's win rate", "Elo difference"]))
     lines += ["", "Crosstable (row against column):", ""]
-    cross = [[name[r], *("" if r == c else f"{100 * pair[(r, c)]['win_rate_a']:.0f}%" for c in specs)] for r in specs]
-    lines.append(_md(cross, ["", *(name[s] for s in specs)]))
-    if rr.get("ranking"):
+    cols = [a for a in rr.get("agents", specs) if a not in name] + specs  # random first, if it played
+    cross = [[name[r], *("" if r == c else f"{100 * pair[(r, c)]['win_rate_a']:.0f}%" for c in cols)] for r in specs]
+    lines.append(_md(cross, ["", *(name.get(s, s) for s in cols)]))
+    if rr.get("ratings"):
+        ranks = [[str(i), name.get(e["agent"], e["agent"]), f"{e['elo']:+.0f}", f"[{e['elo_low']:+.0f}, {e['elo_high']:+.0f}]",
+                  f"{100 * e['win_rate']:.1f}%"] for i, e in enumerate(rr["ratings"], 1)]
+        lines += ["", _md(ranks, ["rank", "agent", "Elo (random = 0)", "95% interval", "win rate over all its games"])]
+    elif rr.get("ranking"):
         ranks = [[str(i), name.get(e["agent"], e["agent"]), f"{100 * e['win_rate']:.1f}%", f"{e['elo']:.0f}"] for i, e in enumerate(rr["ranking"], 1)]
         lines += ["", _md(ranks, ["rank", "network", "win rate over all its games", "Elo (weakest = 0)"])]
     return "\n".join(lines) + "\n"
@@ -154,7 +167,13 @@ def judge(
 
     if len(chosen) > 1:
         specs = [net_spec(d, g, ladder_sims) for g in chosen]
-        rr = run_eval_json(["--agents", ";".join(specs), "--games", str(games), *common], quiet=quiet)
+        try:
+            rr = _run_ladder(["--agents", ";".join(["random", *specs]), "--games", str(games), "--state", "", *common],
+                             None if not quiet else False)
+        except InvalidArgumentError as e:
+            if "two-seat rules" not in str(e):
+                raise
+            rr = run_eval_json(["--agents", ";".join(specs), "--games", str(games), *common], quiet=quiet)
         report["ladder"] = rr
         how = f"with {ladder_sims} simulations of search each" if ladder_sims else "without search (each plays its policy's argmax)"
         text += f"## Generation against generation\n\nThe networks {how}.\n\n"

@@ -1,0 +1,541 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"runtime"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/olekukonko/tablewriter"
+
+	"github.com/yutenv/yutenv/dataset"
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/stats"
+	"github.com/yutenv/yutenv/vecenv"
+)
+
+func init() {
+	commands["ladder"] = command{summary: "rate agents on a fixed Elo scale (random = 0) with intervals; resumable", run: runLadder}
+}
+
+const ladderArgs = `[--agents 'SPEC;SPEC;...'] [flags]
+
+Plays a round robin between agents (by default every built-in agent at a few
+budgets: the published scale of docs/BASELINES.md) and fits Bradley-Terry
+ratings on the Elo scale by maximum likelihood, anchored at random = 0 (see
+--anchor), with 95% Wald intervals from the observed Fisher information.
+Every pair plays --games games with the same game seeds (game g uses seed
+f(--seed, g/2), each seating once), seats balanced.
+
+Finished games are saved to --state as they finish (atomic writes, at least
+every few seconds and after every pair); rerunning the same command continues
+where it stopped, and a state file of a different ladder (agents, rules,
+games or seed) is refused. Ctrl-C saves and exits. Two-seat rules only: a
+rating is a pairwise comparison, and a game of more seats is not one.`
+
+// ladderAnchor is the default anchor of the scale.
+const ladderAnchor = "random"
+
+// ladderStateFormat names the state file format.
+const ladderStateFormat = "yutenv-ladder-state"
+
+// ladderStateVersion is the state file format's version.
+const ladderStateVersion = 1
+
+// maxLadderState caps the size of a state file read back.
+const maxLadderState = 1 << 28
+
+// ladderSaveEvery is the longest time finished games wait to be saved.
+const ladderSaveEvery = 2 * time.Second
+
+// ErrLadderState is wrapped by the errors of a state file that cannot be
+// used: not a ladder state, damaged, or made by a different ladder.
+var ErrLadderState = errors.New("ladder state file")
+
+// errInterrupted is returned when a signal stopped the ladder.
+var errInterrupted = errors.New("interrupted")
+
+// ladderKey is what makes two ladders the same one: a state file continues
+// only the ladder it was made by.
+type ladderKey struct {
+	Agents []string `json:"agents"`
+	Rules  string   `json:"rules"`
+	Games  int      `json:"games"`
+	Seed   uint64   `json:"seed"`
+}
+
+func (k ladderKey) equal(o ladderKey) bool {
+	if k.Rules != o.Rules || k.Games != o.Games || k.Seed != o.Seed || len(k.Agents) != len(o.Agents) {
+		return false
+	}
+	for i := range k.Agents {
+		if k.Agents[i] != o.Agents[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ladderGame is one finished game of a pair: game index, whether agent A
+// won (1) or not (0), both agents' decisions and nanoseconds of thinking.
+type ladderGame [6]int64
+
+// ladderState is the resumable state: the ladder's key and the finished
+// games of each pair (pairs in the order of ladderPairs).
+type ladderState struct {
+	Format  string         `json:"format"`
+	Version int            `json:"version"`
+	Key     ladderKey      `json:"ladder"`
+	Pairs   [][]ladderGame `json:"pairs"`
+}
+
+// ladderRating is one agent's line of the ladder.
+type ladderRating struct {
+	Agent string  `json:"agent"`
+	Elo   float64 `json:"elo"`
+	// Low and High bound the 95% interval of Elo; SE is its standard error
+	// (relative to the anchor, whose own is 0).
+	Low           float64 `json:"elo_low"`
+	High          float64 `json:"elo_high"`
+	SE            float64 `json:"se"`
+	Games         int     `json:"games"`
+	Wins          int     `json:"wins"`
+	WinRate       float64 `json:"win_rate"`
+	MsPerDecision float64 `json:"ms_per_decision"`
+}
+
+// ladderReport is what "yutenv ladder --json FILE" writes (docs/FORMATS.md).
+type ladderReport struct {
+	Rules        string  `json:"rules"`
+	Seed         uint64  `json:"seed"`
+	GamesPerPair int     `json:"games_per_pair"`
+	Anchor       string  `json:"anchor"`
+	AnchorElo    float64 `json:"anchor_elo"`
+	// Interval names how the intervals were computed.
+	Interval string         `json:"interval"`
+	Agents   []string       `json:"agents"`
+	Ratings  []ladderRating `json:"ratings"`
+	Pairs    []evalMatch    `json:"pairs"`
+	Version  string         `json:"version"`
+}
+
+// ladderInterval describes the intervals of the fit, in reports.
+const ladderInterval = "95% Wald interval from the observed Fisher information of the Bradley-Terry MLE (one virtual draw per pair), relative to the anchor"
+
+type ladderFlags struct {
+	games, workers int
+	seed           uint64
+	anchor         string
+	anchorElo      float64
+	jsonOut, png   string
+	state          string
+}
+
+func runLadder(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("ladder", ladderArgs, stderr)
+	var f ladderFlags
+	list := fs.StringArray("agents", nil, "agent specs, separated by ';' (or repeat the flag); default: the built-in scale")
+	fs.IntVar(&f.games, "games", 400, "games per pair of agents (rounded up to even: each game seed is played in both seatings)")
+	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (two seats)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the games' throws and of the agents")
+	fs.StringVar(&f.anchor, "anchor", ladderAnchor, "the agent the scale is anchored at (one of --agents)")
+	fs.Float64Var(&f.anchorElo, "anchor-elo", 0, "the anchor's rating")
+	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "games played at once")
+	fs.StringVar(&f.jsonOut, "json", "", "write the ratings and pairs as JSON to FILE")
+	fs.StringVar(&f.png, "png", "", "plot the ratings with their intervals as a PNG to FILE")
+	fs.StringVar(&f.state, "state", "yutenv-ladder.state", "the resumable state FILE ('' keeps no state)")
+	prog := addProgressFlags(fs)
+	rules, err := parseCommand(fs, args, rulesSpec)
+	if err != nil {
+		return err
+	}
+	if err := prog.check(); err != nil {
+		return err
+	}
+	specs, err := ladderSpecs(*list)
+	if err != nil {
+		return err
+	}
+	if rules.Players != 2 {
+		return fmt.Errorf("a ladder needs two-seat rules (a rating compares two agents), got %d seats; compare agents pairwise with yutenv eval --a --b", rules.Players)
+	}
+	if f.games < 1 || f.games > 10_000_000 {
+		return fmt.Errorf("--games must be 1..10000000, got %d", f.games)
+	}
+	if f.workers < 1 || f.workers > 1024 {
+		return fmt.Errorf("--workers must be 1..1024, got %d", f.workers)
+	}
+	if math.IsNaN(f.anchorElo) || math.Abs(f.anchorElo) > 1e6 {
+		return fmt.Errorf("--anchor-elo must be a number in -1e6..1e6, got %v", f.anchorElo)
+	}
+	canon, err := agent.ParseSpec(f.anchor)
+	if err != nil {
+		return fmt.Errorf("--anchor: %w", err)
+	}
+	anchor := indexOf(specs, canon.String())
+	if anchor < 0 {
+		return fmt.Errorf("--anchor %s is not one of the agents %q", canon, specs)
+	}
+	key := ladderKey{Agents: specs, Rules: rules.String(), Games: (f.games + 1) / 2 * 2, Seed: f.seed}
+	st, err := loadLadderState(f.state, key)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := playLadder(ctx, rules, st, f, prog, stderr); err != nil {
+		return err
+	}
+	rep, err := ladderFit(st, anchor, f.anchorElo)
+	if err != nil {
+		return err
+	}
+	printLadder(stdout, rep)
+	if f.jsonOut != "" {
+		if err := writeAtomic(f.jsonOut, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", " ")
+			return enc.Encode(rep)
+		}); err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
+	}
+	if f.png != "" {
+		if err := writeAtomic(f.png, func(w io.Writer) error { return plotLadder(w, rep) }); err != nil {
+			return fmt.Errorf("--png: %w", err)
+		}
+	}
+	return nil
+}
+
+// ladderSpecs returns the canonical specs of --agents, or the built-in
+// scale's, refusing duplicates.
+func ladderSpecs(list []string) ([]string, error) {
+	raw := agent.LadderSpecs()
+	if len(list) > 0 {
+		raw = nil
+		for _, l := range list {
+			s, err := agent.SplitSpecs(l)
+			if err != nil {
+				return nil, err
+			}
+			raw = append(raw, s...)
+		}
+	}
+	if len(raw) < 2 {
+		return nil, fmt.Errorf("--agents needs at least two specs, got %d", len(raw))
+	}
+	out := make([]string, len(raw))
+	for i, s := range raw {
+		sp, err := agent.ParseSpec(s)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = sp.String()
+		if indexOf(out[:i], out[i]) >= 0 {
+			return nil, fmt.Errorf("agent %s is listed twice", out[i])
+		}
+	}
+	return out, nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// ladderPairs returns every pair i < j of k agents, in a fixed order.
+func ladderPairs(k int) [][2]int {
+	var pairs [][2]int
+	for i := 0; i < k; i++ {
+		for j := i + 1; j < k; j++ {
+			pairs = append(pairs, [2]int{i, j})
+		}
+	}
+	return pairs
+}
+
+// loadLadderState reads the state file at path for the ladder key, or
+// starts a new state when the file does not exist (or path is empty).
+func loadLadderState(path string, key ladderKey) (*ladderState, error) {
+	st := &ladderState{Format: ladderStateFormat, Version: ladderStateVersion, Key: key,
+		Pairs: make([][]ladderGame, len(ladderPairs(len(key.Agents))))}
+	if path == "" {
+		return st, nil
+	}
+	b, err := readStateFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	old, err := decodeLadderState(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if !old.Key.equal(key) {
+		return nil, fmt.Errorf("%s: %w: it was made by a different ladder (agents %q, rules %s, %d games per pair, seed %d; this one: agents %q, rules %s, %d games, seed %d); delete it or give another --state",
+			path, ErrLadderState, old.Key.Agents, old.Key.Rules, old.Key.Games, old.Key.Seed, key.Agents, key.Rules, key.Games, key.Seed)
+	}
+	return old, nil
+}
+
+// readStateFile reads a regular file of at most maxLadderState bytes.
+func readStateFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxLadderState {
+		return nil, fmt.Errorf("%s: %w: not a regular file of at most %d bytes", path, ErrLadderState, maxLadderState)
+	}
+	return os.ReadFile(path)
+}
+
+// decodeLadderState parses and checks a state file: a well-formed state
+// whose games are each in range and recorded once.
+func decodeLadderState(b []byte) (*ladderState, error) {
+	var st ladderState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrLadderState, err)
+	}
+	if st.Format != ladderStateFormat || st.Version != ladderStateVersion {
+		return nil, fmt.Errorf("%w: format %q version %d, want %q version %d", ErrLadderState, st.Format, st.Version, ladderStateFormat, ladderStateVersion)
+	}
+	k := st.Key
+	if len(k.Agents) < 2 || len(k.Agents) > 1000 || k.Games < 1 || k.Games > 10_000_000 {
+		return nil, fmt.Errorf("%w: %d agents, %d games per pair", ErrLadderState, len(k.Agents), k.Games)
+	}
+	if len(st.Pairs) != len(k.Agents)*(len(k.Agents)-1)/2 {
+		return nil, fmt.Errorf("%w: %d pairs for %d agents", ErrLadderState, len(st.Pairs), len(k.Agents))
+	}
+	for p, games := range st.Pairs {
+		if len(games) > k.Games {
+			return nil, fmt.Errorf("%w: pair %d has %d games, more than %d", ErrLadderState, p, len(games), k.Games)
+		}
+		seen := make(map[int64]bool, len(games))
+		for _, g := range games {
+			if g[0] < 0 || g[0] >= int64(k.Games) || seen[g[0]] || g[1] < 0 || g[1] > 1 || g[2] < 0 || g[3] < 0 || g[4] < 0 || g[5] < 0 {
+				return nil, fmt.Errorf("%w: pair %d: bad game %v", ErrLadderState, p, g)
+			}
+			seen[g[0]] = true
+		}
+	}
+	return &st, nil
+}
+
+// save writes the state atomically to path (nothing when path is empty).
+func (st *ladderState) save(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := writeAtomic(path, func(w io.Writer) error { return json.NewEncoder(w).Encode(st) }); err != nil {
+		return fmt.Errorf("saving the ladder state: %w", err)
+	}
+	return nil
+}
+
+// writeAtomic writes a file through write under a temporary name and
+// renames it into place, so readers see the old file or the new one.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	f, err := dataset.CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := write(f); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// ladderJob is one game to play: pair p, game g.
+type ladderJob struct{ p, g int }
+
+// ladderResult is a played game, or its error.
+type ladderResult struct {
+	job  ladderJob
+	game ladderGame
+	err  error
+}
+
+// playLadder plays the games the state lacks, saving the state as they
+// finish; a cancelled ctx saves and returns errInterrupted.
+func playLadder(ctx context.Context, rules env.Rules, st *ladderState, f ladderFlags, prog *progressMode, stderr io.Writer) error {
+	pairs := ladderPairs(len(st.Key.Agents))
+	var jobs []ladderJob
+	done := 0
+	for p := range pairs {
+		have := make(map[int64]bool, len(st.Pairs[p]))
+		for _, g := range st.Pairs[p] {
+			have[g[0]] = true
+		}
+		done += len(have)
+		for g := 0; g < st.Key.Games; g++ {
+			if !have[int64(g)] {
+				jobs = append(jobs, ladderJob{p, g})
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	if done > 0 {
+		fmt.Fprintf(stderr, "ladder: continuing %s: %d of %d games done\n", f.state, done, done+len(jobs))
+	}
+	specs, seed := st.Key.Agents, st.Key.Seed
+	stopc := make(chan struct{})
+	defer close(stopc)
+	results := vecenv.Play(f.workers, 0, len(jobs), stopc, func(pl *vecenv.Players, j int) ladderResult {
+		job := jobs[j]
+		r := ladderResult{job: job}
+		a, err := pl.Get(0, specs[pairs[job.p][0]])
+		if err != nil {
+			r.err = err
+			return r
+		}
+		b, err := pl.Get(1, specs[pairs[job.p][1]])
+		if err != nil {
+			r.err = err
+			return r
+		}
+		aSeat := job.g % 2
+		seats := []agent.Agent{b, b}
+		seats[aSeat] = a
+		res, err := vecenv.Game(rules, vecenv.GameSeed(seed, job.g/2), env.AnySeat, seats).Play()
+		if err != nil {
+			r.err = err
+			return r
+		}
+		won := int64(0)
+		if res.Winner == aSeat {
+			won = 1
+		}
+		r.game = ladderGame{int64(job.g), won, int64(res.SeatDecisions[aSeat]), int64(res.SeatDecisions[1-aSeat]),
+			int64(res.SeatTime[aSeat]), int64(res.SeatTime[1-aSeat])}
+		return r
+	})
+	bar := prog.start(stderr, len(jobs), "ladder", "games")
+	defer bar.Finish()
+	left := make([]int, len(pairs))
+	for _, j := range jobs {
+		left[j.p]++
+	}
+	last := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			if err := st.save(f.state); err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %d of %d games saved in %s; rerun the same command to continue",
+				errInterrupted, st.played(), len(pairs)*st.Key.Games, orDash(f.state))
+		case d, ok := <-results:
+			if !ok {
+				return st.save(f.state)
+			}
+			r := d.Value
+			if r.err != nil {
+				_ = st.save(f.state)
+				a, b := specs[pairs[r.job.p][0]], specs[pairs[r.job.p][1]]
+				return fmt.Errorf("%s vs %s, game %d: %w", a, b, r.job.g, r.err)
+			}
+			st.Pairs[r.job.p] = append(st.Pairs[r.job.p], r.game)
+			left[r.job.p]--
+			bar.Add(1)
+			if left[r.job.p] == 0 || time.Since(last) >= ladderSaveEvery {
+				if err := st.save(f.state); err != nil {
+					return err
+				}
+				last = time.Now()
+			}
+		}
+	}
+}
+
+// played counts the finished games of the state.
+func (st *ladderState) played() int {
+	n := 0
+	for _, g := range st.Pairs {
+		n += len(g)
+	}
+	return n
+}
+
+// ladderFit turns the finished games into the pairs' results and the fit.
+func ladderFit(st *ladderState, anchor int, anchorElo float64) (ladderReport, error) {
+	specs := st.Key.Agents
+	pairs := ladderPairs(len(specs))
+	matches := make([]evalMatch, len(pairs))
+	for p, pr := range pairs {
+		m := evalMatch{A: specs[pr[0]], B: specs[pr[1]], ChanceRate: 0.5}
+		for _, g := range st.Pairs[p] {
+			m.Games++
+			m.WinsA += int(g[1])
+			m.WinsB += 1 - int(g[1])
+			m.outcomeA += float64(2*g[1] - 1)
+			m.decA += int(g[2])
+			m.decB += int(g[3])
+			m.decisions += int(g[2] + g[3])
+			m.timeA += time.Duration(g[4])
+			m.timeB += time.Duration(g[5])
+		}
+		m.finish(2)
+		matches[p] = m
+	}
+	ranks := rankAgents(specs, pairs, matches)
+	wins, games := btCounts(len(specs), pairs, matches)
+	fit, err := stats.BradleyTerry(wins, games, anchor, anchorElo, stats.Z95)
+	if err != nil {
+		return ladderReport{}, err
+	}
+	out := make([]ladderRating, len(ranks))
+	for i, r := range ranks {
+		x := fit[indexOf(specs, r.Agent)]
+		out[i] = ladderRating{Agent: r.Agent, Elo: x.Elo, Low: x.Low, High: x.High, SE: x.SE,
+			Games: r.Games, Wins: r.Wins, WinRate: r.WinRate, MsPerDecision: r.MsPerDecision}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Elo > out[b].Elo })
+	return ladderReport{Rules: st.Key.Rules, Seed: st.Key.Seed, GamesPerPair: st.Key.Games, Anchor: specs[anchor],
+		AnchorElo: anchorElo, Interval: ladderInterval, Agents: specs, Ratings: out, Pairs: matches, Version: Version}, nil
+}
+
+// printLadder writes the ladder's tables.
+func printLadder(w io.Writer, rep ladderReport) {
+	fmt.Fprintf(w, "rules %s, %d games per pair (seats balanced, the same game seeds for every pair), seed %d\n",
+		rep.Rules, rep.GamesPerPair, rep.Seed)
+	fmt.Fprintf(w, "Bradley-Terry Elo, %s = %+.0f; %s\n", rep.Anchor, rep.AnchorElo, rep.Interval)
+	r := tablewriter.NewWriter(w)
+	r.SetAutoFormatHeaders(false)
+	r.SetAlignment(tablewriter.ALIGN_RIGHT)
+	r.SetHeader([]string{"rank", "agent", "Elo", "95% interval", "games", "wins", "win rate", "ms/decision"})
+	for i, x := range rep.Ratings {
+		r.Append([]string{fmt.Sprint(i + 1), x.Agent, fmt.Sprintf("%+.0f", x.Elo), fmt.Sprintf("[%+.0f, %+.0f]", x.Low, x.High),
+			fmt.Sprint(x.Games), fmt.Sprint(x.Wins), pct(x.WinRate), fmt.Sprintf("%.4g", x.MsPerDecision)})
+	}
+	r.Render()
+	fmt.Fprintln(w, "\npairs:")
+	t := tablewriter.NewWriter(w)
+	t.SetAutoFormatHeaders(false)
+	t.SetAlignment(tablewriter.ALIGN_RIGHT)
+	t.SetHeader([]string{"a", "b", "games", "wins a", "wins b", "win rate a", "95% Wilson"})
+	for _, m := range rep.Pairs {
+		t.Append([]string{m.A, m.B, fmt.Sprint(m.Games), fmt.Sprint(m.WinsA), fmt.Sprint(m.WinsB), pct(m.WinRateA),
+			fmt.Sprintf("[%s, %s]", pct(m.WilsonLow), pct(m.WilsonHi))})
+	}
+	t.Render()
+}
