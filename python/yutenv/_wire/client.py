@@ -18,8 +18,8 @@ from typing import Any, Mapping
 
 import msgpack
 
-from .errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, YutTimeoutError, error_from_wire
-from .server import Server
+from ..errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, YutTimeoutError, error_from_wire
+from ..connection.server import Server
 
 MAX_FRAME = 16 << 20
 """Largest frame this client accepts or sends (the server's default limit)."""

@@ -40,7 +40,7 @@ from tabulate import tabulate
 
 from .._files import atomic_write
 from ..errors import YutEnvError
-from ..evaluate import run_eval_json
+from ..tools.evaluate import run_eval_json
 
 __all__ = ["judge", "pick_generations", "net_spec"]
 
