@@ -158,3 +158,61 @@ def test_public_classes_pickle_by_their_home(name: str) -> None:
     cls = getattr(yutenv, name)
     assert getattr(importlib.import_module(cls.__module__), cls.__qualname__) is cls
     assert pickle.loads(pickle.dumps(cls)) is cls
+
+
+PACKAGE = PYTHON_DIR / "yutenv"
+#: What each lower room may import from the package (besides itself): the wire knows only the
+#: protocol and the errors, the connection only the wire, and no front end, position or dataset
+#: module reaches up into training, tools or integrations.
+MAY_IMPORT = {
+    "_wire": {"_protocol", "errors"},
+    "connection": {"_protocol", "errors", "_wire"},
+    "envs": {"_protocol", "_layout", "errors", "_wire", "connection"},
+    "positions": {"_protocol", "_progress", "errors", "_wire", "connection", "envs"},
+    "data": {"_files", "_layout", "errors"},
+}
+
+
+def _imports(path: Path) -> list[str]:
+    """The yutenv rooms a module imports at run time (not under ``if TYPE_CHECKING``)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rel = path.relative_to(PACKAGE).with_suffix("").parts
+    pkg = list(rel[:-1])
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip.update(id(n) for n in ast.walk(node))
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = pkg[: len(pkg) - (node.level - 1)]
+            target = [*base, *(node.module.split(".") if node.module else [])]
+            rooms = [target[0]] if target else [a.name for a in node.names]
+            out += rooms
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            out += [n.split(".")[1] for n in names if n.startswith("yutenv.")]
+    return out
+
+
+@pytest.mark.parametrize("room", sorted(MAY_IMPORT))
+def test_rooms_import_only_the_layers_below(room: str) -> None:
+    allowed = MAY_IMPORT[room] | {room}
+    for path in sorted((PACKAGE / room).rglob("*.py")):
+        for imported in _imports(path):
+            assert imported in allowed, f"{path.relative_to(PYTHON_DIR)} imports yutenv.{imported}; {room}/ may use {sorted(allowed)}"
+
+
+def test_one_wire_and_one_connection_model() -> None:
+    """Only the wire opens sockets and frames messages; only a Session makes a Client."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(PACKAGE).as_posix()
+        if not name.startswith("_wire/"):
+            assert "socket.socket(" not in text and "import socket" not in text, f"{name} opens a socket"
+        if name != "connection/session.py":
+            assert not re.search(r"\bClient\(", text), f"{name} makes its own Client: use yutenv.connection.Session"
