@@ -15,7 +15,7 @@
 // A dataset can also hold one range of games (Config.FirstGame, a multiple
 // of ShardGames): the part one worker of a distributed run writes. Its
 // shards are numbered as in a dataset of all games, so parts merged into one
-// manifest (python/yutenv/distributed.py) are the dataset one run writes.
+// manifest (python/yutenv/integrations/distributed.py) are the dataset one run writes.
 //
 // Usage:
 //

@@ -27,7 +27,7 @@ from .._extras import import_extra
 import_extra("torch", "az", "yutenv.az.bench")
 import torch  # noqa: E402
 
-from ..core import NUM_ACTIONS
+from ..envs.batch import NUM_ACTIONS
 from .net import TIER_SIZES, NetEvaluator, PolicyValueNet
 
 __all__ = ["bench_evaluator", "bench_selfplay", "main"]

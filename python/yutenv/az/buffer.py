@@ -22,7 +22,7 @@ from typing import Iterator
 import numpy as np
 import numpy.typing as npt
 
-from .. import datasets
+from ..data import datasets
 
 __all__ = ["Batch", "ReplayBuffer"]
 

@@ -44,8 +44,8 @@ from tabulate import tabulate
 
 from .._files import atomic_write
 from ..errors import InvalidArgumentError, YutEnvError
-from ..evaluate import run_eval_json
-from ..ladder import _run_ladder
+from ..tools.evaluate import run_eval_json
+from ..tools.ladder import _run_ladder
 
 __all__ = ["judge", "pick_generations", "net_spec"]
 

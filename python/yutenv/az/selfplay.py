@@ -35,8 +35,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .._progress import progress_bar
-from ..core import NUM_ACTIONS, Session
-from ..server import Server
+from ..envs.batch import NUM_ACTIONS, Session
+from ..connection.server import Server
 
 __all__ = ["Evaluate", "SelfPlay", "SelfPlaySummary"]
 

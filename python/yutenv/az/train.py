@@ -68,11 +68,11 @@ import_extra("torch", "az", "yutenv.az.train")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from .. import datasets
+from ..data import datasets
 from .._files import atomic_write
 from ..errors import CheckpointError, YutEnvError
-from ..evaluate import evaluate
-from ..server import binary_path
+from ..tools.evaluate import evaluate
+from ..connection.server import binary_path
 from .buffer import ReplayBuffer
 from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
 from .net import TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, masked_logits

@@ -30,9 +30,9 @@ import numpy as np
 from tabulate import tabulate
 import numpy.typing as npt
 
-from .gym_env import YutEnv
-from .server import Server
-from .vector import YutVectorEnv
+from ..envs.gym_env import YutEnv
+from ..connection.server import Server
+from ..envs.vector import YutVectorEnv
 
 
 @dataclass

@@ -14,12 +14,14 @@ import socket
 import struct
 import threading
 import time
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import msgpack
 
-from .errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, YutTimeoutError, error_from_wire
-from .server import Server
+from ..errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, YutTimeoutError, error_from_wire
+
+if TYPE_CHECKING:  # the wire does not import the layer above it; it only reports through a Server
+    from ..connection.server import Server
 
 MAX_FRAME = 16 << 20
 """Largest frame this client accepts or sends (the server's default limit)."""
@@ -89,7 +91,7 @@ class Client:
 
     Args:
         address: where the server listens (see :func:`parse_address`).
-        server: the :class:`Server` process behind ``address``, when we started it;
+        server: the :class:`~yutenv.Server` process behind ``address``, when we started it;
             used to explain a broken connection with the server's exit status and log.
         timeout: seconds to wait for a reply (None: wait as long as it takes); past it a
             call raises :class:`~yutenv.YutTimeoutError` and closes the connection.

@@ -40,12 +40,12 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
-from ._extras import import_extra
+from .._extras import import_extra
 
 import_extra("stable_baselines3", "sb3", "yutenv.sb3")
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
-from .vector import YutVectorEnv
+from ..envs.vector import YutVectorEnv
 
 __all__ = ["YutSB3VecEnv", "make_vec_env"]
 

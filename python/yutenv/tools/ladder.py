@@ -1,6 +1,6 @@
 """Rate agents on yutenv's fixed Elo scale (``random`` = 0): ``yutenv ladder`` from Python.
 
->>> from yutenv.ladder import ladder, published
+>>> from yutenv.tools.ladder import ladder, published
 >>> r = ladder(["random", "greedy"], games=20, seed=2)
 >>> [x.agent for x in r.ratings], r.rating("random").elo
 (['greedy', 'random'], 0.0)
@@ -35,7 +35,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from .errors import InvalidArgumentError
+from ..errors import InvalidArgumentError
 from .stats import Rating, Z95, bradley_terry
 
 __all__ = ["LadderPair", "LadderRating", "LadderResult", "PUBLISHED_FILE", "ladder", "published"]
@@ -142,7 +142,7 @@ def _rules_text(rules: str | Mapping[str, Any]) -> str:
 
 def _run_ladder(args: list[str], progress: bool | None) -> dict[str, Any]:
     """``yutenv ladder ARGS --json TMP`` with the bundled binary; its JSON."""
-    from .server import binary_path
+    from ..connection.server import binary_path
 
     show = sys.stderr.isatty() if progress is None else progress
     with tempfile.TemporaryDirectory(prefix="yutenv-ladder-") as tmp:

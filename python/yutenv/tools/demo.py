@@ -25,12 +25,12 @@ from typing import Callable
 import numpy as np
 from tabulate import tabulate
 
-from . import pettingzoo as ypz
+from ..envs import pettingzoo as ypz
 from .evaluate import EvalResult, evaluate
-from .gym_env import YutEnv
-from .server import Server
+from ..envs.gym_env import YutEnv
+from ..connection.server import Server
 from .stats import wilson
-from .vector import YutVectorEnv
+from ..envs.vector import YutVectorEnv
 
 
 # Both tables: two name columns, then numbers.

@@ -38,10 +38,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .client import SINGLE_ENV_SPIN
+from .._wire.client import SINGLE_ENV_SPIN
 from .config import RENDER_MODES, EnvConfig
-from .core import NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
-from .errors import ClosedError, IllegalActionError, ResetNeeded
+from .batch import NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
+from ..errors import ClosedError, IllegalActionError, ResetNeeded
 
 __all__ = ["env", "raw_env", "YutAECEnv"]
 
@@ -157,11 +157,8 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         seat = self.agent_name_mapping[agent]
         if seat == self._to_move:  # the last row is this seat's view: no round trip
             return {"observation": self._obs[seat], "action_mask": self._mask}
-        r = self._session.client.call("observe", {"handle": self._batch.handle, "seat": seat})
-        d = self._batch.obs_size
-        obs = np.frombuffer(r["obs"], dtype="<f4")[:d]
-        mask = np.frombuffer(r["mask"], dtype=np.int8)[: self.num_actions]
-        return {"observation": obs, "action_mask": mask}
+        obs, mask = self._batch.observe(seat)
+        return {"observation": obs[0], "action_mask": mask[0]}
 
     def step(self, action: Any) -> None:
         if self.closed:

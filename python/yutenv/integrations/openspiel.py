@@ -30,13 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from ._extras import import_extra
+from .._extras import import_extra
 
 import_extra("pyspiel", "openspiel", "yutenv.openspiel")
 import pyspiel  # noqa: E402
 
-from .errors import InvalidArgumentError
-from .state import THROW_NAMES, Game, State
+from ..errors import InvalidArgumentError
+from ..positions.state import THROW_NAMES, Game, State
 
 __all__ = ["DEFAULT_TIER", "GAME_NAME", "YutSpielGame", "YutSpielState", "load_game"]
 

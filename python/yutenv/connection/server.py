@@ -32,7 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import IO, Any, Deque, Sequence
 
-from .errors import ServerDiedError, ServerStartError
+from ..errors import ServerDiedError, ServerStartError
 
 LOG_LINES = 200
 _DEFAULT_START_TIMEOUT = 20.0

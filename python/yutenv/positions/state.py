@@ -26,7 +26,6 @@ with :class:`~yutenv.BadStateError` naming its row; an illegal action or throw r
 from __future__ import annotations
 
 import json
-import os
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, cast
@@ -34,10 +33,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, c
 import numpy as np
 import numpy.typing as npt
 
-from .config import check_rules
-from ._progress import progress_bar
-from .core import NUM_ACTIONS, Session, check_action, check_seed
-from .errors import BadStateError, ClosedError, LimitExceededError, ServerDiedError
+from ..envs.config import check_rules
+from .._progress import progress_bar
+from .._protocol import NUM_ACTIONS
+from .._wire.args import check_action, check_seed
+from ..connection.session import close_shared_session as close_shared_session
+from ..connection.session import forget_shared_session, shared_session
+from ..errors import BadStateError, ClosedError, LimitExceededError, ServerDiedError
 
 __all__ = [
     "Analysis",
@@ -92,59 +94,42 @@ _T = TypeVar("_T")
 States = Union[npt.NDArray[np.uint8], Sequence["State"]]
 
 _lock = threading.Lock()
-_session: Session | None = None
-_session_pid = 0
-_game_ids: dict[str, int] = {}
 
 
 def _call(method: str, params: Mapping[str, Any], rules: str | None = None) -> Any:
-    """Call a state method on the shared session; ``rules`` adds its game id."""
-    global _session, _session_pid
-    with _lock:
-        if _session is None or _session.closed or _session_pid != os.getpid():
-            _session = Session()
-            _session_pid = os.getpid()
-            _game_ids.clear()
-        session = _session
+    """Call a state method on the process's shared session; ``rules`` adds its game id
+    (declared once per connection). A ``game`` reply's id is remembered for its rules."""
+    session = shared_session()
+    try:
         p = dict(params)
         if rules is not None:
-            gid = _game_ids.get(rules)
-            if gid is None:
-                gid = int(session.client.call("game", {"rules": rules})["game"])
-                _game_ids[rules] = gid
+            with _lock:
+                gid = session.game_ids.get(rules)
+                if gid is None:
+                    gid = int(session.call("game", {"rules": rules})["game"])
+                    session.game_ids[rules] = gid
             p["game"] = gid
-    try:
-        return session.client.call(method, p)
+        r = session.call(method, p)
     except (ClosedError, ServerDiedError):  # the next call starts afresh
-        with _lock:
-            if _session is session:
-                _session = None
+        forget_shared_session(session)
         raise
+    if method == "game":
+        with _lock:
+            session.game_ids.setdefault(str(r["rules"]), int(r["game"]))
+    return r
 
 
 _infos: dict[str, dict[str, Any]] = {}
 
 
 def _declare(rules: str | dict[str, Any]) -> dict[str, Any]:
-    """The server's description of a rule set (declared once per connection)."""
+    """The server's description of a rule set (asked once per process)."""
     key = rules if isinstance(rules, str) else json.dumps(rules, sort_keys=True)
     info = _infos.get(key)
     if info is None:
         info = dict(_call("game", {"rules": rules}))
         _infos[key] = info
-        with _lock:
-            _game_ids.setdefault(str(info["rules"]), int(info["game"]))
     return info
-
-
-def close_shared_session() -> None:
-    """Close the state methods' shared connection (it reopens on next use)."""
-    global _session
-    with _lock:
-        if _session is not None:
-            _session.close()
-            _session = None
-            _game_ids.clear()
 
 
 @dataclass(frozen=True)

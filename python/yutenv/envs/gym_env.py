@@ -12,10 +12,10 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from .client import SINGLE_ENV_SPIN
+from .._wire.client import SINGLE_ENV_SPIN
 from .config import RENDER_MODES, EnvConfig
-from .core import check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
-from .errors import ClosedError, ResetNeeded, YutEnvError
+from .batch import check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
+from ..errors import ClosedError, ResetNeeded, YutEnvError
 
 ObsType = Union[npt.NDArray[np.float32], Dict[str, npt.NDArray[Any]]]
 

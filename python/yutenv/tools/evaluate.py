@@ -31,10 +31,10 @@ import numpy as np
 import numpy.typing as npt
 from tabulate import tabulate
 
-from ._progress import progress_bar
-from .errors import IllegalActionError
+from .._progress import progress_bar
+from ..errors import IllegalActionError
 from .stats import elo_diff, wilson
-from .vector import YutVectorEnv
+from ..envs.vector import YutVectorEnv
 
 # wilson and elo_diff live in yutenv.stats; they stay importable from here.
 __all__ = ["EvalResult", "RATING_ANCHORS", "evaluate", "wilson", "elo_diff"]
@@ -398,8 +398,8 @@ def run_eval_json(args: Sequence[str], quiet: bool = True, method: str = "eval")
     import json
     import subprocess
 
-    from .errors import InvalidArgumentError
-    from .server import binary_path
+    from ..errors import InvalidArgumentError
+    from ..connection.server import binary_path
 
     cmd = [str(binary_path()), "eval", "--json", *(["--quiet"] if quiet else []), *args]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, text=True, check=False)

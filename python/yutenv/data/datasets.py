@@ -32,9 +32,9 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._files import sha256_file
-from ._layout import check_layout
-from .errors import YutEnvError
+from .._files import sha256_file
+from .._layout import check_layout
+from ..errors import YutEnvError
 
 FORMAT = "yutenv-dataset"
 VERSION = 1

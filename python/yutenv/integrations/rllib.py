@@ -52,15 +52,15 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
-from ._extras import import_extra
+from .._extras import import_extra
 
 import_extra("ray.rllib", "rllib", "yutenv.rllib")
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 
-from ._protocol import NUM_ACTIONS
-from .gym_env import YutEnv
-from .pettingzoo import YutAECEnv
-from .vector import YutVectorEnv
+from .._protocol import NUM_ACTIONS
+from ..envs.gym_env import YutEnv
+from ..envs.pettingzoo import YutAECEnv
+from ..envs.vector import YutVectorEnv
 
 __all__ = ["ENV_NAME", "MULTI_ENV_NAME", "YutRLlibEnv", "YutRLlibMultiEnv", "YutRLlibVectorEnv", "module_spec", "register"]
 

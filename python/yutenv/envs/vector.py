@@ -12,8 +12,8 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .config import RENDER_MODES, EnvConfig
-from .core import NotCopyable, ResetResult, StepResult, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
-from .errors import ClosedError, IllegalActionError, ResetNeeded
+from .batch import NotCopyable, ResetResult, StepResult, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
+from ..errors import ClosedError, IllegalActionError, ResetNeeded
 
 _RESET_OPTIONS = ("start", "seat")
 _WIRE_AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}

@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 from pettingzoo import ParallelEnv
 
-from .errors import IllegalActionError
+from ..errors import IllegalActionError
 from .pettingzoo import ObsDict, YutAECEnv
 
 __all__ = ["YutParallelEnv", "parallel_env"]

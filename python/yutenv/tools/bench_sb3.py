@@ -28,7 +28,7 @@ from tabulate import tabulate
 
 import yutenv
 
-from ._extras import import_extra
+from .._extras import import_extra
 
 for _module in ("torch", "sb3_contrib", "stable_baselines3"):
     import_extra(_module, "sb3", "yutenv.bench_sb3")
@@ -37,7 +37,7 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
-from .sb3 import YutSB3VecEnv
+from ..integrations.sb3 import YutSB3VecEnv
 
 SETUPS = ("dummy", "yutenv")
 

@@ -25,12 +25,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from ._protocol import PRESETS, RULE_KEYS, RULE_OPTIONS, RuleOption
-from .errors import InvalidRulesError
-from .server import Server
-
-DEFAULT_TIMEOUT = 60.0
-"""Seconds a request waits for the server's reply by default (``timeout``)."""
+from .._protocol import PRESETS, RULE_KEYS, RULE_OPTIONS, RuleOption
+from ..errors import InvalidRulesError
+from ..connection.server import Server
+from ..connection.session import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 
 RENDER_MODES = ("ansi", "rgb_array")
 """Render modes of every front end: the board as text, or as a (480, 720, 3) uint8 image."""

@@ -1,22 +1,17 @@
-"""Sessions and env batches: the protocol's methods as Python calls.
+"""Env batches: the one way every front end steps games.
 
-A :class:`Session` is one connection that has done ``hello``. It connects to
-``address`` (or ``$YUTENV_ADDRESS``) when given, otherwise to the process-wide
-bundled server (:func:`yutenv.server.acquire_shared_server`), which it keeps
-alive until the session closes or is garbage collected. It reads what the server
-says in ``hello`` (the action count, the observation tiers, the frame limit)
-instead of assuming it.
-
-A :class:`Batch` is one server-side handle of ``n`` envs (``make``); its
-``reset`` and ``step`` are one round trip each and return numpy views of the
-reply's ``bin`` payloads (``np.frombuffer``: zero-copy, **read-only**).
+A :class:`Batch` is one server-side handle of ``n`` envs (``make``) on a
+:class:`~yutenv.connection.Session`; its ``reset`` and ``step`` are one round trip each and
+return numpy views of the reply's ``bin`` payloads (``np.frombuffer``: zero-copy,
+**read-only**). :class:`~yutenv.YutEnv`, :class:`~yutenv.YutVectorEnv` and the PettingZoo
+envs all hold one (:func:`open_batch`) and differ only in the API they put around it. The
+helpers below turn what the server describes (observation spaces, parts, info maps) into
+Gymnasium's terms.
 """
 
 from __future__ import annotations
 
-import os
 import struct
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
@@ -24,122 +19,17 @@ import msgpack
 import numpy as np
 import numpy.typing as npt
 
-from ._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
-from ._layout import OBS_LAYOUT, TIER_SIZES  # noqa: F401  # re-exported
-from .client import Client
-from .config import DEFAULT_TIMEOUT, EnvConfig
-from .errors import ClosedError, IllegalActionError, ProtocolError, YutEnvError
-from .server import Server, acquire_shared_server
+from .._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
+from .._layout import OBS_LAYOUT, TIER_SIZES  # noqa: F401  # re-exported
+from .._wire.args import check_action as check_action
+from .._wire.args import check_seed as check_seed
+from ..connection.session import PROTOCOL as PROTOCOL
+from ..connection.session import Session as Session
+from ..errors import ClosedError, YutEnvError
+from .config import EnvConfig
 
 if TYPE_CHECKING:
     import gymnasium
-
-PROTOCOL = 1
-CLIENT_NAME = "yutenv-python 0.1.0"
-
-
-def _resolve_target(address: str | None, token: str | None) -> tuple[str | None, str | None]:
-    if address is None:
-        address = os.environ.get("YUTENV_ADDRESS") or None
-    if token is None:
-        token = os.environ.get("YUTENV_TOKEN") or None
-        tf = os.environ.get("YUTENV_TOKEN_FILE")
-        if token is None and tf:
-            with open(tf, encoding="utf-8") as f:
-                token = f.read().strip()
-    return address, token
-
-
-def _end_session(client: Client, server: Server | None) -> None:
-    """Close a session's connection and release its server (also run when a session that was
-    never closed is garbage collected, so that a dropped env does not keep the shared server)."""
-    try:
-        client.close()
-    finally:
-        if server is not None:
-            server.release()
-
-
-class Session:
-    """One handshaken connection to a yutenv server.
-
-    What the server says in ``hello`` is kept in :attr:`hello` and used rather than assumed:
-    :attr:`actions` (the action count), :attr:`tiers` (every observation space by name), and
-    the frame limit (the client's read limit). A session that is garbage collected without
-    :meth:`close` is closed then (its envs are freed by the server when the connection ends).
-
-    Args:
-        address: the server to connect to (``unix:/path``, ``host:port``); default
-            ``$YUTENV_ADDRESS``, else the bundled server started on a private socket.
-        token: the server's token, if it has one (default ``$YUTENV_TOKEN`` or the
-            contents of ``$YUTENV_TOKEN_FILE``).
-        server: a :class:`~yutenv.Server` to use instead of the shared one.
-        timeout: seconds to wait for any reply (None: no limit); past it a call raises
-            :class:`~yutenv.YutTimeoutError`.
-    """
-
-    def __init__(
-        self,
-        address: str | None = None,
-        token: str | None = None,
-        server: Server | None = None,
-        timeout: float | None = DEFAULT_TIMEOUT,
-    ) -> None:
-        release: Server | None = None
-        self.closed = True
-        addr, tok = _resolve_target(address, token)
-        if server is not None:
-            if not server.acquire():
-                raise ClosedError(f"{server!r} is closed")
-            release = server
-            addr = server.address
-            tok = tok if tok is not None else server.token
-        elif addr is None:
-            server = acquire_shared_server()
-            release = server
-            addr = server.address
-            tok = server.token
-        try:
-            self.client = Client(addr, server=server, timeout=timeout)
-        except BaseException:
-            if release is not None:
-                release.release()
-            raise
-        self._end = weakref.finalize(self, _end_session, self.client, release)
-        self.server = server
-        self.address = addr
-        try:
-            params: dict[str, Any] = {"protocol": PROTOCOL, "client": CLIENT_NAME}
-            if tok is not None:
-                params["token"] = tok
-            self.hello: dict[str, Any] = self.client.call("hello", params)
-            if self.hello.get("protocol") != PROTOCOL:
-                raise ProtocolError(f"the server speaks protocol {self.hello.get('protocol')}, this client {PROTOCOL}")
-            #: The number of actions of the server's action codec.
-            self.actions: int = int(self.hello["actions"])
-            #: Every observation tier's space, by name (docs/PROTOCOL.md, hello).
-            self.tiers: dict[str, dict[str, Any]] = {str(t["tier"]): dict(t) for t in self.hello["tiers"]}
-            self.client.max_frame = int(self.hello["limits"]["max_frame"])
-        except BaseException:
-            self._end()
-            raise
-        self.closed = False
-
-    def ping(self) -> None:
-        self.client.call("ping")
-
-    def stats(self) -> dict[str, Any]:
-        return dict(self.client.call("stats"))
-
-    def close(self) -> None:
-        self.closed = True
-        self._end()
-
-    def __enter__(self) -> "Session":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def obs_box(space: Mapping[str, Any]) -> "gymnasium.spaces.Box":
@@ -161,31 +51,6 @@ def obs_box(space: Mapping[str, Any]) -> "gymnasium.spaces.Box":
         if "high" in part:
             high[off:off + n] = part["high"]
     return gymnasium.spaces.Box(low=low, high=high, shape=(size,), dtype=np.float32)
-
-
-def check_seed(seed: Any) -> int:
-    """A game seed as an int, or ValueError/TypeError: seeds are integers 0..2**64-1."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"a seed must be an integer 0..2**64-1, got {seed!r}")
-    s = int(seed)
-    if not 0 <= s < 2**64:
-        raise ValueError(f"a seed must be in 0..2**64-1, got {s}")
-    return s
-
-
-def check_action(action: Any, actions: int, what: str = "step") -> int:
-    """An action as an int in 0..actions-1: a Python or numpy integer (or a 0-d integer array).
-
-    Floats, strings and bools are refused (TypeError) rather than silently truncated; an
-    integer out of range raises :class:`~yutenv.IllegalActionError`."""
-    if isinstance(action, np.ndarray) and action.ndim == 0:
-        action = action[()]
-    if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-        raise TypeError(f"{what}: an action must be an integer 0..{actions - 1}, got {action!r}")
-    a = int(action)
-    if not 0 <= a < actions:
-        raise IllegalActionError(f"{what}: action {a} is out of range 0..{actions - 1}", method="step")
-    return a
 
 
 def obs_part(space: Mapping[str, Any], obs: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
@@ -398,6 +263,13 @@ class Batch:
         if self.closed:
             raise ClosedError("step: the env batch is closed")
         return self.session.client.call_packed("step", self._one_prefix + self._i32(action))  # type: ignore[no-any-return]
+
+    def observe(self, seat: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
+        """Every env's observation [N, D] and mask [N, actions] as ``seat`` sees them (``observe``;
+        changes nothing)."""
+        self._check("observe")
+        r = self._call("observe", {"handle": self.handle, "seat": int(seat)})
+        return _f32(r["obs"], self._obs_shape), _mask(r["mask"], self._mask_shape)
 
     def render(self, index: int = 0) -> str:
         """The env's position as text (the engine's board drawing)."""

@@ -1,0 +1,1 @@
+"""Datasets on disk: self-play shards and labelled positions (:mod:`.datasets`)."""
