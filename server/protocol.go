@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/yutenv/yutenv/positions"
 )
 
 // Method is the declaration of one protocol method: everything the server,
@@ -87,7 +89,7 @@ var methods = [...]Method{
 	decoded[initialParams, statesResult]("initial", "N new games as packed states.", (*conn).initialStates),
 	decoded[applyParams, statesResult]("apply", "Apply one action, or one throw, to every packed state.", (*conn).applyStates),
 	decoded[queryParams, queryResult]("query", "Phase, seat to move and optionally mask, returns, observations of packed states.", (*conn).queryStates),
-	decoded[oneStateParams, describeResult]("describe", "One packed state's position, JSON form and text board.", (*conn).describeState),
+	decoded[oneStateParams, positions.Description]("describe", "One packed state's position, JSON form and text board.", (*conn).describeState),
 	decoded[positionParams, stateResult]("position", "A packed state from a readable position.", (*conn).positionState),
 	decoded[oneStateParams, blobResult]("state_save", "One packed state as the engine's saved-state blob.", (*conn).saveState),
 	decoded[stateLoadParams, stateRulesResult]("state_load", "A saved-state blob as a packed state and its rules.", (*conn).loadState),
@@ -286,14 +288,5 @@ type (
 		Mask    []byte `msgpack:"mask"`
 		Returns []byte `msgpack:"returns"`
 		Obs     []byte `msgpack:"obs"`
-	}
-	// describeResult is describe's result.
-	describeResult struct {
-		Position  map[string]any `msgpack:"position"`
-		Start     int            `msgpack:"start"`
-		Decisions int            `msgpack:"decisions"`
-		Throws    int            `msgpack:"throws"`
-		JSON      string         `msgpack:"json"`
-		Text      string         `msgpack:"text"`
 	}
 )
