@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"time"
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
@@ -13,21 +12,14 @@ import (
 	"github.com/yutenv/yutenv/obs"
 )
 
-// Limits of the self-play methods (docs/PROTOCOL.md, "Self-play").
-const (
-	// DefaultEvalTimeout is selfplay_new's eval_timeout when none is given.
-	DefaultEvalTimeout = 60 * time.Second
-)
-
 // selfplayNew starts a network-guided self-play run (package az) whose
 // leaves the client evaluates through selfplay_next.
 func (c *conn) selfplayNew(p []byte) *Error {
-	cfg := az.Config{Rules: env.Standard(), Tier: DefaultTier, Sims: 64, C: 1.5, Games: 1, InFlight: 64,
-		EvalTimeout: DefaultEvalTimeout, ShardGames: 100, Software: "yutenv server"}
+	cfg := az.DefaultConfig()
+	cfg.Software = "yutenv server"
 	const method = "selfplay_new"
 	e := eachParam(method, p,
 		func(k string, r *reader) (err error) {
-			var v int64
 			var s []byte
 			switch k {
 			case "rules":
@@ -36,44 +28,27 @@ func (c *conn) selfplayNew(p []byte) *Error {
 				if s, err = r.str(); err == nil {
 					cfg.Tier, err = obs.ParseTier(string(s))
 				}
-			case "sims":
-				v, err = r.intIn(1, az.MaxSims)
-				cfg.Sims = int(v)
-			case "c":
-				cfg.C, err = floatIn(r, 0, 100)
-			case "dirichlet_alpha":
-				cfg.DirichletAlpha, err = floatIn(r, 0, 100)
-			case "dirichlet_frac":
-				cfg.DirichletFrac, err = floatIn(r, 0, 1)
-			case "temperature_moves":
-				v, err = r.intIn(0, math.MaxInt32)
-				cfg.TempMoves = int(v)
 			case "seed":
 				cfg.Seed, err = r.uint64v()
-			case "games":
-				v, err = r.intIn(1, az.MaxGames)
-				cfg.Games = int(v)
-			case "games_in_flight":
-				v, err = r.intIn(1, az.MaxInFlight)
-				cfg.InFlight = int(v)
-			case "max_batch":
-				v, err = r.intIn(1, az.MaxInFlight)
-				cfg.MaxBatch = int(v)
-			case "eval_timeout":
-				var f float64
-				f, err = floatIn(r, 0, 86400)
-				cfg.EvalTimeout = time.Duration(f * float64(time.Second))
 			case "out":
 				s, err = r.str()
 				cfg.Out = string(s)
-			case "shard_games":
-				v, err = r.intIn(1, 1_000_000)
-				cfg.ShardGames = int(v)
-			case "first_game":
-				v, err = r.intIn(0, az.MaxGames)
-				cfg.FirstGame = int(v)
 			default:
-				return errUnknownParam
+				st, ok := az.LookupSetting(k)
+				if !ok {
+					return errUnknownParam
+				}
+				var v float64
+				if st.Int {
+					var i int64
+					i, err = r.intIn(int64(st.Min), int64(st.Max))
+					v = float64(i)
+				} else {
+					v, err = floatIn(r, st.Min, st.Max)
+				}
+				if err == nil {
+					st.Set(&cfg, v)
+				}
 			}
 			return err
 		})

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/server"
@@ -70,7 +71,7 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(w, format+"\n", arg
 type section func(w *writer) error
 
 // sections are written in order, each after a blank line.
-var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, errorsSection}
+var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, selfplaySection, errorsSection}
 
 // render returns the whole module.
 func render() ([]byte, error) {
@@ -255,6 +256,36 @@ func methodsSection(w *writer) error {
 	}
 	w.p("}")
 	w.p(`"""Every method of the protocol, by name, in the server's order."""`)
+	return nil
+}
+
+func selfplaySection(w *writer) error {
+	w.p("")
+	w.p("class SelfplayDefaults(NamedTuple):")
+	w.p(`    """A self-play run's settings when a client gives none (selfplay_new's params), as az.Settings declares them."""`)
+	w.p("")
+	w.p("    tier: str")
+	w.p(`    """The observation tier."""`)
+	vals := []string{"tier=" + py(az.DefaultTier.String())}
+	for _, st := range az.Settings() {
+		typ, v := "float", strconv.FormatFloat(st.Default, 'g', -1, 64)
+		if st.Int {
+			typ = "int"
+		} else if !strings.ContainsAny(v, ".e") {
+			v += ".0"
+		}
+		w.p("    %s: %s", st.Key, typ)
+		w.p(`    """%s"""`, st.Doc)
+		vals = append(vals, st.Key+"="+v)
+	}
+	w.p("")
+	w.p("")
+	w.p("SELFPLAY_DEFAULTS: Final = SelfplayDefaults(")
+	for _, v := range vals {
+		w.p("    %s,", v)
+	}
+	w.p(")")
+	w.p(`"""The server's defaults of a self-play run (max_batch 0: games_in_flight); yutenv.az.SelfPlay's too."""`)
 	return nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/server"
 )
 
@@ -24,6 +26,7 @@ var docRegions = []struct {
 }{
 	{"methods", methodsTable},
 	{"errors", errorsTable},
+	{"selfplay", selfplayTable},
 }
 
 // renderDoc returns doc (docs/PROTOCOL.md) with every generated region
@@ -125,6 +128,26 @@ func errorsTable([]byte) (string, error) {
 			return "", fmt.Errorf("error code %s is not documented", c.Code)
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Code, c.When, c.Connection)
+	}
+	return b.String(), nil
+}
+
+// selfplayTable is the table of selfplay_new's params: the numeric ones
+// from az.Settings, with their ranges and defaults.
+func selfplayTable([]byte) (string, error) {
+	var b strings.Builder
+	b.WriteString("| param | type | default | meaning |\n|---|---|---|---|\n")
+	b.WriteString("| `rules` | str\\|map | standard | as in `make` |\n")
+	fmt.Fprintf(&b, "| `tier` | str | %s | the tier of the observations sent |\n", az.DefaultTier)
+	b.WriteString("| `seed` | uint64 | 0 | game g has the game seed `seed + g`, and the search moving seat j at decision d is reseeded with `Seed(seed + g, 1, j, d)`: the one seed scheme of [Env semantics](#env-semantics) (\"Seeds and determinism\"), as for `yutenv selfplay --seed` |\n")
+	b.WriteString("| `out` | str | required | the dataset directory, on the server's machine |\n")
+	for _, st := range az.Settings() {
+		typ := "float"
+		if st.Int {
+			typ = "int"
+		}
+		num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+		fmt.Fprintf(&b, "| `%s` | %s %s..%s | %s | %s |\n", st.Key, typ, num(st.Min), num(st.Max), num(st.Default), st.Doc)
 	}
 	return b.String(), nil
 }

@@ -425,6 +425,52 @@ METHODS: Final[dict[str, MethodSpec]] = {
 }
 """Every method of the protocol, by name, in the server's order."""
 
+
+class SelfplayDefaults(NamedTuple):
+    """A self-play run's settings when a client gives none (selfplay_new's params), as az.Settings declares them."""
+
+    tier: str
+    """The observation tier."""
+    sims: int
+    """Simulations per decision."""
+    c: float
+    """PUCT constant: `Q + c·P·sqrt(N)/(1+n)`."""
+    dirichlet_alpha: float
+    """Root noise `(1-frac)·P + frac·Dir(alpha)` (alpha 0: none)."""
+    dirichlet_frac: float
+    """The root noise's share `frac` of the prior."""
+    temperature_moves: int
+    """The first N decisions of a game sample an action in proportion to visits; later ones play the most visited."""
+    games: int
+    """Games in the dataset (a resumed dataset counts its games)."""
+    games_in_flight: int
+    """Games played at once; a batch holds at most one leaf of each."""
+    max_batch: int
+    """Leaves per batch at most (0: `games_in_flight`)."""
+    eval_timeout: float
+    """Seconds: cancel the run when a batch is not answered in time (0: never)."""
+    shard_games: int
+    """Games per dataset shard."""
+    first_game: int
+    """The run plays games `first_game`..`first_game+games-1` (game seeds `seed + g`) into a dataset holding that range, shards named as in one whole run: one part of a distributed run, as `yutenv selfplay --first-game`; a multiple of `shard_games`."""
+
+
+SELFPLAY_DEFAULTS: Final = SelfplayDefaults(
+    tier="compact",
+    sims=64,
+    c=1.5,
+    dirichlet_alpha=0.3,
+    dirichlet_frac=0.25,
+    temperature_moves=20,
+    games=1,
+    games_in_flight=64,
+    max_batch=0,
+    eval_timeout=60.0,
+    shard_games=100,
+    first_game=0,
+)
+"""The server's defaults of a self-play run (max_batch 0: games_in_flight); yutenv.az.SelfPlay's too."""
+
 ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_frame",
     "frame_too_large",
