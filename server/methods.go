@@ -256,14 +256,10 @@ func seatParam(r *reader) (int, error) {
 	return int(v), err
 }
 
-// resultBytes is the largest step result of a batch with info off, in bytes.
+// resultBytes is the largest step result of a batch with info off, in
+// bytes: its rows (vecenv.Config.RowBytes) and room for the keys.
 func resultBytes(cfg vecenv.Config, d int) int {
-	n, rw := cfg.N, cfg.RewardWidth()
-	size := 256 + n*(4*d+env.NumActions+4*rw+3)
-	if cfg.Autoreset == vecenv.SameStep {
-		size += 64 + n*(4*d+env.NumActions+1)
-	}
-	return size
+	return 320 + cfg.N*cfg.RowBytes(d)
 }
 
 // replyBytes is what a step or reset reply of b may need: its size with

@@ -159,3 +159,26 @@ func TestBytesEstimate(t *testing.T) {
 		})
 	}
 }
+
+// TestRowBytesAreTheRows checks RowBytes against the columns a step
+// writes, in every mode and autoreset: the server sizes step replies by it.
+func TestRowBytesAreTheRows(t *testing.T) {
+	for _, cfg := range []Config{
+		{Rules: env.Standard(), Tier: obs.Compact, N: 3, Opponent: "random"},
+		{Rules: env.Standard(), Tier: obs.Tactical, N: 3, Mode: Multi},
+		{Rules: env.Standard(), Tier: obs.Compact, N: 3, Opponent: "random", Autoreset: SameStep},
+		{Rules: env.Standard(), Tier: obs.Planes, N: 2, Mode: Multi, Autoreset: SameStep},
+	} {
+		t.Run(cfg.Mode.String()+"/"+cfg.Autoreset.String(), func(t *testing.T) {
+			b := newStarted(t, nil, cfg)
+			FirstLegal(b.Rows().Mask, b.Actions())
+			require.NoError(t, b.Step(nil, false))
+			r := b.Rows()
+			got := 4*len(r.Obs) + len(r.Mask) + 4*len(r.Reward) + len(r.Terminated) + len(r.Truncated) + len(r.ToMove)
+			if cfg.Autoreset == SameStep {
+				got += 4*len(r.FinalObs) + len(r.FinalMask) + len(r.FinalToMove)
+			}
+			assert.Equal(t, got, cfg.N*cfg.RowBytes(b.ObsSize()))
+		})
+	}
+}
