@@ -353,7 +353,7 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 	}
 	opponent := "" // as the client named it, for the reply
 	if cfg.Mode == vecenv.Single {
-		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent)
+		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent, 0)
 		if e != nil {
 			return e
 		}

@@ -65,9 +65,9 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	if !c.srv.reserveSelfplay(bytes) {
+	if !c.srv.reserveSelfplay(bytes, c.budget.RunBytes) {
 		return errorf(CodeLimitExceeded, "%s: the self-play runs already held take the server's --max-selfplay-bytes %d; this one needs about %d bytes more. Close a run or retry later",
-			method, c.srv.limits.SelfplayBytes, bytes)
+			method, c.budget.RunBytes, bytes)
 	}
 	run, err := az.Start(cfg)
 	if err != nil {
@@ -256,12 +256,12 @@ func (c *conn) closeRun(id uint64, run *selfplayRun) {
 	c.srv.releaseSelfplay(run.bytes)
 }
 
-// reserveSelfplay takes bytes from the self-play memory budget; false
-// when it would be exceeded (nothing is taken).
-func (s *Server) reserveSelfplay(bytes int64) bool {
+// reserveSelfplay takes bytes from the self-play memory budget of limit
+// bytes; false when it would be exceeded (nothing is taken).
+func (s *Server) reserveSelfplay(bytes, limit int64) bool {
 	s.spMu.Lock()
 	defer s.spMu.Unlock()
-	if s.spBytes+bytes > s.limits.SelfplayBytes {
+	if s.spBytes+bytes > limit {
 		return false
 	}
 	s.spBytes += bytes

@@ -40,7 +40,7 @@ func (c *conn) lookupGame(method string, id *int) (*positions.Game, *Error) {
 }
 
 // rows checks a bin of packed states and returns how many it holds.
-func rows(method string, b []byte) (int, *Error) {
+func (c *conn) rows(method string, b []byte) (int, *Error) {
 	if b == nil {
 		return 0, errorf(CodeBadRequest, "%s: missing params.states", method)
 	}
@@ -48,8 +48,8 @@ func rows(method string, b []byte) (int, *Error) {
 	if err != nil {
 		return 0, errorf(CodeBadState, "%s: params.%v", method, err)
 	}
-	if n > maxStateRows {
-		return 0, errorf(CodeLimitExceeded, "%s: %d states, more than the %d a request may carry", method, n, maxStateRows)
+	if n > c.budget.Rows {
+		return 0, errorf(CodeLimitExceeded, "%s: %d states, more than the %d a request may carry", method, n, c.budget.Rows)
 	}
 	return n, nil
 }
@@ -57,8 +57,8 @@ func rows(method string, b []byte) (int, *Error) {
 // checkReply refuses a request whose reply would not fit in a frame.
 func (c *conn) checkReply(method string, n, perRow int) *Error {
 	size := 256 + n*perRow
-	if size > c.srv.cfg.MaxFrame {
-		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.srv.cfg.MaxFrame)
+	if size > c.budget.Reply {
+		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.budget.Reply)
 	}
 	// The reply, and the temporaries of building it (growBin's zeroed
 	// block, analyse's columns): three times its size.
@@ -159,8 +159,8 @@ func (c *conn) initialStates(pr *initialParams) *Error {
 	if pr.N != nil {
 		n = *pr.N
 	}
-	if n < 1 || n > maxStateRows {
-		return errorf(CodeBadRequest, "initial: params.n: %d out of range 1..%d", n, maxStateRows)
+	if n < 1 || n > c.budget.Rows {
+		return errorf(CodeBadRequest, "initial: params.n: %d out of range 1..%d", n, c.budget.Rows)
 	}
 	if pr.Start != nil {
 		start = *pr.Start
@@ -193,7 +193,7 @@ func (c *conn) applyStates(pr *applyParams) *Error {
 	if e != nil {
 		return e
 	}
-	n, e := rows("apply", pr.States)
+	n, e := c.rows("apply", pr.States)
 	if e != nil {
 		return e
 	}
@@ -231,7 +231,7 @@ func (c *conn) queryStates(pr *queryParams) *Error {
 	if e != nil {
 		return e
 	}
-	n, e := rows("query", pr.States)
+	n, e := c.rows("query", pr.States)
 	if e != nil {
 		return e
 	}
@@ -425,18 +425,15 @@ func (c *conn) analyseStates(pr *analyseParams) *Error {
 	if e != nil {
 		return e
 	}
-	n, e := rows("analyse", pr.States)
+	n, e := c.rows("analyse", pr.States)
 	if e != nil {
 		return e
 	}
 	if pr.Agent == nil {
 		return errorf(CodeBadRequest, "analyse: missing params.agent")
 	}
-	sp, build, e := c.agentSpec(c.srv.ctx, "analyse", "agent", *pr.Agent)
+	sp, build, e := c.agentSpec(c.srv.ctx, "analyse", "agent", *pr.Agent, n)
 	if e != nil {
-		return e
-	}
-	if e := c.srv.limits.Analyse(*pr.Agent, sp, n); e != nil {
 		return e
 	}
 	players := g.Rules().Players

@@ -103,7 +103,7 @@ func codeList(keys []string) string {
 // keys, from server.Methods.
 func methodsTable(doc []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| method | params | result | |\n|---|---|---|---|\n")
+	b.WriteString("| method | params | result | draws | |\n|---|---|---|---|---|\n")
 	for _, m := range server.Methods() {
 		a, err := anchor(doc, m.Name)
 		if err != nil {
@@ -113,7 +113,8 @@ func methodsTable(doc []byte) (string, error) {
 		if keys := server.Keys(m.Result); len(keys) > 0 {
 			result = codeList(keys)
 		}
-		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, m.Doc)
+		draws := strings.Join(m.Draws.Names(), ", ")
+		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, draws, m.Doc)
 	}
 	return b.String(), nil
 }
