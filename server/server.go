@@ -235,7 +235,7 @@ type Server struct {
 	limits Limits // the limits policy of cfg (limits.go)
 	// budgets are the policy's budget of a request of each method, by id.
 	budgets []Budget
-	log    *slog.Logger
+	log     *slog.Logger
 	// hostile is log, rate limited: for what clients cause before hello.
 	hostile *slog.Logger
 	pool    *vecenv.Pool
