@@ -113,6 +113,19 @@ func eachParam(method string, p []byte, fn func(key string, r *reader) error) *E
 	return paramsError(method, declaredKeys(method), err)
 }
 
+// eachKeyOf is eachParam for a method whose params are read by hand: fn
+// gets each key's position in ks (the params struct's fields), and a key
+// ks does not hold is refused without calling fn.
+func eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *reader) error) *Error {
+	return eachParam(method, p, func(key string, r *reader) error {
+		k := ks.index(key)
+		if k < 0 {
+			return errUnknownParam
+		}
+		return fn(k, r)
+	})
+}
+
 // paramsError turns an error of eachKey over a method's params into the
 // protocol error (nil for nil).
 func paramsError(method, keys string, err error) *Error {
@@ -424,9 +437,9 @@ func (c *conn) reset(p []byte) *Error {
 	var seedList reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	b, _, e := c.handleParams("reset", p, func(k string, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, func(k int, r *reader) (err error) {
 		switch k {
-		case "seed":
+		case resetSeed:
 			switch r.peekKind() {
 			case 'n':
 				r.isNil()
@@ -444,18 +457,16 @@ func (c *conn) reset(p []byte) *Error {
 				seed, err = r.uint64v()
 				seedSet = true
 			}
-		case "options":
+		case resetOpts:
 			if r.isNil() {
 				return nil
 			}
 			start, seat, seatSet, err = resetOptions(r)
 			return err
-		case "info":
+		case resetInfo:
 			v, err := r.boolean()
 			info = &v
 			return err
-		default:
-			return errUnknownParam
 		}
 		return err
 	})
@@ -513,8 +524,8 @@ func (c *conn) reset(p []byte) *Error {
 func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
 	err = eachKey(r, func(k []byte) error {
-		switch string(k) {
-		case "start":
+		switch resetOptKeys.of(k) {
+		case optStart:
 			if r.isNil() {
 				start = env.AnySeat
 				return nil
@@ -524,14 +535,14 @@ func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 				return fmt.Errorf("start: %w", err)
 			}
 			start = int(v)
-		case "seat":
+		case optSeat:
 			var err error
 			if seat, err = seatParam(r); err != nil {
 				return fmt.Errorf("seat: %w", err)
 			}
 			seatSet = true
 		default:
-			return fmt.Errorf("unknown option %q (options: start, seat)", clip(k))
+			return fmt.Errorf("unknown option %q (options: %s)", clip(k), strings.Join(resetOptKeys, ", "))
 		}
 		return nil
 	})
@@ -562,11 +573,11 @@ func (c *conn) step(p []byte) *Error {
 	if p != nil {
 		err = eachKey(&r, func(kb []byte) error {
 			var err error
-			switch string(kb) {
-			case "handle":
+			switch stepKeys.of(kb) {
+			case stepHandle:
 				h, err = r.uint64v()
 				hset = true
-			case "actions":
+			case stepActions:
 				switch r.peekKind() {
 				case 'B':
 					actions, _ = r.bin()
@@ -578,7 +589,7 @@ func (c *conn) step(p []byte) *Error {
 				default:
 					err = fmt.Errorf("want bin of int32 or array of int, got %s", kindName(r.peekKind()))
 				}
-			case "info":
+			case stepInfo:
 				var v bool
 				v, err = r.boolean()
 				info = 0
@@ -813,19 +824,16 @@ func (c *conn) closeHandle(pr *handleOnly) *Error {
 	return nil
 }
 
-// handleParams reads params holding a handle plus the extra keys fn
-// accepts (fn nil: none), and looks the handle up.
-func (c *conn) handleParams(method string, p []byte, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+// handleParams reads reset's params: the handle, and the other keys of
+// resetKeys by fn; it looks the handle up.
+func (c *conn) handleParams(method string, p []byte, fn func(k int, r *reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := eachParam(method, p, func(k string, r *reader) (err error) {
-		if k == "handle" {
+	e := eachKeyOf(method, resetKeys, p, func(k int, r *reader) (err error) {
+		if k == resetHandle {
 			h, err = r.uint64v()
 			hset = true
 			return err
-		}
-		if fn == nil {
-			return errUnknownParam
 		}
 		return fn(k, r)
 	})

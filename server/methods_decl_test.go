@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 )
 
@@ -146,6 +147,44 @@ func TestKeys(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, Keys(tt.typ))
+		})
+	}
+}
+
+// TestHandReadKeysComeFromTheTags: a hand reader's key set is its params
+// struct's tags, field by field, and a struct whose fields differ from the
+// reader's cases (a field added without a case) fails at init.
+func TestHandReadKeysComeFromTheTags(t *testing.T) {
+	assert.Equal(t, keySet{"handle", "actions", "info"}, stepKeys)
+	assert.Equal(t, Keys(reflect.TypeFor[resetParams]()), []string(resetKeys))
+	assert.Equal(t, stepActions, stepKeys.of([]byte("actions")))
+	assert.Equal(t, -1, stepKeys.of([]byte("action")))
+	assert.Equal(t, resetInfo, resetKeys.index("info"))
+	type two struct {
+		A int `msgpack:"a"`
+		B int `msgpack:"b"`
+	}
+	cases := []struct {
+		name   string
+		build  func()
+		panics bool
+	}{
+		{"the fields", func() { keysOf[two]("A", "B") }, false},
+		{"a field without a case", func() { keysOf[two]("A") }, true},
+		{"cases out of order", func() { keysOf[two]("B", "A") }, true},
+		{"selfplay_new's params", func() { checkSelfplayKeys(selfplayNewKeys, az.Settings()) }, false},
+		{"a setting the struct lacks", func() {
+			checkSelfplayKeys(selfplayNewKeys, append(az.Settings(), az.Setting{Key: "resign"}))
+		}, true},
+		{"a param without a setting", func() { checkSelfplayKeys(append(selfplayNewKeys, "resign"), az.Settings()) }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.panics {
+				assert.Panics(t, tc.build)
+			} else {
+				assert.NotPanics(t, tc.build)
+			}
 		})
 	}
 }

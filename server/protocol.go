@@ -1,10 +1,12 @@
 package server
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/positions"
 )
 
@@ -166,6 +168,22 @@ func init() {
 		methodKeys[methods[i].Name] = strings.Join(Keys(methods[i].Params), ", ")
 	}
 	methodList = strings.Join(methodNames, ", ")
+	checkSelfplayKeys(selfplayNewKeys, az.Settings())
+}
+
+// checkSelfplayKeys panics unless keys, selfplay_new's declared params,
+// are rules, tier, seed, out and the settings: its reader's cases.
+func checkSelfplayKeys(keys []string, settings []az.Setting) {
+	want := []string{"rules", "tier", "seed", "out"}
+	for _, s := range settings {
+		want = append(want, s.Key)
+	}
+	got := slices.Clone(keys)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		panic(fmt.Sprintf("server: selfplay_new declares params %v, its reader takes %v", keys, want))
+	}
 }
 
 // methodID returns the id of a method name, or -1.
@@ -206,6 +224,85 @@ func Keys(t reflect.Type) []string {
 	}
 	return keys
 }
+
+// keySet is the keys of a params struct read by hand, from its msgpack
+// tags: key i is the struct's field i, so a reader switches on field
+// positions and takes no key the struct does not declare.
+type keySet []string
+
+// keysOf returns the key set of P after checking that its fields are
+// exactly fields, in order: the constants a reader switches on (its field
+// positions) then match the struct, and a field added to the struct
+// without a case in the reader fails at init.
+func keysOf[P any](fields ...string) keySet {
+	t := reflect.TypeFor[P]()
+	var names []string
+	for i := range t.NumField() {
+		names = append(names, t.Field(i).Name)
+	}
+	keys := Keys(t)
+	if !slices.Equal(names, fields) || len(keys) != len(fields) {
+		panic(fmt.Sprintf("server: the reader of %v switches on fields %v, the struct has %v with keys %v", t, fields, names, keys))
+	}
+	return keySet(keys)
+}
+
+// index returns the position of key k, or -1.
+func (ks keySet) index(k string) int {
+	for i, s := range ks {
+		if s == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// of returns the position of key k, or -1; it allocates nothing.
+func (ks keySet) of(k []byte) int {
+	for i, s := range ks {
+		if s == string(k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// The field positions of the params read by hand: a reader's switch cases,
+// held to the struct by keysOf.
+const (
+	stepHandle = iota
+	stepActions
+	stepInfo
+)
+
+const (
+	resetHandle = iota
+	resetSeed
+	resetOpts
+	resetInfo
+)
+
+const (
+	optStart = iota
+	optSeat
+)
+
+const (
+	runID = iota
+	runPriors
+	runValues
+)
+
+// The key sets of the params read by hand.
+var (
+	stepKeys     = keysOf[stepParams]("Handle", "Actions", "Info")
+	resetKeys    = keysOf[resetParams]("Handle", "Seed", "Options", "Info")
+	resetOptKeys = keysOf[resetOptsDoc]("Start", "Seat")
+	runKeys      = keysOf[selfplayNextParams]("ID", "Priors", "Values")
+	// selfplayNewKeys: rules, tier, seed, out, then az.Settings (checked
+	// at init).
+	selfplayNewKeys = Keys(reflect.TypeFor[selfplayNewParams]())
+)
 
 // The params below are read by hand (Method.Hand) and the results written
 // by hand (appendMapHeader, appendStr, ...: step and reset allocate

@@ -18,10 +18,10 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	cfg := az.DefaultConfig()
 	cfg.Software = "yutenv server"
 	const method = "selfplay_new"
-	e := eachParam(method, p,
-		func(k string, r *reader) (err error) {
+	e := eachKeyOf(method, selfplayNewKeys, p,
+		func(k int, r *reader) (err error) {
 			var s []byte
-			switch k {
+			switch selfplayNewKeys[k] {
 			case "rules":
 				cfg.Rules, err = rulesParam(r)
 			case "tier":
@@ -33,11 +33,8 @@ func (c *conn) selfplayNew(p []byte) *Error {
 			case "out":
 				s, err = r.str()
 				cfg.Out = string(s)
-			default:
-				st, ok := az.LookupSetting(k)
-				if !ok {
-					return errUnknownParam
-				}
+			default: // az.Settings, held to the struct's keys at init
+				st, _ := az.LookupSetting(selfplayNewKeys[k])
 				var v float64
 				if st.Int {
 					var i int64
@@ -138,11 +135,11 @@ func f32Param(r *reader, dst []float32) ([]float32, error) {
 }
 
 // runParams reads params holding a run id plus the keys fn accepts.
-func (c *conn) runParams(method string, p []byte, fn func(k string, r *reader) error) (*selfplayRun, uint64, *Error) {
+func (c *conn) runParams(method string, p []byte, fn func(k int, r *reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
-	e := eachParam(method, p, func(k string, r *reader) (err error) {
-		if k == "id" {
+	e := eachKeyOf(method, runKeys, p, func(k int, r *reader) (err error) {
+		if k == runID {
 			id, err = r.uint64v()
 			set = true
 			return err
@@ -170,16 +167,14 @@ func (c *conn) runParams(method string, p []byte, fn func(k string, r *reader) e
 func (c *conn) selfplayNext(p []byte) *Error {
 	const method = "selfplay_next"
 	var hasP, hasV bool
-	run, _, e := c.runParams(method, p, func(k string, r *reader) (err error) {
+	run, _, e := c.runParams(method, p, func(k int, r *reader) (err error) {
 		switch k {
-		case "priors":
+		case runPriors:
 			c.priors, err = f32Param(r, c.priors)
 			hasP = true
-		case "values":
+		case runValues:
 			c.values, err = f32Param(r, c.values)
 			hasV = true
-		default:
-			return errUnknownParam
 		}
 		return err
 	})
