@@ -2,12 +2,14 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
+	"reflect"
 	"strings"
 	"time"
 	"unsafe"
@@ -58,14 +60,51 @@ func (c *Client) Close() error { return c.nc.Close() }
 // Conn returns the underlying connection.
 func (c *Client) Conn() net.Conn { return c.nc }
 
+// methodOf returns the name of the one method declared with params P and
+// result R (Methods): the client names methods by their declared types,
+// never by a string of its own. It panics when no method has them (a bug
+// of the caller, found by any test that calls it).
+func methodOf[P, R any]() string {
+	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
+	for i := range methods {
+		if methods[i].Params == pt && methods[i].Result == rt {
+			return methods[i].Name
+		}
+	}
+	panic(fmt.Sprintf("server: no method is declared with params %v and result %v", pt, rt))
+}
+
+// Do calls the method declared with params P and result R (methodOf),
+// sending p with its zero fields left out (the server's defaults apply),
+// and decodes the result into an R. A server error comes back as *Error.
+func Do[P, R any](c *Client, p *P) (*R, error) {
+	raw, err := c.call(methodOf[P, R](), p)
+	if err != nil {
+		return nil, err
+	}
+	var r R
+	if err := msgpack.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("%w: result: %v", ErrProtocol, err)
+	}
+	return &r, nil
+}
+
+// stepMethod is step's name, from its declaration.
+var stepMethod = methodOf[stepParams, stepResult]()
+
 // Hello performs the handshake with an optional token and returns its result.
 func (c *Client) Hello(token string) (map[string]any, error) {
-	p := map[string]any{"protocol": ProtocolVersion, "client": "yutenv-go"}
+	v := int64(ProtocolVersion)
+	p := &helloParams{Protocol: &v, Client: "yutenv-go"}
 	if token != "" {
-		p["token"] = token
+		p.Token = &token
 	}
-	res, err := c.Call("hello", p)
+	raw, err := c.call(methodOf[helloParams, helloResultT](), p)
 	if err != nil {
+		return nil, err
+	}
+	var res map[string]any
+	if err := msgpack.Unmarshal(raw, &res); err != nil {
 		return nil, err
 	}
 	if lim, ok := res["limits"].(map[string]any); ok {
@@ -104,18 +143,39 @@ func toInt(v any) (int, bool) {
 }
 
 // Call sends one request and returns its result decoded as a map. A server
-// error comes back as *Error.
+// error comes back as *Error. Do is the typed form.
 func (c *Client) Call(method string, params map[string]any) (map[string]any, error) {
-	c.nextID++
-	req := map[string]any{"id": c.nextID, "method": method}
+	var p any
 	if params != nil {
-		req["params"] = params
+		p = params
 	}
-	body, err := msgpack.Marshal(req)
+	raw, err := c.call(method, p)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.WriteFrame(body); err != nil {
+	var res map[string]any
+	if err := msgpack.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("%w: result: %v", ErrProtocol, err)
+	}
+	return res, nil
+}
+
+// call sends one request (params nil: none; a struct's zero fields are
+// left out) and returns its raw result.
+func (c *Client) call(method string, params any) (msgpack.RawMessage, error) {
+	c.nextID++
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetOmitEmpty(true)
+	req := struct {
+		ID     uint64 `msgpack:"id"`
+		Method string `msgpack:"method"`
+		Params any    `msgpack:"params,omitempty"`
+	}{c.nextID, method, params}
+	if err := enc.Encode(&req); err != nil {
+		return nil, err
+	}
+	if err := c.WriteFrame(buf.Bytes()); err != nil {
 		return nil, err
 	}
 	resp, err := c.ReadFrame()
@@ -125,14 +185,14 @@ func (c *Client) Call(method string, params map[string]any) (map[string]any, err
 	return c.decodeResponse(resp)
 }
 
-// decodeResponse checks and decodes a response body.
-func (c *Client) decodeResponse(body []byte) (map[string]any, error) {
+// decodeResponse checks a response body and returns its raw result.
+func (c *Client) decodeResponse(body []byte) (msgpack.RawMessage, error) {
 	if err := checkBody(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	var resp struct {
-		ID     any            `msgpack:"id"`
-		Result map[string]any `msgpack:"result"`
+		ID     any                `msgpack:"id"`
+		Result msgpack.RawMessage `msgpack:"result"`
 		Error  *struct {
 			Code    string `msgpack:"code"`
 			Message string `msgpack:"message"`
@@ -228,22 +288,22 @@ func (c *Client) SendStep(handle uint64, actions []int32, info int) error {
 	b = appendStr(b, "id")
 	b = appendUint(b, c.nextID)
 	b = appendStr(b, "method")
-	b = appendStr(b, "step")
+	b = appendStr(b, stepMethod)
 	b = appendStr(b, "params")
 	keys := 2
 	if info >= 0 {
 		keys++
 	}
 	b = appendMapHeader(b, keys)
-	b = appendStr(b, "handle")
+	b = appendStr(b, stepKeys[stepHandle])
 	b = appendUint(b, handle)
-	b = appendStr(b, "actions")
+	b = appendStr(b, stepKeys[stepActions])
 	b = appendBinHeader(b, 4*len(actions))
 	for _, a := range actions {
 		b = binary.LittleEndian.AppendUint32(b, uint32(a))
 	}
 	if info >= 0 {
-		b = appendStr(b, "info")
+		b = appendStr(b, stepKeys[stepInfo])
 		b = appendBool(b, info == 1)
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))

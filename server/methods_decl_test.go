@@ -12,6 +12,7 @@ import (
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/positions"
 )
 
 // Every method's reader takes exactly the params its declaration names: an
@@ -187,4 +188,27 @@ func TestHandReadKeysComeFromTheTags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestClientCallsByDeclaration: the client names a method by its declared
+// params and result types (Do), never by a string of its own.
+func TestClientCallsByDeclaration(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	_, err := Do[none, none](c, &none{})
+	require.NoError(t, err)
+	g, err := Do[gameParams, gameResult](c, &gameParams{})
+	require.NoError(t, err)
+	n := 3
+	st, err := Do[initialParams, statesResult](c, &initialParams{Game: &g.Game, N: &n, Seed: 7})
+	require.NoError(t, err)
+	assert.Len(t, st.States, 3*env.PackedSize)
+	one, err := Do[oneStateParams, positions.Description](c, &oneStateParams{Game: &g.Game, State: st.States[:env.PackedSize]})
+	require.NoError(t, err)
+	assert.Equal(t, "throw", one.Position.Phase)
+	_, err = Do[oneStateParams, positions.Description](c, &oneStateParams{Game: &g.Game})
+	assert.Equal(t, CodeBadRequest, errCode(err), "a server error is an *Error")
+	assert.Equal(t, "step", stepMethod)
+	assert.Equal(t, "state_save", methodOf[oneStateParams, blobResult]())
+	assert.Panics(t, func() { methodOf[none, gameResult]() }, "no method has these types")
 }
