@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -240,13 +241,54 @@ func (c *Client) ReadFrame() ([]byte, error) {
 // StepResult holds the arrays of a step result as raw little-endian bytes,
 // as they came off the wire (see docs/PROTOCOL.md, Arrays). The slices are
 // valid until the client's next call.
+// Its tags are keys of step's declared result (the parser reads the keys
+// by them; an init check holds them to the declaration).
 type StepResult struct {
-	Obs, Mask, Reward, Terminated, Truncated, ToMove []byte
-	FinalObs, FinalMask, FinalToMove                 []byte
+	Obs         []byte `msgpack:"obs"`
+	Mask        []byte `msgpack:"mask"`
+	Reward      []byte `msgpack:"reward"`
+	Terminated  []byte `msgpack:"terminated"`
+	Truncated   []byte `msgpack:"truncated"`
+	ToMove      []byte `msgpack:"to_move"`
+	FinalObs    []byte `msgpack:"final_obs"`
+	FinalMask   []byte `msgpack:"final_mask"`
+	FinalToMove []byte `msgpack:"final_to_move"`
 	// Info is the raw msgpack of the info list, or nil.
-	Info []byte
+	Info []byte `msgpack:"info"`
 	// Size is the number of bytes of the response frame.
-	Size int
+	Size int `msgpack:"-"`
+}
+
+// stepResultKeys are step's declared result keys; stepResultField[k] is
+// the StepResult field of key k (-1: not kept), stepResultRaw[k] whether
+// it keeps the raw value (a list) rather than a bin.
+var (
+	stepResultKeys                 = keySet(Keys(reflect.TypeFor[stepResult]()))
+	stepResultField, stepResultRaw = stepResultFields(reflect.TypeFor[stepResult](), reflect.TypeFor[StepResult]())
+)
+
+// stepResultFields maps the keys of the declared result decl to the
+// fields of the client's struct client with the same tags; it panics when
+// client has a tag decl lacks.
+func stepResultFields(decl, client reflect.Type) (field []int, raw []bool) {
+	keys := Keys(decl)
+	field, raw = make([]int, len(keys)), make([]bool, len(keys))
+	for i, k := range keys {
+		field[i] = -1
+		raw[i] = keyType(decl, k) != reflect.TypeFor[[]byte]()
+	}
+	for j := range client.NumField() {
+		tag, _, _ := strings.Cut(client.Field(j).Tag.Get("msgpack"), ",")
+		if tag == "-" {
+			continue
+		}
+		i := slices.Index(keys, tag)
+		if i < 0 {
+			panic(fmt.Sprintf("server: %v.%s reads key %q, which %v does not declare", client, client.Field(j).Name, tag, decl))
+		}
+		field[i] = j
+	}
+	return field, raw
 }
 
 // ObsF32 returns Obs as float32 values (a view on little-endian machines, a copy otherwise).
@@ -352,6 +394,28 @@ func (c *Client) RecvStep() (*StepResult, error) {
 	return res, nil
 }
 
+// keyType returns the type of the field of struct t (embedded structs
+// inlined) tagged key, or nil.
+func keyType(t reflect.Type, key string) reflect.Type {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if name, _, _ := strings.Cut(sf.Tag.Get("msgpack"), ","); name == key {
+			return sf.Type
+		}
+		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+			if ft := keyType(sf.Type, key); ft != nil {
+				return ft
+			}
+		}
+	}
+	return nil
+}
+
+// stepField returns the field of res that keeps key i of stepResultKeys.
+func stepField(res *StepResult, i int) *[]byte {
+	return reflect.ValueOf(res).Elem().Field(stepResultField[i]).Addr().Interface().(*[]byte)
+}
+
 // parse reads a step result map.
 func (res *StepResult) parse(r *reader) error {
 	n, err := r.mapLen()
@@ -363,37 +427,18 @@ func (res *StepResult) parse(r *reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 		}
-		var dst *[]byte
-		switch string(k) {
-		case "obs":
-			dst = &res.Obs
-		case "mask":
-			dst = &res.Mask
-		case "reward":
-			dst = &res.Reward
-		case "terminated":
-			dst = &res.Terminated
-		case "truncated":
-			dst = &res.Truncated
-		case "to_move":
-			dst = &res.ToMove
-		case "final_obs":
-			dst = &res.FinalObs
-		case "final_mask":
-			dst = &res.FinalMask
-		case "final_to_move":
-			dst = &res.FinalToMove
-		default:
+		i := stepResultKeys.of(k)
+		if i < 0 || stepResultField[i] < 0 || stepResultRaw[i] {
 			v, err := r.skip()
 			if err != nil {
 				return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 			}
-			if string(k) == "info" {
-				res.Info = v
+			if i >= 0 && stepResultField[i] >= 0 {
+				*stepField(res, i) = v
 			}
 			continue
 		}
-		if *dst, err = r.bin(); err != nil {
+		if *stepField(res, i), err = r.bin(); err != nil {
 			return fmt.Errorf("%w: result.%s: %v", ErrProtocol, k, err)
 		}
 	}

@@ -48,6 +48,8 @@ type conn struct {
 	id  []byte // raw msgpack id of the request being served (a view into in)
 	// held is what the request being served reserved from Server.inflight.
 	held int
+	// params reads the params of the methods read by hand (eachKeyOf).
+	params reader
 	// budget is the request's budget from the limits policy, by its
 	// method's declared draws (Server.budgets).
 	budget *Budget

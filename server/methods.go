@@ -19,7 +19,7 @@ import (
 	"github.com/yutenv/yutenv/vecenv"
 )
 
-// paramError is a bad parameter; eachParam turns it into bad_request unless
+// paramError is a bad parameter; eachKeyOf turns it into bad_request unless
 // it already is a protocol *Error.
 func paramError(method, key string, err error) *Error {
 	var e *Error
@@ -93,16 +93,24 @@ type valueError struct {
 func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e.err) }
 func (e valueError) Unwrap() error { return e.err }
 
-// eachParam calls fn for every key of a params map (p nil: no keys), read
-// by eachKey. fn returns errUnknownParam for a key the method does not take;
-// the error then lists the keys the method declares (Method.Params).
-func eachParam(method string, p []byte, fn func(key string, r *reader) error) *Error {
+// eachKeyOf reads the params map of a method whose params are read by
+// hand (p nil: no keys), by eachKey: fn gets each key's position in ks
+// (the params struct's fields), and a key ks does not hold is refused
+// without calling fn; the error then lists the keys the method declares.
+// It allocates nothing on success (reset's params: no key is copied, and
+// the reader is the connection's).
+func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *reader) error) *Error {
 	if p == nil {
 		return nil
 	}
-	r := reader{b: p}
-	err := eachKey(&r, func(kb []byte) error {
-		if err := fn(string(kb), &r); err != nil {
+	r := &c.params
+	*r = reader{b: p}
+	err := eachKey(r, func(kb []byte) error {
+		k := ks.of(kb)
+		if k < 0 {
+			return valueError{kb, errUnknownParam}
+		}
+		if err := fn(k, r); err != nil {
 			return valueError{kb, err}
 		}
 		return nil
@@ -111,19 +119,6 @@ func eachParam(method string, p []byte, fn func(key string, r *reader) error) *E
 		return nil
 	}
 	return paramsError(method, declaredKeys(method), err)
-}
-
-// eachKeyOf is eachParam for a method whose params are read by hand: fn
-// gets each key's position in ks (the params struct's fields), and a key
-// ks does not hold is refused without calling fn.
-func eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *reader) error) *Error {
-	return eachParam(method, p, func(key string, r *reader) error {
-		k := ks.index(key)
-		if k < 0 {
-			return errUnknownParam
-		}
-		return fn(k, r)
-	})
 }
 
 // paramsError turns an error of eachKey over a method's params into the
@@ -512,7 +507,10 @@ func (c *conn) reset(p []byte) *Error {
 	out := appendMapHeader(c.out, keys)
 	out = appendRows(out, b.Rows())
 	out = appendStr(out, "seeds")
-	out = appendValue(out, b.Seeds())
+	out = appendArrayHeader(out, len(b.Seeds()))
+	for _, s := range b.Seeds() {
+		out = appendUint(out, s)
+	}
 	if record {
 		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
 	}
@@ -829,7 +827,7 @@ func (c *conn) closeHandle(pr *handleOnly) *Error {
 func (c *conn) handleParams(method string, p []byte, fn func(k int, r *reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := eachKeyOf(method, resetKeys, p, func(k int, r *reader) (err error) {
+	e := c.eachKeyOf(method, resetKeys, p, func(k int, r *reader) (err error) {
 		if k == resetHandle {
 			h, err = r.uint64v()
 			hset = true

@@ -212,3 +212,60 @@ func TestClientCallsByDeclaration(t *testing.T) {
 	assert.Equal(t, "state_save", methodOf[oneStateParams, blobResult]())
 	assert.Panics(t, func() { methodOf[none, gameResult]() }, "no method has these types")
 }
+
+// TestStepResultKeysAreDeclared: the client's StepResult reads step's
+// declared result keys by its tags, and a tag the declaration lacks fails.
+func TestStepResultKeysAreDeclared(t *testing.T) {
+	for i, k := range stepResultKeys {
+		kept := stepResultField[i] >= 0
+		assert.Equal(t, k != "final_info", kept, k)
+	}
+	assert.True(t, stepResultRaw[stepResultKeys.index("info")], "info is kept raw")
+	assert.False(t, stepResultRaw[stepResultKeys.index("obs")])
+	type bad struct {
+		Obs  []byte `msgpack:"obs"`
+		Typo []byte `msgpack:"rewards"`
+	}
+	assert.Panics(t, func() { stepResultFields(reflect.TypeFor[stepResult](), reflect.TypeFor[bad]()) })
+}
+
+// TestStepAndResetAllocateNothing: a step and a reset with info off, once
+// warm, allocate nothing in the server or in the client's Step.
+func TestStepAndResetAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ts := startServer(t, "unix", Config{Workers: 1})
+	c := ts.client(t)
+	h := makeHandle(t, c, map[string]any{"n": 8, "opponent": "greedy"})
+	mask := do(t, c, "reset", map[string]any{"handle": h, "seed": 1})["mask"].([]byte)
+	reset := appendValue(nil, obj{{"id", 1}, {"method", "reset"}, {"params", obj{{"handle", h}, {"seed", 2}}}})
+	actions := make([]int32, 8)
+	_, err := c.Step(h, actions, 0)
+	require.Error(t, err, "all zeros are illegal: the refusal's path is warm too")
+	firstLegal(mask, actions)
+	res, err := c.Step(h, actions, 0)
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		run  func()
+	}{
+		{"step", func() {
+			firstLegal(res.Mask, actions)
+			res, err = c.Step(h, actions, 0)
+		}},
+		{"reset", func() {
+			if err = c.WriteFrame(reset); err == nil {
+				_, err = c.ReadFrame()
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run() // warm
+			allocs := testing.AllocsPerRun(200, tc.run)
+			require.NoError(t, err)
+			assert.Zero(t, allocs)
+		})
+	}
+}

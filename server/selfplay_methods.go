@@ -18,7 +18,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	cfg := az.DefaultConfig()
 	cfg.Software = "yutenv server"
 	const method = "selfplay_new"
-	e := eachKeyOf(method, selfplayNewKeys, p,
+	e := c.eachKeyOf(method, selfplayNewKeys, p,
 		func(k int, r *reader) (err error) {
 			var s []byte
 			switch selfplayNewKeys[k] {
@@ -138,7 +138,7 @@ func f32Param(r *reader, dst []float32) ([]float32, error) {
 func (c *conn) runParams(method string, p []byte, fn func(k int, r *reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
-	e := eachKeyOf(method, runKeys, p, func(k int, r *reader) (err error) {
+	e := c.eachKeyOf(method, runKeys, p, func(k int, r *reader) (err error) {
 		if k == runID {
 			id, err = r.uint64v()
 			set = true
