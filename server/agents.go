@@ -9,19 +9,19 @@ import (
 )
 
 // agentSpec is the one place where a client names an agent (make's
-// opponent, analyse's agent): it parses text, bounds its search by
-// the limits policy (Limits.Opponent) and, for net:NAME, opens the network through the
+// opponent, analyse's agent, searching n states): it parses text, bounds
+// its search by the request's budget (Budget.Search) and, for net:NAME, opens the network through the
 // server's folder policy (Config.NetDirs), one file at a time. It returns
 // the spec as the client named it (for replies) and the spec to build the
 // agents from, which names the network by its resolved path (the agents
 // load it from the process's cache): no file system call sees the
 // client's NAME except the policy's own.
-func (c *conn) agentSpec(ctx context.Context, method, field, text string) (sp, build agent.Spec, e *Error) {
+func (c *conn) agentSpec(ctx context.Context, method, field, text string, n int) (sp, build agent.Spec, e *Error) {
 	sp, err := agent.ParseSpec(text)
 	if err != nil {
 		return sp, build, errorf(CodeBadRequest, "%s: params.%s: %v", method, field, err)
 	}
-	if e := c.srv.limits.Opponent(method+": params."+field, text, sp); e != nil {
+	if e := c.budget.Search(method, field, text, sp, n); e != nil {
 		return sp, build, e
 	}
 	if sp.Name != "net" {

@@ -72,6 +72,9 @@ func (c *conn) reserveReply(method string, size, factor int) *Error {
 		}
 		return nil
 	}
+	if c.budget.Reply == 0 {
+		return errorf(CodeInternal, "%s: a reply of about %d bytes, but the method does not declare DrawReply (Method.Draws)", method, size)
+	}
 	if err := c.reserve(factor * size); err != nil {
 		return errorf(CodeLimitExceeded, "%s: a reply of about %d bytes: %v", method, size, err)
 	}

@@ -2,12 +2,15 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
+	"reflect"
+	"slices"
 	"strings"
 	"time"
 	"unsafe"
@@ -58,14 +61,51 @@ func (c *Client) Close() error { return c.nc.Close() }
 // Conn returns the underlying connection.
 func (c *Client) Conn() net.Conn { return c.nc }
 
+// methodOf returns the name of the one method declared with params P and
+// result R (Methods): the client names methods by their declared types,
+// never by a string of its own. It panics when no method has them (a bug
+// of the caller, found by any test that calls it).
+func methodOf[P, R any]() string {
+	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
+	for i := range methods {
+		if methods[i].Params == pt && methods[i].Result == rt {
+			return methods[i].Name
+		}
+	}
+	panic(fmt.Sprintf("server: no method is declared with params %v and result %v", pt, rt))
+}
+
+// Do calls the method declared with params P and result R (methodOf),
+// sending p with its zero fields left out (the server's defaults apply),
+// and decodes the result into an R. A server error comes back as *Error.
+func Do[P, R any](c *Client, p *P) (*R, error) {
+	raw, err := c.call(methodOf[P, R](), p)
+	if err != nil {
+		return nil, err
+	}
+	var r R
+	if err := msgpack.Unmarshal(raw, &r); err != nil {
+		return nil, fmt.Errorf("%w: result: %v", ErrProtocol, err)
+	}
+	return &r, nil
+}
+
+// stepMethod is step's name, from its declaration.
+var stepMethod = methodOf[stepParams, stepResult]()
+
 // Hello performs the handshake with an optional token and returns its result.
 func (c *Client) Hello(token string) (map[string]any, error) {
-	p := map[string]any{"protocol": ProtocolVersion, "client": "yutenv-go"}
+	v := int64(ProtocolVersion)
+	p := &helloParams{Protocol: &v, Client: "yutenv-go"}
 	if token != "" {
-		p["token"] = token
+		p.Token = &token
 	}
-	res, err := c.Call("hello", p)
+	raw, err := c.call(methodOf[helloParams, helloResultT](), p)
 	if err != nil {
+		return nil, err
+	}
+	var res map[string]any
+	if err := msgpack.Unmarshal(raw, &res); err != nil {
 		return nil, err
 	}
 	if lim, ok := res["limits"].(map[string]any); ok {
@@ -104,18 +144,39 @@ func toInt(v any) (int, bool) {
 }
 
 // Call sends one request and returns its result decoded as a map. A server
-// error comes back as *Error.
+// error comes back as *Error. Do is the typed form.
 func (c *Client) Call(method string, params map[string]any) (map[string]any, error) {
-	c.nextID++
-	req := map[string]any{"id": c.nextID, "method": method}
+	var p any
 	if params != nil {
-		req["params"] = params
+		p = params
 	}
-	body, err := msgpack.Marshal(req)
+	raw, err := c.call(method, p)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.WriteFrame(body); err != nil {
+	var res map[string]any
+	if err := msgpack.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("%w: result: %v", ErrProtocol, err)
+	}
+	return res, nil
+}
+
+// call sends one request (params nil: none; a struct's zero fields are
+// left out) and returns its raw result.
+func (c *Client) call(method string, params any) (msgpack.RawMessage, error) {
+	c.nextID++
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.SetOmitEmpty(true)
+	req := struct {
+		ID     uint64 `msgpack:"id"`
+		Method string `msgpack:"method"`
+		Params any    `msgpack:"params,omitempty"`
+	}{c.nextID, method, params}
+	if err := enc.Encode(&req); err != nil {
+		return nil, err
+	}
+	if err := c.WriteFrame(buf.Bytes()); err != nil {
 		return nil, err
 	}
 	resp, err := c.ReadFrame()
@@ -125,14 +186,14 @@ func (c *Client) Call(method string, params map[string]any) (map[string]any, err
 	return c.decodeResponse(resp)
 }
 
-// decodeResponse checks and decodes a response body.
-func (c *Client) decodeResponse(body []byte) (map[string]any, error) {
+// decodeResponse checks a response body and returns its raw result.
+func (c *Client) decodeResponse(body []byte) (msgpack.RawMessage, error) {
 	if err := checkBody(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	var resp struct {
-		ID     any            `msgpack:"id"`
-		Result map[string]any `msgpack:"result"`
+		ID     any                `msgpack:"id"`
+		Result msgpack.RawMessage `msgpack:"result"`
 		Error  *struct {
 			Code    string `msgpack:"code"`
 			Message string `msgpack:"message"`
@@ -180,13 +241,54 @@ func (c *Client) ReadFrame() ([]byte, error) {
 // StepResult holds the arrays of a step result as raw little-endian bytes,
 // as they came off the wire (see docs/PROTOCOL.md, Arrays). The slices are
 // valid until the client's next call.
+// Its tags are keys of step's declared result (the parser reads the keys
+// by them; an init check holds them to the declaration).
 type StepResult struct {
-	Obs, Mask, Reward, Terminated, Truncated, ToMove []byte
-	FinalObs, FinalMask, FinalToMove                 []byte
+	Obs         []byte `msgpack:"obs"`
+	Mask        []byte `msgpack:"mask"`
+	Reward      []byte `msgpack:"reward"`
+	Terminated  []byte `msgpack:"terminated"`
+	Truncated   []byte `msgpack:"truncated"`
+	ToMove      []byte `msgpack:"to_move"`
+	FinalObs    []byte `msgpack:"final_obs"`
+	FinalMask   []byte `msgpack:"final_mask"`
+	FinalToMove []byte `msgpack:"final_to_move"`
 	// Info is the raw msgpack of the info list, or nil.
-	Info []byte
+	Info []byte `msgpack:"info"`
 	// Size is the number of bytes of the response frame.
-	Size int
+	Size int `msgpack:"-"`
+}
+
+// stepResultKeys are step's declared result keys; stepResultField[k] is
+// the StepResult field of key k (-1: not kept), stepResultRaw[k] whether
+// it keeps the raw value (a list) rather than a bin.
+var (
+	stepResultKeys                 = keySet(Keys(reflect.TypeFor[stepResult]()))
+	stepResultField, stepResultRaw = stepResultFields(reflect.TypeFor[stepResult](), reflect.TypeFor[StepResult]())
+)
+
+// stepResultFields maps the keys of the declared result decl to the
+// fields of the client's struct client with the same tags; it panics when
+// client has a tag decl lacks.
+func stepResultFields(decl, client reflect.Type) (field []int, raw []bool) {
+	keys := Keys(decl)
+	field, raw = make([]int, len(keys)), make([]bool, len(keys))
+	for i, k := range keys {
+		field[i] = -1
+		raw[i] = keyType(decl, k) != reflect.TypeFor[[]byte]()
+	}
+	for j := range client.NumField() {
+		tag, _, _ := strings.Cut(client.Field(j).Tag.Get("msgpack"), ",")
+		if tag == "-" {
+			continue
+		}
+		i := slices.Index(keys, tag)
+		if i < 0 {
+			panic(fmt.Sprintf("server: %v.%s reads key %q, which %v does not declare", client, client.Field(j).Name, tag, decl))
+		}
+		field[i] = j
+	}
+	return field, raw
 }
 
 // ObsF32 returns Obs as float32 values (a view on little-endian machines, a copy otherwise).
@@ -228,22 +330,22 @@ func (c *Client) SendStep(handle uint64, actions []int32, info int) error {
 	b = appendStr(b, "id")
 	b = appendUint(b, c.nextID)
 	b = appendStr(b, "method")
-	b = appendStr(b, "step")
+	b = appendStr(b, stepMethod)
 	b = appendStr(b, "params")
 	keys := 2
 	if info >= 0 {
 		keys++
 	}
 	b = appendMapHeader(b, keys)
-	b = appendStr(b, "handle")
+	b = appendStr(b, stepKeys[stepHandle])
 	b = appendUint(b, handle)
-	b = appendStr(b, "actions")
+	b = appendStr(b, stepKeys[stepActions])
 	b = appendBinHeader(b, 4*len(actions))
 	for _, a := range actions {
 		b = binary.LittleEndian.AppendUint32(b, uint32(a))
 	}
 	if info >= 0 {
-		b = appendStr(b, "info")
+		b = appendStr(b, stepKeys[stepInfo])
 		b = appendBool(b, info == 1)
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
@@ -292,6 +394,28 @@ func (c *Client) RecvStep() (*StepResult, error) {
 	return res, nil
 }
 
+// keyType returns the type of the field of struct t (embedded structs
+// inlined) tagged key, or nil.
+func keyType(t reflect.Type, key string) reflect.Type {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		if name, _, _ := strings.Cut(sf.Tag.Get("msgpack"), ","); name == key {
+			return sf.Type
+		}
+		if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+			if ft := keyType(sf.Type, key); ft != nil {
+				return ft
+			}
+		}
+	}
+	return nil
+}
+
+// stepField returns the field of res that keeps key i of stepResultKeys.
+func stepField(res *StepResult, i int) *[]byte {
+	return reflect.ValueOf(res).Elem().Field(stepResultField[i]).Addr().Interface().(*[]byte)
+}
+
 // parse reads a step result map.
 func (res *StepResult) parse(r *reader) error {
 	n, err := r.mapLen()
@@ -303,37 +427,18 @@ func (res *StepResult) parse(r *reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 		}
-		var dst *[]byte
-		switch string(k) {
-		case "obs":
-			dst = &res.Obs
-		case "mask":
-			dst = &res.Mask
-		case "reward":
-			dst = &res.Reward
-		case "terminated":
-			dst = &res.Terminated
-		case "truncated":
-			dst = &res.Truncated
-		case "to_move":
-			dst = &res.ToMove
-		case "final_obs":
-			dst = &res.FinalObs
-		case "final_mask":
-			dst = &res.FinalMask
-		case "final_to_move":
-			dst = &res.FinalToMove
-		default:
+		i := stepResultKeys.of(k)
+		if i < 0 || stepResultField[i] < 0 || stepResultRaw[i] {
 			v, err := r.skip()
 			if err != nil {
 				return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 			}
-			if string(k) == "info" {
-				res.Info = v
+			if i >= 0 && stepResultField[i] >= 0 {
+				*stepField(res, i) = v
 			}
 			continue
 		}
-		if *dst, err = r.bin(); err != nil {
+		if *stepField(res, i), err = r.bin(); err != nil {
 			return fmt.Errorf("%w: result.%s: %v", ErrProtocol, k, err)
 		}
 	}

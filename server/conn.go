@@ -48,6 +48,11 @@ type conn struct {
 	id  []byte // raw msgpack id of the request being served (a view into in)
 	// held is what the request being served reserved from Server.inflight.
 	held int
+	// params reads the params of the methods read by hand (eachKeyOf).
+	params reader
+	// budget is the request's budget from the limits policy, by its
+	// method's declared draws (Server.budgets).
+	budget *Budget
 	// boxes are spare pointers for putting buffers back into bufPools.
 	boxes []*[]byte
 	// spareIn and spareOut keep the small buffers while large ones serve.
@@ -354,6 +359,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	}
 	c.begin()
 	m := &methods[mid]
+	c.budget = &c.srv.budgets[mid]
 	wasAuthed := c.authed
 	e = m.handle(c, params)
 	if m.Handshake {

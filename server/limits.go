@@ -1,6 +1,8 @@
 package server
 
 import (
+	"math"
+
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -88,31 +90,74 @@ func DecisionSims(sp agent.Spec) int64 {
 	return max(int64(sp.N)*int64(max(sp.Workers, 1)), 1)
 }
 
-// Opponent checks the search of an agent played inside a step (make's
-// opponent) or asked for one decision: its DecisionSims against
-// OpponentSims. param names it in the message ("make: params.opponent").
-func (l Limits) Opponent(param, spec string, sp agent.Spec) *Error {
-	if l.OpponentSims > 0 && DecisionSims(sp) > int64(l.OpponentSims) {
-		return errorf(CodeLimitExceeded, "%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
-			param, clip([]byte(spec)), DecisionSims(sp), l.OpponentSims)
-	}
-	return nil
+// Budget is what one request of a method may spend beyond its frame:
+// Limits.Budget computes it from the method's declared draws
+// (Method.Draws). A budget the method does not draw on is zero: a handler
+// that spends it is refused.
+type Budget struct {
+	// Rows is the most packed states the request may carry or make (DrawRows).
+	Rows int
+	// Reply is the largest reply it may reserve room for (DrawReply).
+	Reply int
+	// DecisionSims bounds one decision's search (DrawOpponent, DrawSearch);
+	// RequestSims the whole request's (DrawSearch); Workers an agent's
+	// search workers (DrawSearch). math.MaxInt64 (or MaxInt): no limit.
+	DecisionSims, RequestSims int64
+	Workers                   int
+	// RunBytes bounds the self-play runs' memory, server wide (DrawRuns).
+	RunBytes int64
 }
 
-// Analyse checks an analyse request of n states by agent sp: each state's
-// search (Opponent), the whole request's (AnalyseSims) and the agent's
-// workers against SearchWorkers.
-func (l Limits) Analyse(spec string, sp agent.Spec, n int) *Error {
-	if e := l.Opponent("analyse: params.agent", spec, sp); e != nil {
-		return e
+// Budget returns the budget of a request of a method drawing on d.
+func (l Limits) Budget(d Draw) Budget {
+	var b Budget
+	unlimited := func(v int64) int64 {
+		if v <= 0 {
+			return math.MaxInt64
+		}
+		return v
 	}
-	if w := max(sp.Workers, 1); w > l.SearchWorkers {
-		return errorf(CodeLimitExceeded, "analyse: params.agent: %q searches with %d workers, more than this server's --analyse-workers %d",
-			clip([]byte(spec)), w, l.SearchWorkers)
+	if d&DrawRows != 0 {
+		b.Rows = l.StateRows
 	}
-	if total := int64(n) * DecisionSims(sp); l.AnalyseSims > 0 && total > l.AnalyseSims {
-		return errorf(CodeLimitExceeded, "analyse: %d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
-			n, DecisionSims(sp), total, l.AnalyseSims, l.AnalyseSims/DecisionSims(sp), clip([]byte(spec)))
+	if d&DrawReply != 0 {
+		b.Reply = l.MaxFrame
+	}
+	if d&(DrawOpponent|DrawSearch) != 0 {
+		b.DecisionSims = unlimited(int64(l.OpponentSims))
+	}
+	if d&DrawSearch != 0 {
+		b.RequestSims, b.Workers = unlimited(l.AnalyseSims), l.SearchWorkers
+	}
+	if d&DrawRuns != 0 {
+		b.RunBytes = l.SelfplayBytes
+	}
+	return b
+}
+
+// Search checks the search of agent sp (spec as the client named it,
+// method's params.field) over n states (0: an opponent, searching inside
+// steps): each decision's against DecisionSims, its workers against
+// Workers and the request's against RequestSims. It is the one check of a
+// search's simulations.
+func (b *Budget) Search(method, field, spec string, sp agent.Spec, n int) *Error {
+	sims := DecisionSims(sp)
+	switch {
+	case b.DecisionSims == 0:
+		return errorf(CodeInternal, "%s: params.%s: the method does not declare a search budget (Method.Draws)", method, field)
+	case sims > b.DecisionSims:
+		return errorf(CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
+			method, field, clip([]byte(spec)), sims, b.DecisionSims)
+	case n == 0:
+		return nil
+	case b.Workers == 0 || b.RequestSims == 0:
+		return errorf(CodeInternal, "%s: the method does not declare DrawSearch", method)
+	case max(sp.Workers, 1) > b.Workers:
+		return errorf(CodeLimitExceeded, "%s: params.%s: %q searches with %d workers, more than this server's --analyse-workers %d",
+			method, field, clip([]byte(spec)), max(sp.Workers, 1), b.Workers)
+	case int64(n)*sims > b.RequestSims:
+		return errorf(CodeLimitExceeded, "%s: %d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
+			method, n, sims, int64(n)*sims, b.RequestSims, b.RequestSims/sims, clip([]byte(spec)))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ func TestLimitsPolicy(t *testing.T) {
 		require.NoError(t, err)
 		return sp
 	}
+	opp, an, none := l.Budget(DrawOpponent), l.Budget(DrawSearch|DrawRows), l.Budget(0)
 	sp := func(inFlight, sims int) az.Config {
 		return az.Config{Tier: obs.Compact, Sims: sims, InFlight: inFlight, MaxBatch: min(inFlight, 64)}
 	}
@@ -37,15 +39,17 @@ func TestLimitsPolicy(t *testing.T) {
 		e    func() *Error
 		want string // "" = allowed
 	}{
-		{"opponent within", func() *Error { return l.Opponent("make: params.opponent", "mcts:2000", spec("mcts:2000")) }, ""},
+		{"opponent within", func() *Error { return opp.Search("make", "opponent", "mcts:2000", spec("mcts:2000"), 0) }, ""},
 		{"opponent above", func() *Error {
-			return l.Opponent("make: params.opponent", "mcts:1001,workers=2", spec("mcts:1001,workers=2"))
+			return opp.Search("make", "opponent", "mcts:1001,workers=2", spec("mcts:1001,workers=2"), 0)
 		}, "--max-opponent-sims 2000"},
-		{"analyse within", func() *Error { return l.Analyse("mcts:100", spec("mcts:100"), 100) }, ""},
-		{"analyse total", func() *Error { return l.Analyse("mcts:100", spec("mcts:100"), 101) }, "--max-analyse-sims 10000"},
-		{"analyse per state", func() *Error { return l.Analyse("mcts:2001", spec("mcts:2001"), 1) }, "--max-opponent-sims"},
-		{"analyse workers", func() *Error { return l.Analyse("mcts:8,workers=4", spec("mcts:8,workers=4"), 1) }, "--analyse-workers 3"},
-		{"analyse greedy counts one a state", func() *Error { return l.Analyse("greedy", spec("greedy"), 10_000) }, ""},
+		{"analyse within", func() *Error { return an.Search("analyse", "agent", "mcts:100", spec("mcts:100"), 100) }, ""},
+		{"analyse total", func() *Error { return an.Search("analyse", "agent", "mcts:100", spec("mcts:100"), 101) }, "--max-analyse-sims 10000"},
+		{"analyse per state", func() *Error { return an.Search("analyse", "agent", "mcts:2001", spec("mcts:2001"), 1) }, "--max-opponent-sims"},
+		{"analyse workers", func() *Error { return an.Search("analyse", "agent", "mcts:8,workers=4", spec("mcts:8,workers=4"), 1) }, "--analyse-workers 3"},
+		{"analyse greedy counts one a state", func() *Error { return an.Search("analyse", "agent", "greedy", spec("greedy"), 10_000) }, ""},
+		{"opponent budget searches no states", func() *Error { return opp.Search("make", "opponent", "greedy", spec("greedy"), 2) }, "internal:does not declare"},
+		{"no search budget", func() *Error { return none.Search("ping", "agent", "greedy", spec("greedy"), 0) }, "internal:does not declare"},
 		{"selfplay within", func() *Error { _, e := l.Selfplay(sp(128, 64), 0); return e }, ""},
 		{"selfplay runs", func() *Error { _, e := l.Selfplay(sp(1, 1), maxRunsPerConn); return e }, "self-play runs"},
 		{"selfplay nodes", func() *Error { _, e := l.Selfplay(sp(4096, 1025), 0); return e }, "games_in_flight × sims"},
@@ -59,8 +63,30 @@ func TestLimitsPolicy(t *testing.T) {
 				return
 			}
 			require.NotNil(t, e)
-			assert.Equal(t, CodeLimitExceeded, e.Code)
+			code := CodeLimitExceeded
+			if msg, ok := strings.CutPrefix(tc.want, "internal:"); ok {
+				code, tc.want = CodeInternal, msg
+			}
+			assert.Equal(t, code, e.Code)
 			assert.Contains(t, e.Message, tc.want)
+		})
+	}
+}
+
+// TestBudgetsFollowTheDraws: a request's budget holds exactly what its
+// method declares it draws on (Method.Draws); every other is zero.
+func TestBudgetsFollowTheDraws(t *testing.T) {
+	cfg, err := Config{}.withDefaults()
+	require.NoError(t, err)
+	l := cfg.limits()
+	for _, m := range Methods() {
+		t.Run(m.Name, func(t *testing.T) {
+			b := l.Budget(m.Draws)
+			assert.Equal(t, m.Draws&DrawRows != 0, b.Rows > 0, "rows")
+			assert.Equal(t, m.Draws&DrawReply != 0, b.Reply > 0, "reply")
+			assert.Equal(t, m.Draws&(DrawOpponent|DrawSearch) != 0, b.DecisionSims > 0, "decision sims")
+			assert.Equal(t, m.Draws&DrawSearch != 0, b.RequestSims > 0 && b.Workers > 0, "request sims")
+			assert.Equal(t, m.Draws&DrawRuns != 0, b.RunBytes > 0, "runs")
 		})
 	}
 }

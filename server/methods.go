@@ -19,7 +19,7 @@ import (
 	"github.com/yutenv/yutenv/vecenv"
 )
 
-// paramError is a bad parameter; eachParam turns it into bad_request unless
+// paramError is a bad parameter; eachKeyOf turns it into bad_request unless
 // it already is a protocol *Error.
 func paramError(method, key string, err error) *Error {
 	var e *Error
@@ -93,16 +93,24 @@ type valueError struct {
 func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e.err) }
 func (e valueError) Unwrap() error { return e.err }
 
-// eachParam calls fn for every key of a params map (p nil: no keys), read
-// by eachKey. fn returns errUnknownParam for a key the method does not take;
-// the error then lists the keys the method declares (Method.Params).
-func eachParam(method string, p []byte, fn func(key string, r *reader) error) *Error {
+// eachKeyOf reads the params map of a method whose params are read by
+// hand (p nil: no keys), by eachKey: fn gets each key's position in ks
+// (the params struct's fields), and a key ks does not hold is refused
+// without calling fn; the error then lists the keys the method declares.
+// It allocates nothing on success (reset's params: no key is copied, and
+// the reader is the connection's).
+func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *reader) error) *Error {
 	if p == nil {
 		return nil
 	}
-	r := reader{b: p}
-	err := eachKey(&r, func(kb []byte) error {
-		if err := fn(string(kb), &r); err != nil {
+	r := &c.params
+	*r = reader{b: p}
+	err := eachKey(r, func(kb []byte) error {
+		k := ks.of(kb)
+		if k < 0 {
+			return valueError{kb, errUnknownParam}
+		}
+		if err := fn(k, r); err != nil {
 			return valueError{kb, err}
 		}
 		return nil
@@ -256,14 +264,10 @@ func seatParam(r *reader) (int, error) {
 	return int(v), err
 }
 
-// resultBytes is the largest step result of a batch with info off, in bytes.
+// resultBytes is the largest step result of a batch with info off, in
+// bytes: its rows (vecenv.Config.RowBytes) and room for the keys.
 func resultBytes(cfg vecenv.Config, d int) int {
-	n, rw := cfg.N, cfg.RewardWidth()
-	size := 256 + n*(4*d+env.NumActions+4*rw+3)
-	if cfg.Autoreset == vecenv.SameStep {
-		size += 64 + n*(4*d+env.NumActions+1)
-	}
-	return size
+	return 320 + cfg.N*cfg.RowBytes(d)
 }
 
 // replyBytes is what a step or reset reply of b may need: its size with
@@ -357,7 +361,7 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 	}
 	opponent := "" // as the client named it, for the reply
 	if cfg.Mode == vecenv.Single {
-		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent)
+		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent, 0)
 		if e != nil {
 			return e
 		}
@@ -428,9 +432,9 @@ func (c *conn) reset(p []byte) *Error {
 	var seedList reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	b, _, e := c.handleParams("reset", p, func(k string, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, func(k int, r *reader) (err error) {
 		switch k {
-		case "seed":
+		case resetSeed:
 			switch r.peekKind() {
 			case 'n':
 				r.isNil()
@@ -448,18 +452,16 @@ func (c *conn) reset(p []byte) *Error {
 				seed, err = r.uint64v()
 				seedSet = true
 			}
-		case "options":
+		case resetOpts:
 			if r.isNil() {
 				return nil
 			}
 			start, seat, seatSet, err = resetOptions(r)
 			return err
-		case "info":
+		case resetInfo:
 			v, err := r.boolean()
 			info = &v
 			return err
-		default:
-			return errUnknownParam
 		}
 		return err
 	})
@@ -505,7 +507,10 @@ func (c *conn) reset(p []byte) *Error {
 	out := appendMapHeader(c.out, keys)
 	out = appendRows(out, b.Rows())
 	out = appendStr(out, "seeds")
-	out = appendValue(out, b.Seeds())
+	out = appendArrayHeader(out, len(b.Seeds()))
+	for _, s := range b.Seeds() {
+		out = appendUint(out, s)
+	}
 	if record {
 		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
 	}
@@ -517,8 +522,8 @@ func (c *conn) reset(p []byte) *Error {
 func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
 	err = eachKey(r, func(k []byte) error {
-		switch string(k) {
-		case "start":
+		switch resetOptKeys.of(k) {
+		case optStart:
 			if r.isNil() {
 				start = env.AnySeat
 				return nil
@@ -528,14 +533,14 @@ func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 				return fmt.Errorf("start: %w", err)
 			}
 			start = int(v)
-		case "seat":
+		case optSeat:
 			var err error
 			if seat, err = seatParam(r); err != nil {
 				return fmt.Errorf("seat: %w", err)
 			}
 			seatSet = true
 		default:
-			return fmt.Errorf("unknown option %q (options: start, seat)", clip(k))
+			return fmt.Errorf("unknown option %q (options: %s)", clip(k), strings.Join(resetOptKeys, ", "))
 		}
 		return nil
 	})
@@ -566,11 +571,11 @@ func (c *conn) step(p []byte) *Error {
 	if p != nil {
 		err = eachKey(&r, func(kb []byte) error {
 			var err error
-			switch string(kb) {
-			case "handle":
+			switch stepKeys.of(kb) {
+			case stepHandle:
 				h, err = r.uint64v()
 				hset = true
-			case "actions":
+			case stepActions:
 				switch r.peekKind() {
 				case 'B':
 					actions, _ = r.bin()
@@ -582,7 +587,7 @@ func (c *conn) step(p []byte) *Error {
 				default:
 					err = fmt.Errorf("want bin of int32 or array of int, got %s", kindName(r.peekKind()))
 				}
-			case "info":
+			case stepInfo:
 				var v bool
 				v, err = r.boolean()
 				info = 0
@@ -817,19 +822,16 @@ func (c *conn) closeHandle(pr *handleOnly) *Error {
 	return nil
 }
 
-// handleParams reads params holding a handle plus the extra keys fn
-// accepts (fn nil: none), and looks the handle up.
-func (c *conn) handleParams(method string, p []byte, fn func(k string, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+// handleParams reads reset's params: the handle, and the other keys of
+// resetKeys by fn; it looks the handle up.
+func (c *conn) handleParams(method string, p []byte, fn func(k int, r *reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := eachParam(method, p, func(k string, r *reader) (err error) {
-		if k == "handle" {
+	e := c.eachKeyOf(method, resetKeys, p, func(k int, r *reader) (err error) {
+		if k == resetHandle {
 			h, err = r.uint64v()
 			hset = true
 			return err
-		}
-		if fn == nil {
-			return errUnknownParam
 		}
 		return fn(k, r)
 	})

@@ -10,7 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/positions"
 )
 
 // Every method's reader takes exactly the params its declaration names: an
@@ -146,6 +148,124 @@ func TestKeys(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, Keys(tt.typ))
+		})
+	}
+}
+
+// TestHandReadKeysComeFromTheTags: a hand reader's key set is its params
+// struct's tags, field by field, and a struct whose fields differ from the
+// reader's cases (a field added without a case) fails at init.
+func TestHandReadKeysComeFromTheTags(t *testing.T) {
+	assert.Equal(t, keySet{"handle", "actions", "info"}, stepKeys)
+	assert.Equal(t, Keys(reflect.TypeFor[resetParams]()), []string(resetKeys))
+	assert.Equal(t, stepActions, stepKeys.of([]byte("actions")))
+	assert.Equal(t, -1, stepKeys.of([]byte("action")))
+	assert.Equal(t, resetInfo, resetKeys.index("info"))
+	type two struct {
+		A int `msgpack:"a"`
+		B int `msgpack:"b"`
+	}
+	cases := []struct {
+		name   string
+		build  func()
+		panics bool
+	}{
+		{"the fields", func() { keysOf[two]("A", "B") }, false},
+		{"a field without a case", func() { keysOf[two]("A") }, true},
+		{"cases out of order", func() { keysOf[two]("B", "A") }, true},
+		{"selfplay_new's params", func() { checkSelfplayKeys(selfplayNewKeys, az.Settings()) }, false},
+		{"a setting the struct lacks", func() {
+			checkSelfplayKeys(selfplayNewKeys, append(az.Settings(), az.Setting{Key: "resign"}))
+		}, true},
+		{"a param without a setting", func() { checkSelfplayKeys(append(selfplayNewKeys, "resign"), az.Settings()) }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.panics {
+				assert.Panics(t, tc.build)
+			} else {
+				assert.NotPanics(t, tc.build)
+			}
+		})
+	}
+}
+
+// TestClientCallsByDeclaration: the client names a method by its declared
+// params and result types (Do), never by a string of its own.
+func TestClientCallsByDeclaration(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	_, err := Do[none, none](c, &none{})
+	require.NoError(t, err)
+	g, err := Do[gameParams, gameResult](c, &gameParams{})
+	require.NoError(t, err)
+	n := 3
+	st, err := Do[initialParams, statesResult](c, &initialParams{Game: &g.Game, N: &n, Seed: 7})
+	require.NoError(t, err)
+	assert.Len(t, st.States, 3*env.PackedSize)
+	one, err := Do[oneStateParams, positions.Description](c, &oneStateParams{Game: &g.Game, State: st.States[:env.PackedSize]})
+	require.NoError(t, err)
+	assert.Equal(t, "throw", one.Position.Phase)
+	_, err = Do[oneStateParams, positions.Description](c, &oneStateParams{Game: &g.Game})
+	assert.Equal(t, CodeBadRequest, errCode(err), "a server error is an *Error")
+	assert.Equal(t, "step", stepMethod)
+	assert.Equal(t, "state_save", methodOf[oneStateParams, blobResult]())
+	assert.Panics(t, func() { methodOf[none, gameResult]() }, "no method has these types")
+}
+
+// TestStepResultKeysAreDeclared: the client's StepResult reads step's
+// declared result keys by its tags, and a tag the declaration lacks fails.
+func TestStepResultKeysAreDeclared(t *testing.T) {
+	for i, k := range stepResultKeys {
+		kept := stepResultField[i] >= 0
+		assert.Equal(t, k != "final_info", kept, k)
+	}
+	assert.True(t, stepResultRaw[stepResultKeys.index("info")], "info is kept raw")
+	assert.False(t, stepResultRaw[stepResultKeys.index("obs")])
+	type bad struct {
+		Obs  []byte `msgpack:"obs"`
+		Typo []byte `msgpack:"rewards"`
+	}
+	assert.Panics(t, func() { stepResultFields(reflect.TypeFor[stepResult](), reflect.TypeFor[bad]()) })
+}
+
+// TestStepAndResetAllocateNothing: a step and a reset with info off, once
+// warm, allocate nothing in the server or in the client's Step.
+func TestStepAndResetAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ts := startServer(t, "unix", Config{Workers: 1})
+	c := ts.client(t)
+	h := makeHandle(t, c, map[string]any{"n": 8, "opponent": "greedy"})
+	mask := do(t, c, "reset", map[string]any{"handle": h, "seed": 1})["mask"].([]byte)
+	reset := appendValue(nil, obj{{"id", 1}, {"method", "reset"}, {"params", obj{{"handle", h}, {"seed", 2}}}})
+	actions := make([]int32, 8)
+	_, err := c.Step(h, actions, 0)
+	require.Error(t, err, "all zeros are illegal: the refusal's path is warm too")
+	firstLegal(mask, actions)
+	res, err := c.Step(h, actions, 0)
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		run  func()
+	}{
+		{"step", func() {
+			firstLegal(res.Mask, actions)
+			res, err = c.Step(h, actions, 0)
+		}},
+		{"reset", func() {
+			if err = c.WriteFrame(reset); err == nil {
+				_, err = c.ReadFrame()
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.run() // warm
+			allocs := testing.AllocsPerRun(200, tc.run)
+			require.NoError(t, err)
+			assert.Zero(t, allocs)
 		})
 	}
 }

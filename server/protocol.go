@@ -1,9 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
+
+	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/positions"
 )
 
 // Method is the declaration of one protocol method: everything the server,
@@ -32,6 +36,10 @@ type Method struct {
 	// Handshake marks hello: the one method allowed before hello, after
 	// which a refused token or a full server closes the connection.
 	Handshake bool
+	// Draws names the budgets of the limits policy the method draws on
+	// beyond its frame; the policy computes its requests' budget from
+	// them (Limits.Budget), and a handler can spend no other.
+	Draws Draw
 
 	handle func(c *conn, params []byte) *Error
 }
@@ -56,6 +64,49 @@ func byHand[P, R any](name, doc string, h func(*conn, []byte) *Error) Method {
 	return Method{Name: name, Doc: doc, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R](), Hand: true, handle: h}
 }
 
+// Draw is a budget of the limits policy (Limits) beyond the request's
+// frame. A method declares the ones it draws on (Method.Draws).
+type Draw uint8
+
+// The budgets a method may draw on.
+const (
+	// DrawRows: the request carries or makes packed states, at most
+	// Limits.StateRows.
+	DrawRows Draw = 1 << iota
+	// DrawReply: the reply may be far larger than the request, up to
+	// max_frame: its bytes are reserved from --max-inflight-bytes.
+	DrawReply
+	// DrawOpponent: the method names an agent that searches inside steps,
+	// Limits.OpponentSims a decision.
+	DrawOpponent
+	// DrawSearch: the request searches its states: OpponentSims a
+	// decision, AnalyseSims the request, SearchWorkers cores.
+	DrawSearch
+	// DrawRuns: the method starts a self-play run, whose memory is held
+	// from Limits.SelfplayBytes until it is closed.
+	DrawRuns
+)
+
+// drawNames name the draws, for the generated reference.
+var drawNames = [...]string{"rows", "reply", "opponent", "search", "runs"}
+
+// Names returns the names of the draws of d, in declaration order.
+func (d Draw) Names() []string {
+	var out []string
+	for i, n := range drawNames {
+		if d&(1<<i) != 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// draws declares the budgets m draws on.
+func draws(d Draw, m Method) Method {
+	m.Draws = d
+	return m
+}
+
 // handshake marks m as hello.
 func handshake(m Method) Method {
 	m.Handshake = true
@@ -71,27 +122,27 @@ type none = struct{}
 var methods = [...]Method{
 	handshake(decoded[helloParams, helloResultT]("hello", "Open the connection: protocol version, token; the server's limits and capabilities.", (*conn).hello)),
 	decoded[none, none]("ping", "Answer {}.", (*conn).ping),
-	decoded[makeParams, makeResult]("make", "Create a handle of N envs.", (*conn).makeHandle),
-	byHand[resetParams, resetResult]("reset", "Start a new episode in every env of a handle.", (*conn).reset),
-	byHand[stepParams, stepResult]("step", "Apply one action per env of a handle.", (*conn).step),
+	draws(DrawOpponent, decoded[makeParams, makeResult]("make", "Create a handle of N envs.", (*conn).makeHandle)),
+	draws(DrawReply, byHand[resetParams, resetResult]("reset", "Start a new episode in every env of a handle.", (*conn).reset)),
+	draws(DrawReply, byHand[stepParams, stepResult]("step", "Apply one action per env of a handle.", (*conn).step)),
 	decoded[handleOnly, none]("close", "Free a handle.", (*conn).closeHandle),
 	decoded[none, statsResultT]("stats", "The server's counters and per-method latency percentiles.", (*conn).statsResult),
 	decoded[saveParams, stateResult]("save", "One env's game state as the engine's versioned blob.", (*conn).save),
 	decoded[loadParams, loadResult]("load", "Replace one env's game with a saved state.", (*conn).load),
-	decoded[renderParams, renderResults]("render", "One env's position as text, SVG or an RGB image.", (*conn).render),
-	decoded[observeParams, observeResult]("observe", "Every env's observation and mask as one seat sees them.", (*conn).observe),
-	byHand[selfplayNewParams, selfplayNewResult]("selfplay_new", "Start a self-play run whose leaves the client evaluates.", (*conn).selfplayNew),
+	draws(DrawReply, decoded[renderParams, renderResults]("render", "One env's position as text, SVG or an RGB image.", (*conn).render)),
+	draws(DrawReply, decoded[observeParams, observeResult]("observe", "Every env's observation and mask as one seat sees them.", (*conn).observe)),
+	draws(DrawRuns, byHand[selfplayNewParams, selfplayNewResult]("selfplay_new", "Start a self-play run whose leaves the client evaluates.", (*conn).selfplayNew)),
 	byHand[selfplayNextParams, selfplayNextResult]("selfplay_next", "Answer a run's last batch and get the next one.", (*conn).selfplayNext),
 	byHand[runOnly, none]("selfplay_close", "Cancel a self-play run and forget it.", (*conn).selfplayClose),
 	decoded[gameParams, gameResult]("game", "Declare a rule set for the state methods.", (*conn).gameMethod),
-	decoded[initialParams, statesResult]("initial", "N new games as packed states.", (*conn).initialStates),
-	decoded[applyParams, statesResult]("apply", "Apply one action, or one throw, to every packed state.", (*conn).applyStates),
-	decoded[queryParams, queryResult]("query", "Phase, seat to move and optionally mask, returns, observations of packed states.", (*conn).queryStates),
-	decoded[oneStateParams, describeResult]("describe", "One packed state's position, JSON form and text board.", (*conn).describeState),
+	draws(DrawRows|DrawReply, decoded[initialParams, statesResult]("initial", "N new games as packed states.", (*conn).initialStates)),
+	draws(DrawRows|DrawReply, decoded[applyParams, statesResult]("apply", "Apply one action, or one throw, to every packed state.", (*conn).applyStates)),
+	draws(DrawRows|DrawReply, decoded[queryParams, queryResult]("query", "Phase, seat to move and optionally mask, returns, observations of packed states.", (*conn).queryStates)),
+	decoded[oneStateParams, positions.Description]("describe", "One packed state's position, JSON form and text board.", (*conn).describeState),
 	decoded[positionParams, stateResult]("position", "A packed state from a readable position.", (*conn).positionState),
 	decoded[oneStateParams, blobResult]("state_save", "One packed state as the engine's saved-state blob.", (*conn).saveState),
 	decoded[stateLoadParams, stateRulesResult]("state_load", "A saved-state blob as a packed state and its rules.", (*conn).loadState),
-	decoded[analyseParams, analyseResult]("analyse", "A built-in agent's action, policy and value at every packed state.", (*conn).analyseStates),
+	draws(DrawRows|DrawReply|DrawSearch, decoded[analyseParams, analyseResult]("analyse", "A built-in agent's action, policy and value at every packed state.", (*conn).analyseStates)),
 }
 
 // Derived from methods by init (a handler may use them: a variable
@@ -117,6 +168,22 @@ func init() {
 		methodKeys[methods[i].Name] = strings.Join(Keys(methods[i].Params), ", ")
 	}
 	methodList = strings.Join(methodNames, ", ")
+	checkSelfplayKeys(selfplayNewKeys, az.Settings())
+}
+
+// checkSelfplayKeys panics unless keys, selfplay_new's declared params,
+// are rules, tier, gumbel, seed, out and the settings: its reader's cases.
+func checkSelfplayKeys(keys []string, settings []az.Setting) {
+	want := []string{"rules", "tier", "gumbel", "seed", "out"}
+	for _, s := range settings {
+		want = append(want, s.Key)
+	}
+	got := slices.Clone(keys)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		panic(fmt.Sprintf("server: selfplay_new declares params %v, its reader takes %v", keys, want))
+	}
 }
 
 // methodID returns the id of a method name, or -1.
@@ -157,6 +224,85 @@ func Keys(t reflect.Type) []string {
 	}
 	return keys
 }
+
+// keySet is the keys of a params struct read by hand, from its msgpack
+// tags: key i is the struct's field i, so a reader switches on field
+// positions and takes no key the struct does not declare.
+type keySet []string
+
+// keysOf returns the key set of P after checking that its fields are
+// exactly fields, in order: the constants a reader switches on (its field
+// positions) then match the struct, and a field added to the struct
+// without a case in the reader fails at init.
+func keysOf[P any](fields ...string) keySet {
+	t := reflect.TypeFor[P]()
+	var names []string
+	for i := range t.NumField() {
+		names = append(names, t.Field(i).Name)
+	}
+	keys := Keys(t)
+	if !slices.Equal(names, fields) || len(keys) != len(fields) {
+		panic(fmt.Sprintf("server: the reader of %v switches on fields %v, the struct has %v with keys %v", t, fields, names, keys))
+	}
+	return keySet(keys)
+}
+
+// index returns the position of key k, or -1.
+func (ks keySet) index(k string) int {
+	for i, s := range ks {
+		if s == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// of returns the position of key k, or -1; it allocates nothing.
+func (ks keySet) of(k []byte) int {
+	for i, s := range ks {
+		if s == string(k) {
+			return i
+		}
+	}
+	return -1
+}
+
+// The field positions of the params read by hand: a reader's switch cases,
+// held to the struct by keysOf.
+const (
+	stepHandle = iota
+	stepActions
+	stepInfo
+)
+
+const (
+	resetHandle = iota
+	resetSeed
+	resetOpts
+	resetInfo
+)
+
+const (
+	optStart = iota
+	optSeat
+)
+
+const (
+	runID = iota
+	runPriors
+	runValues
+)
+
+// The key sets of the params read by hand.
+var (
+	stepKeys     = keysOf[stepParams]("Handle", "Actions", "Info")
+	resetKeys    = keysOf[resetParams]("Handle", "Seed", "Options", "Info")
+	resetOptKeys = keysOf[resetOptsDoc]("Start", "Seat")
+	runKeys      = keysOf[selfplayNextParams]("ID", "Priors", "Values")
+	// selfplayNewKeys: rules, tier, seed, out, then az.Settings (checked
+	// at init).
+	selfplayNewKeys = Keys(reflect.TypeFor[selfplayNewParams]())
+)
 
 // The params below are read by hand (Method.Hand) and the results written
 // by hand (appendMapHeader, appendStr, ...: step and reset allocate
@@ -288,14 +434,5 @@ type (
 		Mask    []byte `msgpack:"mask"`
 		Returns []byte `msgpack:"returns"`
 		Obs     []byte `msgpack:"obs"`
-	}
-	// describeResult is describe's result.
-	describeResult struct {
-		Position  map[string]any `msgpack:"position"`
-		Start     int            `msgpack:"start"`
-		Decisions int            `msgpack:"decisions"`
-		Throws    int            `msgpack:"throws"`
-		JSON      string         `msgpack:"json"`
-		Text      string         `msgpack:"text"`
 	}
 )

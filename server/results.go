@@ -41,6 +41,28 @@ func (c *conn) result(method string, v any) *Error {
 // table) inside a typed result.
 func (o obj) MarshalMsgpack() ([]byte, error) { return appendValue(nil, o), nil }
 
+// DecodeMsgpack decodes an ordered map, keeping its order (the client's
+// typed results, Do).
+func (o *obj) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	*o = (*o)[:0]
+	for range max(n, 0) {
+		k, err := d.DecodeString()
+		if err != nil {
+			return err
+		}
+		v, err := d.DecodeInterface()
+		if err != nil {
+			return err
+		}
+		*o = append(*o, kv{k, v})
+	}
+	return nil
+}
+
 // helloLimits is the limits map of hello's result.
 type helloLimits struct {
 	MaxFrame          int     `msgpack:"max_frame"`

@@ -4,82 +4,50 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
-	"time"
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/env/agent"
 	_ "github.com/yutenv/yutenv/nnet" // the agent spec net:PATH, for opponents
 	"github.com/yutenv/yutenv/obs"
-)
-
-// Limits of the self-play methods (docs/PROTOCOL.md, "Self-play").
-const (
-	// DefaultEvalTimeout is selfplay_new's eval_timeout when none is given.
-	DefaultEvalTimeout = 60 * time.Second
 )
 
 // selfplayNew starts a network-guided self-play run (package az) whose
 // leaves the client evaluates through selfplay_next.
 func (c *conn) selfplayNew(p []byte) *Error {
-	cfg := az.Config{Rules: env.Standard(), Tier: DefaultTier, Sims: 64, C: 1.5, Games: 1, InFlight: 64,
-		EvalTimeout: DefaultEvalTimeout, ShardGames: 100, Software: "yutenv server"}
+	cfg := az.DefaultConfig()
+	cfg.Software = "yutenv server"
 	const method = "selfplay_new"
-	e := eachParam(method, p,
-		func(k string, r *reader) (err error) {
-			var v int64
+	e := c.eachKeyOf(method, selfplayNewKeys, p,
+		func(k int, r *reader) (err error) {
 			var s []byte
-			switch k {
+			switch selfplayNewKeys[k] {
 			case "rules":
 				cfg.Rules, err = rulesParam(r)
 			case "tier":
 				if s, err = r.str(); err == nil {
 					cfg.Tier, err = obs.ParseTier(string(s))
 				}
-			case "sims":
-				v, err = r.intIn(1, az.MaxSims)
-				cfg.Sims = int(v)
-			case "c":
-				cfg.C, err = floatIn(r, 0, 100)
-			case "dirichlet_alpha":
-				cfg.DirichletAlpha, err = floatIn(r, 0, 100)
-			case "dirichlet_frac":
-				cfg.DirichletFrac, err = floatIn(r, 0, 1)
-			case "temperature_moves":
-				v, err = r.intIn(0, math.MaxInt32)
-				cfg.TempMoves = int(v)
 			case "gumbel":
 				cfg.Gumbel, err = r.boolean()
-			case "gumbel_m":
-				v, err = r.intIn(1, agent.MaxGumbelM)
-				cfg.GumbelM = int(v)
 			case "seed":
 				cfg.Seed, err = r.uint64v()
-			case "games":
-				v, err = r.intIn(1, az.MaxGames)
-				cfg.Games = int(v)
-			case "games_in_flight":
-				v, err = r.intIn(1, az.MaxInFlight)
-				cfg.InFlight = int(v)
-			case "max_batch":
-				v, err = r.intIn(1, az.MaxInFlight)
-				cfg.MaxBatch = int(v)
-			case "eval_timeout":
-				var f float64
-				f, err = floatIn(r, 0, 86400)
-				cfg.EvalTimeout = time.Duration(f * float64(time.Second))
 			case "out":
 				s, err = r.str()
 				cfg.Out = string(s)
-			case "shard_games":
-				v, err = r.intIn(1, 1_000_000)
-				cfg.ShardGames = int(v)
-			case "first_game":
-				v, err = r.intIn(0, az.MaxGames)
-				cfg.FirstGame = int(v)
-			default:
-				return errUnknownParam
+			default: // az.Settings, held to the struct's keys at init
+				st, _ := az.LookupSetting(selfplayNewKeys[k])
+				var v float64
+				if st.Int {
+					var i int64
+					i, err = r.intIn(int64(st.Min), int64(st.Max))
+					v = float64(i)
+				} else {
+					v, err = floatIn(r, st.Min, st.Max)
+				}
+				if err == nil {
+					st.Set(&cfg, v)
+				}
 			}
 			return err
 		})
@@ -96,9 +64,9 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	if e != nil {
 		return e
 	}
-	if !c.srv.reserveSelfplay(bytes) {
+	if !c.srv.reserveSelfplay(bytes, c.budget.RunBytes) {
 		return errorf(CodeLimitExceeded, "%s: the self-play runs already held take the server's --max-selfplay-bytes %d; this one needs about %d bytes more. Close a run or retry later",
-			method, c.srv.limits.SelfplayBytes, bytes)
+			method, c.budget.RunBytes, bytes)
 	}
 	run, err := az.Start(cfg)
 	if err != nil {
@@ -169,11 +137,11 @@ func f32Param(r *reader, dst []float32) ([]float32, error) {
 }
 
 // runParams reads params holding a run id plus the keys fn accepts.
-func (c *conn) runParams(method string, p []byte, fn func(k string, r *reader) error) (*selfplayRun, uint64, *Error) {
+func (c *conn) runParams(method string, p []byte, fn func(k int, r *reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
-	e := eachParam(method, p, func(k string, r *reader) (err error) {
-		if k == "id" {
+	e := c.eachKeyOf(method, runKeys, p, func(k int, r *reader) (err error) {
+		if k == runID {
 			id, err = r.uint64v()
 			set = true
 			return err
@@ -201,16 +169,14 @@ func (c *conn) runParams(method string, p []byte, fn func(k string, r *reader) e
 func (c *conn) selfplayNext(p []byte) *Error {
 	const method = "selfplay_next"
 	var hasP, hasV bool
-	run, _, e := c.runParams(method, p, func(k string, r *reader) (err error) {
+	run, _, e := c.runParams(method, p, func(k int, r *reader) (err error) {
 		switch k {
-		case "priors":
+		case runPriors:
 			c.priors, err = f32Param(r, c.priors)
 			hasP = true
-		case "values":
+		case runValues:
 			c.values, err = f32Param(r, c.values)
 			hasV = true
-		default:
-			return errUnknownParam
 		}
 		return err
 	})
@@ -287,12 +253,12 @@ func (c *conn) closeRun(id uint64, run *selfplayRun) {
 	c.srv.releaseSelfplay(run.bytes)
 }
 
-// reserveSelfplay takes bytes from the self-play memory budget; false
-// when it would be exceeded (nothing is taken).
-func (s *Server) reserveSelfplay(bytes int64) bool {
+// reserveSelfplay takes bytes from the self-play memory budget of limit
+// bytes; false when it would be exceeded (nothing is taken).
+func (s *Server) reserveSelfplay(bytes, limit int64) bool {
 	s.spMu.Lock()
 	defer s.spMu.Unlock()
-	if s.spBytes+bytes > s.limits.SelfplayBytes {
+	if s.spBytes+bytes > limit {
 		return false
 	}
 	s.spBytes += bytes

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 )
@@ -80,6 +82,35 @@ func TestSelfplayMethods(t *testing.T) {
 	assert.ErrorIs(t, err, dataset.ErrDataset, "the run's dataset exists (and is not a bare config's)")
 	assert.FileExists(t, filepath.Join(out, "shard-000002.npz"), "games 4..5 are shard 2, as in one whole run")
 	assert.FileExists(t, filepath.Join(out, "shard-000003.npz"))
+}
+
+// TestSelfplayDefaults checks that a run whose client gives no settings
+// plays az.DefaultConfig: the declaration yutenv.az.SelfPlay's defaults
+// are generated from (the server once played without root noise and
+// temperature while Python's defaults had both).
+func TestSelfplayDefaults(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	out := filepath.Join(t.TempDir(), "sp")
+	res, err := c.Call("selfplay_new", map[string]any{"out": out})
+	require.NoError(t, err)
+	def := az.DefaultConfig()
+	for key, want := range map[string]any{"tier": def.Tier.String(), "games": def.Games, "games_in_flight": def.InFlight,
+		"max_batch": def.InFlight, "eval_timeout": def.EvalTimeout.Seconds(), "first_game": def.FirstGame} {
+		assert.EqualValues(t, want, res[key], key)
+	}
+	_, err = c.Call("selfplay_close", map[string]any{"id": res["id"]})
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(out, dataset.ManifestName))
+	require.NoError(t, err)
+	var man struct {
+		Agents     []string `json:"agents"`
+		ShardGames int      `json:"shard_games"`
+	}
+	require.NoError(t, json.Unmarshal(b, &man))
+	require.NotEmpty(t, man.Agents)
+	assert.Equal(t, def.SearchSpec(), man.Agents[0], "sims, c, root noise and temperature")
+	assert.Equal(t, def.ShardGames, man.ShardGames)
 }
 
 func TestSelfplayBadClients(t *testing.T) {

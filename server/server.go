@@ -233,7 +233,9 @@ func (c Config) withDefaults() (Config, error) {
 type Server struct {
 	cfg    Config
 	limits Limits // the limits policy of cfg (limits.go)
-	log    *slog.Logger
+	// budgets are the policy's budget of a request of each method, by id.
+	budgets []Budget
+	log     *slog.Logger
 	// hostile is log, rate limited: for what clients cause before hello.
 	hostile *slog.Logger
 	pool    *vecenv.Pool
@@ -274,6 +276,10 @@ func New(cfg Config) (*Server, error) {
 		hostile:   newLimitedLogger(cfg.Logger, hostileLogEvery, hostileLogBurst),
 		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, pending: map[*conn]struct{}{}}
 	s.stats.latency = make([]histogram, len(methods))
+	s.budgets = make([]Budget, len(methods))
+	for i := range methods {
+		s.budgets[i] = s.limits.Budget(methods[i].Draws)
+	}
 	if s.hello, err = s.helloResult(); err != nil {
 		return nil, err
 	}

@@ -1,20 +1,17 @@
 package server
 
 import (
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/positions"
 )
 
 // The state methods (docs/PROTOCOL.md, "Positions and search") are
@@ -26,38 +23,13 @@ import (
 // maxGames bounds the games one connection may declare.
 const maxGames = 64
 
-// game is one declared rule set: an initial state whose rules and chance
-// tables every state read under it copies, and its observation encoders.
-type game struct {
-	proto env.State
-	enc   map[obs.Tier]*obs.Encoder // made on first use
-	mu    sync.Mutex
-}
-
-// encoder returns the game's encoder of tier t.
-func (g *game) encoder(t obs.Tier) (*obs.Encoder, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.enc == nil {
-		g.enc = map[obs.Tier]*obs.Encoder{}
-	}
-	if g.enc[t] == nil {
-		e, err := obs.NewEncoder(g.proto.Rules(), t)
-		if err != nil {
-			return nil, err
-		}
-		g.enc[t] = e
-	}
-	return g.enc[t], nil
-}
-
 // stateConn is a connection's state-method data, made on first use.
 type stateConn struct {
-	games []*game
+	games []*positions.Game
 }
 
 // lookupGame returns the game with id g.
-func (c *conn) lookupGame(method string, id *int) (*game, *Error) {
+func (c *conn) lookupGame(method string, id *int) (*positions.Game, *Error) {
 	if id == nil {
 		return nil, errorf(CodeBadRequest, "%s: missing params.game (declare one with method game)", method)
 	}
@@ -68,16 +40,16 @@ func (c *conn) lookupGame(method string, id *int) (*game, *Error) {
 }
 
 // rows checks a bin of packed states and returns how many it holds.
-func rows(method string, b []byte) (int, *Error) {
+func (c *conn) rows(method string, b []byte) (int, *Error) {
 	if b == nil {
 		return 0, errorf(CodeBadRequest, "%s: missing params.states", method)
 	}
-	if len(b)%env.PackedSize != 0 {
-		return 0, errorf(CodeBadState, "%s: params.states: %d bytes is not a multiple of the state size %d", method, len(b), env.PackedSize)
+	n, err := positions.Count(b)
+	if err != nil {
+		return 0, errorf(CodeBadState, "%s: params.%v", method, err)
 	}
-	n := len(b) / env.PackedSize
-	if n > maxStateRows {
-		return 0, errorf(CodeLimitExceeded, "%s: %d states, more than the %d a request may carry", method, n, maxStateRows)
+	if n > c.budget.Rows {
+		return 0, errorf(CodeLimitExceeded, "%s: %d states, more than the %d a request may carry", method, n, c.budget.Rows)
 	}
 	return n, nil
 }
@@ -85,8 +57,8 @@ func rows(method string, b []byte) (int, *Error) {
 // checkReply refuses a request whose reply would not fit in a frame.
 func (c *conn) checkReply(method string, n, perRow int) *Error {
 	size := 256 + n*perRow
-	if size > c.srv.cfg.MaxFrame {
-		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.srv.cfg.MaxFrame)
+	if size > c.budget.Reply {
+		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.budget.Reply)
 	}
 	// The reply, and the temporaries of building it (growBin's zeroed
 	// block, analyse's columns): three times its size.
@@ -114,16 +86,15 @@ func (c *conn) gameMethod(pr *gameParams) *Error {
 	if len(c.st.games) >= maxGames {
 		return errorf(CodeLimitExceeded, "game: %d games declared on this connection, the most it may hold", maxGames)
 	}
-	proto, err := env.New(rules, 0, 0)
+	g, err := positions.NewGame(rules)
 	if err != nil {
 		return errorf(CodeInvalidRules, "game: %v", err)
 	}
-	g := &game{proto: proto}
 	c.st.games = append(c.st.games, g)
 	chance := rules.Probabilities()
 	tiers := obj{}
 	for _, t := range obs.Tiers() {
-		enc, err := g.encoder(t)
+		enc, err := g.Encoder(t)
 		if err != nil {
 			return errorf(CodeInternal, "game: %v", err)
 		}
@@ -135,58 +106,28 @@ func (c *conn) gameMethod(pr *gameParams) *Error {
 	})
 }
 
-// stateOp runs one state method over rows [lo, hi) of a request on the
-// server's pool; the first failing row (lowest index) is reported.
-type stateOp struct {
-	g   *game
-	in  []byte
-	fn  func(i int, s *env.State) error
-	mu  sync.Mutex
-	bad int
-	err error
-}
-
-func (o *stateOp) runRange(lo, hi int) {
-	for i := lo; i < hi; i++ {
-		s := o.g.proto
-		if err := s.Unpack(o.in[i*env.PackedSize : (i+1)*env.PackedSize]); err != nil {
-			o.fail(i, err)
-			return
-		}
-		if err := o.fn(i, &s); err != nil {
-			o.fail(i, err)
-			return
-		}
-	}
-}
-
-func (o *stateOp) fail(i int, err error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.err == nil || i < o.bad {
-		o.bad, o.err = i, err
-	}
-}
-
-// run runs fn over every row and turns the first failure into an error
-// naming the row: bad_state for a packed state that does not read,
-// illegal_action for a refused action or throw.
-func (c *conn) runRows(method string, g *game, in []byte, n int, fn func(i int, s *env.State) error) *Error {
-	o := &stateOp{g: g, in: in, fn: fn}
-	c.srv.pool.Range(n, o.runRange, o.fail)
-	if o.err == nil {
+// rowsError turns the error of a positions call over a request's states
+// into the protocol error naming the first failing row: bad_state for a
+// packed state that does not read, illegal_action for a refused action or
+// throw, bad_request for a column of the wrong size.
+func rowsError(method string, err error) *Error {
+	if err == nil {
 		return nil
 	}
 	code := CodeBadRequest
+	var re *positions.RowError
 	switch {
-	case errors.Is(o.err, env.ErrCorrupt) || errors.Is(o.err, env.ErrVersion):
+	case errors.Is(err, positions.ErrSize):
+		return errorf(CodeBadRequest, "%s: params.%v", method, err)
+	case !errors.As(err, &re):
+	case errors.Is(err, env.ErrCorrupt) || errors.Is(err, env.ErrVersion):
 		code = CodeBadState
-	case errors.Is(o.err, env.ErrIllegalAction) || errors.Is(o.err, env.ErrWrongPhase) || errors.Is(o.err, env.ErrBadInput):
+	case errors.Is(err, env.ErrIllegalAction) || errors.Is(err, env.ErrWrongPhase) || errors.Is(err, env.ErrBadInput):
 		code = CodeIllegalAction
-	case strings.HasPrefix(o.err.Error(), "panic:"):
+	case strings.HasPrefix(re.Err.Error(), "panic:"):
 		code = CodeInternal
 	}
-	return errorf(code, "%s: row %d: %v", method, o.bad, o.err)
+	return errorf(code, "%s: %v", method, err)
 }
 
 // growBin appends a bin header for n bytes to c.out and returns the n bytes
@@ -218,13 +159,13 @@ func (c *conn) initialStates(pr *initialParams) *Error {
 	if pr.N != nil {
 		n = *pr.N
 	}
-	if n < 1 || n > maxStateRows {
-		return errorf(CodeBadRequest, "initial: params.n: %d out of range 1..%d", n, maxStateRows)
+	if n < 1 || n > c.budget.Rows {
+		return errorf(CodeBadRequest, "initial: params.n: %d out of range 1..%d", n, c.budget.Rows)
 	}
 	if pr.Start != nil {
 		start = *pr.Start
-		if start < 0 || start >= g.proto.Rules().Players {
-			return errorf(CodeBadRequest, "initial: params.start: seat %d out of range 0..%d", start, g.proto.Rules().Players-1)
+		if start < 0 || start >= g.Rules().Players {
+			return errorf(CodeBadRequest, "initial: params.start: seat %d out of range 0..%d", start, g.Rules().Players-1)
 		}
 	}
 	if e := c.checkReply("initial", n, env.PackedSize); e != nil {
@@ -232,13 +173,8 @@ func (c *conn) initialStates(pr *initialParams) *Error {
 	}
 	c.out = appendMapHeader(c.out, 1)
 	c.out = appendStr(c.out, "states")
-	out := c.growBin(n * env.PackedSize)
-	for i := range n {
-		s, err := env.New(g.proto.Rules(), pr.Seed+uint64(i), start)
-		if err != nil {
-			return errorf(CodeInternal, "initial: %v", err)
-		}
-		s.AppendPacked(out[i*env.PackedSize : i*env.PackedSize])
+	if err := g.Initial(pr.Seed, start, c.growBin(n*env.PackedSize)); err != nil {
+		return errorf(CodeInternal, "initial: %v", err)
 	}
 	return nil
 }
@@ -257,17 +193,12 @@ func (c *conn) applyStates(pr *applyParams) *Error {
 	if e != nil {
 		return e
 	}
-	n, e := rows("apply", pr.States)
+	n, e := c.rows("apply", pr.States)
 	if e != nil {
 		return e
 	}
-	switch {
-	case (pr.Actions == nil) == (pr.Throws == nil):
+	if (pr.Actions == nil) == (pr.Throws == nil) {
 		return errorf(CodeBadRequest, "apply: give exactly one of params.actions and params.throws")
-	case pr.Actions != nil && len(pr.Actions) != 4*n:
-		return errorf(CodeBadRequest, "apply: params.actions: %d bytes, want %d (one little-endian int32 per state)", len(pr.Actions), 4*n)
-	case pr.Throws != nil && len(pr.Throws) != n:
-		return errorf(CodeBadRequest, "apply: params.throws: %d bytes, want %d (one int8 per state: a throw id, or -1 to sample)", len(pr.Throws), n)
 	}
 	if e := c.checkReply("apply", n, env.PackedSize); e != nil {
 		return e
@@ -276,29 +207,11 @@ func (c *conn) applyStates(pr *applyParams) *Error {
 	c.out = appendMapHeader(c.out, 1)
 	c.out = appendStr(c.out, "states")
 	out := c.growBin(n * env.PackedSize)
-	e = c.runRows("apply", g, pr.States, n, func(i int, s *env.State) error {
-		var err error
-		if pr.Actions != nil {
-			a := int32(binary.LittleEndian.Uint32(pr.Actions[4*i:]))
-			if a < 0 || a >= env.NumActions {
-				return fmt.Errorf("%w: action id %d out of range 0..%d", env.ErrIllegalAction, a, env.NumActions-1)
-			}
-			_, err = s.Apply(env.Action(a))
-		} else if t := int8(pr.Throws[i]); t < 0 {
-			_, err = s.SampleThrow()
-		} else {
-			_, err = s.ApplyThrow(env.Throw(t))
-		}
-		if err != nil {
-			return err
-		}
-		s.AppendPacked(out[i*env.PackedSize : i*env.PackedSize])
-		return nil
-	})
-	if e != nil {
+	if e := rowsError("apply", g.Apply(c.srv.pool, pr.States, pr.Actions, pr.Throws, out)); e != nil {
 		c.out = c.out[:mark]
+		return e
 	}
-	return e
+	return nil
 }
 
 // queryParams are query's params.
@@ -318,11 +231,11 @@ func (c *conn) queryStates(pr *queryParams) *Error {
 	if e != nil {
 		return e
 	}
-	n, e := rows("query", pr.States)
+	n, e := c.rows("query", pr.States)
 	if e != nil {
 		return e
 	}
-	players := g.proto.Rules().Players
+	players := g.Rules().Players
 	var enc *obs.Encoder
 	seat := -1
 	if pr.Obs != nil {
@@ -330,7 +243,7 @@ func (c *conn) queryStates(pr *queryParams) *Error {
 		if err != nil {
 			return errorf(CodeBadRequest, "query: params.obs: %v", err)
 		}
-		if enc, err = g.encoder(t); err != nil {
+		if enc, err = g.Encoder(t); err != nil {
 			return errorf(CodeInternal, "query: %v", err)
 		}
 	}
@@ -367,52 +280,24 @@ func (c *conn) queryStates(pr *queryParams) *Error {
 	// covers the keys and headers).
 	c.out = slices.Grow(c.out, 256+n*per)
 	c.out = appendMapHeader(c.out, keys)
+	q := positions.Query{Encoder: enc, Seat: seat}
 	c.out = appendStr(c.out, "phase")
-	phase := c.growBin(n)
+	q.Phase = c.growBin(n)
 	c.out = appendStr(c.out, "to_move")
-	toMove := c.growBin(n)
-	var mask, returns, obsOut []byte
+	q.ToMove = c.growBin(n)
 	if pr.Mask {
 		c.out = appendStr(c.out, "mask")
-		mask = c.growBin(n * env.NumActions)
+		q.Mask = c.growBin(n * env.NumActions)
 	}
 	if pr.Returns {
 		c.out = appendStr(c.out, "returns")
-		returns = c.growBin(4 * n * players)
+		q.Returns = c.growBin(4 * n * players)
 	}
-	var bufs sync.Pool
-	d := 0
 	if enc != nil {
-		d = enc.Size()
 		c.out = appendStr(c.out, "obs")
-		obsOut = c.growBin(4 * n * d)
-		bufs.New = func() any { b := make([]float32, d); return &b }
+		q.Obs = c.growBin(4 * n * enc.Size())
 	}
-	e = c.runRows("query", g, pr.States, n, func(i int, s *env.State) error {
-		phase[i], toMove[i] = uint8(s.Phase()), uint8(s.ToMove())
-		if mask != nil {
-			s.Mask(mask[i*env.NumActions : (i+1)*env.NumActions])
-		}
-		if returns != nil {
-			for k := range players {
-				binary.LittleEndian.PutUint32(returns[4*(i*players+k):], math.Float32bits(float32(s.Outcome(k))))
-			}
-		}
-		if enc != nil {
-			who := seat
-			if who < 0 {
-				who = s.ToMove()
-			}
-			bp := bufs.Get().(*[]float32)
-			enc.Encode(s, who, *bp)
-			for k, v := range *bp {
-				binary.LittleEndian.PutUint32(obsOut[4*(i*d+k):], math.Float32bits(v))
-			}
-			bufs.Put(bp)
-		}
-		return nil
-	})
-	if e != nil {
+	if e := rowsError("query", g.Query(c.srv.pool, pr.States, &q)); e != nil {
 		c.out = c.out[:mark]
 		return e
 	}
@@ -431,11 +316,11 @@ func (c *conn) oneState(method string, pr *oneStateParams) (env.State, *Error) {
 	if e != nil {
 		return env.State{}, e
 	}
-	s := g.proto
 	if pr.State == nil {
-		return s, errorf(CodeBadRequest, "%s: missing params.state", method)
+		return env.State{}, errorf(CodeBadRequest, "%s: missing params.state", method)
 	}
-	if err := s.Unpack(pr.State); err != nil {
+	s, err := g.Unpack(pr.State)
+	if err != nil {
 		return s, errorf(CodeBadState, "%s: params.state: %v", method, err)
 	}
 	return s, nil
@@ -447,25 +332,11 @@ func (c *conn) describeState(pr *oneStateParams) *Error {
 	if e != nil {
 		return e
 	}
-	js, err := json.Marshal(s.JSON())
+	d, err := positions.Describe(&s)
 	if err != nil {
 		return errorf(CodeInternal, "describe: %v", err)
 	}
-	// The position is env.PositionDesc itself, encoded from its msgpack
-	// tags, so a field added to it (missed turns) reaches the wire.
-	pos, err := appendResult(nil, env.Describe(s.Position()))
-	if err != nil {
-		return errorf(CodeInternal, "describe: %v", err)
-	}
-	c.out = appendValue(c.out, obj{
-		{"position", rawValue(pos)},
-		{"start", s.StartSeat()},
-		{"decisions", s.Decisions()},
-		{"throws", s.Throws()},
-		{"json", string(js)},
-		{"text", s.Render()},
-	})
-	return nil
+	return c.result("describe", d)
 }
 
 // positionParams are position's params.
@@ -484,15 +355,11 @@ func (c *conn) positionState(pr *positionParams) *Error {
 	if pr.Position == nil {
 		return errorf(CodeBadRequest, "position: missing params.position")
 	}
-	pos, err := pr.Position.Position(g.proto.Rules())
+	st, err := g.FromDesc(pr.Position, pr.Seed)
 	if err != nil {
 		return errorf(CodeBadState, "position: %v", err)
 	}
-	s, err := env.FromPosition(pos, pr.Seed)
-	if err != nil {
-		return errorf(CodeBadState, "position: %v", err)
-	}
-	return c.result("position", stateResult{State: s.AppendPacked(nil)})
+	return c.result("position", stateResult{State: st})
 }
 
 // saveState returns one state as the engine's saved-state blob (rules included).
@@ -517,7 +384,7 @@ type stateLoadParams struct {
 // loadState reads a saved-state blob into a packed state and its rules.
 // Given a game, the blob's rules must be the game's.
 func (c *conn) loadState(pr *stateLoadParams) *Error {
-	var g *game
+	var g *positions.Game
 	if pr.Game != nil {
 		var e *Error
 		if g, e = c.lookupGame("state_load", pr.Game); e != nil {
@@ -533,14 +400,11 @@ func (c *conn) loadState(pr *stateLoadParams) *Error {
 		}
 		return errorf(CodeBadState, "state_load: %v", err)
 	}
-	s, err := env.UnmarshalState(pr.Blob)
+	st, rules, err := g.Load(pr.Blob)
 	if err != nil {
 		return errorf(CodeBadState, "state_load: %v", err)
 	}
-	if g != nil && s.Rules() != g.proto.Rules() {
-		return errorf(CodeBadState, "state_load: the state is for rules %q, the game plays %q", s.Rules().String(), g.proto.Rules().String())
-	}
-	return c.result("state_load", stateRulesResult{State: s.AppendPacked(nil), Rules: s.Rules().String()})
+	return c.result("state_load", stateRulesResult{State: st, Rules: rules.String()})
 }
 
 // analyseParams are analyse's params.
@@ -561,54 +425,32 @@ func (c *conn) analyseStates(pr *analyseParams) *Error {
 	if e != nil {
 		return e
 	}
-	n, e := rows("analyse", pr.States)
+	n, e := c.rows("analyse", pr.States)
 	if e != nil {
 		return e
 	}
 	if pr.Agent == nil {
 		return errorf(CodeBadRequest, "analyse: missing params.agent")
 	}
-	sp, build, e := c.agentSpec(c.srv.ctx, "analyse", "agent", *pr.Agent)
+	sp, build, e := c.agentSpec(c.srv.ctx, "analyse", "agent", *pr.Agent, n)
 	if e != nil {
 		return e
 	}
-	if e := c.srv.limits.Analyse(*pr.Agent, sp, n); e != nil {
-		return e
-	}
-	players := g.proto.Rules().Players
-	if e := c.checkReply("analyse", n, 4+4*env.NumActions+4+4*players); e != nil {
+	players := g.Rules().Players
+	if e := c.checkReply("analyse", n, analysis.RowBytes(players)); e != nil {
 		return e
 	}
 	// Check every state first (the workers read them again: unpacking costs
 	// far less than a search, and no copy of N states is kept).
-	if e := c.runRows("analyse", g, pr.States, n, func(i int, s *env.State) error {
-		if s.Phase() != env.PhaseMove {
-			return fmt.Errorf("%w: the state is in phase %s: an agent acts only at a decision (phase move)", env.ErrBadInput, s.Phase())
-		}
-		return nil
-	}); e != nil {
+	if e := rowsError("analyse", g.CheckDecisions(c.srv.pool, pr.States)); e != nil {
 		e.Code = CodeBadRequest
 		return e
 	}
-	res := analyseOut{
-		actions: make([]byte, 4*n), policy: make([]byte, 4*n*env.NumActions),
-		value: make([]byte, 4*n), values: make([]byte, 4*n*players), players: players,
-	}
+	res := analysis.NewOut(n, players)
 	ctx, stop := c.watch()
 	defer stop()
-	if e := c.srv.analyse(ctx, g, build, pr.Seed, pr.States, n, &res); e != nil {
+	if e := c.srv.analyse(ctx, g, build, pr.Seed, pr.States, res); e != nil {
 		return e
 	}
-	actions, policy, value, values := res.actions, res.policy, res.value, res.values
-	return c.result("analyse", analyseResult{Agent: sp.String(), Actions: actions, Policy: policy, Value: value, Values: values})
-}
-
-// safeAct runs an agent's ActStats and turns a panic into an error.
-func safeAct(ag agent.Agent, s *env.State) (a env.Action, st agent.Stats, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("panic: %v", v)
-		}
-	}()
-	return ag.ActStats(s)
+	return c.result("analyse", analyseResult{Agent: sp.String(), Actions: res.Actions, Policy: res.Policy, Value: res.Value, Values: res.Values})
 }

@@ -116,12 +116,21 @@ type Config struct {
 // or take a few hundred bytes, and lets a caller refuse a batch before
 // allocating it.
 func (c Config) Bytes(obsSize int) int64 {
-	row := 4*obsSize + env.NumActions + 4*c.RewardWidth() + 3 + 4 + 8 // obs, mask, reward, flags, action, seed
+	row := c.RowBytes(obsSize) + 4 + 8 // the step's columns, action, seed
+	const eventAllowance = 16 * int(unsafe.Sizeof(env.Event{}))
+	return int64(c.N) * int64(row+int(unsafe.Sizeof(slot{}))+eventAllowance)
+}
+
+// RowBytes returns the bytes of the columns one step writes for one env
+// whose observations have obsSize values: obs, mask, reward, to_move and
+// the two end flags, and with same-step autoreset the final obs, mask and
+// to_move. A step's reply carries these rows; the batch holds them.
+func (c Config) RowBytes(obsSize int) int {
+	row := 4*obsSize + env.NumActions + 4*c.RewardWidth() + 3
 	if c.Autoreset == SameStep {
 		row += 4*obsSize + env.NumActions + 1
 	}
-	const eventAllowance = 16 * int(unsafe.Sizeof(env.Event{}))
-	return int64(c.N) * int64(row+int(unsafe.Sizeof(slot{}))+eventAllowance)
+	return row
 }
 
 // RewardWidth returns the number of reward columns of a row: 1 in Single

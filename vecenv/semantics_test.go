@@ -159,3 +159,65 @@ func TestBytesEstimate(t *testing.T) {
 		})
 	}
 }
+
+// TestRowBytesAreTheRows checks RowBytes against the columns a step
+// writes, in every mode and autoreset: the server sizes step replies by it.
+func TestRowBytesAreTheRows(t *testing.T) {
+	for _, cfg := range []Config{
+		{Rules: env.Standard(), Tier: obs.Compact, N: 3, Opponent: "random"},
+		{Rules: env.Standard(), Tier: obs.Tactical, N: 3, Mode: Multi},
+		{Rules: env.Standard(), Tier: obs.Compact, N: 3, Opponent: "random", Autoreset: SameStep},
+		{Rules: env.Standard(), Tier: obs.Planes, N: 2, Mode: Multi, Autoreset: SameStep},
+	} {
+		t.Run(cfg.Mode.String()+"/"+cfg.Autoreset.String(), func(t *testing.T) {
+			b := newStarted(t, nil, cfg)
+			FirstLegal(b.Rows().Mask, b.Actions())
+			require.NoError(t, b.Step(nil, false))
+			r := b.Rows()
+			got := 4*len(r.Obs) + len(r.Mask) + 4*len(r.Reward) + len(r.Terminated) + len(r.Truncated) + len(r.ToMove)
+			if cfg.Autoreset == SameStep {
+				got += 4*len(r.FinalObs) + len(r.FinalMask) + len(r.FinalToMove)
+			}
+			assert.Equal(t, got, cfg.N*cfg.RowBytes(b.ObsSize()))
+		})
+	}
+}
+
+// TestIllegalPenalty: under Illegal penalty an illegal action ends its
+// env's episode with -1 for the seat that played it and marks the info;
+// the other envs play on, and the ended env ignores its next action.
+func TestIllegalPenalty(t *testing.T) {
+	for _, mode := range []Mode{Single, Multi} {
+		t.Run(mode.String(), func(t *testing.T) {
+			b := newStarted(t, nil, Config{Rules: env.Standard(), Tier: obs.Compact, N: 2, Opponent: "random", Mode: mode, Illegal: IllegalPenalty, Info: true})
+			rows := b.Rows()
+			actor := int(rows.ToMove[0])
+			FirstLegal(rows.Mask, b.Actions())
+			for a := range env.NumActions {
+				if rows.Mask[a] == 0 {
+					b.Actions()[0] = int32(a)
+					break
+				}
+			}
+			require.NoError(t, b.CheckActions(), "penalised, not refused")
+			require.NoError(t, b.Step(nil, true))
+			assert.Equal(t, []uint8{1, 0}, rows.Terminated)
+			cur, _, _, _ := b.Info(0)
+			assert.True(t, cur.Illegal)
+			cur, _, _, _ = b.Info(1)
+			assert.False(t, cur.Illegal)
+			want := make([]float32, 2*b.Config().RewardWidth())
+			if mode == Single {
+				want[0] = -1
+			} else {
+				want[actor] = -1
+			}
+			assert.Equal(t, want, rows.Reward)
+			FirstLegal(rows.Mask, b.Actions())
+			b.Actions()[0] = 0
+			require.NoError(t, b.CheckActions())
+			require.NoError(t, b.Step(nil, false), "the ended env ignores its action")
+			assert.Equal(t, uint8(0), rows.Terminated[0])
+		})
+	}
+}

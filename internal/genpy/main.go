@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/server"
@@ -70,7 +71,7 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(w, format+"\n", arg
 type section func(w *writer) error
 
 // sections are written in order, each after a blank line.
-var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, errorsSection}
+var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, selfplaySection, errorsSection}
 
 // render returns the whole module.
 func render() ([]byte, error) {
@@ -238,6 +239,8 @@ func methodsSection(w *writer) error {
 	w.p(`    """The keys of its params, in the order the server's error messages list them."""`)
 	w.p("    result: tuple[str, ...]")
 	w.p(`    """The keys its result may hold (some only when asked for); () for the empty map."""`)
+	w.p("    draws: tuple[str, ...]")
+	w.p(`    """The budgets of the server's limits policy it draws on beyond its frame (docs/PROTOCOL.md, "Limits")."""`)
 	w.p("    hello_first: bool")
 	w.p(`    """Whether it needs a successful hello on the connection first (every method but hello)."""`)
 	w.p("    doc: str")
@@ -249,12 +252,43 @@ func methodsSection(w *writer) error {
 		w.p("    %s: MethodSpec(", py(m.Name))
 		w.p("        params=%s,", pyTuple(server.Keys(m.Params)))
 		w.p("        result=%s,", pyTuple(server.Keys(m.Result)))
+		w.p("        draws=%s,", pyTuple(m.Draws.Names()))
 		w.p("        hello_first=%s,", map[bool]string{true: "False", false: "True"}[m.Handshake])
 		w.p("        doc=%s,", py(m.Doc))
 		w.p("    ),")
 	}
 	w.p("}")
 	w.p(`"""Every method of the protocol, by name, in the server's order."""`)
+	return nil
+}
+
+func selfplaySection(w *writer) error {
+	w.p("")
+	w.p("class SelfplayDefaults(NamedTuple):")
+	w.p(`    """A self-play run's settings when a client gives none (selfplay_new's params), as az.Settings declares them."""`)
+	w.p("")
+	w.p("    tier: str")
+	w.p(`    """The observation tier."""`)
+	vals := []string{"tier=" + py(az.DefaultTier.String())}
+	for _, st := range az.Settings() {
+		typ, v := "float", strconv.FormatFloat(st.Default, 'g', -1, 64)
+		if st.Int {
+			typ = "int"
+		} else if !strings.ContainsAny(v, ".e") {
+			v += ".0"
+		}
+		w.p("    %s: %s", st.Key, typ)
+		w.p(`    """%s"""`, st.Doc)
+		vals = append(vals, st.Key+"="+v)
+	}
+	w.p("")
+	w.p("")
+	w.p("SELFPLAY_DEFAULTS: Final = SelfplayDefaults(")
+	for _, v := range vals {
+		w.p("    %s,", v)
+	}
+	w.p(")")
+	w.p(`"""The server's defaults of a self-play run (max_batch 0: games_in_flight); yutenv.az.SelfPlay's too."""`)
 	return nil
 }
 

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
+	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/server"
 )
 
@@ -24,6 +26,7 @@ var docRegions = []struct {
 }{
 	{"methods", methodsTable},
 	{"errors", errorsTable},
+	{"selfplay", selfplayTable},
 }
 
 // renderDoc returns doc (docs/PROTOCOL.md) with every generated region
@@ -100,7 +103,7 @@ func codeList(keys []string) string {
 // keys, from server.Methods.
 func methodsTable(doc []byte) (string, error) {
 	var b strings.Builder
-	b.WriteString("| method | params | result | |\n|---|---|---|---|\n")
+	b.WriteString("| method | params | result | draws | |\n|---|---|---|---|---|\n")
 	for _, m := range server.Methods() {
 		a, err := anchor(doc, m.Name)
 		if err != nil {
@@ -110,7 +113,8 @@ func methodsTable(doc []byte) (string, error) {
 		if keys := server.Keys(m.Result); len(keys) > 0 {
 			result = codeList(keys)
 		}
-		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, m.Doc)
+		draws := strings.Join(m.Draws.Names(), ", ")
+		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, draws, m.Doc)
 	}
 	return b.String(), nil
 }
@@ -125,6 +129,27 @@ func errorsTable([]byte) (string, error) {
 			return "", fmt.Errorf("error code %s is not documented", c.Code)
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Code, c.When, c.Connection)
+	}
+	return b.String(), nil
+}
+
+// selfplayTable is the table of selfplay_new's params: the numeric ones
+// from az.Settings, with their ranges and defaults.
+func selfplayTable([]byte) (string, error) {
+	var b strings.Builder
+	b.WriteString("| param | type | default | meaning |\n|---|---|---|---|\n")
+	b.WriteString("| `rules` | str\\|map | standard | as in `make` |\n")
+	fmt.Fprintf(&b, "| `tier` | str | %s | the tier of the observations sent |\n", az.DefaultTier)
+	b.WriteString("| `seed` | uint64 | 0 | game g has the game seed `seed + g`, and the search moving seat j at decision d is reseeded with `Seed(seed + g, 1, j, d)`: the one seed scheme of [Env semantics](#env-semantics) (\"Seeds and determinism\"), as for `yutenv selfplay --seed` |\n")
+	b.WriteString("| `out` | str | required | the dataset directory, on the server's machine |\n")
+	b.WriteString("| `gumbel` | bool | false | Gumbel root selection with sequential halving (Danihelka et al., ICLR 2022; [AGENTS.md](AGENTS.md)): the policy target written is the improved policy `softmax(logit + σ(completed Q))`, not the visit distribution (the visit counts stay in `visits`); the Gumbel numbers explore, so `temperature_moves` and `dirichlet_alpha` must be 0 (else `bad_request`), and `c` is not used |\n")
+	for _, st := range az.Settings() {
+		typ := "float"
+		if st.Int {
+			typ = "int"
+		}
+		num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+		fmt.Fprintf(&b, "| `%s` | %s %s..%s | %s | %s |\n", st.Key, typ, num(st.Min), num(st.Max), num(st.Default), st.Doc)
 	}
 	return b.String(), nil
 }

@@ -175,3 +175,24 @@ def test_progress_bar(srv: yutenv.Server, tmp_path: Path, capsys: pytest.Capture
     sp(server=srv).run(uniform, games=2, out=tmp_path / "sp", progress=progress)
     err = capsys.readouterr().err
     assert ("selfplay" in err and "2/2" in err) == bar, err
+
+
+def test_selfplay_defaults_are_the_servers() -> None:
+    """SelfPlay's defaults are the server's (az.Settings, generated into _protocol.py): a
+    run from SelfPlay() plays what a bare selfplay_new plays."""
+    import inspect
+
+    from yutenv._protocol import SELFPLAY_DEFAULTS
+
+    sig = inspect.signature(SelfPlay.__init__).parameters
+    key = {"c_puct": "c"}
+    checked = 0
+    for name, p in sig.items():
+        field = key.get(name, name)
+        if field in SELFPLAY_DEFAULTS._fields and p.default is not None:
+            assert p.default == getattr(SELFPLAY_DEFAULTS, field), name
+            checked += 1
+    assert checked >= 8
+    params = SelfPlay().params(1, "out", 0)
+    for field in ("sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "games_in_flight"):
+        assert params[field] == getattr(SELFPLAY_DEFAULTS, field), field

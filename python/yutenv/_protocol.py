@@ -277,6 +277,8 @@ class MethodSpec(NamedTuple):
     """The keys of its params, in the order the server's error messages list them."""
     result: tuple[str, ...]
     """The keys its result may hold (some only when asked for); () for the empty map."""
+    draws: tuple[str, ...]
+    """The budgets of the server's limits policy it draws on beyond its frame (docs/PROTOCOL.md, "Limits")."""
     hello_first: bool
     """Whether it needs a successful hello on the connection first (every method but hello)."""
     doc: str
@@ -287,143 +289,215 @@ METHODS: Final[dict[str, MethodSpec]] = {
     "hello": MethodSpec(
         params=("protocol", "token", "client"),
         result=("protocol", "server", "actions", "tiers", "obs_layout", "default_tier", "opponents", "methods", "limits"),
+        draws=(),
         hello_first=False,
         doc="Open the connection: protocol version, token; the server's limits and capabilities.",
     ),
     "ping": MethodSpec(
         params=(),
         result=(),
+        draws=(),
         hello_first=True,
         doc="Answer {}.",
     ),
     "make": MethodSpec(
         params=("rules", "tier", "n", "mode", "seat", "opponent", "autoreset", "max_decisions", "reward", "illegal", "info"),
         result=("handle", "n", "players", "mode", "autoreset", "reward", "illegal", "tier", "opponent", "seat", "max_decisions", "info", "rules", "obs_size", "obs_layout", "obs_space", "actions", "reward_shape"),
+        draws=("opponent",),
         hello_first=True,
         doc="Create a handle of N envs.",
     ),
     "reset": MethodSpec(
         params=("handle", "seed", "options", "info"),
         result=("obs", "mask", "to_move", "seeds", "info"),
+        draws=("reply",),
         hello_first=True,
         doc="Start a new episode in every env of a handle.",
     ),
     "step": MethodSpec(
         params=("handle", "actions", "info"),
         result=("obs", "mask", "to_move", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info"),
+        draws=("reply",),
         hello_first=True,
         doc="Apply one action per env of a handle.",
     ),
     "close": MethodSpec(
         params=("handle",),
         result=(),
+        draws=(),
         hello_first=True,
         doc="Free a handle.",
     ),
     "stats": MethodSpec(
         params=(),
         result=("uptime_s", "connections", "connections_total", "envs", "handles", "steps", "requests", "errors", "conn", "latency_us"),
+        draws=(),
         hello_first=True,
         doc="The server's counters and per-method latency percentiles.",
     ),
     "save": MethodSpec(
         params=("handle", "index"),
         result=("state",),
+        draws=(),
         hello_first=True,
         doc="One env's game state as the engine's versioned blob.",
     ),
     "load": MethodSpec(
         params=("handle", "index", "state", "seat"),
         result=("obs", "mask", "to_move"),
+        draws=(),
         hello_first=True,
         doc="Replace one env's game with a saved state.",
     ),
     "render": MethodSpec(
         params=("handle", "index", "format"),
         result=("text", "svg", "height", "width", "rgb"),
+        draws=("reply",),
         hello_first=True,
         doc="One env's position as text, SVG or an RGB image.",
     ),
     "observe": MethodSpec(
         params=("handle", "seat"),
         result=("obs", "mask"),
+        draws=("reply",),
         hello_first=True,
         doc="Every env's observation and mask as one seat sees them.",
     ),
     "selfplay_new": MethodSpec(
         params=("rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "gumbel", "gumbel_m", "seed", "games", "games_in_flight", "max_batch", "eval_timeout", "out", "shard_games", "first_game"),
         result=("id", "obs_size", "obs_layout", "actions", "tier", "rules", "games", "first_game", "games_done", "games_in_flight", "max_batch", "eval_timeout", "out"),
+        draws=("runs",),
         hello_first=True,
         doc="Start a self-play run whose leaves the client evaluates.",
     ),
     "selfplay_next": MethodSpec(
         params=("id", "priors", "values"),
         result=("n", "obs", "mask", "done", "games", "decisions", "leaves", "batches"),
+        draws=(),
         hello_first=True,
         doc="Answer a run's last batch and get the next one.",
     ),
     "selfplay_close": MethodSpec(
         params=("id",),
         result=(),
+        draws=(),
         hello_first=True,
         doc="Cancel a self-play run and forget it.",
     ),
     "game": MethodSpec(
         params=("rules",),
         result=("game", "rules", "players", "pieces", "state_size", "actions", "chance", "obs_size", "obs_layout"),
+        draws=(),
         hello_first=True,
         doc="Declare a rule set for the state methods.",
     ),
     "initial": MethodSpec(
         params=("game", "seed", "n", "start"),
         result=("states",),
+        draws=("rows", "reply"),
         hello_first=True,
         doc="N new games as packed states.",
     ),
     "apply": MethodSpec(
         params=("game", "states", "actions", "throws"),
         result=("states",),
+        draws=("rows", "reply"),
         hello_first=True,
         doc="Apply one action, or one throw, to every packed state.",
     ),
     "query": MethodSpec(
         params=("game", "states", "mask", "returns", "obs", "seat"),
         result=("phase", "to_move", "mask", "returns", "obs"),
+        draws=("rows", "reply"),
         hello_first=True,
         doc="Phase, seat to move and optionally mask, returns, observations of packed states.",
     ),
     "describe": MethodSpec(
         params=("game", "state"),
         result=("position", "start", "decisions", "throws", "json", "text"),
+        draws=(),
         hello_first=True,
         doc="One packed state's position, JSON form and text board.",
     ),
     "position": MethodSpec(
         params=("game", "position", "seed"),
         result=("state",),
+        draws=(),
         hello_first=True,
         doc="A packed state from a readable position.",
     ),
     "state_save": MethodSpec(
         params=("game", "state"),
         result=("blob",),
+        draws=(),
         hello_first=True,
         doc="One packed state as the engine's saved-state blob.",
     ),
     "state_load": MethodSpec(
         params=("game", "blob"),
         result=("state", "rules"),
+        draws=(),
         hello_first=True,
         doc="A saved-state blob as a packed state and its rules.",
     ),
     "analyse": MethodSpec(
         params=("game", "states", "agent", "seed"),
         result=("agent", "actions", "policy", "value", "values"),
+        draws=("rows", "reply", "search"),
         hello_first=True,
         doc="A built-in agent's action, policy and value at every packed state.",
     ),
 }
 """Every method of the protocol, by name, in the server's order."""
+
+
+class SelfplayDefaults(NamedTuple):
+    """A self-play run's settings when a client gives none (selfplay_new's params), as az.Settings declares them."""
+
+    tier: str
+    """The observation tier."""
+    sims: int
+    """Simulations per decision."""
+    c: float
+    """PUCT constant: `Q + c·P·sqrt(N)/(1+n)`."""
+    dirichlet_alpha: float
+    """Root noise `(1-frac)·P + frac·Dir(alpha)` (alpha 0: none)."""
+    dirichlet_frac: float
+    """The root noise's share `frac` of the prior."""
+    temperature_moves: int
+    """The first N decisions of a game sample an action in proportion to visits; later ones play the most visited."""
+    gumbel_m: int
+    """With `gumbel`: root actions Gumbel-Top-m samples for sequential halving (0: the default, 16)."""
+    games: int
+    """Games in the dataset (a resumed dataset counts its games)."""
+    games_in_flight: int
+    """Games played at once; a batch holds at most one leaf of each."""
+    max_batch: int
+    """Leaves per batch at most (0: `games_in_flight`)."""
+    eval_timeout: float
+    """Seconds: cancel the run when a batch is not answered in time (0: never)."""
+    shard_games: int
+    """Games per dataset shard."""
+    first_game: int
+    """The run plays games `first_game`..`first_game+games-1` (game seeds `seed + g`) into a dataset holding that range, shards named as in one whole run: one part of a distributed run, as `yutenv selfplay --first-game`; a multiple of `shard_games`."""
+
+
+SELFPLAY_DEFAULTS: Final = SelfplayDefaults(
+    tier="compact",
+    sims=64,
+    c=1.5,
+    dirichlet_alpha=0.3,
+    dirichlet_frac=0.25,
+    temperature_moves=20,
+    gumbel_m=0,
+    games=1,
+    games_in_flight=64,
+    max_batch=0,
+    eval_timeout=60.0,
+    shard_games=100,
+    first_game=0,
+)
+"""The server's defaults of a self-play run (max_batch 0: games_in_flight); yutenv.az.SelfPlay's too."""
 
 ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_frame",

@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._progress import progress_bar
+from .._protocol import SELFPLAY_DEFAULTS as _DEFAULTS
 from ..envs.batch import NUM_ACTIONS, Session
 from ..connection.server import Server
 
@@ -107,19 +108,19 @@ class SelfPlay:
     def __init__(
         self,
         rules: str | Mapping[str, Any] = "standard",
-        tier: str = "compact",
-        sims: int = 64,
-        games_in_flight: int = 64,
-        c_puct: float = 1.5,
-        dirichlet_alpha: float = 0.3,
-        dirichlet_frac: float = 0.25,
-        temperature_moves: int = 20,
+        tier: str = _DEFAULTS.tier,
+        sims: int = _DEFAULTS.sims,
+        games_in_flight: int = _DEFAULTS.games_in_flight,
+        c_puct: float = _DEFAULTS.c,
+        dirichlet_alpha: float = _DEFAULTS.dirichlet_alpha,
+        dirichlet_frac: float = _DEFAULTS.dirichlet_frac,
+        temperature_moves: int = _DEFAULTS.temperature_moves,
         resign: float | None = None,
         seed: int = 0,
-        eval_timeout: float = 60.0,
+        eval_timeout: float = _DEFAULTS.eval_timeout,
         *,
         max_batch: int | None = None,
-        shard_games: int = 100,
+        shard_games: int = _DEFAULTS.shard_games,
         address: str | None = None,
         token: str | None = None,
         server: Server | None = None,
