@@ -202,7 +202,7 @@ func RulesMarkdown(w io.Writer) error {
 	p("| `pass` (standard) | the stack stays on the end, on the board (it can be captured); any later forward move finishes it | finishes the stack; the extra steps are lost |")
 	p("| `stop` | finishes the stack | finishes the stack |")
 	p("| `exact` | finishes the stack | is not a legal move (if the seat has no other use for the result, the result is spent) |")
-	p("| `wrap` | finishes the stack | goes on from the start of the board: after HOME comes station 1 of OUTER (and its corner's shortcut if it stops on C1 or C2), after a line's last space comes space 0 |")
+	p("| `wrap` | finishes the stack | goes on from the start of the board: after HOME comes station 1 of OUTER (and its corner's shortcut if it stops on C1 or C2), after a line's last space comes space 0 (on a line shorter than the move, as often as the steps go round) |")
 	p("")
 	p("Only stopping on the end by a forward move finishes under `stop`, `exact` and `wrap`. A stack that")
 	p("stands on HOME because a back-do put it there leaves by going past it: it finishes under `pass`,")
@@ -225,7 +225,8 @@ func RulesMarkdown(w io.Writer) error {
 	p("  own seat and **captures** another seat's stack (which earns the capture throw as usual). An obstacle")
 	p("  where a push stops does nothing: pushes do not chain.")
 	p("")
-	p("A capture on the obstacle itself happens before the push.")
+	p("A capture on the obstacle itself happens before the push. A move earns at most one capture throw,")
+	p("even when it captures both on the obstacle and where its push stops.")
 	p("")
 
 	p("## Action encoding")
