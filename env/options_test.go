@@ -1,28 +1,92 @@
 package env_test
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
 )
 
-// The Rules fields' json and msgpack tags (what Marshal writes) name the
-// declared options, one field per option, in the same order.
-func TestRulesFieldsMatchTheOptions(t *testing.T) {
-	typ := reflect.TypeFor[env.Rules]()
+// The JSON and msgpack forms of Rules are the declared options: one Rules
+// field per option, every key an option's key in table order, every option
+// written once its value is not standard, and each form reads back to the
+// same rules.
+func TestRulesFormsAreTheOptions(t *testing.T) {
 	opts := env.Options()
-	require.Equal(t, len(opts), typ.NumField(), "one Rules field per option")
-	for i, o := range opts {
-		f := typ.Field(i)
-		for _, tag := range []string{"json", "msgpack"} {
-			name, _, _ := strings.Cut(f.Tag.Get(tag), ",")
-			assert.Equal(t, o.Key, name, "%s tag of Rules.%s", tag, f.Name)
-		}
+	require.Equal(t, len(opts), reflect.TypeFor[env.Rules]().NumField(), "one Rules field per option")
+	var keys []string
+	for _, o := range opts {
+		keys = append(keys, o.Key)
+	}
+	// Every option off its standard value (but capture_bonus_yut_mo, which needs pool=on).
+	all := mustRules(t, "kata,players=3,pieces=3,flat_prob=0.65,back_do=on,finish=wrap,end=rank,spaces=9,obstacles=2:skip")
+	for _, v := range append(env.Variants(), env.Variant{Name: "every option", Rules: all}) {
+		t.Run(v.Name, func(t *testing.T) {
+			j, err := json.Marshal(v.Rules)
+			require.NoError(t, err)
+			m, err := msgpack.Marshal(v.Rules)
+			require.NoError(t, err)
+			var fromJSON map[string]any
+			require.NoError(t, json.Unmarshal(j, &fromJSON))
+			var fromMsgpack map[string]any
+			require.NoError(t, msgpack.Unmarshal(m, &fromMsgpack))
+			var got []string
+			for _, k := range keys {
+				if _, ok := fromJSON[k]; ok {
+					got = append(got, k)
+				}
+			}
+			assert.Len(t, fromJSON, len(got), "only option keys in %s", j)
+			assert.Len(t, fromMsgpack, len(got), "the same keys in msgpack")
+			if v.Name == "every option" {
+				assert.Equal(t, keys, got)
+			}
+			assert.True(t, strings.HasPrefix(string(j), `{"`+got[0]+`":`), "table order: %s", j)
+			var r1, r2 env.Rules
+			require.NoError(t, json.Unmarshal(j, &r1))
+			require.NoError(t, msgpack.Unmarshal(m, &r2))
+			assert.Equal(t, v.Rules, r1)
+			assert.Equal(t, v.Rules, r2)
+		})
+	}
+}
+
+// A rules map in msgpack is read as the JSON object and the rules string
+// are: aliases, standard defaults, unknown and repeated keys refused.
+func TestRulesMsgpackDecoding(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      map[string]any
+		want    string
+		wantErr string
+	}{
+		{"empty is standard", map[string]any{}, "standard", ""},
+		{"alias and switch as bool", map[string]any{"p": 0.5, "pool": false}, "flat_prob=0.5,pool=off", ""},
+		{"line alone is the kata's length", map[string]any{"board": "line"}, "board=line,spaces=15", ""},
+		{"unknown key", map[string]any{"colour": "red"}, "", "unknown rules key"},
+		{"bad value", map[string]any{"players": "many"}, "", "players"},
+		{"wrong type", map[string]any{"players": []int{1}}, "", "players"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := msgpack.Marshal(tc.in)
+			require.NoError(t, err)
+			var r env.Rules
+			err = msgpack.Unmarshal(b, &r)
+			if tc.wantErr != "" {
+				require.ErrorIs(t, err, env.ErrInvalidRules)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, mustRules(t, tc.want), r)
+		})
 	}
 }
 
