@@ -53,6 +53,10 @@ type Option struct {
 	// omitStandard leaves the option out of JSON and msgpack while it has
 	// its standard value: set on options added after files were written.
 	omitStandard bool
+	// variants are rules strings that play the option's values (Points),
+	// added to Variants: a new option declares here the variants that cover
+	// it, so that every property test and the cross-check play it.
+	variants []string
 
 	get func(Rules) string
 	set func(*Rules, string) error
