@@ -1,145 +1,169 @@
 package env
 
 import (
-	"bytes"
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// The JSON and msgpack forms of Rules are derived from Options: a map with
-// one entry per option, keyed by Option.Key, in table order, holding the
-// Rules field the option names (Option.field) as that field's type encodes
-// itself (ints, a float, bools, and enums and switches by name). An option
-// declared with omitStandard is left out while it has its standard value,
-// so files written before it existed read unchanged and standard files do
-// not change. Reading goes through RulesBuilder, as the rules string does.
+// The JSON and msgpack forms of Rules are derived from Options. At start-up
+// a wire struct is built from the table (reflect.StructOf): one field per
+// option, in table order, of the type of the Rules field the option names
+// (Option.field), tagged with the option's key; an option declared
+// omitStandard is tagged omitempty/omitzero, so it is left out while it has
+// its zero (standard) value, and files written before it existed read
+// unchanged. Encoding copies the Rules fields into a wire struct and lets
+// encoding/json and msgpack write it, so the bytes are what one struct with
+// a json and a msgpack tag per field wrote, without a tag per field to keep
+// in step with the options. JSON is read through RulesBuilder
+// (UnmarshalJSON), msgpack back through the wire struct.
 
-// rulesFields caches, per option, the index of the Rules field it names.
-var rulesFields = func() [][]int {
+// rulesWire is the wire struct type and, per option, the index of the
+// Rules field it copies.
+var rulesWire, rulesFields = func() (reflect.Type, [][]int) {
 	t := reflect.TypeFor[Rules]()
-	out := make([][]int, len(options))
+	idx := make([][]int, len(options))
+	fields := make([]reflect.StructField, len(options))
 	for i := range options {
-		f, ok := t.FieldByName(options[i].field)
+		o := &options[i]
+		f, ok := t.FieldByName(o.field)
 		if !ok {
-			panic(fmt.Sprintf("env: option %q names no Rules field %q", options[i].Key, options[i].field)) // a bug in the table, caught by every test
+			panic(fmt.Sprintf("env: option %q names no Rules field %q", o.Key, o.field)) // a bug in the table, caught by every test
 		}
-		out[i] = f.Index
+		if !f.Type.Comparable() || !reflect.ValueOf(Standard()).FieldByIndex(f.Index).IsZero() && o.omitStandard {
+			panic(fmt.Sprintf("env: option %q: omitStandard needs a standard value of zero", o.Key))
+		}
+		tag := fmt.Sprintf(`json:"%s" msgpack:"%s"`, o.Key, o.Key)
+		if o.omitStandard {
+			tag = fmt.Sprintf(`json:"%s,omitzero" msgpack:"%s,omitempty"`, o.Key, o.Key)
+		}
+		idx[i] = f.Index
+		fields[i] = reflect.StructField{Name: "F" + strconv.Itoa(i) + strings.ReplaceAll(o.field, "_", ""), Type: f.Type, Tag: reflect.StructTag(tag)}
 	}
-	return out
+	return reflect.StructOf(fields), idx
 }()
 
-// fieldValue returns the Rules field of options[i] in r, as its own type.
-func fieldValue(r *Rules, i int) any {
-	return reflect.ValueOf(r).Elem().FieldByIndex(rulesFields[i]).Interface()
+// wire is a wire struct and a Rules to copy through, reused from wirePool
+// so that saving and loading a state allocate nothing for the rules.
+type wire struct {
+	rules Rules
+	ptr   any // *wire struct
 }
 
-// wireOptions calls fn with every option that the encoded form of r holds
-// and its field's value.
-func (r *Rules) wireOptions(fn func(o *Option, v any) error) error {
-	std := Standard()
+var wirePool = sync.Pool{New: func() any { return &wire{ptr: reflect.New(rulesWire).Interface()} }}
+
+// toWire copies r into a wire struct from the pool; give it back with wirePool.Put.
+func toWire(r Rules) *wire {
+	w := wirePool.Get().(*wire)
+	w.rules = r
+	dst, src := reflect.ValueOf(w.ptr).Elem(), reflect.ValueOf(&w.rules).Elem()
 	for i := range options {
-		v := fieldValue(r, i)
-		if options[i].omitStandard && v == fieldValue(&std, i) {
-			continue
-		}
-		if err := fn(&options[i], v); err != nil {
-			return err
-		}
+		dst.Field(i).Set(src.FieldByIndex(rulesFields[i]))
 	}
-	return nil
+	return w
+}
+
+// fromWire returns the rules the wire struct holds.
+func (w *wire) fromWire() Rules {
+	src, dst := reflect.ValueOf(w.ptr).Elem(), reflect.ValueOf(&w.rules).Elem()
+	for i := range options {
+		dst.FieldByIndex(rulesFields[i]).Set(src.Field(i))
+	}
+	return w.rules
 }
 
 // MarshalJSON writes the rules as a JSON object of the options (see above).
 func (r Rules) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	err := r.wireOptions(func(o *Option, v any) error {
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		k, _ := json.Marshal(o.Key)
-		val, err := json.Marshal(v)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(val)
-		return err
-	})
-	b.WriteByte('}')
-	return b.Bytes(), err
+	w := toWire(r)
+	defer wirePool.Put(w)
+	return json.Marshal(w.ptr)
 }
 
 // EncodeMsgpack writes the rules as a msgpack map of the options (see above).
+// It writes each field with the encoder's own typed calls, as msgpack's
+// struct encoding does (the golden bytes test holds it to that), which
+// saves the copies the encoder's reflection makes of addressable fields.
 func (r Rules) EncodeMsgpack(e *msgpack.Encoder) error {
+	w := wirePool.Get().(*wire)
+	defer wirePool.Put(w)
+	w.rules = r
+	src := reflect.ValueOf(&w.rules).Elem()
 	n := 0
-	_ = r.wireOptions(func(*Option, any) error { n++; return nil })
+	for i := range options {
+		if !options[i].omitStandard || !src.FieldByIndex(rulesFields[i]).IsZero() {
+			n++
+		}
+	}
 	if err := e.EncodeMapLen(n); err != nil {
 		return err
 	}
-	return r.wireOptions(func(o *Option, v any) error {
-		if err := e.EncodeString(o.Key); err != nil {
+	for i := range options {
+		f := src.FieldByIndex(rulesFields[i])
+		if options[i].omitStandard && f.IsZero() {
+			continue
+		}
+		if err := e.EncodeString(options[i].Key); err != nil {
 			return err
 		}
-		return e.Encode(v)
-	})
-}
-
-// DecodeMsgpack reads rules from a msgpack map as UnmarshalJSON reads a JSON
-// object: missing options keep their Standard values, aliases are accepted,
-// an unknown or repeated key is an error. A nil map gives the zero Rules.
-// The rules are not validated.
-func (r *Rules) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeMapLen()
-	if err != nil {
-		return fmt.Errorf("%w: rules: want a map: %v", ErrInvalidRules, err)
-	}
-	if n < 0 {
-		*r = Rules{}
-		return nil
-	}
-	rb := NewRulesBuilder(Standard())
-	for range n {
-		key, err := d.DecodeString()
-		if err != nil {
-			return fmt.Errorf("%w: rules: key: %v", ErrInvalidRules, err)
-		}
-		x, err := d.DecodeInterfaceLoose()
-		if err != nil {
-			return fmt.Errorf("%w: rules: %s: %v", ErrInvalidRules, key, err)
-		}
-		v, err := ruleValueString(key, x)
-		if err != nil {
-			return err
-		}
-		if err := rb.Set(key, v); err != nil {
+		if err := encodeField(e, f); err != nil {
 			return err
 		}
 	}
-	*r = rb.build()
 	return nil
 }
 
-// ruleValueString spells a decoded value of the rules map as the rules
-// string does: numbers in decimal, bools as on/off, names as they are.
+// encodeField writes one Rules field: an int, float or bool as itself,
+// anything else (enums, switches, obstacles) by its text form as bytes.
+func encodeField(e *msgpack.Encoder, f reflect.Value) error {
+	switch f.Kind() {
+	case reflect.Int:
+		return e.EncodeInt(f.Int())
+	case reflect.Float64:
+		return e.EncodeFloat64(f.Float())
+	case reflect.Bool:
+		return e.EncodeBool(f.Bool())
+	}
+	m, ok := f.Addr().Interface().(encoding.TextMarshaler)
+	if !ok {
+		return fmt.Errorf("%w: rules: field of type %s has no text form", ErrInvalidRules, f.Type())
+	}
+	b, err := m.MarshalText()
+	if err != nil {
+		return err
+	}
+	return e.EncodeBytes(b)
+}
+
+// DecodeMsgpack reads rules written by EncodeMsgpack: options that the map
+// leaves out keep their Standard values. An unknown key is skipped, or
+// refused by a decoder that disallows unknown fields (saved states); a value
+// of the wrong type is an error. The rules are not validated.
+func (r *Rules) DecodeMsgpack(d *msgpack.Decoder) error {
+	w := toWire(Standard())
+	defer wirePool.Put(w)
+	if err := d.Decode(w.ptr); err != nil {
+		return fmt.Errorf("%w: rules: %v", ErrInvalidRules, err)
+	}
+	*r = w.fromWire()
+	return nil
+}
+
+// ruleValueString spells a decoded JSON value of a rules object as the
+// rules string does: numbers in decimal, bools as on/off, names as they are.
 func ruleValueString(key string, x any) (string, error) {
 	switch v := x.(type) {
 	case json.Number:
 		return v.String(), nil
-	case int64:
-		return strconv.FormatInt(v, 10), nil
-	case uint64:
-		return strconv.FormatUint(v, 10), nil
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64), nil
 	case bool:
 		return onOff(v), nil
 	case string:
 		return v, nil
-	case []byte: // enums were written as msgpack bin by their MarshalText
-		return string(v), nil
 	}
 	return "", fmt.Errorf("%w: rules: %s: want a number, bool or string, got %v", ErrInvalidRules, key, x)
 }
