@@ -13,7 +13,8 @@
 #     decisions/s.
 # benchstat (golang.org/x/perf/cmd/benchstat, installed by `make tools` into bin/) summarises
 # the samples, and every figure that got worse by more than THRESHOLD percent (a time, size or
-# count that rose; a rate, unit ending in /s, that fell) is listed at the end. Exit status: 0 when
+# count that rose; a rate, unit ending in /s, that fell) is listed at the end: as FELL when
+# benchstat finds the difference significant, as unclear when it does not. Exit status: 0 when
 # none fell, 1 when one did, 2 on a usage or build error.
 #
 # Options (each also an environment variable):
@@ -132,7 +133,7 @@ python3 - "$out/benchstat.csv" "$threshold" <<'EOF'
 import csv, sys
 
 path, threshold = sys.argv[1], float(sys.argv[2])
-unit, pkg, flagged = "", "", []
+unit, pkg, flagged, unclear = "", "", [], []
 for row in csv.reader(open(path, newline="")):
     if not row or not row[0] and len(row) > 1 and row[1] == "old":
         continue
@@ -158,11 +159,16 @@ for row in csv.reader(open(path, newline="")):
     worse = -change if higher_is_better else change
     if worse > threshold:
         p = row[6] if len(row) > 6 else ""
-        flagged.append(f"  {pkg} {row[0]}: {unit} {old:.4g} -> {new:.4g} ({change:+.1f}%, {p})")
+        line = f"  {pkg} {row[0]}: {unit} {old:.4g} -> {new:.4g} ({change:+.1f}%, {p})"
+        # benchstat writes "~" where the samples do not show a difference (p >= 0.05).
+        (unclear if row[5].strip() == "~" else flagged).append(line)
 print()
+if unclear:
+    print(f"bench-compare: {len(unclear)} figure(s) moved the wrong way by more than {threshold:g}% but not significantly (rerun with more rounds):")
+    print("\n".join(unclear))
 if flagged:
-    print(f"bench-compare: {len(flagged)} figure(s) fell by more than {threshold:g}%:")
+    print(f"bench-compare: {len(flagged)} figure(s) FELL by more than {threshold:g}%:")
     print("\n".join(flagged))
     sys.exit(1)
-print(f"bench-compare: no figure fell by more than {threshold:g}%")
+print(f"bench-compare: no figure fell significantly by more than {threshold:g}%")
 EOF
