@@ -3,6 +3,7 @@ package env
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -267,6 +268,36 @@ func RulesMarkdown(w io.Writer) error {
 	p("`{\"board\": \"line\"}` is `board=line`.")
 	p("A value out of range, an unknown key, a repeated key or a combination the engine refuses is an error")
 	p("that names the key. Every option is recorded in records, saved states and datasets (docs/FORMATS.md).")
+	p("")
+	p("### Options in files")
+	p("")
+	p("Records, saved states, datasets and positions on the wire hold a rule set as a map of the option")
+	p("keys, in the order of the table above (JSON in records and datasets, msgpack in saved states and")
+	p("on the socket). Options added after files were first written are left out while they have their")
+	p("standard value, so older files read unchanged; a key that is missing means the standard value.")
+	p("")
+	p("| key | JSON | msgpack | written |")
+	p("|---|---|---|---|")
+	for i := range options {
+		o := &options[i]
+		js, mp := "string (its text)", "bin (its text)"
+		switch rulesWire.Field(i).Type.Kind() {
+		case reflect.Int:
+			js, mp = "number", "int"
+		case reflect.Float64:
+			js, mp = "number", "float 64"
+		case reflect.Bool:
+			js, mp = "true, false", "bool"
+		}
+		when := "always"
+		if o.omitStandard {
+			when = "when not " + optionCell(o, Standard())
+			if optionCell(o, Standard()) == "-" {
+				when = "when it applies"
+			}
+		}
+		p("| `%s` | %s | %s | %s |", o.Key, js, mp, when)
+	}
 	p("")
 
 	p("## Presets")
