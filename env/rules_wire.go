@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -18,11 +16,13 @@ import (
 // (Option.field), tagged with the option's key; an option declared
 // omitStandard is tagged omitempty/omitzero, so it is left out while it has
 // its zero (standard) value, and files written before it existed read
-// unchanged. Encoding copies the Rules fields into a wire struct and lets
-// encoding/json and msgpack write it, so the bytes are what one struct with
-// a json and a msgpack tag per field wrote, without a tag per field to keep
-// in step with the options. JSON is read through RulesBuilder
-// (UnmarshalJSON), msgpack back through the wire struct.
+// unchanged. JSON is written by encoding/json from a wire struct that holds
+// a copy of the Rules fields, msgpack by typed encoder calls in the same
+// order with the same omissions, and msgpack is read back through the wire
+// struct; so the bytes are what one struct with a json and a msgpack tag
+// per field wrote (env/testdata/rules_wire.json holds them), without a tag
+// per field to keep in step with the options. JSON is read through
+// RulesBuilder (UnmarshalJSON).
 
 // rulesWire is the wire struct type and, per option, the index of the
 // Rules field it copies.
@@ -36,7 +36,7 @@ var rulesWire, rulesFields = func() (reflect.Type, [][]int) {
 		if !ok {
 			panic(fmt.Sprintf("env: option %q names no Rules field %q", o.Key, o.field)) // a bug in the table, caught by every test
 		}
-		if !f.Type.Comparable() || !reflect.ValueOf(Standard()).FieldByIndex(f.Index).IsZero() && o.omitStandard {
+		if o.omitStandard && !reflect.ValueOf(Standard()).FieldByIndex(f.Index).IsZero() {
 			panic(fmt.Sprintf("env: option %q: omitStandard needs a standard value of zero", o.Key))
 		}
 		tag := fmt.Sprintf(`json:"%s" msgpack:"%s"`, o.Key, o.Key)
@@ -44,7 +44,7 @@ var rulesWire, rulesFields = func() (reflect.Type, [][]int) {
 			tag = fmt.Sprintf(`json:"%s,omitzero" msgpack:"%s,omitempty"`, o.Key, o.Key)
 		}
 		idx[i] = f.Index
-		fields[i] = reflect.StructField{Name: "F" + strconv.Itoa(i) + strings.ReplaceAll(o.field, "_", ""), Type: f.Type, Tag: reflect.StructTag(tag)}
+		fields[i] = reflect.StructField{Name: o.field, Type: f.Type, Tag: reflect.StructTag(tag)}
 	}
 	return reflect.StructOf(fields), idx
 }()
