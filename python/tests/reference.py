@@ -32,6 +32,7 @@ cross-check (env/crosscheck_test.go) runs it over every rule set of
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import sys
@@ -161,14 +162,15 @@ class Rules:
             raise InvalidRules("back_do_enters needs the cross board (a line has no HOME station)")
         if self.capture_bonus_yut_mo and not (self.capture_bonus and self.pool):
             raise InvalidRules("capture_bonus_yut_mo needs capture_bonus and pool")
-        for st in self.obstacle_map():
+        for st in self.obstacle_map:
             # Obstacles stand anywhere but the end (RULES.md, "Obstacles").
             size = self.spaces if self.board == "line" else NUM_STATIONS
             if st == self.end_station() or not 0 <= st < size:
                 raise InvalidRules(f"no obstacle may stand on station {st}")
 
+    @functools.cached_property
     def obstacle_map(self) -> Dict[int, Optional[int]]:
-        """The obstacles by station: None for skip, k for back<k>."""
+        """The obstacles by station: None for skip, k for back<k> (parsed once)."""
         out: Dict[int, Optional[int]] = {}
         for item in filter(None, self.obstacles.split("+")):
             station, effect = item.split(":")
@@ -497,7 +499,10 @@ class State:
         for t in range(NUM_THROWS):
             if self.pool[t] == 0:
                 continue
-            out.extend(action_id(t, st) for st in own if self._landing(t, st) is not None)
+            if self.rules.finish != "exact" and (t != BACK_DO or self.rules.board == "cross"):
+                out.extend(action_id(t, st) for st in own)  # every stack can use the result
+            else:
+                out.extend(action_id(t, st) for st in own if self._landing(t, st) is not None)
             if self.hand[seat] > 0:
                 if t == BACK_DO:
                     if self.rules.back_do_enters and not own:
@@ -659,7 +664,7 @@ class State:
 
     def _obstacle(self, seat: int, station: int, ev: Event) -> None:
         """The stack that has just stopped on ``station`` suffers its obstacle, if any."""
-        obstacles = self.rules.obstacle_map()
+        obstacles = self.rules.obstacle_map
         if station not in obstacles:
             return
         push = obstacles[station]
