@@ -6,8 +6,9 @@
 # OLD and NEW are git revisions (main, HEAD, a branch, a commit). Each is exported into a
 # temporary directory (git archive: the committed tree, never your working tree) and built there
 # once: a test binary per package and the yutenv CLI. Then every benchmark that
-# docs/BENCHMARKS.md records runs alternately, old then new, package by package and round after
-# round, so that a machine whose load drifts during the run weighs on both sides alike:
+# docs/BENCHMARKS.md records runs alternately, package by package and round after round (old
+# then new in odd rounds, new then old in even ones), so that a machine whose load drifts during
+# the run weighs on both sides alike:
 #   - `go test -bench . -benchmem` of each package (BENCH_PKGS),
 #   - `yutenv bench --json` (random playouts, one core), as BenchmarkCLIPlayouts in games/s and
 #     decisions/s.
@@ -113,15 +114,21 @@ print("BenchmarkCLIPlayouts %d %.1f games/s %.1f decisions/s" % (j["games"], j["
 ' "$j" >>"$out/$side.txt"
 }
 
+# Odd rounds run old first, even rounds new first (old, new, new, old, ...), so that neither side
+# always runs just after the other has warmed or loaded the machine.
 for ((r = 1; r <= rounds; r++)); do
-	echo "bench-compare: round $r of $rounds" >&2
+	first=old second=new
+	if ((r % 2 == 0)); then
+		first=new second=old
+	fi
+	echo "bench-compare: round $r of $rounds ($first first)" >&2
 	for p in $pkgs; do
-		run_pkg old "$p"
-		run_pkg new "$p"
+		run_pkg $first "$p"
+		run_pkg $second "$p"
 	done
 	if [ "$cli_time" != "0" ]; then
-		run_cli old
-		run_cli new
+		run_cli $first
+		run_cli $second
 	fi
 done
 
