@@ -6,11 +6,12 @@ VENV    := .venv
 PY      := $(VENV)/bin/python
 GOBIN   := $(CURDIR)/bin
 STATICCHECK := $(GOBIN)/staticcheck
+BENCHSTAT   := $(GOBIN)/benchstat
 
 .DEFAULT_GOAL := build
 include python/Makefile.inc
 
-.PHONY: demo build test test-deps go-test py-test lint tools bench clean wheels
+.PHONY: demo build test test-deps go-test py-test lint tools bench bench-compare clean wheels
 
 # The main job: the package (with the server built inside it) plays and evaluates real games.
 # The demo needs none of the trainer extras (torch, Ray, ...): it installs the package alone.
@@ -24,7 +25,15 @@ build:
 $(STATICCHECK):
 	GOBIN=$(GOBIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-tools: $(STATICCHECK)
+$(BENCHSTAT):
+	GOBIN=$(GOBIN) $(GO) install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+
+tools: $(STATICCHECK) $(BENCHSTAT)
+
+# Interleaved before/after benchmarks of two revisions: make bench-compare OLD=main NEW=HEAD
+# (docs/BENCHMARKS.md, "Comparing two revisions").
+bench-compare: $(BENCHSTAT)
+	scripts/bench-compare.sh $(or $(OLD),main) $(or $(NEW),HEAD)
 
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

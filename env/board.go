@@ -262,6 +262,11 @@ func computeMove(seq []Station, r Route, i int, t Throw, f FinishMode, line bool
 	}
 	j := i + t.Steps()
 	switch {
+	case i == last && !line && f == FinishExact:
+		// A stack standing on HOME (put there by back-do) leaves by going
+		// past it, and under exact any forward move from HOME is exact
+		// (RULES.md, "Finishing").
+		return destFinish
 	case j == last && f != FinishPass:
 		return destFinish
 	case j > last && f == FinishExact:

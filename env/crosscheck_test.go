@@ -54,33 +54,11 @@ func runReference(t *testing.T, stdin []byte, args ...string) []byte {
 	return out
 }
 
-// crossRules are the rule sets both implementations are run under: the
-// variants that python/tests/reference.py implements. The reference reads
-// the nine rules keys of the first rule sets (the cross board, pooled
-// throws, the capture bonus, no obstacles) and finish pass or stop; the
-// options added since are written to JSON only when they differ from the
-// standard, so a variant that uses one (or a new option) is left out here
-// by itself.
-var crossRules = variantNames(func(v env.Variant) bool {
-	b, err := json.Marshal(v.Rules)
-	if err != nil {
-		return false
-	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil {
-		return false
-	}
-	for k := range m {
-		if !referenceKeys[k] {
-			return false
-		}
-	}
-	return m["finish"] == "pass" || m["finish"] == "stop"
-})
-
-// referenceKeys are the rules keys python/tests/reference.py reads.
-var referenceKeys = map[string]bool{"players": true, "pieces": true, "flat_prob": true, "back_do": true,
-	"capture_bonus_yut_mo": true, "shortcut": true, "finish": true, "back_do_enters": true, "end": true}
+// crossRules are the rule sets both implementations are run under: every
+// variant of env.Variants, which together cover every value of every rule
+// option, so a new option is cross-checked as soon as it has a variant (and
+// the reference refuses a rules key it does not know).
+var crossRules = variantNames(func(env.Variant) bool { return true })
 
 func mustRules(t testing.TB, spec string) env.Rules {
 	t.Helper()
@@ -226,7 +204,7 @@ func lineWithoutText(t *testing.T, b []byte) env.LineJSON {
 
 func TestCrossCheckGames(t *testing.T) {
 	referencePath(t)
-	games := 25 // 19 rule sets: 475 games
+	games := 25 // 36 rule sets: 900 games
 	if trimmed() {
 		games = 6
 	}
@@ -251,7 +229,7 @@ func TestCrossCheckGames(t *testing.T) {
 			_, err := rec.Replay(func(step int, ev env.Event, s *env.State) error {
 				b, err := env.MarshalJSONLine(step, ev, s)
 				gm.lines = append(gm.lines, withoutText(b, ev))
-				if step >= 0 && ev.Kind == env.EventMove {
+				if step >= 0 {
 					countFeatures(seen, ev, s)
 				}
 				return err
@@ -283,18 +261,34 @@ func TestCrossCheckGames(t *testing.T) {
 	}
 	assert.False(t, sc.Scan(), "reference printed more lines than the engine")
 	// The games must actually exercise the rules being compared.
-	for _, f := range []string{"capture", "join", "shortcut", "finish", "home", "backdo", "backdo-home", "backdo-centre", "enter-home", "place"} {
+	for _, f := range []string{"capture", "join", "shortcut", "finish", "home", "backdo", "backdo-home", "backdo-centre", "enter-home", "place",
+		"wrap", "spent", "skip", "turns-missed", "push", "push-join", "push-capture", "line"} {
 		assert.Positive(t, seen[f], "no random game exercised %q", f)
 	}
 }
 
-// countFeatures tallies which rules a move exercised.
+// countFeatures tallies which rules an event exercised.
 func countFeatures(seen map[string]int, ev env.Event, s *env.State) {
 	add := func(ok bool, k string) {
 		if ok {
 			seen[k]++
 		}
 	}
+	add(ev.TurnsMissed > 0, "turns-missed")
+	add(ev.Kind == env.EventThrow && ev.Discarded > 0 && s.Rules().Pool == env.SwitchOff, "spent")
+	if ev.Kind != env.EventMove {
+		return
+	}
+	add(ev.Board == env.BoardLine, "line")
+	wrapped := ev.To < ev.From // on a line only a wrap goes to a lower space; on the cross only a wrap goes from 15.. to 1..5
+	if ev.Board == env.BoardCross {
+		wrapped = ev.From >= 15 && ev.To >= 1 && ev.To <= 5
+	}
+	add(!ev.Entered && ev.Finished == 0 && ev.Throw != env.BackDo && ev.Pushed == 0 && wrapped, "wrap")
+	add(ev.LosesTurn, "skip")
+	add(ev.Pushed > 0, "push")
+	add(ev.Pushed > 0 && ev.Joined, "push-join")
+	add(ev.PushCaptured > 0, "push-capture")
 	add(ev.Captured > 0, "capture")
 	add(ev.Joined, "join")
 	add(ev.Shortcut, "shortcut")

@@ -47,6 +47,17 @@ type Option struct {
 	// Doc says what the option does (Markdown, one line).
 	Doc string
 
+	// field is the Rules field that holds the option, which the JSON and
+	// msgpack forms write as its own type (env/rules_wire.go).
+	field string
+	// omitStandard leaves the option out of JSON and msgpack while it has
+	// its standard value: set on options added after files were written.
+	omitStandard bool
+	// variants are rules strings that play the option's values (Points),
+	// added to Variants: a new option declares here the variants that cover
+	// it, so that every property test and the cross-check play it.
+	variants []string
+
 	get func(Rules) string
 	set func(*Rules, string) error
 	// num returns an int or float option's value in r, false where it does
@@ -129,17 +140,17 @@ var onOffValues = []string{"on", "off"}
 
 // options is the table of rule options, in the order of the Rules fields.
 var options = []Option{
-	{Key: "players", Kind: OptionInt, Min: MinPlayers, Max: MaxPlayers,
+	{Key: "players", field: "Players", Kind: OptionInt, Min: MinPlayers, Max: MaxPlayers,
 		Doc: "seats; turns go by seat number, wrapping round",
 		get: func(r Rules) string { return strconv.Itoa(r.Players) },
 		num: func(r Rules) (float64, bool) { return float64(r.Players), true },
 		set: func(r *Rules, v string) (err error) { r.Players, err = parseIntField("players", v); return err }},
-	{Key: "pieces", Kind: OptionInt, Min: MinPieces, Max: MaxPieces,
+	{Key: "pieces", field: "Pieces", Kind: OptionInt, Min: MinPieces, Max: MaxPieces,
 		Doc: "pieces per seat",
 		get: func(r Rules) string { return strconv.Itoa(r.Pieces) },
 		num: func(r Rules) (float64, bool) { return float64(r.Pieces), true },
 		set: func(r *Rules, v string) (err error) { r.Pieces, err = parseIntField("pieces", v); return err }},
-	{Key: "flat_prob", Aliases: []string{"p"}, Kind: OptionFloat, Min: MinFlatP, Max: MaxFlatP,
+	{Key: "flat_prob", field: "FlatProb", Aliases: []string{"p"}, Kind: OptionFloat, Min: MinFlatP, Max: MaxFlatP,
 		Doc: "chance that one stick lands flat side up",
 		get: func(r Rules) string { return strconv.FormatFloat(r.FlatProb, 'g', -1, 64) },
 		num: func(r Rules) (float64, bool) { return r.FlatProb, true },
@@ -149,41 +160,41 @@ var options = []Option{
 			}
 			return nil
 		}},
-	{Key: "back_do", Aliases: []string{"backdo"}, Kind: OptionSwitch, Values: onOffValues,
+	{Key: "back_do", field: "BackDo", Aliases: []string{"backdo"}, Kind: OptionSwitch, Values: onOffValues,
 		Doc: "off: the marked stick is an ordinary stick, so its throw counts as do",
 		get: func(r Rules) string { return onOff(r.BackDo) },
 		set: func(r *Rules, v string) (err error) { r.BackDo, err = parseBoolField("back_do", v); return err }},
-	{Key: "capture_bonus_yut_mo", Kind: OptionSwitch, Values: onOffValues,
+	{Key: "capture_bonus_yut_mo", field: "CaptureBonusYutMo", Kind: OptionSwitch, Values: onOffValues,
 		Doc: "on: a capture made with yut or mo earns a throw too (needs `capture_bonus=on` and `pool=on`)",
 		get: func(r Rules) string { return onOff(r.CaptureBonusYutMo) },
 		set: func(r *Rules, v string) (err error) {
 			r.CaptureBonusYutMo, err = parseBoolField("capture_bonus_yut_mo", v)
 			return err
 		}},
-	{Key: "shortcut", Kind: OptionEnum, Values: []string{"forced"},
+	{Key: "shortcut", field: "Shortcut", Kind: OptionEnum, Values: []string{"forced"},
 		Doc: "`choice` is refused: the 180 actions cannot say whether to turn",
 		get: func(r Rules) string { return r.Shortcut.String() },
 		set: func(r *Rules, v string) error { return r.Shortcut.UnmarshalText([]byte(v)) }},
-	{Key: "finish", Kind: OptionEnum, Values: finishNames,
+	{Key: "finish", field: "Finish", Kind: OptionEnum, Values: finishNames,
 		Doc: "how a stack leaves the board; see [Finishing](#finishing)",
 		get: func(r Rules) string { return r.Finish.String() },
 		set: func(r *Rules, v string) error { return r.Finish.UnmarshalText([]byte(v)) }},
-	{Key: "back_do_enters", Kind: OptionSwitch, Values: onOffValues,
+	{Key: "back_do_enters", field: "BackDoEnters", Kind: OptionSwitch, Values: onOffValues,
 		Doc: "on: back-do with nothing on the board enters a piece onto HOME (needs `back_do=on`, cross board only)",
 		get: func(r Rules) string { return onOff(r.BackDoEnters) },
 		set: func(r *Rules, v string) (err error) {
 			r.BackDoEnters, err = parseBoolField("back_do_enters", v)
 			return err
 		}},
-	{Key: "end", Kind: OptionEnum, Values: endNames,
+	{Key: "end", field: "End", Kind: OptionEnum, Values: endNames,
 		Doc: "rank: play on until every place is decided",
 		get: func(r Rules) string { return r.End.String() },
 		set: func(r *Rules, v string) error { return r.End.UnmarshalText([]byte(v)) }},
-	{Key: "board", Kind: OptionEnum, Values: boardNames,
+	{Key: "board", field: "Board", omitStandard: true, Kind: OptionEnum, Values: boardNames,
 		Doc: "the layout; see [Boards](#boards)",
 		get: func(r Rules) string { return r.Board.String() },
 		set: func(r *Rules, v string) error { return r.Board.UnmarshalText([]byte(v)) }},
-	{Key: "spaces", Kind: OptionInt, Min: MinSpaces, Max: MaxSpaces,
+	{Key: "spaces", field: "Spaces", omitStandard: true, Kind: OptionInt, Min: MinSpaces, Max: MaxSpaces,
 		Doc: fmt.Sprintf("length of a line board (`board=line` alone means %d); not allowed on the cross", KataSpaces),
 		get: func(r Rules) string {
 			if r.Board == BoardCross && r.Spaces == 0 {
@@ -193,18 +204,18 @@ var options = []Option{
 		},
 		num: func(r Rules) (float64, bool) { return float64(r.Spaces), r.Board != BoardCross || r.Spaces != 0 },
 		set: func(r *Rules, v string) (err error) { r.Spaces, err = parseIntField("spaces", v); return err }},
-	{Key: "pool", Kind: OptionSwitch, Values: onOffValues,
+	{Key: "pool", field: "Pool", omitStandard: true, Kind: OptionSwitch, Values: onOffValues,
 		Doc: "off: each throw is used (or spent) as soon as it is thrown; yut and mo earn their next throw after their move",
 		get: func(r Rules) string { return r.Pool.String() },
 		set: func(r *Rules, v string) (err error) { r.Pool, err = parseSwitchField("pool", v); return err }},
-	{Key: "capture_bonus", Kind: OptionSwitch, Values: onOffValues,
+	{Key: "capture_bonus", field: "CaptureBonus", omitStandard: true, Kind: OptionSwitch, Values: onOffValues,
 		Doc: "off: a capture never earns a throw",
 		get: func(r Rules) string { return r.CaptureBonus.String() },
 		set: func(r *Rules, v string) (err error) {
 			r.CaptureBonus, err = parseSwitchField("capture_bonus", v)
 			return err
 		}},
-	{Key: "obstacles", Kind: OptionText, Syntax: "`S:skip+S:backK`",
+	{Key: "obstacles", field: "Obstacles", omitStandard: true, Kind: OptionText, Syntax: "`S:skip+S:backK`",
 		Cover: []string{"none", "skip", "back1", "back" + strconv.Itoa(MaxPush), "cross", "line"},
 		Doc:   "obstacles on chosen stations; see [Obstacles](#obstacles)",
 		get: func(r Rules) string {

@@ -201,44 +201,43 @@ func (m *EndMode) UnmarshalText(b []byte) error {
 
 // Rules is a validated rules configuration. The zero value is not valid; start
 // from Standard and change fields. Every field is recorded in saved states,
-// records and datasets.
+// records and datasets, in the JSON and msgpack form that Options declares
+// (MarshalJSON, EncodeMsgpack): each field is named by one option.
 type Rules struct {
 	// Players is the number of seats, 2 to 4; turn order is by seat.
-	Players int `json:"players" msgpack:"players"`
+	Players int
 	// Pieces is the number of pieces per seat, 1 to 5.
-	Pieces int `json:"pieces" msgpack:"pieces"`
+	Pieces int
 	// FlatProb is the probability that one stick lands flat side up, 0.5 to 0.65.
-	FlatProb float64 `json:"flat_prob" msgpack:"flat_prob"`
+	FlatProb float64
 	// BackDo enables back-do; without it the marked stick counts as do.
-	BackDo bool `json:"back_do" msgpack:"back_do"`
+	BackDo bool
 	// CaptureBonusYutMo grants the capture bonus throw also when the capturing result was yut or mo.
-	CaptureBonusYutMo bool `json:"capture_bonus_yut_mo" msgpack:"capture_bonus_yut_mo"`
+	CaptureBonusYutMo bool
 	// Shortcut: forced (standard) or choice (not supported by the standard encoding).
-	Shortcut ShortcutMode `json:"shortcut" msgpack:"shortcut"`
+	Shortcut ShortcutMode
 	// Finish: pass (standard), stop, exact or wrap.
-	Finish FinishMode `json:"finish" msgpack:"finish"`
+	Finish FinishMode
 	// BackDoEnters lets back-do with nothing on the board enter a piece onto HOME.
-	BackDoEnters bool `json:"back_do_enters" msgpack:"back_do_enters"`
+	BackDoEnters bool
 	// End: first (first finisher wins) or rank (play on until every place is ranked).
-	End EndMode `json:"end" msgpack:"end"`
+	End EndMode
 
 	// The fields below were added with the line board. Their zero values are
-	// the standard, and they are left out of JSON and msgpack when standard,
-	// so files written before them load unchanged and standard files do not
-	// change.
+	// the standard, and their options are declared omitStandard (env/rules_wire.go).
 
 	// Board is the layout: the cross (standard) or a line.
-	Board BoardKind `json:"board,omitempty" msgpack:"board,omitempty"`
+	Board BoardKind
 	// Spaces is the length of a line board, MinSpaces to MaxSpaces; 0 on the cross.
-	Spaces int `json:"spaces,omitempty" msgpack:"spaces,omitempty"`
+	Spaces int
 	// Pool on (standard): a turn's throws are pooled before moving. Off: each
 	// throw is used (or spent) at once, and yut and mo earn the next throw
 	// after their move.
-	Pool Switch `json:"pool,omitempty" msgpack:"pool,omitempty"`
+	Pool Switch
 	// CaptureBonus on (standard): a capture earns a throw (see CaptureBonusYutMo). Off: never.
-	CaptureBonus Switch `json:"capture_bonus,omitempty" msgpack:"capture_bonus,omitempty"`
+	CaptureBonus Switch
 	// Obstacles says what landing on each station does (none in standard).
-	Obstacles Obstacles `json:"obstacles,omitzero" msgpack:"obstacles,omitempty"`
+	Obstacles Obstacles
 }
 
 // Standard returns the `standard` rule set of RULES.md.
@@ -456,16 +455,9 @@ func (r *Rules) UnmarshalJSON(b []byte) error {
 		if tok, err = d.Token(); err != nil {
 			return bad(err)
 		}
-		var v string
-		switch x := tok.(type) {
-		case json.Number:
-			v = x.String()
-		case bool:
-			v = onOff(x)
-		case string:
-			v = x
-		default:
-			return bad(fmt.Errorf("%s: want a number, bool or string, got %v", key, tok))
+		v, err := ruleValueString(key, tok)
+		if err != nil {
+			return err
 		}
 		if err := rb.Set(key, v); err != nil {
 			return err

@@ -3,6 +3,7 @@ package env
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -202,7 +203,7 @@ func RulesMarkdown(w io.Writer) error {
 	p("| `pass` (standard) | the stack stays on the end, on the board (it can be captured); any later forward move finishes it | finishes the stack; the extra steps are lost |")
 	p("| `stop` | finishes the stack | finishes the stack |")
 	p("| `exact` | finishes the stack | is not a legal move (if the seat has no other use for the result, the result is spent) |")
-	p("| `wrap` | finishes the stack | goes on from the start of the board: after HOME comes station 1 of OUTER (and its corner's shortcut if it stops on C1 or C2), after a line's last space comes space 0 |")
+	p("| `wrap` | finishes the stack | goes on from the start of the board: after HOME comes station 1 of OUTER (and its corner's shortcut if it stops on C1 or C2), after a line's last space comes space 0 (on a line shorter than the move, as often as the steps go round) |")
 	p("")
 	p("Only stopping on the end by a forward move finishes under `stop`, `exact` and `wrap`. A stack that")
 	p("stands on HOME because a back-do put it there leaves by going past it: it finishes under `pass`,")
@@ -225,7 +226,8 @@ func RulesMarkdown(w io.Writer) error {
 	p("  own seat and **captures** another seat's stack (which earns the capture throw as usual). An obstacle")
 	p("  where a push stops does nothing: pushes do not chain.")
 	p("")
-	p("A capture on the obstacle itself happens before the push.")
+	p("A capture on the obstacle itself happens before the push. A move earns at most one capture throw,")
+	p("even when it captures both on the obstacle and where its push stops.")
 	p("")
 
 	p("## Action encoding")
@@ -266,6 +268,36 @@ func RulesMarkdown(w io.Writer) error {
 	p("`{\"board\": \"line\"}` is `board=line`.")
 	p("A value out of range, an unknown key, a repeated key or a combination the engine refuses is an error")
 	p("that names the key. Every option is recorded in records, saved states and datasets (docs/FORMATS.md).")
+	p("")
+	p("### Options in files")
+	p("")
+	p("Records, saved states, datasets and positions on the wire hold a rule set as a map of the option")
+	p("keys, in the order of the table above (JSON in records and datasets, msgpack in saved states and")
+	p("on the socket). Options added after files were first written are left out while they have their")
+	p("standard value, so older files read unchanged; a key that is missing means the standard value.")
+	p("")
+	p("| key | JSON | msgpack | written |")
+	p("|---|---|---|---|")
+	for i := range options {
+		o := &options[i]
+		js, mp := "string (its text)", "bin (its text)"
+		switch rulesWire.Field(i).Type.Kind() {
+		case reflect.Int:
+			js, mp = "number", "int"
+		case reflect.Float64:
+			js, mp = "number", "float 64"
+		case reflect.Bool:
+			js, mp = "true, false", "bool"
+		}
+		when := "always"
+		if o.omitStandard {
+			when = "when not " + optionCell(o, Standard())
+			if optionCell(o, Standard()) == "-" {
+				when = "when it applies"
+			}
+		}
+		p("| `%s` | %s | %s | %s |", o.Key, js, mp, when)
+	}
 	p("")
 
 	p("## Presets")

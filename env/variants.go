@@ -1,6 +1,9 @@
 package env
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Variant is a named rule set of Variants.
 type Variant struct {
@@ -10,9 +13,10 @@ type Variant struct {
 	Rules Rules
 }
 
-// variantSpecs are the rule sets of Variants. Together they cover every
-// option's Points and every preset (TestVariantsCoverEveryOption): add one
-// here when a new option or value is declared.
+// variantSpecs are the rule sets of Variants besides those the options
+// declare (Option.variants). Together they cover every option's Points and
+// every preset (TestVariantsCoverEveryOption): a new option declares its
+// own variants in its Option; mixes of options go here.
 var variantSpecs = []string{
 	// The presets.
 	"standard",
@@ -59,11 +63,15 @@ var variantSpecs = []string{
 // preset, obstacles of every kind on both boards). Property tests iterate
 // them, so a new option value is tested everywhere once it has a variant.
 func Variants() []Variant {
-	out := make([]Variant, len(variantSpecs))
-	for i, spec := range variantSpecs {
+	specs := slices.Clone(variantSpecs)
+	for i := range options {
+		specs = append(specs, options[i].variants...)
+	}
+	out := make([]Variant, len(specs))
+	for i, spec := range specs {
 		r, err := ParseRules(spec)
 		if err != nil {
-			panic(fmt.Sprintf("env: variant %q: %v", spec, err)) // a bug in the table above, caught by every test
+			panic(fmt.Sprintf("env: variant %q: %v", spec, err)) // a bug in the tables, caught by every test
 		}
 		out[i] = Variant{Name: spec, Rules: r}
 	}

@@ -20,12 +20,19 @@ Conventions shared with the Go engine:
   route remembers the diagonal it was entered from);
 * throws by id: 0 back-do, 1 do, 2 gae, 3 geol, 4 yut, 5 mo;
 * actions ``throw_id * 30 + source``, source a station or 29 to enter a piece;
-* phases ``throw`` (a chance node), ``move`` (a decision), ``over``.
+* phases ``throw`` (a chance node), ``move`` (a decision), ``over``;
+* a line board's spaces are stations 0..N-1 on the route ``LINE``.
+
+It implements every rule option of RULES.md (both boards, the four finish
+modes, pool and capture-bonus switches, skip and push obstacles), so the Go
+cross-check (env/crosscheck_test.go) runs it over every rule set of
+``env.Variants()``.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import sys
@@ -123,6 +130,11 @@ class Rules:
     finish: str = "pass"
     back_do_enters: bool = False
     end: str = "first"
+    board: str = "cross"
+    spaces: int = 0
+    pool: bool = True
+    capture_bonus: bool = True
+    obstacles: str = ""
 
     def validate(self) -> None:
         """Raise InvalidRules naming the first field that is out of range or unsupported."""
@@ -134,12 +146,49 @@ class Rules:
             raise InvalidRules(f"flat_prob must be 0.5 to 0.65, got {self.flat_prob}")
         if self.shortcut != "forced":
             raise InvalidRules(f"shortcut must be forced, got {self.shortcut!r}")
-        if self.finish not in ("pass", "stop"):
-            raise InvalidRules(f"finish must be pass or stop, got {self.finish!r}")
+        if self.finish not in ("pass", "stop", "exact", "wrap"):
+            raise InvalidRules(f"finish must be pass, stop, exact or wrap, got {self.finish!r}")
         if self.end not in ("first", "rank"):
             raise InvalidRules(f"end must be first or rank, got {self.end!r}")
         if self.back_do_enters and not self.back_do:
             raise InvalidRules("back_do_enters needs back_do")
+        if self.board == "cross" and self.spaces != 0:
+            raise InvalidRules("spaces needs board=line")
+        if self.board == "line" and not 1 <= self.spaces <= NUM_STATIONS:
+            raise InvalidRules(f"spaces must be 1 to {NUM_STATIONS}, got {self.spaces}")
+        if self.board not in ("cross", "line"):
+            raise InvalidRules(f"board must be cross or line, got {self.board!r}")
+        if self.board == "line" and self.back_do_enters:
+            raise InvalidRules("back_do_enters needs the cross board (a line has no HOME station)")
+        if self.capture_bonus_yut_mo and not (self.capture_bonus and self.pool):
+            raise InvalidRules("capture_bonus_yut_mo needs capture_bonus and pool")
+        for st in self.obstacle_map:
+            # Obstacles stand anywhere but the end (RULES.md, "Obstacles").
+            size = self.spaces if self.board == "line" else NUM_STATIONS
+            if st == self.end_station() or not 0 <= st < size:
+                raise InvalidRules(f"no obstacle may stand on station {st}")
+
+    @functools.cached_property
+    def obstacle_map(self) -> Dict[int, Optional[int]]:
+        """The obstacles by station: None for skip, k for back<k> (parsed once)."""
+        out: Dict[int, Optional[int]] = {}
+        for item in filter(None, self.obstacles.split("+")):
+            station, effect = item.split(":")
+            if effect == "skip":
+                out[int(station)] = None
+            elif effect.startswith("back") and 1 <= int(effect[4:]) <= NUM_STATIONS - 1:
+                out[int(station)] = int(effect[4:])
+            else:
+                raise InvalidRules(f"obstacle {item!r}: want skip or back<k>")
+        return out
+
+    def end_station(self) -> int:
+        """The end of the board: HOME on the cross, the last space on a line."""
+        return self.spaces - 1 if self.board == "line" else HOME
+
+    def first_station(self) -> int:
+        """The first place of the board, behind which no push goes: station 1, or space 0."""
+        return 0 if self.board == "line" else 1
 
     @classmethod
     def from_json(cls, obj: Dict[str, Any]) -> "Rules":
@@ -148,7 +197,12 @@ class Rules:
         unknown = set(obj) - known
         if unknown:
             raise InvalidRules(f"unknown rules keys {sorted(unknown)}")
-        rules = cls(**obj)
+        args = dict(obj)
+        for key in ("pool", "capture_bonus"):
+            # Switches are written "on"/"off" in JSON.
+            if isinstance(args.get(key), str):
+                args[key] = args[key] == "on"
+        rules = cls(**args)
         rules.validate()
         return rules
 
@@ -162,6 +216,8 @@ class Rules:
 
 
 # --- moves on the board -----------------------------------------------------
+
+LINE = "LINE"
 
 
 def _index(route: str, station: int) -> int:
@@ -182,14 +238,11 @@ class Landing:
     shortcut: bool = False
 
 
-def _stop_forward(rules: Rules, route: str, index: int) -> Landing:
-    """Resolve a forward move that reaches position ``index`` of ``route``."""
-    stations = ROUTES[route]
-    last = len(stations) - 1
-    if index > last or (index == last and rules.finish == "stop"):
-        return Landing(HOME, route, finished=True)
-    station = stations[index]
-    # Shortcuts are forced, and happen only by stopping (RULES.md, "Moving").
+def _turn(station: int, route: str) -> Landing:
+    """A stack that stops on ``station`` of ``route`` by a forward move, after its forced shortcut.
+
+    Shortcuts are forced, and happen only by stopping (RULES.md, "Moving").
+    """
     if route == OUTER and station == C1:
         return Landing(station, ROUTE_C1, shortcut=True)
     if route == OUTER and station == C2:
@@ -199,21 +252,79 @@ def _stop_forward(rules: Rules, route: str, index: int) -> Landing:
     return Landing(station, route)
 
 
-def forward(rules: Rules, station: int, route: str, steps: int) -> Landing:
-    """Where a stack on the board at ``station`` on ``route`` goes with ``steps`` (1..5)."""
-    if station == HOME:
-        # A stack waiting on HOME finishes with any forward move.
+def _past_end(rules: Rules, beyond: int) -> Optional[Landing]:
+    """A forward move that would go ``beyond`` steps past the end (RULES.md, "Finishing").
+
+    None when the move is not legal (``exact``).
+    """
+    if rules.finish == "exact":
+        return None
+    if rules.finish != "wrap":
+        return Landing(HOME, OUTER, finished=True)  # pass and stop: finished, the extra steps lost
+    if rules.board == "line":
+        # After the last space comes space 0, as often as the steps go round.
+        space = (beyond - 1) % rules.spaces
+        if space == rules.spaces - 1:
+            return Landing(HOME, LINE, finished=True)
+        return Landing(space, LINE)
+    # After HOME comes station 1 of OUTER (beyond <= 5 < 20: at most once round).
+    return _turn(beyond, OUTER)
+
+
+def _stop_forward(rules: Rules, route: str, index: int) -> Optional[Landing]:
+    """Resolve a forward move that reaches position ``index`` of ``route`` on the cross."""
+    stations = ROUTES[route]
+    last = len(stations) - 1
+    if index > last:
+        return _past_end(rules, index - last)
+    if index == last:
+        if rules.finish == "pass":
+            return Landing(HOME, route)  # stops on the end: waits there
         return Landing(HOME, route, finished=True)
+    return _turn(stations[index], route)
+
+
+def _line_forward(rules: Rules, position: int, steps: int) -> Optional[Landing]:
+    """A forward move on a line from ``position`` (-1: in hand) by ``steps``."""
+    last = rules.spaces - 1
+    target = position + steps
+    if target > last:
+        return _past_end(rules, target - last)
+    if target == last and rules.finish != "pass":
+        return Landing(HOME, LINE, finished=True)
+    return Landing(target, LINE)
+
+
+def forward(rules: Rules, station: int, route: str, steps: int) -> Optional[Landing]:
+    """Where a stack on the board at ``station`` on ``route`` goes with ``steps`` (1..5).
+
+    None when the move is not legal (it would go past the end under ``finish=exact``).
+    """
+    if station == rules.end_station() and (rules.board == "cross" or rules.finish == "pass"):
+        # A stack standing on the end leaves by going past it (RULES.md, "Finishing"):
+        # any forward move finishes it, but under wrap it goes round again.
+        if rules.finish == "wrap":
+            return _past_end(rules, steps)
+        return Landing(HOME, route, finished=True)
+    if rules.board == "line":
+        return _line_forward(rules, station, steps)
     return _stop_forward(rules, route, _index(route, station) + steps)
 
 
-def enter(rules: Rules, steps: int) -> Landing:
-    """Where a piece entered from hand with ``steps`` (1..5) goes: counted from HOME along OUTER."""
+def enter(rules: Rules, steps: int) -> Optional[Landing]:
+    """Where a piece entered from hand with ``steps`` (1..5) goes: station k of OUTER, space k-1 of a line."""
+    if rules.board == "line":
+        return _line_forward(rules, -1, steps)
     return _stop_forward(rules, OUTER, steps)
 
 
-def backward(station: int, route: str) -> Landing:
-    """Where a back-do takes a stack at ``station`` on ``route`` (RULES.md, "Back-do")."""
+def backward(station: int, route: str) -> Optional[Landing]:
+    """Where a back-do takes a stack at ``station`` on ``route`` (RULES.md, "Back-do").
+
+    None on space 0 of a line, where back-do has no use.
+    """
+    if route == LINE:
+        return Landing(station - 1, LINE) if station > 0 else None
     stations = ROUTES[route]
     if station == HOME:
         return Landing(stations[-2], route)
@@ -263,6 +374,9 @@ class Event:
     turn_ended: bool = False
     game_over: bool = False
     placed: bool = False
+    loses_turn: bool = False
+    pushed: int = 0
+    turns_missed: int = 0
 
     def to_json(self) -> Dict[str, Any]:
         """The event as env.EventJSON writes it, without the "text" field (zero values omitted)."""
@@ -282,6 +396,9 @@ class Event:
             ("bonus_throw", self.bonus_throw),
             ("discarded", self.discarded),
             ("turn_ended", self.turn_ended),
+            ("loses_turn", self.loses_turn),
+            ("pushed", self.pushed),
+            ("turns_missed", self.turns_missed),
         )
         for key, value in optional:
             if value:
@@ -302,6 +419,7 @@ class State:
     finished: List[int] = field(default_factory=list)
     places: List[int] = field(default_factory=list)
     winner: int = -1
+    missed: List[int] = field(default_factory=list)
 
     @classmethod
     def new(cls, rules: Rules, start: int) -> "State":
@@ -310,7 +428,7 @@ class State:
         if not 0 <= start < rules.players:
             raise InvalidRules(f"start seat {start} out of range 0..{rules.players - 1}")
         n = rules.players
-        return cls(rules, start, hand=[rules.pieces] * n, finished=[0] * n, places=[0] * n)
+        return cls(rules, start, hand=[rules.pieces] * n, finished=[0] * n, places=[0] * n, missed=[0] * n)
 
     def copy(self) -> "State":
         """An independent copy (stacks are immutable, so shallow list copies suffice)."""
@@ -324,6 +442,7 @@ class State:
             list(self.finished),
             list(self.places),
             self.winner,
+            list(self.missed),
         )
 
     @classmethod
@@ -337,6 +456,7 @@ class State:
         state = cls(rules, int(obj["to_move"]), str(obj["phase"]), [int(c) for c in obj["pool"]])
         state.hand, state.finished = [0] * n, [0] * n
         state.places, state.winner = [int(p) for p in obj["places"]], int(obj["winner"])
+        state.missed = [int(m) for m in obj.get("missed") or [0] * n]
         if len(state.pool) != NUM_THROWS or len(state.places) != n or state.phase not in ("throw", "move", "over"):
             raise InvalidRules("state JSON does not fit the rules")
         for piece in obj["pieces"]:
@@ -347,7 +467,8 @@ class State:
                 state.finished[seat] += 1
             else:
                 st, route = int(piece["station"]), str(piece["route"])
-                if route not in ROUTES or (st != HOME and st not in ROUTES[route]):
+                on_line = route == LINE and rules.board == "line" and 0 <= st < rules.spaces
+                if not on_line and (route not in ROUTES or (st != HOME and st not in ROUTES[route])):
                     raise InvalidRules(f"station {st} is not on route {route}")
                 old = state.board[st]
                 if old is not None and (old.seat != seat or old.route != route):
@@ -378,13 +499,25 @@ class State:
         for t in range(NUM_THROWS):
             if self.pool[t] == 0:
                 continue
-            # Every stack can use every result: forward moves always land or
-            # finish, and back-do always has a station to go back to.
-            out.extend(action_id(t, st) for st in own)
+            if self.rules.finish != "exact" and (t != BACK_DO or self.rules.board == "cross"):
+                out.extend(action_id(t, st) for st in own)  # every stack can use the result
+            else:
+                out.extend(action_id(t, st) for st in own if self._landing(t, st) is not None)
             if self.hand[seat] > 0:
-                if t != BACK_DO or (self.rules.back_do_enters and not own):
+                if t == BACK_DO:
+                    if self.rules.back_do_enters and not own:
+                        out.append(action_id(t, ENTER))
+                elif enter(self.rules, THROW_STEPS[t]) is not None:
                     out.append(action_id(t, ENTER))
         return out
+
+    def _landing(self, throw: int, station: int) -> Optional[Landing]:
+        """Where result ``throw`` takes the stack at ``station``; None if that is not a legal move."""
+        stack = self.board[station]
+        assert stack is not None
+        if throw == BACK_DO:
+            return backward(station, stack.route)
+        return forward(self.rules, station, stack.route, THROW_STEPS[throw])
 
     def chance_outcomes(self) -> List[Tuple[int, float]]:
         """The throw outcomes with non-zero probability, empty unless the phase is ``throw``."""
@@ -398,20 +531,27 @@ class State:
 
     # -- turn bookkeeping --
 
-    def _next_seat(self, seat: int) -> int:
+    def _next_seat(self, seat: int, ev: Event) -> int:
+        """The next seat in order still playing, passing over (and paying) missed turns."""
         n = self.rules.players
-        for k in range(1, n + 1):
-            nxt = (seat + k) % n
-            if self.places[nxt] == 0:
-                return nxt
-        return seat
+        while True:
+            for k in range(1, n + 1):
+                nxt = (seat + k) % n
+                if self.places[nxt] == 0:
+                    break
+            seat = nxt
+            if self.missed[seat] == 0:
+                return seat
+            # A skip obstacle: play passes over this seat once (RULES.md, "Obstacles").
+            self.missed[seat] -= 1
+            ev.turns_missed += 1
 
     def _end_turn(self, ev: Event) -> None:
         """Discard what is left of the pool and pass the turn to the next seat still playing."""
         ev.discarded = sum(self.pool)
         ev.turn_ended = True
         self.pool = [0] * NUM_THROWS
-        self.to_move = self._next_seat(self.to_move)
+        self.to_move = self._next_seat(self.to_move, ev)
         self.phase = "throw"
 
     def _after_pool_change(self, ev: Event) -> None:
@@ -431,7 +571,16 @@ class State:
             raise IllegalAction(f"throw {throw} is impossible under these rules")
         ev = Event("throw", self.to_move, throw)
         self.pool[throw] += 1
-        if throw in (YUT, MO):
+        if not self.rules.pool:
+            # Each throw is used at once, or spent (RULES.md, "A turn").
+            if self._actions():
+                self.phase = "move"
+            elif throw in (YUT, MO):
+                ev.discarded, ev.bonus_throw = 1, True
+                self.pool[throw] = 0
+            else:
+                self._end_turn(ev)
+        elif throw in (YUT, MO):
             ev.bonus_throw = True
         else:
             self._after_pool_change(ev)
@@ -466,45 +615,76 @@ class State:
             height = 1
             self.hand[seat] -= 1
             if throw == BACK_DO:
-                landing = Landing(HOME, OUTER)  # back_do_enters: onto HOME
+                landing: Optional[Landing] = Landing(HOME, OUTER)  # back_do_enters: onto HOME
             else:
                 landing = enter(self.rules, THROW_STEPS[throw])
         else:
             stack = self.board[source]
             assert stack is not None
             height = stack.height
+            landing = self._landing(throw, source)
             self.board[source] = None
-            if throw == BACK_DO:
-                landing = backward(source, stack.route)
-            else:
-                landing = forward(self.rules, source, stack.route, THROW_STEPS[throw])
+        assert landing is not None
         ev.moved = height
         ev.to = landing.station
         ev.shortcut = landing.shortcut
 
-        captured = False
         if landing.finished:
+            # A finished move reports the end of the board (docs/FORMATS.md).
+            ev.to = self.rules.end_station()
             self.finished[seat] += height
             ev.finished = height
         else:
-            there = self.board[landing.station]
-            if there is not None and there.seat == seat:
-                height += there.height
-                ev.joined = True
-            elif there is not None:
-                self.hand[there.seat] += there.height
-                ev.captured = there.height
-                captured = True
-            self.board[landing.station] = Stack(seat, landing.route, height)
+            self._stop(seat, landing.station, landing.route, height, ev)
+            self._obstacle(seat, landing.station, ev)
 
+        yut_mo = throw in (YUT, MO)
+        bonus = ev.captured > 0 and self.rules.capture_bonus and (not yut_mo or self.rules.capture_bonus_yut_mo)
         if self.finished[seat] == self.rules.pieces:
             self._place(seat, ev)
-        elif captured and (throw not in (YUT, MO) or self.rules.capture_bonus_yut_mo):
+        elif bonus or (yut_mo and not self.rules.pool):
+            # Without a pool yut and mo earn their throw after the move; a move earns at most one.
             ev.bonus_throw = True
             self.phase = "throw"
         else:
             self._after_pool_change(ev)
         return ev
+
+    def _stop(self, seat: int, station: int, route: str, height: int, ev: Event) -> None:
+        """A stack of ``seat`` stops on ``station``: it joins its own stack there or captures another's."""
+        there = self.board[station]
+        if there is not None and there.seat == seat:
+            height += there.height
+            ev.joined = True
+        elif there is not None:
+            self.hand[there.seat] += there.height
+            ev.captured += there.height
+        self.board[station] = Stack(seat, route, height)
+        ev.to = station
+
+    def _obstacle(self, seat: int, station: int, ev: Event) -> None:
+        """The stack that has just stopped on ``station`` suffers its obstacle, if any."""
+        obstacles = self.rules.obstacle_map
+        if station not in obstacles:
+            return
+        push = obstacles[station]
+        if push is None:
+            self.missed[seat] += 1
+            ev.loses_turn = True
+            return
+        stack = self.board[station]
+        assert stack is not None
+        at, route, steps = station, stack.route, 0
+        # One back-do step at a time, never behind the first place of the board.
+        while steps < push and at != self.rules.first_station():
+            back = backward(at, route)
+            assert back is not None
+            at, route, steps = back.station, back.route, steps + 1
+        if steps == 0:
+            return
+        self.board[station] = None
+        ev.pushed = steps
+        self._stop(seat, at, route, stack.height, ev)
 
     def _place(self, seat: int, ev: Event) -> None:
         """Rank a seat that has just finished all its pieces, and end the game or the turn."""
@@ -537,7 +717,7 @@ class State:
                         pieces.append({"seat": seat, "status": "board", "station": st, "route": stack.route})
             pieces.extend({"seat": seat, "status": "hand"} for _ in range(self.hand[seat]))
             pieces.extend({"seat": seat, "status": "finished"} for _ in range(self.finished[seat]))
-        return {
+        out = {
             "to_move": self.to_move,
             "phase": self.phase,
             "pool": list(self.pool),
@@ -546,6 +726,9 @@ class State:
             "places": list(self.places),
             "legal": self.legal_actions(),
         }
+        if any(self.missed):
+            out["missed"] = list(self.missed)
+        return out
 
 
 def dumps(obj: Any) -> str:

@@ -266,7 +266,10 @@ def test_random_playouts(rules: Any) -> None:
 
 
 def test_rules_are_validated() -> None:
-    for bad in ({"players": 5}, {"pieces": 0}, {"flat_prob": 0.7}, {"shortcut": "choice"}, {"finish": "exact"},
-                {"end": "never"}, {"back_do": False, "back_do_enters": True}, {"colour": "red"}):
+    for bad in ({"players": 5}, {"pieces": 0}, {"flat_prob": 0.7}, {"shortcut": "choice"}, {"finish": "never"},
+                {"end": "never"}, {"back_do": False, "back_do_enters": True}, {"colour": "red"},
+                {"spaces": 5}, {"board": "line", "spaces": 30}, {"board": "line", "spaces": 5, "back_do_enters": True},
+                {"pool": "off", "capture_bonus_yut_mo": True}, {"obstacles": "0:skip"},
+                {"board": "line", "spaces": 5, "obstacles": "4:back1"}, {"obstacles": "3:jump"}):
         with pytest.raises(ref.InvalidRules):
             ref.Rules.from_json(bad)
