@@ -113,10 +113,9 @@ def test_mcts_selfplay_on_ray(cluster: Cluster, tmp_path: Path) -> None:
 
 
 def test_a_run_moves_between_one_machine_and_ray_on_resume(cluster: Cluster, one_machine: Path, tmp_path: Path) -> None:
-    """Generation 1 on Ray from the command line, generation 2 here; and the other way round."""
+    """Generation 1 on Ray, generation 2 here; and the other way round."""
     a = tmp_path / "a"
-    p = subprocess.run(cli(a, 1, "--ray", cluster.address), capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr
+    run(a, 1, ray=cluster.address)
     assert "ray" in selfplay_info(a, 1)
     run(a, 2)
     assert "ray" not in selfplay_info(a, 2)
@@ -164,7 +163,7 @@ def test_stale_ranges_of_another_network_are_dropped(cluster: Cluster, one_machi
 
 
 @pytest.mark.parametrize("bad", [{"ray_cpus": -1}, {"ray_tasks": -2}, {"shard_games": 0}])
-def test_bad_ray_settings_are_refused(tmp_path: Path, bad: dict[str, int]) -> None:
+def test_bad_ray_settings_are_refused(tmp_path: Path, bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(bad))):
         train.TrainConfig(out=str(tmp_path), **bad).check()
     assert az_cluster.ray_address("local") is None and az_cluster.ray_address("auto") == "auto"

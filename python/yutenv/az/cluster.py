@@ -30,14 +30,19 @@ way round.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import distributed
 from ..datasets import MANIFEST
 from .selfplay import SelfPlay
+
+if TYPE_CHECKING:
+    from .net import PolicyValueNet
+    from .train import TrainConfig
 
 __all__ = ["LOCAL", "STAGING", "ray_address", "ray_selfplay"]
 
@@ -54,11 +59,11 @@ def ray_address(ray: str) -> str | None:
     return None if ray == LOCAL else ray
 
 
-def _key(model: Any, settings: SelfPlay | None, agents: str, seed: int, cfg: Any) -> str:
+def _key(model: PolicyValueNet | None, settings: SelfPlay | None, agents: str, seed: int, cfg: TrainConfig) -> str:
     """A checksum of everything that decides the games: the network's weights and
     architecture and the self-play settings (the shard size too: parts are cut by it)."""
     h = hashlib.sha256()
-    if settings is not None:
+    if settings is not None and model is not None:
         params = settings.params(cfg.games, "/")
         for k in ("out", "eval_timeout"):
             params.pop(k, None)
@@ -83,7 +88,7 @@ def _fetch(url: str, dest: Path) -> None:
     fs.get_file(f"{root}/{MANIFEST}", str(dest / MANIFEST))
 
 
-def ray_selfplay(cfg: Any, g: int, out: Path, model: Any, settings: SelfPlay | None, seed: int) -> dict[str, Any]:
+def ray_selfplay(cfg: TrainConfig, g: int, out: Path, model: PolicyValueNet | None, settings: SelfPlay | None, seed: int) -> dict[str, Any]:
     """Play generation ``g``'s self-play of the run ``cfg`` (a
     :class:`~yutenv.az.train.TrainConfig` with ``ray`` set) on Ray into the new dataset folder
     ``out``: with ``settings`` (the loop's :class:`~yutenv.az.SelfPlay`) network-guided by
@@ -104,11 +109,11 @@ def ray_selfplay(cfg: Any, g: int, out: Path, model: Any, settings: SelfPlay | N
     if fs.exists(root):
         have, parts = distributed._done_parts(fs, root)
         done = len(parts) + (int(have["games"]) // cfg.shard_games if have else 0)
-    run = dict(
+    run: dict[str, Any] = dict(
         range_games=cfg.shard_games, address=ray_address(cfg.ray), num_cpus=cfg.ray_cpus or None,
         threads_per_task=cfg.threads, max_tasks=cfg.ray_tasks or None, progress=False,
     )  # fmt: skip
-    if settings is not None:
+    if settings is not None and model is not None:
         if settings.shard_games != cfg.shard_games:
             raise ValueError(f"the self-play settings cut shards of {settings.shard_games} games, the run {cfg.shard_games}")
         distributed.az_selfplay(url, cfg.games, model, settings, **run)
@@ -116,8 +121,9 @@ def ray_selfplay(cfg: Any, g: int, out: Path, model: Any, settings: SelfPlay | N
         distributed.selfplay(url, cfg.games, agents=agents, tier=cfg.tier, seed=seed, rules=cfg.rules, shard_games=cfg.shard_games, **run)
     _fetch(url, out)
     fs.rm(root, recursive=True)
-    if local and not any(Path(base).iterdir()):
-        Path(base).rmdir()
+    if local:  # the staging folder, unless another generation's ranges (or a dead driver's last write) are there
+        with contextlib.suppress(OSError):
+            Path(base).rmdir()
     return {
         "ray": {
             "address": cfg.ray,
