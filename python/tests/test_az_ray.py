@@ -166,4 +166,15 @@ def test_stale_ranges_of_another_network_are_dropped(cluster: Cluster, one_machi
 def test_bad_ray_settings_are_refused(tmp_path: Path, bad: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match=next(iter(bad))):
         train.TrainConfig(out=str(tmp_path), **bad).check()
-    assert az_cluster.ray_address("local") is None and az_cluster.ray_address("auto") == "auto"
+
+
+def test_ray_local_starts_its_own_ray(cluster: Cluster, tmp_path: Path) -> None:
+    """``--ray local --ray-cpus 1`` starts a Ray of its own even when another cluster is
+    announced (RAY_ADDRESS here; a `ray start` on the machine does the same): joining that one
+    would fail (num_cpus is refused when connecting) or send the work elsewhere."""
+    out = tmp_path / "run"
+    env = {**os.environ, "RAY_ADDRESS": cluster.address}
+    p = subprocess.run(cli(out, 1, "--ray", az_cluster.LOCAL, "--ray-cpus", "1"), capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode == 0, p.stderr
+    assert selfplay_info(out, 1)["ray"]["address"] == "local"
+    assert "Started a local Ray instance" in p.stderr

@@ -332,7 +332,9 @@ def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | N
 def _ray_init(address: str | None, num_cpus: int | None) -> Any:
     ray = import_extra("ray", "ray", "yutenv.distributed")
     if not ray.is_initialized():
-        if address:
+        if address == "local":  # a new Ray here, never the cluster RAY_ADDRESS or `ray start` points to
+            ray.init(address="local", num_cpus=num_cpus, log_to_driver=False)
+        elif address:
             ray.init(address=address, log_to_driver=False)
         else:
             ray.init(num_cpus=num_cpus, log_to_driver=False)

@@ -44,19 +44,14 @@ if TYPE_CHECKING:
     from .net import PolicyValueNet
     from .train import TrainConfig
 
-__all__ = ["LOCAL", "STAGING", "ray_address", "ray_selfplay"]
+__all__ = ["LOCAL", "STAGING", "ray_selfplay"]
 
-#: ``--ray local``: start a Ray on this machine (``--ray-cpus`` CPUs) instead of joining one.
+#: ``--ray local``: start a new Ray on this machine (``--ray-cpus`` CPUs), never joining the one
+#: ``RAY_ADDRESS`` or ``ray start`` points to (``ray.init(address="local")``).
 LOCAL = "local"
 
 #: The staging folder of the parts in the run directory (without ``--ray-storage``).
 STAGING = "ray-selfplay"
-
-
-def ray_address(ray: str) -> str | None:
-    """The address :func:`yutenv.distributed.selfplay` takes for ``--ray ray``: None for
-    :data:`LOCAL` (a Ray started here, or the one this process already joined)."""
-    return None if ray == LOCAL else ray
 
 
 def _key(model: PolicyValueNet | None, settings: SelfPlay | None, agents: str, seed: int, cfg: TrainConfig) -> str:
@@ -110,7 +105,7 @@ def ray_selfplay(cfg: TrainConfig, g: int, out: Path, model: PolicyValueNet | No
         have, parts = distributed._done_parts(fs, root)
         done = len(parts) + (int(have["games"]) // cfg.shard_games if have else 0)
     run: dict[str, Any] = dict(
-        range_games=cfg.shard_games, address=ray_address(cfg.ray), num_cpus=cfg.ray_cpus or None,
+        range_games=cfg.shard_games, address=cfg.ray, num_cpus=cfg.ray_cpus or None,
         threads_per_task=cfg.threads, max_tasks=cfg.ray_tasks or None, progress=False,
     )  # fmt: skip
     if settings is not None and model is not None:
