@@ -365,8 +365,9 @@ def selfplay(
     that command writes with the same ``agents``, ``tier``, ``seed``, ``rules`` and
     ``shard_games``. ``range_games`` (a multiple of ``shard_games``, default
     ``shard_games``) is the work unit of one task. ``address`` is the Ray cluster
-    (``"auto"``; None starts a local Ray with ``num_cpus`` CPUs, or joins the one
-    already initialized). Each task takes ``threads_per_task`` CPUs and plays that many
+    (``"auto"``; ``"local"``: a new Ray here with ``num_cpus`` CPUs; None: the same, unless
+    this process already joined one, or ``RAY_ADDRESS`` or a ``ray start`` here announces one,
+    which it joins). Each task takes ``threads_per_task`` CPUs and plays that many
     games at once; ``max_tasks`` caps the tasks in flight (None: as many as the cluster
     runs), to leave a shared cluster room or to measure scaling. ``play_range`` replaces the ``yutenv selfplay`` process that plays a
     range (see :data:`PlayRange`). Returns the merged manifest.
@@ -664,7 +665,7 @@ def parser() -> argparse.ArgumentParser:
                    description="Play --games games between agents --a and --b (seats balanced) on a Ray "
                    "cluster, in chunks of --chunk-games, and print the win rate with its interval.")  # fmt: skip
     for s in sub.choices.values():
-        s.add_argument("--address", default=None, help="Ray cluster address ('auto'); default: a local Ray")
+        s.add_argument("--address", default=None, help="Ray cluster address ('auto'; 'local': always a new Ray here); default: a local Ray, or the one RAY_ADDRESS names")
         s.add_argument("--num-cpus", type=_count, default=None, help="CPUs of the local Ray (without --address)")
         s.add_argument("--seed", type=int, default=1, help="seed of the run: every game's and agent's seed derives from it (default 1)")
         s.add_argument("--rules", default="standard", help="rules string or preset, as `yutenv --rules` (default standard)")
