@@ -269,6 +269,27 @@ def test_cli_eval(cluster: Cluster, tmp_path: Path) -> None:
     assert not (tmp_path / "never").exists()
 
 
+def test_cli_without_address_starts_its_own_ray(cluster: Cluster, tmp_path: Path) -> None:
+    """Without --address a new Ray starts here, even when RAY_ADDRESS (or another user's `ray
+    start` on the machine) announces a cluster: ray.init() would join that one, refuse
+    --num-cpus, and send the work to someone else's workers."""
+    env = {**os.environ, "RAY_ADDRESS": cluster.address}
+    r = subprocess.run([sys.executable, "-m", "yutenv.distributed", "selfplay", "--num-cpus", "1", "--out", "data",
+                        "--games", "4", "--shard-games", "2", "--agents", "random", "--quiet"],  # fmt: skip
+                       capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "Started a local Ray instance" in r.stderr
+    assert datasets.read_manifest(tmp_path / "data")["complete"]
+
+
+def test_a_relative_out_is_this_directory_s(cluster: Cluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative --out names a folder under the driver's working directory, not under each
+    worker's (the cluster's workers were started in another one)."""
+    monkeypatch.chdir(tmp_path)
+    m = distributed.selfplay("rel", 4, agents="random", tier="compact", seed=3, shard_games=2)
+    assert m["complete"] and datasets.read_manifest(tmp_path / "rel")["games"] == 4
+
+
 def test_play_range_hook(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
     """play_range replaces the yutenv process of every task (the learning loop's hook):
     it runs on the workers, once per range, and what it writes is the dataset."""

@@ -82,6 +82,8 @@ __all__ = ["TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load
 
 #: Config fields that may change between a run and its resumption.
 _RESUMABLE = {"generations", "progress", "eval", "eval_games", "eval_every", "eval_envs", "eval_sims", "threads", "redo_damaged"}
+# Where self-play runs and how its datasets are cut into files: the same rows either way.
+_RESUMABLE |= {"shard_games", "ray", "ray_cpus", "ray_tasks", "ray_storage"}
 
 
 class CheckpointWarning(UserWarning):
@@ -125,6 +127,11 @@ class TrainConfig:
     threads: int = 1
     progress: bool = True
     redo_damaged: bool = False
+    shard_games: int = 100
+    ray: str = ""
+    ray_cpus: int = 0
+    ray_tasks: int = 0
+    ray_storage: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -142,9 +149,11 @@ class TrainConfig:
             raise ValueError(f"tier {self.tier!r}: want one of {sorted(TIER_SIZES)}")
         if self.selfplay not in ("net", "mcts"):
             raise ValueError(f"selfplay {self.selfplay!r}: want 'net' or 'mcts'")
-        for name in ("generations", "games", "sims", "batch", "window", "eval_games", "eval_every", "eval_envs", "threads", "games_in_flight"):
+        for name in ("generations", "games", "sims", "batch", "window", "eval_games", "eval_every", "eval_envs", "threads", "games_in_flight", "shard_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.ray_cpus < 0 or self.ray_tasks < 0:
+            raise ValueError(f"ray_cpus and ray_tasks must be >= 0 (0: all), got {self.ray_cpus} and {self.ray_tasks}")
         if self.eval_sims < 0:
             raise ValueError(f"eval_sims must be >= 0, got {self.eval_sims}")
         if self.eval_sims and ("," in str(Path(self.out).resolve()) or ";" in str(Path(self.out).resolve())):
@@ -228,22 +237,29 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             dirichlet_frac=cfg.dirichlet_frac,
             temperature_moves=cfg.temperature_moves,
             seed=seed,
+            shard_games=cfg.shard_games,
         )
-        summary = sp.run(ev, games=cfg.games, out=str(out))
+        summary = None if cfg.ray else sp.run(ev, games=cfg.games, out=str(out))
         info: dict[str, Any] = {}
+        if cfg.ray:  # every range of games on a Ray worker (yutenv.az.cluster): the same dataset
+            info = importlib.import_module(".cluster", __package__).ray_selfplay(cfg, g, out, model, sp, seed)
         if dataclasses.is_dataclass(summary) and not isinstance(summary, type):
             info["summary"] = dataclasses.asdict(summary)
     else:
         cmd = [
             str(binary_path()), "selfplay", "--agents", f"mcts:{cfg.sims}", "--games", str(cfg.games),
             "--tier", cfg.tier, "--rules", cfg.rules, "--seed", str(seed), "--out", str(out), "--quiet",
+            "--shard-games", str(cfg.shard_games),
         ]  # fmt: skip
         if cfg.workers:
             cmd += ["--workers", str(cfg.workers)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
-        info = {"command": cmd[1:]}
+        if cfg.ray:
+            info = importlib.import_module(".cluster", __package__).ray_selfplay(cfg, g, out, None, None, seed)
+        else:
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+            info = {"command": cmd[1:]}
 
     m = datasets.read_manifest(out)
     info.update(games=int(m["games"]), rows=int(m["decisions"]), seed=seed, seconds=time.perf_counter() - t0)
@@ -529,6 +545,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed, help="seed of the run (network init, self-play, sampling, evaluation)")
     p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
     p.add_argument("--quiet", action="store_true", help="no progress bars or status lines")
+    p.add_argument("--shard-games", type=int, default=d.shard_games, help="games per self-play dataset shard (with --ray: the games of one task)")
+    p.add_argument(
+        "--ray", default=d.ray, metavar="ADDRESS",
+        help="play each generation's self-play on this Ray cluster ('auto', 'HOST:PORT', 'ray://HOST:10001'; 'local': start one "
+        "here with --ray-cpus CPUs), the same datasets as without it; training and evaluation stay here (docs/TRAINING.md); '': self-play here too",
+    )  # fmt: skip
+    p.add_argument("--ray-cpus", type=int, default=d.ray_cpus, help="CPUs of the Ray started by --ray local (0: all)")
+    p.add_argument("--ray-tasks", type=int, default=d.ray_tasks, help="self-play tasks in flight at most (0: as many as the cluster runs)")
+    p.add_argument("--ray-storage", default=d.ray_storage, metavar="URL", help="folder or fsspec URI every Ray worker and this machine reach, for the parts of a generation's dataset ('': OUT/ray-selfplay)")
     p.add_argument(
         "--redo-damaged", action="store_true",
         help="on resume, delete a damaged generation (checksum, generation or weights wrong) and every later one, and train them "
@@ -548,6 +573,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         dirichlet_alpha=a.dirichlet_alpha, dirichlet_frac=a.dirichlet_frac, temperature_moves=a.temperature_moves,
         workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
         eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
+        shard_games=a.shard_games, ray=a.ray, ray_cpus=a.ray_cpus, ray_tasks=a.ray_tasks, ray_storage=a.ray_storage,
     )  # fmt: skip
 
 

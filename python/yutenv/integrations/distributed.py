@@ -332,10 +332,10 @@ def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | N
 def _ray_init(address: str | None, num_cpus: int | None) -> Any:
     ray = import_extra("ray", "ray", "yutenv.distributed")
     if not ray.is_initialized():
-        if address:
+        if address and address != "local":
             ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=num_cpus, log_to_driver=False)
+        else:  # a new Ray here: never the cluster RAY_ADDRESS or another user's `ray start` announces
+            ray.init(address="local", num_cpus=num_cpus, log_to_driver=False)
     return ray
 
 
@@ -363,8 +363,8 @@ def selfplay(
     that command writes with the same ``agents``, ``tier``, ``seed``, ``rules`` and
     ``shard_games``. ``range_games`` (a multiple of ``shard_games``, default
     ``shard_games``) is the work unit of one task. ``address`` is the Ray cluster
-    (``"auto"``; None starts a local Ray with ``num_cpus`` CPUs, or joins the one
-    already initialized). Each task takes ``threads_per_task`` CPUs and plays that many
+    (``"auto"``; None or ``"local"`` starts a new local Ray with ``num_cpus`` CPUs, or joins
+    the one this process already initialized). Each task takes ``threads_per_task`` CPUs and plays that many
     games at once; ``max_tasks`` caps the tasks in flight (None: as many as the cluster
     runs), to leave a shared cluster room or to measure scaling. ``play_range`` replaces the ``yutenv selfplay`` process that plays a
     range (see :data:`PlayRange`). Returns the merged manifest.
@@ -385,6 +385,7 @@ def selfplay(
     ]  # fmt: skip
     if todo:
         ray = _ray_init(address, num_cpus)
+        url = fs.unstrip_protocol(root)  # absolute: a worker's working directory is not this one
         run = ray.remote(_run_range).options(
             num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash]
         )
@@ -393,7 +394,7 @@ def selfplay(
         tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task) for first, n in todo]
 
         def submit(task: RangeTask) -> Callable[[], Any]:
-            return lambda: run.remote(task, out, play)
+            return lambda: run.remote(task, url, play)
 
         def done(k: int, _: Any) -> None:
             if bar is not None:
@@ -662,7 +663,7 @@ def parser() -> argparse.ArgumentParser:
                    description="Play --games games between agents --a and --b (seats balanced) on a Ray "
                    "cluster, in chunks of --chunk-games, and print the win rate with its interval.")  # fmt: skip
     for s in sub.choices.values():
-        s.add_argument("--address", default=None, help="Ray cluster address ('auto'); default: a local Ray")
+        s.add_argument("--address", default=None, help="Ray cluster address ('auto': the one RAY_ADDRESS or `ray start` announces); default: a new local Ray")
         s.add_argument("--num-cpus", type=_count, default=None, help="CPUs of the local Ray (without --address)")
         s.add_argument("--seed", type=int, default=1, help="seed of the run: every game's and agent's seed derives from it (default 1)")
         s.add_argument("--rules", default="standard", help="rules string or preset, as `yutenv --rules` (default standard)")
