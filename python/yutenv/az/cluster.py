@@ -36,8 +36,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import distributed
-from ..datasets import MANIFEST
+from ..integrations import distributed
+from ..data.datasets import MANIFEST
 from .selfplay import SelfPlay
 
 if TYPE_CHECKING:
