@@ -37,6 +37,9 @@ func TestParseSpec(t *testing.T) {
 		}(), "mcts:10,prior=none,c=0,temp=1"},
 		{"mcts:10,prior=greedy", mcts(10), "mcts:10"},
 		{"mcts:100000", mcts(MaxN), "mcts:100000"},
+		{"az", Spec{Name: "az", C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az"},
+		{"az,sims=200", Spec{Name: "az", N: 200, C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az,sims=200"},
+		{" az , sims=8, c=2 ,temp=1", Spec{Name: "az", N: 8, C: 2, Workers: 1, Prior: PriorGreedy, Temp: 1}, "az,sims=8,c=2,temp=1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -79,6 +82,10 @@ func TestParseSpecErrors(t *testing.T) {
 		{"mcts:10,c=1,c=2", `option "c" given twice`},
 		{"mcts:10,=3", "is not key=value"},
 		{"mcts:10,workers", "is not key=value"},
+		{"az:200", "az takes no count"},
+		{"az:x.ynet", "az takes no count"},
+		{"az,rollout=greedy", `az has no option "rollout"`},
+		{"az,sims=-1", "sims must be an integer 0..100000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -124,11 +131,11 @@ func TestSplitSpecs(t *testing.T) {
 }
 
 func TestNamesAndRegistry(t *testing.T) {
-	assert.Equal(t, []string{"greedy", "mc", "mcts", "net", "random"}, Names())
+	assert.Equal(t, []string{"az", "greedy", "mc", "mcts", "net", "random"}, Names())
 	for _, n := range Names() {
-		if n == "net" {
-			_, err := New("net:x.ynet", 1)
-			assert.ErrorIs(t, err, ErrSpec, "net is registered by package nnet, not linked here")
+		if n == "net" || n == "az" {
+			_, err := New(map[string]string{"net": "net:x.ynet", "az": "az"}[n], 1)
+			assert.ErrorIs(t, err, ErrSpec, "%s is registered by package nnet, not linked here", n)
 			continue
 		}
 		a, err := New(n, 1)
