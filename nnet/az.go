@@ -136,3 +136,18 @@ func (a *AZAgent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	}
 	return a.Agent.ActStats(s)
 }
+
+// CheckSpecRules returns nil unless sp is agent az and r are rules its
+// network was not trained for (then the error of AZAgent.CheckRules): a
+// server refuses such an opponent when the env is made, not at its first
+// move.
+func CheckSpecRules(sp agent.Spec, r env.Rules) error {
+	if sp.Name != "az" {
+		return nil
+	}
+	s, err := AZ()
+	if err != nil {
+		return err
+	}
+	return (&AZAgent{shipped: s}).CheckRules(r)
+}
