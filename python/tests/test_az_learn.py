@@ -177,3 +177,26 @@ def test_a_run_of_an_older_yutenv_resumes(tiny_run: Path, tmp_path: Path) -> Non
     (out / "config.json").write_text(json.dumps(cfg))
     p = run_train(out, 2)
     assert p.returncode == 0, p.stderr
+
+
+# --- the ladder plays the shipped agent by default ----------------------------------------------
+
+
+def test_ladder_plays_the_shipped_az_by_default(tiny_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from yutenv.az import ladder
+
+    assert ladder.main([str(tiny_run), "--gens", "2", "--games", "2", "--quiet"]) == 0
+    rep = json.loads((tiny_run / "ladder.json").read_text())
+    assert [f["opponent"] for f in rep["final"]] == list(ladder.DEFAULT_BASELINES)
+    assert {"az", "az,sims=200"} <= set(ladder.DEFAULT_BASELINES)
+    # under other rules the shipped network cannot play: skipped, and said so
+    other = tmp_path / "other"
+    shutil.copytree(tiny_run, other)
+    cfg = json.loads((other / "config.json").read_text())
+    cfg["rules"] = "pieces=2"
+    (other / "config.json").write_text(json.dumps(cfg))
+    assert ladder.main([str(other), "--gens", "2", "--games", "2", "--baselines", "greedy;az", "--quiet"]) == 0
+    assert [f["opponent"] for f in json.loads((other / "ladder.json").read_text())["final"]] == ["greedy"]
+    assert "Skipped `az`" in (other / "ladder.md").read_text()
