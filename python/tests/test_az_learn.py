@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -34,8 +35,9 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def gen_json(run: Path, g: int) -> dict:
-    return json.loads((run / f"gen-{g:04d}" / "gen.json").read_text())
+def gen_json(run: Path, g: int) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((run / f"gen-{g:04d}" / "gen.json").read_text())
+    return doc
 
 
 # --- diagnose ---------------------------------------------------------------------------------

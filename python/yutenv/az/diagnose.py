@@ -77,7 +77,8 @@ def _generations(run: Path) -> list[int]:
 
 def _entropy(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
+        out: npt.NDArray[np.float64] = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
+    return out
 
 
 def diagnose_generation(run: str | os.PathLike[str], g: int, rows: int = 20_000, bins: int = 10, seed: int = 0) -> dict[str, Any]:
