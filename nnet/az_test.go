@@ -30,7 +30,7 @@ func TestAZLoadsAndMatchesItsChecksum(t *testing.T) {
 	var meta struct {
 		SHA256, Rules, Tier string
 		Bytes               int
-		Command             string
+		Command             []string
 	}
 	b, err := os.ReadFile("shipped/az.json")
 	require.NoError(t, err)
@@ -39,7 +39,7 @@ func TestAZLoadsAndMatchesItsChecksum(t *testing.T) {
 	assert.Equal(t, len(azFile), meta.Bytes)
 	assert.Equal(t, s.Net.Rules, meta.Rules)
 	assert.Equal(t, s.Net.Tier.String(), meta.Tier)
-	assert.Contains(t, meta.Command, "yutenv.az.train")
+	assert.Contains(t, meta.Command, "yutenv.az.train", "the command that trained it")
 }
 
 func TestParseShippedRefusesTamperedCopies(t *testing.T) {
