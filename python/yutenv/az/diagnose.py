@@ -197,6 +197,7 @@ def plot(res: Sequence[dict[str, Any]], path: str | os.PathLike[str]) -> Path:
         ax.grid(alpha=0.3)
         ax.set_title("yutenv.az: value calibration on its own self-play")
         ax.legend(loc="upper left", fontsize="small")
+        fig.tight_layout()
         return atomic_write(path, lambda f: fig.savefig(f, format="png"))
     finally:
         plt.close(fig)
