@@ -165,3 +165,14 @@ func sum32(p []float32) float64 {
 	}
 	return s
 }
+
+// TestAZActAllocatesNothing: the rules check keeps the policy's decision
+// allocation-free.
+func TestAZActAllocatesNothing(t *testing.T) {
+	a, err := NewAZ(must(agent.ParseSpec("az")), 1)
+	require.NoError(t, err)
+	st := firstDecision(t, env.Standard())
+	_, err = a.Act(st) // the encoder is built on the first call
+	require.NoError(t, err)
+	assert.Zero(t, testing.AllocsPerRun(50, func() { _, _ = a.Act(st) }))
+}
