@@ -33,6 +33,9 @@ def test_cli_eval_and_selfplay_play_az(spec: str, tmp_path: Path) -> None:
     p = cli("selfplay", "--agents", f"{spec};greedy", "--games", "2", "--out", str(out), "--quiet")
     assert p.returncode == 0, p.stderr
     assert len(out.read_text().splitlines()) == 2
+    p = cli("analyse", "--record", str(out), "--decision", "1", "--agent", spec, "--json")
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["agent"] == spec
 
 
 def test_cli_play_against_az() -> None:
