@@ -202,3 +202,24 @@ def test_ladder_plays_the_shipped_az_by_default(tiny_run: Path, tmp_path: Path) 
     assert ladder.main([str(other), "--gens", "2", "--games", "2", "--baselines", "greedy;az", "--quiet"]) == 0
     assert [f["opponent"] for f in json.loads((other / "ladder.json").read_text())["final"]] == ["greedy"]
     assert "Skipped `az`" in (other / "ladder.md").read_text()
+
+
+# --- --value-mix ---------------------------------------------------------------------------------
+
+
+def test_value_mix_keeps_the_outcome_of_forced_decisions(tiny_run: Path) -> None:
+    """A forced decision was not searched (search_value 0): with --value-mix its target is the
+    outcome, not the outcome pulled toward 0; a searched one mixes outcome and search value."""
+    from yutenv import datasets
+    from yutenv.az.buffer import ReplayBuffer
+
+    path = tiny_run / "gen-0002" / "selfplay"
+    ds = datasets.load(path)
+    forced = ds.mask.astype(bool).sum(axis=1) == 1
+    assert forced.any() and (~forced).any(), "the dataset has both kinds of decisions"
+    assert (ds.search_value[forced] == 0).all()
+    buf = ReplayBuffer(window=1, value_mix=0.5)
+    buf.add(path)
+    value = buf._arrays()[3]
+    np.testing.assert_array_equal(value[forced], ds.value[forced])
+    np.testing.assert_allclose(value[~forced], 0.5 * ds.value[~forced] + 0.5 * ds.search_value[~forced], atol=1e-6)
