@@ -174,6 +174,11 @@ func New(sp agent.Spec, seed uint64) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %w", agent.ErrSpec, sp.String(), err)
 	}
+	return newWith(sp, n, seed)
+}
+
+// newWith returns the agent of spec sp (net or az) playing n.
+func newWith(sp agent.Spec, n *Net, seed uint64) (*Agent, error) {
 	a := &Agent{spec: sp, net: n, eval: NewEvaluator(n)}
 	if sp.N > 0 {
 		a.eval = NewCachingEvaluator(n, agent.EvalCacheEntries(sp.N))

@@ -42,8 +42,11 @@ func (c *conn) agentSpec(ctx context.Context, method, field, text string, n int)
 
 // netCode is the code of an error an agent returned while it played: a
 // network's fault (a NaN output) is the client's (bad_net), anything else
-// is def.
+// is def; agent az asked to play rules it was not trained for is a bad request.
 func netCode(err error, def Code) Code {
+	if errors.Is(err, nnet.ErrRules) { // az under rules its network was not trained for: the client's choice
+		return CodeBadRequest
+	}
 	if errors.Is(err, nnet.ErrNet) || errors.Is(err, nnet.ErrRefused) {
 		return CodeBadNet
 	}

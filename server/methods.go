@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
@@ -364,6 +365,9 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent, 0)
 		if e != nil {
 			return e
+		}
+		if err := nnet.CheckSpecRules(build, cfg.Rules); err != nil {
+			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
 		}
 		opponent, cfg.Opponent = cfg.Opponent, build.String()
 	} else {

@@ -76,8 +76,8 @@ func NewFromSpec(sp Spec, seed uint64) (Agent, error) {
 	if g, ok := external[sp.Name]; ok {
 		return g(sp, seed)
 	}
-	if sp.Name == "net" {
-		return nil, fmt.Errorf("%w: agent net is not linked into this program (import github.com/yutenv/yutenv/nnet)", ErrSpec)
+	if sp.Name == "net" || sp.Name == "az" {
+		return nil, fmt.Errorf("%w: agent %s is not linked into this program (import github.com/yutenv/yutenv/nnet)", ErrSpec, sp.Name)
 	}
 	f, ok := registry[sp.Name]
 	if !ok {
@@ -94,10 +94,10 @@ var registry = map[string]func(sp Spec, seed uint64) Agent{}
 var external = map[string]func(sp Spec, seed uint64) (Agent, error){}
 
 // Register installs the constructor of an agent of the spec grammar that
-// lives in another package: today only "net", which package nnet registers
-// in its init. It panics on another name (a programming error).
+// lives in another package: today "net" and "az", which package nnet
+// registers in its init. It panics on another name (a programming error).
 func Register(name string, f func(sp Spec, seed uint64) (Agent, error)) {
-	if name != "net" {
+	if name != "net" && name != "az" {
 		panic("agent.Register: no external agent " + name)
 	}
 	external[name] = f

@@ -49,11 +49,11 @@ const (
 // memory of the searches clients may ask for.
 func SearchBytes(sp Spec) int64 {
 	b := int64(agentBytes)
-	if sp.Name == "mcts" || (sp.Name == "net" && sp.N > 0) {
+	if sp.Name == "mcts" || ((sp.Name == "net" || sp.Name == "az") && sp.N > 0) {
 		trees := int64(max(sp.Workers, 1))
 		b += (int64(sp.N) + trees) * (nodeBytes + edgesPerNode*edgeBytes)
 	}
-	if sp.Name == "net" {
+	if sp.Name == "net" || sp.Name == "az" {
 		b += int64(EvalCacheEntries(sp.N)) * evalCacheEntryBytes
 	}
 	return b

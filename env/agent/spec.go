@@ -116,7 +116,8 @@ type Spec struct {
 	Temp float64
 	// Path is the network file of agent "net" ("net:PATH"); N is then its
 	// simulations per decision (option sims; 0: no search, the policy's
-	// most likely legal action).
+	// most likely legal action). Agent "az" (the network shipped inside
+	// the binary, package nnet) takes the same options and no path.
 	Path string
 	// Gumbel selects net's root actions by Gumbel-Top-m sampling and
 	// sequential halving (option gumbel=1; MCTSOptions.Gumbel); M is m
@@ -137,6 +138,7 @@ var kinds = map[string]kindInfo{
 	"mc":     {defaultN: DefaultMCRollouts, keys: []string{"rollout", "time", "workers"}},
 	"mcts":   {defaultN: DefaultMCTSSimulations, keys: []string{"rollout", "prior", "c", "time", "workers", "temp"}},
 	"net":    {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}},
+	"az":     {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}},
 }
 
 // kindNames lists the agent names of the spec grammar, sorted.
@@ -162,7 +164,7 @@ func DefaultSpec(name string) (Spec, error) {
 	switch name {
 	case "mcts":
 		sp.Prior = DefaultPrior
-	case "net":
+	case "net", "az":
 		sp.C, sp.Workers, sp.Prior = DefaultNetC, 1, PriorGreedy
 	}
 	return sp, nil
@@ -172,7 +174,7 @@ func DefaultSpec(name string) (Spec, error) {
 //
 //	spec = name [":" N] { "," key "=" value }
 //
-// name is random, greedy, mc, mcts or net. N (mc: rollouts per legal action,
+// name is random, greedy, mc, mcts, net or az. N (mc: rollouts per legal action,
 // default 100; mcts: simulations per decision, default 400) is 1..MaxN. The
 // keys, each at most once, are rollout (random or greedy), prior (greedy,
 // the default: PUCT; or none: plain UCT), c (exploration constant, default 2.5), time (a Go duration such as 50ms, 0 = no cap),
@@ -183,7 +185,9 @@ func DefaultSpec(name string) (Spec, error) {
 // no search, the default), c (default 1.5), workers and temp, or instead
 // of c, workers and temp gumbel=1 (Gumbel root selection with sequential
 // halving; needs sims >= 1) and m (its root actions, 1..180, default 16).
-// Every error wraps ErrSpec and says what was expected.
+// az (the network shipped in the binary) takes the same options and no
+// count or path: az, az,sims=200. Every error wraps ErrSpec and says what
+// was expected.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -339,8 +343,10 @@ func (sp Spec) String() string {
 	b.WriteString(sp.Name)
 	def, _ := DefaultSpec(sp.Name)
 	switch {
-	case sp.Name == "net":
-		b.WriteString(":" + sp.Path)
+	case sp.Name == "net" || sp.Name == "az":
+		if sp.Name == "net" {
+			b.WriteString(":" + sp.Path)
+		}
 		if sp.N != 0 {
 			b.WriteString(",sims=" + strconv.Itoa(sp.N))
 		}

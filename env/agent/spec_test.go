@@ -43,6 +43,9 @@ func TestParseSpec(t *testing.T) {
 		{"net:a.ynet,sims=16,gumbel=1", net(16, true, DefaultGumbelM), "net:a.ynet,sims=16,gumbel=1"},
 		{"net:a.ynet,m=4,gumbel=1,sims=200", net(200, true, 4), "net:a.ynet,sims=200,gumbel=1,m=4"},
 		{"net:a.ynet,sims=8,gumbel=0", net(8, false, 0), "net:a.ynet,sims=8"},
+		{"az", Spec{Name: "az", C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az"},
+		{"az,sims=200", Spec{Name: "az", N: 200, C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az,sims=200"},
+		{" az , sims=8, c=2 ,temp=1", Spec{Name: "az", N: 8, C: 2, Workers: 1, Prior: PriorGreedy, Temp: 1}, "az,sims=8,c=2,temp=1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -95,6 +98,10 @@ func TestParseSpecErrors(t *testing.T) {
 		{"net:a.ynet,sims=8,gumbel=1,c=2", "gumbel=1 takes no c, temp or workers"},
 		{"net:a.ynet,sims=8,gumbel=1,temp=1", "gumbel=1 takes no c, temp or workers"},
 		{"net:a.ynet,sims=8,gumbel=1,workers=2", "gumbel=1 takes no c, temp or workers"},
+		{"az:200", "az takes no count"},
+		{"az:x.ynet", "az takes no count"},
+		{"az,rollout=greedy", `az has no option "rollout"`},
+		{"az,sims=-1", "sims must be an integer 0..100000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -140,11 +147,11 @@ func TestSplitSpecs(t *testing.T) {
 }
 
 func TestNamesAndRegistry(t *testing.T) {
-	assert.Equal(t, []string{"greedy", "mc", "mcts", "net", "random"}, Names())
+	assert.Equal(t, []string{"az", "greedy", "mc", "mcts", "net", "random"}, Names())
 	for _, n := range Names() {
-		if n == "net" {
-			_, err := New("net:x.ynet", 1)
-			assert.ErrorIs(t, err, ErrSpec, "net is registered by package nnet, not linked here")
+		if n == "net" || n == "az" {
+			_, err := New(map[string]string{"net": "net:x.ynet", "az": "az"}[n], 1)
+			assert.ErrorIs(t, err, ErrSpec, "%s is registered by package nnet, not linked here", n)
 			continue
 		}
 		a, err := New(n, 1)

@@ -54,7 +54,8 @@ class ReplayBuffer:
     Args:
         window: how many generations are kept (K >= 1).
         value_mix: the value target is ``(1 - value_mix) * outcome + value_mix *
-            search_value`` (0: the game's outcome alone, AlphaZero's target).
+            search_value`` (0: the game's outcome alone, AlphaZero's target); a forced
+            decision (one legal action, not searched: its ``search_value`` is 0) keeps the outcome.
         skip_forced: leave out decisions with a single legal action (nothing to learn
             for the policy; their value targets are kept by default, so False).
     """
@@ -77,7 +78,12 @@ class ReplayBuffer:
         keep = np.ones(len(mask), dtype=bool)
         if self.skip_forced:
             keep = mask.sum(axis=1) > 1
-        value = ds.value if self.value_mix == 0 else (1 - self.value_mix) * ds.value + self.value_mix * ds.search_value
+        value = ds.value
+        if self.value_mix:
+            # A forced decision (one legal action) was not searched: its search_value is 0, not an
+            # estimate, so its target stays the outcome rather than being pulled toward 0.
+            searched = mask.sum(axis=1) > 1
+            value = np.where(searched, (1 - self.value_mix) * ds.value + self.value_mix * ds.search_value, ds.value)
         self._gens.append(
             _Gen(
                 str(path),

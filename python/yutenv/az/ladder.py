@@ -47,7 +47,11 @@ from ..errors import InvalidArgumentError, YutEnvError
 from ..tools.evaluate import run_eval_json
 from ..tools.ladder import _run_ladder
 
-__all__ = ["judge", "pick_generations", "net_spec"]
+__all__ = ["judge", "pick_generations", "net_spec", "DEFAULT_BASELINES"]
+
+#: The agents the final network alone plays by default: the baselines and the shipped network
+#: ``az`` (without and with search; played only under the rules it was trained for).
+DEFAULT_BASELINES = ("greedy", "mc:100", "mcts:400", "az", "az,sims=200")
 
 
 def _md(rows: list[list[str]], head: list[str]) -> str:
@@ -145,7 +149,7 @@ def judge(
     games: int = 400,
     ladder_sims: int = 0,
     search_sims: Sequence[int] = (),
-    baselines: Sequence[str] = ("greedy", "mc:100", "mcts:400"),
+    baselines: Sequence[str] = DEFAULT_BASELINES,
     search_games: int | None = None,
     seed: int = 1,
     quiet: bool = False,
@@ -180,6 +184,11 @@ def judge(
         text += _ladder_markdown(chosen, specs, rr) + "\n"
 
     sg = search_games or games
+    if rules != "standard":  # az plays only the standard rules it was trained for
+        skipped = [b for b in baselines if b.split(",")[0].strip() == "az"]
+        baselines = [b for b in baselines if b not in skipped]
+        if skipped:
+            text += f"Skipped {', '.join(f'`{b}`' for b in skipped)}: the shipped network plays only the rules it was trained for (standard).\n\n"
     rows: list[tuple[str, str, dict[str, Any]]] = []
     for n in search_sims:
         m = run_eval_json(["--a", net_spec(d, last, n), "--b", f"mcts:{n}", "--games", str(sg), *common], quiet=quiet)
@@ -210,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=400, help="games per pair of generations (and per final match)")
     ap.add_argument("--ladder-sims", type=int, default=0, help="the generations search with N simulations (0: no search)")
     ap.add_argument("--search-sims", default="", help="comma-separated N: the final network with N sims against mcts:N")
-    ap.add_argument("--baselines", default="greedy;mc:100;mcts:400", help="';'-separated agents the final network alone plays ('' for none)")
+    ap.add_argument("--baselines", default=";".join(DEFAULT_BASELINES), help="';'-separated agents the final network alone plays ('' for none)")
     ap.add_argument("--search-games", type=int, default=0, help="games per final match (0: --games)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the games' throws and the agents")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -102,6 +102,9 @@ class SelfPlay:
             (:class:`~yutenv.EvalTimeoutError`).
         max_batch: cap on leaves per batch (default ``games_in_flight``).
         shard_games: games per dataset shard.
+        extra: more ``selfplay_new`` parameters, passed as they are (a search option of a
+            newer server, e.g. ``{"gumbel": 1}``; the server refuses one it does not know).
+            They may not repeat a parameter set by the arguments above.
         address, token, server: where the server is (default: the bundled one).
     """
 
@@ -121,6 +124,7 @@ class SelfPlay:
         *,
         max_batch: int | None = None,
         shard_games: int = _DEFAULTS.shard_games,
+        extra: Mapping[str, Any] | None = None,
         address: str | None = None,
         token: str | None = None,
         server: Server | None = None,
@@ -140,6 +144,7 @@ class SelfPlay:
         self.eval_timeout = eval_timeout
         self.max_batch = max_batch
         self.shard_games = shard_games
+        self.extra = dict(extra or {})
         self._address, self._token, self._server = address, token, server
 
     def params(self, games: int, out: str | os.PathLike[str], first_game: int = 0) -> dict[str, Any]:
@@ -163,6 +168,10 @@ class SelfPlay:
             p["max_batch"] = int(self.max_batch)
         if first_game:
             p["first_game"] = int(first_game)
+        clash = sorted(set(self.extra) & set(p))
+        if clash:
+            raise ValueError(f"extra: {', '.join(clash)} set by SelfPlay's own arguments; pass them there")
+        p.update(self.extra)
         return p
 
     def run(

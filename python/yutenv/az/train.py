@@ -112,6 +112,9 @@ class TrainConfig:
     window: int = 4
     value_weight: float = 1.0
     value_mix: float = 0.0
+    lr_schedule: str = "constant"
+    lr_warmup: float = 0.0
+    selfplay_opts: dict[str, Any] = field(default_factory=dict)
     games_in_flight: int = 64
     c_puct: float = 1.5
     dirichlet_alpha: float = 0.3
@@ -160,12 +163,53 @@ class TrainConfig:
             raise ValueError(f"--eval-sims plays net:PATH, and PATH may not hold ',' or ';': {self.out}")
         if self.steps < 0 or self.epochs <= 0 or self.lr <= 0:
             raise ValueError("steps must be >= 0, epochs and lr > 0")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"lr_schedule {self.lr_schedule!r}: want one of {', '.join(LR_SCHEDULES)}")
+        if not 0 <= self.lr_warmup <= self.generations:
+            raise ValueError(f"lr_warmup must be 0..generations ({self.generations}), got {self.lr_warmup}")
+        if self.selfplay_opts and self.selfplay != "net":
+            raise ValueError("selfplay options (--selfplay-opt) are parameters of network self-play: use --selfplay net")
+        for k in self.selfplay_opts:
+            if k in _SELFPLAY_OWN:
+                raise ValueError(f"selfplay option {k!r} has its own setting (--{k.replace('_', '-')} or the run's): pass it there")
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["hidden"] = list(self.hidden)
         d["eval"] = list(self.eval)
         return d
+
+
+#: The learning-rate schedules of ``--lr-schedule`` (see :func:`learning_rate`).
+LR_SCHEDULES = ("constant", "cosine", "step")
+
+#: The ``selfplay_new`` parameters the loop sets itself; ``--selfplay-opt`` may not override them.
+_SELFPLAY_OWN = {"rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "seed", "games", "games_in_flight", "out", "first_game"}
+
+
+def learning_rate(cfg: TrainConfig, progress: float) -> float:
+    """The learning rate at ``progress`` generations of training (0 at the start of
+    generation 1's training, ``cfg.generations`` at the end of the last one's):
+
+    * ``constant``: ``lr``;
+    * ``cosine``: from ``lr`` down to ``lr/20`` along half a cosine over the run;
+    * ``step``: ``lr``, times 0.3 after half the run and again after three quarters;
+
+    times a linear warm-up from 0 over the first ``lr_warmup`` generations. The schedule is a
+    function of ``cfg.generations``: extending a finished run stretches the schedule of the
+    generations still to come.
+    """
+    t = min(max(progress / cfg.generations, 0.0), 1.0)
+    if cfg.lr_schedule == "cosine":
+        lo = cfg.lr / 20
+        lr = lo + (cfg.lr - lo) * 0.5 * (1 + math.cos(math.pi * t))
+    elif cfg.lr_schedule == "step":
+        lr = cfg.lr * 0.3 ** ((t >= 0.5) + (t >= 0.75))
+    else:
+        lr = cfg.lr
+    if cfg.lr_warmup > 0 and progress < cfg.lr_warmup:
+        lr *= max(progress, 1e-3 * cfg.lr_warmup) / cfg.lr_warmup
+    return lr
 
 
 @dataclass
@@ -238,6 +282,7 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             temperature_moves=cfg.temperature_moves,
             seed=seed,
             shard_games=cfg.shard_games,
+            extra=cfg.selfplay_opts,
         )
         summary = None if cfg.ray else sp.run(ev, games=cfg.games, out=str(out))
         info: dict[str, Any] = {}
@@ -277,7 +322,13 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
     pl_sum = vl_sum = 0.0
     it: Any = buf.batches(rng, cfg.batch, steps)
     steps_bar = progress_bar(steps, f"gen {g} train", unit="step", show=None if bar else False, leave=False)
-    for b in it:
+    lrs = []
+    for i, b in enumerate(it):
+        lr = learning_rate(cfg, g - 1 + i / steps)
+        if i == 0 or i == steps - 1:
+            lrs.append(lr)
+        for group in opt.param_groups:
+            group["lr"] = lr
         obs = torch.from_numpy(b.obs)
         mask = torch.from_numpy(b.mask)
         pi = torch.from_numpy(b.policy)
@@ -304,6 +355,7 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
         "buffer": [Path(p).parent.name for p in buf.paths],
         "policy_loss": pl_sum / steps,
         "value_loss": vl_sum / steps,
+        "lr": lrs,
         "seconds": time.perf_counter() - t0,
     }
 
@@ -369,7 +421,8 @@ def _open_run(cfg: TrainConfig) -> tuple[int, str]:
             raise CheckpointError(f"{e}: {_RESTORE}", e.path) from None
         if not isinstance(old, dict) or not isinstance(old.get("run_id", ""), str):
             raise CheckpointError(f"{cfg_path}: the run's settings are not a JSON object of settings (damaged): {_RESTORE}", str(cfg_path))
-        diff = sorted(k for k in set(old) | set(mine) if k not in _RESUMABLE and k not in ("out", "run_id") and old.get(k) != mine.get(k))
+        defaults = TrainConfig(out="").as_dict()  # a setting added since the run began had its default
+        diff = sorted(k for k in set(old) | set(mine) if k not in _RESUMABLE and k not in ("out", "run_id") and old.get(k, defaults.get(k)) != mine.get(k))
         if diff:
             raise ValueError(f"{out} holds a run made with other settings ({', '.join(f'{k}: {old.get(k)!r} != {mine.get(k)!r}' for k in diff)}): use another --out")
         run_id = old.get("run_id", "")
@@ -531,6 +584,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=int, default=d.window, help="replay buffer: the datasets of the last K generations")
     p.add_argument("--value-weight", type=float, default=d.value_weight, help="weight of the value MSE in the loss")
     p.add_argument("--value-mix", type=float, default=d.value_mix, help="value target: (1-m)*outcome + m*search value")
+    p.add_argument("--lr-schedule", default=d.lr_schedule, choices=LR_SCHEDULES, help="learning rate over the run: constant; cosine (down to lr/20); step (x0.3 at 1/2 and 3/4 of the generations)")
+    p.add_argument("--lr-warmup", type=float, default=d.lr_warmup, help="linear learning-rate warm-up over the first N generations' training (0: none)")
+    p.add_argument(
+        "--selfplay-opt", action="append", default=[], metavar="KEY=VALUE",
+        help="one more parameter of the server's network self-play (selfplay_new, docs/PROTOCOL.md), passed as is; repeatable. "
+        "VALUE is read as JSON if it parses (8, 0.5, true), else as a string",
+    )  # fmt: skip
     p.add_argument("--games-in-flight", type=int, default=d.games_in_flight, help="self-play games played at once (net self-play)")
     p.add_argument("--c-puct", type=float, default=d.c_puct, help="PUCT exploration constant (net self-play)")
     p.add_argument("--dirichlet-alpha", type=float, default=d.dirichlet_alpha, help="root noise alpha (net self-play)")
@@ -562,6 +622,20 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _selfplay_opts(items: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` items as a map, each VALUE as JSON if it parses, else as a string."""
+    out: dict[str, Any] = {}
+    for item in items:
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise ValueError(f"--selfplay-opt {item!r}: want KEY=VALUE")
+        try:
+            out[k.strip()] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k.strip()] = v
+    return out
+
+
 def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
     """Parse command-line arguments into a :class:`TrainConfig`."""
     a = _parser().parse_args(argv)
@@ -569,7 +643,8 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         out=a.out, generations=a.generations, games=a.games, sims=a.sims, tier=a.tier, rules=a.rules,
         selfplay=a.selfplay, hidden=tuple(int(x) for x in a.hidden.split(",") if x.strip()), lr=a.lr,
         weight_decay=a.weight_decay, batch=a.batch, epochs=a.epochs, steps=a.steps, window=a.window,
-        value_weight=a.value_weight, value_mix=a.value_mix, games_in_flight=a.games_in_flight, c_puct=a.c_puct,
+        value_weight=a.value_weight, value_mix=a.value_mix, lr_schedule=a.lr_schedule, lr_warmup=a.lr_warmup,
+        selfplay_opts=_selfplay_opts(a.selfplay_opt), games_in_flight=a.games_in_flight, c_puct=a.c_puct,
         dirichlet_alpha=a.dirichlet_alpha, dirichlet_frac=a.dirichlet_frac, temperature_moves=a.temperature_moves,
         workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
         eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
