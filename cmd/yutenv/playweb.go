@@ -314,6 +314,9 @@ func (g *webGame) view(w *webGames) webView {
 		opts.LastMove = &g.last // the arrow shows the last move, whoever made it
 	}
 	switch {
+	case !s.IsOver() && (s.IsChance() || s.ToMove() != g.tell.me):
+		// Only after an agent failed mid-way (a 500 told the page so).
+		v.Status = fmt.Sprintf("Waiting for %s.", g.tell.who(s.ToMove()))
 	case s.IsOver():
 		if s.Winner() == g.tell.me {
 			v.Status = fmt.Sprintf("You win after %d decisions!", s.Decisions())
@@ -336,6 +339,24 @@ func (g *webGame) view(w *webGames) webView {
 	}
 	v.Board = string(render.SVG(s, opts))
 	return v
+}
+
+// serveGame answers the game g as JSON with status code, after act (if not
+// nil) has run on it under its lock; an error (err, from finding or making
+// g, or act's) is answered instead.
+func (w *webGames) serveGame(rw http.ResponseWriter, g *webGame, err error, code int, act func(*webGame) error) {
+	if err == nil {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if act != nil {
+			err = act(g)
+		}
+	}
+	if err != nil {
+		writeError(rw, err)
+		return
+	}
+	writeJSON(rw, code, g.view(w))
 }
 
 // webStatus is the HTTP status of an API error.
@@ -392,23 +413,11 @@ func (w *webGames) handler() (http.Handler, error) {
 			return
 		}
 		g, err := w.create(req.Seed)
-		if err != nil {
-			writeError(rw, err)
-			return
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		writeJSON(rw, http.StatusCreated, g.view(w))
+		w.serveGame(rw, g, err, http.StatusCreated, nil)
 	})
 	mux.HandleFunc("GET /api/games/{id}", func(rw http.ResponseWriter, r *http.Request) {
 		g, err := w.get(r.PathValue("id"))
-		if err != nil {
-			writeError(rw, err)
-			return
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		writeJSON(rw, http.StatusOK, g.view(w))
+		w.serveGame(rw, g, err, http.StatusOK, nil)
 	})
 	mux.HandleFunc("POST /api/games/{id}/moves", func(rw http.ResponseWriter, r *http.Request) {
 		a, err := parseMoveRequest(http.MaxBytesReader(rw, r.Body, maxWebBody))
@@ -417,17 +426,7 @@ func (w *webGames) handler() (http.Handler, error) {
 			return
 		}
 		g, err := w.get(r.PathValue("id"))
-		if err != nil {
-			writeError(rw, err)
-			return
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if err := g.move(a); err != nil {
-			writeError(rw, err)
-			return
-		}
-		writeJSON(rw, http.StatusOK, g.view(w))
+		w.serveGame(rw, g, err, http.StatusOK, func(g *webGame) error { return g.move(a) })
 	})
 	mux.HandleFunc("GET /api/games/{id}/preview/{action}", func(rw http.ResponseWriter, r *http.Request) {
 		g, err := w.get(r.PathValue("id"))
