@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/yutenv/yutenv/env"
 )
@@ -275,4 +277,71 @@ func FuzzPlayWebRequest(f *testing.F) {
 			assert.Contains(t, rec.Body.String(), `"error"`)
 		}
 	})
+}
+
+// TestPlayWebAssetsAreOffline: the page loads nothing from another origin.
+func TestPlayWebAssetsAreOffline(t *testing.T) {
+	entries, err := fs.ReadDir(playFiles, "playweb")
+	require.NoError(t, err)
+	require.NotEmpty(t, entries)
+	for _, e := range entries {
+		t.Run(e.Name(), func(t *testing.T) {
+			b, err := fs.ReadFile(playFiles, "playweb/"+e.Name())
+			require.NoError(t, err)
+			assert.NotRegexp(t, `(?i)(https?:)?//[a-z0-9.-]+\.[a-z]{2,}`, string(b), "a URL of another origin")
+			assert.NotContains(t, string(b), "@import")
+		})
+	}
+}
+
+// TestPlayWebConcurrentGames plays several games at once through one server
+// holding fewer games than are played: each request is answered (a game
+// evicted under a player is a 404, nothing else fails), and -race checks the
+// locking.
+func TestPlayWebConcurrentGames(t *testing.T) {
+	w := newWebGames(webConfig{rules: env.Standard(), spec: "random", seat: 0, maxGames: 3})
+	h, err := w.handler()
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var g errgroup.Group
+	for i := range 6 {
+		g.Go(func() error {
+			res, err := http.Post(srv.URL+"/api/games", "application/json", strings.NewReader(fmt.Sprintf(`{"seed": %d}`, i+1)))
+			if err != nil {
+				return err
+			}
+			var v webView
+			err = json.NewDecoder(res.Body).Decode(&v)
+			res.Body.Close()
+			if err != nil || res.StatusCode != http.StatusCreated {
+				return fmt.Errorf("new game: %d %v", res.StatusCode, err)
+			}
+			for len(v.Moves) > 0 {
+				body := fmt.Sprintf(`{"action": %d}`, v.Moves[len(v.Moves)/2].Action)
+				res, err := http.Post(srv.URL+"/api/games/"+v.ID+"/moves", "application/json", strings.NewReader(body))
+				if err != nil {
+					return err
+				}
+				var next webView
+				err = json.NewDecoder(res.Body).Decode(&next)
+				res.Body.Close()
+				switch {
+				case res.StatusCode == http.StatusNotFound:
+					return nil // evicted by the other players' games
+				case err != nil || res.StatusCode != http.StatusOK:
+					return fmt.Errorf("move: %d %v", res.StatusCode, err)
+				}
+				v = next
+			}
+			if v.State.Phase != "over" {
+				return fmt.Errorf("game %s: no moves but the game is %s", v.ID, v.State.Phase)
+			}
+			return nil
+		})
+	}
+	require.NoError(t, g.Wait())
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.LessOrEqual(t, len(w.games), 3, "at most --max-games games are kept")
 }
