@@ -56,7 +56,11 @@ class YutParallelEnv(ParallelEnv[str, ObsDict, int]):  # type: ignore[misc]
     ``server``, ``timeout``); the game is played by one such AEC env, ``self.aec``.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["human", "ansi", "rgb_array"], "render_fps": 4, "name": "yut_parallel_v0"}
+    metadata: dict[str, Any] = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_fps": 4,
+        "name": "yut_parallel_v0",
+    }
 
     def __init__(self, **kwargs: Any) -> None:
         self.aec = YutAECEnv(**kwargs)
