@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -26,17 +29,37 @@ var playStdin io.Reader = os.Stdin
 // errQuit ends a game the player left.
 var errQuit = errors.New("quit")
 
-const playArgs = `[--opponent SPEC] [--seat N] [--seed N] [--rules R]
+const playArgs = `[--opponent SPEC] [--seat N] [--seed N] [--rules R] [--web [--addr HOST:PORT] [--open]]
 
 Plays one game against baseline agents: you take --seat, the agent (e.g.
 random, greedy, mc:100, mcts:400) every other seat. The board is drawn as
 text; at each decision the legal moves are listed in words and numbered.
 Type a move's number and Enter; "b" redraws the board, "h" explains the
-commands, "q" leaves.`
+commands, "q" leaves.
+
+With --web it serves a page on a loopback address instead and prints its
+URL: the board, your legal moves to click, the throws and the game log, and
+a button for a new game. It serves until Ctrl-C (docs/PLAY.md).`
+
+// maxWebGames is how many games play --web keeps by default.
+const maxWebGames = 64
 
 func runPlay(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return playMain(ctx, args, stdout, stderr)
+}
+
+// playMain is play: a terminal game, or with --web a page served until ctx
+// is cancelled.
+func playMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("play", playArgs, stderr)
 	opponent := fs.String("opponent", "mcts:400", "agent spec of every other seat")
+	agentSpec := fs.String("agent", "", "the same as --opponent")
+	web := fs.Bool("web", false, "serve the game as a web page on --addr instead of the terminal")
+	addr := fs.String("addr", "127.0.0.1:0", "with --web: loopback host:port to serve on (port 0 picks a free port)")
+	open := fs.Bool("open", false, "with --web: open the page in the desktop's browser")
+	maxGames := fs.Int("max-games", maxWebGames, "with --web: games kept in memory; the least recently played is dropped")
 	seat := fs.Int("seat", 0, "your seat: 0 (A) to players-1")
 	seed := fs.Uint64("seed", 0, "seed of the game (throws and the agents); 0 picks one from the clock")
 	rulesSpec := fs.String("rules", "standard", "rules: a preset (standard, kata) and/or key=value pairs (e.g. players=3)")
@@ -48,28 +71,36 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 	if *seat < 0 || *seat >= rules.Players {
 		return fmt.Errorf("--seat must be 0..%d for %d players, got %d", rules.Players-1, rules.Players, *seat)
 	}
+	if fs.Changed("agent") {
+		if fs.Changed("opponent") {
+			return fmt.Errorf("--agent and --opponent are the same flag: give one")
+		}
+		*opponent = *agentSpec
+	}
+	if *web {
+		if *recordPath != "" {
+			return fmt.Errorf("--record is for the terminal game; the web page keeps its log")
+		}
+		if *maxGames < 1 {
+			return fmt.Errorf("--max-games must be at least 1, got %d", *maxGames)
+		}
+		return playWeb(ctx, webConfig{rules: rules, spec: *opponent, seat: *seat, seed: *seed, maxGames: *maxGames}, *addr, *open, stdout)
+	}
+	for _, f := range []string{"addr", "open", "max-games"} {
+		if fs.Changed(f) {
+			return fmt.Errorf("--%s is for --web", f)
+		}
+	}
 	sd := *seed
 	if !fs.Changed("seed") || sd == 0 {
 		sd = clockSeed()
 	}
-	p := &playSession{in: bufio.NewScanner(playStdin), out: stdout, me: *seat, names: make([]string, rules.Players),
-		rec: env.NewRecord(rules, sd, env.AnySeat), noPool: rules.Pool == env.SwitchOff}
-	p.agents = make([]agent.Agent, rules.Players)
-	for i := range p.agents {
-		if i == *seat {
-			p.names[i] = "you"
-			continue
-		}
-		a, err := agent.New(*opponent, sd)
-		if err != nil {
-			return err
-		}
-		if _, ok := a.(agent.Reseeder); !ok {
-			return fmt.Errorf("agent %s: %w", a.Name(), agent.ErrNotReseeder)
-		}
-		p.agents[i] = a
-		p.names[i] = a.Name()
+	agents, names, err := newOpponents(*opponent, sd, rules.Players, *seat)
+	if err != nil {
+		return err
 	}
+	p := &playSession{narrator: narrator{me: *seat, names: names, noPool: rules.Pool == env.SwitchOff},
+		in: bufio.NewScanner(playStdin), out: stdout, agents: agents, rec: env.NewRecord(rules, sd, env.AnySeat)}
 	s, err := env.New(rules, sd, env.AnySeat)
 	if err != nil {
 		return err
@@ -94,6 +125,36 @@ func runPlay(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// newOpponents builds an agent of spec for every seat but me (nil there)
+// and the seats' names ("you" for me).
+func newOpponents(spec string, seed uint64, players, me int) ([]agent.Agent, []string, error) {
+	agents, names := make([]agent.Agent, players), make([]string, players)
+	for i := range agents {
+		if i == me {
+			names[i] = "you"
+			continue
+		}
+		a, err := agent.New(spec, seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, ok := a.(agent.Reseeder); !ok {
+			return nil, nil, fmt.Errorf("agent %s: %w", a.Name(), agent.ErrNotReseeder)
+		}
+		agents[i], names[i] = a, a.Name()
+	}
+	return agents, names, nil
+}
+
+// opponentAct asks the agent of the seat to move in s for its action. The
+// seed scheme is every game runner's (vecenv.AgentSeed): the opponent plays
+// as a server env's opponent of the same game seed.
+func opponentAct(agents []agent.Agent, seed uint64, s *env.State) (env.Action, error) {
+	seat := s.ToMove()
+	agents[seat].(agent.Reseeder).Reseed(vecenv.AgentSeed(seed, seat, s.Decisions()))
+	return agents[seat].Act(s)
 }
 
 // appendRecord appends rec as one JSON line to the file at path.
@@ -131,18 +192,24 @@ func clockSeed() uint64 {
 
 // playSession is one terminal game.
 type playSession struct {
+	narrator
 	in     *bufio.Scanner
 	out    io.Writer
-	me     int
 	seed   uint64 // the game seed: the agents are reseeded from it
-	names  []string
 	agents []agent.Agent
 	rec    *env.Record // every throw and move, for --record
-	noPool bool        // rules pool=off: yut and mo earn their throw after the move
+}
+
+// narrator tells a game in words from one player's side: the terminal game
+// prints it, the web game (play --web) shows it as the game log.
+type narrator struct {
+	me     int
+	names  []string
+	noPool bool // rules pool=off: yut and mo earn their throw after the move
 }
 
 // who names a seat for the narration.
-func (p *playSession) who(seat int) string {
+func (p *narrator) who(seat int) string {
 	if seat == p.me {
 		return "You"
 	}
@@ -176,10 +243,7 @@ func (p *playSession) play(s *env.State) error {
 			}
 		} else {
 			var err error
-			// The seed scheme of every game runner (vecenv.AgentSeed): the
-			// opponent plays as a server env's opponent of the same game seed.
-			p.agents[seat].(agent.Reseeder).Reseed(vecenv.AgentSeed(p.seed, seat, s.Decisions()))
-			if a, err = p.agents[seat].Act(s); err != nil {
+			if a, err = opponentAct(p.agents, p.seed, s); err != nil {
 				return err
 			}
 		}
@@ -247,7 +311,7 @@ func (p *playSession) listMoves(s *env.State, legal []env.Action) {
 }
 
 // explainThrow narrates a throw.
-func (p *playSession) explainThrow(ev env.Event) string {
+func (p *narrator) explainThrow(ev env.Event) string {
 	seat := int(ev.Seat)
 	var b strings.Builder
 	if seat == p.me {
@@ -268,7 +332,7 @@ func (p *playSession) explainThrow(ev env.Event) string {
 }
 
 // explainMove narrates what a move did beyond its description.
-func (p *playSession) explainMove(ev env.Event) string {
+func (p *narrator) explainMove(ev env.Event) string {
 	var parts []string
 	if ev.Captured > 0 {
 		victim := int(ev.CapturedSeat)
@@ -314,7 +378,7 @@ func (p *playSession) explainMove(ev env.Event) string {
 }
 
 // next says whose turn it is.
-func (p *playSession) next(seat int) string {
+func (p *narrator) next(seat int) string {
 	if seat == p.me {
 		return "Your turn"
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -52,7 +51,7 @@ func viewMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs.Usage()
 		return errUsage
 	}
-	addr, err := loopbackAddr(*listen)
+	addr, err := loopbackAddr("--listen", *listen)
 	if err != nil {
 		return err
 	}
@@ -68,47 +67,31 @@ func viewMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("--listen %s: %w", *listen, err)
 	}
-	srv := &http.Server{Handler: loopbackOnly(h), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(stdout, "yutenv view: %s game %d (%d steps): http://%s/\n", v.file, v.game, len(v.events)-1, ln.Addr())
 	fmt.Fprintln(stdout, "press Ctrl-C to stop")
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serving: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving: %w", err)
-	}
-	fmt.Fprintln(stdout, "yutenv view: stopped")
-	return nil
+	return serveUntil(ctx, ln, h, stdout, "yutenv view: stopped")
 }
 
-// loopbackAddr checks that a --listen address is on the loopback interface
-// (127.0.0.0/8, ::1 or localhost) and returns the address to listen on.
-func loopbackAddr(s string) (string, error) {
+// loopbackAddr checks that the address s of flag (--listen, --addr) is on
+// the loopback interface (127.0.0.0/8, ::1 or localhost) and returns the
+// address to listen on.
+func loopbackAddr(flag, s string) (string, error) {
 	host, port, err := net.SplitHostPort(s)
 	if err != nil {
-		return "", fmt.Errorf("--listen %q: want host:port, such as 127.0.0.1:8080 (%v)", s, err)
+		return "", fmt.Errorf("%s %q: want host:port, such as 127.0.0.1:8080 (%v)", flag, s, err)
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
-		return "", fmt.Errorf("--listen %q: port must be a number 0..65535", s)
+		return "", fmt.Errorf("%s %q: port must be a number 0..65535", flag, s)
 	}
 	switch {
 	case host == "localhost":
 		return net.JoinHostPort("127.0.0.1", port), nil
 	case host == "":
-		return "", fmt.Errorf("--listen %q: an empty host means every interface; the viewer serves loopback only (use 127.0.0.1:%s)", s, port)
+		return "", fmt.Errorf("%s %q: an empty host means every interface; it serves loopback only (use 127.0.0.1:%s)", flag, s, port)
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return "", fmt.Errorf("--listen %q: %s is not a loopback address; the viewer serves only 127.0.0.1, ::1 or localhost", s, host)
+		return "", fmt.Errorf("%s %q: %s is not a loopback address; it serves only 127.0.0.1, ::1 or localhost", flag, s, host)
 	}
 	return net.JoinHostPort(ip.String(), port), nil
 }
@@ -198,10 +181,7 @@ func newViewer(rec *env.Record, file string, game, games int) (*viewer, error) {
 	if g.Players == nil {
 		g.Players = []string{}
 	}
-	for seat := 0; seat < rec.Rules.Players; seat++ {
-		c, _ := render.SeatColor(seat)
-		g.Colors = append(g.Colors, fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B))
-	}
+	g.Colors = seatColors(rec.Rules.Players)
 	_, err := rec.Replay(func(step int, ev env.Event, s *env.State) error {
 		v.states = append(v.states, *s)
 		v.events = append(v.events, ev)
@@ -243,17 +223,10 @@ func (v *viewer) handler() (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded viewer files: %w", err)
 	}
-	page, err := fs.ReadFile(static, "index.html")
-	if err != nil {
-		return nil, fmt.Errorf("embedded viewer files: %w", err)
-	}
-	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(page))
-	})
-	mux.Handle("GET /static/", files)
+	if err := servePage(mux, static); err != nil {
+		return nil, err
+	}
 	mux.HandleFunc("GET /game.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		http.ServeContent(w, r, "game.json", time.Time{}, bytes.NewReader(v.json))
@@ -268,12 +241,43 @@ func (v *viewer) handler() (http.Handler, error) {
 		w.Header().Set("Content-Type", "image/svg+xml")
 		http.ServeContent(w, r, name+".svg", time.Time{}, bytes.NewReader(v.svg(p)))
 	})
+	return secureHeaders(mux), nil
+}
+
+// seatColors is each seat's colour as CSS "#rrggbb".
+func seatColors(players int) []string {
+	var c []string
+	for seat := 0; seat < players; seat++ {
+		col, _ := render.SeatColor(seat)
+		c = append(c, fmt.Sprintf("#%02x%02x%02x", col.R, col.G, col.B))
+	}
+	return c
+}
+
+// servePage adds a page's index.html (at /) and its other files (at
+// /static/...) from static to mux.
+func servePage(mux *http.ServeMux, static fs.FS) error {
+	page, err := fs.ReadFile(static, "index.html")
+	if err != nil {
+		return fmt.Errorf("embedded page files: %w", err)
+	}
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(page))
+	})
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	return nil
+}
+
+// secureHeaders adds the headers every local page answers with: the page
+// may load only its own scripts, styles and data, and nothing is cached.
+func secureHeaders(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", contentSecurity)
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
-		mux.ServeHTTP(w, r)
-	}), nil
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", contentSecurity)
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("Referrer-Policy", "no-referrer")
+		hd.Set("Cache-Control", "no-store")
+		h.ServeHTTP(w, r)
+	})
 }

@@ -239,7 +239,7 @@ func TestLoopbackAddr(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			got, err := loopbackAddr(tc.in)
+			got, err := loopbackAddr("--listen", tc.in)
 			if tc.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.err)

@@ -17,7 +17,7 @@ from yutenv import pettingzoo as ypz
     "bad, error",
     [
         ({"obs_type": "list"}, ValueError),
-        ({"render_mode": "human"}, ValueError),
+        ({"render_mode": "window"}, ValueError),
         ({"illegal": "ignore"}, ValueError),
         ({"reward": "score"}, ValueError),
         ({"seat": -1}, ValueError),

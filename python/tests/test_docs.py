@@ -173,15 +173,15 @@ def _shell_prelude(scratch: Path) -> str:
     )
 
 
-# Servers (view, serve) must start and keep running; `play` plays a whole game, its person
-# choosing the first legal move every time.
+# Servers (view, serve, play --web) must start and keep running; `play` plays a whole game, its
+# person choosing the first legal move every time.
 _DAEMONS = re.compile(r"^(\s*)((?:bin/)?yutenv (view|serve|play)\b.*?)(\s+#.*)?$", re.M)
 
 
 def run_shell(b: Block, scratch: Path) -> str:
     (scratch / "ones").write_text("1\n" * 5000)
     code = b.code if b.full else shrink(b.code)
-    code = _DAEMONS.sub(lambda m: f"{m.group(1)}yutenv_{'play' if m.group(3) == 'play' else 'daemon'} {m.group(2)}", code)
+    code = _DAEMONS.sub(lambda m: f"{m.group(1)}yutenv_{'play' if m.group(3) == 'play' and '--web' not in m.group(2) else 'daemon'} {m.group(2)}", code)
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     r = subprocess.run(["bash", "-c", _shell_prelude(scratch) + code], cwd=scratch, env=env,

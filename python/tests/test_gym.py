@@ -204,7 +204,7 @@ def test_bad_arguments_map_to_exceptions(srv: yutenv.Server) -> None:
     with pytest.raises(yutenv.InvalidArgumentError):
         yutenv.YutEnv(server=srv, tier="no-such-tier")
     with pytest.raises(ValueError):
-        yutenv.YutEnv(server=srv, render_mode="human")
+        yutenv.YutEnv(server=srv, render_mode="window")
     env = yutenv.YutEnv(server=srv)
     with pytest.raises(ValueError):
         env.reset(options={"nope": 1})
@@ -367,3 +367,37 @@ def test_reset_refuses_bad_seeds_before_changing_anything(srv: yutenv.Server, se
         env.reset(seed=seed)  # type: ignore[arg-type]
     assert env.np_random.bit_generator.state == state
     env.close()
+
+
+def test_check_env_human_render_mode(srv: yutenv.Server) -> None:
+    # The checker's render checks (not skipped): metadata["render_modes"] and render_fps, and
+    # render() returning None in human mode, for every declared mode through the spec.
+    env = gymnasium.make("yutenv/Yut-v0", server=srv, illegal="penalty", render_mode="human")
+    assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_env(env.unwrapped)
+    env.close()
+
+
+def test_human_render_prints_every_reset_and_step(srv: yutenv.Server, capsys: pytest.CaptureFixture[str]) -> None:
+    # Gymnasium's human mode: reset and step draw the live board, render() returns None.
+    # Each printed board is the "ansi" render of the same position.
+    human = yutenv.YutEnv(server=srv, render_mode="human")
+    ansi = yutenv.YutEnv(server=srv, render_mode="ansi")
+    _, info = human.reset(seed=5)
+    ansi.reset(seed=5)
+    want = [ansi.render()]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        a = pick(rng, info["action_mask"])
+        _, _, term, trunc, info = human.step(a)
+        ansi.step(a)
+        want.append(ansi.render())
+        if term or trunc:
+            break
+    assert human.render() is None
+    out = capsys.readouterr().out
+    assert out == "".join(str(w) + ("" if str(w).endswith("\n") else "\n") + "\n" for w in want)
+    human.close()
+    ansi.close()

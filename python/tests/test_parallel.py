@@ -130,3 +130,23 @@ def test_rgb_array_shows_the_game(server: yutenv.Server) -> None:
     later = env.render()
     assert isinstance(later, np.ndarray) and not np.array_equal(first, later)
     env.close()
+
+
+def test_human_render_mode(server: yutenv.Server, capsys: pytest.CaptureFixture[str]) -> None:
+    # Human mode: reset and every step print the live board (one AEC step each), render() is None.
+    env = parallel_env(server=server, render_mode="human")
+    assert env.metadata["render_modes"] == ["human", "ansi", "rgb_array"] and env.metadata["render_fps"] > 0
+    ansi = parallel_env(server=server, render_mode="ansi")
+    obs, infos = env.reset(seed=4)
+    ansi.reset(seed=4)
+    want = [str(ansi.render())]
+    for _ in range(3):
+        actor = next(a for a in env.agents if infos[a]["acting"])
+        actions = {a: int(np.flatnonzero(obs[a]["action_mask"])[0]) if a == actor else 0 for a in env.agents}
+        obs, _, _, _, infos = env.step(actions)
+        ansi.step(actions)
+        want.append(str(ansi.render()))
+    assert env.render() is None
+    assert capsys.readouterr().out == "".join(w + ("" if w.endswith("\n") else "\n") + "\n" for w in want)
+    env.close()
+    ansi.close()

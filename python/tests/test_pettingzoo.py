@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 from conftest import pick
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 import yutenv
 import yutenv.pettingzoo as ypz
@@ -183,3 +185,28 @@ def test_observe_every_agent_sees_its_own_view(srv: yutenv.Server) -> None:
         env.step(pick(rng, obs["action_mask"]))
     assert checked > 20
     env.close()
+
+
+def test_render_test(srv: yutenv.Server, capsys: pytest.CaptureFixture[str]) -> None:
+    # PettingZoo's own render test: every mode of metadata["render_modes"], "human" among them
+    # (render() returns None, the board is printed at every reset and step).
+    assert ypz.env(server=srv).metadata["render_modes"] == ["human", "ansi", "rgb_array"]
+    render_test(functools.partial(ypz.env, server=srv))
+    assert "A" in capsys.readouterr().out
+
+
+def test_human_render_prints_every_reset_and_step(srv: yutenv.Server, capsys: pytest.CaptureFixture[str]) -> None:
+    human = ypz.raw_env(server=srv, render_mode="human")
+    ansi = ypz.raw_env(server=srv, render_mode="ansi")
+    human.reset(seed=2)
+    ansi.reset(seed=2)
+    want = [str(ansi.render())]
+    for _ in range(3):
+        a = int(np.flatnonzero(human.action_mask())[0])
+        human.step(a)
+        ansi.step(a)
+        want.append(str(ansi.render()))
+    assert human.render() is None
+    assert capsys.readouterr().out == "".join(w + ("" if w.endswith("\n") else "\n") + "\n" for w in want)
+    human.close()
+    ansi.close()

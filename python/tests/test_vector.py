@@ -306,3 +306,12 @@ def test_reset_with_seed_list_seeds_np_random(srv: yutenv.Server) -> None:
     with pytest.raises(ValueError, match="seed must be"):
         v.reset(seed=[3, 2**64])
     v.close()
+
+
+def test_human_render_mode_is_for_one_game(srv: yutenv.Server) -> None:
+    # "human" prints one board per step: a vector env refuses it and does not declare it.
+    with pytest.raises(ValueError, match="human"):
+        yutenv.YutVectorEnv(2, server=srv, render_mode="human")
+    v = yutenv.YutVectorEnv(1, server=srv)
+    assert "human" not in v.metadata["render_modes"]
+    v.close()

@@ -12,6 +12,9 @@ Gymnasium's terms.
 from __future__ import annotations
 
 import struct
+import sys
+import time
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
@@ -113,6 +116,26 @@ def render_frame(batch: "Batch", mode: str, index: int) -> str | npt.NDArray[np.
     if mode == "ansi":
         return batch.render(index)
     raise ValueError(f"unknown render mode {mode!r}")
+
+
+class HumanRender:
+    """The ``"human"`` render mode: the board as text printed to ``sys.stdout`` at every reset and
+    step, at most ``fps`` frames a second (the env's ``metadata["render_fps"]``) so that a person
+    can follow the game, as Gymnasium's ``human`` mode paces its window."""
+
+    def __init__(self, fps: float) -> None:
+        self._period = 1.0 / fps if fps > 0 else 0.0
+        self._due = 0.0
+
+    def show(self, batch: "Batch", index: int = 0) -> None:
+        text = batch.render(index)
+        wait = self._due - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+        self._due = time.monotonic() + self._period
 
 
 class NotCopyable:

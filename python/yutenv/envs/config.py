@@ -33,6 +33,10 @@ from ..connection.session import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 RENDER_MODES = ("ansi", "rgb_array")
 """Render modes of every front end: the board as text, or as a (480, 720, 3) uint8 image."""
 
+HUMAN_RENDER_MODES = ("human", *RENDER_MODES)
+"""Render modes of the one-game front ends (YutEnv, the PettingZoo envs): ``"human"`` also
+prints the board as text to the terminal at every reset and step."""
+
 
 @dataclass(frozen=True)
 class EnvConfig:
@@ -60,7 +64,8 @@ class EnvConfig:
     Attributes:
         obs_type: ``"box"`` (a float32 vector) or ``"dict"`` (``{"observation", "action_mask"}``;
             the AEC env always uses the dict).
-        render_mode: None, ``"ansi"`` (the board as text) or ``"rgb_array"`` (an image).
+        render_mode: None, ``"ansi"`` (the board as text), ``"rgb_array"`` (an image) or, for
+            the one-game envs, ``"human"`` (the board printed to the terminal at every step).
 
     Connection:
 
@@ -105,7 +110,7 @@ class EnvConfig:
             _need_str("tier", self.tier)
         _need_choice("obs_type", self.obs_type, ("box", "dict"))
         if self.render_mode is not None:
-            _need_choice("render_mode", self.render_mode, RENDER_MODES)
+            _need_choice("render_mode", self.render_mode, HUMAN_RENDER_MODES)
         _need_choice("illegal", self.illegal, ("error", "penalty"))
         _need_choice("reward", self.reward, ("win", "progress"))
         if isinstance(self.max_decisions, bool) or not isinstance(self.max_decisions, int) or self.max_decisions < 0:

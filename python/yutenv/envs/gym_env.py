@@ -13,8 +13,8 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from .._wire.client import SINGLE_ENV_SPIN
-from .config import RENDER_MODES, EnvConfig
-from .batch import check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
+from .config import HUMAN_RENDER_MODES, EnvConfig
+from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from ..errors import ClosedError, ResetNeeded, YutEnvError
 
 ObsType = Union[npt.NDArray[np.float32], Dict[str, npt.NDArray[Any]]]
@@ -61,7 +61,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
     state, which continues exactly as the original would: same seeds, same opponent moves.
     """
 
-    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 4}
+    metadata: dict[str, Any] = {"render_modes": list(HUMAN_RENDER_MODES), "render_fps": 4}
 
     def __init__(self, config: EnvConfig | None = None, **options: Any) -> None:
         self.config = EnvConfig.build(config, **options)
@@ -71,6 +71,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         cfg = self.config
         self.closed = True
         self.render_mode = cfg.render_mode
+        self._human = HumanRender(self.metadata["render_fps"]) if cfg.render_mode == "human" else None
         self.obs_type = cfg.obs_type
         self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
@@ -129,7 +130,10 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             if unknown:
                 raise ValueError(f"unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}")
             opts = dict(options)
-        return self._reset(game_seed, opts)
+        out = self._reset(game_seed, opts)
+        if self._human is not None:
+            self._human.show(self._batch)
+        return out
 
     def _reset(self, game_seed: int, opts: dict[str, Any] | None) -> tuple[ObsType, dict[str, Any]]:
         r = self._batch.reset(game_seed, opts)
@@ -164,6 +168,8 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             info["illegal"] = True
         if "info" in r:
             info.update(fit_info(r["info"][0]))
+        if self._human is not None:
+            self._human.show(self._batch)
         return self._observation(obs, mask), _f32(r["reward"])[0], terminated, truncated, info
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
@@ -175,6 +181,8 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             return None
         if self._needs_reset and self.game_seed is None:
             raise ResetNeeded("render: call reset() first")
+        if self.render_mode == "human":
+            return None  # reset and step print the board
         return render_frame(self._batch, self.render_mode, 0)
 
     def close(self) -> None:

@@ -39,8 +39,8 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .._wire.client import SINGLE_ENV_SPIN
-from .config import RENDER_MODES, EnvConfig
-from .batch import NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
+from .config import HUMAN_RENDER_MODES, EnvConfig
+from .batch import HumanRender, NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
 from ..errors import ClosedError, IllegalActionError, ResetNeeded
 
 __all__ = ["env", "raw_env", "YutAECEnv"]
@@ -68,7 +68,12 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
     :meth:`save_state` / :meth:`load_state` move a game between envs.
     """
 
-    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "name": "yut_v0", "is_parallelizable": False}
+    metadata: dict[str, Any] = {
+        "render_modes": list(HUMAN_RENDER_MODES),
+        "render_fps": 4,
+        "name": "yut_v0",
+        "is_parallelizable": False,
+    }
     _not_copyable = (
         "the yutenv AEC env cannot be pickled or copied: its game lives in a server session. "
         "Make a new env where you need it (yutenv.pettingzoo.env(config=e.config)) and move the "
@@ -84,6 +89,7 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
                 raise ValueError(f"the AEC env has no {name!r} option: every seat is an agent")
         self.config = cfg = dataclasses.replace(cfg, **{name: getattr(_DEFAULTS, name) for name in single})
         self.render_mode = cfg.render_mode
+        self._human = HumanRender(self.metadata["render_fps"]) if cfg.render_mode == "human" else None
         self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
         self._batch = open_batch(1, cfg, "multi", "next_step", spin=SINGLE_ENV_SPIN)
@@ -146,6 +152,8 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         self._obs = [self._zero_obs] * self.players
         self._set_decision(r.obs[0], r.mask[0], int(r.to_move[0]))
         self._skip_agent_selection = None
+        if self._human is not None:
+            self._human.show(self._batch)
 
     def _set_decision(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8], to_move: int) -> None:
         self._obs[to_move] = obs
@@ -187,14 +195,19 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
                 self.truncations[ag] = truncated and not terminated
         self._set_decision(r.obs[0], r.mask[0], int(r.to_move[0]))
         self._accumulate_rewards()
+        if self._human is not None:
+            self._human.show(self._batch)
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
-        """The position: text (``"ansi"``) or a (480, 720, 3) uint8 image (``"rgb_array"``)."""
+        """The position: text (``"ansi"``) or a (480, 720, 3) uint8 image (``"rgb_array"``); None
+        in ``"human"`` mode, where reset and step print the board."""
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
         if self.game_seed is None:
             raise ResetNeeded("render: call reset() first")
+        if self.render_mode == "human":
+            return None  # reset and step print the board
         return render_frame(self._batch, self.render_mode, 0)
 
     def close(self) -> None:

@@ -56,7 +56,11 @@ class YutParallelEnv(ParallelEnv[str, ObsDict, int]):  # type: ignore[misc]
     ``server``, ``timeout``); the game is played by one such AEC env, ``self.aec``.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "name": "yut_parallel_v0"}
+    metadata: dict[str, Any] = {
+        "render_modes": ["human", "ansi", "rgb_array"],
+        "render_fps": 4,
+        "name": "yut_parallel_v0",
+    }
 
     def __init__(self, **kwargs: Any) -> None:
         self.aec = YutAECEnv(**kwargs)
@@ -122,7 +126,8 @@ class YutParallelEnv(ParallelEnv[str, ObsDict, int]):  # type: ignore[misc]
         return out
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
-        """The position: text (``"ansi"``) or a (480, 720, 3) uint8 image (``"rgb_array"``)."""
+        """The position: text (``"ansi"``) or a (480, 720, 3) uint8 image (``"rgb_array"``); None
+        in ``"human"`` mode, where reset and step print the board (each step is one AEC step)."""
         return self.aec.render()
 
     def close(self) -> None:

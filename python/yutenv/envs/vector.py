@@ -78,6 +78,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
                 "(use AutoresetMode.NEXT_STEP or AutoresetMode.SAME_STEP)"
             )
         self.config = cfg = EnvConfig.build(config, **options)
+        if cfg.render_mode == "human":
+            raise ValueError(f"render_mode 'human' is for one game (YutEnv); a vector env renders {list(RENDER_MODES)}")
         self.autoreset_mode = mode
         self.metadata = {"render_modes": list(RENDER_MODES), "autoreset_mode": mode}
         self.render_mode = cfg.render_mode
