@@ -19,6 +19,7 @@ import (
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/stats"
 	"github.com/yutenv/yutenv/vecenv"
 )
@@ -165,6 +166,9 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(*list) == 0 {
+		specs = playable(specs, rules)
+	}
 	if rules.Players != 2 {
 		return fmt.Errorf("a ladder needs two-seat rules (a rating compares two agents), got %d seats; compare agents pairwise with yutenv eval --a --b", rules.Players)
 	}
@@ -215,6 +219,25 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// playable drops from the built-in scale's specs the agents that do not
+// play rules (the shipped network az under rules it was not trained for),
+// saying so on stderr.
+func playable(specs []string, rules env.Rules) []string {
+	out := specs[:0:0]
+	for _, s := range specs {
+		sp, err := agent.ParseSpec(s)
+		if err == nil {
+			err = nnet.CheckSpecRules(sp, rules)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ladder: leaving out %s: %v\n", s, err)
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // ladderSpecs returns the canonical specs of --agents, or the built-in

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
 )
 
 // ladderRun runs "yutenv ladder" in the process with a state file in dir
@@ -220,4 +224,25 @@ func FuzzLadderState(f *testing.F) {
 		assert.LessOrEqual(t, st.played(), len(st.Pairs)*st.Key.Games)
 		_, _ = ladderFit(st, 0, 0)
 	})
+}
+
+func TestLadderDefaultsLeaveOutAgentsThatRefuseTheRules(t *testing.T) {
+	kata, err := env.ParseRules("kata")
+	require.NoError(t, err)
+	tests := []struct {
+		name  string
+		rules env.Rules
+		az    bool
+	}{
+		{"standard keeps az", env.Standard(), true},
+		{"kata leaves az out", kata, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := playable(agent.LadderSpecs(), tt.rules)
+			assert.Equal(t, tt.az, slices.Contains(got, "az"))
+			assert.Equal(t, tt.az, slices.Contains(got, "az,sims=200"))
+			assert.Contains(t, got, "random", "the anchor stays")
+		})
+	}
 }

@@ -432,7 +432,8 @@ func contains(list []string, s string) bool {
 // LadderSpecs returns the agents "yutenv ladder" rates when given none, the
 // published scale of docs/BASELINES.md: every built-in agent family at a few
 // budgets, "random" (the scale's anchor, rated 0) first. It is the one list
-// of them; a shipped network joins the ladder by one more line here.
+// of them; the shipped network az is on it alone and with search (a
+// ladder under rules az does not play leaves it out).
 func LadderSpecs() []string {
 	return []string{
 		"random",
@@ -441,5 +442,7 @@ func LadderSpecs() []string {
 		"mcts:100",
 		"mcts:400",
 		"mcts:2000",
+		"az",
+		"az,sims=200",
 	}
 }
