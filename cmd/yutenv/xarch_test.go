@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
@@ -139,8 +141,12 @@ func TestSameGamesOnEveryArch(t *testing.T) {
 	} else {
 		t.Log("this CPU has no AVX2/FMA: the GOAMD64=v3 build is not run")
 	}
+	arm := buildFor(t, dir, "yutenv-arm64", "GOARCH=arm64")
+	t.Run("no FMA in arm64 decision code", func(t *testing.T) {
+		assert.Empty(t, fusedSites(t, arm), "fused multiply-adds left in yutenv's arm64 code: round each product with float64(x*y) (docs/COMPATIBILITY.md)")
+	})
 	if qemu, err := exec.LookPath("qemu-aarch64-static"); err == nil {
-		targets = append(targets, xarchTarget{name: "arm64 qemu", cmd: []string{qemu, buildFor(t, dir, "yutenv-arm64", "GOARCH=arm64")}})
+		targets = append(targets, xarchTarget{name: "arm64 qemu", cmd: []string{qemu, arm}})
 	} else {
 		missingTool(t, "no qemu-aarch64-static on PATH: install it with scripts/install-test-tools.sh (Debian's qemu-user-static); the arm64 build is not run")
 	}
@@ -156,6 +162,36 @@ func TestSameGamesOnEveryArch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fusedSites returns the functions of yutenv's own packages (but the
+// renderer, whose drawing is not a decision) in the arm64 binary bin that
+// hold a fused multiply-add or -subtract instruction, with their count:
+// the byte-for-byte games cannot reach every path (Dirichlet noise, other
+// rules), this finds the sites they miss.
+func fusedSites(t *testing.T, bin string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "objdump", "-s", `^github\.com/yutenv/yutenv/(az|dataset|env|internal|nnet|obs|server|stats|vecenv)[./]`, bin).CombinedOutput()
+	require.NoError(t, err, "go tool objdump: %s", out)
+	count := map[string]int{}
+	var fn string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(line, "TEXT ") {
+			fn = strings.Fields(line)[1]
+			continue
+		}
+		for _, op := range []string{"\tFMADD", "\tFMSUB", "\tFNMADD", "\tFNMSUB", "\tVFMLA", "\tVFMLS"} {
+			if strings.Contains(line, op) {
+				count[fn]++
+			}
+		}
+	}
+	var sites []string
+	for fn, n := range count {
+		sites = append(sites, fmt.Sprintf("%s (%d)", fn, n))
+	}
+	sort.Strings(sites)
+	return sites
 }
 
 // missingTool fails the test when YUTENV_REQUIRE_TOOLS=1 (as in CI) and
