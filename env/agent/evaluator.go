@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/yutenv/yutenv/internal/detmath"
-
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/detmath"
 )
 
 // ErrEvaluator is wrapped by every error an MCTS reports about its

@@ -7,9 +7,8 @@ import (
 	"math/bits"
 	"time"
 
-	"github.com/yutenv/yutenv/internal/detmath"
-
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/detmath"
 )
 
 // Gumbel root selection with sequential halving (Danihelka, Guez,
@@ -89,7 +88,8 @@ func (t *tree) prepareGumbel(sims int) {
 	k := int(root.count)
 	for e := 0; e < k; e++ {
 		u := (float64(t.roll.r.uint64()>>11) + 0.5) / (1 << 53) // in (0, 1): g is finite
-		t.gumbels[e] = -detmath.Log(-detmath.Log(u))            // not math.Log: the same bits on every machine
+		// detmath, not math.Log: the same bits on every machine.
+		t.gumbels[e] = -detmath.Log(-detmath.Log(u))
 	}
 	t.schedule = GumbelSchedule(t.schedule, min(t.gumbelM, k), sims)
 }

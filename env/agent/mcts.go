@@ -6,9 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/yutenv/yutenv/internal/detmath"
-
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/detmath"
 )
 
 func init() {
