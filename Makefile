@@ -45,7 +45,8 @@ go-test:
 	$(GO) test -count=1 ./...
 	$(GO) test -race -count=1 ./...
 
-# Chromium (the replay viewer's browser test), qemu-user-static (the aarch64 wheel) and file:
+# Chromium (the replay viewer's browser test), qemu-user-static (the aarch64 wheel, the arm64
+# games of cmd/yutenv/xarch_test.go) and file:
 # without root their tests are skipped, unless YUTENV_REQUIRE_TOOLS=1 (as CI sets).
 test-deps:
 	@bash scripts/install-test-tools.sh || [ -z "$$YUTENV_REQUIRE_TOOLS" ]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/detmath"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -87,7 +88,7 @@ func (e *Evaluator) Evaluate(s *env.State, priors []float32) (float64, error) {
 		key = e.cache.key(e.x)
 		clear(priors[:env.NumActions])
 		if v, ok := e.cache.get(key, legal, priors); ok {
-			return math.Tanh(float64(v)), nil
+			return detmath.Tanh(float64(v)), nil
 		}
 	}
 	v := e.net.Forward(e.sc, e.x, e.logits[:])
@@ -104,7 +105,7 @@ func (e *Evaluator) Evaluate(s *env.State, priors []float32) (float64, error) {
 	if e.cache != nil {
 		e.cache.put(key, legal, priors, v)
 	}
-	return math.Tanh(float64(v)), nil
+	return detmath.Tanh(float64(v)), nil
 }
 
 // ErrNonFinite is returned by Evaluate (and so by the agent) when the
@@ -124,7 +125,7 @@ func Softmax(logits []float32, legal []env.Action, dst []float32) {
 	}
 	sum := 0.0
 	for _, a := range legal {
-		p := math.Exp(float64(logits[a] - m))
+		p := detmath.Exp(float64(logits[a] - m)) // not math.Exp: the same bits on every machine
 		dst[a] = float32(p)
 		sum += p
 	}

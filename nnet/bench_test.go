@@ -51,7 +51,7 @@ var _ agent.Evaluator = (*Evaluator)(nil)
 
 // benchPositions returns n decision states with at least two legal actions
 // from random games (every 7th decision), the same for every agent.
-func benchPositions(b *testing.B, n int) []env.State {
+func benchPositions(b testing.TB, n int) []env.State {
 	b.Helper()
 	var out []env.State
 	r, err := agent.New("random", 1)

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/vmihailenco/msgpack/v5"
-	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
@@ -277,10 +276,13 @@ func (n *Net) NewScratch() *Scratch {
 // transposed weights, once).
 //
 // Each layer is computed as out = b + Σ x[i]·W[:, i] over the inputs that
-// are not zero, a column at a time with gonum's float32 axpy (SSE assembly
-// on amd64): the observations are mostly zeros and ReLU zeroes about half
-// of every hidden layer, so this skips their work, and the axpy runs four
-// products an instruction (docs/BENCHMARKS.md, "Network forward pass").
+// are not zero, a column at a time with a float32 axpy (gonum's SSE
+// assembly on amd64): the observations are mostly zeros and ReLU zeroes
+// about half of every hidden layer, so this skips their work, and the axpy
+// runs four products an instruction (docs/BENCHMARKS.md, "Network forward
+// pass"). Every product is rounded before it is added, in the same order,
+// on every architecture, so the outputs are the same bits everywhere
+// (docs/COMPATIBILITY.md, "Seeds").
 func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 	cols := n.columns()
 	in := x
@@ -302,7 +304,7 @@ func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 	w := n.Value.W[:len(in)]
 	for i, xi := range in {
 		if xi != 0 {
-			v += w[i] * xi
+			v += float32(w[i] * xi) // rounded: arm64 would fuse it into an FMA (docs/COMPATIBILITY.md, "Seeds")
 		}
 	}
 	return v
@@ -342,10 +344,6 @@ func transpose(l *Layer) []float32 {
 	return t
 }
 
-// blas32 is gonum's pure-Go BLAS, with assembly kernels for the level-1
-// float32 routines on amd64.
-var blas32 gonum.Implementation
-
 // sparseDense computes out = W·in + b from the transposed weights wt,
 // skipping the inputs that are zero.
 func sparseDense(l *Layer, wt, in, out []float32) {
@@ -353,7 +351,7 @@ func sparseDense(l *Layer, wt, in, out []float32) {
 	copy(out, l.B)
 	for i, v := range in[:l.In] {
 		if v != 0 {
-			blas32.Saxpy(l.Out, v, wt[i*l.Out:(i+1)*l.Out], 1, out, 1)
+			axpy(v, wt[i*l.Out:(i+1)*l.Out], out)
 		}
 	}
 }

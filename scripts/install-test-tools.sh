@@ -2,7 +2,8 @@
 # Installs the Debian packages that some tests drive for real, when their command is missing:
 #   chromium (+ fonts)  the viewer's browser test (cmd/yutenv/view_browser_test.go)
 #   qemu-aarch64-static the Linux aarch64 wheel's server run under user-mode emulation
-#                       (python/tests/test_wheels.py)
+#                       (python/tests/test_wheels.py), and the arm64 build's games compared
+#                       with amd64's byte for byte (cmd/yutenv/xarch_test.go)
 #   file                the format and architecture of every wheel's binary (test_wheels.py)
 # Safe to run again: it installs nothing that is already there. Needs root (CI and developer
 # machines run as root) and Debian's package mirror.

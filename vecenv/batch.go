@@ -716,7 +716,9 @@ func potentials(s *env.State, phi *[env.MaxPlayers]float32) {
 	}
 	for st := env.Station(0); st < env.NumStations; st++ {
 		if seat, h, route, ok := s.StackAt(st); ok {
-			prog[seat] += float64(h) * (full - float64(r.StepsToFinish(st, route)))
+			// Rounded before the sum: arm64 would fuse it into an FMA and the
+			// shaped reward would differ in its last bit (docs/COMPATIBILITY.md, "Seeds").
+			prog[seat] += float64(float64(h) * (full - float64(r.StepsToFinish(st, route))))
 		}
 	}
 	var total float64

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/detmath"
 )
 
 // ErrEvaluator is wrapped by every error an MCTS reports about its
@@ -162,7 +163,8 @@ func (t *tree) addNoise() {
 	}
 	for e := 0; e < k; e++ {
 		ed := &t.edges[first+e]
-		ed.prob = float32((1-t.frac)*float64(ed.prob) + t.frac*t.score[e]/sum)
+		// float64(…) rounds the product: no FMA on arm64 (docs/COMPATIBILITY.md, "Seeds").
+		ed.prob = float32(float64((1-t.frac)*float64(ed.prob)) + t.frac*t.score[e]/sum)
 	}
 }
 
@@ -170,9 +172,9 @@ func (t *tree) addNoise() {
 func (r *rng) normal() float64 {
 	for {
 		u, v := 2*r.float64()-1, 2*r.float64()-1
-		s := u*u + v*v
+		s := float64(u*u) + float64(v*v) // rounded products: no FMA on arm64
 		if s > 0 && s < 1 {
-			return u * math.Sqrt(-2*math.Log(s)/s)
+			return u * math.Sqrt(-2*detmath.Log(s)/s) // Sqrt is exact everywhere; math.Log is not
 		}
 	}
 }
@@ -182,20 +184,20 @@ func (r *rng) normal() float64 {
 func (r *rng) gamma(alpha float64) float64 {
 	boost := 1.0
 	if alpha < 1 {
-		boost = math.Pow(1-r.float64(), 1/alpha) // 1-U in (0, 1]
+		boost = detmath.Pow(1-r.float64(), 1/alpha) // 1-U in (0, 1]
 		alpha++
 	}
 	d := alpha - 1.0/3
 	c := 1 / math.Sqrt(9*d)
 	for {
 		x := r.normal()
-		v := 1 + c*x
+		v := 1 + float64(c*x) // rounded products here and below: no FMA on arm64
 		if v <= 0 {
 			continue
 		}
-		v = v * v * v
+		v = float64(v * v * v)
 		u := 1 - r.float64()
-		if math.Log(u) < 0.5*x*x+d-d*v+d*math.Log(v) {
+		if detmath.Log(u) < float64(0.5*x*x)+d-float64(d*v)+float64(d*detmath.Log(v)) {
 			return d * v * boost
 		}
 	}

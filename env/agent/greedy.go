@@ -183,7 +183,7 @@ func (sc *scorer) score(s *env.State, a env.Action) float64 {
 		_, height, route, _ := s.StackAt(a.Station())
 		h = height
 		remBefore = sc.rules.StepsToFinish(a.Station(), route)
-		exposedBefore = sc.danger(sc.reach[a.Station()]) * float64(h) * (GreedyExposureBase + float64(lapSteps-remBefore))
+		exposedBefore = float64(sc.danger(sc.reach[a.Station()]) * float64(h) * (GreedyExposureBase + float64(lapSteps-remBefore)))
 	}
 	capRem := 0 // steps to finish of the stack the move captures, if any
 	if to, _, fin, ok := destinationOf(s, a); ok && !fin {
@@ -196,21 +196,24 @@ func (sc *scorer) score(s *env.State, a env.Action) float64 {
 	if err != nil {
 		return math.Inf(-1)
 	}
+	// Every product below is rounded by float64(…) before it is summed: arm64
+	// (and GOAMD64=v3) would fuse it into an FMA, which rounds once, and a
+	// rollout could then play another move (docs/COMPATIBILITY.md, "Seeds").
 	score := 0.0
 	if ev.Placed {
 		score += GreedyWin
 	}
 	if ev.Captured > 0 {
-		score += float64(ev.Captured) * (GreedyCapture + GreedyCaptureProgress*float64(lapSteps-capRem))
+		score += float64(float64(ev.Captured) * (GreedyCapture + float64(GreedyCaptureProgress*float64(lapSteps-capRem))))
 	}
-	score += GreedyFinish * float64(ev.Finished)
+	score += float64(GreedyFinish * float64(ev.Finished))
 	remAfter := 0
 	if ev.Finished == 0 {
 		remAfter = sc.rules.StepsToFinish(ev.To, ev.ToRoute)
 	}
-	score += GreedyAdvance * float64(h*(remBefore-remAfter))
+	score += float64(GreedyAdvance * float64(h*(remBefore-remAfter)))
 	if ev.Joined {
-		score += GreedyStack * float64(int(ev.Height)-h)
+		score += float64(GreedyStack * float64(int(ev.Height)-h))
 	}
 	score += exposedBefore
 	if ev.Finished == 0 {
@@ -219,7 +222,7 @@ func (sc *scorer) score(s *env.State, a env.Action) float64 {
 		if ev.Captured > 0 {
 			danger = sc.dangerAfter(&c, me, ev.To)
 		}
-		score -= danger * float64(ev.Height) * (GreedyExposureBase + float64(lapSteps-remAfter))
+		score -= float64(danger * float64(ev.Height) * (GreedyExposureBase + float64(lapSteps-remAfter)))
 	}
 	return score
 }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/detmath"
 )
 
 // Gumbel root selection with sequential halving (Danihelka, Guez,
@@ -61,7 +63,7 @@ func GumbelSchedule(dst []int32, m, sims int) []int32 {
 		}
 		return dst
 	}
-	log2m := int(math.Ceil(math.Log2(float64(m))))
+	log2m := bits.Len(uint(m - 1)) // ⌈log2 m⌉ for m >= 2, in integers
 	var visits [env.NumActions]int32
 	k := m
 	for len(dst) < sims {
@@ -86,7 +88,8 @@ func (t *tree) prepareGumbel(sims int) {
 	k := int(root.count)
 	for e := 0; e < k; e++ {
 		u := (float64(t.roll.r.uint64()>>11) + 0.5) / (1 << 53) // in (0, 1): g is finite
-		t.gumbels[e] = -math.Log(-math.Log(u))
+		// detmath, not math.Log: the same bits on every machine.
+		t.gumbels[e] = -detmath.Log(-detmath.Log(u))
 	}
 	t.schedule = GumbelSchedule(t.schedule, min(t.gumbelM, k), sims)
 }
@@ -105,7 +108,7 @@ func (t *tree) completedQ(i int32) int32 {
 		p := float64(ed.prob)
 		t.logit[e] = minLogit
 		if p > 0 {
-			t.logit[e] = math.Log(p)
+			t.logit[e] = detmath.Log(p)
 		}
 		t.qs[e], t.seen[e] = 0, false
 		if ed.child < 0 {
@@ -119,7 +122,7 @@ func (t *tree) completedQ(i int32) int32 {
 		sumN += float64(c.n)
 		maxN = max(maxN, c.n)
 		sumP += p
-		sumPQ += p * t.qs[e]
+		sumPQ += float64(p * t.qs[e]) // rounded: no FMA on arm64 (docs/COMPATIBILITY.md, "Seeds")
 	}
 	mixed := float64(nd.raw)
 	if sumP > 0 {
@@ -134,7 +137,7 @@ func (t *tree) completedQ(i int32) int32 {
 	}
 	scale := (GumbelCVisit + float64(maxN)) * GumbelCScale / max(hi-lo, 1e-8)
 	for e := 0; e < k; e++ {
-		t.sigma[e] = (t.qs[e] - lo) * scale
+		t.sigma[e] = float64((t.qs[e] - lo) * scale) // rounded: later sums must not fuse with it
 	}
 	return maxN
 }
@@ -150,7 +153,7 @@ func (t *tree) improved(i int32) {
 	}
 	sum := 0.0
 	for e := 0; e < k; e++ {
-		t.qs[e] = math.Exp(t.qs[e] - m)
+		t.qs[e] = detmath.Exp(t.qs[e] - m)
 		sum += t.qs[e]
 	}
 	for e := 0; e < k; e++ {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/detmath"
 )
 
 func init() {
@@ -190,12 +191,12 @@ func (m *MCTS) choose(k, me int, temp float64) int {
 		var wts [env.NumActions]float64
 		for i := 0; i < k; i++ {
 			if m.visits[i] > 0 {
-				wts[i] = math.Pow(m.visits[i], 1/temp)
+				wts[i] = detmath.Pow(m.visits[i], 1/temp) // not math.Pow: the same bits on every machine
 			}
 			total += wts[i]
 		}
 		if total > 0 && !math.IsInf(total, 0) {
-			x := m.pick.float64() * total
+			x := float64(m.pick.float64() * total) // rounded: x -= w must not fuse with it (docs/COMPATIBILITY.md, "Seeds")
 			for i := 0; i < k; i++ {
 				if x < wts[i] {
 					return i
@@ -325,7 +326,7 @@ func (t *tree) expand(i int32) {
 			}
 			sum := 0.0
 			for i := range legal {
-				t.score[i] = math.Exp((t.score[i] - maxS) / PriorTemp)
+				t.score[i] = detmath.Exp((t.score[i] - maxS) / PriorTemp) // not math.Exp: the same bits on every machine
 				sum += t.score[i]
 			}
 			for i, a := range legal {
@@ -456,7 +457,9 @@ func (t *tree) selectEdge(i int32) int32 {
 			if ed.child >= 0 {
 				n = float64(t.nodes[ed.child].n)
 			}
-			if gap := float64(ed.prob)*total - n; gap > bestGap {
+			// float64(p*total) rounds the product: arm64 would fuse p*total - n
+			// into one FMA and could pick another throw (docs/COMPATIBILITY.md, "Seeds").
+			if gap := float64(float64(ed.prob)*total) - n; gap > bestGap {
 				best, bestGap = e, gap
 			}
 		}
@@ -508,12 +511,14 @@ func (t *tree) selectEdge(i int32) int32 {
 		}
 	}
 	me := nd.state.ToMove()
-	logN := math.Log(float64(nd.n))
+	logN := detmath.Log(float64(nd.n)) // not math.Log: the same bits on every machine
 	best, bestScore := first, math.Inf(-1)
 	for e := first; e < first+k; e++ {
 		c := &t.nodes[t.edges[e].child]
 		n := float64(c.n)
-		if score := c.w[me]/n + t.c*math.Sqrt(logN/n); score > bestScore {
+		// float64(c×√…) rounds the product: arm64 and GOAMD64=v3 would fuse it
+		// into the sum (docs/COMPATIBILITY.md, "Seeds").
+		if score := c.w[me]/n + float64(t.c*math.Sqrt(logN/n)); score > bestScore {
 			best, bestScore = e, score
 		}
 	}
