@@ -14,6 +14,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
@@ -57,8 +58,8 @@ func (e repeatedKeyError) Error() string { return fmt.Sprintf("key %q appears tw
 // refuses more than maxKeys keys before reading any, and calls fn for every
 // key, which must consume the key's value from r. A key that is not a str
 // or appears twice is an error. It allocates nothing on success.
-func eachKey(r *reader, fn func(k []byte) error) error {
-	n, err := r.mapLen()
+func eachKey(r *msgp.Reader, fn func(k []byte) error) error {
+	n, err := r.MapLen()
 	if err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func eachKey(r *reader, fn func(k []byte) error) error {
 	}
 	var seen [maxKeys][]byte
 	for i := range n {
-		kb, err := r.str()
+		kb, err := r.Str()
 		if err != nil {
 			return fmt.Errorf("keys must be strings: %w", err)
 		}
@@ -99,12 +100,12 @@ func (e valueError) Unwrap() error { return e.err }
 // without calling fn; the error then lists the keys the method declares.
 // It allocates nothing on success (reset's params: no key is copied, and
 // the reader is the connection's).
-func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *reader) error) *Error {
+func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
 	if p == nil {
 		return nil
 	}
 	r := &c.params
-	*r = reader{b: p}
+	*r = msgp.NewReader(p)
 	err := eachKey(r, func(kb []byte) error {
 		k := ks.of(kb)
 		if k < 0 {
@@ -173,7 +174,7 @@ func (c *conn) hello(pr *helloParams) *Error {
 
 // ping answers {}.
 func (c *conn) ping(*none) *Error {
-	c.out = appendMapHeader(c.out, 0)
+	c.out = msgp.AppendMapHeader(c.out, 0)
 	return nil
 }
 
@@ -192,10 +193,10 @@ func choice(s string, names []string) (int, error) {
 // env.RulesBuilder (bools as on/off, numbers in decimal, strs as they are),
 // so the map and the string accept the same keys and aliases, fill in the
 // same defaults and refuse a repeated key with the same message.
-func rulesParam(r *reader) (env.Rules, error) {
-	switch r.peekKind() {
+func rulesParam(r *msgp.Reader) (env.Rules, error) {
+	switch r.PeekKind() {
 	case 's':
-		s, _ := r.str()
+		s, _ := r.Str()
 		rules, err := env.ParseRules(string(s))
 		if err != nil {
 			return rules, rulesError{err}
@@ -203,35 +204,35 @@ func rulesParam(r *reader) (env.Rules, error) {
 		return rules, nil
 	case 'm':
 	default:
-		_, err := r.str()
+		_, err := r.Str()
 		return env.Rules{}, fmt.Errorf("want str or map: %w", err)
 	}
 	b := env.NewRulesBuilder(env.Standard())
 	var setErr error
 	err := eachKey(r, func(k []byte) error {
 		var v string
-		switch r.peekKind() {
+		switch r.PeekKind() {
 		case 'b':
-			on, _ := r.boolean()
+			on, _ := r.Bool()
 			v = "off"
 			if on {
 				v = "on"
 			}
 		case 'i':
-			x, neg, _ := r.integer()
+			x, neg, _ := r.Int()
 			if neg {
 				v = strconv.FormatInt(int64(x), 10)
 			} else {
 				v = strconv.FormatUint(x, 10)
 			}
 		case 'f':
-			f, _ := r.float()
+			f, _ := r.Float()
 			v = strconv.FormatFloat(f, 'g', -1, 64)
 		case 's':
-			s, _ := r.str()
+			s, _ := r.Str()
 			v = string(s)
 		default:
-			return fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
+			return fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), msgp.KindName(r.PeekKind()))
 		}
 		if setErr == nil {
 			setErr = b.Set(string(k), v)
@@ -252,15 +253,15 @@ func rulesParam(r *reader) (env.Rules, error) {
 }
 
 // seatParam reads a seat: an int in 0..MaxPlayers-1 or "random".
-func seatParam(r *reader) (int, error) {
-	if r.peekKind() == 's' {
-		s, _ := r.str()
+func seatParam(r *msgp.Reader) (int, error) {
+	if r.PeekKind() == 's' {
+		s, _ := r.Str()
 		if string(s) != "random" {
 			return 0, fmt.Errorf("want a seat number or \"random\", got %q", clip(s))
 		}
 		return vecenv.RandomSeat, nil
 	}
-	v, err := r.intIn(0, env.MaxPlayers-1)
+	v, err := r.IntIn(0, env.MaxPlayers-1)
 	return int(v), err
 }
 
@@ -302,7 +303,8 @@ func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Err
 		MaxDecisions: pr.MaxDecisions, Info: pr.Info}
 	var err error
 	if pr.Rules != nil {
-		if cfg.Rules, err = rulesParam(&reader{b: pr.Rules}); err != nil {
+		r := msgp.NewReader(pr.Rules)
+		if cfg.Rules, err = rulesParam(&r); err != nil {
 			return cfg, false, false, paramError("make", "rules", err)
 		}
 	}
@@ -336,7 +338,8 @@ func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Err
 		ch.set(i)
 	}
 	if pr.Seat != nil {
-		if cfg.Seat, err = seatParam(&reader{b: pr.Seat}); err != nil {
+		r := msgp.NewReader(pr.Seat)
+		if cfg.Seat, err = seatParam(&r); err != nil {
 			return cfg, false, false, paramError("make", "seat", err)
 		}
 	}
@@ -429,37 +432,37 @@ func (c *conn) reset(p []byte) *Error {
 	var seedSet bool
 	var seed uint64
 	seedN := -1 // length of a seed array, -1 without one
-	var seedList reader
+	var seedList msgp.Reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	b, _, e := c.handleParams("reset", p, func(k int, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, func(k int, r *msgp.Reader) (err error) {
 		switch k {
 		case resetSeed:
-			switch r.peekKind() {
+			switch r.PeekKind() {
 			case 'n':
-				r.isNil()
+				r.IsNil()
 			case 'a':
 				// Checked here, stored once the handle's env count is
 				// known: nothing is allocated for a claimed length.
-				seedN, _ = r.arrayLen()
+				seedN, _ = r.ArrayLen()
 				seedList = *r
 				for i := range seedN {
-					if _, err = r.uint64v(); err != nil {
+					if _, err = r.Uint64(); err != nil {
 						return fmt.Errorf("[%d]: %w", i, err)
 					}
 				}
 			default:
-				seed, err = r.uint64v()
+				seed, err = r.Uint64()
 				seedSet = true
 			}
 		case resetOpts:
-			if r.isNil() {
+			if r.IsNil() {
 				return nil
 			}
 			start, seat, seatSet, err = resetOptions(r)
 			return err
 		case resetInfo:
-			v, err := r.boolean()
+			v, err := r.Bool()
 			info = &v
 			return err
 		}
@@ -487,7 +490,7 @@ func (c *conn) reset(p []byte) *Error {
 		b.SeedAll(seed)
 	} else {
 		for i := range b.Seeds() {
-			b.Seeds()[i], _ = seedList.uint64v() // checked while reading the params
+			b.Seeds()[i], _ = seedList.Uint64() // checked while reading the params
 		}
 	}
 	record := cfg.Info
@@ -504,12 +507,12 @@ func (c *conn) reset(p []byte) *Error {
 	if record {
 		keys++
 	}
-	out := appendMapHeader(c.out, keys)
+	out := msgp.AppendMapHeader(c.out, keys)
 	out = appendRows(out, b.Rows())
-	out = appendStr(out, "seeds")
-	out = appendArrayHeader(out, len(b.Seeds()))
+	out = msgp.AppendStr(out, "seeds")
+	out = msgp.AppendArrayHeader(out, len(b.Seeds()))
 	for _, s := range b.Seeds() {
-		out = appendUint(out, s)
+		out = msgp.AppendUint(out, s)
 	}
 	if record {
 		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
@@ -519,16 +522,16 @@ func (c *conn) reset(p []byte) *Error {
 }
 
 // resetOptions reads reset's options map (by eachKey): start and seat.
-func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
+func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
 	err = eachKey(r, func(k []byte) error {
 		switch resetOptKeys.of(k) {
 		case optStart:
-			if r.isNil() {
+			if r.IsNil() {
 				start = env.AnySeat
 				return nil
 			}
-			v, err := r.intIn(0, env.MaxPlayers-1)
+			v, err := r.IntIn(0, env.MaxPlayers-1)
 			if err != nil {
 				return fmt.Errorf("start: %w", err)
 			}
@@ -549,12 +552,12 @@ func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 
 // appendRows appends obs, mask and to_move.
 func appendRows(out []byte, rows *vecenv.Rows) []byte {
-	out = appendStr(out, "obs")
-	out = appendF32Bin(out, rows.Obs)
-	out = appendStr(out, "mask")
-	out = appendBin(out, rows.Mask)
-	out = appendStr(out, "to_move")
-	return appendI8Bin(out, rows.ToMove)
+	out = msgp.AppendStr(out, "obs")
+	out = msgp.AppendF32Bin(out, rows.Obs)
+	out = msgp.AppendStr(out, "mask")
+	out = msgp.AppendBin(out, rows.Mask)
+	out = msgp.AppendStr(out, "to_move")
+	return msgp.AppendI8Bin(out, rows.ToMove)
 }
 
 // step applies one action per env. It is the hot path: it reads its params
@@ -563,33 +566,33 @@ func (c *conn) step(p []byte) *Error {
 	var h uint64
 	var hset bool
 	var actions []byte
-	var list reader
+	var list msgp.Reader
 	listN := -1
 	var info int8 = -1
-	r := reader{b: p}
+	r := msgp.NewReader(p)
 	var err error
 	if p != nil {
 		err = eachKey(&r, func(kb []byte) error {
 			var err error
 			switch stepKeys.of(kb) {
 			case stepHandle:
-				h, err = r.uint64v()
+				h, err = r.Uint64()
 				hset = true
 			case stepActions:
-				switch r.peekKind() {
+				switch r.PeekKind() {
 				case 'B':
-					actions, _ = r.bin()
+					actions, _ = r.Bin()
 					listN = -1
 				case 'a':
-					listN, _ = r.arrayLen()
+					listN, _ = r.ArrayLen()
 					list = r
 					_, err = skipN(&r, listN)
 				default:
-					err = fmt.Errorf("want bin of int32 or array of int, got %s", kindName(r.peekKind()))
+					err = fmt.Errorf("want bin of int32 or array of int, got %s", msgp.KindName(r.PeekKind()))
 				}
 			case stepInfo:
 				var v bool
-				v, err = r.boolean()
+				v, err = r.Bool()
 				info = 0
 				if v {
 					info = 1
@@ -633,7 +636,7 @@ func (c *conn) step(p []byte) *Error {
 			return errorf(CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
 		}
 		for i := range acts {
-			v, err := list.intIn(math.MinInt32, math.MaxInt32)
+			v, err := list.IntIn(math.MinInt32, math.MaxInt32)
 			if err != nil {
 				return errorf(CodeBadRequest, "step: params.actions[%d]: %v", i, err)
 			}
@@ -667,21 +670,21 @@ func (c *conn) step(p []byte) *Error {
 		keys++
 	}
 	rows := b.Rows()
-	out := appendMapHeader(c.out, keys)
+	out := msgp.AppendMapHeader(c.out, keys)
 	out = appendRows(out, rows)
-	out = appendStr(out, "reward")
-	out = appendF32Bin(out, rows.Reward)
-	out = appendStr(out, "terminated")
-	out = appendBin(out, rows.Terminated)
-	out = appendStr(out, "truncated")
-	out = appendBin(out, rows.Truncated)
+	out = msgp.AppendStr(out, "reward")
+	out = msgp.AppendF32Bin(out, rows.Reward)
+	out = msgp.AppendStr(out, "terminated")
+	out = msgp.AppendBin(out, rows.Terminated)
+	out = msgp.AppendStr(out, "truncated")
+	out = msgp.AppendBin(out, rows.Truncated)
 	if cfg.Autoreset == vecenv.SameStep {
-		out = appendStr(out, "final_obs")
-		out = appendF32Bin(out, rows.FinalObs)
-		out = appendStr(out, "final_mask")
-		out = appendBin(out, rows.FinalMask)
-		out = appendStr(out, "final_to_move")
-		out = appendI8Bin(out, rows.FinalToMove)
+		out = msgp.AppendStr(out, "final_obs")
+		out = msgp.AppendF32Bin(out, rows.FinalObs)
+		out = msgp.AppendStr(out, "final_mask")
+		out = msgp.AppendBin(out, rows.FinalMask)
+		out = msgp.AppendStr(out, "final_to_move")
+		out = msgp.AppendI8Bin(out, rows.FinalToMove)
 	}
 	if record {
 		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
@@ -691,9 +694,9 @@ func (c *conn) step(p []byte) *Error {
 }
 
 // skipN steps over n values.
-func skipN(r *reader, n int) (int, error) {
+func skipN(r *msgp.Reader, n int) (int, error) {
 	for i := range n {
-		if _, err := r.skip(); err != nil {
+		if _, err := r.Skip(); err != nil {
 			return i, err
 		}
 	}
@@ -702,8 +705,8 @@ func skipN(r *reader, n int) (int, error) {
 
 // appendInfo appends the info list: one map per env.
 func appendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
-	out = appendStr(out, "info")
-	out = appendArrayHeader(out, b.N())
+	out = msgp.AppendStr(out, "info")
+	out = msgp.AppendArrayHeader(out, b.N())
 	for i := range b.N() {
 		if len(out) > maxFrame {
 			break // refused by finish: stop before the buffer outgrows its reservation
@@ -711,7 +714,7 @@ func appendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
 		cur, events, final, finalEvents := b.Info(i)
 		out = appendInfoMap(out, b, cur, events, final != nil)
 		if final != nil {
-			out = appendStr(out, "final_info")
+			out = msgp.AppendStr(out, "final_info")
 			out = appendInfoMap(out, b, *final, finalEvents, false)
 		}
 	}
@@ -729,33 +732,33 @@ func appendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []e
 	if withFinal {
 		keys++
 	}
-	out = appendMapHeader(out, keys)
-	out = appendStr(out, "episode")
-	out = appendUint(out, f.Episode)
-	out = appendStr(out, "seed")
-	out = appendUint(out, f.Seed)
-	out = appendStr(out, "steps")
-	out = appendUint(out, uint64(f.Steps))
-	out = appendStr(out, "decisions")
-	out = appendInt(out, int64(f.Decisions))
-	out = appendStr(out, "throws")
-	out = appendInt(out, int64(f.Throws))
-	out = appendStr(out, "winner")
-	out = appendInt(out, int64(f.Winner))
-	out = appendStr(out, "places")
+	out = msgp.AppendMapHeader(out, keys)
+	out = msgp.AppendStr(out, "episode")
+	out = msgp.AppendUint(out, f.Episode)
+	out = msgp.AppendStr(out, "seed")
+	out = msgp.AppendUint(out, f.Seed)
+	out = msgp.AppendStr(out, "steps")
+	out = msgp.AppendUint(out, uint64(f.Steps))
+	out = msgp.AppendStr(out, "decisions")
+	out = msgp.AppendInt(out, int64(f.Decisions))
+	out = msgp.AppendStr(out, "throws")
+	out = msgp.AppendInt(out, int64(f.Throws))
+	out = msgp.AppendStr(out, "winner")
+	out = msgp.AppendInt(out, int64(f.Winner))
+	out = msgp.AppendStr(out, "places")
 	p := b.Config().Rules.Players
-	out = appendArrayHeader(out, p)
+	out = msgp.AppendArrayHeader(out, p)
 	for s := range p {
-		out = appendInt(out, int64(f.Places[s]))
+		out = msgp.AppendInt(out, int64(f.Places[s]))
 	}
 	if single {
-		out = appendStr(out, "learner")
-		out = appendInt(out, int64(f.Learner))
+		out = msgp.AppendStr(out, "learner")
+		out = msgp.AppendInt(out, int64(f.Learner))
 	}
-	out = appendStr(out, "illegal")
-	out = appendBool(out, f.Illegal)
-	out = appendStr(out, "events")
-	out = appendArrayHeader(out, len(events))
+	out = msgp.AppendStr(out, "illegal")
+	out = msgp.AppendBool(out, f.Illegal)
+	out = msgp.AppendStr(out, "events")
+	out = msgp.AppendArrayHeader(out, len(events))
 	for _, ev := range events {
 		out = appendEvent(out, ev)
 	}
@@ -764,15 +767,15 @@ func appendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []e
 
 // appendEvent appends one engine event with the keys of env.EventJSON.
 func appendEvent(out []byte, ev env.Event) []byte {
-	v := obj{
+	v := msgp.Obj{
 		{"kind", ev.Kind.String()},
 		{"seat", int(ev.Seat)},
 		{"throw", ev.Throw.String()},
 	}
 	if ev.Kind == env.EventMove {
-		v = append(v, kv{"action", int(ev.Action)})
+		v = append(v, msgp.KV{"action", int(ev.Action)})
 		if !ev.Entered {
-			v = append(v, kv{"from", int(ev.From)})
+			v = append(v, msgp.KV{"from", int(ev.From)})
 		}
 		// captured counts every capture of the move, a push's included (as
 		// EventJSON does); captured_seat is the first victim's seat.
@@ -783,7 +786,7 @@ func appendEvent(out []byte, ev env.Event) []byte {
 				capSeat = int(ev.PushCapturedSeat)
 			}
 		}
-		v = append(v, obj{
+		v = append(v, msgp.Obj{
 			{"to", int(ev.To)}, {"entered", ev.Entered}, {"moved", int(ev.Moved)}, {"shortcut", ev.Shortcut},
 			{"joined", ev.Joined}, {"captured", int(ev.Captured) + int(ev.PushCaptured)}, {"captured_seat", capSeat},
 			{"finished", int(ev.Finished)}, {"loses_turn", ev.LosesTurn}, {"pushed", int(ev.Pushed)},
@@ -793,14 +796,14 @@ func appendEvent(out []byte, ev env.Event) []byte {
 			if ev.PushCaptured > 0 {
 				pushSeat = int(ev.PushCapturedSeat)
 			}
-			v = append(v, obj{{"pushed_from", int(ev.PushedFrom)}, {"push_captured", int(ev.PushCaptured)}, {"push_captured_seat", pushSeat}}...)
+			v = append(v, msgp.Obj{{"pushed_from", int(ev.PushedFrom)}, {"push_captured", int(ev.PushCaptured)}, {"push_captured_seat", pushSeat}}...)
 		}
 	}
-	v = append(v, obj{
+	v = append(v, msgp.Obj{
 		{"bonus_throw", ev.BonusThrow}, {"discarded", int(ev.Discarded)}, {"turn_ended", ev.TurnEnded},
 		{"turns_missed", int(ev.TurnsMissed)}, {"game_over", ev.GameOver}, {"text", ev.String()},
 	}...)
-	return appendValue(out, v)
+	return msgp.AppendValue(out, v)
 }
 
 // handleOnly are the params of a method that takes a handle only.
@@ -818,18 +821,18 @@ func (c *conn) closeHandle(pr *handleOnly) *Error {
 	c.envs -= b.N()
 	c.srv.releaseEnvs(b.N(), b.Bytes())
 	c.srv.stats.handles.Add(-1)
-	c.out = appendMapHeader(c.out, 0)
+	c.out = msgp.AppendMapHeader(c.out, 0)
 	return nil
 }
 
 // handleParams reads reset's params: the handle, and the other keys of
 // resetKeys by fn; it looks the handle up.
-func (c *conn) handleParams(method string, p []byte, fn func(k int, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+func (c *conn) handleParams(method string, p []byte, fn func(k int, r *msgp.Reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := c.eachKeyOf(method, resetKeys, p, func(k int, r *reader) (err error) {
+	e := c.eachKeyOf(method, resetKeys, p, func(k int, r *msgp.Reader) (err error) {
 		if k == resetHandle {
-			h, err = r.uint64v()
+			h, err = r.Uint64()
 			hset = true
 			return err
 		}
@@ -849,10 +852,10 @@ func (c *conn) handleParams(method string, p []byte, fn func(k int, r *reader) e
 // statsResult reports the server's counters and latency percentiles.
 func (c *conn) statsResult(*none) *Error {
 	st := &c.srv.stats
-	lat := obj{}
+	lat := msgp.Obj{}
 	for m := range st.latency {
 		if st.latency[m].count.Load() > 0 {
-			lat = append(lat, kv{methodNames[m], st.latency[m].summary()})
+			lat = append(lat, msgp.KV{methodNames[m], st.latency[m].summary()})
 		}
 	}
 	return c.result("stats", statsResultT{
@@ -923,7 +926,7 @@ func (c *conn) load(pr *loadParams) *Error {
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
 	// per nesting level: bound the depth first.
-	if n, err := checkValue(blob); err != nil || n != len(blob) {
+	if n, err := msgp.CheckValue(blob); err != nil || n != len(blob) {
 		if err == nil {
 			err = fmt.Errorf("%d trailing bytes", len(blob)-n)
 		}
@@ -944,13 +947,13 @@ func (c *conn) load(pr *loadParams) *Error {
 		return errorf(CodeInternal, "load: %v", err)
 	}
 	o, m, toMove := b.Row(i)
-	out := appendMapHeader(c.out, 3)
-	out = appendStr(out, "obs")
-	out = appendF32Bin(out, o)
-	out = appendStr(out, "mask")
-	out = appendBin(out, m)
-	out = appendStr(out, "to_move")
-	c.out = appendI8Bin(out, []int8{toMove})
+	out := msgp.AppendMapHeader(c.out, 3)
+	out = msgp.AppendStr(out, "obs")
+	out = msgp.AppendF32Bin(out, o)
+	out = msgp.AppendStr(out, "mask")
+	out = msgp.AppendBin(out, m)
+	out = msgp.AppendStr(out, "to_move")
+	c.out = msgp.AppendI8Bin(out, []int8{toMove})
 	return nil
 }
 
@@ -1025,10 +1028,10 @@ func (c *conn) observe(pr *observeParams) *Error {
 	if err := b.Observe(seat, o, m); err != nil {
 		return errorf(CodeInternal, "observe: %v", err)
 	}
-	out := appendMapHeader(c.out, 2)
-	out = appendStr(out, "obs")
-	out = appendF32Bin(out, o)
-	out = appendStr(out, "mask")
-	c.out = appendBin(out, m)
+	out := msgp.AppendMapHeader(c.out, 2)
+	out = msgp.AppendStr(out, "obs")
+	out = msgp.AppendF32Bin(out, o)
+	out = msgp.AppendStr(out, "mask")
+	c.out = msgp.AppendBin(out, m)
 	return nil
 }

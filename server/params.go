@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // decodeParams is the one way the server reads the params of a method that
@@ -32,7 +33,7 @@ func decodeParams(method string, p []byte, v any) *Error {
 		return nil
 	}
 	sp := specOf(reflect.TypeOf(v).Elem())
-	r := reader{b: p}
+	r := msgp.NewReader(p)
 	err := eachKey(&r, func(kb []byte) error {
 		f := sp.field(kb)
 		if f == nil {
@@ -118,50 +119,50 @@ var rawMessageType = reflect.TypeOf(msgpack.RawMessage(nil))
 
 // checkParam checks (and steps over) the next value of r against Go type
 // t; lo..hi is the range of an int (lo > hi: t's own).
-func checkParam(r *reader, t reflect.Type, lo, hi int64) error {
+func checkParam(r *msgp.Reader, t reflect.Type, lo, hi int64) error {
 	if t == rawMessageType {
-		_, err := r.skip() // read later by a reader of its own (rules, seat)
+		_, err := r.Skip() // read later by a reader of its own (rules, seat)
 		return err
 	}
 	if t.Kind() == reflect.Pointer {
-		if r.isNil() {
+		if r.IsNil() {
 			return nil
 		}
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		_, err := r.boolean()
+		_, err := r.Bool()
 		return err
 	case reflect.String:
-		_, err := r.str()
+		_, err := r.Str()
 		return err
 	case reflect.Float32, reflect.Float64:
-		_, err := r.float()
+		_, err := r.Float()
 		return err
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		if lo > hi {
 			bits := t.Bits()
 			lo, hi = -1<<(bits-1), 1<<(bits-1)-1
 		}
-		_, err := r.intIn(lo, hi)
+		_, err := r.IntIn(lo, hi)
 		return err
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if lo <= hi {
-			_, err := r.intIn(lo, hi)
+			_, err := r.IntIn(lo, hi)
 			return err
 		}
-		v, err := r.uint64v()
+		v, err := r.Uint64()
 		if err == nil && t.Bits() < 64 && v > 1<<t.Bits()-1 {
 			return fmt.Errorf("%d is out of range 0..%d", v, uint64(1)<<t.Bits()-1)
 		}
 		return err
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 && t.Kind() == reflect.Slice {
-			_, err := r.bin()
+			_, err := r.Bin()
 			return err
 		}
-		n, err := r.arrayLen()
+		n, err := r.ArrayLen()
 		if err != nil {
 			return err
 		}

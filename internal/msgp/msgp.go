@@ -1,4 +1,14 @@
-package server
+// Package msgp is the msgpack subset yutenv's protocol speaks, without
+// reflection or allocation: a checker that walks a value without recursion
+// (CheckValue, CheckMap), a zero-copy Reader over a checked value, and
+// append-style writers (Append*). Cold values are built as ordered maps
+// (Obj) and written by AppendValue, so that every encoding is deterministic
+// byte for byte.
+//
+// Kinds: the Reader's PeekKind and KindName name a value's kind by one
+// byte: 'n' nil, 'b' bool, 'i' int, 'f' float, 's' str, 'B' bin, 'a' array,
+// 'm' map, 'x' ext or reserved (refused by the checker).
+package msgp
 
 import (
 	"encoding/binary"
@@ -6,21 +16,18 @@ import (
 	"fmt"
 	"math"
 	"unsafe"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
-// This file is the msgpack subset the protocol uses: a checker that walks a
-// frame body without recursion or allocation, a zero-copy reader over a
-// checked body, and append-style writers. Cold results are built as ordered
-// values (obj) so that every response is deterministic byte for byte.
-
-// maxDepth is the deepest nesting of maps and arrays a frame may have.
+// MaxDepth is the deepest nesting of maps and arrays a frame may have.
 // msgpack's Decoder.Skip recurses once per level, so an unchecked 16 MiB
 // frame of nested one-element arrays would overflow the goroutine stack (a
-// fatal error, not a recoverable panic); checkValue refuses it first.
-const maxDepth = 32
+// fatal error, not a recoverable panic); CheckValue refuses it first.
+const MaxDepth = 32
 
-// errWire is wrapped by every error about malformed msgpack.
-var errWire = errors.New("malformed msgpack")
+// ErrMalformed is wrapped by every error about malformed msgpack.
+var ErrMalformed = errors.New("malformed msgpack")
 
 // msgpack type codes.
 const (
@@ -142,8 +149,8 @@ func readHead(b []byte) (h head, ok bool) {
 	return head{kind: 'x', hlen: 1}, true // ext types and the reserved 0xc1
 }
 
-// kindName names a head kind for error messages.
-func kindName(k byte) string {
+// KindName names a head kind for error messages.
+func KindName(k byte) string {
 	switch k {
 	case 'n':
 		return "nil"
@@ -165,12 +172,12 @@ func kindName(k byte) string {
 	return "ext"
 }
 
-// checkValue walks the msgpack value at the start of b without recursion and
+// CheckValue walks the msgpack value at the start of b without recursion and
 // returns its length in bytes. It refuses truncated values, lengths beyond
-// the buffer, ext types, the reserved code and nesting deeper than maxDepth.
+// the buffer, ext types, the reserved code and nesting deeper than MaxDepth.
 // It allocates nothing.
-func checkValue(b []byte) (int, error) {
-	var stack [maxDepth + 1]int // items still to read at each open level
+func CheckValue(b []byte) (int, error) {
+	var stack [MaxDepth + 1]int // items still to read at each open level
 	depth := 0
 	stack[0] = 1
 	off := 0
@@ -184,10 +191,10 @@ func checkValue(b []byte) (int, error) {
 		stack[depth]--
 		h, ok := readHead(b[off:])
 		if !ok {
-			return 0, fmt.Errorf("%w: truncated at byte %d", errWire, off)
+			return 0, fmt.Errorf("%w: truncated at byte %d", ErrMalformed, off)
 		}
 		if h.kind == 'x' {
-			return 0, fmt.Errorf("%w: unsupported type code 0x%02x at byte %d", errWire, b[off], off)
+			return 0, fmt.Errorf("%w: unsupported type code 0x%02x at byte %d", ErrMalformed, b[off], off)
 		}
 		off += h.hlen
 		rest := len(b) - off
@@ -196,76 +203,85 @@ func checkValue(b []byte) (int, error) {
 			items := h.n
 			if h.kind == 'm' {
 				if items > rest/2 {
-					return 0, fmt.Errorf("%w: map of %d pairs at byte %d exceeds the frame", errWire, h.n, off-h.hlen)
+					return 0, fmt.Errorf("%w: map of %d pairs at byte %d exceeds the frame", ErrMalformed, h.n, off-h.hlen)
 				}
 				items *= 2
 			}
 			if items > rest {
-				return 0, fmt.Errorf("%w: array of %d items at byte %d exceeds the frame", errWire, h.n, off-h.hlen)
+				return 0, fmt.Errorf("%w: array of %d items at byte %d exceeds the frame", ErrMalformed, h.n, off-h.hlen)
 			}
 			if items > 0 {
-				if depth == maxDepth {
-					return 0, fmt.Errorf("%w: nesting deeper than %d", errWire, maxDepth)
+				if depth == MaxDepth {
+					return 0, fmt.Errorf("%w: nesting deeper than %d", ErrMalformed, MaxDepth)
 				}
 				depth++
 				stack[depth] = items
 			}
 		default:
 			if h.size > rest {
-				return 0, fmt.Errorf("%w: %s of %d bytes at byte %d exceeds the frame", errWire, kindName(h.kind), h.size, off-h.hlen)
+				return 0, fmt.Errorf("%w: %s of %d bytes at byte %d exceeds the frame", ErrMalformed, KindName(h.kind), h.size, off-h.hlen)
 			}
 			off += h.size
 		}
 	}
 }
 
-// checkBody validates a whole frame body: one msgpack map, nothing after it.
-// It allocates nothing: the msgpack library's Decoder.Skip would read every
-// bin and str of the frame into a buffer of the decoder's, as large as the
-// largest of them, so the fuzzer (FuzzFrameDecoder) checks instead that
-// what checkBody accepts the library accepts too.
-func checkBody(b []byte) error {
+// CheckMap validates a whole body (a protocol frame's): one msgpack map,
+// nothing after it. It allocates nothing: the msgpack library's
+// Decoder.Skip would read every bin and str of the body into a buffer of
+// the decoder's, as large as the largest of them, so the fuzzer
+// (FuzzCheckMap) checks instead that what CheckMap accepts the library
+// accepts too.
+func CheckMap(b []byte) error {
 	if len(b) == 0 {
-		return fmt.Errorf("%w: empty body", errWire)
+		return fmt.Errorf("%w: empty body", ErrMalformed)
 	}
-	n, err := checkValue(b)
+	n, err := CheckValue(b)
 	if err != nil {
 		return err
 	}
 	if n != len(b) {
-		return fmt.Errorf("%w: %d trailing bytes after the request map", errWire, len(b)-n)
+		return fmt.Errorf("%w: %d trailing bytes after the request map", ErrMalformed, len(b)-n)
 	}
 	if h, _ := readHead(b); h.kind != 'm' {
-		return fmt.Errorf("%w: the body is a %s, want a map", errWire, kindName(h.kind))
+		return fmt.Errorf("%w: the body is a %s, want a map", ErrMalformed, KindName(h.kind))
 	}
 	return nil
 }
 
-// reader reads values from a body that checkBody accepted. Its methods
-// return views into the body (never copies) and type errors naming what was
-// found; they never read past the end even on unchecked input.
-type reader struct {
+// Reader reads values from a body that CheckValue or CheckMap accepted.
+// Its methods return views into the body (never copies) and type errors
+// naming what was found; they never read past the end even on unchecked
+// input. Its zero value reads nothing; NewReader reads b.
+type Reader struct {
 	b   []byte
 	off int
 }
 
-// typeError is a value of the wrong msgpack type.
-type typeError struct {
+// NewReader returns a Reader at the start of b (a value, so that it can
+// live on the caller's stack).
+func NewReader(b []byte) Reader { return Reader{b: b} }
+
+// Offset is how many bytes of its body r has read.
+func (r *Reader) Offset() int { return r.off }
+
+// TypeError is a value of the wrong msgpack type.
+type TypeError struct {
 	want, got string
 }
 
-func (e *typeError) Error() string { return "want " + e.want + ", got " + e.got }
+func (e *TypeError) Error() string { return "want " + e.want + ", got " + e.got }
 
-func (r *reader) head() (head, error) {
+func (r *Reader) head() (head, error) {
 	h, ok := readHead(r.b[r.off:])
 	if !ok || h.size > len(r.b)-r.off-h.hlen {
-		return h, fmt.Errorf("%w: truncated at byte %d", errWire, r.off)
+		return h, fmt.Errorf("%w: truncated at byte %d", ErrMalformed, r.off)
 	}
 	return h, nil
 }
 
-// peekKind returns the kind of the next value ('n', 'i', ...), or 0 at the end.
-func (r *reader) peekKind() byte {
+// PeekKind returns the kind of the next value ('n', 'i', ...), or 0 at the end.
+func (r *Reader) PeekKind() byte {
 	h, ok := readHead(r.b[r.off:])
 	if !ok {
 		return 0
@@ -273,9 +289,9 @@ func (r *reader) peekKind() byte {
 	return h.kind
 }
 
-// skip steps over the next value and returns its bytes.
-func (r *reader) skip() ([]byte, error) {
-	n, err := checkValue(r.b[r.off:])
+// Skip steps over the next value and returns its bytes.
+func (r *Reader) Skip() ([]byte, error) {
+	n, err := CheckValue(r.b[r.off:])
 	if err != nil {
 		return nil, err
 	}
@@ -284,75 +300,75 @@ func (r *reader) skip() ([]byte, error) {
 	return v, nil
 }
 
-// mapLen reads a map header.
-func (r *reader) mapLen() (int, error) {
+// MapLen reads a map header.
+func (r *Reader) MapLen() (int, error) {
 	h, err := r.head()
 	if err != nil {
 		return 0, err
 	}
 	if h.kind != 'm' {
-		return 0, &typeError{"map", kindName(h.kind)}
+		return 0, &TypeError{"map", KindName(h.kind)}
 	}
 	r.off += h.hlen
 	return h.n, nil
 }
 
-// arrayLen reads an array header.
-func (r *reader) arrayLen() (int, error) {
+// ArrayLen reads an array header.
+func (r *Reader) ArrayLen() (int, error) {
 	h, err := r.head()
 	if err != nil {
 		return 0, err
 	}
 	if h.kind != 'a' {
-		return 0, &typeError{"array", kindName(h.kind)}
+		return 0, &TypeError{"array", KindName(h.kind)}
 	}
 	r.off += h.hlen
 	return h.n, nil
 }
 
 // bytesOf reads a str or bin (as kind says) and returns a view of its payload.
-func (r *reader) bytesOf(kind byte) ([]byte, error) {
+func (r *Reader) bytesOf(kind byte) ([]byte, error) {
 	h, err := r.head()
 	if err != nil {
 		return nil, err
 	}
 	if h.kind != kind {
-		return nil, &typeError{kindName(kind), kindName(h.kind)}
+		return nil, &TypeError{KindName(kind), KindName(h.kind)}
 	}
 	start := r.off + h.hlen
 	r.off = start + h.size
 	return r.b[start:r.off:r.off], nil
 }
 
-// str reads a str and returns a view of its bytes.
-func (r *reader) str() ([]byte, error) { return r.bytesOf('s') }
+// Str reads a str and returns a view of its bytes.
+func (r *Reader) Str() ([]byte, error) { return r.bytesOf('s') }
 
-// bin reads a bin and returns a view of its bytes.
-func (r *reader) bin() ([]byte, error) { return r.bytesOf('B') }
+// Bin reads a bin and returns a view of its bytes.
+func (r *Reader) Bin() ([]byte, error) { return r.bytesOf('B') }
 
-// boolean reads a bool.
-func (r *reader) boolean() (bool, error) {
+// Bool reads a bool.
+func (r *Reader) Bool() (bool, error) {
 	h, err := r.head()
 	if err != nil {
 		return false, err
 	}
 	if h.kind != 'b' {
-		return false, &typeError{"bool", kindName(h.kind)}
+		return false, &TypeError{"bool", KindName(h.kind)}
 	}
 	v := r.b[r.off] == mpTrue
 	r.off++
 	return v, nil
 }
 
-// integer reads any msgpack integer. neg reports a negative value, in which
+// Int reads any msgpack integer. neg reports a negative value, in which
 // case v holds it as int64 bits; otherwise v is the unsigned value.
-func (r *reader) integer() (v uint64, neg bool, err error) {
+func (r *Reader) Int() (v uint64, neg bool, err error) {
 	h, err := r.head()
 	if err != nil {
 		return 0, false, err
 	}
 	if h.kind != 'i' {
-		return 0, false, &typeError{"int", kindName(h.kind)}
+		return 0, false, &TypeError{"int", KindName(h.kind)}
 	}
 	c := r.b[r.off]
 	p := r.b[r.off+1:]
@@ -387,9 +403,9 @@ func (r *reader) integer() (v uint64, neg bool, err error) {
 	}
 }
 
-// intIn reads an integer and checks it lies in [lo, hi].
-func (r *reader) intIn(lo, hi int64) (int64, error) {
-	v, neg, err := r.integer()
+// IntIn reads an integer and checks it lies in [lo, hi].
+func (r *Reader) IntIn(lo, hi int64) (int64, error) {
+	v, neg, err := r.Int()
 	if err != nil {
 		return 0, err
 	}
@@ -402,9 +418,9 @@ func (r *reader) intIn(lo, hi int64) (int64, error) {
 	return int64(v), nil
 }
 
-// uint64v reads a non-negative integer of the full uint64 range.
-func (r *reader) uint64v() (uint64, error) {
-	v, neg, err := r.integer()
+// Uint64 reads a non-negative integer of the full uint64 range.
+func (r *Reader) Uint64() (uint64, error) {
+	v, neg, err := r.Int()
 	if err != nil {
 		return 0, err
 	}
@@ -414,15 +430,15 @@ func (r *reader) uint64v() (uint64, error) {
 	return v, nil
 }
 
-// float reads a float or an integer as float64.
-func (r *reader) float() (float64, error) {
+// Float reads a float or an integer as float64.
+func (r *Reader) Float() (float64, error) {
 	h, err := r.head()
 	if err != nil {
 		return 0, err
 	}
 	switch h.kind {
 	case 'i':
-		v, neg, err := r.integer()
+		v, neg, err := r.Int()
 		if neg {
 			return float64(int64(v)), err
 		}
@@ -435,11 +451,11 @@ func (r *reader) float() (float64, error) {
 		}
 		return math.Float64frombits(binary.BigEndian.Uint64(p)), nil
 	}
-	return 0, &typeError{"float", kindName(h.kind)}
+	return 0, &TypeError{"float", KindName(h.kind)}
 }
 
-// isNil consumes a nil and reports true, or leaves anything else in place.
-func (r *reader) isNil() bool {
+// IsNil consumes a nil and reports true, or leaves anything else in place.
+func (r *Reader) IsNil() bool {
 	if r.off < len(r.b) && r.b[r.off] == mpNil {
 		r.off++
 		return true
@@ -449,7 +465,8 @@ func (r *reader) isNil() bool {
 
 // Writers. Each appends one msgpack item to b and returns the extended slice.
 
-func appendMapHeader(b []byte, n int) []byte {
+// AppendMapHeader appends the header of a map of n pairs.
+func AppendMapHeader(b []byte, n int) []byte {
 	switch {
 	case n <= 15:
 		return append(b, 0x80|byte(n))
@@ -459,7 +476,8 @@ func appendMapHeader(b []byte, n int) []byte {
 	return append(b, mpMap32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
-func appendArrayHeader(b []byte, n int) []byte {
+// AppendArrayHeader appends the header of an array of n items.
+func AppendArrayHeader(b []byte, n int) []byte {
 	switch {
 	case n <= 15:
 		return append(b, 0x90|byte(n))
@@ -469,7 +487,8 @@ func appendArrayHeader(b []byte, n int) []byte {
 	return append(b, mpArray32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
-func appendStr(b []byte, s string) []byte {
+// AppendStr appends s as a str.
+func AppendStr(b []byte, s string) []byte {
 	n := len(s)
 	switch {
 	case n <= 31:
@@ -484,7 +503,9 @@ func appendStr(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendBinHeader(b []byte, n int) []byte {
+// AppendBinHeader appends the header of a bin of n bytes (always of
+// the bin8/16/32 forms, never fixstr).
+func AppendBinHeader(b []byte, n int) []byte {
 	switch {
 	case n <= math.MaxUint8:
 		return append(b, mpBin8, byte(n))
@@ -494,21 +515,25 @@ func appendBinHeader(b []byte, n int) []byte {
 	return append(b, mpBin32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
-func appendBin(b, p []byte) []byte { return append(appendBinHeader(b, len(p)), p...) }
+// AppendBin appends p as a bin.
+func AppendBin(b, p []byte) []byte { return append(AppendBinHeader(b, len(p)), p...) }
 
-func appendBool(b []byte, v bool) []byte {
+// AppendBool appends v.
+func AppendBool(b []byte, v bool) []byte {
 	if v {
 		return append(b, mpTrue)
 	}
 	return append(b, mpFalse)
 }
 
-func appendNil(b []byte) []byte { return append(b, mpNil) }
+// AppendNil appends nil.
+func AppendNil(b []byte) []byte { return append(b, mpNil) }
 
-func appendInt(b []byte, v int64) []byte {
+// AppendInt appends v in its shortest encoding.
+func AppendInt(b []byte, v int64) []byte {
 	switch {
 	case v >= 0:
-		return appendUint(b, uint64(v))
+		return AppendUint(b, uint64(v))
 	case v >= -32:
 		return append(b, byte(int8(v)))
 	case v >= math.MinInt8:
@@ -521,7 +546,8 @@ func appendInt(b []byte, v int64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, mpInt64), uint64(v))
 }
 
-func appendUint(b []byte, v uint64) []byte {
+// AppendUint appends v in its shortest encoding.
+func AppendUint(b []byte, v uint64) []byte {
 	switch {
 	case v <= 0x7f:
 		return append(b, byte(v))
@@ -535,25 +561,27 @@ func appendUint(b []byte, v uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, mpUint64), v)
 }
 
-func appendFloat64(b []byte, v float64) []byte {
+// AppendFloat64 appends v as a float64.
+func AppendFloat64(b []byte, v float64) []byte {
 	return binary.BigEndian.AppendUint64(append(b, mpFloat64), math.Float64bits(v))
 }
 
-func appendFloat32(b []byte, v float32) []byte {
+// AppendFloat32 appends v as a float32.
+func AppendFloat32(b []byte, v float32) []byte {
 	return binary.BigEndian.AppendUint32(append(b, mpFloat32), math.Float32bits(v))
 }
 
-// littleEndian reports whether the machine stores numbers little-endian, so
+// LittleEndian reports whether the machine stores numbers little-endian, so
 // that float32 and int32 slices can cross the wire without conversion.
-var littleEndian = func() bool {
+var LittleEndian = func() bool {
 	x := uint16(1)
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
 
-// appendF32Bin appends v as a bin of little-endian float32.
-func appendF32Bin(b []byte, v []float32) []byte {
-	b = appendBinHeader(b, 4*len(v))
-	if littleEndian {
+// AppendF32Bin appends v as a bin of little-endian float32.
+func AppendF32Bin(b []byte, v []float32) []byte {
+	b = AppendBinHeader(b, 4*len(v))
+	if LittleEndian {
 		if len(v) == 0 {
 			return b
 		}
@@ -565,93 +593,119 @@ func appendF32Bin(b []byte, v []float32) []byte {
 	return b
 }
 
-// appendI8Bin appends v as a bin of int8.
-func appendI8Bin(b []byte, v []int8) []byte {
-	b = appendBinHeader(b, len(v))
+// AppendI8Bin appends v as a bin of int8.
+func AppendI8Bin(b []byte, v []int8) []byte {
+	b = AppendBinHeader(b, len(v))
 	if len(v) == 0 {
 		return b
 	}
 	return append(b, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), len(v))...)
 }
 
-// kv is one key and value of an ordered map.
-type kv struct {
-	k string
-	v any
+// KV is one key and value of an ordered map. It is an alias of an unnamed
+// struct so that KV{"key", value} may be written without field names.
+type KV = struct {
+	K string
+	V any
 }
 
-// obj is a msgpack map whose keys keep their order, so responses are
+// Obj is a msgpack map whose keys keep their order, so encodings are
 // deterministic byte for byte.
-type obj []kv
+type Obj []KV
 
-// rawValue is an already-encoded msgpack value, appended as is.
-type rawValue []byte
+// Raw is an already-encoded msgpack value, appended as is.
+type Raw []byte
 
-// appendValue appends a Go value made of the types below. It panics on any
-// other type: that is a bug in this package, never input.
-func appendValue(b []byte, v any) []byte {
+// AppendValue appends a Go value made of the types below. It panics on any
+// other type: that is a bug of the caller's, never input.
+func AppendValue(b []byte, v any) []byte {
 	switch x := v.(type) {
 	case nil:
-		return appendNil(b)
+		return AppendNil(b)
 	case bool:
-		return appendBool(b, x)
+		return AppendBool(b, x)
 	case int:
-		return appendInt(b, int64(x))
+		return AppendInt(b, int64(x))
 	case int8:
-		return appendInt(b, int64(x))
+		return AppendInt(b, int64(x))
 	case int64:
-		return appendInt(b, x)
+		return AppendInt(b, x)
 	case uint32:
-		return appendUint(b, uint64(x))
+		return AppendUint(b, uint64(x))
 	case uint64:
-		return appendUint(b, x)
+		return AppendUint(b, x)
 	case float32:
-		return appendFloat32(b, x)
+		return AppendFloat32(b, x)
 	case float64:
-		return appendFloat64(b, x)
+		return AppendFloat64(b, x)
 	case string:
-		return appendStr(b, x)
+		return AppendStr(b, x)
 	case []byte:
-		return appendBin(b, x)
-	case rawValue:
+		return AppendBin(b, x)
+	case Raw:
 		return append(b, x...)
 	case []string:
-		b = appendArrayHeader(b, len(x))
+		b = AppendArrayHeader(b, len(x))
 		for _, s := range x {
-			b = appendStr(b, s)
+			b = AppendStr(b, s)
 		}
 		return b
 	case []int:
-		b = appendArrayHeader(b, len(x))
+		b = AppendArrayHeader(b, len(x))
 		for _, n := range x {
-			b = appendInt(b, int64(n))
+			b = AppendInt(b, int64(n))
 		}
 		return b
 	case []uint64:
-		b = appendArrayHeader(b, len(x))
+		b = AppendArrayHeader(b, len(x))
 		for _, n := range x {
-			b = appendUint(b, n)
+			b = AppendUint(b, n)
 		}
 		return b
 	case []any:
-		b = appendArrayHeader(b, len(x))
+		b = AppendArrayHeader(b, len(x))
 		for _, e := range x {
-			b = appendValue(b, e)
+			b = AppendValue(b, e)
 		}
 		return b
-	case []obj:
-		b = appendArrayHeader(b, len(x))
+	case []Obj:
+		b = AppendArrayHeader(b, len(x))
 		for _, e := range x {
-			b = appendValue(b, e)
+			b = AppendValue(b, e)
 		}
 		return b
-	case obj:
-		b = appendMapHeader(b, len(x))
+	case Obj:
+		b = AppendMapHeader(b, len(x))
 		for _, e := range x {
-			b = appendStr(b, e.k)
-			b = appendValue(b, e.v)
+			b = AppendStr(b, e.K)
+			b = AppendValue(b, e.V)
 		}
 		return b
 	}
-	panic(fmt.Sprintf("server: appendValue: unsupported type %T", v))
+	panic(fmt.Sprintf("msgp: AppendValue: unsupported type %T", v))
+}
+
+// MarshalMsgpack encodes o for the msgpack library (an ordered map inside
+// a struct the library encodes).
+func (o Obj) MarshalMsgpack() ([]byte, error) { return AppendValue(nil, o), nil }
+
+// DecodeMsgpack decodes a map into o, keeping its order.
+func (o *Obj) DecodeMsgpack(d *msgpack.Decoder) error {
+	n, err := d.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	*o = (*o)[:0]
+	for range max(n, 0) {
+		k, err := d.DecodeString()
+		if err != nil {
+			return err
+		}
+		v, err := d.DecodeInterface()
+		if err != nil {
+			return err
+		}
+		*o = append(*o, KV{k, v})
+	}
+	return nil
 }
