@@ -18,6 +18,7 @@ import (
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
+	"github.com/yutenv/yutenv/vecenv/wire"
 )
 
 // paramError is a bad parameter; eachKeyOf turns it into bad_request unless
@@ -265,22 +266,6 @@ func seatParam(r *msgp.Reader) (int, error) {
 	return int(v), err
 }
 
-// resultBytes is the largest step result of a batch with info off, in
-// bytes: its rows (vecenv.Config.RowBytes) and room for the keys.
-func resultBytes(cfg vecenv.Config, d int) int {
-	return 320 + cfg.N*cfg.RowBytes(d)
-}
-
-// replyBytes is what a step or reset reply of b may need: its size with
-// info off, or with info on the most a reply may grow to (appendInfo stops
-// past maxFrame, and the reply is then refused).
-func replyBytes(b *vecenv.Batch, record bool, maxFrame int) int {
-	if record {
-		return 2 * maxFrame
-	}
-	return resultBytes(b.Config(), b.ObsSize())
-}
-
 // makeParams are make's params; rules (str or map) and seat (int or
 // "random") are read by rulesParam and seatParam.
 type makeParams struct {
@@ -379,7 +364,7 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 	if err != nil {
 		return errorf(CodeBadRequest, "make: %v", err)
 	}
-	if size := resultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
+	if size := wire.ResultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
 		return errorf(CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
 	}
 	bytes := cfg.Bytes(space.Size)
@@ -497,27 +482,13 @@ func (c *conn) reset(p []byte) *Error {
 	if info != nil {
 		record = *info
 	}
-	if e := c.reserveReply("reset", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply("reset", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
 	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
 		return errorf(netCode(err, CodeInternal), "reset: %v", err)
 	}
-	keys := 4
-	if record {
-		keys++
-	}
-	out := msgp.AppendMapHeader(c.out, keys)
-	out = appendRows(out, b.Rows())
-	out = msgp.AppendStr(out, "seeds")
-	out = msgp.AppendArrayHeader(out, len(b.Seeds()))
-	for _, s := range b.Seeds() {
-		out = msgp.AppendUint(out, s)
-	}
-	if record {
-		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
-	}
-	c.out = out
+	c.out = wire.AppendReset(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
 }
 
@@ -548,16 +519,6 @@ func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 		return nil
 	})
 	return start, seat, seatSet, err
-}
-
-// appendRows appends obs, mask and to_move.
-func appendRows(out []byte, rows *vecenv.Rows) []byte {
-	out = msgp.AppendStr(out, "obs")
-	out = msgp.AppendF32Bin(out, rows.Obs)
-	out = msgp.AppendStr(out, "mask")
-	out = msgp.AppendBin(out, rows.Mask)
-	out = msgp.AppendStr(out, "to_move")
-	return msgp.AppendI8Bin(out, rows.ToMove)
 }
 
 // step applies one action per env. It is the hot path: it reads its params
@@ -655,41 +616,14 @@ func (c *conn) step(p []byte) *Error {
 	if info >= 0 {
 		record = info == 1
 	}
-	if e := c.reserveReply("step", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply("step", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
 	if err := b.Step(c.srv.pool, record); err != nil {
 		return errorf(netCode(err, CodeInternal), "step: %v", err)
 	}
 	c.srv.stats.steps.Add(uint64(nEnv))
-	keys := 6
-	if cfg.Autoreset == vecenv.SameStep {
-		keys += 3
-	}
-	if record {
-		keys++
-	}
-	rows := b.Rows()
-	out := msgp.AppendMapHeader(c.out, keys)
-	out = appendRows(out, rows)
-	out = msgp.AppendStr(out, "reward")
-	out = msgp.AppendF32Bin(out, rows.Reward)
-	out = msgp.AppendStr(out, "terminated")
-	out = msgp.AppendBin(out, rows.Terminated)
-	out = msgp.AppendStr(out, "truncated")
-	out = msgp.AppendBin(out, rows.Truncated)
-	if cfg.Autoreset == vecenv.SameStep {
-		out = msgp.AppendStr(out, "final_obs")
-		out = msgp.AppendF32Bin(out, rows.FinalObs)
-		out = msgp.AppendStr(out, "final_mask")
-		out = msgp.AppendBin(out, rows.FinalMask)
-		out = msgp.AppendStr(out, "final_to_move")
-		out = msgp.AppendI8Bin(out, rows.FinalToMove)
-	}
-	if record {
-		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
-	}
-	c.out = out
+	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
 }
 
@@ -701,109 +635,6 @@ func skipN(r *msgp.Reader, n int) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// appendInfo appends the info list: one map per env.
-func appendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
-	out = msgp.AppendStr(out, "info")
-	out = msgp.AppendArrayHeader(out, b.N())
-	for i := range b.N() {
-		if len(out) > maxFrame {
-			break // refused by finish: stop before the buffer outgrows its reservation
-		}
-		cur, events, final, finalEvents := b.Info(i)
-		out = appendInfoMap(out, b, cur, events, final != nil)
-		if final != nil {
-			out = msgp.AppendStr(out, "final_info")
-			out = appendInfoMap(out, b, *final, finalEvents, false)
-		}
-	}
-	return out
-}
-
-// appendInfoMap appends one env's info map; withFinal leaves room for a
-// final_info key the caller appends.
-func appendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []env.Event, withFinal bool) []byte {
-	single := b.Config().Mode == vecenv.Single
-	keys := 9
-	if single {
-		keys++
-	}
-	if withFinal {
-		keys++
-	}
-	out = msgp.AppendMapHeader(out, keys)
-	out = msgp.AppendStr(out, "episode")
-	out = msgp.AppendUint(out, f.Episode)
-	out = msgp.AppendStr(out, "seed")
-	out = msgp.AppendUint(out, f.Seed)
-	out = msgp.AppendStr(out, "steps")
-	out = msgp.AppendUint(out, uint64(f.Steps))
-	out = msgp.AppendStr(out, "decisions")
-	out = msgp.AppendInt(out, int64(f.Decisions))
-	out = msgp.AppendStr(out, "throws")
-	out = msgp.AppendInt(out, int64(f.Throws))
-	out = msgp.AppendStr(out, "winner")
-	out = msgp.AppendInt(out, int64(f.Winner))
-	out = msgp.AppendStr(out, "places")
-	p := b.Config().Rules.Players
-	out = msgp.AppendArrayHeader(out, p)
-	for s := range p {
-		out = msgp.AppendInt(out, int64(f.Places[s]))
-	}
-	if single {
-		out = msgp.AppendStr(out, "learner")
-		out = msgp.AppendInt(out, int64(f.Learner))
-	}
-	out = msgp.AppendStr(out, "illegal")
-	out = msgp.AppendBool(out, f.Illegal)
-	out = msgp.AppendStr(out, "events")
-	out = msgp.AppendArrayHeader(out, len(events))
-	for _, ev := range events {
-		out = appendEvent(out, ev)
-	}
-	return out
-}
-
-// appendEvent appends one engine event with the keys of env.EventJSON.
-func appendEvent(out []byte, ev env.Event) []byte {
-	v := msgp.Obj{
-		{"kind", ev.Kind.String()},
-		{"seat", int(ev.Seat)},
-		{"throw", ev.Throw.String()},
-	}
-	if ev.Kind == env.EventMove {
-		v = append(v, msgp.KV{"action", int(ev.Action)})
-		if !ev.Entered {
-			v = append(v, msgp.KV{"from", int(ev.From)})
-		}
-		// captured counts every capture of the move, a push's included (as
-		// EventJSON does); captured_seat is the first victim's seat.
-		capSeat := int(ev.CapturedSeat)
-		if ev.Captured == 0 {
-			capSeat = -1
-			if ev.PushCaptured > 0 {
-				capSeat = int(ev.PushCapturedSeat)
-			}
-		}
-		v = append(v, msgp.Obj{
-			{"to", int(ev.To)}, {"entered", ev.Entered}, {"moved", int(ev.Moved)}, {"shortcut", ev.Shortcut},
-			{"joined", ev.Joined}, {"captured", int(ev.Captured) + int(ev.PushCaptured)}, {"captured_seat", capSeat},
-			{"finished", int(ev.Finished)}, {"loses_turn", ev.LosesTurn}, {"pushed", int(ev.Pushed)},
-		}...)
-		if ev.Pushed > 0 {
-			pushSeat := -1
-			if ev.PushCaptured > 0 {
-				pushSeat = int(ev.PushCapturedSeat)
-			}
-			v = append(v, msgp.Obj{{"pushed_from", int(ev.PushedFrom)}, {"push_captured", int(ev.PushCaptured)}, {"push_captured_seat", pushSeat}}...)
-		}
-	}
-	v = append(v, msgp.Obj{
-		{"bonus_throw", ev.BonusThrow}, {"discarded", int(ev.Discarded)}, {"turn_ended", ev.TurnEnded},
-		{"turns_missed", int(ev.TurnsMissed)}, {"game_over", ev.GameOver}, {"text", ev.String()},
-	}...)
-	return msgp.AppendValue(out, v)
 }
 
 // handleOnly are the params of a method that takes a handle only.
@@ -947,13 +778,7 @@ func (c *conn) load(pr *loadParams) *Error {
 		return errorf(CodeInternal, "load: %v", err)
 	}
 	o, m, toMove := b.Row(i)
-	out := msgp.AppendMapHeader(c.out, 3)
-	out = msgp.AppendStr(out, "obs")
-	out = msgp.AppendF32Bin(out, o)
-	out = msgp.AppendStr(out, "mask")
-	out = msgp.AppendBin(out, m)
-	out = msgp.AppendStr(out, "to_move")
-	c.out = msgp.AppendI8Bin(out, []int8{toMove})
+	c.out = wire.AppendRow(msgp.AppendMapHeader(c.out, 3), o, m, []int8{toMove})
 	return nil
 }
 
