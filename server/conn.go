@@ -349,7 +349,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	mid = methodID(method)
 	switch {
 	case mid < 0:
-		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", clip(method), methodList))
+		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", msgp.Clip(method), methodList))
 		return -1, false
 	case refuse:
 		c.fail(errorf(CodeShuttingDown, "the server is shutting down"))
@@ -383,14 +383,6 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	return mid, closeAfter
 }
 
-// clip shortens untrusted text quoted in an error message.
-func clip(b []byte) string {
-	if len(b) > 64 {
-		return string(b[:64]) + "..."
-	}
-	return string(b)
-}
-
 // envelope reads {id, method, params}; params is nil when absent or nil.
 // envelopeKey numbers the keys of a request map: id 0, method 1, params 2, else -1.
 func envelopeKey(k []byte) int {
@@ -420,7 +412,7 @@ func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 		}
 		if i := envelopeKey(k); i >= 0 {
 			if got[i] {
-				return nil, nil, errorf(CodeBadRequest, "request: key %q appears twice", clip(k))
+				return nil, nil, errorf(CodeBadRequest, "request: key %q appears twice", msgp.Clip(k))
 			}
 			got[i] = true
 		}
@@ -452,7 +444,7 @@ func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 				return nil, nil, errorf(CodeBadRequest, "request: params: %v", err)
 			}
 		default:
-			return nil, nil, errorf(CodeBadRequest, "request: unknown key %q (keys: id, method, params)", clip(k))
+			return nil, nil, errorf(CodeBadRequest, "request: unknown key %q (keys: id, method, params)", msgp.Clip(k))
 		}
 	}
 	if !seen {

@@ -46,57 +46,17 @@ func (e rulesError) Unwrap() error { return e.err }
 // errUnknownParam marks a key a method does not take.
 var errUnknownParam = errors.New("unknown parameter")
 
-// maxKeys bounds the keys of every map the server reads: params (make, the
-// largest, takes 11), reset options (2) and the rules map (9 keys today).
-const maxKeys = 16
-
-// repeatedKeyError is a key that appears twice in one map: ambiguous, so refused.
-type repeatedKeyError struct{ key []byte }
-
-func (e repeatedKeyError) Error() string { return fmt.Sprintf("key %q appears twice", clip(e.key)) }
-
-// eachKey is the one way the server reads a map: it reads the map header,
-// refuses more than maxKeys keys before reading any, and calls fn for every
-// key, which must consume the key's value from r. A key that is not a str
-// or appears twice is an error. It allocates nothing on success.
-func eachKey(r *msgp.Reader, fn func(k []byte) error) error {
-	n, err := r.MapLen()
-	if err != nil {
-		return err
-	}
-	if n > maxKeys {
-		return fmt.Errorf("%d keys, more than any map of the protocol has (%d)", n, maxKeys)
-	}
-	var seen [maxKeys][]byte
-	for i := range n {
-		kb, err := r.Str()
-		if err != nil {
-			return fmt.Errorf("keys must be strings: %w", err)
-		}
-		for _, prev := range seen[:i] {
-			if string(prev) == string(kb) {
-				return repeatedKeyError{kb}
-			}
-		}
-		seen[i] = kb
-		if err := fn(kb); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // valueError is a failure reading the value of key.
 type valueError struct {
 	key []byte
 	err error
 }
 
-func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e.err) }
+func (e valueError) Error() string { return fmt.Sprintf("%s: %v", msgp.Clip(e.key), e.err) }
 func (e valueError) Unwrap() error { return e.err }
 
 // eachKeyOf reads the params map of a method whose params are read by
-// hand (p nil: no keys), by eachKey: fn gets each key's position in ks
+// hand (p nil: no keys), by msgp.EachKey: fn gets each key's position in ks
 // (the params struct's fields), and a key ks does not hold is refused
 // without calling fn; the error then lists the keys the method declares.
 // It allocates nothing on success (reset's params: no key is copied, and
@@ -107,7 +67,7 @@ func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *m
 	}
 	r := &c.params
 	*r = msgp.NewReader(p)
-	err := eachKey(r, func(kb []byte) error {
+	err := msgp.EachKey(r, func(kb []byte) error {
 		k := ks.of(kb)
 		if k < 0 {
 			return valueError{kb, errUnknownParam}
@@ -123,24 +83,24 @@ func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *m
 	return paramsError(method, declaredKeys(method), err)
 }
 
-// paramsError turns an error of eachKey over a method's params into the
+// paramsError turns an error of msgp.EachKey over a method's params into the
 // protocol error (nil for nil).
 func paramsError(method, keys string, err error) *Error {
 	if err == nil {
 		return nil // before the targets of errors.As, which live on the heap
 	}
-	var rk repeatedKeyError
+	var rk msgp.RepeatedKeyError
 	var ve valueError
 	switch {
 	case !errors.As(err, &ve) && errors.As(err, &rk):
-		return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, clip(rk.key))
+		return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, msgp.Clip(rk.Key))
 	case ve.key == nil:
 		return errorf(CodeBadRequest, "%s: params: %v", method, err)
 	case errors.Is(ve.err, errUnknownParam):
 		if keys == "" {
-			return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, clip(ve.key))
+			return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, msgp.Clip(ve.key))
 		}
-		return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, clip(ve.key), keys)
+		return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, msgp.Clip(ve.key), keys)
 	}
 	return paramError(method, string(ve.key), ve.err)
 }
@@ -168,7 +128,7 @@ func (c *conn) hello(pr *helloParams) *Error {
 		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, *pr.Protocol)
 	}
 	c.authed = true
-	c.log.Debug("hello", "client", clip([]byte(pr.Client)))
+	c.log.Debug("hello", "client", msgp.Clip([]byte(pr.Client)))
 	c.out = append(c.out, c.srv.hello...)
 	return nil
 }
@@ -186,11 +146,11 @@ func choice(s string, names []string) (int, error) {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not one of %s", clip([]byte(s)), strings.Join(names, ", "))
+	return 0, fmt.Errorf("%q is not one of %s", msgp.Clip([]byte(s)), strings.Join(names, ", "))
 }
 
 // rulesParam reads the rules: an env.ParseRules string or a map of its
-// keys, read by eachKey and set on top of env.Standard by an
+// keys, read by msgp.EachKey and set on top of env.Standard by an
 // env.RulesBuilder (bools as on/off, numbers in decimal, strs as they are),
 // so the map and the string accept the same keys and aliases, fill in the
 // same defaults and refuse a repeated key with the same message.
@@ -210,7 +170,7 @@ func rulesParam(r *msgp.Reader) (env.Rules, error) {
 	}
 	b := env.NewRulesBuilder(env.Standard())
 	var setErr error
-	err := eachKey(r, func(k []byte) error {
+	err := msgp.EachKey(r, func(k []byte) error {
 		var v string
 		switch r.PeekKind() {
 		case 'b':
@@ -233,7 +193,7 @@ func rulesParam(r *msgp.Reader) (env.Rules, error) {
 			s, _ := r.Str()
 			v = string(s)
 		default:
-			return fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), msgp.KindName(r.PeekKind()))
+			return fmt.Errorf("%s: want bool, int, float or str, got %s", msgp.Clip(k), msgp.KindName(r.PeekKind()))
 		}
 		if setErr == nil {
 			setErr = b.Set(string(k), v)
@@ -258,7 +218,7 @@ func seatParam(r *msgp.Reader) (int, error) {
 	if r.PeekKind() == 's' {
 		s, _ := r.Str()
 		if string(s) != "random" {
-			return 0, fmt.Errorf("want a seat number or \"random\", got %q", clip(s))
+			return 0, fmt.Errorf("want a seat number or \"random\", got %q", msgp.Clip(s))
 		}
 		return vecenv.RandomSeat, nil
 	}
@@ -492,10 +452,10 @@ func (c *conn) reset(p []byte) *Error {
 	return nil
 }
 
-// resetOptions reads reset's options map (by eachKey): start and seat.
+// resetOptions reads reset's options map (by msgp.EachKey): start and seat.
 func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
-	err = eachKey(r, func(k []byte) error {
+	err = msgp.EachKey(r, func(k []byte) error {
 		switch resetOptKeys.of(k) {
 		case optStart:
 			if r.IsNil() {
@@ -514,7 +474,7 @@ func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 			}
 			seatSet = true
 		default:
-			return fmt.Errorf("unknown option %q (options: %s)", clip(k), strings.Join(resetOptKeys, ", "))
+			return fmt.Errorf("unknown option %q (options: %s)", msgp.Clip(k), strings.Join(resetOptKeys, ", "))
 		}
 		return nil
 	})
@@ -522,7 +482,7 @@ func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 }
 
 // step applies one action per env. It is the hot path: it reads its params
-// with eachKey straight from the frame and allocates nothing.
+// with msgp.EachKey straight from the frame and allocates nothing.
 func (c *conn) step(p []byte) *Error {
 	var h uint64
 	var hset bool
@@ -533,7 +493,7 @@ func (c *conn) step(p []byte) *Error {
 	r := msgp.NewReader(p)
 	var err error
 	if p != nil {
-		err = eachKey(&r, func(kb []byte) error {
+		err = msgp.EachKey(&r, func(kb []byte) error {
 			var err error
 			switch stepKeys.of(kb) {
 			case stepHandle:
@@ -547,7 +507,7 @@ func (c *conn) step(p []byte) *Error {
 				case 'a':
 					listN, _ = r.ArrayLen()
 					list = r
-					_, err = skipN(&r, listN)
+					_, err = r.SkipN(listN)
 				default:
 					err = fmt.Errorf("want bin of int32 or array of int, got %s", msgp.KindName(r.PeekKind()))
 				}
@@ -625,16 +585,6 @@ func (c *conn) step(p []byte) *Error {
 	c.srv.stats.steps.Add(uint64(nEnv))
 	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
-}
-
-// skipN steps over n values.
-func skipN(r *msgp.Reader, n int) (int, error) {
-	for i := range n {
-		if _, err := r.Skip(); err != nil {
-			return i, err
-		}
-	}
-	return n, nil
 }
 
 // handleOnly are the params of a method that takes a handle only.
@@ -814,7 +764,7 @@ func (c *conn) render(pr *renderParams) *Error {
 		rgb := render.RGB(st, render.Options{}, nil)
 		return c.result("render", renderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
 	default:
-		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
+		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", msgp.Clip([]byte(format)))
 	}
 }
 

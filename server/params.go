@@ -34,7 +34,7 @@ func decodeParams(method string, p []byte, v any) *Error {
 	}
 	sp := specOf(reflect.TypeOf(v).Elem())
 	r := msgp.NewReader(p)
-	err := eachKey(&r, func(kb []byte) error {
+	err := msgp.EachKey(&r, func(kb []byte) error {
 		f := sp.field(kb)
 		if f == nil {
 			return valueError{kb, errUnknownParam}
@@ -181,10 +181,10 @@ func checkParam(r *msgp.Reader, t reflect.Type, lo, hi int64) error {
 		return nil
 	case reflect.Struct:
 		sp := specOf(t)
-		return eachKey(r, func(kb []byte) error {
+		return msgp.EachKey(r, func(kb []byte) error {
 			f := sp.field(kb)
 			if f == nil {
-				return fmt.Errorf("unknown key %q (keys: %s)", clip(kb), sp.keys)
+				return fmt.Errorf("unknown key %q (keys: %s)", msgp.Clip(kb), sp.keys)
 			}
 			if err := checkParam(r, f.typ, f.lo, f.hi); err != nil {
 				return fmt.Errorf("%s: %w", f.name, err)

@@ -98,7 +98,7 @@ func BenchmarkParams(b *testing.B) {
 		for range b.N {
 			var actions []byte
 			r := msgp.NewReader(p)
-			err := eachKey(&r, func(k []byte) error {
+			err := msgp.EachKey(&r, func(k []byte) error {
 				var err error
 				switch string(k) {
 				case "handle":

@@ -454,6 +454,67 @@ func (r *Reader) Float() (float64, error) {
 	return 0, &TypeError{"float", KindName(h.kind)}
 }
 
+// SkipN steps over n values and returns how many it stepped over.
+func (r *Reader) SkipN(n int) (int, error) {
+	for i := range n {
+		if _, err := r.Skip(); err != nil {
+			return i, err
+		}
+	}
+	return n, nil
+}
+
+// MaxKeys bounds the keys of every map EachKey reads: the protocol's
+// largest, make's params, takes 11.
+const MaxKeys = 16
+
+// RepeatedKeyError is a key that appears twice in one map: ambiguous, so
+// refused.
+type RepeatedKeyError struct{ Key []byte }
+
+// Error quotes the key.
+func (e RepeatedKeyError) Error() string { return fmt.Sprintf("key %q appears twice", Clip(e.Key)) }
+
+// EachKey reads a map whose keys are strs: it reads the map header,
+// refuses more than MaxKeys keys before reading any, and calls fn for
+// every key, which must consume the key's value from r. A key that is not
+// a str or appears twice (RepeatedKeyError) is an error, and so is fn's.
+// It allocates nothing on success.
+func EachKey(r *Reader, fn func(k []byte) error) error {
+	n, err := r.MapLen()
+	if err != nil {
+		return err
+	}
+	if n > MaxKeys {
+		return fmt.Errorf("%d keys, more than any map of the protocol has (%d)", n, MaxKeys)
+	}
+	var seen [MaxKeys][]byte
+	for i := range n {
+		kb, err := r.Str()
+		if err != nil {
+			return fmt.Errorf("keys must be strings: %w", err)
+		}
+		for _, prev := range seen[:i] {
+			if string(prev) == string(kb) {
+				return RepeatedKeyError{kb}
+			}
+		}
+		seen[i] = kb
+		if err := fn(kb); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Clip shortens untrusted text (a key, a name) quoted in an error message.
+func Clip(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}
+
 // IsNil consumes a nil and reports true, or leaves anything else in place.
 func (r *Reader) IsNil() bool {
 	if r.off < len(r.b) && r.b[r.off] == mpNil {

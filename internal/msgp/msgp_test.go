@@ -3,6 +3,7 @@ package msgp
 import (
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -180,4 +181,88 @@ func mustHex(t *testing.T, s string) []byte {
 	b, err := hex.DecodeString(strings.ReplaceAll(s, " ", ""))
 	require.NoError(t, err)
 	return b
+}
+
+// TestEachKey reads maps key by key: every key once, in order; a repeated
+// key, a key that is not a str, a map of more than MaxKeys keys and fn's
+// own error are refused, the last one as fn returned it.
+func TestEachKey(t *testing.T) {
+	many := make(Obj, MaxKeys+1)
+	for i := range many {
+		many[i] = KV{strings.Repeat("k", i+1), i}
+	}
+	errFn := errors.New("fn refused")
+	tests := []struct {
+		name string
+		body []byte
+		want string // "" = accepted
+		is   error
+	}{
+		{"two keys", AppendValue(nil, Obj{{"a", 1}, {"b", "x"}}), "", nil},
+		{"empty", AppendValue(nil, Obj{}), "", nil},
+		{"max keys", AppendValue(nil, many[:MaxKeys]), "", nil},
+		{"too many keys", AppendValue(nil, many), "17 keys, more than any map of the protocol has (16)", nil},
+		{"repeated", AppendValue(nil, Obj{{"a", 1}, {"b", 2}, {"a", 3}}), `key "a" appears twice`, nil},
+		{"int key", []byte{0x81, 0x01, 0x02}, "keys must be strings: want str, got int", nil},
+		{"not a map", AppendValue(nil, []int{1}), "want map, got array", nil},
+		{"fn fails", AppendValue(nil, Obj{{"stop", 1}}), "fn refused", errFn},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReader(tt.body)
+			var keys []string
+			err := EachKey(&r, func(k []byte) error {
+				if string(k) == "stop" {
+					return errFn
+				}
+				keys = append(keys, string(k))
+				_, err := r.Skip()
+				return err
+			})
+			if tt.want != "" {
+				require.Error(t, err)
+				assert.EqualError(t, err, tt.want)
+				if tt.is != nil {
+					assert.ErrorIs(t, err, tt.is)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, len(tt.body), r.Offset(), "the whole map is read")
+			var m map[string]any
+			require.NoError(t, msgpack.Unmarshal(tt.body, &m))
+			assert.Len(t, keys, len(m))
+		})
+	}
+	var rk RepeatedKeyError
+	r := NewReader(AppendValue(nil, Obj{{strings.Repeat("x", 100), 1}, {strings.Repeat("x", 100), 2}}))
+	err := EachKey(&r, func([]byte) error { _, err := r.Skip(); return err })
+	require.ErrorAs(t, err, &rk)
+	assert.Len(t, rk.Key, 100)
+	assert.Equal(t, `key "`+strings.Repeat("x", 64)+`..." appears twice`, err.Error(), "a long key is clipped")
+}
+
+// TestEachKeyAllocatesNothing: reading a map of params costs nothing.
+func TestEachKeyAllocatesNothing(t *testing.T) {
+	body := AppendValue(nil, Obj{{"handle", 1}, {"actions", []byte{1, 0, 0, 0}}, {"info", true}})
+	allocs := testing.AllocsPerRun(100, func() {
+		r := NewReader(body)
+		_ = EachKey(&r, func([]byte) error { _, err := r.Skip(); return err })
+	})
+	assert.Zero(t, allocs)
+}
+
+// TestSkipN steps over n values and reports how many it stepped over
+// before a failure.
+func TestSkipN(t *testing.T) {
+	r := NewReader(AppendValue(nil, []any{1, "x", Obj{{"a", nil}}}))
+	n, err := r.ArrayLen()
+	require.NoError(t, err)
+	got, err := r.SkipN(n)
+	require.NoError(t, err)
+	assert.Equal(t, 3, got)
+	r = NewReader([]byte{0x01, 0x02, 0xc1})
+	got, err = r.SkipN(3)
+	assert.ErrorIs(t, err, ErrMalformed)
+	assert.Equal(t, 2, got)
 }
