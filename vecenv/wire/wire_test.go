@@ -241,3 +241,17 @@ func TestAppendEventKeys(t *testing.T) {
 	}
 	assert.Positive(t, moves, "the games had moves")
 }
+
+// BenchmarkAppendStep measures encoding one step reply of 256 envs
+// (compact tier, same-step autoreset, info off): the server's hot path
+// after the batch has stepped.
+func BenchmarkAppendStep(b *testing.B) {
+	cfg := vecenv.Config{Rules: env.Standard(), Tier: obs.Compact, N: 256, Opponent: "random", Autoreset: vecenv.SameStep}
+	bt := played(b, cfg, 5, false)
+	buf := make([]byte, 0, ReplyBytes(bt, false, 0))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(AppendStep(nil, bt, false, 0))))
+	for b.Loop() {
+		buf = AppendStep(buf[:0], bt, false, 0)
+	}
+}
