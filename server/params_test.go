@@ -18,7 +18,7 @@ func TestDecodeParams(t *testing.T) {
 		Seed     uint64            `msgpack:"seed"`
 	}
 	stack := msgp.Obj{{"seat", 0}, {"station", 1}, {"route", "OUTER"}, {"height", 1}}
-	many := make([]any, maxParamArray+1)
+	many := make([]any, msgp.MaxArray+1)
 	for i := range many {
 		many[i] = stack
 	}
