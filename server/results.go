@@ -1,36 +1,17 @@
 package server
 
 import (
-	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // Results of the methods off the hot path are typed structs encoded by
 // msgpack/v5: fields in declaration order, integers in their smallest
-// form, as the hand-written writers of the hot path (step, reset) do.
-
-// appendWriter is an io.Writer appending to a byte slice.
-type appendWriter struct{ b []byte }
-
-func (w *appendWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
-}
-
-// appendResult appends v encoded by msgpack/v5 to dst.
-func appendResult(dst []byte, v any) ([]byte, error) {
-	w := appendWriter{b: dst}
-	enc := msgpack.GetEncoder()
-	defer msgpack.PutEncoder(enc)
-	enc.Reset(&w)
-	enc.UseCompactInts(true)
-	err := enc.Encode(v)
-	return w.b, err
-}
+// form (msgp.AppendEncoded), as the hand-written writers of the hot path
+// (step, reset) do.
 
 // result appends v, the result of method, to the reply being built.
 func (c *conn) result(method string, v any) *Error {
-	out, err := appendResult(c.out, v)
+	out, err := msgp.AppendEncoded(c.out, v)
 	if err != nil {
 		return errorf(CodeInternal, "%s: encoding the result: %v", method, err)
 	}

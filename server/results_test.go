@@ -39,7 +39,7 @@ func TestResultsWireFormat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := appendResult(nil, tt.typed)
+			got, err := msgp.AppendEncoded(nil, tt.typed)
 			require.NoError(t, err)
 			assert.Equal(t, msgp.AppendValue(nil, tt.want), got)
 		})

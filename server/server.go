@@ -317,7 +317,7 @@ func (s *Server) helloResult() ([]byte, error) {
 	if s.cfg.HandshakeTimeout > 0 {
 		handshake = s.cfg.HandshakeTimeout.Seconds()
 	}
-	return appendResult(nil, helloResultT{
+	return msgp.AppendEncoded(nil, helloResultT{
 		Protocol: ProtocolVersion, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
 		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames,
 		Limits: helloLimits{

@@ -746,6 +746,28 @@ func AppendValue(b []byte, v any) []byte {
 	panic(fmt.Sprintf("msgp: AppendValue: unsupported type %T", v))
 }
 
+// appendWriter is an io.Writer appending to a byte slice.
+type appendWriter struct{ b []byte }
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+// AppendEncoded appends v encoded by the msgpack library (a struct's
+// fields in declaration order, by their msgpack tags) with integers in
+// their smallest form: the bytes the Append writers write for the same
+// values.
+func AppendEncoded(dst []byte, v any) ([]byte, error) {
+	w := appendWriter{b: dst}
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(&w)
+	enc.UseCompactInts(true)
+	err := enc.Encode(v)
+	return w.b, err
+}
+
 // MarshalMsgpack encodes o for the msgpack library (an ordered map inside
 // a struct the library encodes).
 func (o Obj) MarshalMsgpack() ([]byte, error) { return AppendValue(nil, o), nil }

@@ -266,3 +266,26 @@ func TestSkipN(t *testing.T) {
 	assert.ErrorIs(t, err, ErrMalformed)
 	assert.Equal(t, 2, got)
 }
+
+// TestAppendEncodedIsAppendValue: a struct encoded by the library (compact
+// ints, tag order) is byte for byte the ordered map AppendValue writes,
+// appended after what dst held.
+func TestAppendEncodedIsAppendValue(t *testing.T) {
+	type inner struct {
+		N uint64 `msgpack:"n"`
+	}
+	v := struct {
+		A int     `msgpack:"a"`
+		B string  `msgpack:"b"`
+		C []int   `msgpack:"c"`
+		D inner   `msgpack:"d"`
+		E float64 `msgpack:"e"`
+		F Obj     `msgpack:"f"`
+	}{A: -300, B: "x", C: []int{1, 70000}, D: inner{N: 200}, E: 0.5, F: Obj{{"z", true}, {"y", nil}}}
+	got, err := AppendEncoded([]byte{0xc0}, v)
+	require.NoError(t, err)
+	want := AppendValue([]byte{0xc0}, Obj{{"a", -300}, {"b", "x"}, {"c", []int{1, 70000}}, {"d", Obj{{"n", uint64(200)}}}, {"e", 0.5}, {"f", Obj{{"z", true}, {"y", nil}}}})
+	assert.Equal(t, want, got)
+	_, err = AppendEncoded(nil, make(chan int))
+	assert.Error(t, err)
+}
