@@ -7,16 +7,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // pingFrame is a whole ping frame whose params pad it to n body bytes.
 func pingFrame(n int) []byte {
-	b := appendMapHeader(nil, 2)
-	b = appendStr(appendStr(b, "method"), "ping")
-	b = appendMapHeader(appendStr(b, "params"), 1)
-	b = appendStr(b, "pad")
+	b := msgp.AppendMapHeader(nil, 2)
+	b = msgp.AppendStr(msgp.AppendStr(b, "method"), "ping")
+	b = msgp.AppendMapHeader(msgp.AppendStr(b, "params"), 1)
+	b = msgp.AppendStr(b, "pad")
 	pad := n - len(b) - 5
-	b = append(appendBinHeader(b, pad), make([]byte, pad)...)
+	b = append(msgp.AppendBinHeader(b, pad), make([]byte, pad)...)
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(b))), b...)
 }
 

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // ErrProtocol is wrapped by every client error about a response that does
@@ -188,7 +189,7 @@ func (c *Client) call(method string, params any) (msgpack.RawMessage, error) {
 
 // decodeResponse checks a response body and returns its raw result.
 func (c *Client) decodeResponse(body []byte) (msgpack.RawMessage, error) {
-	if err := checkBody(body); err != nil {
+	if err := msgp.CheckMap(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	var resp struct {
@@ -301,7 +302,7 @@ func f32(b []byte) []float32 {
 	if len(b) == 0 {
 		return nil
 	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+	if msgp.LittleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
 		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4)
 	}
 	out := make([]float32, len(b)/4)
@@ -326,27 +327,27 @@ func (c *Client) Step(handle uint64, actions []int32, info int) (*StepResult, er
 func (c *Client) SendStep(handle uint64, actions []int32, info int) error {
 	c.nextID++
 	b := append(c.out[:0], 0, 0, 0, 0)
-	b = appendMapHeader(b, 3)
-	b = appendStr(b, "id")
-	b = appendUint(b, c.nextID)
-	b = appendStr(b, "method")
-	b = appendStr(b, stepMethod)
-	b = appendStr(b, "params")
+	b = msgp.AppendMapHeader(b, 3)
+	b = msgp.AppendStr(b, "id")
+	b = msgp.AppendUint(b, c.nextID)
+	b = msgp.AppendStr(b, "method")
+	b = msgp.AppendStr(b, stepMethod)
+	b = msgp.AppendStr(b, "params")
 	keys := 2
 	if info >= 0 {
 		keys++
 	}
-	b = appendMapHeader(b, keys)
-	b = appendStr(b, stepKeys[stepHandle])
-	b = appendUint(b, handle)
-	b = appendStr(b, stepKeys[stepActions])
-	b = appendBinHeader(b, 4*len(actions))
+	b = msgp.AppendMapHeader(b, keys)
+	b = msgp.AppendStr(b, stepKeys[stepHandle])
+	b = msgp.AppendUint(b, handle)
+	b = msgp.AppendStr(b, stepKeys[stepActions])
+	b = msgp.AppendBinHeader(b, 4*len(actions))
 	for _, a := range actions {
 		b = binary.LittleEndian.AppendUint32(b, uint32(a))
 	}
 	if info >= 0 {
-		b = appendStr(b, stepKeys[stepInfo])
-		b = appendBool(b, info == 1)
+		b = msgp.AppendStr(b, stepKeys[stepInfo])
+		b = msgp.AppendBool(b, info == 1)
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
 	c.out = b
@@ -362,19 +363,19 @@ func (c *Client) RecvStep() (*StepResult, error) {
 	}
 	res := &c.step
 	*res = StepResult{Size: len(body) + 4}
-	r := reader{b: body}
-	n, err := r.mapLen()
+	r := msgp.NewReader(body)
+	n, err := r.MapLen()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	for range n {
-		k, err := r.str()
+		k, err := r.Str()
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 		}
 		switch string(k) {
 		case "id":
-			if _, err := r.skip(); err != nil {
+			if _, err := r.Skip(); err != nil {
 				return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 			}
 		case "error":
@@ -417,19 +418,19 @@ func stepField(res *StepResult, i int) *[]byte {
 }
 
 // parse reads a step result map.
-func (res *StepResult) parse(r *reader) error {
-	n, err := r.mapLen()
+func (res *StepResult) parse(r *msgp.Reader) error {
+	n, err := r.MapLen()
 	if err != nil {
 		return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 	}
 	for range n {
-		k, err := r.str()
+		k, err := r.Str()
 		if err != nil {
 			return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 		}
 		i := stepResultKeys.of(k)
 		if i < 0 || stepResultField[i] < 0 || stepResultRaw[i] {
-			v, err := r.skip()
+			v, err := r.Skip()
 			if err != nil {
 				return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 			}
@@ -438,7 +439,7 @@ func (res *StepResult) parse(r *reader) error {
 			}
 			continue
 		}
-		if *stepField(res, i), err = r.bin(); err != nil {
+		if *stepField(res, i), err = r.Bin(); err != nil {
 			return fmt.Errorf("%w: result.%s: %v", ErrProtocol, k, err)
 		}
 	}

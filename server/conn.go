@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -49,7 +50,7 @@ type conn struct {
 	// held is what the request being served reserved from Server.inflight.
 	held int
 	// params reads the params of the methods read by hand (eachKeyOf).
-	params reader
+	params msgp.Reader
 	// budget is the request's budget from the limits policy, by its
 	// method's declared draws (Server.budgets).
 	budget *Budget
@@ -336,7 +337,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 			c.fail(e)
 		}
 	}()
-	if err := checkBody(body); err != nil {
+	if err := msgp.CheckMap(body); err != nil {
 		c.fail(errorf(CodeBadFrame, "%v", err))
 		return -1, false
 	}
@@ -348,7 +349,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	mid = methodID(method)
 	switch {
 	case mid < 0:
-		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", clip(method), methodList))
+		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", msgp.Clip(method), methodList))
 		return -1, false
 	case refuse:
 		c.fail(errorf(CodeShuttingDown, "the server is shutting down"))
@@ -382,14 +383,6 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	return mid, closeAfter
 }
 
-// clip shortens untrusted text quoted in an error message.
-func clip(b []byte) string {
-	if len(b) > 64 {
-		return string(b[:64]) + "..."
-	}
-	return string(b)
-}
-
 // envelope reads {id, method, params}; params is nil when absent or nil.
 // envelopeKey numbers the keys of a request map: id 0, method 1, params 2, else -1.
 func envelopeKey(k []byte) int {
@@ -405,53 +398,53 @@ func envelopeKey(k []byte) int {
 }
 
 func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
-	r := reader{b: body}
-	n, err := r.mapLen()
+	r := msgp.NewReader(body)
+	n, err := r.MapLen()
 	if err != nil {
 		return nil, nil, errorf(CodeBadRequest, "request: %v", err)
 	}
 	seen := false
 	var got [3]bool // id, method, params: a repeated key is ambiguous, so it is refused
 	for range n {
-		k, err := r.str()
+		k, err := r.Str()
 		if err != nil {
 			return nil, nil, errorf(CodeBadRequest, "request: keys must be strings: %v", err)
 		}
 		if i := envelopeKey(k); i >= 0 {
 			if got[i] {
-				return nil, nil, errorf(CodeBadRequest, "request: key %q appears twice", clip(k))
+				return nil, nil, errorf(CodeBadRequest, "request: key %q appears twice", msgp.Clip(k))
 			}
 			got[i] = true
 		}
 		switch string(k) {
 		case "id":
-			kind := r.peekKind()
-			v, err := r.skip()
+			kind := r.PeekKind()
+			v, err := r.Skip()
 			if err != nil {
 				return nil, nil, errorf(CodeBadRequest, "request: id: %v", err)
 			}
 			if kind != 'i' && kind != 'n' {
-				return nil, nil, errorf(CodeBadRequest, "request: id: want int or nil, got %s", kindName(kind))
+				return nil, nil, errorf(CodeBadRequest, "request: id: want int or nil, got %s", msgp.KindName(kind))
 			}
 			c.id = v
 		case "method":
-			if method, err = r.str(); err != nil {
+			if method, err = r.Str(); err != nil {
 				return nil, nil, errorf(CodeBadRequest, "request: method: %v", err)
 			}
 			seen = true
 		case "params":
-			if r.isNil() {
+			if r.IsNil() {
 				params = nil
 				continue
 			}
-			if kind := r.peekKind(); kind != 'm' {
-				return nil, nil, errorf(CodeBadRequest, "request: params: want map, got %s", kindName(kind))
+			if kind := r.PeekKind(); kind != 'm' {
+				return nil, nil, errorf(CodeBadRequest, "request: params: want map, got %s", msgp.KindName(kind))
 			}
-			if params, err = r.skip(); err != nil {
+			if params, err = r.Skip(); err != nil {
 				return nil, nil, errorf(CodeBadRequest, "request: params: %v", err)
 			}
 		default:
-			return nil, nil, errorf(CodeBadRequest, "request: unknown key %q (keys: id, method, params)", clip(k))
+			return nil, nil, errorf(CodeBadRequest, "request: unknown key %q (keys: id, method, params)", msgp.Clip(k))
 		}
 	}
 	if !seen {
@@ -463,10 +456,10 @@ func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 // begin starts a result frame in c.out: length placeholder, {id, result: ...
 func (c *conn) begin() {
 	b := append(c.out[:0], 0, 0, 0, 0)
-	b = appendMapHeader(b, 2)
-	b = appendStr(b, "id")
+	b = msgp.AppendMapHeader(b, 2)
+	b = msgp.AppendStr(b, "id")
 	b = appendID(b, c.id)
-	c.out = appendStr(b, "result")
+	c.out = msgp.AppendStr(b, "result")
 }
 
 // finish patches the frame length, or replaces an oversized result with an error.
@@ -492,7 +485,7 @@ func (c *conn) fail(e *Error) {
 
 func appendID(b, id []byte) []byte {
 	if id == nil {
-		return appendNil(b)
+		return msgp.AppendNil(b)
 	}
 	return append(b, id...)
 }
@@ -504,15 +497,15 @@ func errorFrame(dst, id []byte, code Code, msg string) []byte {
 	}
 	start := len(dst)
 	b := append(dst, 0, 0, 0, 0)
-	b = appendMapHeader(b, 2)
-	b = appendStr(b, "id")
+	b = msgp.AppendMapHeader(b, 2)
+	b = msgp.AppendStr(b, "id")
 	b = appendID(b, id)
-	b = appendStr(b, "error")
-	b = appendMapHeader(b, 2)
-	b = appendStr(b, "code")
-	b = appendStr(b, string(code))
-	b = appendStr(b, "message")
-	b = appendStr(b, msg)
+	b = msgp.AppendStr(b, "error")
+	b = msgp.AppendMapHeader(b, 2)
+	b = msgp.AppendStr(b, "code")
+	b = msgp.AppendStr(b, string(code))
+	b = msgp.AppendStr(b, "message")
+	b = msgp.AppendStr(b, msg)
 	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	return b
 }

@@ -6,13 +6,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 )
 
 // rawCall sends an ordered request and returns the raw response body (copied).
-func rawCall(t *testing.T, c *Client, id int, method string, params obj) []byte {
+func rawCall(t *testing.T, c *Client, id int, method string, params msgp.Obj) []byte {
 	t.Helper()
-	require.NoError(t, c.WriteFrame(appendValue(nil, obj{{"id", id}, {"method", method}, {"params", params}})))
+	require.NoError(t, c.WriteFrame(msgp.AppendValue(nil, msgp.Obj{{"id", id}, {"method", method}, {"params", params}})))
 	body, err := c.ReadFrame()
 	require.NoError(t, err)
 	return append([]byte(nil), body...)
@@ -23,13 +24,13 @@ func rawCall(t *testing.T, c *Client, id int, method string, params obj) []byte 
 // through opponents' moves, random learner seats, autoresets and info.
 func TestDeterminism(t *testing.T) {
 	const n = 64
-	params := []obj{
+	params := []msgp.Obj{
 		{{"n", n}, {"seat", "random"}, {"autoreset", "same_step"}, {"info", true}, {"max_decisions", 40}, {"rules", "players=3"}},
 		{{"n", n}, {"mode", "multi"}, {"tier", "planes"}, {"info", true}, {"rules", "players=4,end=rank"}},
 		{{"n", n}, {"tier", "tactical"}, {"illegal", "penalty"}},
 	}
 	for _, p := range params {
-		t.Run(p[len(p)-1].v.(string), func(t *testing.T) {
+		t.Run(p[len(p)-1].V.(string), func(t *testing.T) {
 			var clients []*Client
 			for _, network := range networks {
 				clients = append(clients, startServer(t, network, Config{}).client(t))
@@ -43,23 +44,23 @@ func TestDeterminism(t *testing.T) {
 					case id == 1:
 						got = append(got, rawCall(t, c, id, "make", p))
 					case id == 2:
-						got = append(got, rawCall(t, c, id, "reset", obj{{"handle", 1}, {"seed", 1234}}))
+						got = append(got, rawCall(t, c, id, "reset", msgp.Obj{{"handle", 1}, {"seed", 1234}}))
 					default:
 						bin := i32bin(actions...)
 						if id%7 == 0 {
 							bin[0] = 200 // illegal: refused (error policy) or penalised, the same way on both
 						}
-						got = append(got, rawCall(t, c, id, "step", obj{{"handle", 1}, {"actions", bin}}))
+						got = append(got, rawCall(t, c, id, "step", msgp.Obj{{"handle", 1}, {"actions", bin}}))
 					}
 				}
 				require.Equal(t, got[0], got[1], "request %d: responses differ", id)
 				if id >= 2 {
 					var r StepResult
-					rr := reader{b: got[0]}
-					if m, _ := rr.mapLen(); m == 2 {
-						rr.str()
-						rr.skip()
-						if k, _ := rr.str(); string(k) == "result" {
+					rr := msgp.NewReader(got[0])
+					if m, _ := rr.MapLen(); m == 2 {
+						rr.Str()
+						rr.Skip()
+						if k, _ := rr.Str(); string(k) == "result" {
 							require.NoError(t, r.parse(&rr))
 							firstLegal(r.Mask, actions)
 							results++

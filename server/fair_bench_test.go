@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // BenchmarkStepBesideAnalyse is the fairness benchmark of
@@ -25,7 +26,7 @@ func BenchmarkStepBesideAnalyse(b *testing.B) {
 				an := ts.client(b)
 				g := declareGame(b, an, "standard")
 				states := int(cfg.limits().AnalyseSims / DecisionSims(agent.Spec{Name: "mcts", N: cfg.MaxOpponentSims}))
-				if err := an.WriteFrame(appendValue(nil, obj{{"id", 1}, {"method", "analyse"}, {"params", obj{
+				if err := an.WriteFrame(msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "analyse"}, {"params", msgp.Obj{
 					{"game", g}, {"states", decisionStates(b, states)}, {"agent", fmt.Sprintf("mcts:%d", cfg.MaxOpponentSims)}}}})); err != nil {
 					b.Fatal(err)
 				}

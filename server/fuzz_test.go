@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/binary"
 	"io"
 	"net"
@@ -10,78 +9,33 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // fuzzRequests are seed request bodies for every method.
 func fuzzRequests() [][]byte {
-	reqs := []obj{
-		{{"id", 1}, {"method", "hello"}, {"params", obj{{"protocol", 1}, {"client", "fuzz"}}}},
+	reqs := []msgp.Obj{
+		{{"id", 1}, {"method", "hello"}, {"params", msgp.Obj{{"protocol", 1}, {"client", "fuzz"}}}},
 		{{"id", 2}, {"method", "ping"}},
-		{{"id", 3}, {"method", "make"}, {"params", obj{{"n", 2}, {"rules", "players=3"}, {"tier", "planes"}, {"info", true}}}},
-		{{"id", 4}, {"method", "make"}, {"params", obj{{"mode", "multi"}, {"rules", obj{{"players", 4}, {"back_do", false}}}, {"autoreset", "same_step"}}}},
-		{{"id", 5}, {"method", "reset"}, {"params", obj{{"handle", 1}, {"seed", []uint64{1, 2}}, {"options", obj{{"start", 1}}}}}},
-		{{"id", 6}, {"method", "step"}, {"params", obj{{"handle", 1}, {"actions", i32bin(59, 89)}, {"info", true}}}},
-		{{"id", 7}, {"method", "step"}, {"params", obj{{"handle", 1}, {"actions", []int{59, 89}}}}},
-		{{"id", 8}, {"method", "save"}, {"params", obj{{"handle", 1}, {"index", 1}}}},
-		{{"id", 9}, {"method", "load"}, {"params", obj{{"handle", 1}, {"index", 0}, {"state", []byte{0x80}}}}},
-		{{"id", 10}, {"method", "render"}, {"params", obj{{"handle", 1}, {"index", 0}}}},
+		{{"id", 3}, {"method", "make"}, {"params", msgp.Obj{{"n", 2}, {"rules", "players=3"}, {"tier", "planes"}, {"info", true}}}},
+		{{"id", 4}, {"method", "make"}, {"params", msgp.Obj{{"mode", "multi"}, {"rules", msgp.Obj{{"players", 4}, {"back_do", false}}}, {"autoreset", "same_step"}}}},
+		{{"id", 5}, {"method", "reset"}, {"params", msgp.Obj{{"handle", 1}, {"seed", []uint64{1, 2}}, {"options", msgp.Obj{{"start", 1}}}}}},
+		{{"id", 6}, {"method", "step"}, {"params", msgp.Obj{{"handle", 1}, {"actions", i32bin(59, 89)}, {"info", true}}}},
+		{{"id", 7}, {"method", "step"}, {"params", msgp.Obj{{"handle", 1}, {"actions", []int{59, 89}}}}},
+		{{"id", 8}, {"method", "save"}, {"params", msgp.Obj{{"handle", 1}, {"index", 1}}}},
+		{{"id", 9}, {"method", "load"}, {"params", msgp.Obj{{"handle", 1}, {"index", 0}, {"state", []byte{0x80}}}}},
+		{{"id", 10}, {"method", "render"}, {"params", msgp.Obj{{"handle", 1}, {"index", 0}}}},
 		{{"id", 11}, {"method", "stats"}},
-		{{"id", 12}, {"method", "close"}, {"params", obj{{"handle", 1}}}},
-		{{"id", 13}, {"method", "observe"}, {"params", obj{{"handle", 1}, {"seat", 1}}}},
-		{{"id", 14}, {"method", "reset"}, {"params", obj{{"handle", 1}, {"options", obj{{"start", 0}, {"start", 1}}}}}},
-		{{"id", 15}, {"method", "make"}, {"params", obj{{"rules", obj{{"players", 3}, {"players", 2}}}}}},
+		{{"id", 12}, {"method", "close"}, {"params", msgp.Obj{{"handle", 1}}}},
+		{{"id", 13}, {"method", "observe"}, {"params", msgp.Obj{{"handle", 1}, {"seat", 1}}}},
+		{{"id", 14}, {"method", "reset"}, {"params", msgp.Obj{{"handle", 1}, {"options", msgp.Obj{{"start", 0}, {"start", 1}}}}}},
+		{{"id", 15}, {"method", "make"}, {"params", msgp.Obj{{"rules", msgp.Obj{{"players", 3}, {"players", 2}}}}}},
 	}
 	var out [][]byte
 	for _, r := range reqs {
-		out = append(out, appendValue(nil, r))
+		out = append(out, msgp.AppendValue(nil, r))
 	}
 	return out
-}
-
-// FuzzFrameDecoder checks the allocation-free body checker against the
-// msgpack library: what it accepts the library's Skip accepts and the reader
-// steps over exactly; what it refuses while the library would accept is
-// refused for a documented reason (depth, ext types, not a map). Nothing
-// panics.
-func FuzzFrameDecoder(f *testing.F) {
-	for _, b := range fuzzRequests() {
-		f.Add(b)
-	}
-	f.Add([]byte{0x81, 0xa1, 'x', 0xdd, 0xff, 0xff, 0xff, 0xff})
-	f.Add(append([]byte{0x81, 0xa1, 'x'}, nested(40)...))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		err := checkBody(body)
-		if err == nil {
-			r := reader{b: body}
-			got, err := r.skip()
-			require.NoError(t, err)
-			require.Equal(t, body, got)
-			require.Equal(t, byte('m'), readHeadKind(body))
-			lr := bytes.NewReader(body)
-			require.NoError(t, msgpack.NewDecoder(lr).Skip(), "checkBody accepted what the library refuses")
-			require.Zero(t, lr.Len())
-			return
-		}
-		if len(body) > 1<<16 {
-			return // keep the library's recursive Skip away from deep inputs
-		}
-		lr := bytes.NewReader(body)
-		if msgpack.NewDecoder(lr).Skip() != nil || lr.Len() != 0 {
-			return // both refuse
-		}
-		msg := err.Error()
-		for _, reason := range []string{"nesting deeper than", "unsupported type code", "want a map"} {
-			if bytes.Contains([]byte(msg), []byte(reason)) {
-				return
-			}
-		}
-		t.Fatalf("checkBody refused %x (%v), the library accepts it", body, err)
-	})
-}
-
-func readHeadKind(b []byte) byte {
-	h, _ := readHead(b)
-	return h.kind
 }
 
 // newFuzzConn returns an authenticated connection with handle 1 (2 envs,
@@ -108,7 +62,7 @@ func checkResponse(t *testing.T, out []byte) string {
 		Result any            `msgpack:"result"`
 		Error  map[string]any `msgpack:"error"`
 	}
-	require.NoError(t, checkBody(out[4:]))
+	require.NoError(t, msgp.CheckMap(out[4:]))
 	require.NoError(t, msgpack.Unmarshal(out[4:], &resp))
 	if resp.Error != nil {
 		require.Nil(t, resp.Result)
@@ -126,8 +80,8 @@ func FuzzDispatch(f *testing.F) {
 	for _, b := range fuzzRequests() {
 		f.Add(b)
 	}
-	f.Add(appendValue(nil, obj{{"id", 1}, {"method", "step"}, {"params", obj{{"handle", 1}, {"actions", i32bin(-5, 1<<30)}}}}))
-	f.Add(appendValue(nil, obj{{"method", "reset"}, {"params", obj{{"handle", 2}, {"options", obj{{"seat", "random"}}}}}}))
+	f.Add(msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "step"}, {"params", msgp.Obj{{"handle", 1}, {"actions", i32bin(-5, 1<<30)}}}}))
+	f.Add(msgp.AppendValue(nil, msgp.Obj{{"method", "reset"}, {"params", msgp.Obj{{"handle", 2}, {"options", msgp.Obj{{"seat", "random"}}}}}}))
 	srv, err := New(Config{MaxEnvsPerConn: 64, MaxFrame: 1 << 20})
 	require.NoError(f, err)
 	f.Cleanup(func() { srv.Close() })

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -17,9 +18,9 @@ import (
 // req encodes a request {id, method, params} whose params map is given as
 // raw msgpack bytes.
 func req(id int, method string, params []byte) []byte {
-	b := appendValue(nil, obj{{"id", id}, {"method", method}})
+	b := msgp.AppendValue(nil, msgp.Obj{{"id", id}, {"method", method}})
 	b[0]++ // one more key: params
-	b = appendStr(b, "params")
+	b = msgp.AppendStr(b, "params")
 	return append(b, params...)
 }
 
@@ -34,7 +35,7 @@ func rawMap(n int, body ...[]byte) []byte {
 }
 
 // str encodes a msgpack str; arr32 an array32 header claiming n elements.
-func str(s string) []byte { return appendStr(nil, s) }
+func str(s string) []byte { return msgp.AppendStr(nil, s) }
 func arr32(n uint32) []byte {
 	return binary.BigEndian.AppendUint32([]byte{0xdd}, n)
 }
@@ -57,7 +58,7 @@ func TestHostileLengths(t *testing.T) {
 	h := makeHandle(t, c, map[string]any{"n": 2})
 	do(t, c, "reset", map[string]any{"handle": h, "seed": 1})
 	nc := c.Conn()
-	handle := append(str("handle"), appendUint(nil, h)...)
+	handle := append(str("handle"), msgp.AppendUint(nil, h)...)
 	const many = 1 << 20
 	tests := []struct {
 		name   string
@@ -113,7 +114,7 @@ func TestRepeatedKeys(t *testing.T) {
 	h := makeHandle(t, c, map[string]any{"n": 2})
 	do(t, c, "reset", map[string]any{"handle": h, "seed": 1})
 	nc := c.Conn()
-	hv := appendUint(nil, h)
+	hv := msgp.AppendUint(nil, h)
 	handle := append(str("handle"), hv...)
 	acts := append(str("actions"), 0xc4, 8, 0, 0, 0, 0, 0, 0, 0, 0)
 	tests := []struct {

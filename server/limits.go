@@ -6,6 +6,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -147,17 +148,17 @@ func (b *Budget) Search(method, field, spec string, sp agent.Spec, n int) *Error
 		return errorf(CodeInternal, "%s: params.%s: the method does not declare a search budget (Method.Draws)", method, field)
 	case sims > b.DecisionSims:
 		return errorf(CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
-			method, field, clip([]byte(spec)), sims, b.DecisionSims)
+			method, field, msgp.Clip([]byte(spec)), sims, b.DecisionSims)
 	case n == 0:
 		return nil
 	case b.Workers == 0 || b.RequestSims == 0:
 		return errorf(CodeInternal, "%s: the method does not declare DrawSearch", method)
 	case max(sp.Workers, 1) > b.Workers:
 		return errorf(CodeLimitExceeded, "%s: params.%s: %q searches with %d workers, more than this server's --analyse-workers %d",
-			method, field, clip([]byte(spec)), max(sp.Workers, 1), b.Workers)
+			method, field, msgp.Clip([]byte(spec)), max(sp.Workers, 1), b.Workers)
 	case int64(n)*sims > b.RequestSims:
 		return errorf(CodeLimitExceeded, "%s: %d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
-			method, n, sims, int64(n)*sims, b.RequestSims, b.RequestSims/sims, clip([]byte(spec)))
+			method, n, sims, int64(n)*sims, b.RequestSims, b.RequestSims/sims, msgp.Clip([]byte(spec)))
 	}
 	return nil
 }

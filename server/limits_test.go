@@ -15,6 +15,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -164,7 +165,7 @@ func cpuTime(t *testing.T) time.Duration {
 // bigAnalyse is an analyse of many seconds of search (2,000 states of
 // mcts:2000, within the default budget).
 func bigAnalyse(t testing.TB, g int) []byte {
-	return appendValue(nil, obj{{"id", 7}, {"method", "analyse"}, {"params", obj{
+	return msgp.AppendValue(nil, msgp.Obj{{"id", 7}, {"method", "analyse"}, {"params", msgp.Obj{
 		{"game", g}, {"states", decisionStates(t, 2000)}, {"agent", "mcts:2000"}}}})
 }
 
@@ -220,7 +221,7 @@ func TestShutdownAbandonsStuckHandler(t *testing.T) {
 			c := dialHello(t, addr)
 			inFlight, release := holdNextFrame(t)
 			t.Cleanup(func() { close(release) })
-			require.NoError(t, c.WriteFrame(appendValue(nil, obj{{"id", 1}, {"method", "ping"}})))
+			require.NoError(t, c.WriteFrame(msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "ping"}})))
 			<-inFlight
 			testHookFrame = nil
 			ret := make(chan error, 1)

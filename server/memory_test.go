@@ -19,6 +19,7 @@ import (
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -72,13 +73,13 @@ func TestMemoryBoundChild(t *testing.T) {
 
 	// One maximal frame, shared by every client: a ping whose params hold a
 	// bin filling max_frame (answered bad_request after it was read whole).
-	frame := appendMapHeader(nil, 3)
-	frame = appendStr(appendStr(frame, "id"), "x")
-	frame = appendStr(appendStr(frame, "method"), "ping")
-	frame = appendMapHeader(appendStr(frame, "params"), 1)
-	frame = appendStr(frame, "pad")
+	frame := msgp.AppendMapHeader(nil, 3)
+	frame = msgp.AppendStr(msgp.AppendStr(frame, "id"), "x")
+	frame = msgp.AppendStr(msgp.AppendStr(frame, "method"), "ping")
+	frame = msgp.AppendMapHeader(msgp.AppendStr(frame, "params"), 1)
+	frame = msgp.AppendStr(frame, "pad")
 	pad := cfg.MaxFrame - len(frame) - 5
-	frame = appendBinHeader(frame, pad)
+	frame = msgp.AppendBinHeader(frame, pad)
 	frame = append(frame, make([]byte, pad)...)
 	require.Len(t, frame, cfg.MaxFrame)
 	head := binary.BigEndian.AppendUint32(nil, uint32(len(frame)))
@@ -133,8 +134,8 @@ func TestMemoryBoundChild(t *testing.T) {
 				if handles[i] == 0 {
 					continue
 				}
-				reset := appendValue(nil, obj{{"id", 1}, {"method", "reset"}, {"params", obj{{"handle", handles[i]}, {"seed", i}}}})
-				step := appendValue(nil, obj{{"id", 2}, {"method", "step"}, {"params", obj{{"handle", handles[i]}, {"actions", make([]byte, 4*15000)}}}})
+				reset := msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "reset"}, {"params", msgp.Obj{{"handle", handles[i]}, {"seed", i}}}})
+				step := msgp.AppendValue(nil, msgp.Obj{{"id", 2}, {"method", "step"}, {"params", msgp.Obj{{"handle", handles[i]}, {"actions", make([]byte, 4*15000)}}}})
 				for _, req := range [][]byte{reset, step, step} {
 					if _, err := w.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(req))), req...)); err != nil {
 						errs <- err
@@ -229,7 +230,7 @@ func startSearchLoad(t *testing.T, ts *testServer, cfg Config) func() {
 	})
 	g := declareGame(t, an, "standard")
 	states := int(cfg.limits().AnalyseSims / DecisionSims(agent.Spec{Name: "mcts", N: cfg.MaxOpponentSims}))
-	require.NoError(t, an.WriteFrame(appendValue(nil, obj{{"id", 1}, {"method", "analyse"}, {"params", obj{
+	require.NoError(t, an.WriteFrame(msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "analyse"}, {"params", msgp.Obj{
 		{"game", g}, {"states", decisionStates(t, states)}, {"agent", fmt.Sprintf("mcts:%d", cfg.MaxOpponentSims)}}}})))
 	return func() {
 		time.Sleep(5 * time.Second)

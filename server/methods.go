@@ -14,10 +14,12 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
+	"github.com/yutenv/yutenv/vecenv/wire"
 )
 
 // paramError is a bad parameter; eachKeyOf turns it into bad_request unless
@@ -45,68 +47,28 @@ func (e rulesError) Unwrap() error { return e.err }
 // errUnknownParam marks a key a method does not take.
 var errUnknownParam = errors.New("unknown parameter")
 
-// maxKeys bounds the keys of every map the server reads: params (make, the
-// largest, takes 11), reset options (2) and the rules map (9 keys today).
-const maxKeys = 16
-
-// repeatedKeyError is a key that appears twice in one map: ambiguous, so refused.
-type repeatedKeyError struct{ key []byte }
-
-func (e repeatedKeyError) Error() string { return fmt.Sprintf("key %q appears twice", clip(e.key)) }
-
-// eachKey is the one way the server reads a map: it reads the map header,
-// refuses more than maxKeys keys before reading any, and calls fn for every
-// key, which must consume the key's value from r. A key that is not a str
-// or appears twice is an error. It allocates nothing on success.
-func eachKey(r *reader, fn func(k []byte) error) error {
-	n, err := r.mapLen()
-	if err != nil {
-		return err
-	}
-	if n > maxKeys {
-		return fmt.Errorf("%d keys, more than any map of the protocol has (%d)", n, maxKeys)
-	}
-	var seen [maxKeys][]byte
-	for i := range n {
-		kb, err := r.str()
-		if err != nil {
-			return fmt.Errorf("keys must be strings: %w", err)
-		}
-		for _, prev := range seen[:i] {
-			if string(prev) == string(kb) {
-				return repeatedKeyError{kb}
-			}
-		}
-		seen[i] = kb
-		if err := fn(kb); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // valueError is a failure reading the value of key.
 type valueError struct {
 	key []byte
 	err error
 }
 
-func (e valueError) Error() string { return fmt.Sprintf("%s: %v", clip(e.key), e.err) }
+func (e valueError) Error() string { return fmt.Sprintf("%s: %v", msgp.Clip(e.key), e.err) }
 func (e valueError) Unwrap() error { return e.err }
 
 // eachKeyOf reads the params map of a method whose params are read by
-// hand (p nil: no keys), by eachKey: fn gets each key's position in ks
+// hand (p nil: no keys), by msgp.EachKey: fn gets each key's position in ks
 // (the params struct's fields), and a key ks does not hold is refused
 // without calling fn; the error then lists the keys the method declares.
 // It allocates nothing on success (reset's params: no key is copied, and
 // the reader is the connection's).
-func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *reader) error) *Error {
+func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
 	if p == nil {
 		return nil
 	}
 	r := &c.params
-	*r = reader{b: p}
-	err := eachKey(r, func(kb []byte) error {
+	*r = msgp.NewReader(p)
+	err := msgp.EachKey(r, func(kb []byte) error {
 		k := ks.of(kb)
 		if k < 0 {
 			return valueError{kb, errUnknownParam}
@@ -122,24 +84,24 @@ func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *r
 	return paramsError(method, declaredKeys(method), err)
 }
 
-// paramsError turns an error of eachKey over a method's params into the
+// paramsError turns an error of msgp.EachKey over a method's params into the
 // protocol error (nil for nil).
 func paramsError(method, keys string, err error) *Error {
 	if err == nil {
 		return nil // before the targets of errors.As, which live on the heap
 	}
-	var rk repeatedKeyError
+	var rk msgp.RepeatedKeyError
 	var ve valueError
 	switch {
 	case !errors.As(err, &ve) && errors.As(err, &rk):
-		return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, clip(rk.key))
+		return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, msgp.Clip(rk.Key))
 	case ve.key == nil:
 		return errorf(CodeBadRequest, "%s: params: %v", method, err)
 	case errors.Is(ve.err, errUnknownParam):
 		if keys == "" {
-			return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, clip(ve.key))
+			return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, msgp.Clip(ve.key))
 		}
-		return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, clip(ve.key), keys)
+		return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, msgp.Clip(ve.key), keys)
 	}
 	return paramError(method, string(ve.key), ve.err)
 }
@@ -167,14 +129,14 @@ func (c *conn) hello(pr *helloParams) *Error {
 		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, *pr.Protocol)
 	}
 	c.authed = true
-	c.log.Debug("hello", "client", clip([]byte(pr.Client)))
+	c.log.Debug("hello", "client", msgp.Clip([]byte(pr.Client)))
 	c.out = append(c.out, c.srv.hello...)
 	return nil
 }
 
 // ping answers {}.
 func (c *conn) ping(*none) *Error {
-	c.out = appendMapHeader(c.out, 0)
+	c.out = msgp.AppendMapHeader(c.out, 0)
 	return nil
 }
 
@@ -185,18 +147,18 @@ func choice(s string, names []string) (int, error) {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("%q is not one of %s", clip([]byte(s)), strings.Join(names, ", "))
+	return 0, fmt.Errorf("%q is not one of %s", msgp.Clip([]byte(s)), strings.Join(names, ", "))
 }
 
 // rulesParam reads the rules: an env.ParseRules string or a map of its
-// keys, read by eachKey and set on top of env.Standard by an
+// keys, read by msgp.EachKey and set on top of env.Standard by an
 // env.RulesBuilder (bools as on/off, numbers in decimal, strs as they are),
 // so the map and the string accept the same keys and aliases, fill in the
 // same defaults and refuse a repeated key with the same message.
-func rulesParam(r *reader) (env.Rules, error) {
-	switch r.peekKind() {
+func rulesParam(r *msgp.Reader) (env.Rules, error) {
+	switch r.PeekKind() {
 	case 's':
-		s, _ := r.str()
+		s, _ := r.Str()
 		rules, err := env.ParseRules(string(s))
 		if err != nil {
 			return rules, rulesError{err}
@@ -204,35 +166,35 @@ func rulesParam(r *reader) (env.Rules, error) {
 		return rules, nil
 	case 'm':
 	default:
-		_, err := r.str()
+		_, err := r.Str()
 		return env.Rules{}, fmt.Errorf("want str or map: %w", err)
 	}
 	b := env.NewRulesBuilder(env.Standard())
 	var setErr error
-	err := eachKey(r, func(k []byte) error {
+	err := msgp.EachKey(r, func(k []byte) error {
 		var v string
-		switch r.peekKind() {
+		switch r.PeekKind() {
 		case 'b':
-			on, _ := r.boolean()
+			on, _ := r.Bool()
 			v = "off"
 			if on {
 				v = "on"
 			}
 		case 'i':
-			x, neg, _ := r.integer()
+			x, neg, _ := r.Int()
 			if neg {
 				v = strconv.FormatInt(int64(x), 10)
 			} else {
 				v = strconv.FormatUint(x, 10)
 			}
 		case 'f':
-			f, _ := r.float()
+			f, _ := r.Float()
 			v = strconv.FormatFloat(f, 'g', -1, 64)
 		case 's':
-			s, _ := r.str()
+			s, _ := r.Str()
 			v = string(s)
 		default:
-			return fmt.Errorf("%s: want bool, int, float or str, got %s", clip(k), kindName(r.peekKind()))
+			return fmt.Errorf("%s: want bool, int, float or str, got %s", msgp.Clip(k), msgp.KindName(r.PeekKind()))
 		}
 		if setErr == nil {
 			setErr = b.Set(string(k), v)
@@ -253,32 +215,16 @@ func rulesParam(r *reader) (env.Rules, error) {
 }
 
 // seatParam reads a seat: an int in 0..MaxPlayers-1 or "random".
-func seatParam(r *reader) (int, error) {
-	if r.peekKind() == 's' {
-		s, _ := r.str()
+func seatParam(r *msgp.Reader) (int, error) {
+	if r.PeekKind() == 's' {
+		s, _ := r.Str()
 		if string(s) != "random" {
-			return 0, fmt.Errorf("want a seat number or \"random\", got %q", clip(s))
+			return 0, fmt.Errorf("want a seat number or \"random\", got %q", msgp.Clip(s))
 		}
 		return vecenv.RandomSeat, nil
 	}
-	v, err := r.intIn(0, env.MaxPlayers-1)
+	v, err := r.IntIn(0, env.MaxPlayers-1)
 	return int(v), err
-}
-
-// resultBytes is the largest step result of a batch with info off, in
-// bytes: its rows (vecenv.Config.RowBytes) and room for the keys.
-func resultBytes(cfg vecenv.Config, d int) int {
-	return 320 + cfg.N*cfg.RowBytes(d)
-}
-
-// replyBytes is what a step or reset reply of b may need: its size with
-// info off, or with info on the most a reply may grow to (appendInfo stops
-// past maxFrame, and the reply is then refused).
-func replyBytes(b *vecenv.Batch, record bool, maxFrame int) int {
-	if record {
-		return 2 * maxFrame
-	}
-	return resultBytes(b.Config(), b.ObsSize())
 }
 
 // makeParams are make's params; rules (str or map) and seat (int or
@@ -303,7 +249,8 @@ func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Err
 		MaxDecisions: pr.MaxDecisions, Info: pr.Info}
 	var err error
 	if pr.Rules != nil {
-		if cfg.Rules, err = rulesParam(&reader{b: pr.Rules}); err != nil {
+		r := msgp.NewReader(pr.Rules)
+		if cfg.Rules, err = rulesParam(&r); err != nil {
 			return cfg, false, false, paramError("make", "rules", err)
 		}
 	}
@@ -337,7 +284,8 @@ func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Err
 		ch.set(i)
 	}
 	if pr.Seat != nil {
-		if cfg.Seat, err = seatParam(&reader{b: pr.Seat}); err != nil {
+		r := msgp.NewReader(pr.Seat)
+		if cfg.Seat, err = seatParam(&r); err != nil {
 			return cfg, false, false, paramError("make", "seat", err)
 		}
 	}
@@ -380,7 +328,7 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 	if err != nil {
 		return errorf(CodeBadRequest, "make: %v", err)
 	}
-	if size := resultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
+	if size := wire.ResultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
 		return errorf(CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
 	}
 	bytes := cfg.Bytes(space.Size)
@@ -433,37 +381,37 @@ func (c *conn) reset(p []byte) *Error {
 	var seedSet bool
 	var seed uint64
 	seedN := -1 // length of a seed array, -1 without one
-	var seedList reader
+	var seedList msgp.Reader
 	start, seat, seatSet := env.AnySeat, 0, false
 	var info *bool
-	b, _, e := c.handleParams("reset", p, func(k int, r *reader) (err error) {
+	b, _, e := c.handleParams("reset", p, func(k int, r *msgp.Reader) (err error) {
 		switch k {
 		case resetSeed:
-			switch r.peekKind() {
+			switch r.PeekKind() {
 			case 'n':
-				r.isNil()
+				r.IsNil()
 			case 'a':
 				// Checked here, stored once the handle's env count is
 				// known: nothing is allocated for a claimed length.
-				seedN, _ = r.arrayLen()
+				seedN, _ = r.ArrayLen()
 				seedList = *r
 				for i := range seedN {
-					if _, err = r.uint64v(); err != nil {
+					if _, err = r.Uint64(); err != nil {
 						return fmt.Errorf("[%d]: %w", i, err)
 					}
 				}
 			default:
-				seed, err = r.uint64v()
+				seed, err = r.Uint64()
 				seedSet = true
 			}
 		case resetOpts:
-			if r.isNil() {
+			if r.IsNil() {
 				return nil
 			}
 			start, seat, seatSet, err = resetOptions(r)
 			return err
 		case resetInfo:
-			v, err := r.boolean()
+			v, err := r.Bool()
 			info = &v
 			return err
 		}
@@ -491,48 +439,34 @@ func (c *conn) reset(p []byte) *Error {
 		b.SeedAll(seed)
 	} else {
 		for i := range b.Seeds() {
-			b.Seeds()[i], _ = seedList.uint64v() // checked while reading the params
+			b.Seeds()[i], _ = seedList.Uint64() // checked while reading the params
 		}
 	}
 	record := cfg.Info
 	if info != nil {
 		record = *info
 	}
-	if e := c.reserveReply("reset", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply("reset", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
 	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
 		return errorf(netCode(err, CodeInternal), "reset: %v", err)
 	}
-	keys := 4
-	if record {
-		keys++
-	}
-	out := appendMapHeader(c.out, keys)
-	out = appendRows(out, b.Rows())
-	out = appendStr(out, "seeds")
-	out = appendArrayHeader(out, len(b.Seeds()))
-	for _, s := range b.Seeds() {
-		out = appendUint(out, s)
-	}
-	if record {
-		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
-	}
-	c.out = out
+	c.out = wire.AppendReset(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
 }
 
-// resetOptions reads reset's options map (by eachKey): start and seat.
-func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
+// resetOptions reads reset's options map (by msgp.EachKey): start and seat.
+func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
-	err = eachKey(r, func(k []byte) error {
+	err = msgp.EachKey(r, func(k []byte) error {
 		switch resetOptKeys.of(k) {
 		case optStart:
-			if r.isNil() {
+			if r.IsNil() {
 				start = env.AnySeat
 				return nil
 			}
-			v, err := r.intIn(0, env.MaxPlayers-1)
+			v, err := r.IntIn(0, env.MaxPlayers-1)
 			if err != nil {
 				return fmt.Errorf("start: %w", err)
 			}
@@ -544,56 +478,46 @@ func resetOptions(r *reader) (start, seat int, seatSet bool, err error) {
 			}
 			seatSet = true
 		default:
-			return fmt.Errorf("unknown option %q (options: %s)", clip(k), strings.Join(resetOptKeys, ", "))
+			return fmt.Errorf("unknown option %q (options: %s)", msgp.Clip(k), strings.Join(resetOptKeys, ", "))
 		}
 		return nil
 	})
 	return start, seat, seatSet, err
 }
 
-// appendRows appends obs, mask and to_move.
-func appendRows(out []byte, rows *vecenv.Rows) []byte {
-	out = appendStr(out, "obs")
-	out = appendF32Bin(out, rows.Obs)
-	out = appendStr(out, "mask")
-	out = appendBin(out, rows.Mask)
-	out = appendStr(out, "to_move")
-	return appendI8Bin(out, rows.ToMove)
-}
-
 // step applies one action per env. It is the hot path: it reads its params
-// with eachKey straight from the frame and allocates nothing.
+// with msgp.EachKey straight from the frame and allocates nothing.
 func (c *conn) step(p []byte) *Error {
 	var h uint64
 	var hset bool
 	var actions []byte
-	var list reader
+	var list msgp.Reader
 	listN := -1
 	var info int8 = -1
-	r := reader{b: p}
+	r := msgp.NewReader(p)
 	var err error
 	if p != nil {
-		err = eachKey(&r, func(kb []byte) error {
+		err = msgp.EachKey(&r, func(kb []byte) error {
 			var err error
 			switch stepKeys.of(kb) {
 			case stepHandle:
-				h, err = r.uint64v()
+				h, err = r.Uint64()
 				hset = true
 			case stepActions:
-				switch r.peekKind() {
+				switch r.PeekKind() {
 				case 'B':
-					actions, _ = r.bin()
+					actions, _ = r.Bin()
 					listN = -1
 				case 'a':
-					listN, _ = r.arrayLen()
+					listN, _ = r.ArrayLen()
 					list = r
-					_, err = skipN(&r, listN)
+					_, err = r.SkipN(listN)
 				default:
-					err = fmt.Errorf("want bin of int32 or array of int, got %s", kindName(r.peekKind()))
+					err = fmt.Errorf("want bin of int32 or array of int, got %s", msgp.KindName(r.PeekKind()))
 				}
 			case stepInfo:
 				var v bool
-				v, err = r.boolean()
+				v, err = r.Bool()
 				info = 0
 				if v {
 					info = 1
@@ -637,7 +561,7 @@ func (c *conn) step(p []byte) *Error {
 			return errorf(CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
 		}
 		for i := range acts {
-			v, err := list.intIn(math.MinInt32, math.MaxInt32)
+			v, err := list.IntIn(math.MinInt32, math.MaxInt32)
 			if err != nil {
 				return errorf(CodeBadRequest, "step: params.actions[%d]: %v", i, err)
 			}
@@ -656,155 +580,15 @@ func (c *conn) step(p []byte) *Error {
 	if info >= 0 {
 		record = info == 1
 	}
-	if e := c.reserveReply("step", replyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply("step", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
 	if err := b.Step(c.srv.pool, record); err != nil {
 		return errorf(netCode(err, CodeInternal), "step: %v", err)
 	}
 	c.srv.stats.steps.Add(uint64(nEnv))
-	keys := 6
-	if cfg.Autoreset == vecenv.SameStep {
-		keys += 3
-	}
-	if record {
-		keys++
-	}
-	rows := b.Rows()
-	out := appendMapHeader(c.out, keys)
-	out = appendRows(out, rows)
-	out = appendStr(out, "reward")
-	out = appendF32Bin(out, rows.Reward)
-	out = appendStr(out, "terminated")
-	out = appendBin(out, rows.Terminated)
-	out = appendStr(out, "truncated")
-	out = appendBin(out, rows.Truncated)
-	if cfg.Autoreset == vecenv.SameStep {
-		out = appendStr(out, "final_obs")
-		out = appendF32Bin(out, rows.FinalObs)
-		out = appendStr(out, "final_mask")
-		out = appendBin(out, rows.FinalMask)
-		out = appendStr(out, "final_to_move")
-		out = appendI8Bin(out, rows.FinalToMove)
-	}
-	if record {
-		out = appendInfo(out, b, c.srv.cfg.MaxFrame)
-	}
-	c.out = out
+	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
-}
-
-// skipN steps over n values.
-func skipN(r *reader, n int) (int, error) {
-	for i := range n {
-		if _, err := r.skip(); err != nil {
-			return i, err
-		}
-	}
-	return n, nil
-}
-
-// appendInfo appends the info list: one map per env.
-func appendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
-	out = appendStr(out, "info")
-	out = appendArrayHeader(out, b.N())
-	for i := range b.N() {
-		if len(out) > maxFrame {
-			break // refused by finish: stop before the buffer outgrows its reservation
-		}
-		cur, events, final, finalEvents := b.Info(i)
-		out = appendInfoMap(out, b, cur, events, final != nil)
-		if final != nil {
-			out = appendStr(out, "final_info")
-			out = appendInfoMap(out, b, *final, finalEvents, false)
-		}
-	}
-	return out
-}
-
-// appendInfoMap appends one env's info map; withFinal leaves room for a
-// final_info key the caller appends.
-func appendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []env.Event, withFinal bool) []byte {
-	single := b.Config().Mode == vecenv.Single
-	keys := 9
-	if single {
-		keys++
-	}
-	if withFinal {
-		keys++
-	}
-	out = appendMapHeader(out, keys)
-	out = appendStr(out, "episode")
-	out = appendUint(out, f.Episode)
-	out = appendStr(out, "seed")
-	out = appendUint(out, f.Seed)
-	out = appendStr(out, "steps")
-	out = appendUint(out, uint64(f.Steps))
-	out = appendStr(out, "decisions")
-	out = appendInt(out, int64(f.Decisions))
-	out = appendStr(out, "throws")
-	out = appendInt(out, int64(f.Throws))
-	out = appendStr(out, "winner")
-	out = appendInt(out, int64(f.Winner))
-	out = appendStr(out, "places")
-	p := b.Config().Rules.Players
-	out = appendArrayHeader(out, p)
-	for s := range p {
-		out = appendInt(out, int64(f.Places[s]))
-	}
-	if single {
-		out = appendStr(out, "learner")
-		out = appendInt(out, int64(f.Learner))
-	}
-	out = appendStr(out, "illegal")
-	out = appendBool(out, f.Illegal)
-	out = appendStr(out, "events")
-	out = appendArrayHeader(out, len(events))
-	for _, ev := range events {
-		out = appendEvent(out, ev)
-	}
-	return out
-}
-
-// appendEvent appends one engine event with the keys of env.EventJSON.
-func appendEvent(out []byte, ev env.Event) []byte {
-	v := obj{
-		{"kind", ev.Kind.String()},
-		{"seat", int(ev.Seat)},
-		{"throw", ev.Throw.String()},
-	}
-	if ev.Kind == env.EventMove {
-		v = append(v, kv{"action", int(ev.Action)})
-		if !ev.Entered {
-			v = append(v, kv{"from", int(ev.From)})
-		}
-		// captured counts every capture of the move, a push's included (as
-		// EventJSON does); captured_seat is the first victim's seat.
-		capSeat := int(ev.CapturedSeat)
-		if ev.Captured == 0 {
-			capSeat = -1
-			if ev.PushCaptured > 0 {
-				capSeat = int(ev.PushCapturedSeat)
-			}
-		}
-		v = append(v, obj{
-			{"to", int(ev.To)}, {"entered", ev.Entered}, {"moved", int(ev.Moved)}, {"shortcut", ev.Shortcut},
-			{"joined", ev.Joined}, {"captured", int(ev.Captured) + int(ev.PushCaptured)}, {"captured_seat", capSeat},
-			{"finished", int(ev.Finished)}, {"loses_turn", ev.LosesTurn}, {"pushed", int(ev.Pushed)},
-		}...)
-		if ev.Pushed > 0 {
-			pushSeat := -1
-			if ev.PushCaptured > 0 {
-				pushSeat = int(ev.PushCapturedSeat)
-			}
-			v = append(v, obj{{"pushed_from", int(ev.PushedFrom)}, {"push_captured", int(ev.PushCaptured)}, {"push_captured_seat", pushSeat}}...)
-		}
-	}
-	v = append(v, obj{
-		{"bonus_throw", ev.BonusThrow}, {"discarded", int(ev.Discarded)}, {"turn_ended", ev.TurnEnded},
-		{"turns_missed", int(ev.TurnsMissed)}, {"game_over", ev.GameOver}, {"text", ev.String()},
-	}...)
-	return appendValue(out, v)
 }
 
 // handleOnly are the params of a method that takes a handle only.
@@ -822,18 +606,18 @@ func (c *conn) closeHandle(pr *handleOnly) *Error {
 	c.envs -= b.N()
 	c.srv.releaseEnvs(b.N(), b.Bytes())
 	c.srv.stats.handles.Add(-1)
-	c.out = appendMapHeader(c.out, 0)
+	c.out = msgp.AppendMapHeader(c.out, 0)
 	return nil
 }
 
 // handleParams reads reset's params: the handle, and the other keys of
 // resetKeys by fn; it looks the handle up.
-func (c *conn) handleParams(method string, p []byte, fn func(k int, r *reader) error) (*vecenv.Batch, uint64, *Error) {
+func (c *conn) handleParams(method string, p []byte, fn func(k int, r *msgp.Reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := c.eachKeyOf(method, resetKeys, p, func(k int, r *reader) (err error) {
+	e := c.eachKeyOf(method, resetKeys, p, func(k int, r *msgp.Reader) (err error) {
 		if k == resetHandle {
-			h, err = r.uint64v()
+			h, err = r.Uint64()
 			hset = true
 			return err
 		}
@@ -853,10 +637,10 @@ func (c *conn) handleParams(method string, p []byte, fn func(k int, r *reader) e
 // statsResult reports the server's counters and latency percentiles.
 func (c *conn) statsResult(*none) *Error {
 	st := &c.srv.stats
-	lat := obj{}
+	lat := msgp.Obj{}
 	for m := range st.latency {
 		if st.latency[m].count.Load() > 0 {
-			lat = append(lat, kv{methodNames[m], st.latency[m].summary()})
+			lat = append(lat, msgp.KV{methodNames[m], st.latency[m].summary()})
 		}
 	}
 	return c.result("stats", statsResultT{
@@ -927,7 +711,7 @@ func (c *conn) load(pr *loadParams) *Error {
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
 	// per nesting level: bound the depth first.
-	if n, err := checkValue(blob); err != nil || n != len(blob) {
+	if n, err := msgp.CheckValue(blob); err != nil || n != len(blob) {
 		if err == nil {
 			err = fmt.Errorf("%d trailing bytes", len(blob)-n)
 		}
@@ -948,13 +732,7 @@ func (c *conn) load(pr *loadParams) *Error {
 		return errorf(CodeInternal, "load: %v", err)
 	}
 	o, m, toMove := b.Row(i)
-	out := appendMapHeader(c.out, 3)
-	out = appendStr(out, "obs")
-	out = appendF32Bin(out, o)
-	out = appendStr(out, "mask")
-	out = appendBin(out, m)
-	out = appendStr(out, "to_move")
-	c.out = appendI8Bin(out, []int8{toMove})
+	c.out = wire.AppendRow(msgp.AppendMapHeader(c.out, 3), o, m, []int8{toMove})
 	return nil
 }
 
@@ -990,7 +768,7 @@ func (c *conn) render(pr *renderParams) *Error {
 		rgb := render.RGB(st, render.Options{}, nil)
 		return c.result("render", renderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
 	default:
-		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", clip([]byte(format)))
+		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", msgp.Clip([]byte(format)))
 	}
 }
 
@@ -1029,10 +807,10 @@ func (c *conn) observe(pr *observeParams) *Error {
 	if err := b.Observe(seat, o, m); err != nil {
 		return errorf(CodeInternal, "observe: %v", err)
 	}
-	out := appendMapHeader(c.out, 2)
-	out = appendStr(out, "obs")
-	out = appendF32Bin(out, o)
-	out = appendStr(out, "mask")
-	c.out = appendBin(out, m)
+	out := msgp.AppendMapHeader(c.out, 2)
+	out = msgp.AppendStr(out, "obs")
+	out = msgp.AppendF32Bin(out, o)
+	out = msgp.AppendStr(out, "mask")
+	c.out = msgp.AppendBin(out, m)
 	return nil
 }

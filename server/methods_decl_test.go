@@ -12,6 +12,7 @@ import (
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/positions"
 )
 
@@ -239,7 +240,7 @@ func TestStepAndResetAllocateNothing(t *testing.T) {
 	c := ts.client(t)
 	h := makeHandle(t, c, map[string]any{"n": 8, "opponent": "greedy"})
 	mask := do(t, c, "reset", map[string]any{"handle": h, "seed": 1})["mask"].([]byte)
-	reset := appendValue(nil, obj{{"id", 1}, {"method", "reset"}, {"params", obj{{"handle", h}, {"seed", 2}}}})
+	reset := msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "reset"}, {"params", msgp.Obj{{"handle", h}, {"seed", 2}}}})
 	actions := make([]int32, 8)
 	_, err := c.Step(h, actions, 0)
 	require.Error(t, err, "all zeros are illegal: the refusal's path is warm too")

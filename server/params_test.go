@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // TestDecodeParams checks the one params path on every kind of field,
@@ -16,8 +17,8 @@ func TestDecodeParams(t *testing.T) {
 		Position *env.PositionDesc `msgpack:"position"`
 		Seed     uint64            `msgpack:"seed"`
 	}
-	stack := obj{{"seat", 0}, {"station", 1}, {"route", "OUTER"}, {"height", 1}}
-	many := make([]any, maxParamArray+1)
+	stack := msgp.Obj{{"seat", 0}, {"station", 1}, {"route", "OUTER"}, {"height", 1}}
+	many := make([]any, msgp.MaxArray+1)
 	for i := range many {
 		many[i] = stack
 	}
@@ -26,23 +27,23 @@ func TestDecodeParams(t *testing.T) {
 		params []byte
 		msg    string // "" means accepted
 	}{
-		{"ok", appendValue(nil, obj{{"game", 0}, {"position", obj{{"to_move", 1}, {"stacks", []any{stack}}}}, {"seed", 3}}), ""},
-		{"nil pointer", appendValue(nil, obj{{"game", nil}}), ""},
-		{"unknown key", appendValue(nil, obj{{"gaem", 0}}), `position: unknown parameter "gaem" (parameters: game, position, seed)`},
+		{"ok", msgp.AppendValue(nil, msgp.Obj{{"game", 0}, {"position", msgp.Obj{{"to_move", 1}, {"stacks", []any{stack}}}}, {"seed", 3}}), ""},
+		{"nil pointer", msgp.AppendValue(nil, msgp.Obj{{"game", nil}}), ""},
+		{"unknown key", msgp.AppendValue(nil, msgp.Obj{{"gaem", 0}}), `position: unknown parameter "gaem" (parameters: game, position, seed)`},
 		{"repeated key", rawMap(2, str("seed"), []byte{1}, str("seed"), []byte{2}), `position: parameter "seed" appears twice`},
-		{"repeated nested key", appendValue(nil, obj{{"position", rawValue(rawMap(2, str("phase"), str("move"), str("phase"), str("throw")))}}), `key "phase" appears twice`},
-		{"repeated key in an array's map", appendValue(nil, obj{{"position", obj{{"stacks", []any{rawValue(rawMap(2, str("seat"), []byte{0}, str("seat"), []byte{1}))}}}}}), `params.position: stacks: [0]: key "seat" appears twice`},
-		{"unknown nested key", appendValue(nil, obj{{"position", obj{{"tomove", 1}}}}), `params.position: unknown key "tomove" (keys: to_move, phase, pool, hand, finished, place, stacks, missed)`},
-		{"wrong type", appendValue(nil, obj{{"seed", "1"}}), "position: params.seed: want int, got str"},
-		{"negative uint", appendValue(nil, obj{{"seed", -1}}), "params.seed: -1 is negative"},
-		{"nested wrong type", appendValue(nil, obj{{"position", obj{{"stacks", []any{obj{{"height", 1.5}}}}}}}), "params.position: stacks: [0]: height: want int, got float"},
-		{"array too long", appendValue(nil, obj{{"position", obj{{"stacks", many}}}}), "stacks: 65 items, at most 64"},
-		{"fixed array too long", appendValue(nil, obj{{"position", obj{{"pool", []int{0, 0, 0, 0, 0, 0, 0}}}}}), "pool: 7 items, at most 6"},
-		{"long array", appendValue(nil, obj{{"position", obj{{"hand", rawValue(append(arr32(100000), fixints(100000)...))}}}}), "hand: 100000 items, at most 64"},
+		{"repeated nested key", msgp.AppendValue(nil, msgp.Obj{{"position", msgp.Raw(rawMap(2, str("phase"), str("move"), str("phase"), str("throw")))}}), `key "phase" appears twice`},
+		{"repeated key in an array's map", msgp.AppendValue(nil, msgp.Obj{{"position", msgp.Obj{{"stacks", []any{msgp.Raw(rawMap(2, str("seat"), []byte{0}, str("seat"), []byte{1}))}}}}}), `params.position: stacks: [0]: key "seat" appears twice`},
+		{"unknown nested key", msgp.AppendValue(nil, msgp.Obj{{"position", msgp.Obj{{"tomove", 1}}}}), `params.position: unknown key "tomove" (keys: to_move, phase, pool, hand, finished, place, stacks, missed)`},
+		{"wrong type", msgp.AppendValue(nil, msgp.Obj{{"seed", "1"}}), "position: params.seed: want int, got str"},
+		{"negative uint", msgp.AppendValue(nil, msgp.Obj{{"seed", -1}}), "params.seed: -1 is negative"},
+		{"nested wrong type", msgp.AppendValue(nil, msgp.Obj{{"position", msgp.Obj{{"stacks", []any{msgp.Obj{{"height", 1.5}}}}}}}), "params.position: stacks: [0]: height: want int, got float"},
+		{"array too long", msgp.AppendValue(nil, msgp.Obj{{"position", msgp.Obj{{"stacks", many}}}}), "stacks: 65 items, at most 64"},
+		{"fixed array too long", msgp.AppendValue(nil, msgp.Obj{{"position", msgp.Obj{{"pool", []int{0, 0, 0, 0, 0, 0, 0}}}}}), "pool: 7 items, at most 6"},
+		{"long array", msgp.AppendValue(nil, msgp.Obj{{"position", msgp.Obj{{"hand", msgp.Raw(append(arr32(100000), fixints(100000)...))}}}}), "hand: 100000 items, at most 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			require.NoError(t, checkBody(tt.params))
+			require.NoError(t, msgp.CheckMap(tt.params))
 			var pr pos
 			e := decodeParams("position", tt.params, &pr)
 			if tt.msg == "" {
@@ -59,13 +60,13 @@ func TestDecodeParams(t *testing.T) {
 // TestDecodeParamsRanges checks range tags and Go types' own ranges.
 func TestDecodeParamsRanges(t *testing.T) {
 	var mp makeParams
-	e := decodeParams("make", appendValue(nil, obj{{"n", 0}}), &mp)
+	e := decodeParams("make", msgp.AppendValue(nil, msgp.Obj{{"n", 0}}), &mp)
 	require.NotNil(t, e)
 	assert.Equal(t, "make: params.n: 0 is out of range 1..2147483647", e.Message)
-	e = decodeParams("make", appendValue(nil, obj{{"max_decisions", uint64(1) << 32}}), &mp)
+	e = decodeParams("make", msgp.AppendValue(nil, msgp.Obj{{"max_decisions", uint64(1) << 32}}), &mp)
 	require.NotNil(t, e)
 	assert.Equal(t, "make: params.max_decisions: 4294967296 is out of range 0..4294967295", e.Message)
-	require.Nil(t, decodeParams("make", appendValue(nil, obj{{"n", 7}, {"max_decisions", uint64(1)<<32 - 1}}), &mp))
+	require.Nil(t, decodeParams("make", msgp.AppendValue(nil, msgp.Obj{{"n", 7}, {"max_decisions", uint64(1)<<32 - 1}}), &mp))
 	assert.Equal(t, 7, *mp.N)
 	assert.Equal(t, uint32(1<<32-1), mp.MaxDecisions)
 }
@@ -82,7 +83,7 @@ type stepLike struct {
 // allocates (the decoder, the actions copy), which step's 0 allocs per env
 // step would not survive, so step and reset keep reading by hand.
 func BenchmarkParams(b *testing.B) {
-	p := appendValue(nil, obj{{"handle", 1}, {"actions", make([]byte, 4*256)}})
+	p := msgp.AppendValue(nil, msgp.Obj{{"handle", 1}, {"actions", make([]byte, 4*256)}})
 	b.Run("typed", func(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
@@ -96,14 +97,14 @@ func BenchmarkParams(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			var actions []byte
-			r := reader{b: p}
-			err := eachKey(&r, func(k []byte) error {
+			r := msgp.NewReader(p)
+			err := msgp.EachKey(&r, func(k []byte) error {
 				var err error
 				switch string(k) {
 				case "handle":
-					_, err = r.uint64v()
+					_, err = r.Uint64()
 				case "actions":
-					actions, err = r.bin()
+					actions, err = r.Bin()
 				default:
 					err = errUnknownParam
 				}

@@ -641,8 +641,8 @@ func TestHistogram(t *testing.T) {
 	}
 	assert.Equal(t, 1000.0, h.quantile(1))
 	s := h.summary()
-	assert.Equal(t, "count", s[0].k)
-	assert.EqualValues(t, 1000, s[0].v)
+	assert.Equal(t, "count", s[0].K)
+	assert.EqualValues(t, 1000, s[0].V)
 	assert.Equal(t, 0, bucketOf(10))
 	assert.Equal(t, histBuckets-1, bucketOf(1<<62))
 }

@@ -1,65 +1,21 @@
 package server
 
 import (
-	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // Results of the methods off the hot path are typed structs encoded by
 // msgpack/v5: fields in declaration order, integers in their smallest
-// form, as the hand-written writers of the hot path (step, reset) do.
-
-// appendWriter is an io.Writer appending to a byte slice.
-type appendWriter struct{ b []byte }
-
-func (w *appendWriter) Write(p []byte) (int, error) {
-	w.b = append(w.b, p...)
-	return len(p), nil
-}
-
-// appendResult appends v encoded by msgpack/v5 to dst.
-func appendResult(dst []byte, v any) ([]byte, error) {
-	w := appendWriter{b: dst}
-	enc := msgpack.GetEncoder()
-	defer msgpack.PutEncoder(enc)
-	enc.Reset(&w)
-	enc.UseCompactInts(true)
-	err := enc.Encode(v)
-	return w.b, err
-}
+// form (msgp.AppendEncoded), as the hand-written writers of the hot path
+// (step, reset) do.
 
 // result appends v, the result of method, to the reply being built.
 func (c *conn) result(method string, v any) *Error {
-	out, err := appendResult(c.out, v)
+	out, err := msgp.AppendEncoded(c.out, v)
 	if err != nil {
 		return errorf(CodeInternal, "%s: encoding the result: %v", method, err)
 	}
 	c.out = out
-	return nil
-}
-
-// MarshalMsgpack encodes an ordered map (an observation space, the latency
-// table) inside a typed result.
-func (o obj) MarshalMsgpack() ([]byte, error) { return appendValue(nil, o), nil }
-
-// DecodeMsgpack decodes an ordered map, keeping its order (the client's
-// typed results, Do).
-func (o *obj) DecodeMsgpack(d *msgpack.Decoder) error {
-	n, err := d.DecodeMapLen()
-	if err != nil {
-		return err
-	}
-	*o = (*o)[:0]
-	for range max(n, 0) {
-		k, err := d.DecodeString()
-		if err != nil {
-			return err
-		}
-		v, err := d.DecodeInterface()
-		if err != nil {
-			return err
-		}
-		*o = append(*o, kv{k, v})
-	}
 	return nil
 }
 
@@ -84,7 +40,7 @@ type helloResultT struct {
 	Protocol    int         `msgpack:"protocol"`
 	Server      string      `msgpack:"server"`
 	Actions     int         `msgpack:"actions"`
-	Tiers       []obj       `msgpack:"tiers"`
+	Tiers       []msgp.Obj  `msgpack:"tiers"`
 	ObsLayout   int         `msgpack:"obs_layout"` // obs.LayoutVersion
 	DefaultTier string      `msgpack:"default_tier"`
 	Opponents   []string    `msgpack:"opponents"`
@@ -94,24 +50,24 @@ type helloResultT struct {
 
 // makeResult is make's result.
 type makeResult struct {
-	Handle       uint64 `msgpack:"handle"`
-	N            int    `msgpack:"n"`
-	Players      int    `msgpack:"players"`
-	Mode         string `msgpack:"mode"`
-	Autoreset    string `msgpack:"autoreset"`
-	Reward       string `msgpack:"reward"`
-	Illegal      string `msgpack:"illegal"`
-	Tier         string `msgpack:"tier"`
-	Opponent     string `msgpack:"opponent"`
-	Seat         any    `msgpack:"seat"` // int, or "random"
-	MaxDecisions uint64 `msgpack:"max_decisions"`
-	Info         bool   `msgpack:"info"`
-	Rules        string `msgpack:"rules"`
-	ObsSize      int    `msgpack:"obs_size"`
-	ObsLayout    int    `msgpack:"obs_layout"` // obs.LayoutVersion
-	ObsSpace     obj    `msgpack:"obs_space"`
-	Actions      int    `msgpack:"actions"`
-	RewardShape  []int  `msgpack:"reward_shape"`
+	Handle       uint64   `msgpack:"handle"`
+	N            int      `msgpack:"n"`
+	Players      int      `msgpack:"players"`
+	Mode         string   `msgpack:"mode"`
+	Autoreset    string   `msgpack:"autoreset"`
+	Reward       string   `msgpack:"reward"`
+	Illegal      string   `msgpack:"illegal"`
+	Tier         string   `msgpack:"tier"`
+	Opponent     string   `msgpack:"opponent"`
+	Seat         any      `msgpack:"seat"` // int, or "random"
+	MaxDecisions uint64   `msgpack:"max_decisions"`
+	Info         bool     `msgpack:"info"`
+	Rules        string   `msgpack:"rules"`
+	ObsSize      int      `msgpack:"obs_size"`
+	ObsLayout    int      `msgpack:"obs_layout"` // obs.LayoutVersion
+	ObsSpace     msgp.Obj `msgpack:"obs_space"`
+	Actions      int      `msgpack:"actions"`
+	RewardShape  []int    `msgpack:"reward_shape"`
 }
 
 // statsConn is the calling connection's part of stats' result.
@@ -132,7 +88,7 @@ type statsResultT struct {
 	Requests         uint64    `msgpack:"requests"`
 	Errors           uint64    `msgpack:"errors"`
 	Conn             statsConn `msgpack:"conn"`
-	LatencyUs        obj       `msgpack:"latency_us"`
+	LatencyUs        msgp.Obj  `msgpack:"latency_us"`
 }
 
 // stateResult is save's result (and state_save's, position's).
@@ -164,7 +120,7 @@ type gameResult struct {
 	StateSize int       `msgpack:"state_size"`
 	Actions   int       `msgpack:"actions"`
 	Chance    []float64 `msgpack:"chance"`
-	ObsSize   obj       `msgpack:"obs_size"`
+	ObsSize   msgp.Obj  `msgpack:"obs_size"`
 	ObsLayout int       `msgpack:"obs_layout"` // obs.LayoutVersion
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // frame wraps a body in a frame header.
@@ -68,22 +69,22 @@ func TestMalformedInput(t *testing.T) {
 				id   any
 			}{
 				{"garbage", []byte("hello, server"), "bad_frame", nil},
-				{"not a map", appendValue(nil, []int{1, 2}), "bad_frame", nil},
-				{"trailing bytes", append(appendValue(nil, obj{{"id", 1}, {"method", "ping"}}), 0xc0), "bad_frame", nil},
+				{"not a map", msgp.AppendValue(nil, []int{1, 2}), "bad_frame", nil},
+				{"trailing bytes", append(msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "ping"}}), 0xc0), "bad_frame", nil},
 				{"deep", append([]byte{0x82, 0xa2, 'i', 'd', 0x07, 0xa1, 'x'}, nested(200000)...), "bad_frame", nil},
 				{"ext type", []byte{0x81, 0xa2, 'i', 'd', 0xd4, 0, 0}, "bad_frame", nil},
-				{"no method", appendValue(nil, obj{{"id", 2}}), "bad_request", int8(2)},
-				{"method not str", appendValue(nil, obj{{"id", 3}, {"method", 5}}), "bad_request", int8(3)},
-				{"id str", appendValue(nil, obj{{"id", "x"}, {"method", "ping"}}), "bad_request", nil},
-				{"params list", appendValue(nil, obj{{"id", 4}, {"method", "ping"}, {"params", []int{1}}}), "bad_request", int8(4)},
-				{"unknown key", appendValue(nil, obj{{"id", 5}, {"method", "ping"}, {"jsonrpc", "2.0"}}), "bad_request", int8(5)},
-				{"unknown method", appendValue(nil, obj{{"id", 6}, {"method", "shutdown"}}), "unknown_method", int8(6)},
+				{"no method", msgp.AppendValue(nil, msgp.Obj{{"id", 2}}), "bad_request", int8(2)},
+				{"method not str", msgp.AppendValue(nil, msgp.Obj{{"id", 3}, {"method", 5}}), "bad_request", int8(3)},
+				{"id str", msgp.AppendValue(nil, msgp.Obj{{"id", "x"}, {"method", "ping"}}), "bad_request", nil},
+				{"params list", msgp.AppendValue(nil, msgp.Obj{{"id", 4}, {"method", "ping"}, {"params", []int{1}}}), "bad_request", int8(4)},
+				{"unknown key", msgp.AppendValue(nil, msgp.Obj{{"id", 5}, {"method", "ping"}, {"jsonrpc", "2.0"}}), "bad_request", int8(5)},
+				{"unknown method", msgp.AppendValue(nil, msgp.Obj{{"id", 6}, {"method", "shutdown"}}), "unknown_method", int8(6)},
 				{"key not str", []byte{0x81, 0x01, 0x02}, "bad_request", nil},
-				{"huge id", appendValue(nil, obj{{"id", uint64(1 << 63)}, {"method", "launch"}}), "unknown_method", uint64(1 << 63)},
-				{"negative id", appendValue(nil, obj{{"id", -7}, {"method", "launch"}}), "unknown_method", int8(-7)},
-				{"repeated id", appendValue(nil, obj{{"id", 9}, {"method", "ping"}, {"id", 10}}), "bad_request", int8(9)},
-				{"repeated param", appendValue(nil, obj{{"id", 11}, {"method", "make"}, {"params", obj{{"n", 1}, {"n", 2}}}}), "bad_request", int8(11)},
-				{"step wrong types", appendValue(nil, obj{{"id", 8}, {"method", "step"}, {"params", obj{{"handle", 1.5}}}}), "bad_request", int8(8)},
+				{"huge id", msgp.AppendValue(nil, msgp.Obj{{"id", uint64(1 << 63)}, {"method", "launch"}}), "unknown_method", uint64(1 << 63)},
+				{"negative id", msgp.AppendValue(nil, msgp.Obj{{"id", -7}, {"method", "launch"}}), "unknown_method", int8(-7)},
+				{"repeated id", msgp.AppendValue(nil, msgp.Obj{{"id", 9}, {"method", "ping"}, {"id", 10}}), "bad_request", int8(9)},
+				{"repeated param", msgp.AppendValue(nil, msgp.Obj{{"id", 11}, {"method", "make"}, {"params", msgp.Obj{{"n", 1}, {"n", 2}}}}), "bad_request", int8(11)},
+				{"step wrong types", msgp.AppendValue(nil, msgp.Obj{{"id", 8}, {"method", "step"}, {"params", msgp.Obj{{"handle", 1.5}}}}), "bad_request", int8(8)},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
@@ -135,7 +136,7 @@ func TestFatalFrames(t *testing.T) {
 	t.Run("vanish mid-frame", func(t *testing.T) {
 		for _, cut := range []int{2, 4, 10} {
 			nc := ts.rawConn(t)
-			body := appendValue(nil, obj{{"id", 1}, {"method", "hello"}})
+			body := msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "hello"}})
 			_, err := nc.Write(frame(body)[:cut])
 			require.NoError(t, err)
 			nc.Close()
@@ -219,7 +220,7 @@ func TestPipelining(t *testing.T) {
 		if id%3 == 0 {
 			method = "nope"
 		}
-		burst = append(burst, frame(appendValue(nil, obj{{"id", id}, {"method", method}}))...)
+		burst = append(burst, frame(msgp.AppendValue(nil, msgp.Obj{{"id", id}, {"method", method}}))...)
 	}
 	_, err = nc.Write(burst)
 	require.NoError(t, err)

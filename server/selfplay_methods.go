@@ -8,6 +8,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 	_ "github.com/yutenv/yutenv/nnet" // the agent spec net:PATH, for opponents
 	"github.com/yutenv/yutenv/obs"
 )
@@ -19,28 +20,28 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	cfg.Software = "yutenv server"
 	const method = "selfplay_new"
 	e := c.eachKeyOf(method, selfplayNewKeys, p,
-		func(k int, r *reader) (err error) {
+		func(k int, r *msgp.Reader) (err error) {
 			var s []byte
 			switch selfplayNewKeys[k] {
 			case "rules":
 				cfg.Rules, err = rulesParam(r)
 			case "tier":
-				if s, err = r.str(); err == nil {
+				if s, err = r.Str(); err == nil {
 					cfg.Tier, err = obs.ParseTier(string(s))
 				}
 			case "gumbel":
-				cfg.Gumbel, err = r.boolean()
+				cfg.Gumbel, err = r.Bool()
 			case "seed":
-				cfg.Seed, err = r.uint64v()
+				cfg.Seed, err = r.Uint64()
 			case "out":
-				s, err = r.str()
+				s, err = r.Str()
 				cfg.Out = string(s)
 			default: // az.Settings, held to the struct's keys at init
 				st, _ := az.LookupSetting(selfplayNewKeys[k])
 				var v float64
 				if st.Int {
 					var i int64
-					i, err = r.intIn(int64(st.Min), int64(st.Max))
+					i, err = r.IntIn(int64(st.Min), int64(st.Max))
 					v = float64(i)
 				} else {
 					v, err = floatIn(r, st.Min, st.Max)
@@ -86,7 +87,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	c.runs[id] = &selfplayRun{Run: run, bytes: bytes}
 	cfg = run.Config()
 	sum := run.Summary()
-	c.out = appendValue(c.out, obj{
+	c.out = msgp.AppendValue(c.out, msgp.Obj{
 		{"id", id},
 		{"obs_size", run.ObsSize()},
 		{"obs_layout", obs.LayoutVersion},
@@ -105,8 +106,8 @@ func (c *conn) selfplayNew(p []byte) *Error {
 }
 
 // floatIn reads a finite number in [lo, hi].
-func floatIn(r *reader, lo, hi float64) (float64, error) {
-	f, err := r.float()
+func floatIn(r *msgp.Reader, lo, hi float64) (float64, error) {
+	f, err := r.Float()
 	if err != nil {
 		return 0, err
 	}
@@ -117,8 +118,8 @@ func floatIn(r *reader, lo, hi float64) (float64, error) {
 }
 
 // f32Param reads a bin of little-endian float32 into dst (reused).
-func f32Param(r *reader, dst []float32) ([]float32, error) {
-	b, err := r.bin()
+func f32Param(r *msgp.Reader, dst []float32) ([]float32, error) {
+	b, err := r.Bin()
 	if err != nil {
 		return dst, err
 	}
@@ -137,12 +138,12 @@ func f32Param(r *reader, dst []float32) ([]float32, error) {
 }
 
 // runParams reads params holding a run id plus the keys fn accepts.
-func (c *conn) runParams(method string, p []byte, fn func(k int, r *reader) error) (*selfplayRun, uint64, *Error) {
+func (c *conn) runParams(method string, p []byte, fn func(k int, r *msgp.Reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
-	e := c.eachKeyOf(method, runKeys, p, func(k int, r *reader) (err error) {
+	e := c.eachKeyOf(method, runKeys, p, func(k int, r *msgp.Reader) (err error) {
 		if k == runID {
-			id, err = r.uint64v()
+			id, err = r.Uint64()
 			set = true
 			return err
 		}
@@ -169,7 +170,7 @@ func (c *conn) runParams(method string, p []byte, fn func(k int, r *reader) erro
 func (c *conn) selfplayNext(p []byte) *Error {
 	const method = "selfplay_next"
 	var hasP, hasV bool
-	run, _, e := c.runParams(method, p, func(k int, r *reader) (err error) {
+	run, _, e := c.runParams(method, p, func(k int, r *msgp.Reader) (err error) {
 		switch k {
 		case runPriors:
 			c.priors, err = f32Param(r, c.priors)
@@ -201,23 +202,23 @@ func (c *conn) selfplayNext(p []byte) *Error {
 		return errorf(CodeInternal, "%s: the run failed: %v", method, err)
 	}
 	sum := run.Summary()
-	c.out = appendMapHeader(c.out, 8)
-	c.out = appendStr(c.out, "n")
-	c.out = appendInt(c.out, int64(b.N))
-	c.out = appendStr(c.out, "obs")
-	c.out = appendF32Bin(c.out, b.Obs)
-	c.out = appendStr(c.out, "mask")
-	c.out = appendBin(c.out, b.Mask)
-	c.out = appendStr(c.out, "done")
-	c.out = appendBool(c.out, sum.Done)
-	c.out = appendStr(c.out, "games")
-	c.out = appendInt(c.out, int64(sum.Games))
-	c.out = appendStr(c.out, "decisions")
-	c.out = appendInt(c.out, int64(sum.Decisions))
-	c.out = appendStr(c.out, "leaves")
-	c.out = appendInt(c.out, sum.Leaves)
-	c.out = appendStr(c.out, "batches")
-	c.out = appendInt(c.out, sum.Batches)
+	c.out = msgp.AppendMapHeader(c.out, 8)
+	c.out = msgp.AppendStr(c.out, "n")
+	c.out = msgp.AppendInt(c.out, int64(b.N))
+	c.out = msgp.AppendStr(c.out, "obs")
+	c.out = msgp.AppendF32Bin(c.out, b.Obs)
+	c.out = msgp.AppendStr(c.out, "mask")
+	c.out = msgp.AppendBin(c.out, b.Mask)
+	c.out = msgp.AppendStr(c.out, "done")
+	c.out = msgp.AppendBool(c.out, sum.Done)
+	c.out = msgp.AppendStr(c.out, "games")
+	c.out = msgp.AppendInt(c.out, int64(sum.Games))
+	c.out = msgp.AppendStr(c.out, "decisions")
+	c.out = msgp.AppendInt(c.out, int64(sum.Decisions))
+	c.out = msgp.AppendStr(c.out, "leaves")
+	c.out = msgp.AppendInt(c.out, sum.Leaves)
+	c.out = msgp.AppendStr(c.out, "batches")
+	c.out = msgp.AppendInt(c.out, sum.Batches)
 	return nil
 }
 
@@ -228,7 +229,7 @@ func (c *conn) selfplayClose(p []byte) *Error {
 		return e
 	}
 	c.closeRun(id, run)
-	c.out = appendMapHeader(c.out, 0)
+	c.out = msgp.AppendMapHeader(c.out, 0)
 	return nil
 }
 

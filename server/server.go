@@ -19,6 +19,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/vecenv"
@@ -301,7 +302,7 @@ const DefaultTier = obs.Compact
 
 // helloResult encodes the part of the hello result that never changes.
 func (s *Server) helloResult() ([]byte, error) {
-	var tiers []obj
+	var tiers []msgp.Obj
 	for _, t := range obs.Tiers() {
 		enc, err := obs.NewEncoder(env.Standard(), t)
 		if err != nil {
@@ -316,7 +317,7 @@ func (s *Server) helloResult() ([]byte, error) {
 	if s.cfg.HandshakeTimeout > 0 {
 		handshake = s.cfg.HandshakeTimeout.Seconds()
 	}
-	return appendResult(nil, helloResultT{
+	return msgp.AppendEncoded(nil, helloResultT{
 		Protocol: ProtocolVersion, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
 		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames,
 		Limits: helloLimits{
@@ -330,8 +331,8 @@ func (s *Server) helloResult() ([]byte, error) {
 }
 
 // spaceValue converts an observation space to its wire form.
-func spaceValue(sp obs.Space) obj {
-	parts := make([]obj, len(sp.Parts))
+func spaceValue(sp obs.Space) msgp.Obj {
+	parts := make([]msgp.Obj, len(sp.Parts))
 	for i, p := range sp.Parts {
 		names := p.Names
 		if names == nil {
@@ -341,12 +342,12 @@ func spaceValue(sp obs.Space) obj {
 		if axes == nil {
 			axes = []string{}
 		}
-		parts[i] = obj{
+		parts[i] = msgp.Obj{
 			{"name", p.Name}, {"offset", p.Offset}, {"shape", p.Shape}, {"names", names},
 			{"axes", axes}, {"low", p.Low}, {"high", p.High}, {"doc", p.Doc},
 		}
 	}
-	return obj{
+	return msgp.Obj{
 		{"tier", sp.Tier}, {"size", sp.Size}, {"dtype", sp.Dtype},
 		{"low", sp.Low}, {"high", sp.High}, {"parts", parts},
 	}

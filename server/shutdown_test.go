@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // serveOn starts a server on a Unix socket without the test cleanup of
@@ -86,7 +87,7 @@ func TestShutdownDeadline(t *testing.T) {
 	srv, addr, done := serveOn(t, Config{})
 	c := dialHello(t, addr)
 	inFlight, release := holdNextFrame(t)
-	require.NoError(t, c.WriteFrame(appendValue(nil, obj{{"id", 1}, {"method", "ping"}})))
+	require.NoError(t, c.WriteFrame(msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "ping"}})))
 	<-inFlight
 	testHookFrame = nil
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -106,7 +107,7 @@ func TestShutdownRefusesQueued(t *testing.T) {
 	srv, addr, done := serveOn(t, Config{})
 	c := dialHello(t, addr)
 	inFlight, release := holdNextFrame(t)
-	two := append(frame(appendValue(nil, obj{{"id", 1}, {"method", "ping"}})), frame(appendValue(nil, obj{{"id", 2}, {"method", "ping"}}))...)
+	two := append(frame(msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "ping"}})), frame(msgp.AppendValue(nil, msgp.Obj{{"id", 2}, {"method", "ping"}}))...)
 	_, err := c.Conn().Write(two)
 	require.NoError(t, err)
 	<-inFlight

@@ -10,6 +10,7 @@ import (
 
 	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/positions"
 )
@@ -74,7 +75,7 @@ type gameParams struct {
 func (c *conn) gameMethod(pr *gameParams) *Error {
 	rules := env.Standard()
 	if pr.Rules != nil {
-		r := reader{b: pr.Rules}
+		r := msgp.NewReader(pr.Rules)
 		var err error
 		if rules, err = rulesParam(&r); err != nil {
 			return paramError("game", "rules", err)
@@ -92,13 +93,13 @@ func (c *conn) gameMethod(pr *gameParams) *Error {
 	}
 	c.st.games = append(c.st.games, g)
 	chance := rules.Probabilities()
-	tiers := obj{}
+	tiers := msgp.Obj{}
 	for _, t := range obs.Tiers() {
 		enc, err := g.Encoder(t)
 		if err != nil {
 			return errorf(CodeInternal, "game: %v", err)
 		}
-		tiers = append(tiers, kv{t.String(), enc.Size()})
+		tiers = append(tiers, msgp.KV{t.String(), enc.Size()})
 	}
 	return c.result("game", gameResult{
 		Game: len(c.st.games) - 1, Rules: rules.String(), Players: rules.Players, Pieces: rules.Pieces,
@@ -135,7 +136,7 @@ func rowsError(method string, err error) *Error {
 // of earlier calls stale: reserve room first (slices.Grow) when several are
 // kept at once.
 func (c *conn) growBin(n int) []byte {
-	c.out = appendBinHeader(c.out, n)
+	c.out = msgp.AppendBinHeader(c.out, n)
 	start := len(c.out)
 	c.out = append(c.out, make([]byte, n)...)
 	return c.out[start : start+n]
@@ -171,8 +172,8 @@ func (c *conn) initialStates(pr *initialParams) *Error {
 	if e := c.checkReply("initial", n, env.PackedSize); e != nil {
 		return e
 	}
-	c.out = appendMapHeader(c.out, 1)
-	c.out = appendStr(c.out, "states")
+	c.out = msgp.AppendMapHeader(c.out, 1)
+	c.out = msgp.AppendStr(c.out, "states")
 	if err := g.Initial(pr.Seed, start, c.growBin(n*env.PackedSize)); err != nil {
 		return errorf(CodeInternal, "initial: %v", err)
 	}
@@ -204,8 +205,8 @@ func (c *conn) applyStates(pr *applyParams) *Error {
 		return e
 	}
 	mark := len(c.out)
-	c.out = appendMapHeader(c.out, 1)
-	c.out = appendStr(c.out, "states")
+	c.out = msgp.AppendMapHeader(c.out, 1)
+	c.out = msgp.AppendStr(c.out, "states")
 	out := c.growBin(n * env.PackedSize)
 	if e := rowsError("apply", g.Apply(c.srv.pool, pr.States, pr.Actions, pr.Throws, out)); e != nil {
 		c.out = c.out[:mark]
@@ -279,22 +280,22 @@ func (c *conn) queryStates(pr *queryParams) *Error {
 	// must not move while they are laid out (per covers every payload; 256
 	// covers the keys and headers).
 	c.out = slices.Grow(c.out, 256+n*per)
-	c.out = appendMapHeader(c.out, keys)
+	c.out = msgp.AppendMapHeader(c.out, keys)
 	q := positions.Query{Encoder: enc, Seat: seat}
-	c.out = appendStr(c.out, "phase")
+	c.out = msgp.AppendStr(c.out, "phase")
 	q.Phase = c.growBin(n)
-	c.out = appendStr(c.out, "to_move")
+	c.out = msgp.AppendStr(c.out, "to_move")
 	q.ToMove = c.growBin(n)
 	if pr.Mask {
-		c.out = appendStr(c.out, "mask")
+		c.out = msgp.AppendStr(c.out, "mask")
 		q.Mask = c.growBin(n * env.NumActions)
 	}
 	if pr.Returns {
-		c.out = appendStr(c.out, "returns")
+		c.out = msgp.AppendStr(c.out, "returns")
 		q.Returns = c.growBin(4 * n * players)
 	}
 	if enc != nil {
-		c.out = appendStr(c.out, "obs")
+		c.out = msgp.AppendStr(c.out, "obs")
 		q.Obs = c.growBin(4 * n * enc.Size())
 	}
 	if e := rowsError("query", g.Query(c.srv.pool, pr.States, &q)); e != nil {
@@ -394,7 +395,7 @@ func (c *conn) loadState(pr *stateLoadParams) *Error {
 	if pr.Blob == nil {
 		return errorf(CodeBadRequest, "state_load: missing params.blob")
 	}
-	if n, err := checkValue(pr.Blob); err != nil || n != len(pr.Blob) {
+	if n, err := msgp.CheckValue(pr.Blob); err != nil || n != len(pr.Blob) {
 		if err == nil {
 			err = fmt.Errorf("%d trailing bytes", len(pr.Blob)-n)
 		}

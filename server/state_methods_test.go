@@ -11,6 +11,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // declareGame calls game and returns its id.
@@ -311,25 +312,25 @@ func FuzzStateMethods(f *testing.F) {
 	move := s.AppendPacked(nil)
 	blob, err := s.MarshalBinary()
 	require.NoError(f, err)
-	for _, req := range []obj{
-		{{"id", 1}, {"method", "apply"}, {"params", obj{{"game", 0}, {"states", chance}, {"throws", []byte{0xff}}}}},
-		{{"id", 2}, {"method", "apply"}, {"params", obj{{"game", 0}, {"states", move}, {"actions", int32Bin(89)}}}},
-		{{"id", 3}, {"method", "query"}, {"params", obj{{"game", 0}, {"states", append(chance, move...)}, {"mask", true}, {"returns", true}, {"obs", "planes"}, {"seat", -1}}}},
-		{{"id", 4}, {"method", "analyse"}, {"params", obj{{"game", 0}, {"states", move}, {"agent", "mcts:8"}}}},
-		{{"id", 5}, {"method", "position"}, {"params", obj{{"game", 0}, {"position", obj{{"phase", "move"}, {"pool", []int{0, 0, 1, 0, 0, 0}},
-			{"stacks", []obj{{{"seat", 0}, {"station", 3}, {"route", "OUTER"}, {"height", 1}}}}}}}}},
-		{{"id", 6}, {"method", "describe"}, {"params", obj{{"game", 0}, {"state", move}}}},
-		{{"id", 7}, {"method", "state_load"}, {"params", obj{{"blob", blob}}}},
-		{{"id", 8}, {"method", "initial"}, {"params", obj{{"game", 0}, {"n", 3}, {"seed", 9}, {"start", 1}}}},
-		{{"id", 9}, {"method", "game"}, {"params", obj{{"rules", "players=4,pieces=5"}}}},
+	for _, req := range []msgp.Obj{
+		{{"id", 1}, {"method", "apply"}, {"params", msgp.Obj{{"game", 0}, {"states", chance}, {"throws", []byte{0xff}}}}},
+		{{"id", 2}, {"method", "apply"}, {"params", msgp.Obj{{"game", 0}, {"states", move}, {"actions", int32Bin(89)}}}},
+		{{"id", 3}, {"method", "query"}, {"params", msgp.Obj{{"game", 0}, {"states", append(chance, move...)}, {"mask", true}, {"returns", true}, {"obs", "planes"}, {"seat", -1}}}},
+		{{"id", 4}, {"method", "analyse"}, {"params", msgp.Obj{{"game", 0}, {"states", move}, {"agent", "mcts:8"}}}},
+		{{"id", 5}, {"method", "position"}, {"params", msgp.Obj{{"game", 0}, {"position", msgp.Obj{{"phase", "move"}, {"pool", []int{0, 0, 1, 0, 0, 0}},
+			{"stacks", []msgp.Obj{{{"seat", 0}, {"station", 3}, {"route", "OUTER"}, {"height", 1}}}}}}}}},
+		{{"id", 6}, {"method", "describe"}, {"params", msgp.Obj{{"game", 0}, {"state", move}}}},
+		{{"id", 7}, {"method", "state_load"}, {"params", msgp.Obj{{"blob", blob}}}},
+		{{"id", 8}, {"method", "initial"}, {"params", msgp.Obj{{"game", 0}, {"n", 3}, {"seed", 9}, {"start", 1}}}},
+		{{"id", 9}, {"method", "game"}, {"params", msgp.Obj{{"rules", "players=4,pieces=5"}}}},
 	} {
-		f.Add(appendValue(nil, req))
+		f.Add(msgp.AppendValue(nil, req))
 	}
 	srv, err := New(Config{MaxFrame: 1 << 20})
 	require.NoError(f, err)
 	f.Cleanup(func() { srv.Close() })
-	declare := appendValue(nil, obj{{"id", 0}, {"method", "game"}, {"params", obj{{"rules", "standard"}}}})
-	ping := appendValue(nil, obj{{"id", 0}, {"method", "ping"}})
+	declare := msgp.AppendValue(nil, msgp.Obj{{"id", 0}, {"method", "game"}, {"params", msgp.Obj{{"rules", "standard"}}}})
+	ping := msgp.AppendValue(nil, msgp.Obj{{"id", 0}, {"method", "ping"}})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		a, _ := net.Pipe()
 		c := newConn(srv, a)

@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // Latency histograms: bucket k holds durations in [2^(k/4), 2^((k+1)/4))
@@ -62,8 +64,8 @@ func (h *histogram) quantile(q float64) float64 {
 }
 
 // summary returns {count, p50, p90, p99, max} in microseconds.
-func (h *histogram) summary() obj {
-	return obj{
+func (h *histogram) summary() msgp.Obj {
+	return msgp.Obj{
 		{"count", h.count.Load()},
 		{"p50", round2(h.quantile(0.50))},
 		{"p90", round2(h.quantile(0.90))},

@@ -3,167 +3,18 @@ package server
 import (
 	"bytes"
 	"encoding/hex"
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/yutenv/yutenv/internal/msgp"
 )
-
-// TestWriterMatchesLibrary decodes what the append writers produce with the
-// msgpack library, at every length and width boundary.
-func TestWriterMatchesLibrary(t *testing.T) {
-	ints := []int64{0, 1, 127, 128, 255, 256, 65535, 65536, math.MaxUint32, math.MaxUint32 + 1, math.MaxInt64,
-		-1, -32, -33, -128, -129, -32768, -32769, math.MinInt32, math.MinInt32 - 1, math.MinInt64}
-	for _, v := range ints {
-		var got int64
-		require.NoError(t, msgpack.Unmarshal(appendInt(nil, v), &got), "int %d", v)
-		assert.Equal(t, v, got)
-	}
-	var u uint64
-	require.NoError(t, msgpack.Unmarshal(appendUint(nil, math.MaxUint64), &u))
-	assert.Equal(t, uint64(math.MaxUint64), u)
-	for _, n := range []int{0, 31, 32, 255, 256, 65535, 65536} {
-		s := strings.Repeat("x", n)
-		var got string
-		require.NoError(t, msgpack.Unmarshal(appendStr(nil, s), &got), "str of %d", n)
-		assert.Equal(t, s, got)
-		var gb []byte
-		require.NoError(t, msgpack.Unmarshal(appendBin(nil, []byte(s)), &gb), "bin of %d", n)
-		assert.Equal(t, n, len(gb))
-		arr := make([]int, n)
-		var ga []int
-		require.NoError(t, msgpack.Unmarshal(appendValue(nil, arr), &ga), "array of %d", n)
-		assert.Equal(t, n, len(ga))
-	}
-	var f64 float64
-	require.NoError(t, msgpack.Unmarshal(appendFloat64(nil, 0.6), &f64))
-	assert.Equal(t, 0.6, f64)
-	var f32 float32
-	require.NoError(t, msgpack.Unmarshal(appendFloat32(nil, 1.5), &f32))
-	assert.Equal(t, float32(1.5), f32)
-	var m map[string]any
-	require.NoError(t, msgpack.Unmarshal(appendValue(nil, obj{{"a", true}, {"b", nil}, {"c", []string{"x"}}, {"d", obj{}}}), &m))
-	assert.Equal(t, map[string]any{"a": true, "b": nil, "c": []any{"x"}, "d": map[string]any{}}, m)
-	assert.Panics(t, func() { appendValue(nil, struct{}{}) }, "an unsupported type is a bug")
-}
-
-// TestReaderReadsLibrary reads every integer encoding the library writes.
-func TestReaderReadsLibrary(t *testing.T) {
-	tests := []any{int8(-5), int8(-100), int16(-300), int32(-70000), int64(math.MinInt64), uint8(200), uint16(60000),
-		uint32(4000000000), uint64(math.MaxUint64), 3, -3}
-	for _, v := range tests {
-		b, err := msgpack.Marshal(v)
-		require.NoError(t, err)
-		r := reader{b: b}
-		x, neg, err := r.integer()
-		require.NoError(t, err, "%T %v", v, v)
-		if neg {
-			assert.Equal(t, toI64(v), int64(x), "%T %v", v, v)
-		} else {
-			assert.Equal(t, toU64(v), x, "%T %v", v, v)
-		}
-		assert.Equal(t, len(b), r.off)
-	}
-	b, _ := msgpack.Marshal(float32(0.25))
-	r := reader{b: b}
-	f, err := r.float()
-	require.NoError(t, err)
-	assert.Equal(t, 0.25, f)
-	r = reader{b: []byte{0xa1, 'x'}}
-	_, _, err = r.integer()
-	assert.EqualError(t, err, "want int, got str")
-	r = reader{b: []byte{0x05}}
-	_, err = r.intIn(0, 4)
-	assert.EqualError(t, err, "5 is out of range 0..4")
-	r = reader{b: []byte{0xff}}
-	_, err = r.uint64v()
-	assert.EqualError(t, err, "-1 is negative, want 0..2^64-1")
-	r = reader{b: []byte{0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}}
-	_, err = r.intIn(0, math.MaxInt64)
-	assert.Error(t, err, "2^64-1 does not fit int64")
-	r = reader{b: []byte{0xc5, 0xff}}
-	_, err = r.bin()
-	assert.ErrorIs(t, err, errWire, "truncated header")
-}
-
-func toI64(v any) int64 {
-	switch x := v.(type) {
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	case int64:
-		return x
-	case int:
-		return int64(x)
-	}
-	panic("not signed")
-}
-
-func toU64(v any) uint64 {
-	switch x := v.(type) {
-	case uint8:
-		return uint64(x)
-	case uint16:
-		return uint64(x)
-	case uint32:
-		return uint64(x)
-	case uint64:
-		return x
-	case int:
-		return uint64(x)
-	}
-	panic("not unsigned")
-}
 
 // nested returns depth one-element arrays around a nil.
 func nested(depth int) []byte {
 	return append(bytes.Repeat([]byte{0x91}, depth), 0xc0)
-}
-
-func TestCheckBody(t *testing.T) {
-	ok := appendValue(nil, obj{{"id", 1}, {"method", "ping"}})
-	tests := []struct {
-		name string
-		body []byte
-		want string // "" = accepted
-	}{
-		{"request", ok, ""},
-		{"empty map", []byte{0x80}, ""},
-		{"empty", []byte{}, "empty body"},
-		{"not a map", []byte{0x01}, "the body is a int, want a map"},
-		{"array", []byte{0x90}, "the body is a array, want a map"},
-		{"trailing", append(append([]byte{}, ok...), 0x00), "1 trailing bytes"},
-		{"truncated", ok[:len(ok)-1], "str of 4 bytes at byte 12 exceeds the frame"},
-		{"truncated header", []byte{0x81, 0xa1, 'x', 0xdb, 0x00}, "truncated at byte 3"},
-		{"reserved code", []byte{0x81, 0xa1, 'x', 0xc1}, "unsupported type code 0xc1"},
-		{"ext", []byte{0x81, 0xa1, 'x', 0xd4, 0x01, 0x02}, "unsupported type code 0xd4"},
-		{"lying str", []byte{0x81, 0xa1, 'x', 0xdb, 0xff, 0xff, 0xff, 0xff}, "str of 4294967295 bytes"},
-		{"lying bin", []byte{0x81, 0xa1, 'x', 0xc6, 0x7f, 0xff, 0xff, 0xff, 0x00}, "bin of 2147483647 bytes"},
-		{"lying array", []byte{0x81, 0xa1, 'x', 0xdd, 0xff, 0xff, 0xff, 0xff, 0xc0}, "array of 4294967295 items"},
-		{"lying map", []byte{0xdf, 0xff, 0xff, 0xff, 0xff, 0xc0, 0xc0}, "map of 4294967295 pairs"},
-		{"depth 32", append([]byte{0x81, 0xa1, 'x'}, nested(31)...), ""},
-		{"depth 33", append([]byte{0x81, 0xa1, 'x'}, nested(32)...), "nesting deeper than 32"},
-		{"deep 1 MiB", append([]byte{0x81, 0xa1, 'x'}, nested(1<<20)...), "nesting deeper than 32"},
-		{"truncated uint64", []byte{0x81, 0xa1, 'x', 0xcf, 0x00}, "int of 8 bytes"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := checkBody(tt.body)
-			if tt.want == "" {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.ErrorIs(t, err, errWire)
-			assert.Contains(t, err.Error(), tt.want)
-		})
-	}
 }
 
 // TestDocExample checks the worked example of docs/PROTOCOL.md byte for
@@ -171,7 +22,7 @@ func TestCheckBody(t *testing.T) {
 func TestDocExample(t *testing.T) {
 	req := mustHex(t, "00 00 00 19 83 a2 69 64 01 a6 6d 65 74 68 6f 64 a4 70 69 6e 67 a6 70 61 72 61 6d 73 80")
 	resp := mustHex(t, "00 00 00 0d 82 a2 69 64 01 a6 72 65 73 75 6c 74 80")
-	body := appendValue(nil, obj{{"id", 1}, {"method", "ping"}, {"params", obj{}}})
+	body := msgp.AppendValue(nil, msgp.Obj{{"id", 1}, {"method", "ping"}, {"params", msgp.Obj{}}})
 	assert.Equal(t, req[4:], body, "the documented request is what the writer produces")
 	ts := startServer(t, "unix", Config{})
 	nc := ts.rawConn(t)
@@ -184,12 +35,6 @@ func TestDocExample(t *testing.T) {
 	_, err = readFull(nc, got)
 	require.NoError(t, err)
 	assert.Equal(t, resp, got)
-
-	// The step example: actions 61 and 29 as a bin of int32.
-	actions := appendBinHeader(nil, 8)
-	actions = append(actions, 0x3d, 0, 0, 0, 0x1d, 0, 0, 0)
-	assert.Equal(t, mustHex(t, "c4 08 3d 00 00 00 1d 00 00 00"), actions)
-	assert.Equal(t, mustHex(t, "c5 03 20"), appendBinHeader(nil, 800))
 }
 
 func mustHex(t *testing.T, s string) []byte {

@@ -1,4 +1,4 @@
-package server
+package wire
 
 import (
 	"strings"
@@ -6,27 +6,31 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
-// Obstacle effects reach info["events"] on the wire as data: a lost turn, a
+// Obstacle effects reach info["events"] of a step's reply as data: a lost turn, a
 // push (from, steps), turns missed, and a push that captures reports its
 // count and victim in captured/captured_seat (issue 21, bug 2). Each event's
 // keys are checked against its text, which the engine writes from the same
 // Event, over random games with many obstacles.
 func TestEventsCarryObstacleEffects(t *testing.T) {
 	const rules = "players=3,obstacles=2:back1+4:skip+6:back2+8:back3+11:skip+13:back2+17:back1+21:skip+24:back2"
-	ts := startServer(t, "unix", Config{})
-	c := ts.client(t)
+	r, err := env.ParseRules(rules)
+	require.NoError(t, err)
 	const n = 16
-	h := makeHandle(t, c, map[string]any{"n": n, "mode": "multi", "rules": rules, "info": true})
-	res := do(t, c, "reset", map[string]any{"handle": h, "seed": 1, "info": true})
+	b, err := vecenv.New(vecenv.Config{Rules: r, Tier: obs.Compact, N: n, Mode: vecenv.Multi, Info: true})
+	require.NoError(t, err)
+	b.SeedAll(1)
+	require.NoError(t, b.Reset(nil, vecenv.ResetOptions{Start: env.AnySeat, Record: true}))
 	seen := map[string]int{}
 	for range 600 {
-		mask := res["mask"].([]byte)
-		acts := make([]int32, n)
+		mask, acts := b.Rows().Mask, b.Actions()
 		for i := range n {
-			for a := range 180 {
-				if mask[i*180+a] == 1 {
+			for a := range env.NumActions {
+				if mask[i*env.NumActions+a] == 1 {
 					acts[i] = int32(a)
 					if (i+a)%3 != 0 { // vary the choice a little
 						break
@@ -34,7 +38,8 @@ func TestEventsCarryObstacleEffects(t *testing.T) {
 				}
 			}
 		}
-		res = do(t, c, "step", map[string]any{"handle": h, "actions": i32bin(acts...), "info": true})
+		require.NoError(t, b.Step(nil, true))
+		res := decode(t, AppendStep(nil, b, true, 1<<30))
 		for _, inf := range res["info"].([]any) {
 			for _, e := range inf.(map[string]any)["events"].([]any) {
 				checkObstacleEvent(t, e.(map[string]any), seen)
