@@ -87,7 +87,7 @@ func BradleyTerry(wins []float64, games [][]float64, anchor int, anchorElo, z fl
 				for m := 0; m < k; m++ {
 					if m != i && games[i][m] > 0 {
 						p := 1 / (1 + math.Exp(theta[m]-theta[i]))
-						s += games[i][m] * p * (1 - p)
+						s += float64(games[i][m] * p * (1 - p)) // rounded: no FMA, the same bits on every machine
 					}
 				}
 				info.SetSym(a, a, s)
@@ -106,9 +106,9 @@ func BradleyTerry(wins []float64, games [][]float64, anchor int, anchorElo, z fl
 		return nil, fmt.Errorf("%w: %w", ErrFit, err)
 	}
 	for a, i := range idx {
-		elo := anchorElo + EloPerNat*theta[i]
+		elo := anchorElo + float64(EloPerNat*theta[i]) // float64(): no FMA (docs/COMPATIBILITY.md)
 		se := EloPerNat * math.Sqrt(cov.At(a, a))
-		out[i] = Rating{Elo: elo, SE: se, Low: elo - z*se, High: elo + z*se}
+		out[i] = Rating{Elo: elo, SE: se, Low: elo - float64(z*se), High: elo + float64(z*se)}
 	}
 	return out, nil
 }

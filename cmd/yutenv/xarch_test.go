@@ -171,7 +171,7 @@ func TestSameGamesOnEveryArch(t *testing.T) {
 // rules), this finds the sites they miss.
 func fusedSites(t *testing.T, bin string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "tool", "objdump", "-s", `^github\.com/yutenv/yutenv/(az|dataset|env|internal|nnet|obs|server|stats|vecenv)[./]`, bin).CombinedOutput()
+	out, err := exec.Command("go", "tool", "objdump", "-s", `^github\.com/yutenv/yutenv/(analysis|az|dataset|env|internal|nnet|obs|positions|server|stats|vecenv)[./]`, bin).CombinedOutput()
 	require.NoError(t, err, "go tool objdump: %s", out)
 	count := map[string]int{}
 	var fn string
