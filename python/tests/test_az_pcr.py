@@ -106,6 +106,15 @@ def test_a_tiny_run_with_playout_cap_randomization(pcr_run: Path) -> None:
     assert np.isfinite(gen["train"]["policy_loss"]) and gen["train"]["policy_loss"] > 0
 
 
+def test_diagnose_reads_the_full_searches_only(pcr_run: Path) -> None:
+    from yutenv.az import diagnose
+
+    ds = datasets.load(pcr_run / "gen-0002" / "selfplay")
+    full = int(((ds.mask.sum(axis=1) > 1) & ds.policy_targets()).sum())
+    (r,) = diagnose.diagnose(pcr_run, gens=[2], rows=100_000)
+    assert r["rows"] == full < len(ds)
+
+
 def test_a_run_resumes_with_its_settings_and_refuses_others(pcr_run: Path, tmp_path: Path) -> None:
     import shutil
 
