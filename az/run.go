@@ -64,6 +64,13 @@ type Config struct {
 	// noise and TempMoves must be off; C is not used.
 	Gumbel  bool
 	GumbelM int
+	// FastSims > 0 turns on playout cap randomization (pcr.go): each
+	// decision is a full search of Sims with probability FullProb, drawn
+	// by FullSearch from its agent seed, and otherwise a fast search of
+	// FastSims simulations without root noise or temperature whose row has
+	// no policy target (the dataset's array policy_target). 0: off.
+	FastSims int
+	FullProb float64
 	// Seed: game g has the game seed vecenv.GameSeed(Seed, g) = Seed+g,
 	// and the search that moves seat j at decision d is reseeded with
 	// vecenv.AgentSeed(Seed+g, j, d): yutenv's one seed scheme, as for
@@ -118,6 +125,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("%w: gumbel_m must be 1..%d, with gumbel; got %d", ErrConfig, agent.MaxGumbelM, c.GumbelM)
 	case c.Gumbel && (c.TempMoves > 0 || c.DirichletAlpha > 0 && c.DirichletFrac > 0):
 		return fmt.Errorf("%w: gumbel explores with its Gumbel numbers: set temperature_moves 0 and dirichlet_alpha 0 (got %d and %g)", ErrConfig, c.TempMoves, c.DirichletAlpha)
+	case c.FastSims < 0 || c.FastSims > c.Sims:
+		return fmt.Errorf("%w: fast_sims must be 0..sims (%d), got %d", ErrConfig, c.Sims, c.FastSims)
+	case !(c.FullProb >= 0 && c.FullProb <= 1):
+		return fmt.Errorf("%w: full_prob must be 0..1, got %g", ErrConfig, c.FullProb)
 	case c.EvalTimeout < 0:
 		return fmt.Errorf("%w: eval_timeout must be >= 0, got %v", ErrConfig, c.EvalTimeout)
 	case c.ShardGames < 1 || c.ShardGames > 1_000_000:
@@ -129,11 +140,18 @@ func (c *Config) check() error {
 }
 
 // SearchSpec is the spec recorded as every seat's agent in the manifest.
+// With playout cap randomization it ends in ",fast=N,full_prob=P".
 func (c *Config) SearchSpec() string {
+	var s string
 	if c.Gumbel {
-		return fmt.Sprintf("az:%d,gumbel=1,m=%d", c.Sims, c.GumbelM)
+		s = fmt.Sprintf("az:%d,gumbel=1,m=%d", c.Sims, c.GumbelM)
+	} else {
+		s = fmt.Sprintf("az:%d,c=%g,dirichlet=%g/%g,temperature_moves=%d", c.Sims, c.C, c.DirichletAlpha, c.DirichletFrac, c.TempMoves)
 	}
-	return fmt.Sprintf("az:%d,c=%g,dirichlet=%g/%g,temperature_moves=%d", c.Sims, c.C, c.DirichletAlpha, c.DirichletFrac, c.TempMoves)
+	if c.FastSims > 0 {
+		s += fmt.Sprintf(",fast=%d,full_prob=%g", c.FastSims, c.FullProb)
+	}
+	return s
 }
 
 // request is one leaf of one game, waiting for its answer.
@@ -226,7 +244,7 @@ func Start(cfg Config) (*Run, error) {
 		agents[i] = cfg.SearchSpec()
 	}
 	man, err := dataset.Open(cfg.Out, dataset.Config{Rules: cfg.Rules, Agents: agents, Space: enc.Space(), Seed: cfg.Seed, SeedScheme: vecenv.SeedScheme,
-		ShardGames: cfg.ShardGames, Software: cfg.Software, Visits: true, FirstGame: cfg.FirstGame}, cfg.Games)
+		ShardGames: cfg.ShardGames, Software: cfg.Software, Visits: true, PolicyTargets: cfg.FastSims > 0, FirstGame: cfg.FirstGame}, cfg.Games)
 	if err != nil {
 		return nil, err
 	}
@@ -334,6 +352,19 @@ func (r *Run) work(sp agent.Spec) {
 		r.fail(err)
 		return
 	}
+	var seat agent.Agent = m
+	var pcr *capped
+	if r.cfg.FastSims > 0 {
+		fsp := sp
+		fsp.N = r.cfg.FastSims
+		fast, err := agent.NewMCTS(fsp, 0, agent.MCTSOptions{Evaluator: w, Gumbel: r.cfg.Gumbel, GumbelM: r.cfg.GumbelM})
+		if err != nil {
+			r.fail(err)
+			return
+		}
+		pcr = &capped{full: m, fast: fast, prob: r.cfg.FullProb}
+		seat = pcr
+	}
 	buf := make([]float32, r.enc.Size())
 	for {
 		g := int(r.next.Add(1) - 1)
@@ -353,14 +384,21 @@ func (r *Run) work(sp agent.Spec) {
 			}
 		}
 		p := &played{g: g, cols: dataset.NewVisitColumns(r.enc.Size())}
+		if pcr != nil {
+			p.cols = dataset.NewTargetColumns(r.enc.Size())
+		}
 		gg := r.cfg.FirstGame + g // the game's global index
 		seats := make([]agent.Agent, r.cfg.Rules.Players)
 		for i := range seats {
-			seats[i] = m
+			seats[i] = seat
 		}
 		game := vecenv.Game(r.cfg.Rules, vecenv.GameSeed(r.cfg.Seed, gg), env.AnySeat, seats)
 		game.Record = true
 		game.OnDecision = func(s *env.State, a env.Action, st agent.Stats) error {
+			if pcr != nil {
+				p.cols.AddTargetDecision(r.enc, buf, s, a, st, gg, pcr.last)
+				return nil
+			}
 			p.cols.AddDecision(r.enc, buf, s, a, st, gg)
 			return nil
 		}

@@ -21,6 +21,8 @@ type Columns struct {
 	decision    []int32
 	visits      []float32 // only withVisits
 	withVisits  bool
+	target      []uint8 // only withTargets: 1 if the row's policy is a target
+	withTargets bool
 	rows        int
 }
 
@@ -30,6 +32,14 @@ func NewColumns(obsSize int) *Columns { return &Columns{obsSize: obsSize} }
 // NewVisitColumns returns empty columns that also keep the raw visit
 // counts of every decision (for a dataset with Config.Visits).
 func NewVisitColumns(obsSize int) *Columns { return &Columns{obsSize: obsSize, withVisits: true} }
+
+// NewTargetColumns returns empty columns with visit counts and the
+// policy_target flag of every row (for a dataset with Config.Visits and
+// Config.PolicyTargets: self-play with playout cap randomization). Rows are
+// added by AddTargetDecision.
+func NewTargetColumns(obsSize int) *Columns {
+	return &Columns{obsSize: obsSize, withVisits: true, withTargets: true}
+}
 
 // Rows returns the number of rows (decisions).
 func (c *Columns) Rows() int { return c.rows }
@@ -41,9 +51,10 @@ func (c *Columns) SetValues(outcomes []float64) {
 	}
 }
 
-// data returns the columns in the order of Arrays (shardArrays): visits last.
+// data returns the columns in the order of Arrays (shardArrays): visits,
+// then policy_target, last.
 func (c *Columns) data() []any {
-	return []any{c.obs, c.mask, c.action, c.policy, c.value, c.searchValue, c.seat, c.game, c.decision, c.visits}
+	return []any{c.obs, c.mask, c.action, c.policy, c.value, c.searchValue, c.seat, c.game, c.decision, c.visits, c.target}
 }
 
 // Append adds every row of o.
@@ -58,6 +69,7 @@ func (c *Columns) Append(o *Columns) {
 	c.game = append(c.game, o.game...)
 	c.decision = append(c.decision, o.decision...)
 	c.visits = append(c.visits, o.visits...)
+	c.target = append(c.target, o.target...)
 	c.rows += o.rows
 }
 
@@ -93,5 +105,19 @@ func (c *Columns) AddDecision(enc *obs.Encoder, buf []float32, s *env.State, a e
 			c.visits = append(c.visits, zero[:]...)
 		}
 	}
+	if c.withTargets {
+		c.target = append(c.target, 1)
+	}
 	c.rows++
+}
+
+// AddTargetDecision is AddDecision for columns with policy targets
+// (NewTargetColumns): target says whether the row's policy is a target
+// (a full search) or not (a fast search of playout cap randomization,
+// whose policy is recorded but must not be learned from).
+func (c *Columns) AddTargetDecision(enc *obs.Encoder, buf []float32, s *env.State, a env.Action, st agent.Stats, game int, target bool) {
+	c.AddDecision(enc, buf, s, a, st, game)
+	if c.withTargets && !target {
+		c.target[len(c.target)-1] = 0
+	}
 }

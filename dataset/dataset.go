@@ -91,6 +91,16 @@ func (m *Manifest) Scheme() int {
 	return m.SeedScheme
 }
 
+// hasArray reports whether the shards hold the array name.
+func (m *Manifest) hasArray(name string) bool {
+	for _, a := range m.Arrays {
+		if a.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // Part is one named slice of the observation.
 type Part struct {
 	Name   string `json:"name"`
@@ -136,6 +146,12 @@ func Arrays(obsSize int) []Array {
 // VisitsArray is the optional array of raw root visit counts (Config.Visits).
 var VisitsArray = Array{"visits", "<f4", []int{env.NumActions}}
 
+// PolicyTargetArray is the optional array that says which rows' policy is
+// a target (1) and which is not (0: a fast search of playout cap
+// randomization, az.Config.FastSims), after visits (Config.PolicyTargets).
+// A dataset without it has a policy target in every row.
+var PolicyTargetArray = Array{"policy_target", "|u1", []int{}}
+
 // Config is what identifies a dataset's run: a dataset is resumed only by
 // a run of the same rules, agents, tier (Space), seed and seed scheme.
 // SeedScheme is vecenv.SeedScheme for a run of the one seed scheme, or 0
@@ -153,6 +169,9 @@ type Config struct {
 	// Visits adds the array visits (the raw root visit counts, float32
 	// [180]) after the others: network-guided self-play (package az).
 	Visits bool
+	// PolicyTargets adds the array policy_target after visits (it needs
+	// Visits): self-play with playout cap randomization.
+	PolicyTargets bool
 	// FirstGame is the first game of the dataset: 0, or the start of the
 	// range of games one part of a distributed run plays. It must be a
 	// multiple of ShardGames, so that shard files are named as in a
@@ -184,6 +203,12 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	}
 	if cfg.Visits {
 		want.Arrays = append(want.Arrays, VisitsArray)
+	}
+	if cfg.PolicyTargets {
+		if !cfg.Visits {
+			return nil, fmt.Errorf("%w: policy targets need visits: a dataset of network self-play", ErrDataset)
+		}
+		want.Arrays = append(want.Arrays, PolicyTargetArray)
 	}
 	for _, p := range sp.Parts {
 		want.ObsParts = append(want.ObsParts, Part{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
@@ -364,13 +389,13 @@ func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Recor
 			}
 		}
 		return nil
-	}, shardArrays(c.rows, c.obsSize, c.withVisits, c.data()))
+	}, shardArrays(c.rows, c.obsSize, c.withVisits, c.withTargets, c.data()))
 }
 
 // shardArrays names and shapes the arrays of a shard of n rows, whose data
 // (slices, or readers of their little-endian bytes) come in the order of
 // Columns.data.
-func shardArrays(n, obsSize int, withVisits bool, data []any) []NPYArray {
+func shardArrays(n, obsSize int, withVisits, withTargets bool, data []any) []NPYArray {
 	arrays := []NPYArray{
 		{"obs", "<f4", []int{n, obsSize}, data[0]},
 		{"mask", "|u1", []int{n, env.NumActions}, data[1]},
@@ -384,6 +409,9 @@ func shardArrays(n, obsSize int, withVisits bool, data []any) []NPYArray {
 	}
 	if withVisits {
 		arrays = append(arrays, NPYArray{"visits", "<f4", []int{n, env.NumActions}, data[9]})
+	}
+	if withTargets {
+		arrays = append(arrays, NPYArray{PolicyTargetArray.Name, PolicyTargetArray.Dtype, []int{n}, data[10]})
 	}
 	return arrays
 }

@@ -22,18 +22,20 @@ type ShardWriter struct {
 	first      int
 	obsSize    int
 	withVisits bool
-	files      []*os.File // the arrays in the order of Columns.data, then the records
-	bufs       []*bufio.Writer
-	rows       int
-	games      int
+	// withTargets: the dataset has the array policy_target (its manifest lists it).
+	withTargets bool
+	files       []*os.File // the arrays in the order of Columns.data, then the records
+	bufs        []*bufio.Writer
+	rows        int
+	games       int
 }
 
 // NewShardWriter starts the shard that holds games from first on, for
 // columns of obsSize values (with visit counts when withVisits).
 func (m *Manifest) NewShardWriter(dir string, first, obsSize int, withVisits bool) (*ShardWriter, error) {
-	w := &ShardWriter{m: m, dir: dir, first: first, obsSize: obsSize, withVisits: withVisits}
+	w := &ShardWriter{m: m, dir: dir, first: first, obsSize: obsSize, withVisits: withVisits, withTargets: m.hasArray(PolicyTargetArray.Name)}
 	name := fmt.Sprintf("shard-%06d", m.FirstGame/m.ShardGames+len(m.Shards))
-	for _, part := range []string{"obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "visits", "records"} {
+	for _, part := range []string{"obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "visits", "policy_target", "records"} {
 		f, err := os.Create(filepath.Join(dir, name+"."+part+".spill"+TmpSuffix))
 		if err != nil {
 			w.Abort()
@@ -50,8 +52,9 @@ func (w *ShardWriter) Games() int { return w.games }
 
 // Add appends one game: its rows (c) and its record.
 func (w *ShardWriter) Add(c *Columns, rec *env.Record) error {
-	if c.obsSize != w.obsSize || c.withVisits != w.withVisits {
-		return fmt.Errorf("%w: columns of %d values (visits %v) for a shard of %d (visits %v)", ErrDataset, c.obsSize, c.withVisits, w.obsSize, w.withVisits)
+	if c.obsSize != w.obsSize || c.withVisits != w.withVisits || c.withTargets != w.withTargets {
+		return fmt.Errorf("%w: columns of %d values (visits %v, policy targets %v) for a shard of %d (visits %v, policy targets %v)",
+			ErrDataset, c.obsSize, c.withVisits, c.withTargets, w.obsSize, w.withVisits, w.withTargets)
 	}
 	for i, d := range c.data() {
 		if err := writeLE(w.bufs[i], d); err != nil {
@@ -84,7 +87,7 @@ func (w *ShardWriter) Finish() error {
 	return w.m.writeShard(w.dir, w.first, w.games, func(out io.Writer) error {
 		_, err := io.Copy(out, recs)
 		return err
-	}, shardArrays(w.rows, w.obsSize, w.withVisits, readers[:len(readers)-1]))
+	}, shardArrays(w.rows, w.obsSize, w.withVisits, w.withTargets, readers[:len(readers)-1]))
 }
 
 // Abort removes the temporary files; it is meant to be deferred.

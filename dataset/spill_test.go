@@ -16,15 +16,22 @@ import (
 
 // TestShardWriterMatchesAddShard: a shard written game by game through the
 // temporary files is the same bytes as one written from memory, with and
-// without visit counts, and leaves no temporary file.
+// without visit counts and policy targets, and leaves no temporary file.
 func TestShardWriterMatchesAddShard(t *testing.T) {
 	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
 	require.NoError(t, err)
-	for _, visits := range []bool{false, true} {
-		t.Run(map[bool]string{false: "plain", true: "visits"}[visits], func(t *testing.T) {
+	for _, tc := range []struct {
+		name            string
+		visits, targets bool
+	}{{"plain", false, false}, {"visits", true, false}, {"policy targets", true, true}} {
+		visits := tc.visits
+		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Rules: env.Standard(), Agents: []string{"mcts:8", "mcts:8"}, Space: enc.Space(), Seed: 3,
-				SeedScheme: vecenv.SeedScheme, ShardGames: 3, Software: "test", Visits: visits}
+				SeedScheme: vecenv.SeedScheme, ShardGames: 3, Software: "test", Visits: visits, PolicyTargets: tc.targets}
 			newCols := func() *Columns {
+				if tc.targets {
+					return NewTargetColumns(enc.Size())
+				}
 				if visits {
 					return NewVisitColumns(enc.Size())
 				}
@@ -47,7 +54,7 @@ func TestShardWriterMatchesAddShard(t *testing.T) {
 				game.Record = true
 				cols := newCols()
 				game.OnDecision = func(s *env.State, a env.Action, st agent.Stats) error {
-					cols.AddDecision(enc, buf, s, a, st, g)
+					cols.AddTargetDecision(enc, buf, s, a, st, g, s.Decisions()%3 == 0)
 					return nil
 				}
 				res, err := game.Play()
@@ -60,6 +67,13 @@ func TestShardWriterMatchesAddShard(t *testing.T) {
 			require.NoError(t, mm.AddShard(mem, 0, all, recs))
 			require.NoError(t, w.Finish())
 			assert.Equal(t, mm.Shards, md.Shards)
+			assert.Equal(t, tc.targets, md.hasArray(PolicyTargetArray.Name))
+			if tc.targets {
+				assert.Equal(t, PolicyTargetArray, md.Arrays[len(md.Arrays)-1], "policy_target comes last")
+				assert.Equal(t, all.Rows(), len(all.target))
+				assert.Contains(t, all.target, uint8(0))
+				assert.Contains(t, all.target, uint8(1))
+			}
 			for _, name := range []string{mm.Shards[0].File, mm.Shards[0].Records} {
 				a, err := os.ReadFile(filepath.Join(mem, name))
 				require.NoError(t, err)
@@ -67,6 +81,21 @@ func TestShardWriterMatchesAddShard(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, a, b, name)
 			}
+			t.Run("resumed by the same config only", func(t *testing.T) {
+				_, err := Open(disk, cfg, 3)
+				require.NoError(t, err)
+				other := cfg
+				other.PolicyTargets = !cfg.PolicyTargets && cfg.Visits
+				if other.PolicyTargets != cfg.PolicyTargets {
+					_, err = Open(disk, other, 3)
+					assert.ErrorIs(t, err, ErrDataset)
+				}
+				if !cfg.Visits { // policy targets need visits
+					other.PolicyTargets = true
+					_, err = Open(t.TempDir(), other, 3)
+					assert.ErrorIs(t, err, ErrDataset)
+				}
+			})
 			left, err := filepath.Glob(filepath.Join(disk, "*"+TmpSuffix))
 			require.NoError(t, err)
 			assert.Empty(t, left)

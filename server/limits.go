@@ -182,12 +182,15 @@ func (l Limits) AnalyseBytes() int64 {
 }
 
 // RunBytes estimates the memory of a self-play run: every game in flight's
-// search tree and dataset rows, the finished games waiting for an earlier
+// search tree(s) and dataset rows, the finished games waiting for an earlier
 // one (at most games in flight: az.Config.Window), and its batch buffers.
 // Finished games are written to disk in game order as they finish, so a
 // shard costs no memory however many games it holds.
 func RunBytes(cfg az.Config, obsSize int) int64 {
 	tree := agent.SearchBytes(agent.Spec{Name: "mcts", N: cfg.Sims})
+	if cfg.FastSims > 0 { // playout cap randomization: each game also holds the fast search's tree
+		tree += agent.SearchBytes(agent.Spec{Name: "mcts", N: cfg.FastSims})
+	}
 	row := int64(4*obsSize + 2*env.NumActions + 4*env.NumActions*2 + 32)
 	game := gameDecisions * row
 	batch := int64(max(cfg.MaxBatch, cfg.InFlight)) * int64(4*obsSize+env.NumActions)

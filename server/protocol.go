@@ -377,6 +377,8 @@ type (
 		TempMoves      int     `msgpack:"temperature_moves"`
 		Gumbel         bool    `msgpack:"gumbel"`
 		GumbelM        int     `msgpack:"gumbel_m"`
+		FastSims       int     `msgpack:"fast_sims"`
+		FullProb       float64 `msgpack:"full_prob"`
 		Seed           uint64  `msgpack:"seed"`
 		Games          int     `msgpack:"games"`
 		InFlight       int     `msgpack:"games_in_flight"`

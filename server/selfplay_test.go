@@ -275,3 +275,49 @@ func TestSelfplayGumbel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(man), "az:8,gumbel=1,m=2")
 }
+
+// TestSelfplayPlayoutCap starts a run with playout cap randomization
+// through the protocol (params fast_sims and full_prob) and plays it out:
+// the manifest names the search and lists the array policy_target; a
+// fast_sims above sims or a full_prob outside 0..1 is refused.
+func TestSelfplayPlayoutCap(t *testing.T) {
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	for _, tc := range []struct {
+		name string
+		set  map[string]any
+	}{
+		{"fast above sims", map[string]any{"fast_sims": 9}},
+		{"probability above 1", map[string]any{"fast_sims": 2, "full_prob": 1.5}},
+		{"negative probability", map[string]any{"fast_sims": 2, "full_prob": -0.5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
+			for k, v := range tc.set {
+				p[k] = v
+			}
+			_, err := c.Call("selfplay_new", p)
+			assert.Equal(t, CodeBadRequest, errCode(err))
+		})
+	}
+	out := filepath.Join(t.TempDir(), "sp")
+	p := selfplayParams(out)
+	p["fast_sims"], p["full_prob"] = 2, 0.25
+	res, err := c.Call("selfplay_new", p)
+	require.NoError(t, err)
+	params := map[string]any{"id": res["id"]}
+	for {
+		r, err := c.Call("selfplay_next", params)
+		require.NoError(t, err)
+		n, _ := toInt(r["n"])
+		if n == 0 {
+			break
+		}
+		params = uniformAnswer(n)
+		params["id"] = res["id"]
+	}
+	man, err := os.ReadFile(filepath.Join(out, dataset.ManifestName))
+	require.NoError(t, err)
+	assert.Contains(t, string(man), ",fast=2,full_prob=0.25")
+	assert.Contains(t, string(man), `"policy_target"`)
+}

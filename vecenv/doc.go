@@ -43,6 +43,9 @@
 //     the same agents. Episode k >= 1 of an env whose first episode had the
 //     game seed x0 has the game seed EpisodeSeed(x0, k) = Seed(x0, 2, k),
 //     and a drawn learner seat is LearnerSeat(x, players), from Seed(x, 3).
+//   - Network self-play with playout cap randomization (package az) draws
+//     whether the decision of agent seed a is a full search from Seed(a, 4)
+//     (az.FullSearch).
 //
 // The socket server (package server) is a transport over this package.
 //

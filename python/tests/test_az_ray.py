@@ -112,6 +112,16 @@ def test_mcts_selfplay_on_ray(cluster: Cluster, tmp_path: Path) -> None:
     assert_same_run(dist, one, 1)
 
 
+def test_playout_cap_selfplay_on_ray(cluster: Cluster, tmp_path: Path) -> None:
+    """--fast-sims on Ray: the same datasets (policy_target included) and networks as on one machine."""
+    one, dist = tmp_path / "one", tmp_path / "ray"
+    run(one, 1, fast_sims=2, full_prob=0.5)
+    run(dist, 1, fast_sims=2, full_prob=0.5, ray=cluster.address)
+    assert_same_run(dist, one, 1)
+    ds = datasets.load(train.gen_dir(dist, 1) / "selfplay")
+    assert ds.policy_target is not None and 0 < ds.policy_target.sum() < len(ds)
+
+
 def test_a_run_moves_between_one_machine_and_ray_on_resume(cluster: Cluster, one_machine: Path, tmp_path: Path) -> None:
     """Generation 1 on Ray, generation 2 here; and the other way round."""
     a = tmp_path / "a"

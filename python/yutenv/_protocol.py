@@ -364,7 +364,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
         doc="Every env's observation and mask as one seat sees them.",
     ),
     "selfplay_new": MethodSpec(
-        params=("rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "gumbel", "gumbel_m", "seed", "games", "games_in_flight", "max_batch", "eval_timeout", "out", "shard_games", "first_game"),
+        params=("rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "gumbel", "gumbel_m", "fast_sims", "full_prob", "seed", "games", "games_in_flight", "max_batch", "eval_timeout", "out", "shard_games", "first_game"),
         result=("id", "obs_size", "obs_layout", "actions", "tier", "rules", "games", "first_game", "games_done", "games_in_flight", "max_batch", "eval_timeout", "out"),
         draws=("runs",),
         hello_first=True,
@@ -468,6 +468,10 @@ class SelfplayDefaults(NamedTuple):
     """The first N decisions of a game sample an action in proportion to visits; later ones play the most visited."""
     gumbel_m: int
     """With `gumbel`: root actions Gumbel-Top-m samples for sequential halving (0: the default, 16)."""
+    fast_sims: int
+    """Playout cap randomization (KataGo): a decision not drawn as a full search (see `full_prob`) runs only this many simulations, without root noise or temperature, and its row's policy is not a target (`policy_target` 0); 0: off, every decision searches `sims`. At most `sims`."""
+    full_prob: float
+    """With `fast_sims`: the probability that a decision runs the full search of `sims` and records a policy target, drawn from the decision's seed."""
     games: int
     """Games in the dataset (a resumed dataset counts its games)."""
     games_in_flight: int
@@ -490,6 +494,8 @@ SELFPLAY_DEFAULTS: Final = SelfplayDefaults(
     dirichlet_frac=0.25,
     temperature_moves=20,
     gumbel_m=0,
+    fast_sims=0,
+    full_prob=0.25,
     games=1,
     games_in_flight=64,
     max_batch=0,

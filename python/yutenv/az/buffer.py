@@ -6,7 +6,7 @@ Example (not run by the tests: it needs a trained run, a cluster or real data)::
     buf = ReplayBuffer(window=4)
     buf.add("runs/x/gen-0001/selfplay")        # a dataset directory (docs/DATASETS.md)
     for batch in buf.batches(rng, batch_size=256, steps=100):
-        batch.obs, batch.mask, batch.policy, batch.value
+        batch.obs, batch.mask, batch.policy, batch.value, batch.policy_target
 
 Only numpy: the datasets are read (and checked) with :mod:`yutenv.datasets`. Adding a
 generation beyond the window drops the oldest one.
@@ -28,15 +28,20 @@ __all__ = ["Batch", "ReplayBuffer"]
 
 _ARRAYS = ("obs", "mask", "policy", "value", "search_value")
 
+_Arrays = tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_]]
+
 
 @dataclass
 class Batch:
-    """One minibatch: observations, legal masks (bool), policy and value targets."""
+    """One minibatch: observations, legal masks (bool), policy and value targets, and
+    ``policy_target`` (bool): whether each row's policy is a target (False: a fast search of
+    playout cap randomization; the loss leaves its policy out and keeps its value)."""
 
     obs: npt.NDArray[np.float32]
     mask: npt.NDArray[np.bool_]
     policy: npt.NDArray[np.float32]
     value: npt.NDArray[np.float32]
+    policy_target: npt.NDArray[np.bool_] | None = None
 
 
 @dataclass
@@ -46,6 +51,7 @@ class _Gen:
     mask: npt.NDArray[np.bool_]
     policy: npt.NDArray[np.float32]
     value: npt.NDArray[np.float32]
+    target: npt.NDArray[np.bool_]
 
 
 class ReplayBuffer:
@@ -69,11 +75,12 @@ class ReplayBuffer:
         self.value_mix = value_mix
         self.skip_forced = skip_forced
         self._gens: deque[_Gen] = deque(maxlen=window)
-        self._cat: tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32]] | None = None
+        self._cat: _Arrays | None = None
 
     def add(self, path: str | os.PathLike[str]) -> int:
         """Add one generation's dataset (read and checked); return its number of rows."""
-        ds = datasets.load(path, arrays=_ARRAYS)
+        names = [a["name"] for a in datasets.read_manifest(path)["arrays"]]
+        ds = datasets.load(path, arrays=_ARRAYS + (("policy_target",) if "policy_target" in names else ()))
         mask = ds.mask.astype(bool)
         keep = np.ones(len(mask), dtype=bool)
         if self.skip_forced:
@@ -91,6 +98,7 @@ class ReplayBuffer:
                 mask[keep],
                 np.ascontiguousarray(ds.policy[keep], dtype=np.float32),
                 np.ascontiguousarray(value[keep], dtype=np.float32),
+                ds.policy_targets(len(mask))[keep],
             )
         )
         self._cat = None
@@ -104,7 +112,7 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return sum(len(g.value) for g in self._gens)
 
-    def _arrays(self) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    def _arrays(self) -> _Arrays:
         if self._cat is None:
             if not self._gens:
                 raise ValueError("the replay buffer is empty: add a dataset first")
@@ -113,13 +121,14 @@ class ReplayBuffer:
                 np.concatenate([g.mask for g in self._gens]),
                 np.concatenate([g.policy for g in self._gens]),
                 np.concatenate([g.value for g in self._gens]),
+                np.concatenate([g.target for g in self._gens]),
             )
         return self._cat
 
     def batches(self, rng: np.random.Generator, batch_size: int, steps: int) -> Iterator[Batch]:
         """``steps`` minibatches of ``batch_size`` rows drawn uniformly (with replacement) by ``rng``."""
-        obs, mask, policy, value = self._arrays()
+        obs, mask, policy, value, target = self._arrays()
         n = len(value)
         for _ in range(steps):
             idx = rng.integers(0, n, size=batch_size)
-            yield Batch(obs[idx], mask[idx], policy[idx], value[idx])
+            yield Batch(obs[idx], mask[idx], policy[idx], value[idx], target[idx])

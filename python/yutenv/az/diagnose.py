@@ -13,7 +13,8 @@ Generation ``g``'s self-play dataset (``gen-G/selfplay``) was played by the sear
 generation ``g-1``'s network. For each chosen ``g`` this reads that dataset (a seeded sample
 of at most ``rows`` decisions) and that network (``gen-(G-1)/model.pt``), and measures, on
 the decisions with more than one legal action (forced moves carry no policy target and a
-search value of 0):
+search value of 0) and, in a run with playout cap randomization (``--fast-sims``), a policy
+target (the full searches; the fast ones' policies are not targets):
 
 * ``kl``: the mean KL(search policy target || network prior), in nats: how far the search
   moved from what the network already plays. Near 0, the targets teach nothing new.
@@ -89,10 +90,11 @@ def diagnose_generation(run: str | os.PathLike[str], g: int, rows: int = 20_000,
     run = Path(run)
     d = run / f"gen-{g:04d}"
     model, _ = load_checkpoint(run / f"gen-{g - 1:04d}" / "model.pt", generation=g - 1)
-    ds = datasets.load(d / "selfplay", arrays=_ARRAYS)
+    names = [a["name"] for a in datasets.read_manifest(d / "selfplay")["arrays"]]
+    ds = datasets.load(d / "selfplay", arrays=_ARRAYS + (("policy_target",) if "policy_target" in names else ()))
     mask_all = ds.mask.astype(bool)
     n_all = len(mask_all)
-    choice = np.flatnonzero(mask_all.sum(axis=1) > 1)  # decisions with a choice
+    choice = np.flatnonzero((mask_all.sum(axis=1) > 1) & ds.policy_targets(n_all))  # decisions with a choice and a policy target
     if len(choice) > rows:
         choice = np.sort(np.random.default_rng([seed, g]).choice(choice, size=rows, replace=False))
     mask = mask_all[choice]

@@ -102,6 +102,10 @@ class SelfPlay:
             (:class:`~yutenv.EvalTimeoutError`).
         max_batch: cap on leaves per batch (default ``games_in_flight``).
         shard_games: games per dataset shard.
+        fast_sims, full_prob: playout cap randomization (KataGo): with ``fast_sims`` > 0 a
+            decision runs the full ``sims`` with probability ``full_prob`` (its row's policy is
+            a target), else a fast search of ``fast_sims`` without root noise or temperature
+            (its row's ``policy_target`` is 0; the value target is kept). 0: off.
         extra: more ``selfplay_new`` parameters, passed as they are (a search option of a
             newer server, e.g. ``{"gumbel": 1}``; the server refuses one it does not know).
             They may not repeat a parameter set by the arguments above.
@@ -124,6 +128,8 @@ class SelfPlay:
         *,
         max_batch: int | None = None,
         shard_games: int = _DEFAULTS.shard_games,
+        fast_sims: int = _DEFAULTS.fast_sims,
+        full_prob: float = _DEFAULTS.full_prob,
         extra: Mapping[str, Any] | None = None,
         address: str | None = None,
         token: str | None = None,
@@ -144,6 +150,8 @@ class SelfPlay:
         self.eval_timeout = eval_timeout
         self.max_batch = max_batch
         self.shard_games = shard_games
+        self.fast_sims = fast_sims
+        self.full_prob = full_prob
         self.extra = dict(extra or {})
         self._address, self._token, self._server = address, token, server
 
@@ -168,6 +176,8 @@ class SelfPlay:
             p["max_batch"] = int(self.max_batch)
         if first_game:
             p["first_game"] = int(first_game)
+        if self.fast_sims:  # only when on: a server without playout cap randomization still takes the rest
+            p["fast_sims"], p["full_prob"] = int(self.fast_sims), float(self.full_prob)
         clash = sorted(set(self.extra) & set(p))
         if clash:
             raise ValueError(f"extra: {', '.join(clash)} set by SelfPlay's own arguments; pass them there")

@@ -20,7 +20,10 @@ Generation g >= 1:
    warm start). Either writes a dataset (docs/DATASETS.md) to ``gen-G/selfplay``.
 2. **train** on the replay buffer (the datasets of the last ``--window`` generations):
    policy cross-entropy against the visit distribution (illegal actions masked out)
-   plus ``--value-weight`` x the MSE of tanh(value) against the outcome.
+   plus ``--value-weight`` x the MSE of tanh(value) against the outcome (:func:`losses`).
+   With playout cap randomization (``--fast-sims N --full-prob P``, KataGo) a share
+   1-P of the decisions run a fast search of N simulations whose rows have no policy target: the
+   policy term covers the full searches' rows only, the value term every row.
 3. **evaluate** the network playing its policy's argmax (no search) against every
    ``--eval`` opponent with :func:`yutenv.evaluate` (95% Wilson intervals), every
    ``--eval-every`` generations and at the last one.
@@ -78,7 +81,7 @@ from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_c
 from .net import TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, masked_logits
 from .report import write_report
 
-__all__ = ["TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
+__all__ = ["losses", "TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
 
 #: Config fields that may change between a run and its resumption.
 _RESUMABLE = {"generations", "progress", "eval", "eval_games", "eval_every", "eval_envs", "eval_sims", "threads", "redo_damaged"}
@@ -120,6 +123,8 @@ class TrainConfig:
     dirichlet_alpha: float = 0.3
     dirichlet_frac: float = 0.25
     temperature_moves: int = 20
+    fast_sims: int = 0
+    full_prob: float = 0.25
     workers: int = 0
     eval: Sequence[str] = ("greedy", "mc:100", "mcts:400")
     eval_games: int = 100
@@ -167,6 +172,12 @@ class TrainConfig:
             raise ValueError(f"lr_schedule {self.lr_schedule!r}: want one of {', '.join(LR_SCHEDULES)}")
         if not 0 <= self.lr_warmup <= self.generations:
             raise ValueError(f"lr_warmup must be 0..generations ({self.generations}), got {self.lr_warmup}")
+        if self.fast_sims < 0 or self.fast_sims > self.sims:
+            raise ValueError(f"fast_sims must be 0..sims ({self.sims}), got {self.fast_sims}")
+        if not 0.0 <= self.full_prob <= 1.0:
+            raise ValueError(f"full_prob must be in [0, 1], got {self.full_prob}")
+        if self.fast_sims and self.selfplay != "net":
+            raise ValueError("fast_sims (playout cap randomization) is a setting of network self-play: use --selfplay net")
         if self.selfplay_opts and self.selfplay != "net":
             raise ValueError("selfplay options (--selfplay-opt) are parameters of network self-play: use --selfplay net")
         for k in self.selfplay_opts:
@@ -184,7 +195,7 @@ class TrainConfig:
 LR_SCHEDULES = ("constant", "cosine", "step")
 
 #: The ``selfplay_new`` parameters the loop sets itself; ``--selfplay-opt`` may not override them.
-_SELFPLAY_OWN = {"rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "seed", "games", "games_in_flight", "out", "first_game"}
+_SELFPLAY_OWN = {"rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "seed", "games", "games_in_flight", "out", "first_game", "fast_sims", "full_prob"}
 
 
 def learning_rate(cfg: TrainConfig, progress: float) -> float:
@@ -282,6 +293,8 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             temperature_moves=cfg.temperature_moves,
             seed=seed,
             shard_games=cfg.shard_games,
+            fast_sims=cfg.fast_sims,
+            full_prob=cfg.full_prob,
             extra=cfg.selfplay_opts,
         )
         summary = None if cfg.ray else sp.run(ev, games=cfg.games, out=str(out))
@@ -313,6 +326,28 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
     return info
 
 
+def losses(
+    logits: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, pi: torch.Tensor, z: torch.Tensor, target: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The policy and value losses of one batch.
+
+    The policy loss is the cross-entropy of the masked policy against ``pi``, averaged over
+    the rows whose ``target`` is True (all rows when ``target`` is None; 0 when none is: a
+    fast search of playout cap randomization has no policy target); the value loss is the
+    MSE of ``tanh(v)`` against ``z`` over every row.
+    """
+    logp = F.log_softmax(masked_logits(logits, mask), dim=-1)
+    ce = -(pi * logp).sum(dim=-1)
+    if target is None:
+        policy_loss = ce.mean()
+    else:
+        w = target.to(ce.dtype)
+        # where(): a masked row's cross-entropy may be inf or nan (a policy on a logit of -inf); 0 * nan is nan.
+        policy_loss = torch.where(target, ce, torch.zeros_like(ce)).sum() / w.sum().clamp(min=1.0)
+    value_loss = F.mse_loss(torch.tanh(v), z)
+    return policy_loss, value_loss
+
+
 def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, buf: ReplayBuffer, g: int, bar: bool) -> dict[str, Any]:
     rng = np.random.default_rng([cfg.seed, g])
     torch.manual_seed(cfg.seed * 100_003 + g)
@@ -333,10 +368,9 @@ def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, 
         mask = torch.from_numpy(b.mask)
         pi = torch.from_numpy(b.policy)
         z = torch.from_numpy(b.value)
+        target = None if b.policy_target is None else torch.from_numpy(b.policy_target)
         logits, v = model(obs)
-        logp = F.log_softmax(masked_logits(logits, mask), dim=-1)
-        policy_loss = -(pi * logp).sum(dim=-1).mean()
-        value_loss = F.mse_loss(torch.tanh(v), z)
+        policy_loss, value_loss = losses(logits, v, mask, pi, z, target)
         loss = policy_loss + cfg.value_weight * value_loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -532,7 +566,7 @@ def run(cfg: TrainConfig) -> RunResult:
             d.mkdir()
             summary: dict[str, Any] = {"generation": g}
             if g > 0:
-                prog.say(f"gen {g}: self-play ({cfg.games} games, {cfg.selfplay}, {cfg.sims} sims)")
+                prog.say(f"gen {g}: self-play ({cfg.games} games, {cfg.selfplay}, {cfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
                 summary["selfplay"] = _selfplay(cfg, model, g, d / "selfplay")
                 buf.add(d / "selfplay")
                 prog.say(f"gen {g}: training on {len(buf)} rows from {len(buf.paths)} generation(s)")
@@ -596,6 +630,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dirichlet-alpha", type=float, default=d.dirichlet_alpha, help="root noise alpha (net self-play)")
     p.add_argument("--dirichlet-frac", type=float, default=d.dirichlet_frac, help="root noise fraction (net self-play)")
     p.add_argument("--temperature-moves", type=int, default=d.temperature_moves, help="decisions per game sampled at temperature 1, then argmax (net self-play)")
+    p.add_argument(
+        "--fast-sims", type=int, default=d.fast_sims,
+        help="playout cap randomization (KataGo; net self-play): a decision not drawn as a full search runs N simulations without "
+        "root noise or temperature and gives no policy target (its value target is kept); 0: off",
+    )  # fmt: skip
+    p.add_argument("--full-prob", type=float, default=d.full_prob, help="with --fast-sims: the probability of a full search of --sims, whose row gives a policy target")
     p.add_argument("--workers", type=int, default=d.workers, help="games at once for --selfplay mcts (0: all cores)")
     p.add_argument("--eval", default=";".join(d.eval), help="opponents the network is evaluated against, ';'-separated agent specs ('' for none)")
     p.add_argument("--eval-games", type=int, default=d.eval_games, help="evaluation games per opponent")
@@ -646,7 +686,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         value_weight=a.value_weight, value_mix=a.value_mix, lr_schedule=a.lr_schedule, lr_warmup=a.lr_warmup,
         selfplay_opts=_selfplay_opts(a.selfplay_opt), games_in_flight=a.games_in_flight, c_puct=a.c_puct,
         dirichlet_alpha=a.dirichlet_alpha, dirichlet_frac=a.dirichlet_frac, temperature_moves=a.temperature_moves,
-        workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
+        fast_sims=a.fast_sims, full_prob=a.full_prob, workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
         eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
         shard_games=a.shard_games, ray=a.ray, ray_cpus=a.ray_cpus, ray_tasks=a.ray_tasks, ray_storage=a.ray_storage,
     )  # fmt: skip

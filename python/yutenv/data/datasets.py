@@ -45,8 +45,10 @@ MAX_MANIFEST = 64 << 20
 #: The arrays of every shard, in the order the manifest lists them.
 ARRAYS = ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision")
 #: Arrays a dataset may add after those: ``visits`` (float32 [180], the raw root visit
-#: counts; written by network-guided self-play, :class:`yutenv.az.SelfPlay`).
-OPTIONAL_ARRAYS = ("visits",)
+#: counts; written by network-guided self-play, :class:`yutenv.az.SelfPlay`), then
+#: ``policy_target`` (uint8: 1 if the row's policy is a target, 0 for a fast search of
+#: playout cap randomization; a dataset without it has a target in every row).
+OPTIONAL_ARRAYS = ("visits", "policy_target")
 
 __all__ = ["ARRAYS", "OPTIONAL_ARRAYS", "Dataset", "DatasetError", "Shard", "iter_shards", "load", "read_manifest"]
 
@@ -68,7 +70,10 @@ class Shard:
     search), ``seat[i]`` (int8), ``game[i]`` (int64, the game's index in the
     dataset), ``decision[i]`` (int32, the decision's index within its game); and
     ``visits[i]`` (float32 [180], the raw root visit counts; zeros for a forced move)
-    when the dataset has them, else ``visits`` is None.
+    when the dataset has them, else ``visits`` is None; and ``policy_target[i]`` (uint8,
+    1 if ``policy[i]`` is a policy target, 0 if it is the policy of a fast search of
+    playout cap randomization, not to be learned from) when the dataset has it, else
+    None: every row's policy is a target (:meth:`policy_targets` says so either way).
     """
 
     obs: npt.NDArray[np.float32]
@@ -87,6 +92,8 @@ class Shard:
     games: int = 0
     #: The raw root visit counts (datasets of network-guided self-play), else None.
     visits: npt.NDArray[np.float32] | None = None
+    #: 1 where the row's policy is a target (self-play with playout cap randomization), else None.
+    policy_target: npt.NDArray[np.uint8] | None = None
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
@@ -98,11 +105,20 @@ class Shard:
         return arr
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays by name (``visits`` only when the dataset has it)."""
+        """The arrays by name (``visits`` and ``policy_target`` only when the dataset has them)."""
         out = {name: getattr(self, name) for name in ARRAYS}
-        if self.visits is not None:
-            out["visits"] = self.visits
+        for name in OPTIONAL_ARRAYS:
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
         return out
+
+    def policy_targets(self, rows: int | None = None) -> npt.NDArray[np.bool_]:
+        """Which rows' policy is a target: ``policy_target`` as bools, or all True for a
+        dataset without it (every row's policy is a target). ``rows`` is the number of rows
+        when ``policy_target`` was not read (``arrays=``); default ``len(self)``."""
+        if self.policy_target is not None and len(self.policy_target):
+            return self.policy_target.astype(bool)
+        return np.ones(len(self) if rows is None else rows, dtype=bool)
 
 
 @dataclass
