@@ -15,6 +15,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/msgp"
 )
 
 // f32Bytes is a float32 array as the wire carries it.
@@ -320,4 +321,28 @@ func TestSelfplayPlayoutCap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(man), ",fast=2,full_prob=0.25")
 	assert.Contains(t, string(man), `"policy_target"`)
+}
+
+// TestMaxKeysHoldsEveryDeclaredParams: every declared params map fits the
+// codec's key bound, so a client that sends every param of a method is
+// never refused for the count alone (selfplay_new with Gumbel and playout
+// cap randomization sent 17 keys when the bound was 16).
+func TestMaxKeysHoldsEveryDeclaredParams(t *testing.T) {
+	for _, m := range methods {
+		t.Run(m.Name, func(t *testing.T) {
+			assert.LessOrEqual(t, len(Keys(m.Params)), msgp.MaxKeys)
+		})
+	}
+	ts := startServer(t, "unix", Config{})
+	c := ts.client(t)
+	p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
+	for k, v := range map[string]any{"c": 1.5, "dirichlet_alpha": 0.0, "temperature_moves": 0, "gumbel": true, "gumbel_m": 4,
+		"fast_sims": 2, "full_prob": 0.5, "max_batch": 2, "eval_timeout": 30.0, "first_game": 0} {
+		p[k] = v
+	}
+	require.Len(t, p, len(Keys(methods[methodIDs["selfplay_new"]].Params)), "every declared param of selfplay_new")
+	res, err := c.Call("selfplay_new", p)
+	require.NoError(t, err)
+	_, err = c.Call("selfplay_close", map[string]any{"id": res["id"]})
+	assert.NoError(t, err)
 }

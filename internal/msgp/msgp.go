@@ -464,9 +464,11 @@ func (r *Reader) SkipN(n int) (int, error) {
 	return n, nil
 }
 
-// MaxKeys bounds the keys of every map EachKey reads: the protocol's
-// largest, make's params, takes 11.
-const MaxKeys = 16
+// MaxKeys bounds the keys of every map EachKey reads. It must stay above
+// the largest params map the protocol declares (selfplay_new's, 19 keys):
+// package server's TestMaxKeysHoldsEveryDeclaredParams fails when a new
+// param would cross it.
+const MaxKeys = 32
 
 // RepeatedKeyError is a key that appears twice in one map: ambiguous, so
 // refused.

@@ -152,3 +152,16 @@ def test_bad_playout_cap_settings_are_refused_in_one_line(tmp_path: Path, args: 
     p = run_train(tmp_path / "run", 1, *args)
     assert p.returncode == 1, p.stderr
     assert message in p.stderr and "Traceback" not in p.stderr
+
+
+def test_playout_cap_randomization_with_gumbel_targets(tmp_path: Path) -> None:
+    """Gumbel search with playout cap randomization, every self-play option at once: the
+    request then holds more keys than the codec once allowed (16), and the run failed with
+    bad_request. It trains, and the full rows carry the improved policy (not one-hot visits)."""
+    out = tmp_path / "gumbel"
+    p = run_train(out, 1, *PCR, "--selfplay-opt", "gumbel=true", "--selfplay-opt", "gumbel_m=4",
+                  "--dirichlet-alpha", "0", "--temperature-moves", "0")  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    ds = datasets.load(out / "gen-0001" / "selfplay")
+    assert ds.policy_target is not None and 0 < float(ds.policy_targets().mean()) < 1
+    assert all(",gumbel=1" in a and a.endswith(",fast=4,full_prob=0.25") for a in ds.manifest["agents"])
