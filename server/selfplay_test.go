@@ -249,6 +249,26 @@ func FuzzSelfplayAnswer(f *testing.F) {
 // TestSelfplayGumbel starts a Gumbel run through the protocol (params
 // gumbel and gumbel_m) and plays it out; the manifest names the search,
 // and a Gumbel run with temperature moves or Dirichlet noise is refused.
+// playRun answers run id's batches with uniform priors until it ends and
+// returns the manifest of its dataset in out.
+func playRun(t *testing.T, c *Client, id any, out string) string {
+	t.Helper()
+	params := map[string]any{"id": id}
+	for {
+		r, err := c.Call("selfplay_next", params)
+		require.NoError(t, err)
+		n, _ := toInt(r["n"])
+		if n == 0 {
+			break
+		}
+		params = uniformAnswer(n)
+		params["id"] = id
+	}
+	man, err := os.ReadFile(filepath.Join(out, dataset.ManifestName))
+	require.NoError(t, err)
+	return string(man)
+}
+
 func TestSelfplayGumbel(t *testing.T) {
 	ts := startServer(t, "unix", Config{})
 	c := ts.client(t)
@@ -261,20 +281,8 @@ func TestSelfplayGumbel(t *testing.T) {
 	p["temperature_moves"], p["dirichlet_alpha"] = 0, 0
 	res, err := c.Call("selfplay_new", p)
 	require.NoError(t, err)
-	params := map[string]any{"id": res["id"]}
-	for {
-		r, err := c.Call("selfplay_next", params)
-		require.NoError(t, err)
-		n, _ := toInt(r["n"])
-		if n == 0 {
-			break
-		}
-		params = uniformAnswer(n)
-		params["id"] = res["id"]
-	}
-	man, err := os.ReadFile(filepath.Join(out, dataset.ManifestName))
-	require.NoError(t, err)
-	assert.Contains(t, string(man), "az:8,gumbel=1,m=2")
+	man := playRun(t, c, res["id"], out)
+	assert.Contains(t, man, "az:8,gumbel=1,m=2")
 }
 
 // TestSelfplayPlayoutCap starts a run with playout cap randomization
@@ -306,21 +314,9 @@ func TestSelfplayPlayoutCap(t *testing.T) {
 	p["fast_sims"], p["full_prob"] = 2, 0.25
 	res, err := c.Call("selfplay_new", p)
 	require.NoError(t, err)
-	params := map[string]any{"id": res["id"]}
-	for {
-		r, err := c.Call("selfplay_next", params)
-		require.NoError(t, err)
-		n, _ := toInt(r["n"])
-		if n == 0 {
-			break
-		}
-		params = uniformAnswer(n)
-		params["id"] = res["id"]
-	}
-	man, err := os.ReadFile(filepath.Join(out, dataset.ManifestName))
-	require.NoError(t, err)
-	assert.Contains(t, string(man), ",fast=2,full_prob=0.25")
-	assert.Contains(t, string(man), `"policy_target"`)
+	man := playRun(t, c, res["id"], out)
+	assert.Contains(t, man, ",fast=2,full_prob=0.25")
+	assert.Contains(t, man, `"policy_target"`)
 }
 
 // TestMaxKeysHoldsEveryDeclaredParams: every declared params map fits the

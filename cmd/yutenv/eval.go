@@ -179,21 +179,37 @@ func evalSpecs(a, b string, list []string) ([]string, error) {
 	case len(list) > 0 && (a != "" || b != ""):
 		return nil, fmt.Errorf("give either --a and --b or --agents, not both")
 	case len(list) > 0:
-		for _, l := range list {
-			specs, err := agent.SplitSpecs(l)
-			if err != nil {
-				return nil, err
-			}
-			raw = append(raw, specs...)
-		}
-		if len(raw) < 2 {
-			return nil, fmt.Errorf("--agents needs at least two specs, got %d", len(raw))
+		var err error
+		if raw, err = agentList(list); err != nil {
+			return nil, err
 		}
 	case a == "" || b == "":
 		return nil, fmt.Errorf("give --a and --b (or --agents 'a;b;c'); see yutenv eval --help")
 	default:
 		raw = []string{a, b}
 	}
+	return canonicalSpecs(raw)
+}
+
+// agentList splits the --agents flags ('a;b;c', repeatable) into specs,
+// at least two.
+func agentList(list []string) ([]string, error) {
+	var raw []string
+	for _, l := range list {
+		specs, err := agent.SplitSpecs(l)
+		if err != nil {
+			return nil, err
+		}
+		raw = append(raw, specs...)
+	}
+	if len(raw) < 2 {
+		return nil, fmt.Errorf("--agents needs at least two specs, got %d", len(raw))
+	}
+	return raw, nil
+}
+
+// canonicalSpecs parses specs and returns their canonical spellings.
+func canonicalSpecs(raw []string) ([]string, error) {
 	out := make([]string, len(raw))
 	for i, s := range raw {
 		sp, err := agent.ParseSpec(s)

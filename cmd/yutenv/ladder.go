@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"sort"
 	"syscall"
 	"time"
@@ -185,7 +186,7 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--anchor: %w", err)
 	}
-	anchor := indexOf(specs, canon.String())
+	anchor := slices.Index(specs, canon.String())
 	if anchor < 0 {
 		return fmt.Errorf("--anchor %s is not one of the agents %q", canon, specs)
 	}
@@ -245,39 +246,21 @@ func playable(specs []string, rules env.Rules) []string {
 func ladderSpecs(list []string) ([]string, error) {
 	raw := agent.LadderSpecs()
 	if len(list) > 0 {
-		raw = nil
-		for _, l := range list {
-			s, err := agent.SplitSpecs(l)
-			if err != nil {
-				return nil, err
-			}
-			raw = append(raw, s...)
-		}
-	}
-	if len(raw) < 2 {
-		return nil, fmt.Errorf("--agents needs at least two specs, got %d", len(raw))
-	}
-	out := make([]string, len(raw))
-	for i, s := range raw {
-		sp, err := agent.ParseSpec(s)
-		if err != nil {
+		var err error
+		if raw, err = agentList(list); err != nil {
 			return nil, err
 		}
-		out[i] = sp.String()
-		if indexOf(out[:i], out[i]) >= 0 {
+	}
+	out, err := canonicalSpecs(raw)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if slices.Contains(out[:i], out[i]) {
 			return nil, fmt.Errorf("agent %s is listed twice", out[i])
 		}
 	}
 	return out, nil
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 // ladderPairs returns every pair i < j of k agents, in a fixed order.
@@ -528,7 +511,7 @@ func ladderFit(st *ladderState, anchor int, anchorElo float64) (ladderReport, er
 	}
 	out := make([]ladderRating, len(ranks))
 	for i, r := range ranks {
-		x := fit[indexOf(specs, r.Agent)]
+		x := fit[slices.Index(specs, r.Agent)]
 		out[i] = ladderRating{Agent: r.Agent, Elo: x.Elo, Low: x.Low, High: x.High, SE: x.SE,
 			Games: r.Games, Wins: r.Wins, WinRate: r.WinRate, MsPerDecision: r.MsPerDecision}
 	}
