@@ -6,6 +6,7 @@ import (
 
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/nnet"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // agentSpec is the one place where a client names an agent (make's
@@ -19,7 +20,7 @@ import (
 func (c *conn) agentSpec(ctx context.Context, method, field, text string, n int) (sp, build agent.Spec, e *Error) {
 	sp, err := agent.ParseSpec(text)
 	if err != nil {
-		return sp, build, errorf(CodeBadRequest, "%s: params.%s: %v", method, field, err)
+		return sp, build, errorf(protocol.CodeBadRequest, "%s: params.%s: %v", method, field, err)
 	}
 	if e := c.budget.Search(method, field, text, sp, n); e != nil {
 		return sp, build, e
@@ -28,12 +29,12 @@ func (c *conn) agentSpec(ctx context.Context, method, field, text string, n int)
 		return sp, sp, nil
 	}
 	if err := c.srv.netLoads.Acquire(ctx, 1); err != nil {
-		return sp, build, errorf(CodeShuttingDown, "%s: params.%s: %v", method, field, err)
+		return sp, build, errorf(protocol.CodeShuttingDown, "%s: params.%s: %v", method, field, err)
 	}
 	_, path, err := c.srv.nets.Load(sp.Path)
 	c.srv.netLoads.Release(1)
 	if err != nil {
-		return sp, build, errorf(CodeBadNet, "%s: params.%s: %v", method, field, err)
+		return sp, build, errorf(protocol.CodeBadNet, "%s: params.%s: %v", method, field, err)
 	}
 	build = sp
 	build.Path = path
@@ -43,12 +44,12 @@ func (c *conn) agentSpec(ctx context.Context, method, field, text string, n int)
 // netCode is the code of an error an agent returned while it played: a
 // network's fault (a NaN output) is the client's (bad_net), anything else
 // is def; agent az asked to play rules it was not trained for is a bad request.
-func netCode(err error, def Code) Code {
+func netCode(err error, def protocol.Code) protocol.Code {
 	if errors.Is(err, nnet.ErrRules) { // az under rules its network was not trained for: the client's choice
-		return CodeBadRequest
+		return protocol.CodeBadRequest
 	}
 	if errors.Is(err, nnet.ErrNet) || errors.Is(err, nnet.ErrRefused) {
-		return CodeBadNet
+		return protocol.CodeBadNet
 	}
 	return def
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/positions"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // analyse searches the packed states of in with agent sp, state i
@@ -57,11 +58,11 @@ func (s *Server) analyse(ctx context.Context, g *positions.Game, sp agent.Spec, 
 	var re *analysis.RowError
 	switch err := j.Err(); {
 	case errors.As(err, &re):
-		return errorf(netCode(re.Err, CodeInternal), "analyse: %v", err)
+		return errorf(netCode(re.Err, protocol.CodeInternal), "analyse: %v", err)
 	case s.ctx.Err() != nil:
-		return errorf(CodeShuttingDown, "analyse: cancelled: the server is shutting down")
+		return errorf(protocol.CodeShuttingDown, "analyse: cancelled: the server is shutting down")
 	case ctx.Err() != nil:
-		return errorf(CodeShuttingDown, "analyse: cancelled: the client hung up")
+		return errorf(protocol.CodeShuttingDown, "analyse: cancelled: the client hung up")
 	}
 	return nil
 }

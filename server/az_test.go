@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // TestAZOpponent: the shipped agent az needs no network folder; under rules
@@ -26,7 +28,7 @@ func TestAZOpponent(t *testing.T) {
 		t.Run(tt.rules, func(t *testing.T) {
 			_, err := c.Call("make", map[string]any{"n": 1, "rules": tt.rules, "opponent": tt.opponent})
 			require.Error(t, err)
-			assert.Equal(t, CodeBadRequest, errCode(err))
+			assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 			assert.Contains(t, err.Error(), `make: params.opponent: `)
 			assert.Contains(t, err.Error(), `trained for, "standard"`)
 		})

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"sync"
 	"time"
+
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // The in-flight budget bounds the memory of frames being served, server
@@ -73,10 +75,10 @@ func (c *conn) reserveReply(method string, size, factor int) *Error {
 		return nil
 	}
 	if c.budget.Reply == 0 {
-		return errorf(CodeInternal, "%s: a reply of about %d bytes, but the method does not declare DrawReply (Method.Draws)", method, size)
+		return errorf(protocol.CodeInternal, "%s: a reply of about %d bytes, but the method does not declare protocol.DrawReply (Method.Draws)", method, size)
 	}
 	if err := c.reserve(factor * size); err != nil {
-		return errorf(CodeLimitExceeded, "%s: a reply of about %d bytes: %v", method, size, err)
+		return errorf(protocol.CodeLimitExceeded, "%s: a reply of about %d bytes: %v", method, size, err)
 	}
 	if cap(c.out) < size {
 		b := c.getBuf(size)

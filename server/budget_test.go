@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/internal/msgp"
 )
 
@@ -33,7 +34,7 @@ func TestInflightBudget(t *testing.T) {
 		require.NoError(t, err)
 		body, err := c.ReadFrame()
 		require.NoError(t, err)
-		m, err := c.decodeResponse(body)
+		m, err := c.DecodeResponse(body)
 		require.Nil(t, m)
 		require.ErrorContains(t, err, "limit_exceeded")
 		require.ErrorContains(t, err, "more than --max-inflight-bytes 1048576 allows")
@@ -52,7 +53,7 @@ func TestInflightBudget(t *testing.T) {
 		require.NoError(t, err)
 		body, err := c.ReadFrame()
 		require.NoError(t, err)
-		_, err = c.decodeResponse(body)
+		_, err = c.DecodeResponse(body)
 		require.ErrorContains(t, err, "unknown parameter \"pad\"")
 	})
 	t.Run("wait times out", func(t *testing.T) {
@@ -66,7 +67,7 @@ func TestInflightBudget(t *testing.T) {
 		require.NoError(t, err)
 		body, err := c.ReadFrame()
 		require.NoError(t, err)
-		_, err = c.decodeResponse(body)
+		_, err = c.DecodeResponse(body)
 		require.ErrorContains(t, err, "limit_exceeded")
 		require.ErrorContains(t, err, "waited")
 		assert.Less(t, time.Since(start), 5*time.Second)
@@ -80,18 +81,18 @@ func TestInflightBudget(t *testing.T) {
 			require.NoError(t, err)
 			body, err := c.ReadFrame()
 			require.NoError(t, err)
-			_, err = c.decodeResponse(body)
+			_, err = c.DecodeResponse(body)
 			require.ErrorContains(t, err, "unknown parameter")
 		}
 	})
 }
 
 // helloLimit returns one of the limits hello reported.
-func helloLimit(t *testing.T, c *Client, key string) int64 {
+func helloLimit(t *testing.T, c *client.Client, key string) int64 {
 	t.Helper()
 	res, err := c.Hello("")
 	require.NoError(t, err)
-	v, ok := toInt(res["limits"].(map[string]any)[key])
+	v, ok := client.Int(res["limits"].(map[string]any)[key])
 	require.True(t, ok, "limits.%s", key)
 	return int64(v)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -151,7 +152,7 @@ func (c *conn) serve() {
 		body, err := c.readFrame()
 		if errors.Is(err, errBudget) {
 			c.log.Warn("no in-flight budget for a frame; dropped it", "err", err)
-			c.sendError(CodeLimitExceeded, err.Error())
+			c.sendError(protocol.CodeLimitExceeded, err.Error())
 			continue
 		}
 		if err != nil {
@@ -159,7 +160,7 @@ func (c *conn) serve() {
 			switch {
 			case errors.As(err, &tl):
 				c.log.Warn("frame too large; closing", "declared", tl.n, "max_frame", tl.max)
-				c.sendError(CodeFrameTooLarge, err.Error())
+				c.sendError(protocol.CodeFrameTooLarge, err.Error())
 			case errors.Is(err, io.EOF):
 				c.log.Debug("connection closed by client")
 			case errors.Is(err, io.ErrUnexpectedEOF):
@@ -168,10 +169,10 @@ func (c *conn) serve() {
 				c.log.Debug("connection closed for shutdown")
 			case c.evicted.Load():
 				c.log.Warn("too many connections in handshake; dropped the oldest", "max_handshakes", c.srv.cfg.MaxHandshakes)
-				c.sendFinal(CodeLimitExceeded, fmt.Sprintf("too many connections in handshake (--max-handshakes %d); this one waited longest and was dropped", c.srv.cfg.MaxHandshakes))
+				c.sendFinal(protocol.CodeLimitExceeded, fmt.Sprintf("too many connections in handshake (--max-handshakes %d); this one waited longest and was dropped", c.srv.cfg.MaxHandshakes))
 			case errors.Is(err, os.ErrDeadlineExceeded) && !c.authed && c.srv.cfg.HandshakeTimeout > 0 && !time.Now().Before(c.accepted.Add(c.srv.cfg.HandshakeTimeout)):
 				c.log.Warn("no hello before the handshake timeout; closing", "handshake_timeout", c.srv.cfg.HandshakeTimeout)
-				c.sendFinal(CodeHandshakeRequired, fmt.Sprintf("no successful hello within %v of connecting (--handshake-timeout); closing", c.srv.cfg.HandshakeTimeout))
+				c.sendFinal(protocol.CodeHandshakeRequired, fmt.Sprintf("no successful hello within %v of connecting (--handshake-timeout); closing", c.srv.cfg.HandshakeTimeout))
 			case errors.Is(err, os.ErrDeadlineExceeded):
 				c.log.Info("idle timeout; closing", "idle_timeout", c.srv.cfg.IdleTimeout)
 			default:
@@ -292,7 +293,7 @@ func (c *conn) write() bool {
 }
 
 // sendError writes an error frame with no id, best effort.
-func (c *conn) sendError(code Code, msg string) {
+func (c *conn) sendError(code protocol.Code, msg string) {
 	c.out = errorFrame(c.out[:0], nil, code, msg)
 	c.srv.stats.errors.Add(1)
 	c.write()
@@ -300,7 +301,7 @@ func (c *conn) sendError(code Code, msg string) {
 
 // sendFinal writes a last error frame with no id to a connection about to
 // close, giving up after finalWriteTimeout.
-func (c *conn) sendFinal(code Code, msg string) {
+func (c *conn) sendFinal(code protocol.Code, msg string) {
 	c.out = errorFrame(c.out[:0], nil, code, msg)
 	c.srv.stats.errors.Add(1)
 	c.nc.SetWriteDeadline(time.Now().Add(finalWriteTimeout))
@@ -333,12 +334,12 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	defer func() {
 		if v := recover(); v != nil {
 			c.log.Error("panic serving a request", "panic", v, "stack", string(debug.Stack()))
-			e = errorf(CodeInternal, "the server failed serving this request (a bug; it was logged): %v", v)
+			e = errorf(protocol.CodeInternal, "the server failed serving this request (a bug; it was logged): %v", v)
 			c.fail(e)
 		}
 	}()
 	if err := msgp.CheckMap(body); err != nil {
-		c.fail(errorf(CodeBadFrame, "%v", err))
+		c.fail(errorf(protocol.CodeBadFrame, "%v", err))
 		return -1, false
 	}
 	method, params, e := c.envelope(body)
@@ -349,13 +350,13 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	mid = methodID(method)
 	switch {
 	case mid < 0:
-		c.fail(errorf(CodeUnknownMethod, "unknown method %q (methods: %s)", msgp.Clip(method), methodList))
+		c.fail(errorf(protocol.CodeUnknownMethod, "unknown method %q (methods: %s)", msgp.Clip(method), methodList))
 		return -1, false
 	case refuse:
-		c.fail(errorf(CodeShuttingDown, "the server is shutting down"))
+		c.fail(errorf(protocol.CodeShuttingDown, "the server is shutting down"))
 		return mid, true
 	case !c.authed && !methods[mid].Handshake:
-		c.fail(errorf(CodeHandshakeRequired, "%s before hello: the first request on a connection must be hello", methodNames[mid]))
+		c.fail(errorf(protocol.CodeHandshakeRequired, "%s before hello: the first request on a connection must be hello", methodNames[mid]))
 		return mid, false
 	}
 	c.begin()
@@ -371,7 +372,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 				c.log = c.srv.log.With("remote", remoteName(c.nc))
 			}
 		}
-		if e != nil && (e.Code == CodeUnauthorized || e.Code == CodeLimitExceeded) {
+		if e != nil && (e.Code == protocol.CodeUnauthorized || e.Code == protocol.CodeLimitExceeded) {
 			closeAfter = true
 		}
 	}
@@ -401,18 +402,18 @@ func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 	r := msgp.NewReader(body)
 	n, err := r.MapLen()
 	if err != nil {
-		return nil, nil, errorf(CodeBadRequest, "request: %v", err)
+		return nil, nil, errorf(protocol.CodeBadRequest, "request: %v", err)
 	}
 	seen := false
 	var got [3]bool // id, method, params: a repeated key is ambiguous, so it is refused
 	for range n {
 		k, err := r.Str()
 		if err != nil {
-			return nil, nil, errorf(CodeBadRequest, "request: keys must be strings: %v", err)
+			return nil, nil, errorf(protocol.CodeBadRequest, "request: keys must be strings: %v", err)
 		}
 		if i := envelopeKey(k); i >= 0 {
 			if got[i] {
-				return nil, nil, errorf(CodeBadRequest, "request: key %q appears twice", msgp.Clip(k))
+				return nil, nil, errorf(protocol.CodeBadRequest, "request: key %q appears twice", msgp.Clip(k))
 			}
 			got[i] = true
 		}
@@ -421,15 +422,15 @@ func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 			kind := r.PeekKind()
 			v, err := r.Skip()
 			if err != nil {
-				return nil, nil, errorf(CodeBadRequest, "request: id: %v", err)
+				return nil, nil, errorf(protocol.CodeBadRequest, "request: id: %v", err)
 			}
 			if kind != 'i' && kind != 'n' {
-				return nil, nil, errorf(CodeBadRequest, "request: id: want int or nil, got %s", msgp.KindName(kind))
+				return nil, nil, errorf(protocol.CodeBadRequest, "request: id: want int or nil, got %s", msgp.KindName(kind))
 			}
 			c.id = v
 		case "method":
 			if method, err = r.Str(); err != nil {
-				return nil, nil, errorf(CodeBadRequest, "request: method: %v", err)
+				return nil, nil, errorf(protocol.CodeBadRequest, "request: method: %v", err)
 			}
 			seen = true
 		case "params":
@@ -438,17 +439,17 @@ func (c *conn) envelope(body []byte) (method, params []byte, e *Error) {
 				continue
 			}
 			if kind := r.PeekKind(); kind != 'm' {
-				return nil, nil, errorf(CodeBadRequest, "request: params: want map, got %s", msgp.KindName(kind))
+				return nil, nil, errorf(protocol.CodeBadRequest, "request: params: want map, got %s", msgp.KindName(kind))
 			}
 			if params, err = r.Skip(); err != nil {
-				return nil, nil, errorf(CodeBadRequest, "request: params: %v", err)
+				return nil, nil, errorf(protocol.CodeBadRequest, "request: params: %v", err)
 			}
 		default:
-			return nil, nil, errorf(CodeBadRequest, "request: unknown key %q (keys: id, method, params)", msgp.Clip(k))
+			return nil, nil, errorf(protocol.CodeBadRequest, "request: unknown key %q (keys: id, method, params)", msgp.Clip(k))
 		}
 	}
 	if !seen {
-		return nil, nil, errorf(CodeBadRequest, "request: missing method")
+		return nil, nil, errorf(protocol.CodeBadRequest, "request: missing method")
 	}
 	return method, params, nil
 }
@@ -466,7 +467,7 @@ func (c *conn) begin() {
 func (c *conn) finish() {
 	n := len(c.out) - 4
 	if n > c.srv.cfg.MaxFrame {
-		c.fail(errorf(CodeLimitExceeded, "the result (%d bytes) exceeds max_frame %d; the request was carried out. Use a smaller batch or turn info off", n, c.srv.cfg.MaxFrame))
+		c.fail(errorf(protocol.CodeLimitExceeded, "the result (%d bytes) exceeds max_frame %d; the request was carried out. Use a smaller batch or turn info off", n, c.srv.cfg.MaxFrame))
 		return
 	}
 	binary.BigEndian.PutUint32(c.out, uint32(n))
@@ -475,7 +476,7 @@ func (c *conn) finish() {
 // fail replaces c.out with an error response to the current request.
 func (c *conn) fail(e *Error) {
 	c.srv.stats.errors.Add(1)
-	if e.Code == CodeInternal {
+	if e.Code == protocol.CodeInternal {
 		c.log.Error("internal error", "message", e.Message)
 	} else {
 		c.log.Debug("error response", "code", string(e.Code), "message", e.Message)
@@ -491,7 +492,7 @@ func appendID(b, id []byte) []byte {
 }
 
 // errorFrame appends a whole error frame {id, error: {code, message}} to dst.
-func errorFrame(dst, id []byte, code Code, msg string) []byte {
+func errorFrame(dst, id []byte, code protocol.Code, msg string) []byte {
 	if len(msg) > 4096 {
 		msg = msg[:4096] + "..."
 	}

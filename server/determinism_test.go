@@ -5,13 +5,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 )
 
 // rawCall sends an ordered request and returns the raw response body (copied).
-func rawCall(t *testing.T, c *Client, id int, method string, params msgp.Obj) []byte {
+func rawCall(t *testing.T, c *client.Client, id int, method string, params msgp.Obj) []byte {
 	t.Helper()
 	require.NoError(t, c.WriteFrame(msgp.AppendValue(nil, msgp.Obj{{"id", id}, {"method", method}, {"params", params}})))
 	body, err := c.ReadFrame()
@@ -31,7 +32,7 @@ func TestDeterminism(t *testing.T) {
 	}
 	for _, p := range params {
 		t.Run(p[len(p)-1].V.(string), func(t *testing.T) {
-			var clients []*Client
+			var clients []*client.Client
 			for _, network := range networks {
 				clients = append(clients, startServer(t, network, Config{}).client(t))
 			}
@@ -55,16 +56,9 @@ func TestDeterminism(t *testing.T) {
 				}
 				require.Equal(t, got[0], got[1], "request %d: responses differ", id)
 				if id >= 2 {
-					var r StepResult
-					rr := msgp.NewReader(got[0])
-					if m, _ := rr.MapLen(); m == 2 {
-						rr.Str()
-						rr.Skip()
-						if k, _ := rr.Str(); string(k) == "result" {
-							require.NoError(t, r.parse(&rr))
-							firstLegal(r.Mask, actions)
-							results++
-						}
+					if r, err := clients[0].ParseStep(got[0]); err == nil {
+						firstLegal(r.Mask, actions)
+						results++
 					}
 				}
 			}

@@ -52,7 +52,7 @@
 //
 // A Go client (the tests and benchmarks use it):
 //
-//	c, err := server.Dial(addr, time.Second)
+//	c, err := client.Dial(addr, time.Second) // package client
 //	if err != nil { ... }
 //	c.Hello("")
 //	res, _ := c.Call("make", map[string]any{"n": 256, "opponent": "random"})

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/server"
 )
 
@@ -28,7 +29,7 @@ func Example() {
 	go srv.Serve(l)
 	defer srv.Shutdown(context.Background())
 
-	c, err := server.Dial(addr, time.Second)
+	c, err := client.Dial(addr, time.Second)
 	if err != nil {
 		panic(err)
 	}

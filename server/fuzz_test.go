@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // fuzzRequests are seed request bodies for every method.
@@ -75,7 +76,7 @@ func checkResponse(t *testing.T, out []byte) string {
 
 // FuzzDispatch serves arbitrary request bodies on a connection that holds a
 // live handle: every body gets exactly one well-formed response frame, and
-// none makes the server fail internally.
+// protocol.None makes the server fail internally.
 func FuzzDispatch(f *testing.F) {
 	for _, b := range fuzzRequests() {
 		f.Add(b)
@@ -90,7 +91,7 @@ func FuzzDispatch(f *testing.F) {
 		defer c.cleanup()
 		c.serveFrame(body, false)
 		code := checkResponse(t, c.out)
-		if code == string(CodeInternal) {
+		if code == string(protocol.CodeInternal) {
 			t.Fatalf("internal error for %x: %s", body, c.out)
 		}
 		// The connection still serves a valid request afterwards.

@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // testServer is a real server listening on a real socket.
@@ -64,9 +66,9 @@ func startServer(t testing.TB, network string, cfg Config) *testServer {
 }
 
 // dial connects a client without the handshake.
-func (ts *testServer) dial(t testing.TB) *Client {
+func (ts *testServer) dial(t testing.TB) *client.Client {
 	t.Helper()
-	c, err := Dial(ts.addr, 5*time.Second)
+	c, err := client.Dial(ts.addr, 5*time.Second)
 	require.NoError(t, err)
 	require.NoError(t, c.Conn().SetDeadline(time.Now().Add(60*time.Second)))
 	t.Cleanup(func() { c.Close() })
@@ -74,7 +76,7 @@ func (ts *testServer) dial(t testing.TB) *Client {
 }
 
 // client connects and says hello.
-func (ts *testServer) client(t testing.TB) *Client {
+func (ts *testServer) client(t testing.TB) *client.Client {
 	t.Helper()
 	c := ts.dial(t)
 	_, err := c.Hello(ts.srv.cfg.Token)
@@ -97,17 +99,17 @@ func (ts *testServer) rawConn(t testing.TB) net.Conn {
 }
 
 // makeHandle calls make and returns the handle id.
-func makeHandle(t testing.TB, c *Client, params map[string]any) uint64 {
+func makeHandle(t testing.TB, c *client.Client, params map[string]any) uint64 {
 	t.Helper()
 	res, err := c.Call("make", params)
 	require.NoError(t, err)
-	h, ok := toInt(res["handle"])
+	h, ok := client.Int(res["handle"])
 	require.True(t, ok, "handle %v", res["handle"])
 	return uint64(h)
 }
 
 // errCode returns the protocol error code of err, or "".
-func errCode(err error) Code {
+func errCode(err error) protocol.Code {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -160,7 +161,7 @@ func TestEnvBytesLimit(t *testing.T) {
 	c := ts.client(t)
 	h := makeHandle(t, c, map[string]any{"n": 60, "tier": "tactical"})
 	_, err := c.Call("make", map[string]any{"n": 60, "tier": "tactical"})
-	assert.Equal(t, CodeLimitExceeded, errCode(err))
+	assert.Equal(t, protocol.CodeLimitExceeded, errCode(err))
 	assert.ErrorContains(t, err, "bytes")
 	makeHandle(t, c, map[string]any{"n": 60, "tier": "compact"}) // smaller rows fit
 	do(t, c, "close", map[string]any{"handle": h})

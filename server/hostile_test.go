@@ -18,6 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 	"golang.org/x/time/rate"
+
+	"github.com/yutenv/yutenv/client"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // The hostile-client suite: clients that connect and never say hello, send
@@ -75,7 +78,7 @@ func stall(t *testing.T, ts *testServer, n int) []net.Conn {
 }
 
 // lastWord reads what the server sends a stalled connection before it
-// closes it: the code of its one error frame ("" if it sent none), and
+// closes it: the code of its one error frame ("" if it sent protocol.None), and
 // whether the connection then closed.
 func lastWord(t *testing.T, nc net.Conn, within time.Duration) (code string, closed bool) {
 	t.Helper()
@@ -107,7 +110,7 @@ func pendingLen(s *Server) int {
 }
 
 // stepOnce resets and steps a one-env handle, failing the test on any error.
-func stepOnce(t *testing.T, c *Client, h uint64, seed int) {
+func stepOnce(t *testing.T, c *client.Client, h uint64, seed int) {
 	t.Helper()
 	res, err := c.Call("reset", map[string]any{"handle": h, "seed": seed})
 	require.NoError(t, err)
@@ -225,7 +228,7 @@ func TestHostileLogsAreRateLimited(t *testing.T) {
 	for range attempts {
 		c := ts.dial(t)
 		_, err := c.Hello("wrong")
-		assert.Equal(t, CodeUnauthorized, errCode(err))
+		assert.Equal(t, protocol.CodeUnauthorized, errCode(err))
 		assertClosed(t, c.Conn())
 	}
 	ts.client(t) // the second and last allowed connection
@@ -291,7 +294,7 @@ func TestRefusedClientReadsWhy(t *testing.T) {
 				c := ts.dial(t)
 				time.Sleep(time.Millisecond) // let the refusal be sent before the hello
 				_, err := c.Hello("")
-				assert.Equal(t, CodeLimitExceeded, errCode(err), "%v", err)
+				assert.Equal(t, protocol.CodeLimitExceeded, errCode(err), "%v", err)
 				c.Close()
 			}
 			_, err := a.Call("ping", nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // Limits is the server's one limits policy: every request that asks for
@@ -96,21 +97,21 @@ func DecisionSims(sp agent.Spec) int64 {
 // (Method.Draws). A budget the method does not draw on is zero: a handler
 // that spends it is refused.
 type Budget struct {
-	// Rows is the most packed states the request may carry or make (DrawRows).
+	// Rows is the most packed states the request may carry or make (protocol.DrawRows).
 	Rows int
-	// Reply is the largest reply it may reserve room for (DrawReply).
+	// Reply is the largest reply it may reserve room for (protocol.DrawReply).
 	Reply int
-	// DecisionSims bounds one decision's search (DrawOpponent, DrawSearch);
-	// RequestSims the whole request's (DrawSearch); Workers an agent's
-	// search workers (DrawSearch). math.MaxInt64 (or MaxInt): no limit.
+	// DecisionSims bounds one decision's search (protocol.DrawOpponent, protocol.DrawSearch);
+	// RequestSims the whole request's (protocol.DrawSearch); Workers an agent's
+	// search workers (protocol.DrawSearch). math.MaxInt64 (or MaxInt): no limit.
 	DecisionSims, RequestSims int64
 	Workers                   int
-	// RunBytes bounds the self-play runs' memory, server wide (DrawRuns).
+	// RunBytes bounds the self-play runs' memory, server wide (protocol.DrawRuns).
 	RunBytes int64
 }
 
 // Budget returns the budget of a request of a method drawing on d.
-func (l Limits) Budget(d Draw) Budget {
+func (l Limits) Budget(d protocol.Draw) Budget {
 	var b Budget
 	unlimited := func(v int64) int64 {
 		if v <= 0 {
@@ -118,19 +119,19 @@ func (l Limits) Budget(d Draw) Budget {
 		}
 		return v
 	}
-	if d&DrawRows != 0 {
+	if d&protocol.DrawRows != 0 {
 		b.Rows = l.StateRows
 	}
-	if d&DrawReply != 0 {
+	if d&protocol.DrawReply != 0 {
 		b.Reply = l.MaxFrame
 	}
-	if d&(DrawOpponent|DrawSearch) != 0 {
+	if d&(protocol.DrawOpponent|protocol.DrawSearch) != 0 {
 		b.DecisionSims = unlimited(int64(l.OpponentSims))
 	}
-	if d&DrawSearch != 0 {
+	if d&protocol.DrawSearch != 0 {
 		b.RequestSims, b.Workers = unlimited(l.AnalyseSims), l.SearchWorkers
 	}
-	if d&DrawRuns != 0 {
+	if d&protocol.DrawRuns != 0 {
 		b.RunBytes = l.SelfplayBytes
 	}
 	return b
@@ -145,19 +146,19 @@ func (b *Budget) Search(method, field, spec string, sp agent.Spec, n int) *Error
 	sims := DecisionSims(sp)
 	switch {
 	case b.DecisionSims == 0:
-		return errorf(CodeInternal, "%s: params.%s: the method does not declare a search budget (Method.Draws)", method, field)
+		return errorf(protocol.CodeInternal, "%s: params.%s: the method does not declare a search budget (Method.Draws)", method, field)
 	case sims > b.DecisionSims:
-		return errorf(CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
+		return errorf(protocol.CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
 			method, field, msgp.Clip([]byte(spec)), sims, b.DecisionSims)
 	case n == 0:
 		return nil
 	case b.Workers == 0 || b.RequestSims == 0:
-		return errorf(CodeInternal, "%s: the method does not declare DrawSearch", method)
+		return errorf(protocol.CodeInternal, "%s: the method does not declare protocol.DrawSearch", method)
 	case max(sp.Workers, 1) > b.Workers:
-		return errorf(CodeLimitExceeded, "%s: params.%s: %q searches with %d workers, more than this server's --analyse-workers %d",
+		return errorf(protocol.CodeLimitExceeded, "%s: params.%s: %q searches with %d workers, more than this server's --analyse-workers %d",
 			method, field, msgp.Clip([]byte(spec)), max(sp.Workers, 1), b.Workers)
 	case int64(n)*sims > b.RequestSims:
-		return errorf(CodeLimitExceeded, "%s: %d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
+		return errorf(protocol.CodeLimitExceeded, "%s: %d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
 			method, n, sims, int64(n)*sims, b.RequestSims, b.RequestSims/sims, msgp.Clip([]byte(spec)))
 	}
 	return nil
@@ -203,22 +204,22 @@ func RunBytes(cfg az.Config, obsSize int) int64 {
 func (l Limits) Selfplay(cfg az.Config, runs int) (int64, *Error) {
 	const method = "selfplay_new"
 	if runs >= l.RunsPerConn {
-		return 0, errorf(CodeLimitExceeded, "%s: this connection already holds %d self-play runs; close one with selfplay_close", method, runs)
+		return 0, errorf(protocol.CodeLimitExceeded, "%s: this connection already holds %d self-play runs; close one with selfplay_close", method, runs)
 	}
 	if cfg.InFlight*cfg.Sims > l.RunNodes {
-		return 0, errorf(CodeLimitExceeded, "%s: games_in_flight × sims = %d exceeds %d (the search trees held at once)", method, cfg.InFlight*cfg.Sims, l.RunNodes)
+		return 0, errorf(protocol.CodeLimitExceeded, "%s: games_in_flight × sims = %d exceeds %d (the search trees held at once)", method, cfg.InFlight*cfg.Sims, l.RunNodes)
 	}
 	space, err := obs.SpaceOf(cfg.Tier)
 	if err != nil {
-		return 0, errorf(CodeBadRequest, "%s: params.tier: %v", method, err)
+		return 0, errorf(protocol.CodeBadRequest, "%s: params.tier: %v", method, err)
 	}
 	if size := cfg.MaxBatch * (4*space.Size + env.NumActions + 4*env.NumActions + 4); size+1024 > l.MaxFrame {
-		return 0, errorf(CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
+		return 0, errorf(protocol.CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
 			method, cfg.MaxBatch, cfg.Tier, size, l.MaxFrame)
 	}
 	b := RunBytes(cfg, space.Size)
 	if b > l.SelfplayBytes {
-		return 0, errorf(CodeLimitExceeded, "%s: games_in_flight %d × sims %d of tier %s need about %d bytes, more than this server's --max-selfplay-bytes %d; lower games_in_flight or sims",
+		return 0, errorf(protocol.CodeLimitExceeded, "%s: games_in_flight %d × sims %d of tier %s need about %d bytes, more than this server's --max-selfplay-bytes %d; lower games_in_flight or sims",
 			method, cfg.InFlight, cfg.Sims, cfg.Tier, b, l.SelfplayBytes)
 	}
 	return b, nil

@@ -13,10 +13,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // TestLimitsPolicy: every budget the policy computes, refused with
@@ -31,7 +33,7 @@ func TestLimitsPolicy(t *testing.T) {
 		require.NoError(t, err)
 		return sp
 	}
-	opp, an, none := l.Budget(DrawOpponent), l.Budget(DrawSearch|DrawRows), l.Budget(0)
+	opp, an, none := l.Budget(protocol.DrawOpponent), l.Budget(protocol.DrawSearch|protocol.DrawRows), l.Budget(0)
 	sp := func(inFlight, sims int) az.Config {
 		return az.Config{Tier: obs.Compact, Sims: sims, InFlight: inFlight, MaxBatch: min(inFlight, 64)}
 	}
@@ -64,9 +66,9 @@ func TestLimitsPolicy(t *testing.T) {
 				return
 			}
 			require.NotNil(t, e)
-			code := CodeLimitExceeded
+			code := protocol.CodeLimitExceeded
 			if msg, ok := strings.CutPrefix(tc.want, "internal:"); ok {
-				code, tc.want = CodeInternal, msg
+				code, tc.want = protocol.CodeInternal, msg
 			}
 			assert.Equal(t, code, e.Code)
 			assert.Contains(t, e.Message, tc.want)
@@ -80,14 +82,14 @@ func TestBudgetsFollowTheDraws(t *testing.T) {
 	cfg, err := Config{}.withDefaults()
 	require.NoError(t, err)
 	l := cfg.limits()
-	for _, m := range Methods() {
+	for _, m := range protocol.Methods() {
 		t.Run(m.Name, func(t *testing.T) {
 			b := l.Budget(m.Draws)
-			assert.Equal(t, m.Draws&DrawRows != 0, b.Rows > 0, "rows")
-			assert.Equal(t, m.Draws&DrawReply != 0, b.Reply > 0, "reply")
-			assert.Equal(t, m.Draws&(DrawOpponent|DrawSearch) != 0, b.DecisionSims > 0, "decision sims")
-			assert.Equal(t, m.Draws&DrawSearch != 0, b.RequestSims > 0 && b.Workers > 0, "request sims")
-			assert.Equal(t, m.Draws&DrawRuns != 0, b.RunBytes > 0, "runs")
+			assert.Equal(t, m.Draws&protocol.DrawRows != 0, b.Rows > 0, "rows")
+			assert.Equal(t, m.Draws&protocol.DrawReply != 0, b.Reply > 0, "reply")
+			assert.Equal(t, m.Draws&(protocol.DrawOpponent|protocol.DrawSearch) != 0, b.DecisionSims > 0, "decision sims")
+			assert.Equal(t, m.Draws&protocol.DrawSearch != 0, b.RequestSims > 0 && b.Workers > 0, "request sims")
+			assert.Equal(t, m.Draws&protocol.DrawRuns != 0, b.RunBytes > 0, "runs")
 		})
 	}
 }
@@ -117,7 +119,7 @@ func decisionStates(t testing.TB, n int) []byte {
 }
 
 // callWithin sends a request and waits at most d for its reply.
-func callWithin(t *testing.T, c *Client, d time.Duration, method string, params map[string]any) (map[string]any, error) {
+func callWithin(t *testing.T, c *client.Client, d time.Duration, method string, params map[string]any) (map[string]any, error) {
 	t.Helper()
 	require.NoError(t, c.Conn().SetDeadline(time.Now().Add(d)))
 	defer c.Conn().SetDeadline(time.Time{})
@@ -139,7 +141,7 @@ func TestAnalyseRequestBudget(t *testing.T) {
 	start := time.Now()
 	_, err := callWithin(t, c, 5*time.Second, "analyse", map[string]any{"game": g, "states": big, "agent": "mcts:2000"})
 	require.Error(t, err, "an analyse of 4e7 simulations must be refused")
-	assert.Equal(t, CodeLimitExceeded, errCode(err))
+	assert.Equal(t, protocol.CodeLimitExceeded, errCode(err))
 	assert.ErrorContains(t, err, "--max-analyse-sims")
 	assert.Less(t, time.Since(start), 2*time.Second, "refused up front, not after searching")
 
@@ -148,7 +150,7 @@ func TestAnalyseRequestBudget(t *testing.T) {
 	g = declareGame(t, c, "standard")
 	states := decisionStates(t, 11)
 	_, err = c.Call("analyse", map[string]any{"game": g, "states": states, "agent": "mcts:100"})
-	assert.Equal(t, CodeLimitExceeded, errCode(err))
+	assert.Equal(t, protocol.CodeLimitExceeded, errCode(err))
 	assert.ErrorContains(t, err, "11 states × 100 simulations = 1100, above this server's --max-analyse-sims 1000")
 	res, err := c.Call("analyse", map[string]any{"game": g, "states": states[:10*env.PackedSize], "agent": "mcts:100"})
 	require.NoError(t, err, "10 states of mcts:100 are within the budget")
@@ -258,7 +260,7 @@ func TestSelfplayMemoryBudget(t *testing.T) {
 	ts := startServer(t, "unix", DefaultConfig())
 	c := ts.client(t)
 	_, err := c.Call("selfplay_new", params(filepath.Join(t.TempDir(), "sp"), 4096, 1024))
-	assert.Equal(t, CodeLimitExceeded, errCode(err))
+	assert.Equal(t, protocol.CodeLimitExceeded, errCode(err))
 	assert.ErrorContains(t, err, "--max-selfplay-bytes")
 
 	space, err := obs.SpaceOf(obs.Compact)
@@ -269,7 +271,7 @@ func TestSelfplayMemoryBudget(t *testing.T) {
 	res, err := a.Call("selfplay_new", params(filepath.Join(t.TempDir(), "a"), 32, 64))
 	require.NoError(t, err, "one run fits")
 	_, err = b.Call("selfplay_new", params(filepath.Join(t.TempDir(), "b"), 32, 64))
-	assert.Equal(t, CodeLimitExceeded, errCode(err), "a second one, on another connection, does not")
+	assert.Equal(t, protocol.CodeLimitExceeded, errCode(err), "a second one, on another connection, does not")
 	assert.ErrorContains(t, err, "already held")
 	_, err = a.Call("selfplay_close", map[string]any{"id": res["id"]})
 	require.NoError(t, err)

@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/yutenv/yutenv/client"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // BenchmarkLoad is the load benchmark of docs/BENCHMARKS.md: C concurrent
@@ -41,7 +44,7 @@ func BenchmarkLoad(b *testing.B) {
 
 // loadClient is one client of BenchmarkLoad with its handle and actions.
 type loadClient struct {
-	c       *Client
+	c       *client.Client
 	h       uint64
 	actions []int32
 	lat     []time.Duration
@@ -55,7 +58,7 @@ func benchLoad(b *testing.B, clients, n, maxConns int) {
 	for range clients {
 		c := ts.dial(b)
 		if _, err := c.Hello(""); err != nil {
-			if errCode(err) != CodeLimitExceeded {
+			if errCode(err) != protocol.CodeLimitExceeded {
 				b.Fatalf("hello: %v", err)
 			}
 			refused++

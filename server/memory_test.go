@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
@@ -96,7 +97,7 @@ func TestMemoryBoundChild(t *testing.T) {
 		return int(n), err
 	}
 	search := startSearchLoad(t, ts, cfg)
-	clients := make([]*Client, cfg.MaxConns-2)
+	clients := make([]*client.Client, cfg.MaxConns-2)
 	handles := make([]uint64, len(clients))
 	made := 0
 	for i := range clients {
@@ -105,7 +106,7 @@ func TestMemoryBoundChild(t *testing.T) {
 		// budget lets only a few connections have one.
 		res, err := clients[i].Call("make", map[string]any{"n": 15000, "illegal": "penalty"})
 		if err == nil {
-			h, _ := toInt(res["handle"])
+			h, _ := client.Int(res["handle"])
 			handles[i] = uint64(h)
 			made++
 		} else {
@@ -121,7 +122,7 @@ func TestMemoryBoundChild(t *testing.T) {
 	for i, c := range clients {
 		wg.Go(func() {
 			<-start
-			w, r := c.Conn(), c.r
+			w, r := c.Conn(), bufio.NewReader(c.Conn())
 			for range 2 {
 				if _, err := w.Write(frame); err != nil {
 					errs <- err
@@ -222,7 +223,7 @@ func startSearchLoad(t *testing.T, ts *testServer, cfg Config) func() {
 				t.Errorf("selfplay_next: %v", err)
 				return
 			}
-			n, _ := toInt(r["n"])
+			n, _ := client.Int(r["n"])
 			next = uniformAnswer(int(n))
 			next["id"] = res["id"]
 			batches++

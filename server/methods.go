@@ -11,12 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
 	"github.com/yutenv/yutenv/vecenv/wire"
@@ -29,10 +28,10 @@ func paramError(method, key string, err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	code := CodeBadRequest
+	code := protocol.CodeBadRequest
 	var re rulesError
 	if errors.As(err, &re) {
-		code = CodeInvalidRules
+		code = protocol.CodeInvalidRules
 	}
 	return errorf(code, "%s: params.%s: %v", method, key, err)
 }
@@ -62,14 +61,14 @@ func (e valueError) Unwrap() error { return e.err }
 // without calling fn; the error then lists the keys the method declares.
 // It allocates nothing on success (reset's params: no key is copied, and
 // the reader is the connection's).
-func (c *conn) eachKeyOf(method string, ks keySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
+func (c *conn) eachKeyOf(method string, ks protocol.KeySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
 	if p == nil {
 		return nil
 	}
 	r := &c.params
 	*r = msgp.NewReader(p)
 	err := msgp.EachKey(r, func(kb []byte) error {
-		k := ks.of(kb)
+		k := ks.Of(kb)
 		if k < 0 {
 			return valueError{kb, errUnknownParam}
 		}
@@ -94,39 +93,32 @@ func paramsError(method, keys string, err error) *Error {
 	var ve valueError
 	switch {
 	case !errors.As(err, &ve) && errors.As(err, &rk):
-		return errorf(CodeBadRequest, "%s: parameter %q appears twice", method, msgp.Clip(rk.Key))
+		return errorf(protocol.CodeBadRequest, "%s: parameter %q appears twice", method, msgp.Clip(rk.Key))
 	case ve.key == nil:
-		return errorf(CodeBadRequest, "%s: params: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "%s: params: %v", method, err)
 	case errors.Is(ve.err, errUnknownParam):
 		if keys == "" {
-			return errorf(CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, msgp.Clip(ve.key))
+			return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (it takes protocol.None)", method, msgp.Clip(ve.key))
 		}
-		return errorf(CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, msgp.Clip(ve.key), keys)
+		return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, msgp.Clip(ve.key), keys)
 	}
 	return paramError(method, string(ve.key), ve.err)
 }
 
-// helloParams are hello's params.
-type helloParams struct {
-	Protocol *int64  `msgpack:"protocol" range:"0,2147483647"`
-	Token    *string `msgpack:"token"`
-	Client   string  `msgpack:"client"`
-}
-
 // hello checks the client's protocol version and token and sends the handshake.
-func (c *conn) hello(pr *helloParams) *Error {
+func (c *conn) hello(pr *protocol.HelloParams) *Error {
 	if want := c.srv.cfg.Token; want != "" {
 		if pr.Token == nil {
 			c.log.Warn("unauthorized: no token")
-			return errorf(CodeUnauthorized, "this server requires a token: pass it in hello.params.token")
+			return errorf(protocol.CodeUnauthorized, "this server requires a token: pass it in hello.params.token")
 		}
 		if subtle.ConstantTimeCompare([]byte(*pr.Token), []byte(want)) != 1 {
 			c.log.Warn("unauthorized: wrong token")
-			return errorf(CodeUnauthorized, "wrong token")
+			return errorf(protocol.CodeUnauthorized, "wrong token")
 		}
 	}
-	if pr.Protocol != nil && *pr.Protocol != ProtocolVersion {
-		return errorf(CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", ProtocolVersion, *pr.Protocol)
+	if pr.Protocol != nil && *pr.Protocol != protocol.Version {
+		return errorf(protocol.CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", protocol.Version, *pr.Protocol)
 	}
 	c.authed = true
 	c.log.Debug("hello", "client", msgp.Clip([]byte(pr.Client)))
@@ -135,7 +127,7 @@ func (c *conn) hello(pr *helloParams) *Error {
 }
 
 // ping answers {}.
-func (c *conn) ping(*none) *Error {
+func (c *conn) ping(*protocol.None) *Error {
 	c.out = msgp.AppendMapHeader(c.out, 0)
 	return nil
 }
@@ -227,24 +219,8 @@ func seatParam(r *msgp.Reader) (int, error) {
 	return int(v), err
 }
 
-// makeParams are make's params; rules (str or map) and seat (int or
-// "random") are read by rulesParam and seatParam.
-type makeParams struct {
-	Rules        msgpack.RawMessage `msgpack:"rules"`
-	Tier         *string            `msgpack:"tier"`
-	N            *int               `msgpack:"n" range:"1,2147483647"`
-	Mode         *string            `msgpack:"mode"`
-	Seat         msgpack.RawMessage `msgpack:"seat"`
-	Opponent     *string            `msgpack:"opponent"`
-	Autoreset    *string            `msgpack:"autoreset"`
-	MaxDecisions uint32             `msgpack:"max_decisions" range:"0,4294967295"`
-	Reward       *string            `msgpack:"reward"`
-	Illegal      *string            `msgpack:"illegal"`
-	Info         bool               `msgpack:"info"`
-}
-
 // makeConfig turns make's params into a batch configuration.
-func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Error) {
+func makeConfig(pr *protocol.MakeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Error) {
 	cfg = vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin,
 		MaxDecisions: pr.MaxDecisions, Info: pr.Info}
 	var err error
@@ -296,7 +272,7 @@ func makeConfig(pr *makeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Err
 }
 
 // makeHandle creates a batch of envs.
-func (c *conn) makeHandle(pr *makeParams) *Error {
+func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
 	cfg, seatSet, oppSet, e := makeConfig(pr)
 	if e != nil {
 		return e
@@ -304,9 +280,9 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 	players := cfg.Rules.Players
 	switch {
 	case cfg.Mode == vecenv.Multi && (seatSet || oppSet):
-		return errorf(CodeBadRequest, "make: seat and opponent apply to mode single only")
+		return errorf(protocol.CodeBadRequest, "make: seat and opponent apply to mode single only")
 	case cfg.Seat >= players:
-		return errorf(CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
+		return errorf(protocol.CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
 	opponent := "" // as the client named it, for the reply
 	if cfg.Mode == vecenv.Single {
@@ -315,31 +291,31 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 			return e
 		}
 		if err := nnet.CheckSpecRules(build, cfg.Rules); err != nil {
-			return errorf(CodeBadRequest, "make: params.opponent: %v", err)
+			return errorf(protocol.CodeBadRequest, "make: params.opponent: %v", err)
 		}
 		opponent, cfg.Opponent = cfg.Opponent, build.String()
 	} else {
 		cfg.Opponent = ""
 	}
 	if cfg.N > c.srv.cfg.MaxEnvsPerConn-c.envs {
-		return errorf(CodeLimitExceeded, "make: %d envs would exceed the %d envs allowed per connection (%d held)", cfg.N, c.srv.cfg.MaxEnvsPerConn, c.envs)
+		return errorf(protocol.CodeLimitExceeded, "make: %d envs would exceed the %d envs allowed per connection (%d held)", cfg.N, c.srv.cfg.MaxEnvsPerConn, c.envs)
 	}
 	space, err := obs.SpaceOf(cfg.Tier)
 	if err != nil {
-		return errorf(CodeBadRequest, "make: %v", err)
+		return errorf(protocol.CodeBadRequest, "make: %v", err)
 	}
 	if size := wire.ResultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
-		return errorf(CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
+		return errorf(protocol.CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
 	}
 	bytes := cfg.Bytes(space.Size)
 	if !c.srv.reserveEnvs(cfg.N, bytes) {
-		return errorf(CodeLimitExceeded, "make: %d envs (%d bytes) would exceed the server's limit of %d envs or %d bytes of envs",
+		return errorf(protocol.CodeLimitExceeded, "make: %d envs (%d bytes) would exceed the server's limit of %d envs or %d bytes of envs",
 			cfg.N, bytes, c.srv.cfg.MaxEnvs, c.srv.cfg.MaxEnvBytes)
 	}
 	b, err := vecenv.New(cfg)
 	if err != nil {
 		c.srv.releaseEnvs(cfg.N, bytes)
-		return errorf(netCode(err, CodeBadRequest), "make: %v", err)
+		return errorf(netCode(err, protocol.CodeBadRequest), "make: %v", err)
 	}
 	c.nextHandle++
 	h := c.nextHandle
@@ -354,7 +330,7 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 	if cfg.Mode == vecenv.Multi {
 		rewardShape = []int{cfg.N, players}
 	}
-	return c.result("make", makeResult{
+	return c.result("make", protocol.MakeResult{
 		Handle: h, N: cfg.N, Players: players,
 		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
 		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
@@ -367,11 +343,11 @@ func (c *conn) makeHandle(pr *makeParams) *Error {
 // lookup returns the batch of handle h (nil: missing).
 func (c *conn) lookup(method string, h *uint64) (*vecenv.Batch, *Error) {
 	if h == nil {
-		return nil, errorf(CodeBadRequest, "%s: missing params.handle", method)
+		return nil, errorf(protocol.CodeBadRequest, "%s: missing params.handle", method)
 	}
 	b, ok := c.handles[*h]
 	if !ok {
-		return nil, errorf(CodeUnknownHandle, "%s: no handle %d on this connection", method, *h)
+		return nil, errorf(protocol.CodeUnknownHandle, "%s: no handle %d on this connection", method, *h)
 	}
 	return b, nil
 }
@@ -386,7 +362,7 @@ func (c *conn) reset(p []byte) *Error {
 	var info *bool
 	b, _, e := c.handleParams("reset", p, func(k int, r *msgp.Reader) (err error) {
 		switch k {
-		case resetSeed:
+		case protocol.ResetSeed:
 			switch r.PeekKind() {
 			case 'n':
 				r.IsNil()
@@ -404,13 +380,13 @@ func (c *conn) reset(p []byte) *Error {
 				seed, err = r.Uint64()
 				seedSet = true
 			}
-		case resetOpts:
+		case protocol.ResetOpts:
 			if r.IsNil() {
 				return nil
 			}
 			start, seat, seatSet, err = resetOptions(r)
 			return err
-		case resetInfo:
+		case protocol.ResetInfo:
 			v, err := r.Bool()
 			info = &v
 			return err
@@ -424,13 +400,13 @@ func (c *conn) reset(p []byte) *Error {
 	n, players := cfg.N, cfg.Rules.Players
 	switch {
 	case seedN >= 0 && seedN != n:
-		return errorf(CodeBadRequest, "reset: params.seed: %d seeds for %d envs", seedN, n)
+		return errorf(protocol.CodeBadRequest, "reset: params.seed: %d seeds for %d envs", seedN, n)
 	case start >= players:
-		return errorf(CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", start, players-1)
+		return errorf(protocol.CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", start, players-1)
 	case seatSet && cfg.Mode == vecenv.Multi:
-		return errorf(CodeBadRequest, "reset: params.options.seat applies to mode single only")
+		return errorf(protocol.CodeBadRequest, "reset: params.options.seat applies to mode single only")
 	case seatSet && seat >= players:
-		return errorf(CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", seat, players-1)
+		return errorf(protocol.CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", seat, players-1)
 	}
 	if seedN < 0 {
 		if !seedSet {
@@ -450,7 +426,7 @@ func (c *conn) reset(p []byte) *Error {
 		return e
 	}
 	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
-		return errorf(netCode(err, CodeInternal), "reset: %v", err)
+		return errorf(netCode(err, protocol.CodeInternal), "reset: %v", err)
 	}
 	c.out = wire.AppendReset(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
@@ -460,8 +436,8 @@ func (c *conn) reset(p []byte) *Error {
 func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 	start = env.AnySeat
 	err = msgp.EachKey(r, func(k []byte) error {
-		switch resetOptKeys.of(k) {
-		case optStart:
+		switch protocol.ResetOptKeys.Of(k) {
+		case protocol.OptStart:
 			if r.IsNil() {
 				start = env.AnySeat
 				return nil
@@ -471,14 +447,14 @@ func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
 				return fmt.Errorf("start: %w", err)
 			}
 			start = int(v)
-		case optSeat:
+		case protocol.OptSeat:
 			var err error
 			if seat, err = seatParam(r); err != nil {
 				return fmt.Errorf("seat: %w", err)
 			}
 			seatSet = true
 		default:
-			return fmt.Errorf("unknown option %q (options: %s)", msgp.Clip(k), strings.Join(resetOptKeys, ", "))
+			return fmt.Errorf("unknown option %q (options: %s)", msgp.Clip(k), strings.Join(protocol.ResetOptKeys, ", "))
 		}
 		return nil
 	})
@@ -499,11 +475,11 @@ func (c *conn) step(p []byte) *Error {
 	if p != nil {
 		err = msgp.EachKey(&r, func(kb []byte) error {
 			var err error
-			switch stepKeys.of(kb) {
-			case stepHandle:
+			switch protocol.StepKeys.Of(kb) {
+			case protocol.StepHandle:
 				h, err = r.Uint64()
 				hset = true
-			case stepActions:
+			case protocol.StepActions:
 				switch r.PeekKind() {
 				case 'B':
 					actions, _ = r.Bin()
@@ -515,7 +491,7 @@ func (c *conn) step(p []byte) *Error {
 				default:
 					err = fmt.Errorf("want bin of int32 or array of int, got %s", msgp.KindName(r.PeekKind()))
 				}
-			case stepInfo:
+			case protocol.StepInfo:
 				var v bool
 				v, err = r.Bool()
 				info = 0
@@ -543,7 +519,7 @@ func (c *conn) step(p []byte) *Error {
 		return e
 	}
 	if !b.Started() {
-		return errorf(CodeNeedsReset, "step: handle %d was never reset", h)
+		return errorf(protocol.CodeNeedsReset, "step: handle %d was never reset", h)
 	}
 	cfg := b.Config()
 	nEnv := cfg.N
@@ -551,30 +527,30 @@ func (c *conn) step(p []byte) *Error {
 	switch {
 	case actions != nil:
 		if len(actions) != 4*nEnv {
-			return errorf(CodeBadRequest, "step: params.actions: %d bytes, want %d (N = %d little-endian int32)", len(actions), 4*nEnv, nEnv)
+			return errorf(protocol.CodeBadRequest, "step: params.actions: %d bytes, want %d (N = %d little-endian int32)", len(actions), 4*nEnv, nEnv)
 		}
 		for i := range acts {
 			acts[i] = int32(binary.LittleEndian.Uint32(actions[4*i:]))
 		}
 	case listN >= 0:
 		if listN != nEnv {
-			return errorf(CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
+			return errorf(protocol.CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
 		}
 		for i := range acts {
 			v, err := list.IntIn(math.MinInt32, math.MaxInt32)
 			if err != nil {
-				return errorf(CodeBadRequest, "step: params.actions[%d]: %v", i, err)
+				return errorf(protocol.CodeBadRequest, "step: params.actions[%d]: %v", i, err)
 			}
 			acts[i] = int32(v)
 		}
 	default:
-		return errorf(CodeBadRequest, "step: missing params.actions")
+		return errorf(protocol.CodeBadRequest, "step: missing params.actions")
 	}
 	if err := b.CheckActions(); err != nil {
 		if errors.Is(err, vecenv.ErrIllegalAction) {
-			return errorf(CodeIllegalAction, "step: %v", err)
+			return errorf(protocol.CodeIllegalAction, "step: %v", err)
 		}
-		return errorf(CodeBadRequest, "step: %v", err)
+		return errorf(protocol.CodeBadRequest, "step: %v", err)
 	}
 	record := cfg.Info
 	if info >= 0 {
@@ -584,20 +560,15 @@ func (c *conn) step(p []byte) *Error {
 		return e
 	}
 	if err := b.Step(c.srv.pool, record); err != nil {
-		return errorf(netCode(err, CodeInternal), "step: %v", err)
+		return errorf(netCode(err, protocol.CodeInternal), "step: %v", err)
 	}
 	c.srv.stats.steps.Add(uint64(nEnv))
 	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
 }
 
-// handleOnly are the params of a method that takes a handle only.
-type handleOnly struct {
-	Handle *uint64 `msgpack:"handle"`
-}
-
 // closeHandle frees a handle.
-func (c *conn) closeHandle(pr *handleOnly) *Error {
+func (c *conn) closeHandle(pr *protocol.HandleParams) *Error {
 	b, e := c.lookup("close", pr.Handle)
 	if e != nil {
 		return e
@@ -611,12 +582,12 @@ func (c *conn) closeHandle(pr *handleOnly) *Error {
 }
 
 // handleParams reads reset's params: the handle, and the other keys of
-// resetKeys by fn; it looks the handle up.
+// protocol.ResetKeys by fn; it looks the handle up.
 func (c *conn) handleParams(method string, p []byte, fn func(k int, r *msgp.Reader) error) (*vecenv.Batch, uint64, *Error) {
 	var h uint64
 	var hset bool
-	e := c.eachKeyOf(method, resetKeys, p, func(k int, r *msgp.Reader) (err error) {
-		if k == resetHandle {
+	e := c.eachKeyOf(method, protocol.ResetKeys, p, func(k int, r *msgp.Reader) (err error) {
+		if k == protocol.ResetHandle {
 			h, err = r.Uint64()
 			hset = true
 			return err
@@ -635,7 +606,7 @@ func (c *conn) handleParams(method string, p []byte, fn func(k int, r *msgp.Read
 }
 
 // statsResult reports the server's counters and latency percentiles.
-func (c *conn) statsResult(*none) *Error {
+func (c *conn) statsResult(*protocol.None) *Error {
 	st := &c.srv.stats
 	lat := msgp.Obj{}
 	for m := range st.latency {
@@ -643,11 +614,11 @@ func (c *conn) statsResult(*none) *Error {
 			lat = append(lat, msgp.KV{methodNames[m], st.latency[m].summary()})
 		}
 	}
-	return c.result("stats", statsResultT{
+	return c.result("stats", protocol.StatsResult{
 		UptimeS: round2(time.Since(c.srv.started).Seconds()), Connections: st.connections.Load(),
 		ConnectionsTotal: st.connectionsTotal.Load(), Envs: st.envs.Load(), Handles: st.handles.Load(),
 		Steps: st.steps.Load(), Requests: st.requests.Load(), Errors: st.errors.Load(),
-		Conn:      statsConn{Envs: c.envs, Handles: len(c.handles), Requests: c.requests},
+		Conn:      protocol.StatsConn{Envs: c.envs, Handles: len(c.handles), Requests: c.requests},
 		LatencyUs: lat,
 	})
 }
@@ -659,55 +630,41 @@ func (c *conn) indexed(method string, h, idx *uint64) (*vecenv.Batch, int, *Erro
 	case e != nil:
 		return nil, 0, e
 	case idx == nil:
-		return nil, 0, errorf(CodeBadRequest, "%s: missing params.index", method)
+		return nil, 0, errorf(protocol.CodeBadRequest, "%s: missing params.index", method)
 	case *idx >= uint64(b.N()):
-		return nil, 0, errorf(CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, *idx, b.N()-1)
+		return nil, 0, errorf(protocol.CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, *idx, b.N()-1)
 	case !b.Started():
-		return nil, 0, errorf(CodeNeedsReset, "%s: handle %d was never reset", method, *h)
+		return nil, 0, errorf(protocol.CodeNeedsReset, "%s: handle %d was never reset", method, *h)
 	}
 	return b, int(*idx), nil
 }
 
-// saveParams are save's params.
-type saveParams struct {
-	Handle *uint64 `msgpack:"handle"`
-	Index  *uint64 `msgpack:"index"`
-}
-
 // save returns one env's game state as the engine's versioned blob.
-func (c *conn) save(pr *saveParams) *Error {
+func (c *conn) save(pr *protocol.IndexParams) *Error {
 	b, i, e := c.indexed("save", pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
 	blob, err := b.State(i).MarshalBinary()
 	if err != nil {
-		return errorf(CodeInternal, "save: %v", err)
+		return errorf(protocol.CodeInternal, "save: %v", err)
 	}
-	return c.result("save", stateResult{State: blob})
-}
-
-// loadParams are load's params.
-type loadParams struct {
-	Handle *uint64 `msgpack:"handle"`
-	Index  *uint64 `msgpack:"index"`
-	State  []byte  `msgpack:"state"`
-	Seat   *int    `msgpack:"seat" range:"0,3"`
+	return c.result("save", protocol.StateResult{State: blob})
 }
 
 // load replaces one env's game with a saved state.
-func (c *conn) load(pr *loadParams) *Error {
+func (c *conn) load(pr *protocol.LoadParams) *Error {
 	b, i, e := c.indexed("load", pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
 	blob := pr.State
 	if blob == nil {
-		return errorf(CodeBadRequest, "load: missing params.state")
+		return errorf(protocol.CodeBadRequest, "load: missing params.state")
 	}
 	players := b.Config().Rules.Players
 	if pr.Seat != nil && (b.Config().Mode != vecenv.Single || *pr.Seat >= players) {
-		return errorf(CodeBadRequest, "load: params.seat: only in mode single, 0..%d", players-1)
+		return errorf(protocol.CodeBadRequest, "load: params.seat: only in mode single, 0..%d", players-1)
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
 	// per nesting level: bound the depth first.
@@ -715,37 +672,30 @@ func (c *conn) load(pr *loadParams) *Error {
 		if err == nil {
 			err = fmt.Errorf("%d trailing bytes", len(blob)-n)
 		}
-		return errorf(CodeBadState, "load: %v", err)
+		return errorf(protocol.CodeBadState, "load: %v", err)
 	}
 	s, err := env.UnmarshalState(blob)
 	if err != nil {
-		return errorf(CodeBadState, "load: %v", err)
+		return errorf(protocol.CodeBadState, "load: %v", err)
 	}
 	if s.Rules() != b.Config().Rules {
-		return errorf(CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
+		return errorf(protocol.CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
 	}
 	seat := vecenv.RandomSeat
 	if pr.Seat != nil {
 		seat = *pr.Seat
 	}
 	if err := b.Load(i, s, seat); err != nil {
-		return errorf(CodeInternal, "load: %v", err)
+		return errorf(protocol.CodeInternal, "load: %v", err)
 	}
 	o, m, toMove := b.Row(i)
 	c.out = wire.AppendRow(msgp.AppendMapHeader(c.out, 3), o, m, []int8{toMove})
 	return nil
 }
 
-// renderParams are render's params.
-type renderParams struct {
-	Handle *uint64 `msgpack:"handle"`
-	Index  *uint64 `msgpack:"index"`
-	Format *string `msgpack:"format"`
-}
-
 // render returns one env's position as text, SVG, or an RGB image
 // (height x width x 3 bytes, row-major) for Gymnasium's rgb_array mode.
-func (c *conn) render(pr *renderParams) *Error {
+func (c *conn) render(pr *protocol.RenderParams) *Error {
 	b, i, e := c.indexed("render", pr.Handle, pr.Index)
 	if e != nil {
 		return e
@@ -757,30 +707,24 @@ func (c *conn) render(pr *renderParams) *Error {
 	st := b.State(i)
 	switch format {
 	case "text":
-		return c.result("render", renderText{Text: st.Render()})
+		return c.result("render", protocol.RenderText{Text: st.Render()})
 	case "svg":
-		return c.result("render", renderSVG{SVG: string(render.SVG(st, render.Options{Numbers: true}))})
+		return c.result("render", protocol.RenderSVG{SVG: string(render.SVG(st, render.Options{Numbers: true}))})
 	case "rgb":
 		// The image, its copy in the reply and the renderer's canvas.
 		if e := c.reserveReply("render", 64+3*render.Width*render.Height, 3); e != nil {
 			return e
 		}
 		rgb := render.RGB(st, render.Options{}, nil)
-		return c.result("render", renderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
+		return c.result("render", protocol.RenderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
 	default:
-		return errorf(CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", msgp.Clip([]byte(format)))
+		return errorf(protocol.CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", msgp.Clip([]byte(format)))
 	}
-}
-
-// observeParams are observe's params.
-type observeParams struct {
-	Handle *uint64 `msgpack:"handle"`
-	Seat   *int    `msgpack:"seat" range:"0,3"`
 }
 
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
-func (c *conn) observe(pr *observeParams) *Error {
+func (c *conn) observe(pr *protocol.ObserveParams) *Error {
 	b, e := c.lookup("observe", pr.Handle)
 	if e != nil {
 		return e
@@ -793,11 +737,11 @@ func (c *conn) observe(pr *observeParams) *Error {
 	players := b.Config().Rules.Players
 	switch {
 	case seat < 0:
-		return errorf(CodeBadRequest, "observe: missing params.seat")
+		return errorf(protocol.CodeBadRequest, "observe: missing params.seat")
 	case seat >= players:
-		return errorf(CodeBadRequest, "observe: params.seat: %d out of range 0..%d", seat, players-1)
+		return errorf(protocol.CodeBadRequest, "observe: params.seat: %d out of range 0..%d", seat, players-1)
 	case !b.Started():
-		return errorf(CodeNeedsReset, "observe: handle %d was never reset", h)
+		return errorf(protocol.CodeNeedsReset, "observe: handle %d was never reset", h)
 	}
 	if e := c.reserveReply("observe", 64+b.N()*(4*b.ObsSize()+env.NumActions), 2); e != nil {
 		return e
@@ -805,7 +749,7 @@ func (c *conn) observe(pr *observeParams) *Error {
 	o := make([]float32, b.N()*b.ObsSize())
 	m := make([]uint8, b.N()*env.NumActions)
 	if err := b.Observe(seat, o, m); err != nil {
-		return errorf(CodeInternal, "observe: %v", err)
+		return errorf(protocol.CodeInternal, "observe: %v", err)
 	}
 	out := msgp.AppendMapHeader(c.out, 2)
 	out = msgp.AppendStr(out, "obs")

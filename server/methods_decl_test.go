@@ -2,7 +2,6 @@ package server
 
 import (
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -13,7 +12,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
-	"github.com/yutenv/yutenv/positions"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // Every method's reader takes exactly the params its declaration names: an
@@ -22,18 +21,18 @@ import (
 func TestMethodParamsAreDeclared(t *testing.T) {
 	ts := startServer(t, "unix", Config{})
 	c := ts.client(t)
-	for _, m := range Methods() {
+	for _, m := range protocol.Methods() {
 		t.Run(m.Name, func(t *testing.T) {
 			_, err := c.Call(m.Name, map[string]any{"zz_unknown": 1})
 			require.Error(t, err)
-			assert.Equal(t, CodeBadRequest, errCode(err))
-			keys := strings.Join(Keys(m.Params), ", ")
+			assert.Equal(t, protocol.CodeBadRequest, errCode(err))
+			keys := strings.Join(protocol.Keys(m.Params), ", ")
 			if keys == "" {
-				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (it takes none)`)
+				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (it takes protocol.None)`)
 			} else {
 				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (parameters: `+keys+`)`)
 			}
-			for _, k := range Keys(m.Params) {
+			for _, k := range protocol.Keys(m.Params) {
 				// A value of no param's type: every reader refuses it,
 				// but as a bad value of a key it knows.
 				_, err := c.Call(m.Name, map[string]any{k: map[string]any{"zz": []any{1}}})
@@ -95,11 +94,11 @@ func TestMethodResultsAreDeclared(t *testing.T) {
 	call("selfplay_next", map[string]any{"id": run})
 	call("selfplay_close", map[string]any{"id": run})
 
-	for _, m := range Methods() {
+	for _, m := range protocol.Methods() {
 		t.Run(m.Name, func(t *testing.T) {
 			results := got[m.Name]
 			require.NotEmpty(t, results, "the test calls every method")
-			want := Keys(m.Result)
+			want := protocol.Keys(m.Result)
 			for _, res := range results {
 				for k := range res {
 					assert.True(t, slices.Contains(want, k), "result key %q is not declared (declared: %v)", k, want)
@@ -119,66 +118,19 @@ func TestMethodIDAllocatesNothing(t *testing.T) {
 	assert.Equal(t, -1, methodID([]byte("nope")))
 }
 
-func TestKeys(t *testing.T) {
-	type inner struct {
-		A int `msgpack:"a"`
-		B int `msgpack:"b,omitempty"`
-	}
-	type other struct {
-		B int `msgpack:"b"`
-		C int `msgpack:"c"`
-	}
-	for _, tt := range []struct {
-		name string
-		typ  reflect.Type
-		want []string
-	}{
-		{"nil", nil, nil},
-		{"none", reflect.TypeFor[none](), nil},
-		{"tags and options", reflect.TypeFor[inner](), []string{"a", "b"}},
-		{"skipped fields", reflect.TypeFor[struct {
-			A int `msgpack:"a"`
-			B int `msgpack:"-"`
-			C int
-			d int `msgpack:"d"`
-		}](), []string{"a"}},
-		{"embedded forms, keys once", reflect.TypeFor[struct {
-			inner
-			other
-		}](), []string{"a", "b", "c"}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, Keys(tt.typ))
-		})
-	}
-}
-
-// TestHandReadKeysComeFromTheTags: a hand reader's key set is its params
-// struct's tags, field by field, and a struct whose fields differ from the
-// reader's cases (a field added without a case) fails at init.
-func TestHandReadKeysComeFromTheTags(t *testing.T) {
-	assert.Equal(t, keySet{"handle", "actions", "info"}, stepKeys)
-	assert.Equal(t, Keys(reflect.TypeFor[resetParams]()), []string(resetKeys))
-	assert.Equal(t, stepActions, stepKeys.of([]byte("actions")))
-	assert.Equal(t, -1, stepKeys.of([]byte("action")))
-	assert.Equal(t, resetInfo, resetKeys.index("info"))
-	type two struct {
-		A int `msgpack:"a"`
-		B int `msgpack:"b"`
-	}
+// TestSelfplayNewKeysAreTheReaders: selfplay_new's declared params are
+// its reader's cases (rules, tier, gumbel, seed, out and az.Settings).
+func TestSelfplayNewKeysAreTheReaders(t *testing.T) {
 	cases := []struct {
 		name   string
 		build  func()
 		panics bool
 	}{
-		{"the fields", func() { keysOf[two]("A", "B") }, false},
-		{"a field without a case", func() { keysOf[two]("A") }, true},
-		{"cases out of order", func() { keysOf[two]("B", "A") }, true},
-		{"selfplay_new's params", func() { checkSelfplayKeys(selfplayNewKeys, az.Settings()) }, false},
+		{"selfplay_new's params", func() { checkSelfplayKeys(protocol.SelfplayNewKeys, az.Settings()) }, false},
 		{"a setting the struct lacks", func() {
-			checkSelfplayKeys(selfplayNewKeys, append(az.Settings(), az.Setting{Key: "resign"}))
+			checkSelfplayKeys(protocol.SelfplayNewKeys, append(az.Settings(), az.Setting{Key: "resign"}))
 		}, true},
-		{"a param without a setting", func() { checkSelfplayKeys(append(selfplayNewKeys, "resign"), az.Settings()) }, true},
+		{"a param without a setting", func() { checkSelfplayKeys(append(protocol.SelfplayNewKeys, "resign"), az.Settings()) }, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,43 +143,33 @@ func TestHandReadKeysComeFromTheTags(t *testing.T) {
 	}
 }
 
-// TestClientCallsByDeclaration: the client names a method by its declared
-// params and result types (Do), never by a string of its own.
-func TestClientCallsByDeclaration(t *testing.T) {
-	ts := startServer(t, "unix", Config{})
-	c := ts.client(t)
-	_, err := Do[none, none](c, &none{})
+// TestBind: every declared method gets exactly one handler, in id order;
+// a declared method without a handler, one with two and a handler of an
+// undeclared method are refused.
+func TestBind(t *testing.T) {
+	decls := protocol.Methods()
+	bound, err := bind(decls, handlers)
 	require.NoError(t, err)
-	g, err := Do[gameParams, gameResult](c, &gameParams{})
-	require.NoError(t, err)
-	n := 3
-	st, err := Do[initialParams, statesResult](c, &initialParams{Game: &g.Game, N: &n, Seed: 7})
-	require.NoError(t, err)
-	assert.Len(t, st.States, 3*env.PackedSize)
-	one, err := Do[oneStateParams, positions.Description](c, &oneStateParams{Game: &g.Game, State: st.States[:env.PackedSize]})
-	require.NoError(t, err)
-	assert.Equal(t, "throw", one.Position.Phase)
-	_, err = Do[oneStateParams, positions.Description](c, &oneStateParams{Game: &g.Game})
-	assert.Equal(t, CodeBadRequest, errCode(err), "a server error is an *Error")
-	assert.Equal(t, "step", stepMethod)
-	assert.Equal(t, "state_save", methodOf[oneStateParams, blobResult]())
-	assert.Panics(t, func() { methodOf[none, gameResult]() }, "no method has these types")
-}
-
-// TestStepResultKeysAreDeclared: the client's StepResult reads step's
-// declared result keys by its tags, and a tag the declaration lacks fails.
-func TestStepResultKeysAreDeclared(t *testing.T) {
-	for i, k := range stepResultKeys {
-		kept := stepResultField[i] >= 0
-		assert.Equal(t, k != "final_info", kept, k)
+	for i, h := range bound {
+		assert.Equal(t, decls[i], h.Desc, "id %d", i)
 	}
-	assert.True(t, stepResultRaw[stepResultKeys.index("info")], "info is kept raw")
-	assert.False(t, stepResultRaw[stepResultKeys.index("obs")])
-	type bad struct {
-		Obs  []byte `msgpack:"obs"`
-		Typo []byte `msgpack:"rewards"`
+	stray := handlers[0]
+	stray.Name = "nope"
+	cases := []struct {
+		name string
+		hs   []handler
+		want string
+	}{
+		{"a method without a handler", handlers[1:], `no handler of "hello"`},
+		{"a method with two", append(slices.Clone(handlers), handlers[3]), `two handlers of "reset"`},
+		{"a handler of no method", append(slices.Clone(handlers), stray), `a handler of "nope"`},
 	}
-	assert.Panics(t, func() { stepResultFields(reflect.TypeFor[stepResult](), reflect.TypeFor[bad]()) })
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := bind(decls, tc.hs)
+			assert.ErrorContains(t, err, tc.want)
+		})
+	}
 }
 
 // TestStepAndResetAllocateNothing: a step and a reset with info off, once

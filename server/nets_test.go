@@ -14,9 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/nnet/nettest"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // netServer serves a config whose only network folder is a fresh
@@ -65,8 +67,8 @@ func TestNetNamesOutsideTheFoldersAreRefusedAlike(t *testing.T) {
 				}
 				_, err := c.Call(call.method, p)
 				require.Error(t, err)
-				assert.Equal(t, CodeBadNet, errCode(err))
-				assert.Equal(t, string(CodeBadNet)+": "+refusedText(call.method, call.field, name), err.Error())
+				assert.Equal(t, protocol.CodeBadNet, errCode(err))
+				assert.Equal(t, string(protocol.CodeBadNet)+": "+refusedText(call.method, call.field, name), err.Error())
 			}
 		})
 	}
@@ -89,7 +91,7 @@ func TestNetNamesInsideTheFolders(t *testing.T) {
 				res, err := c.Call("make", map[string]any{"n": 2, "opponent": spec})
 				require.NoError(t, err)
 				assert.Equal(t, spec, res["opponent"], "the reply names the net as the client did")
-				h, _ := toInt(res["handle"])
+				h, _ := client.Int(res["handle"])
 				_, err = c.Call("reset", map[string]any{"handle": h, "seed": 1})
 				require.NoError(t, err)
 			}
@@ -127,8 +129,8 @@ func TestNetFIFORefusedWhileOthersLoad(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	assert.Equal(t, CodeBadNet, errCode(errs[0]), "fifo: %v", errs[0])
-	assert.Equal(t, CodeBadNet, errCode(errs[1]), "urandom: %v", errs[1])
+	assert.Equal(t, protocol.CodeBadNet, errCode(errs[0]), "fifo: %v", errs[0])
+	assert.Equal(t, protocol.CodeBadNet, errCode(errs[1]), "urandom: %v", errs[1])
 	assert.NoError(t, errs[2], "the other client's load")
 	runtime.ReadMemStats(&ms)
 	assert.Less(t, ms.TotalAlloc-before, uint64(32<<20), "bytes allocated while refusing a device")
@@ -197,7 +199,7 @@ func TestNetNestedFileIsAClientError(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "deep.ynet"), nettest.Nested(12<<20), 0o644))
 	c := ts.client(t)
 	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + filepath.Join(dir, "deep.ynet")})
-	assert.Equal(t, CodeBadNet, errCode(err), "%v", err)
+	assert.Equal(t, protocol.CodeBadNet, errCode(err), "%v", err)
 	assert.Contains(t, fmt.Sprint(err), "nested deeper than")
 	other := ts.client(t)
 	h := makeHandle(t, other, map[string]any{"n": 2, "opponent": "greedy"})
@@ -215,7 +217,7 @@ func TestNetHugeWeightsAndNaNOutputs(t *testing.T) {
 	c := ts.client(t)
 	nettest.Write(t, filepath.Join(dir, "huge.ynet"), nettest.Huge())
 	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + filepath.Join(dir, "huge.ynet")})
-	assert.Equal(t, CodeBadNet, errCode(err), "%v", err)
+	assert.Equal(t, protocol.CodeBadNet, errCode(err), "%v", err)
 	assert.Contains(t, fmt.Sprint(err), "above 10000 in magnitude")
 
 	nettest.Write(t, filepath.Join(dir, "inf.ynet"), nettest.Overflowing())
@@ -229,7 +231,7 @@ func TestNetHugeWeightsAndNaNOutputs(t *testing.T) {
 	inf := "net:" + filepath.Join(dir, "inf.ynet")
 	for _, spec := range []string{inf, inf + ",sims=4"} {
 		_, err = c.Call("analyse", map[string]any{"game": g, "states": packed, "agent": spec})
-		assert.Equal(t, CodeBadNet, errCode(err), "%s: %v", spec, err)
+		assert.Equal(t, protocol.CodeBadNet, errCode(err), "%s: %v", spec, err)
 		assert.Contains(t, fmt.Sprint(err), "NaN or infinite")
 	}
 	// As an opponent it fails the reset or step it plays in (seat random:
@@ -239,7 +241,7 @@ func TestNetHugeWeightsAndNaNOutputs(t *testing.T) {
 	for i := 0; i < 20 && err == nil; i++ {
 		_, err = c.Call("step", map[string]any{"handle": h, "actions": int32Bin(0, 0, 0, 0, 0, 0, 0, 0)})
 	}
-	assert.Equal(t, CodeBadNet, errCode(err), "%v", err)
+	assert.Equal(t, protocol.CodeBadNet, errCode(err), "%v", err)
 }
 
 // TestNetNoFoldersNoNets: a server without NetDirs refuses every name.
@@ -249,6 +251,6 @@ func TestNetNoFoldersNoNets(t *testing.T) {
 	abs, err := filepath.Abs(filepath.Join("..", "nnet", "testdata", "go-tiny.ynet"))
 	require.NoError(t, err)
 	_, err = c.Call("make", map[string]any{"n": 1, "opponent": "net:" + abs})
-	assert.Equal(t, CodeBadNet, errCode(err))
+	assert.Equal(t, protocol.CodeBadNet, errCode(err))
 	assert.True(t, strings.Contains(fmt.Sprint(err), "--net-dir"), "%v", err)
 }

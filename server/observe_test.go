@@ -5,8 +5,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // observeCheck calls observe for every seat and checks each env's rows
@@ -14,7 +16,7 @@ import (
 // the saved game, and the mask is the game's mask exactly when that seat is
 // to move at a decision and the env's row is not terminal, else all zero.
 // It returns how many (env, seat) rows were for a seat that cannot act.
-func observeCheck(t *testing.T, c *Client, h uint64, n int, rules env.Rules, tier obs.Tier, ended []bool) int {
+func observeCheck(t *testing.T, c *client.Client, h uint64, n int, rules env.Rules, tier obs.Tier, ended []bool) int {
 	t.Helper()
 	enc, err := obs.NewEncoder(rules, tier)
 	require.NoError(t, err)
@@ -68,7 +70,7 @@ func TestObserve(t *testing.T) {
 			require.NoError(t, err)
 			tier, err := obs.ParseTier(info["tier"].(string))
 			require.NoError(t, err)
-			n, ok := toInt(info["n"])
+			n, ok := client.Int(info["n"])
 			require.True(t, ok)
 			res := do(t, c, "reset", map[string]any{"handle": h, "seed": 3})
 			mask := append([]byte(nil), res["mask"].([]byte)...) // the client reuses its buffers
@@ -93,18 +95,18 @@ func TestObserveErrors(t *testing.T) {
 	c := ts.client(t)
 	h := makeHandle(t, c, map[string]any{"n": 2})
 	_, err := c.Call("observe", map[string]any{"handle": h, "seat": 0})
-	assert.Equal(t, CodeNeedsReset, errCode(err))
+	assert.Equal(t, protocol.CodeNeedsReset, errCode(err))
 	do(t, c, "reset", map[string]any{"handle": h, "seed": 1})
 	for _, tc := range []struct {
 		params map[string]any
-		code   Code
+		code   protocol.Code
 	}{
-		{map[string]any{"handle": h}, CodeBadRequest},
-		{map[string]any{"handle": h, "seat": 2}, CodeBadRequest},
-		{map[string]any{"handle": h, "seat": -1}, CodeBadRequest},
-		{map[string]any{"handle": h, "seat": "0"}, CodeBadRequest},
-		{map[string]any{"handle": h + 1, "seat": 0}, CodeUnknownHandle},
-		{map[string]any{"handle": h, "seat": 0, "index": 0}, CodeBadRequest},
+		{map[string]any{"handle": h}, protocol.CodeBadRequest},
+		{map[string]any{"handle": h, "seat": 2}, protocol.CodeBadRequest},
+		{map[string]any{"handle": h, "seat": -1}, protocol.CodeBadRequest},
+		{map[string]any{"handle": h, "seat": "0"}, protocol.CodeBadRequest},
+		{map[string]any{"handle": h + 1, "seat": 0}, protocol.CodeUnknownHandle},
+		{map[string]any{"handle": h, "seat": 0, "index": 0}, protocol.CodeBadRequest},
 	} {
 		_, err := c.Call("observe", tc.params)
 		assert.Equal(t, tc.code, errCode(err), "%v", tc.params)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // decodeParams is the one way the server reads the params of a method that
@@ -47,7 +48,7 @@ func decodeParams(method string, p []byte, v any) *Error {
 	d := msgpack.NewDecoder(bytes.NewReader(p))
 	d.DisallowUnknownFields(true)
 	if err := d.Decode(v); err != nil {
-		return errorf(CodeBadRequest, "%s: params: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "%s: params: %v", method, err)
 	}
 	return nil
 }

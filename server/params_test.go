@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // TestDecodeParams checks the one params path on every kind of field,
@@ -51,7 +52,7 @@ func TestDecodeParams(t *testing.T) {
 				return
 			}
 			require.NotNil(t, e)
-			assert.Equal(t, CodeBadRequest, e.Code)
+			assert.Equal(t, protocol.CodeBadRequest, e.Code)
 			assert.Contains(t, e.Message, tt.msg)
 		})
 	}
@@ -59,7 +60,7 @@ func TestDecodeParams(t *testing.T) {
 
 // TestDecodeParamsRanges checks range tags and Go types' own ranges.
 func TestDecodeParamsRanges(t *testing.T) {
-	var mp makeParams
+	var mp protocol.MakeParams
 	e := decodeParams("make", msgp.AppendValue(nil, msgp.Obj{{"n", 0}}), &mp)
 	require.NotNil(t, e)
 	assert.Equal(t, "make: params.n: 0 is out of range 1..2147483647", e.Message)

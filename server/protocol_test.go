@@ -10,8 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/render"
 )
 
@@ -46,7 +48,7 @@ func TestHello(t *testing.T) {
 			c := ts.dial(t)
 			res, err := c.Hello("")
 			require.NoError(t, err)
-			assert.EqualValues(t, ProtocolVersion, res["protocol"])
+			assert.EqualValues(t, protocol.Version, res["protocol"])
 			assert.Equal(t, "yutenv 9.9", res["server"])
 			assert.EqualValues(t, env.NumActions, res["actions"])
 			assert.Equal(t, "compact", res["default_tier"])
@@ -86,17 +88,17 @@ func TestHandshake(t *testing.T) {
 		name   string
 		token  string // the server's
 		params map[string]any
-		code   Code
+		code   protocol.Code
 		closed bool
 	}{
 		{"ok without token", "", map[string]any{}, "", false},
 		{"nil params", "", nil, "", false},
 		{"token given", "s3cret", map[string]any{"token": "s3cret"}, "", false},
-		{"token missing", "s3cret", map[string]any{}, CodeUnauthorized, true},
-		{"token wrong", "s3cret", map[string]any{"token": "guess"}, CodeUnauthorized, true},
-		{"future protocol", "", map[string]any{"protocol": 2}, CodeVersionMismatch, false},
-		{"protocol not int", "", map[string]any{"protocol": "1"}, CodeBadRequest, false},
-		{"unknown param", "", map[string]any{"tokn": "x"}, CodeBadRequest, false},
+		{"token missing", "s3cret", map[string]any{}, protocol.CodeUnauthorized, true},
+		{"token wrong", "s3cret", map[string]any{"token": "guess"}, protocol.CodeUnauthorized, true},
+		{"future protocol", "", map[string]any{"protocol": 2}, protocol.CodeVersionMismatch, false},
+		{"protocol not int", "", map[string]any{"protocol": "1"}, protocol.CodeBadRequest, false},
+		{"unknown param", "", map[string]any{"tokn": "x"}, protocol.CodeBadRequest, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,9 +110,9 @@ func TestHandshake(t *testing.T) {
 			switch {
 			case tt.closed:
 				assert.Error(t, err, "the connection is closed after unauthorized")
-				assert.Equal(t, Code(""), errCode(err))
+				assert.Equal(t, protocol.Code(""), errCode(err))
 			case tt.code != "":
-				assert.Equal(t, CodeHandshakeRequired, errCode(err), "still not authenticated")
+				assert.Equal(t, protocol.CodeHandshakeRequired, errCode(err), "still not authenticated")
 			default:
 				assert.NoError(t, err)
 			}
@@ -120,7 +122,7 @@ func TestHandshake(t *testing.T) {
 		ts := startServer(t, "tcp", Config{})
 		c := ts.dial(t)
 		_, err := c.Call("make", nil)
-		assert.Equal(t, CodeHandshakeRequired, errCode(err))
+		assert.Equal(t, protocol.CodeHandshakeRequired, errCode(err))
 		_, err = c.Hello("")
 		assert.NoError(t, err, "hello after a refused request works")
 	})
@@ -189,31 +191,31 @@ func TestMakeErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		params map[string]any
-		code   Code
+		code   protocol.Code
 		msg    string
 	}{
-		{"unknown param", map[string]any{"nn": 2}, CodeBadRequest, `unknown parameter "nn"`},
-		{"n zero", map[string]any{"n": 0}, CodeBadRequest, "params.n: 0 is out of range"},
-		{"n str", map[string]any{"n": "4"}, CodeBadRequest, "params.n: want int, got str"},
-		{"n float", map[string]any{"n": 4.0}, CodeBadRequest, "want int, got float"},
-		{"bad mode", map[string]any{"mode": "duo"}, CodeBadRequest, `"duo" is not one of single, multi`},
-		{"bad tier", map[string]any{"tier": "huge"}, CodeBadRequest, "bad observation tier"},
-		{"opponent too costly", map[string]any{"opponent": "mcts:100000"}, CodeLimitExceeded, "above this server's --max-opponent-sims 2000"},
-		{"opponent too costly with workers", map[string]any{"opponent": "mc:1000,workers=4"}, CodeLimitExceeded, "4000 simulations"},
-		{"bad rules", map[string]any{"rules": "players=9"}, CodeInvalidRules, "players must be 2 to 4"},
-		{"bad rules key", map[string]any{"rules": map[string]any{"playerz": 2}}, CodeInvalidRules, "unknown rules key"},
-		{"rules value type", map[string]any{"rules": map[string]any{"players": []int{2}}}, CodeBadRequest, "want bool, int, float or str"},
-		{"rules type", map[string]any{"rules": 3}, CodeBadRequest, "want str or map"},
-		{"bad opponent", map[string]any{"opponent": "oracle"}, CodeBadRequest, "unknown agent"},
-		{"seat out of range", map[string]any{"seat": 2}, CodeBadRequest, "out of range 0..1"},
-		{"seat word", map[string]any{"seat": "first"}, CodeBadRequest, `want a seat number or "random"`},
-		{"multi with opponent", map[string]any{"mode": "multi", "opponent": "random"}, CodeBadRequest, "mode single only"},
-		{"bad autoreset", map[string]any{"autoreset": "never"}, CodeBadRequest, "next_step, same_step"},
-		{"bad reward", map[string]any{"reward": "dense"}, CodeBadRequest, `"dense" is not one of win`},
-		{"bad illegal", map[string]any{"illegal": "ignore"}, CodeBadRequest, "error, penalty"},
-		{"negative max", map[string]any{"max_decisions": -1}, CodeBadRequest, "out of range"},
-		{"too many envs", map[string]any{"n": 100}, CodeLimitExceeded, "per connection"},
-		{"frame too small", map[string]any{"n": 50, "tier": "tactical"}, CodeLimitExceeded, "max_frame"},
+		{"unknown param", map[string]any{"nn": 2}, protocol.CodeBadRequest, `unknown parameter "nn"`},
+		{"n zero", map[string]any{"n": 0}, protocol.CodeBadRequest, "params.n: 0 is out of range"},
+		{"n str", map[string]any{"n": "4"}, protocol.CodeBadRequest, "params.n: want int, got str"},
+		{"n float", map[string]any{"n": 4.0}, protocol.CodeBadRequest, "want int, got float"},
+		{"bad mode", map[string]any{"mode": "duo"}, protocol.CodeBadRequest, `"duo" is not one of single, multi`},
+		{"bad tier", map[string]any{"tier": "huge"}, protocol.CodeBadRequest, "bad observation tier"},
+		{"opponent too costly", map[string]any{"opponent": "mcts:100000"}, protocol.CodeLimitExceeded, "above this server's --max-opponent-sims 2000"},
+		{"opponent too costly with workers", map[string]any{"opponent": "mc:1000,workers=4"}, protocol.CodeLimitExceeded, "4000 simulations"},
+		{"bad rules", map[string]any{"rules": "players=9"}, protocol.CodeInvalidRules, "players must be 2 to 4"},
+		{"bad rules key", map[string]any{"rules": map[string]any{"playerz": 2}}, protocol.CodeInvalidRules, "unknown rules key"},
+		{"rules value type", map[string]any{"rules": map[string]any{"players": []int{2}}}, protocol.CodeBadRequest, "want bool, int, float or str"},
+		{"rules type", map[string]any{"rules": 3}, protocol.CodeBadRequest, "want str or map"},
+		{"bad opponent", map[string]any{"opponent": "oracle"}, protocol.CodeBadRequest, "unknown agent"},
+		{"seat out of range", map[string]any{"seat": 2}, protocol.CodeBadRequest, "out of range 0..1"},
+		{"seat word", map[string]any{"seat": "first"}, protocol.CodeBadRequest, `want a seat number or "random"`},
+		{"multi with opponent", map[string]any{"mode": "multi", "opponent": "random"}, protocol.CodeBadRequest, "mode single only"},
+		{"bad autoreset", map[string]any{"autoreset": "never"}, protocol.CodeBadRequest, "next_step, same_step"},
+		{"bad reward", map[string]any{"reward": "dense"}, protocol.CodeBadRequest, `"dense" is not one of win`},
+		{"bad illegal", map[string]any{"illegal": "ignore"}, protocol.CodeBadRequest, "error, penalty"},
+		{"negative max", map[string]any{"max_decisions": -1}, protocol.CodeBadRequest, "out of range"},
+		{"too many envs", map[string]any{"n": 100}, protocol.CodeLimitExceeded, "per connection"},
+		{"frame too small", map[string]any{"n": 50, "tier": "tactical"}, protocol.CodeLimitExceeded, "max_frame"},
 	}
 	ts := startServer(t, "tcp", Config{MaxEnvsPerConn: 64, MaxFrame: 64 << 10})
 	c := ts.client(t)
@@ -231,7 +233,7 @@ func TestMakeErrors(t *testing.T) {
 }
 
 // do calls a method and fails the test on error.
-func do(t *testing.T, c *Client, method string, params map[string]any) map[string]any {
+func do(t *testing.T, c *client.Client, method string, params map[string]any) map[string]any {
 	t.Helper()
 	res, err := c.Call(method, params)
 	require.NoError(t, err, "%s %v", method, params)
@@ -270,17 +272,17 @@ func TestReset(t *testing.T) {
 	errs := []struct {
 		name   string
 		params map[string]any
-		code   Code
+		code   protocol.Code
 		msg    string
 	}{
-		{"no handle", map[string]any{"seed": 1}, CodeBadRequest, "missing params.handle"},
-		{"unknown handle", map[string]any{"handle": 99}, CodeUnknownHandle, "no handle 99"},
-		{"seed count", map[string]any{"handle": h, "seed": []int{1, 2}}, CodeBadRequest, "2 seeds for 3 envs"},
-		{"negative seed", map[string]any{"handle": h, "seed": -1}, CodeBadRequest, "negative"},
-		{"seed str", map[string]any{"handle": h, "seed": "1"}, CodeBadRequest, "want int, got str"},
-		{"start range", map[string]any{"handle": h, "options": map[string]any{"start": 3}}, CodeBadRequest, "seat 3 out of range 0..2"},
-		{"unknown option", map[string]any{"handle": h, "options": map[string]any{"begin": 0}}, CodeBadRequest, `unknown option "begin"`},
-		{"options type", map[string]any{"handle": h, "options": 1}, CodeBadRequest, "want map"},
+		{"no handle", map[string]any{"seed": 1}, protocol.CodeBadRequest, "missing params.handle"},
+		{"unknown handle", map[string]any{"handle": 99}, protocol.CodeUnknownHandle, "no handle 99"},
+		{"seed count", map[string]any{"handle": h, "seed": []int{1, 2}}, protocol.CodeBadRequest, "2 seeds for 3 envs"},
+		{"negative seed", map[string]any{"handle": h, "seed": -1}, protocol.CodeBadRequest, "negative"},
+		{"seed str", map[string]any{"handle": h, "seed": "1"}, protocol.CodeBadRequest, "want int, got str"},
+		{"start range", map[string]any{"handle": h, "options": map[string]any{"start": 3}}, protocol.CodeBadRequest, "seat 3 out of range 0..2"},
+		{"unknown option", map[string]any{"handle": h, "options": map[string]any{"begin": 0}}, protocol.CodeBadRequest, `unknown option "begin"`},
+		{"options type", map[string]any{"handle": h, "options": 1}, protocol.CodeBadRequest, "want map"},
 	}
 	for _, tt := range errs {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,7 +299,7 @@ func TestStepErrors(t *testing.T) {
 	c := ts.client(t)
 	h := makeHandle(t, c, map[string]any{"n": 2})
 	_, err := c.Call("step", map[string]any{"handle": h, "actions": i32bin(0, 0)})
-	assert.Equal(t, CodeNeedsReset, errCode(err), "%v", err)
+	assert.Equal(t, protocol.CodeNeedsReset, errCode(err), "%v", err)
 	res := do(t, c, "reset", map[string]any{"handle": h, "seed": 5})
 	mask := res["mask"].([]byte)
 	legal := legalFrom(mask, 2)
@@ -306,20 +308,20 @@ func TestStepErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		params map[string]any
-		code   Code
+		code   protocol.Code
 		msg    string
 	}{
-		{"missing actions", map[string]any{"handle": h}, CodeBadRequest, "missing params.actions"},
-		{"short bin", map[string]any{"handle": h, "actions": i32bin(legal[0])}, CodeBadRequest, "4 bytes, want 8"},
-		{"short list", map[string]any{"handle": h, "actions": []int{1}}, CodeBadRequest, "1 actions for 2 envs"},
-		{"actions str", map[string]any{"handle": h, "actions": "12"}, CodeBadRequest, "want bin of int32 or array of int"},
-		{"list of str", map[string]any{"handle": h, "actions": []string{"a", "b"}}, CodeBadRequest, "actions[0]: want int"},
-		{"out of range", map[string]any{"handle": h, "actions": i32bin(legal[0], 180)}, CodeBadRequest, "actions[1] = 180 is out of range"},
-		{"negative", map[string]any{"handle": h, "actions": i32bin(-1, legal[1])}, CodeBadRequest, "actions[0] = -1"},
-		{"illegal", map[string]any{"handle": h, "actions": i32bin(illegal, legal[1])}, CodeIllegalAction, "env 0, seat 0"},
-		{"unknown handle", map[string]any{"handle": h + 1, "actions": i32bin(legal...)}, CodeUnknownHandle, ""},
-		{"unknown param", map[string]any{"handle": h, "actions": i32bin(legal...), "render": true}, CodeBadRequest, `unknown parameter "render"`},
-		{"handle str", map[string]any{"handle": "1", "actions": i32bin(legal...)}, CodeBadRequest, "params.handle: want int"},
+		{"missing actions", map[string]any{"handle": h}, protocol.CodeBadRequest, "missing params.actions"},
+		{"short bin", map[string]any{"handle": h, "actions": i32bin(legal[0])}, protocol.CodeBadRequest, "4 bytes, want 8"},
+		{"short list", map[string]any{"handle": h, "actions": []int{1}}, protocol.CodeBadRequest, "1 actions for 2 envs"},
+		{"actions str", map[string]any{"handle": h, "actions": "12"}, protocol.CodeBadRequest, "want bin of int32 or array of int"},
+		{"list of str", map[string]any{"handle": h, "actions": []string{"a", "b"}}, protocol.CodeBadRequest, "actions[0]: want int"},
+		{"out of range", map[string]any{"handle": h, "actions": i32bin(legal[0], 180)}, protocol.CodeBadRequest, "actions[1] = 180 is out of range"},
+		{"negative", map[string]any{"handle": h, "actions": i32bin(-1, legal[1])}, protocol.CodeBadRequest, "actions[0] = -1"},
+		{"illegal", map[string]any{"handle": h, "actions": i32bin(illegal, legal[1])}, protocol.CodeIllegalAction, "env 0, seat 0"},
+		{"unknown handle", map[string]any{"handle": h + 1, "actions": i32bin(legal...)}, protocol.CodeUnknownHandle, ""},
+		{"unknown param", map[string]any{"handle": h, "actions": i32bin(legal...), "render": true}, protocol.CodeBadRequest, `unknown parameter "render"`},
+		{"handle str", map[string]any{"handle": "1", "actions": i32bin(legal...)}, protocol.CodeBadRequest, "params.handle: want int"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -390,7 +392,7 @@ func TestSingleMode(t *testing.T) {
 }
 
 func toI(v any) int {
-	n, _ := toInt(v)
+	n, _ := client.Int(v)
 	return n
 }
 
@@ -524,20 +526,20 @@ func TestCloseStatsRender(t *testing.T) {
 	svg := do(t, c, "render", map[string]any{"handle": h, "index": 4, "format": "svg"})["svg"].(string)
 	assert.Contains(t, svg, "<svg")
 	_, err := c.Call("render", map[string]any{"handle": h, "index": 4, "format": "png"})
-	assert.Equal(t, CodeUnsupported, errCode(err))
+	assert.Equal(t, protocol.CodeUnsupported, errCode(err))
 	_, err = c.Call("render", map[string]any{"handle": h, "index": 5})
-	assert.Equal(t, CodeBadRequest, errCode(err))
+	assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 	_, err = c.Call("render", map[string]any{"handle": h})
-	assert.Equal(t, CodeBadRequest, errCode(err))
+	assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 	_, err = c.Call("ping", map[string]any{"x": 1})
-	assert.Equal(t, CodeBadRequest, errCode(err))
+	assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 	do(t, c, "close", map[string]any{"handle": h})
 	_, err = c.Call("close", map[string]any{"handle": h})
-	assert.Equal(t, CodeUnknownHandle, errCode(err))
+	assert.Equal(t, protocol.CodeUnknownHandle, errCode(err))
 	st = do(t, c, "stats", nil)
 	assert.EqualValues(t, 0, st["envs"])
 	_, err = c.Call("launch", nil)
-	assert.Equal(t, CodeUnknownMethod, errCode(err))
+	assert.Equal(t, protocol.CodeUnknownMethod, errCode(err))
 }
 
 func toF(v any) float64 {
@@ -547,7 +549,7 @@ func toF(v any) float64 {
 	case float32:
 		return float64(x)
 	}
-	n, _ := toInt(v)
+	n, _ := client.Int(v)
 	return float64(n)
 }
 
@@ -587,16 +589,16 @@ func TestSaveLoad(t *testing.T) {
 	tests := []struct {
 		name   string
 		params map[string]any
-		code   Code
+		code   protocol.Code
 		msg    string
 	}{
-		{"other rules", map[string]any{"handle": other, "index": 0, "state": blob}, CodeBadState, "the handle plays"},
-		{"garbage", map[string]any{"handle": h, "index": 0, "state": []byte{1, 2, 3}}, CodeBadState, ""},
-		{"deep", map[string]any{"handle": h, "index": 0, "state": nested(60000)}, CodeBadState, "nesting"},
-		{"no state", map[string]any{"handle": h, "index": 0}, CodeBadRequest, "missing params.state"},
-		{"state str", map[string]any{"handle": h, "index": 0, "state": "x"}, CodeBadRequest, "want bin"},
-		{"seat in multi", map[string]any{"handle": h, "index": 0, "state": blob, "seat": 1}, CodeBadRequest, "mode single"},
-		{"index", map[string]any{"handle": h, "index": 2, "state": blob}, CodeBadRequest, "out of range 0..1"},
+		{"other rules", map[string]any{"handle": other, "index": 0, "state": blob}, protocol.CodeBadState, "the handle plays"},
+		{"garbage", map[string]any{"handle": h, "index": 0, "state": []byte{1, 2, 3}}, protocol.CodeBadState, ""},
+		{"deep", map[string]any{"handle": h, "index": 0, "state": nested(60000)}, protocol.CodeBadState, "nesting"},
+		{"no state", map[string]any{"handle": h, "index": 0}, protocol.CodeBadRequest, "missing params.state"},
+		{"state str", map[string]any{"handle": h, "index": 0, "state": "x"}, protocol.CodeBadRequest, "want bin"},
+		{"seat in multi", map[string]any{"handle": h, "index": 0, "state": blob, "seat": 1}, protocol.CodeBadRequest, "mode single"},
+		{"index", map[string]any{"handle": h, "index": 2, "state": blob}, protocol.CodeBadRequest, "out of range 0..1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -607,7 +609,7 @@ func TestSaveLoad(t *testing.T) {
 		})
 	}
 	_, err = c.Call("save", map[string]any{"handle": h, "index": -1})
-	assert.Equal(t, CodeBadRequest, errCode(err))
+	assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 }
 
 // TestOversizedResult: a result that outgrows max_frame (only info can make
@@ -618,13 +620,13 @@ func TestOversizedResult(t *testing.T) {
 	h := makeHandle(t, c, map[string]any{"n": 60})
 	res := do(t, c, "reset", map[string]any{"handle": h, "seed": 1})
 	_, err := c.Step(h, legalFrom(res["mask"].([]byte), 60), 1)
-	assert.Equal(t, CodeLimitExceeded, errCode(err))
+	assert.Equal(t, protocol.CodeLimitExceeded, errCode(err))
 	assert.ErrorContains(t, err, "the request was carried out")
 	_, err = c.Call("save", map[string]any{"handle": h, "index": 0})
 	assert.NoError(t, err, "the connection goes on")
 	h2 := makeHandle(t, c, nil)
 	_, err = c.Call("save", map[string]any{"handle": h2, "index": 0})
-	assert.Equal(t, CodeNeedsReset, errCode(err))
+	assert.Equal(t, protocol.CodeNeedsReset, errCode(err))
 }
 
 func TestHistogram(t *testing.T) {

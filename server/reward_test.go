@@ -6,11 +6,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/client"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // episodeReturns plays n envs with the first legal action until each has
 // finished one episode and returns every env's rewards, step by step.
-func episodeReturns(t *testing.T, c *Client, params map[string]any, n int) [][]float32 {
+func episodeReturns(t *testing.T, c *client.Client, params map[string]any, n int) [][]float32 {
 	t.Helper()
 	h := makeHandle(t, c, params)
 	res := do(t, c, "reset", map[string]any{"handle": h, "seed": 7, "options": map[string]any{"start": 0}})
@@ -74,5 +77,5 @@ func TestProgressReward(t *testing.T) {
 		}
 	}
 	_, err := c.Call("make", map[string]any{"n": 1, "reward": "money"})
-	assert.Equal(t, CodeBadRequest, errCode(err))
+	assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"io"
 	"net"
 	"testing"
@@ -12,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // frame wraps a body in a frame header.
@@ -59,7 +60,7 @@ func TestMalformedInput(t *testing.T) {
 			ts := startServer(t, network, Config{})
 			other := ts.client(t)
 			nc := ts.rawConn(t)
-			c := NewClient(nc)
+			c := client.NewClient(nc)
 			_, err := c.Hello("")
 			require.NoError(t, err)
 			tests := []struct {
@@ -150,7 +151,7 @@ func TestFatalFrames(t *testing.T) {
 	if err == nil {
 		t.Fatalf("step with action 0 everywhere should be illegal somewhere, got %v", r.Terminated)
 	}
-	assert.Equal(t, CodeIllegalAction, errCode(err))
+	assert.Equal(t, protocol.CodeIllegalAction, errCode(err))
 	res := do(t, other, "reset", map[string]any{"handle": h, "seed": 1})
 	_, err = other.Step(h, legalFrom(res["mask"].([]byte), 4), -1)
 	assert.NoError(t, err, "the other connection was served throughout")
@@ -187,12 +188,12 @@ func TestLimits(t *testing.T) {
 	t.Run("envs per connection", func(t *testing.T) {
 		makeHandle(t, a, map[string]any{"n": 6})
 		_, err := a.Call("make", map[string]any{"n": 5})
-		assert.Equal(t, CodeLimitExceeded, errCode(err))
+		assert.Equal(t, protocol.CodeLimitExceeded, errCode(err))
 		makeHandle(t, a, map[string]any{"n": 4})
 	})
 	t.Run("envs in total", func(t *testing.T) {
 		_, err := b.Call("make", map[string]any{"n": 6})
-		assert.Equal(t, CodeLimitExceeded, errCode(err), "10 held by a, 15 allowed")
+		assert.Equal(t, protocol.CodeLimitExceeded, errCode(err), "10 held by a, 15 allowed")
 		makeHandle(t, b, map[string]any{"n": 5})
 	})
 	t.Run("closing frees", func(t *testing.T) {
@@ -211,7 +212,7 @@ func TestLimits(t *testing.T) {
 func TestPipelining(t *testing.T) {
 	ts := startServer(t, "tcp", Config{})
 	nc := ts.rawConn(t)
-	c := NewClient(nc)
+	c := client.NewClient(nc)
 	_, err := c.Hello("")
 	require.NoError(t, err)
 	var burst []byte
@@ -266,10 +267,5 @@ func TestConfig(t *testing.T) {
 	assert.ErrorIs(t, err, ErrConfig)
 	_, err = New(Config{MaxConns: -1})
 	assert.ErrorIs(t, err, ErrConfig)
-	assert.Len(t, Codes(), 18)
-	e := &Error{Code: CodeBadRequest, Message: "x"}
-	assert.True(t, errors.Is(e, &Error{Code: CodeBadRequest}))
-	assert.False(t, errors.Is(e, &Error{Code: CodeInternal}))
-	assert.Equal(t, "bad_request: x", e.Error())
-	assert.True(t, bytes.HasPrefix(errorFrame(nil, nil, CodeInternal, string(make([]byte, 9000)))[4:], []byte{0x82}))
+	assert.True(t, bytes.HasPrefix(errorFrame(nil, nil, protocol.CodeInternal, string(make([]byte, 9000)))[4:], []byte{0x82}))
 }

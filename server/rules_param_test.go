@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // TestRulesMapMatchesString sends the same rules as a string and as a map
@@ -53,8 +55,8 @@ func TestRulesMapMatchesString(t *testing.T) {
 			_, mapErr := c.Call("make", map[string]any{"rules": tt.m})
 			require.Error(t, strErr)
 			require.Error(t, mapErr)
-			assert.Equal(t, CodeInvalidRules, errCode(strErr))
-			assert.Equal(t, CodeInvalidRules, errCode(mapErr))
+			assert.Equal(t, protocol.CodeInvalidRules, errCode(strErr))
+			assert.Equal(t, protocol.CodeInvalidRules, errCode(mapErr))
 			assert.Contains(t, strErr.Error(), tt.msg)
 			assert.Equal(t, strErr.Error(), mapErr.Error(), "one message in both forms")
 		})
@@ -65,7 +67,7 @@ func TestRulesMapMatchesString(t *testing.T) {
 		_, mapErr := c.Call("make", map[string]any{"rules": map[string]any{"p": 0.5, "flat_prob": 0.55}})
 		for _, err := range []error{strErr, mapErr} {
 			require.Error(t, err)
-			assert.Equal(t, CodeInvalidRules, errCode(err))
+			assert.Equal(t, protocol.CodeInvalidRules, errCode(err))
 			assert.Contains(t, err.Error(), `rules key "flat_prob" given more than once`)
 		}
 	})

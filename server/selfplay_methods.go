@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
@@ -11,6 +13,7 @@ import (
 	"github.com/yutenv/yutenv/internal/msgp"
 	_ "github.com/yutenv/yutenv/nnet" // the agent spec net:PATH, for opponents
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // selfplayNew starts a network-guided self-play run (package az) whose
@@ -19,10 +22,10 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	cfg := az.DefaultConfig()
 	cfg.Software = "yutenv server"
 	const method = "selfplay_new"
-	e := c.eachKeyOf(method, selfplayNewKeys, p,
+	e := c.eachKeyOf(method, protocol.SelfplayNewKeys, p,
 		func(k int, r *msgp.Reader) (err error) {
 			var s []byte
-			switch selfplayNewKeys[k] {
+			switch protocol.SelfplayNewKeys[k] {
 			case "rules":
 				cfg.Rules, err = rulesParam(r)
 			case "tier":
@@ -37,7 +40,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 				s, err = r.Str()
 				cfg.Out = string(s)
 			default: // az.Settings, held to the struct's keys at init
-				st, _ := az.LookupSetting(selfplayNewKeys[k])
+				st, _ := az.LookupSetting(protocol.SelfplayNewKeys[k])
 				var v float64
 				if st.Int {
 					var i int64
@@ -56,7 +59,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 		return e
 	}
 	if cfg.Out == "" {
-		return errorf(CodeBadRequest, "%s: missing params.out (the dataset directory, on the server's machine)", method)
+		return errorf(protocol.CodeBadRequest, "%s: missing params.out (the dataset directory, on the server's machine)", method)
 	}
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = cfg.InFlight
@@ -66,7 +69,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 		return e
 	}
 	if !c.srv.reserveSelfplay(bytes, c.budget.RunBytes) {
-		return errorf(CodeLimitExceeded, "%s: the self-play runs already held take the server's --max-selfplay-bytes %d; this one needs about %d bytes more. Close a run or retry later",
+		return errorf(protocol.CodeLimitExceeded, "%s: the self-play runs already held take the server's --max-selfplay-bytes %d; this one needs about %d bytes more. Close a run or retry later",
 			method, c.budget.RunBytes, bytes)
 	}
 	run, err := az.Start(cfg)
@@ -75,9 +78,9 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	}
 	switch {
 	case errors.Is(err, az.ErrConfig) || errors.Is(err, dataset.ErrDataset) || errors.Is(err, env.ErrInvalidRules):
-		return errorf(CodeBadRequest, "%s: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "%s: %v", method, err)
 	case err != nil:
-		return errorf(CodeBadRequest, "%s: params.out: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "%s: params.out: %v", method, err)
 	}
 	if c.runs == nil {
 		c.runs = map[uint64]*selfplayRun{}
@@ -112,7 +115,7 @@ func floatIn(r *msgp.Reader, lo, hi float64) (float64, error) {
 		return 0, err
 	}
 	if !(f >= lo && f <= hi) {
-		return 0, errorf(CodeBadRequest, "%g is not a number in %g..%g", f, lo, hi)
+		return 0, errorf(protocol.CodeBadRequest, "%g is not a number in %g..%g", f, lo, hi)
 	}
 	return f, nil
 }
@@ -124,7 +127,7 @@ func f32Param(r *msgp.Reader, dst []float32) ([]float32, error) {
 		return dst, err
 	}
 	if len(b)%4 != 0 {
-		return dst, errorf(CodeBadRequest, "%d bytes is not a whole number of float32", len(b))
+		return dst, errorf(protocol.CodeBadRequest, "%d bytes is not a whole number of float32", len(b))
 	}
 	n := len(b) / 4
 	if cap(dst) < n {
@@ -141,8 +144,8 @@ func f32Param(r *msgp.Reader, dst []float32) ([]float32, error) {
 func (c *conn) runParams(method string, p []byte, fn func(k int, r *msgp.Reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
-	e := c.eachKeyOf(method, runKeys, p, func(k int, r *msgp.Reader) (err error) {
-		if k == runID {
+	e := c.eachKeyOf(method, protocol.RunKeys, p, func(k int, r *msgp.Reader) (err error) {
+		if k == protocol.RunID {
 			id, err = r.Uint64()
 			set = true
 			return err
@@ -156,11 +159,11 @@ func (c *conn) runParams(method string, p []byte, fn func(k int, r *msgp.Reader)
 		return nil, id, e
 	}
 	if !set {
-		return nil, id, errorf(CodeBadRequest, "%s: missing params.id", method)
+		return nil, id, errorf(protocol.CodeBadRequest, "%s: missing params.id", method)
 	}
 	run, ok := c.runs[id]
 	if !ok {
-		return nil, id, errorf(CodeUnknownHandle, "%s: no self-play run %d on this connection", method, id)
+		return nil, id, errorf(protocol.CodeUnknownHandle, "%s: no self-play run %d on this connection", method, id)
 	}
 	return run, id, nil
 }
@@ -172,10 +175,10 @@ func (c *conn) selfplayNext(p []byte) *Error {
 	var hasP, hasV bool
 	run, _, e := c.runParams(method, p, func(k int, r *msgp.Reader) (err error) {
 		switch k {
-		case runPriors:
+		case protocol.RunPriors:
 			c.priors, err = f32Param(r, c.priors)
 			hasP = true
-		case runValues:
+		case protocol.RunValues:
 			c.values, err = f32Param(r, c.values)
 			hasV = true
 		}
@@ -195,11 +198,11 @@ func (c *conn) selfplayNext(p []byte) *Error {
 	var ae *az.AnswerError
 	switch {
 	case errors.As(err, &ae):
-		return errorf(CodeBadRequest, "%s: params.%s: %s", method, ae.Field, ae.Msg)
+		return errorf(protocol.CodeBadRequest, "%s: params.%s: %s", method, ae.Field, ae.Msg)
 	case errors.Is(err, az.ErrTimeout):
-		return errorf(CodeEvalTimeout, "%s: %v", method, err)
+		return errorf(protocol.CodeEvalTimeout, "%s: %v", method, err)
 	case err != nil:
-		return errorf(CodeInternal, "%s: the run failed: %v", method, err)
+		return errorf(protocol.CodeInternal, "%s: the run failed: %v", method, err)
 	}
 	sum := run.Summary()
 	c.out = msgp.AppendMapHeader(c.out, 8)
@@ -271,4 +274,21 @@ func (s *Server) releaseSelfplay(bytes int64) {
 	s.spMu.Lock()
 	s.spBytes -= bytes
 	s.spMu.Unlock()
+}
+
+func init() { checkSelfplayKeys(protocol.SelfplayNewKeys, az.Settings()) }
+
+// checkSelfplayKeys panics unless keys, selfplay_new's declared params,
+// are rules, tier, gumbel, seed, out and the settings: its reader's cases.
+func checkSelfplayKeys(keys []string, settings []az.Setting) {
+	want := []string{"rules", "tier", "gumbel", "seed", "out"}
+	for _, s := range settings {
+		want = append(want, s.Key)
+	}
+	got := slices.Clone(keys)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		panic(fmt.Sprintf("server: selfplay_new declares params %v, its reader takes %v", keys, want))
+	}
 }

@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // f32Bytes is a float32 array as the wire carries it.
@@ -50,19 +52,19 @@ func TestSelfplayMethods(t *testing.T) {
 	res, err := c.Call("selfplay_new", p)
 	require.NoError(t, err)
 	id := res["id"]
-	first, _ := toInt(res["first_game"])
+	first, _ := client.Int(res["first_game"])
 	assert.Equal(t, 4, first)
-	d, _ := toInt(res["obs_size"])
+	d, _ := client.Int(res["obs_size"])
 	require.Positive(t, d)
 	params := map[string]any{"id": id}
 	batches := 0
 	for {
 		r, err := c.Call("selfplay_next", params)
 		require.NoError(t, err)
-		n, _ := toInt(r["n"])
+		n, _ := client.Int(r["n"])
 		if n == 0 {
 			assert.Equal(t, true, r["done"])
-			g, _ := toInt(r["games"])
+			g, _ := client.Int(r["games"])
 			assert.Equal(t, 3, g)
 			break
 		}
@@ -77,7 +79,7 @@ func TestSelfplayMethods(t *testing.T) {
 	_, err = c.Call("selfplay_close", map[string]any{"id": id})
 	require.NoError(t, err)
 	_, err = c.Call("selfplay_next", map[string]any{"id": id})
-	assert.Equal(t, CodeUnknownHandle, errCode(err))
+	assert.Equal(t, protocol.CodeUnknownHandle, errCode(err))
 	m, err := dataset.Open(out, dataset.Config{}, 0)
 	assert.Nil(t, m)
 	assert.ErrorIs(t, err, dataset.ErrDataset, "the run's dataset exists (and is not a bare config's)")
@@ -123,22 +125,22 @@ func TestSelfplayBadClients(t *testing.T) {
 		id := res["id"]
 		r, err := c.Call("selfplay_next", map[string]any{"id": id})
 		require.NoError(t, err)
-		n, _ := toInt(r["n"])
+		n, _ := client.Int(r["n"])
 		require.Positive(t, n)
 		ans := uniformAnswer(n + 1)
 		ans["id"] = id
 		_, err = c.Call("selfplay_next", ans)
-		require.Equal(t, CodeBadRequest, errCode(err))
+		require.Equal(t, protocol.CodeBadRequest, errCode(err))
 		assert.Contains(t, err.Error(), "params.priors")
 		ans = uniformAnswer(n)
 		ans["values"] = f32Bytes(make([]float32, n+3))
 		ans["id"] = id
 		_, err = c.Call("selfplay_next", ans)
-		require.Equal(t, CodeBadRequest, errCode(err))
+		require.Equal(t, protocol.CodeBadRequest, errCode(err))
 		assert.Contains(t, err.Error(), "params.values")
 		ans["values"] = []byte{1, 2, 3}
 		_, err = c.Call("selfplay_next", ans)
-		require.Equal(t, CodeBadRequest, errCode(err))
+		require.Equal(t, protocol.CodeBadRequest, errCode(err))
 		ans = uniformAnswer(n)
 		ans["id"] = id
 		_, err = c.Call("selfplay_next", ans)
@@ -153,12 +155,12 @@ func TestSelfplayBadClients(t *testing.T) {
 		id := res["id"]
 		r, err := c.Call("selfplay_next", map[string]any{"id": id})
 		require.NoError(t, err)
-		n, _ := toInt(r["n"])
+		n, _ := client.Int(r["n"])
 		time.Sleep(300 * time.Millisecond) // the client thinks too long
 		ans := uniformAnswer(n)
 		ans["id"] = id
 		_, err = c.Call("selfplay_next", ans)
-		require.Equal(t, CodeEvalTimeout, errCode(err))
+		require.Equal(t, protocol.CodeEvalTimeout, errCode(err))
 		assert.Contains(t, err.Error(), "eval_timeout")
 	})
 	t.Run("params", func(t *testing.T) {
@@ -166,17 +168,17 @@ func TestSelfplayBadClients(t *testing.T) {
 		for _, tc := range []struct {
 			key  string
 			val  any
-			code Code
+			code protocol.Code
 		}{
-			{"games_in_flight", 4096, CodeLimitExceeded}, // × sims 2000 below
-			{"sims", 0, CodeBadRequest},
-			{"games_in_flight", 100000, CodeBadRequest},
-			{"c", math.NaN(), CodeBadRequest},
-			{"tier", "huge", CodeBadRequest},
-			{"out", "", CodeBadRequest},
-			{"bogus", 1, CodeBadRequest},
-			{"first_game", 3, CodeBadRequest}, // not a multiple of shard_games 2
-			{"first_game", -2, CodeBadRequest},
+			{"games_in_flight", 4096, protocol.CodeLimitExceeded}, // × sims 2000 below
+			{"sims", 0, protocol.CodeBadRequest},
+			{"games_in_flight", 100000, protocol.CodeBadRequest},
+			{"c", math.NaN(), protocol.CodeBadRequest},
+			{"tier", "huge", protocol.CodeBadRequest},
+			{"out", "", protocol.CodeBadRequest},
+			{"bogus", 1, protocol.CodeBadRequest},
+			{"first_game", 3, protocol.CodeBadRequest}, // not a multiple of shard_games 2
+			{"first_game", -2, protocol.CodeBadRequest},
 		} {
 			p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
 			p["sims"] = 2000
@@ -185,9 +187,9 @@ func TestSelfplayBadClients(t *testing.T) {
 			assert.Equal(t, tc.code, errCode(err), "%s=%v: %v", tc.key, tc.val, err)
 		}
 		_, err := c.Call("selfplay_next", map[string]any{"id": 999})
-		assert.Equal(t, CodeUnknownHandle, errCode(err))
+		assert.Equal(t, protocol.CodeUnknownHandle, errCode(err))
 		_, err = c.Call("selfplay_next", map[string]any{})
-		assert.Equal(t, CodeBadRequest, errCode(err))
+		assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 	})
 }
 
@@ -203,7 +205,7 @@ func TestNetOpponent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	_, err = c.Call("make", map[string]any{"n": 1, "opponent": "net:/nonexistent.ynet"})
-	assert.Equal(t, CodeBadNet, errCode(err))
+	assert.Equal(t, protocol.CodeBadNet, errCode(err))
 }
 
 // FuzzSelfplayAnswer sends arbitrary priors and values to a live run: the
@@ -226,7 +228,7 @@ func FuzzSelfplayAnswer(f *testing.F) {
 		id = res["id"]
 		r, err := c.Call("selfplay_next", map[string]any{"id": id})
 		require.NoError(t, err)
-		n, _ = toInt(r["n"])
+		n, _ = client.Int(r["n"])
 	}
 	f.Fuzz(func(t *testing.T, priors, values []byte) {
 		if id == nil || n == 0 {
@@ -234,10 +236,10 @@ func FuzzSelfplayAnswer(f *testing.F) {
 		}
 		r, err := c.Call("selfplay_next", map[string]any{"id": id, "priors": priors, "values": values})
 		if err != nil {
-			require.Equal(t, CodeBadRequest, errCode(err), "%v", err)
+			require.Equal(t, protocol.CodeBadRequest, errCode(err), "%v", err)
 			return
 		}
-		n, _ = toInt(r["n"])
+		n, _ = client.Int(r["n"])
 		if n == 0 {
 			_, err = c.Call("selfplay_close", map[string]any{"id": id})
 			require.NoError(t, err)
@@ -251,13 +253,13 @@ func FuzzSelfplayAnswer(f *testing.F) {
 // and a Gumbel run with temperature moves or Dirichlet noise is refused.
 // playRun answers run id's batches with uniform priors until it ends and
 // returns the manifest of its dataset in out.
-func playRun(t *testing.T, c *Client, id any, out string) string {
+func playRun(t *testing.T, c *client.Client, id any, out string) string {
 	t.Helper()
 	params := map[string]any{"id": id}
 	for {
 		r, err := c.Call("selfplay_next", params)
 		require.NoError(t, err)
-		n, _ := toInt(r["n"])
+		n, _ := client.Int(r["n"])
 		if n == 0 {
 			break
 		}
@@ -276,7 +278,7 @@ func TestSelfplayGumbel(t *testing.T) {
 	p := selfplayParams(out)
 	p["gumbel"], p["gumbel_m"] = true, 2
 	_, err := c.Call("selfplay_new", p)
-	assert.Equal(t, CodeBadRequest, errCode(err), "temperature moves and Dirichlet noise do not go with gumbel")
+	assert.Equal(t, protocol.CodeBadRequest, errCode(err), "temperature moves and Dirichlet noise do not go with gumbel")
 	assert.ErrorContains(t, err, "gumbel")
 	p["temperature_moves"], p["dirichlet_alpha"] = 0, 0
 	res, err := c.Call("selfplay_new", p)
@@ -306,7 +308,7 @@ func TestSelfplayPlayoutCap(t *testing.T) {
 				p[k] = v
 			}
 			_, err := c.Call("selfplay_new", p)
-			assert.Equal(t, CodeBadRequest, errCode(err))
+			assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 		})
 	}
 	out := filepath.Join(t.TempDir(), "sp")
@@ -326,7 +328,7 @@ func TestSelfplayPlayoutCap(t *testing.T) {
 func TestMaxKeysHoldsEveryDeclaredParams(t *testing.T) {
 	for _, m := range methods {
 		t.Run(m.Name, func(t *testing.T) {
-			assert.LessOrEqual(t, len(Keys(m.Params)), msgp.MaxKeys)
+			assert.LessOrEqual(t, len(protocol.Keys(m.Params)), msgp.MaxKeys)
 		})
 	}
 	ts := startServer(t, "unix", Config{})
@@ -336,7 +338,7 @@ func TestMaxKeysHoldsEveryDeclaredParams(t *testing.T) {
 		"fast_sims": 2, "full_prob": 0.5, "max_batch": 2, "eval_timeout": 30.0, "first_game": 0} {
 		p[k] = v
 	}
-	require.Len(t, p, len(Keys(methods[methodIDs["selfplay_new"]].Params)), "every declared param of selfplay_new")
+	require.Len(t, p, len(protocol.Keys(methods[methodIDs["selfplay_new"]].Params)), "every declared param of selfplay_new")
 	res, err := c.Call("selfplay_new", p)
 	require.NoError(t, err)
 	_, err = c.Call("selfplay_close", map[string]any{"id": res["id"]})

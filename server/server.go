@@ -22,11 +22,9 @@ import (
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/vecenv"
 )
-
-// ProtocolVersion is the version of docs/PROTOCOL.md this package speaks.
-const ProtocolVersion = 1
 
 // Defaults of Config.
 const (
@@ -37,7 +35,7 @@ const (
 	// about 52000 envs of the compact tier, 10000 of the tactical tier), so
 	// that Config.MemoryBound of the defaults is about 230 MB.
 	DefaultMaxEnvBytes = 96 << 20
-	DefaultMaxFrame    = 16 << 20
+	DefaultMaxFrame    = protocol.DefaultMaxFrame
 	// DefaultMaxInflightBytes bounds the memory of the large frames being
 	// served at once, server wide (48 MiB: three maximal frames).
 	DefaultMaxInflightBytes = 48 << 20
@@ -297,7 +295,7 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// DefaultTier is the observation tier make uses when none is given.
+// DefaultTier is the observation tier make uses when protocol.None is given.
 const DefaultTier = obs.Compact
 
 // helloResult encodes the part of the hello result that never changes.
@@ -317,10 +315,10 @@ func (s *Server) helloResult() ([]byte, error) {
 	if s.cfg.HandshakeTimeout > 0 {
 		handshake = s.cfg.HandshakeTimeout.Seconds()
 	}
-	return msgp.AppendEncoded(nil, helloResultT{
-		Protocol: ProtocolVersion, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
+	return msgp.AppendEncoded(nil, protocol.HelloResult{
+		Protocol: protocol.Version, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
 		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames,
-		Limits: helloLimits{
+		Limits: protocol.HelloLimits{
 			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
 			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,
 			IdleTimeoutS: idle, HandshakeTimeoutS: handshake, MaxConns: s.cfg.MaxConns,
@@ -403,7 +401,7 @@ func (s *Server) accept(nc net.Conn) {
 		s.mu.Unlock()
 		s.hostile.Warn("connection refused: limit reached", "remote", remoteName(nc), "max_conns", s.cfg.MaxConns)
 		msg := fmt.Sprintf("the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
-		s.refuse(nc, errorFrame(nil, nil, CodeLimitExceeded, msg))
+		s.refuse(nc, errorFrame(nil, nil, protocol.CodeLimitExceeded, msg))
 		return
 	}
 	if len(s.pending) >= s.cfg.MaxHandshakes {
@@ -454,11 +452,11 @@ func (s *Server) admit(c *conn) *Error {
 	defer s.mu.Unlock()
 	if _, ok := s.pending[c]; !ok {
 		// Evicted between its hello arriving and now: it is closing.
-		return errorf(CodeLimitExceeded, "too many connections in handshake (--max-handshakes %d); this one waited longest and was dropped", s.cfg.MaxHandshakes)
+		return errorf(protocol.CodeLimitExceeded, "too many connections in handshake (--max-handshakes %d); this one waited longest and was dropped", s.cfg.MaxHandshakes)
 	}
 	if s.admitted >= s.cfg.MaxConns {
 		s.hostile.Warn("connection refused at hello: limit reached", "remote", remoteName(c.nc), "max_conns", s.cfg.MaxConns)
-		return errorf(CodeLimitExceeded, "the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
+		return errorf(protocol.CodeLimitExceeded, "the server already serves %d connections (--max-conns)", s.cfg.MaxConns)
 	}
 	delete(s.pending, c)
 	s.admitted++

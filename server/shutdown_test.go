@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/internal/msgp"
 )
 
@@ -41,8 +42,8 @@ func holdNextFrame(t *testing.T) (inFlight, release chan struct{}) {
 }
 
 // dialHello connects to addr and says hello; the connection closes with the test.
-func dialHello(t *testing.T, addr string) *Client {
-	c, err := Dial(addr, time.Second)
+func dialHello(t *testing.T, addr string) *client.Client {
+	c, err := client.Dial(addr, time.Second)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	_, err = c.Hello("")
@@ -78,7 +79,7 @@ func TestGracefulShutdown(t *testing.T) {
 	assert.ErrorIs(t, <-done, ErrServerClosed)
 	_, err = os.Stat(strings.TrimPrefix(addr, "unix:"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "the socket file was removed")
-	_, err = Dial(addr, time.Second)
+	_, err = client.Dial(addr, time.Second)
 	assert.Error(t, err, "nothing accepts any more")
 }
 

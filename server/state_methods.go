@@ -6,13 +6,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/positions"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // The state methods (docs/PROTOCOL.md, "Positions and search") are
@@ -32,10 +31,10 @@ type stateConn struct {
 // lookupGame returns the game with id g.
 func (c *conn) lookupGame(method string, id *int) (*positions.Game, *Error) {
 	if id == nil {
-		return nil, errorf(CodeBadRequest, "%s: missing params.game (declare one with method game)", method)
+		return nil, errorf(protocol.CodeBadRequest, "%s: missing params.game (declare one with method game)", method)
 	}
 	if c.st == nil || *id < 0 || *id >= len(c.st.games) {
-		return nil, errorf(CodeUnknownHandle, "%s: no game %d on this connection", method, *id)
+		return nil, errorf(protocol.CodeUnknownHandle, "%s: no game %d on this connection", method, *id)
 	}
 	return c.st.games[*id], nil
 }
@@ -43,14 +42,14 @@ func (c *conn) lookupGame(method string, id *int) (*positions.Game, *Error) {
 // rows checks a bin of packed states and returns how many it holds.
 func (c *conn) rows(method string, b []byte) (int, *Error) {
 	if b == nil {
-		return 0, errorf(CodeBadRequest, "%s: missing params.states", method)
+		return 0, errorf(protocol.CodeBadRequest, "%s: missing params.states", method)
 	}
 	n, err := positions.Count(b)
 	if err != nil {
-		return 0, errorf(CodeBadState, "%s: params.%v", method, err)
+		return 0, errorf(protocol.CodeBadState, "%s: params.%v", method, err)
 	}
 	if n > c.budget.Rows {
-		return 0, errorf(CodeLimitExceeded, "%s: %d states, more than the %d a request may carry", method, n, c.budget.Rows)
+		return 0, errorf(protocol.CodeLimitExceeded, "%s: %d states, more than the %d a request may carry", method, n, c.budget.Rows)
 	}
 	return n, nil
 }
@@ -59,20 +58,15 @@ func (c *conn) rows(method string, b []byte) (int, *Error) {
 func (c *conn) checkReply(method string, n, perRow int) *Error {
 	size := 256 + n*perRow
 	if size > c.budget.Reply {
-		return errorf(CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.budget.Reply)
+		return errorf(protocol.CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.budget.Reply)
 	}
 	// The reply, and the temporaries of building it (growBin's zeroed
 	// block, analyse's columns): three times its size.
 	return c.reserveReply(method, size, 3)
 }
 
-// gameParams are game's params.
-type gameParams struct {
-	Rules msgpack.RawMessage `msgpack:"rules"`
-}
-
 // gameMethod declares a rule set and describes it.
-func (c *conn) gameMethod(pr *gameParams) *Error {
+func (c *conn) gameMethod(pr *protocol.GameParams) *Error {
 	rules := env.Standard()
 	if pr.Rules != nil {
 		r := msgp.NewReader(pr.Rules)
@@ -85,11 +79,11 @@ func (c *conn) gameMethod(pr *gameParams) *Error {
 		c.st = &stateConn{}
 	}
 	if len(c.st.games) >= maxGames {
-		return errorf(CodeLimitExceeded, "game: %d games declared on this connection, the most it may hold", maxGames)
+		return errorf(protocol.CodeLimitExceeded, "game: %d games declared on this connection, the most it may hold", maxGames)
 	}
 	g, err := positions.NewGame(rules)
 	if err != nil {
-		return errorf(CodeInvalidRules, "game: %v", err)
+		return errorf(protocol.CodeInvalidRules, "game: %v", err)
 	}
 	c.st.games = append(c.st.games, g)
 	chance := rules.Probabilities()
@@ -97,11 +91,11 @@ func (c *conn) gameMethod(pr *gameParams) *Error {
 	for _, t := range obs.Tiers() {
 		enc, err := g.Encoder(t)
 		if err != nil {
-			return errorf(CodeInternal, "game: %v", err)
+			return errorf(protocol.CodeInternal, "game: %v", err)
 		}
 		tiers = append(tiers, msgp.KV{t.String(), enc.Size()})
 	}
-	return c.result("game", gameResult{
+	return c.result("game", protocol.GameResult{
 		Game: len(c.st.games) - 1, Rules: rules.String(), Players: rules.Players, Pieces: rules.Pieces,
 		StateSize: env.PackedSize, Actions: env.NumActions, Chance: chance[:], ObsSize: tiers, ObsLayout: obs.LayoutVersion,
 	})
@@ -115,18 +109,18 @@ func rowsError(method string, err error) *Error {
 	if err == nil {
 		return nil
 	}
-	code := CodeBadRequest
+	code := protocol.CodeBadRequest
 	var re *positions.RowError
 	switch {
 	case errors.Is(err, positions.ErrSize):
-		return errorf(CodeBadRequest, "%s: params.%v", method, err)
+		return errorf(protocol.CodeBadRequest, "%s: params.%v", method, err)
 	case !errors.As(err, &re):
 	case errors.Is(err, env.ErrCorrupt) || errors.Is(err, env.ErrVersion):
-		code = CodeBadState
+		code = protocol.CodeBadState
 	case errors.Is(err, env.ErrIllegalAction) || errors.Is(err, env.ErrWrongPhase) || errors.Is(err, env.ErrBadInput):
-		code = CodeIllegalAction
+		code = protocol.CodeIllegalAction
 	case strings.HasPrefix(re.Err.Error(), "panic:"):
-		code = CodeInternal
+		code = protocol.CodeInternal
 	}
 	return errorf(code, "%s: %v", method, err)
 }
@@ -142,16 +136,8 @@ func (c *conn) growBin(n int) []byte {
 	return c.out[start : start+n]
 }
 
-// initialParams are initial's params.
-type initialParams struct {
-	Game  *int   `msgpack:"game"`
-	Seed  uint64 `msgpack:"seed"`
-	N     *int   `msgpack:"n"`
-	Start *int   `msgpack:"start"`
-}
-
 // initialStates makes n new games: seeds seed, seed+1, ...
-func (c *conn) initialStates(pr *initialParams) *Error {
+func (c *conn) initialStates(pr *protocol.InitialParams) *Error {
 	g, e := c.lookupGame("initial", pr.Game)
 	if e != nil {
 		return e
@@ -161,12 +147,12 @@ func (c *conn) initialStates(pr *initialParams) *Error {
 		n = *pr.N
 	}
 	if n < 1 || n > c.budget.Rows {
-		return errorf(CodeBadRequest, "initial: params.n: %d out of range 1..%d", n, c.budget.Rows)
+		return errorf(protocol.CodeBadRequest, "initial: params.n: %d out of range 1..%d", n, c.budget.Rows)
 	}
 	if pr.Start != nil {
 		start = *pr.Start
 		if start < 0 || start >= g.Rules().Players {
-			return errorf(CodeBadRequest, "initial: params.start: seat %d out of range 0..%d", start, g.Rules().Players-1)
+			return errorf(protocol.CodeBadRequest, "initial: params.start: seat %d out of range 0..%d", start, g.Rules().Players-1)
 		}
 	}
 	if e := c.checkReply("initial", n, env.PackedSize); e != nil {
@@ -175,21 +161,13 @@ func (c *conn) initialStates(pr *initialParams) *Error {
 	c.out = msgp.AppendMapHeader(c.out, 1)
 	c.out = msgp.AppendStr(c.out, "states")
 	if err := g.Initial(pr.Seed, start, c.growBin(n*env.PackedSize)); err != nil {
-		return errorf(CodeInternal, "initial: %v", err)
+		return errorf(protocol.CodeInternal, "initial: %v", err)
 	}
 	return nil
 }
 
-// applyParams are apply's params.
-type applyParams struct {
-	Game    *int   `msgpack:"game"`
-	States  []byte `msgpack:"states"`
-	Actions []byte `msgpack:"actions"`
-	Throws  []byte `msgpack:"throws"`
-}
-
 // applyStates applies one action, or one throw, to every state.
-func (c *conn) applyStates(pr *applyParams) *Error {
+func (c *conn) applyStates(pr *protocol.ApplyParams) *Error {
 	g, e := c.lookupGame("apply", pr.Game)
 	if e != nil {
 		return e
@@ -199,7 +177,7 @@ func (c *conn) applyStates(pr *applyParams) *Error {
 		return e
 	}
 	if (pr.Actions == nil) == (pr.Throws == nil) {
-		return errorf(CodeBadRequest, "apply: give exactly one of params.actions and params.throws")
+		return errorf(protocol.CodeBadRequest, "apply: give exactly one of params.actions and params.throws")
 	}
 	if e := c.checkReply("apply", n, env.PackedSize); e != nil {
 		return e
@@ -215,19 +193,9 @@ func (c *conn) applyStates(pr *applyParams) *Error {
 	return nil
 }
 
-// queryParams are query's params.
-type queryParams struct {
-	Game    *int    `msgpack:"game"`
-	States  []byte  `msgpack:"states"`
-	Mask    bool    `msgpack:"mask"`
-	Returns bool    `msgpack:"returns"`
-	Obs     *string `msgpack:"obs"`
-	Seat    *int    `msgpack:"seat"`
-}
-
 // queryStates reports the phase, seat to move and, on request, the legal
 // mask, the returns and an observation of every state.
-func (c *conn) queryStates(pr *queryParams) *Error {
+func (c *conn) queryStates(pr *protocol.QueryParams) *Error {
 	g, e := c.lookupGame("query", pr.Game)
 	if e != nil {
 		return e
@@ -242,18 +210,18 @@ func (c *conn) queryStates(pr *queryParams) *Error {
 	if pr.Obs != nil {
 		t, err := obs.ParseTier(*pr.Obs)
 		if err != nil {
-			return errorf(CodeBadRequest, "query: params.obs: %v", err)
+			return errorf(protocol.CodeBadRequest, "query: params.obs: %v", err)
 		}
 		if enc, err = g.Encoder(t); err != nil {
-			return errorf(CodeInternal, "query: %v", err)
+			return errorf(protocol.CodeInternal, "query: %v", err)
 		}
 	}
 	if pr.Seat != nil {
 		if seat = *pr.Seat; seat < -1 || seat >= players {
-			return errorf(CodeBadRequest, "query: params.seat: %d out of range -1..%d (-1: the seat to move)", seat, players-1)
+			return errorf(protocol.CodeBadRequest, "query: params.seat: %d out of range -1..%d (-1: the seat to move)", seat, players-1)
 		}
 		if enc == nil {
-			return errorf(CodeBadRequest, "query: params.seat applies to params.obs only")
+			return errorf(protocol.CodeBadRequest, "query: params.seat applies to params.obs only")
 		}
 	}
 	per := 2
@@ -305,86 +273,67 @@ func (c *conn) queryStates(pr *queryParams) *Error {
 	return nil
 }
 
-// oneStateParams are the params of describe and state_save: one packed state.
-type oneStateParams struct {
-	Game  *int   `msgpack:"game"`
-	State []byte `msgpack:"state"`
-}
-
 // oneState reads the one packed state of params {game, state}.
-func (c *conn) oneState(method string, pr *oneStateParams) (env.State, *Error) {
+func (c *conn) oneState(method string, pr *protocol.StateParams) (env.State, *Error) {
 	g, e := c.lookupGame(method, pr.Game)
 	if e != nil {
 		return env.State{}, e
 	}
 	if pr.State == nil {
-		return env.State{}, errorf(CodeBadRequest, "%s: missing params.state", method)
+		return env.State{}, errorf(protocol.CodeBadRequest, "%s: missing params.state", method)
 	}
 	s, err := g.Unpack(pr.State)
 	if err != nil {
-		return s, errorf(CodeBadState, "%s: params.state: %v", method, err)
+		return s, errorf(protocol.CodeBadState, "%s: params.state: %v", method, err)
 	}
 	return s, nil
 }
 
 // describeState returns one state's position, JSON form and text board.
-func (c *conn) describeState(pr *oneStateParams) *Error {
+func (c *conn) describeState(pr *protocol.StateParams) *Error {
 	s, e := c.oneState("describe", pr)
 	if e != nil {
 		return e
 	}
 	d, err := positions.Describe(&s)
 	if err != nil {
-		return errorf(CodeInternal, "describe: %v", err)
+		return errorf(protocol.CodeInternal, "describe: %v", err)
 	}
 	return c.result("describe", d)
 }
 
-// positionParams are position's params.
-type positionParams struct {
-	Game     *int              `msgpack:"game"`
-	Position *env.PositionDesc `msgpack:"position"`
-	Seed     uint64            `msgpack:"seed"`
-}
-
 // positionState builds a state from a readable position.
-func (c *conn) positionState(pr *positionParams) *Error {
+func (c *conn) positionState(pr *protocol.PositionParams) *Error {
 	g, e := c.lookupGame("position", pr.Game)
 	if e != nil {
 		return e
 	}
 	if pr.Position == nil {
-		return errorf(CodeBadRequest, "position: missing params.position")
+		return errorf(protocol.CodeBadRequest, "position: missing params.position")
 	}
 	st, err := g.FromDesc(pr.Position, pr.Seed)
 	if err != nil {
-		return errorf(CodeBadState, "position: %v", err)
+		return errorf(protocol.CodeBadState, "position: %v", err)
 	}
-	return c.result("position", stateResult{State: st})
+	return c.result("position", protocol.StateResult{State: st})
 }
 
 // saveState returns one state as the engine's saved-state blob (rules included).
-func (c *conn) saveState(pr *oneStateParams) *Error {
+func (c *conn) saveState(pr *protocol.StateParams) *Error {
 	s, e := c.oneState("state_save", pr)
 	if e != nil {
 		return e
 	}
 	blob, err := s.MarshalBinary()
 	if err != nil {
-		return errorf(CodeInternal, "state_save: %v", err)
+		return errorf(protocol.CodeInternal, "state_save: %v", err)
 	}
-	return c.result("state_save", blobResult{Blob: blob})
-}
-
-// stateLoadParams are state_load's params.
-type stateLoadParams struct {
-	Game *int   `msgpack:"game"`
-	Blob []byte `msgpack:"blob"`
+	return c.result("state_save", protocol.BlobResult{Blob: blob})
 }
 
 // loadState reads a saved-state blob into a packed state and its rules.
 // Given a game, the blob's rules must be the game's.
-func (c *conn) loadState(pr *stateLoadParams) *Error {
+func (c *conn) loadState(pr *protocol.StateLoadParams) *Error {
 	var g *positions.Game
 	if pr.Game != nil {
 		var e *Error
@@ -393,27 +342,19 @@ func (c *conn) loadState(pr *stateLoadParams) *Error {
 		}
 	}
 	if pr.Blob == nil {
-		return errorf(CodeBadRequest, "state_load: missing params.blob")
+		return errorf(protocol.CodeBadRequest, "state_load: missing params.blob")
 	}
 	if n, err := msgp.CheckValue(pr.Blob); err != nil || n != len(pr.Blob) {
 		if err == nil {
 			err = fmt.Errorf("%d trailing bytes", len(pr.Blob)-n)
 		}
-		return errorf(CodeBadState, "state_load: %v", err)
+		return errorf(protocol.CodeBadState, "state_load: %v", err)
 	}
 	st, rules, err := g.Load(pr.Blob)
 	if err != nil {
-		return errorf(CodeBadState, "state_load: %v", err)
+		return errorf(protocol.CodeBadState, "state_load: %v", err)
 	}
-	return c.result("state_load", stateRulesResult{State: st, Rules: rules.String()})
-}
-
-// analyseParams are analyse's params.
-type analyseParams struct {
-	Game   *int    `msgpack:"game"`
-	States []byte  `msgpack:"states"`
-	Agent  *string `msgpack:"agent"`
-	Seed   uint64  `msgpack:"seed"`
+	return c.result("state_load", protocol.StateRulesResult{State: st, Rules: rules.String()})
 }
 
 // analyseStates asks a built-in agent for its action at every state, with
@@ -421,7 +362,7 @@ type analyseParams struct {
 // are shared among the server's workers, one agent each; state i is
 // searched with the agent reseeded to seed+i, so the answer does not depend
 // on how the work was split.
-func (c *conn) analyseStates(pr *analyseParams) *Error {
+func (c *conn) analyseStates(pr *protocol.AnalyseParams) *Error {
 	g, e := c.lookupGame("analyse", pr.Game)
 	if e != nil {
 		return e
@@ -431,7 +372,7 @@ func (c *conn) analyseStates(pr *analyseParams) *Error {
 		return e
 	}
 	if pr.Agent == nil {
-		return errorf(CodeBadRequest, "analyse: missing params.agent")
+		return errorf(protocol.CodeBadRequest, "analyse: missing params.agent")
 	}
 	sp, build, e := c.agentSpec(c.srv.ctx, "analyse", "agent", *pr.Agent, n)
 	if e != nil {
@@ -444,7 +385,7 @@ func (c *conn) analyseStates(pr *analyseParams) *Error {
 	// Check every state first (the workers read them again: unpacking costs
 	// far less than a search, and no copy of N states is kept).
 	if e := rowsError("analyse", g.CheckDecisions(c.srv.pool, pr.States)); e != nil {
-		e.Code = CodeBadRequest
+		e.Code = protocol.CodeBadRequest
 		return e
 	}
 	res := analysis.NewOut(n, players)
@@ -453,5 +394,5 @@ func (c *conn) analyseStates(pr *analyseParams) *Error {
 	if e := c.srv.analyse(ctx, g, build, pr.Seed, pr.States, res); e != nil {
 		return e
 	}
-	return c.result("analyse", analyseResult{Agent: sp.String(), Actions: res.Actions, Policy: res.Policy, Value: res.Value, Values: res.Values})
+	return c.result("analyse", protocol.AnalyseResult{Agent: sp.String(), Actions: res.Actions, Policy: res.Policy, Value: res.Value, Values: res.Values})
 }

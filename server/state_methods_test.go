@@ -9,17 +9,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // declareGame calls game and returns its id.
-func declareGame(t testing.TB, c *Client, rules string) int {
+func declareGame(t testing.TB, c *client.Client, rules string) int {
 	t.Helper()
 	res, err := c.Call("game", map[string]any{"rules": rules})
 	require.NoError(t, err)
-	g, ok := toInt(res["game"])
+	g, ok := client.Int(res["game"])
 	require.True(t, ok)
 	assert.Equal(t, int64(env.PackedSize), mustInt(t, res["state_size"]))
 	return int(g)
@@ -27,7 +29,7 @@ func declareGame(t testing.TB, c *Client, rules string) int {
 
 func mustInt(t testing.TB, v any) int64 {
 	t.Helper()
-	n, ok := toInt(v)
+	n, ok := client.Int(v)
 	require.True(t, ok, "%v is not an int", v)
 	return int64(n)
 }
@@ -152,29 +154,29 @@ func TestStateMethodsRefuseBadInput(t *testing.T) {
 		name   string
 		method string
 		params map[string]any
-		code   Code
+		code   protocol.Code
 		text   string
 	}{
-		{"no game", "apply", map[string]any{"states": one, "throws": []byte{0}}, CodeBadRequest, "missing params.game"},
-		{"unknown game", "apply", map[string]any{"game": 9, "states": one, "throws": []byte{0}}, CodeUnknownHandle, "no game 9"},
-		{"unknown key", "apply", map[string]any{"game": g, "states": one, "throws": []byte{0}, "x": 1}, CodeBadRequest, "unknown parameter"},
-		{"ragged states", "apply", map[string]any{"game": g, "states": two[:7], "throws": []byte{0}}, CodeBadState, "not a multiple"},
-		{"both kinds", "apply", map[string]any{"game": g, "states": one, "throws": []byte{0}, "actions": int32Bin(0)}, CodeBadRequest, "exactly one"},
-		{"short actions", "apply", map[string]any{"game": g, "states": two, "actions": int32Bin(0)}, CodeBadRequest, "want 8"},
-		{"corrupt row", "apply", map[string]any{"game": g, "states": corrupt, "throws": []byte{0, 0}}, CodeBadState, "row 1"},
-		{"move at chance", "apply", map[string]any{"game": g, "states": one, "actions": int32Bin(29)}, CodeIllegalAction, "row 0"},
-		{"throw id", "apply", map[string]any{"game": g, "states": one, "throws": []byte{6}}, CodeIllegalAction, "out of range"},
-		{"bad rules", "game", map[string]any{"rules": "players=9"}, CodeInvalidRules, "players"},
-		{"analyse chance", "analyse", map[string]any{"game": g, "states": one, "agent": "greedy"}, CodeBadRequest, "phase throw"},
-		{"analyse spec", "analyse", map[string]any{"game": g, "states": one, "agent": "nope"}, CodeBadRequest, "agent"},
-		{"analyse limit", "analyse", map[string]any{"game": g, "states": one, "agent": "mcts:200"}, CodeLimitExceeded, "max-opponent-sims"},
-		{"query seat", "query", map[string]any{"game": g, "states": one, "obs": "compact", "seat": 7}, CodeBadRequest, "out of range"},
-		{"query tier", "query", map[string]any{"game": g, "states": one, "obs": "huge"}, CodeBadRequest, "obs"},
-		{"position phase", "position", map[string]any{"game": g, "position": map[string]any{"phase": "later"}}, CodeBadState, "phase"},
-		{"position pieces", "position", map[string]any{"game": g, "position": map[string]any{"phase": "throw", "hand": []int{4, 3}}}, CodeBadState, "pieces"},
+		{"no game", "apply", map[string]any{"states": one, "throws": []byte{0}}, protocol.CodeBadRequest, "missing params.game"},
+		{"unknown game", "apply", map[string]any{"game": 9, "states": one, "throws": []byte{0}}, protocol.CodeUnknownHandle, "no game 9"},
+		{"unknown key", "apply", map[string]any{"game": g, "states": one, "throws": []byte{0}, "x": 1}, protocol.CodeBadRequest, "unknown parameter"},
+		{"ragged states", "apply", map[string]any{"game": g, "states": two[:7], "throws": []byte{0}}, protocol.CodeBadState, "not a multiple"},
+		{"both kinds", "apply", map[string]any{"game": g, "states": one, "throws": []byte{0}, "actions": int32Bin(0)}, protocol.CodeBadRequest, "exactly one"},
+		{"short actions", "apply", map[string]any{"game": g, "states": two, "actions": int32Bin(0)}, protocol.CodeBadRequest, "want 8"},
+		{"corrupt row", "apply", map[string]any{"game": g, "states": corrupt, "throws": []byte{0, 0}}, protocol.CodeBadState, "row 1"},
+		{"move at chance", "apply", map[string]any{"game": g, "states": one, "actions": int32Bin(29)}, protocol.CodeIllegalAction, "row 0"},
+		{"throw id", "apply", map[string]any{"game": g, "states": one, "throws": []byte{6}}, protocol.CodeIllegalAction, "out of range"},
+		{"bad rules", "game", map[string]any{"rules": "players=9"}, protocol.CodeInvalidRules, "players"},
+		{"analyse chance", "analyse", map[string]any{"game": g, "states": one, "agent": "greedy"}, protocol.CodeBadRequest, "phase throw"},
+		{"analyse spec", "analyse", map[string]any{"game": g, "states": one, "agent": "nope"}, protocol.CodeBadRequest, "agent"},
+		{"analyse limit", "analyse", map[string]any{"game": g, "states": one, "agent": "mcts:200"}, protocol.CodeLimitExceeded, "max-opponent-sims"},
+		{"query seat", "query", map[string]any{"game": g, "states": one, "obs": "compact", "seat": 7}, protocol.CodeBadRequest, "out of range"},
+		{"query tier", "query", map[string]any{"game": g, "states": one, "obs": "huge"}, protocol.CodeBadRequest, "obs"},
+		{"position phase", "position", map[string]any{"game": g, "position": map[string]any{"phase": "later"}}, protocol.CodeBadState, "phase"},
+		{"position pieces", "position", map[string]any{"game": g, "position": map[string]any{"phase": "throw", "hand": []int{4, 3}}}, protocol.CodeBadState, "pieces"},
 		{"position route", "position", map[string]any{"game": g, "position": map[string]any{"phase": "throw", "hand": []int{3, 4},
-			"stacks": []any{map[string]any{"seat": 0, "station": 7, "route": "C1", "height": 1}}}}, CodeBadState, "not a place of"},
-		{"load junk", "state_load", map[string]any{"game": g, "blob": []byte{0x91, 0x91}}, CodeBadState, ""},
+			"stacks": []any{map[string]any{"seat": 0, "station": 7, "route": "C1", "height": 1}}}}, protocol.CodeBadState, "not a place of"},
+		{"load junk", "state_load", map[string]any{"game": g, "blob": []byte{0x91, 0x91}}, protocol.CodeBadState, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -215,7 +217,7 @@ func TestStateMethodsPositionSaveDescribe(t *testing.T) {
 	assert.Equal(t, packed, ld["state"])
 	g4 := declareGame(t, c, "players=4")
 	_, err = c.Call("state_load", map[string]any{"game": g4, "blob": sv["blob"]})
-	assert.Equal(t, CodeBadState, errCode(err))
+	assert.Equal(t, protocol.CodeBadState, errCode(err))
 }
 
 func TestAnalyseMatchesTheAgent(t *testing.T) {
@@ -340,7 +342,7 @@ func FuzzStateMethods(f *testing.F) {
 		require.Equal(t, "", checkResponse(t, c.out))
 		c.out = c.out[:0]
 		c.serveFrame(body, false)
-		if code := checkResponse(t, c.out); code == string(CodeInternal) {
+		if code := checkResponse(t, c.out); code == string(protocol.CodeInternal) {
 			t.Fatalf("internal error for %x: %s", body, c.out)
 		}
 		c.out = c.out[:0]

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/internal/msgp"
 )
 
@@ -26,7 +27,7 @@ func TestDocExample(t *testing.T) {
 	assert.Equal(t, req[4:], body, "the documented request is what the writer produces")
 	ts := startServer(t, "unix", Config{})
 	nc := ts.rawConn(t)
-	c := NewClient(nc)
+	c := client.NewClient(nc)
 	_, err := c.Hello("")
 	require.NoError(t, err)
 	_, err = nc.Write(req)

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/server"
 )
 
@@ -153,7 +154,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(l) }()
 
-	ready, _ := json.Marshal(map[string]any{"listening": addr, "pid": os.Getpid(), "protocol": server.ProtocolVersion, "version": Version})
+	ready, _ := json.Marshal(map[string]any{"listening": addr, "pid": os.Getpid(), "protocol": protocol.Version, "version": Version})
 	if _, err := fmt.Fprintf(stdout, "%s\n", ready); err != nil {
 		srv.Close()
 		return err

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/server"
 )
 
 var (
@@ -73,7 +73,7 @@ func startServeBinary(t *testing.T, args ...string) (*exec.Cmd, string, *serveBu
 // two cores); the reply is never read.
 func startLongAnalyse(t *testing.T, addr string) {
 	t.Helper()
-	c, err := server.Dial(addr, 5*time.Second)
+	c, err := client.Dial(addr, 5*time.Second)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	_, err = c.Hello("")

@@ -16,7 +16,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"github.com/yutenv/yutenv/server"
+
+	"github.com/yutenv/yutenv/client"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // serveRun runs "yutenv serve args" in the background with a stdin pipe and a
@@ -89,10 +91,10 @@ func TestServeStdinEOF(t *testing.T) {
 	sock := serveSock(t)
 	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+sock, "--exit-on-stdin-eof")
 	assert.Equal(t, "unix:"+sock, ready["listening"])
-	assert.EqualValues(t, server.ProtocolVersion, ready["protocol"])
+	assert.EqualValues(t, protocol.Version, ready["protocol"])
 	assert.Equal(t, Version, ready["version"])
 	assert.EqualValues(t, os.Getpid(), ready["pid"])
-	c, err := server.Dial(ready["listening"].(string), time.Second)
+	c, err := client.Dial(ready["listening"].(string), time.Second)
 	require.NoError(t, err)
 	defer c.Close()
 	res, err := c.Hello("")
@@ -111,14 +113,14 @@ func TestServeSignalAndToken(t *testing.T) {
 	_, port, err := net.SplitHostPort(ready["listening"].(string))
 	require.NoError(t, err)
 	addr := "127.0.0.1:" + port
-	c, err := server.Dial(addr, time.Second)
+	c, err := client.Dial(addr, time.Second)
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Hello("")
-	var se *server.Error
+	var se *protocol.Error
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, server.CodeUnauthorized, se.Code)
-	c2, err := server.Dial(addr, time.Second)
+	assert.Equal(t, protocol.CodeUnauthorized, se.Code)
+	c2, err := client.Dial(addr, time.Second)
 	require.NoError(t, err)
 	defer c2.Close()
 	_, err = c2.Hello("hunter2")
@@ -177,7 +179,7 @@ func TestServeHandshakeFlags(t *testing.T) {
 	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+sock, "--exit-on-stdin-eof",
 		"--handshake-timeout", "300ms", "--max-handshakes", "2", "--max-conns", "3",
 		"--max-analyse-sims", "5000", "--analyse-workers", "1", "--max-selfplay-bytes", "1000000")
-	c, err := server.Dial(ready["listening"].(string), time.Second)
+	c, err := client.Dial(ready["listening"].(string), time.Second)
 	require.NoError(t, err)
 	defer c.Close()
 	res, err := c.Hello("")
@@ -189,7 +191,7 @@ func TestServeHandshakeFlags(t *testing.T) {
 	assert.EqualValues(t, 1, lim["analyse_workers"])
 	assert.EqualValues(t, 1000000, lim["max_selfplay_bytes"])
 
-	silent, err := server.Dial(ready["listening"].(string), time.Second)
+	silent, err := client.Dial(ready["listening"].(string), time.Second)
 	require.NoError(t, err)
 	defer silent.Close()
 	require.NoError(t, silent.Conn().SetDeadline(time.Now().Add(5*time.Second)))
@@ -222,26 +224,26 @@ func TestServeNetDirs(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "yutenv"), nil, 0o755))
 
 	ready, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+serveSock(t), "--exit-on-stdin-eof", "--net-dir", mine)
-	c, err := server.Dial(ready["listening"].(string), time.Second)
+	c, err := client.Dial(ready["listening"].(string), time.Second)
 	require.NoError(t, err)
 	defer c.Close()
 	_, err = c.Hello("")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		spec string
-		code server.Code
+		code protocol.Code
 	}{
 		{"net:shipped.ynet", ""},
 		{"net:mine.ynet", ""},
 		{"net:" + filepath.Join(mine, "mine.ynet"), ""},
-		{"net:../../nnet/testdata/go-tiny.ynet", server.CodeBadNet},
+		{"net:../../nnet/testdata/go-tiny.ynet", protocol.CodeBadNet},
 	} {
 		_, err := c.Call("make", map[string]any{"n": 1, "opponent": tc.spec})
 		if tc.code == "" {
 			assert.NoError(t, err, tc.spec)
 			continue
 		}
-		var se *server.Error
+		var se *protocol.Error
 		require.ErrorAs(t, err, &se, tc.spec)
 		assert.Equal(t, tc.code, se.Code, tc.spec)
 	}

@@ -2,9 +2,9 @@
 // constants, from the Go declarations they come from: the rule options and
 // presets (env.Options, env.Presets), the action count and packed state
 // layout (env), the observation tiers and their sizes (obs), the protocol's
-// methods and their keys (server.Methods) and the error codes (server). With
+// methods and their keys (protocol.Methods) and the error codes (protocol.Codes). With
 // -doc it also writes the generated regions of docs/PROTOCOL.md: the method
-// reference (server.Methods) and the error codes (server.CodeInfos). A test fails when either is stale. Run it with
+// reference (protocol.Methods) and the error codes (protocol.CodeInfos). A test fails when either is stale. Run it with
 //
 //	go generate ./internal/genpy
 //
@@ -24,7 +24,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
-	"github.com/yutenv/yutenv/server"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 func main() {
@@ -81,7 +81,7 @@ func render() ([]byte, error) {
 	w.p("")
 	w.p("The rule options and presets come from env.Options and env.Presets, the action count and the")
 	w.p("packed state layout from package env, the observation tiers from package obs and the error codes")
-	w.p("from package server. Edit those and run ``go generate ./internal/genpy``; a Go test fails when this")
+	w.p("from package protocol. Edit those and run ``go generate ./internal/genpy``; a Go test fails when this")
 	w.p("file is stale.")
 	w.p(`"""`)
 	w.p("")
@@ -233,7 +233,7 @@ func packedSection(w *writer) error {
 func methodsSection(w *writer) error {
 	w.p("")
 	w.p("class MethodSpec(NamedTuple):")
-	w.p(`    """One protocol method (docs/PROTOCOL.md, "Methods"), as server.Methods declares it."""`)
+	w.p(`    """One protocol method (docs/PROTOCOL.md, "Methods"), as protocol.Methods declares it."""`)
 	w.p("")
 	w.p("    params: tuple[str, ...]")
 	w.p(`    """The keys of its params, in the order the server's error messages list them."""`)
@@ -248,10 +248,10 @@ func methodsSection(w *writer) error {
 	w.p("")
 	w.p("")
 	w.p("METHODS: Final[dict[str, MethodSpec]] = {")
-	for _, m := range server.Methods() {
+	for _, m := range protocol.Methods() {
 		w.p("    %s: MethodSpec(", py(m.Name))
-		w.p("        params=%s,", pyTuple(server.Keys(m.Params)))
-		w.p("        result=%s,", pyTuple(server.Keys(m.Result)))
+		w.p("        params=%s,", pyTuple(protocol.Keys(m.Params)))
+		w.p("        result=%s,", pyTuple(protocol.Keys(m.Result)))
 		w.p("        draws=%s,", pyTuple(m.Draws.Names()))
 		w.p("        hello_first=%s,", map[bool]string{true: "False", false: "True"}[m.Handshake])
 		w.p("        doc=%s,", py(m.Doc))
@@ -294,7 +294,7 @@ func selfplaySection(w *writer) error {
 
 func errorsSection(w *writer) error {
 	var codes []string
-	for _, c := range server.Codes() {
+	for _, c := range protocol.Codes() {
 		codes = append(codes, string(c))
 	}
 	w.p("ERROR_CODES: Final[tuple[str, ...]] = (")

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/server"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 const generated = "../../python/yutenv/_protocol.py"
@@ -60,7 +60,7 @@ func TestProtocolModuleContents(t *testing.T) {
 const protocolDoc = "../../docs/PROTOCOL.md"
 
 // docs/PROTOCOL.md's generated regions (the method reference) are what the
-// generator writes now from server.Methods; the prose around them is kept.
+// generator writes now from protocol.Methods; the prose around them is kept.
 func TestProtocolDocIsFresh(t *testing.T) {
 	got, err := os.ReadFile(protocolDoc)
 	require.NoError(t, err)
@@ -69,7 +69,7 @@ func TestProtocolDocIsFresh(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%s is stale: run go generate ./internal/genpy", protocolDoc)
 	}
-	for _, m := range server.Methods() {
+	for _, m := range protocol.Methods() {
 		assert.Contains(t, string(got), "| [`"+m.Name+"`](#", m.Name)
 	}
 }
@@ -90,7 +90,7 @@ func TestProtocolDocErrorCodes(t *testing.T) {
 		listed = append(listed, code)
 	}
 	var codes []string
-	for _, c := range server.Codes() {
+	for _, c := range protocol.Codes() {
 		codes = append(codes, string(c))
 	}
 	assert.Equal(t, codes, listed)

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/yutenv/yutenv/az"
-	"github.com/yutenv/yutenv/server"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // The generated regions of docs/PROTOCOL.md: each lies between a begin
@@ -100,31 +100,31 @@ func codeList(keys []string) string {
 }
 
 // methodsTable is the reference of every method: its params' and result's
-// keys, from server.Methods.
+// keys, from protocol.Methods.
 func methodsTable(doc []byte) (string, error) {
 	var b strings.Builder
 	b.WriteString("| method | params | result | draws | |\n|---|---|---|---|---|\n")
-	for _, m := range server.Methods() {
+	for _, m := range protocol.Methods() {
 		a, err := anchor(doc, m.Name)
 		if err != nil {
 			return "", err
 		}
 		result := "`{}`"
-		if keys := server.Keys(m.Result); len(keys) > 0 {
+		if keys := protocol.Keys(m.Result); len(keys) > 0 {
 			result = codeList(keys)
 		}
 		draws := strings.Join(m.Draws.Names(), ", ")
-		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s | %s |\n", m.Name, a, codeList(server.Keys(m.Params)), result, draws, m.Doc)
+		fmt.Fprintf(&b, "| [`%s`](%s) | %s | %s | %s | %s |\n", m.Name, a, codeList(protocol.Keys(m.Params)), result, draws, m.Doc)
 	}
 	return b.String(), nil
 }
 
 // errorsTable is the table of error codes: when each is sent and what
-// becomes of the connection, from server.CodeInfos.
+// becomes of the connection, from protocol.CodeInfos.
 func errorsTable([]byte) (string, error) {
 	var b strings.Builder
 	b.WriteString("| code | when | connection |\n|---|---|---|\n")
-	for _, c := range server.CodeInfos() {
+	for _, c := range protocol.CodeInfos() {
 		if c.When == "" || c.Connection == "" {
 			return "", fmt.Errorf("error code %s is not documented", c.Code)
 		}

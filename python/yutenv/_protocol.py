@@ -3,7 +3,7 @@
 
 The rule options and presets come from env.Options and env.Presets, the action count and the
 packed state layout from package env, the observation tiers from package obs and the error codes
-from package server. Edit those and run ``go generate ./internal/genpy``; a Go test fails when this
+from package protocol. Edit those and run ``go generate ./internal/genpy``; a Go test fails when this
 file is stale.
 """
 
@@ -271,7 +271,7 @@ PACKED_STATE_VERSION: Final = 2
 
 
 class MethodSpec(NamedTuple):
-    """One protocol method (docs/PROTOCOL.md, "Methods"), as server.Methods declares it."""
+    """One protocol method (docs/PROTOCOL.md, "Methods"), as protocol.Methods declares it."""
 
     params: tuple[str, ...]
     """The keys of its params, in the order the server's error messages list them."""

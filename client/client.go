@@ -1,4 +1,4 @@
-package server
+package client
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
 )
 
 // ErrProtocol is wrapped by every client error about a response that does
@@ -32,7 +33,7 @@ type Client struct {
 	r        *bufio.Reader
 	out      []byte
 	in       []byte
-	hdr      [4]byte
+	hdr      [protocol.HeaderSize]byte
 	nextID   uint64
 	maxFrame int
 	step     StepResult
@@ -53,7 +54,7 @@ func Dial(addr string, timeout time.Duration) (*Client, error) {
 
 // NewClient wraps an open connection.
 func NewClient(nc net.Conn) *Client {
-	return &Client{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), maxFrame: DefaultMaxFrame}
+	return &Client{nc: nc, r: bufio.NewReaderSize(nc, 64<<10), maxFrame: protocol.DefaultMaxFrame}
 }
 
 // Close closes the connection.
@@ -62,25 +63,11 @@ func (c *Client) Close() error { return c.nc.Close() }
 // Conn returns the underlying connection.
 func (c *Client) Conn() net.Conn { return c.nc }
 
-// methodOf returns the name of the one method declared with params P and
-// result R (Methods): the client names methods by their declared types,
-// never by a string of its own. It panics when no method has them (a bug
-// of the caller, found by any test that calls it).
-func methodOf[P, R any]() string {
-	pt, rt := reflect.TypeFor[P](), reflect.TypeFor[R]()
-	for i := range methods {
-		if methods[i].Params == pt && methods[i].Result == rt {
-			return methods[i].Name
-		}
-	}
-	panic(fmt.Sprintf("server: no method is declared with params %v and result %v", pt, rt))
-}
-
-// Do calls the method declared with params P and result R (methodOf),
-// sending p with its zero fields left out (the server's defaults apply),
-// and decodes the result into an R. A server error comes back as *Error.
-func Do[P, R any](c *Client, p *P) (*R, error) {
-	raw, err := c.call(methodOf[P, R](), p)
+// Do calls method m, sending p with its zero fields left out (the
+// server's defaults apply), and decodes the result into an R. A server
+// error comes back as *protocol.Error.
+func Do[P, R any](c *Client, m protocol.Method[P, R], p *P) (*R, error) {
+	raw, err := c.call(m.Name, p)
 	if err != nil {
 		return nil, err
 	}
@@ -91,17 +78,14 @@ func Do[P, R any](c *Client, p *P) (*R, error) {
 	return &r, nil
 }
 
-// stepMethod is step's name, from its declaration.
-var stepMethod = methodOf[stepParams, stepResult]()
-
 // Hello performs the handshake with an optional token and returns its result.
 func (c *Client) Hello(token string) (map[string]any, error) {
-	v := int64(ProtocolVersion)
-	p := &helloParams{Protocol: &v, Client: "yutenv-go"}
+	v := int64(protocol.Version)
+	p := &protocol.HelloParams{Protocol: &v, Client: "yutenv-go"}
 	if token != "" {
 		p.Token = &token
 	}
-	raw, err := c.call(methodOf[helloParams, helloResultT](), p)
+	raw, err := c.call(protocol.Hello.Name, p)
 	if err != nil {
 		return nil, err
 	}
@@ -110,15 +94,15 @@ func (c *Client) Hello(token string) (map[string]any, error) {
 		return nil, err
 	}
 	if lim, ok := res["limits"].(map[string]any); ok {
-		if mf, ok := toInt(lim["max_frame"]); ok && mf > 0 {
+		if mf, ok := Int(lim["max_frame"]); ok && mf > 0 {
 			c.maxFrame = mf
 		}
 	}
 	return res, nil
 }
 
-// toInt converts a decoded msgpack integer to int.
-func toInt(v any) (int, bool) {
+// Int converts an integer of a decoded result (Call) to int.
+func Int(v any) (int, bool) {
 	switch x := v.(type) {
 	case int8:
 		return int(x), true
@@ -184,11 +168,12 @@ func (c *Client) call(method string, params any) (msgpack.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.decodeResponse(resp)
+	return c.DecodeResponse(resp)
 }
 
-// decodeResponse checks a response body and returns its raw result.
-func (c *Client) decodeResponse(body []byte) (msgpack.RawMessage, error) {
+// DecodeResponse checks a response body (ReadFrame's) to the client's last
+// request and returns its raw result, or the *protocol.Error it carries.
+func (c *Client) DecodeResponse(body []byte) (msgpack.RawMessage, error) {
 	if err := msgp.CheckMap(body); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
@@ -204,9 +189,9 @@ func (c *Client) decodeResponse(body []byte) (msgpack.RawMessage, error) {
 		return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 	}
 	if resp.Error != nil {
-		return nil, &Error{Code: Code(resp.Error.Code), Message: resp.Error.Message}
+		return nil, &protocol.Error{Code: protocol.Code(resp.Error.Code), Message: resp.Error.Message}
 	}
-	if id, ok := toInt(resp.ID); !ok || uint64(id) != c.nextID {
+	if id, ok := Int(resp.ID); !ok || uint64(id) != c.nextID {
 		return nil, fmt.Errorf("%w: response id %v, want %d", ErrProtocol, resp.ID, c.nextID)
 	}
 	return resp.Result, nil
@@ -214,18 +199,17 @@ func (c *Client) decodeResponse(body []byte) (msgpack.RawMessage, error) {
 
 // WriteFrame sends one frame with the given body.
 func (c *Client) WriteFrame(body []byte) error {
-	c.out = binary.BigEndian.AppendUint32(c.out[:0], uint32(len(body)))
-	c.out = append(c.out, body...)
+	c.out = protocol.AppendFrame(c.out[:0], body)
 	_, err := c.nc.Write(c.out)
 	return err
 }
 
 // ReadFrame reads one frame and returns its body, valid until the next read.
 func (c *Client) ReadFrame() ([]byte, error) {
-	if _, err := io.ReadFull(c.r, c.hdr[:]); err != nil {
+	n, err := protocol.ReadHeader(c.r, &c.hdr)
+	if err != nil {
 		return nil, err
 	}
-	n := int(binary.BigEndian.Uint32(c.hdr[:]))
 	if n == 0 || n > c.maxFrame {
 		return nil, fmt.Errorf("%w: frame of %d bytes (max %d)", ErrProtocol, n, c.maxFrame)
 	}
@@ -234,7 +218,7 @@ func (c *Client) ReadFrame() ([]byte, error) {
 	}
 	c.in = c.in[:n]
 	if _, err := io.ReadFull(c.r, c.in); err != nil {
-		return nil, unexpected(err)
+		return nil, protocol.Unexpected(err)
 	}
 	return c.in, nil
 }
@@ -264,15 +248,15 @@ type StepResult struct {
 // the StepResult field of key k (-1: not kept), stepResultRaw[k] whether
 // it keeps the raw value (a list) rather than a bin.
 var (
-	stepResultKeys                 = keySet(Keys(reflect.TypeFor[stepResult]()))
-	stepResultField, stepResultRaw = stepResultFields(reflect.TypeFor[stepResult](), reflect.TypeFor[StepResult]())
+	stepResultKeys                 = protocol.KeySet(protocol.Keys(reflect.TypeFor[protocol.StepResult]()))
+	stepResultField, stepResultRaw = stepResultFields(reflect.TypeFor[protocol.StepResult](), reflect.TypeFor[StepResult]())
 )
 
 // stepResultFields maps the keys of the declared result decl to the
 // fields of the client's struct client with the same tags; it panics when
 // client has a tag decl lacks.
 func stepResultFields(decl, client reflect.Type) (field []int, raw []bool) {
-	keys := Keys(decl)
+	keys := protocol.Keys(decl)
 	field, raw = make([]int, len(keys)), make([]bool, len(keys))
 	for i, k := range keys {
 		field[i] = -1
@@ -285,7 +269,7 @@ func stepResultFields(decl, client reflect.Type) (field []int, raw []bool) {
 		}
 		i := slices.Index(keys, tag)
 		if i < 0 {
-			panic(fmt.Sprintf("server: %v.%s reads key %q, which %v does not declare", client, client.Field(j).Name, tag, decl))
+			panic(fmt.Sprintf("client: %v.%s reads key %q, which %v does not declare", client, client.Field(j).Name, tag, decl))
 		}
 		field[i] = j
 	}
@@ -326,30 +310,30 @@ func (c *Client) Step(handle uint64, actions []int32, info int) (*StepResult, er
 // (pipelining); RecvStep reads it.
 func (c *Client) SendStep(handle uint64, actions []int32, info int) error {
 	c.nextID++
-	b := append(c.out[:0], 0, 0, 0, 0)
+	b := protocol.BeginFrame(c.out[:0])
 	b = msgp.AppendMapHeader(b, 3)
 	b = msgp.AppendStr(b, "id")
 	b = msgp.AppendUint(b, c.nextID)
 	b = msgp.AppendStr(b, "method")
-	b = msgp.AppendStr(b, stepMethod)
+	b = msgp.AppendStr(b, protocol.Step.Name)
 	b = msgp.AppendStr(b, "params")
 	keys := 2
 	if info >= 0 {
 		keys++
 	}
 	b = msgp.AppendMapHeader(b, keys)
-	b = msgp.AppendStr(b, stepKeys[stepHandle])
+	b = msgp.AppendStr(b, protocol.StepKeys[protocol.StepHandle])
 	b = msgp.AppendUint(b, handle)
-	b = msgp.AppendStr(b, stepKeys[stepActions])
+	b = msgp.AppendStr(b, protocol.StepKeys[protocol.StepActions])
 	b = msgp.AppendBinHeader(b, 4*len(actions))
 	for _, a := range actions {
 		b = binary.LittleEndian.AppendUint32(b, uint32(a))
 	}
 	if info >= 0 {
-		b = msgp.AppendStr(b, stepKeys[stepInfo])
+		b = msgp.AppendStr(b, protocol.StepKeys[protocol.StepInfo])
 		b = msgp.AppendBool(b, info == 1)
 	}
-	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
+	protocol.EndFrame(b, 0)
 	c.out = b
 	_, err := c.nc.Write(b)
 	return err
@@ -361,6 +345,12 @@ func (c *Client) RecvStep() (*StepResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	return c.ParseStep(body)
+}
+
+// ParseStep parses the body of a step response without allocating; the
+// result is valid until the client's next call.
+func (c *Client) ParseStep(body []byte) (*StepResult, error) {
 	res := &c.step
 	*res = StepResult{Size: len(body) + 4}
 	r := msgp.NewReader(body)
@@ -379,7 +369,7 @@ func (c *Client) RecvStep() (*StepResult, error) {
 				return nil, fmt.Errorf("%w: %v", ErrProtocol, err)
 			}
 		case "error":
-			m, err := c.decodeResponse(body)
+			m, err := c.DecodeResponse(body)
 			if err == nil {
 				err = fmt.Errorf("%w: error response without error: %v", ErrProtocol, m)
 			}
@@ -428,7 +418,7 @@ func (res *StepResult) parse(r *msgp.Reader) error {
 		if err != nil {
 			return fmt.Errorf("%w: result: %v", ErrProtocol, err)
 		}
-		i := stepResultKeys.of(k)
+		i := stepResultKeys.Of(k)
 		if i < 0 || stepResultField[i] < 0 || stepResultRaw[i] {
 			v, err := r.Skip()
 			if err != nil {
