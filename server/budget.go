@@ -75,7 +75,7 @@ func (c *conn) reserveReply(method string, size, factor int) *Error {
 		return nil
 	}
 	if c.budget.Reply == 0 {
-		return errorf(protocol.CodeInternal, "%s: a reply of about %d bytes, but the method does not declare protocol.DrawReply (Method.Draws)", method, size)
+		return errorf(protocol.CodeInternal, "%s: a reply of about %d bytes, but the method does not declare DrawReply (protocol.Desc.Draws)", method, size)
 	}
 	if err := c.reserve(factor * size); err != nil {
 		return errorf(protocol.CodeLimitExceeded, "%s: a reply of about %d bytes: %v", method, size, err)

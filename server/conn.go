@@ -16,6 +16,7 @@ import (
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/vecenv"
+	"github.com/yutenv/yutenv/vecenv/wire"
 )
 
 // keepBuffer is the largest request buffer, and the largest reply buffer, a
@@ -52,6 +53,10 @@ type conn struct {
 	held int
 	// params reads the params of the methods read by hand (eachKeyOf).
 	params msgp.Reader
+	// resetArgs and stepArgs are reset's and step's params, read into
+	// the connection so that the hot path allocates nothing.
+	resetArgs wire.ResetArgs
+	stepArgs  wire.StepArgs
 	// budget is the request's budget from the limits policy, by its
 	// method's declared draws (Server.budgets).
 	budget *Budget

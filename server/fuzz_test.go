@@ -76,7 +76,7 @@ func checkResponse(t *testing.T, out []byte) string {
 
 // FuzzDispatch serves arbitrary request bodies on a connection that holds a
 // live handle: every body gets exactly one well-formed response frame, and
-// protocol.None makes the server fail internally.
+// none makes the server fail internally.
 func FuzzDispatch(f *testing.F) {
 	for _, b := range fuzzRequests() {
 		f.Add(b)

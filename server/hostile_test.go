@@ -78,7 +78,7 @@ func stall(t *testing.T, ts *testServer, n int) []net.Conn {
 }
 
 // lastWord reads what the server sends a stalled connection before it
-// closes it: the code of its one error frame ("" if it sent protocol.None), and
+// closes it: the code of its one error frame ("" if it sent none), and
 // whether the connection then closed.
 func lastWord(t *testing.T, nc net.Conn, within time.Duration) (code string, closed bool) {
 	t.Helper()

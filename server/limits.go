@@ -94,19 +94,19 @@ func DecisionSims(sp agent.Spec) int64 {
 
 // Budget is what one request of a method may spend beyond its frame:
 // Limits.Budget computes it from the method's declared draws
-// (Method.Draws). A budget the method does not draw on is zero: a handler
+// (protocol.Desc.Draws). A budget the method does not draw on is zero: a handler
 // that spends it is refused.
 type Budget struct {
-	// Rows is the most packed states the request may carry or make (protocol.DrawRows).
+	// Rows is the most packed states the request may carry or make (DrawRows).
 	Rows int
-	// Reply is the largest reply it may reserve room for (protocol.DrawReply).
+	// Reply is the largest reply it may reserve room for (DrawReply).
 	Reply int
-	// DecisionSims bounds one decision's search (protocol.DrawOpponent, protocol.DrawSearch);
-	// RequestSims the whole request's (protocol.DrawSearch); Workers an agent's
-	// search workers (protocol.DrawSearch). math.MaxInt64 (or MaxInt): no limit.
+	// DecisionSims bounds one decision's search (DrawOpponent, DrawSearch);
+	// RequestSims the whole request's (DrawSearch); Workers an agent's
+	// search workers (DrawSearch). math.MaxInt64 (or MaxInt): no limit.
 	DecisionSims, RequestSims int64
 	Workers                   int
-	// RunBytes bounds the self-play runs' memory, server wide (protocol.DrawRuns).
+	// RunBytes bounds the self-play runs' memory, server wide (DrawRuns).
 	RunBytes int64
 }
 
@@ -146,14 +146,14 @@ func (b *Budget) Search(method, field, spec string, sp agent.Spec, n int) *Error
 	sims := DecisionSims(sp)
 	switch {
 	case b.DecisionSims == 0:
-		return errorf(protocol.CodeInternal, "%s: params.%s: the method does not declare a search budget (Method.Draws)", method, field)
+		return errorf(protocol.CodeInternal, "%s: params.%s: the method does not declare a search budget (protocol.Desc.Draws)", method, field)
 	case sims > b.DecisionSims:
 		return errorf(protocol.CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
 			method, field, msgp.Clip([]byte(spec)), sims, b.DecisionSims)
 	case n == 0:
 		return nil
 	case b.Workers == 0 || b.RequestSims == 0:
-		return errorf(protocol.CodeInternal, "%s: the method does not declare protocol.DrawSearch", method)
+		return errorf(protocol.CodeInternal, "%s: the method does not declare DrawSearch", method)
 	case max(sp.Workers, 1) > b.Workers:
 		return errorf(protocol.CodeLimitExceeded, "%s: params.%s: %q searches with %d workers, more than this server's --analyse-workers %d",
 			method, field, msgp.Clip([]byte(spec)), max(sp.Workers, 1), b.Workers)

@@ -77,7 +77,7 @@ func TestLimitsPolicy(t *testing.T) {
 }
 
 // TestBudgetsFollowTheDraws: a request's budget holds exactly what its
-// method declares it draws on (Method.Draws); every other is zero.
+// method declares it draws on (protocol.Desc.Draws); every other is zero.
 func TestBudgetsFollowTheDraws(t *testing.T) {
 	cfg, err := Config{}.withDefaults()
 	require.NoError(t, err)

@@ -2,13 +2,8 @@ package server
 
 import (
 	"crypto/subtle"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/yutenv/yutenv/env"
@@ -20,90 +15,6 @@ import (
 	"github.com/yutenv/yutenv/vecenv"
 	"github.com/yutenv/yutenv/vecenv/wire"
 )
-
-// paramError is a bad parameter; eachKeyOf turns it into bad_request unless
-// it already is a protocol *Error.
-func paramError(method, key string, err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	code := protocol.CodeBadRequest
-	var re rulesError
-	if errors.As(err, &re) {
-		code = protocol.CodeInvalidRules
-	}
-	return errorf(code, "%s: params.%s: %v", method, key, err)
-}
-
-// rulesError is a rules param the engine refused (invalid_rules): the
-// method that read it names itself and the param (paramError), once.
-type rulesError struct{ err error }
-
-func (e rulesError) Error() string { return e.err.Error() }
-func (e rulesError) Unwrap() error { return e.err }
-
-// errUnknownParam marks a key a method does not take.
-var errUnknownParam = errors.New("unknown parameter")
-
-// valueError is a failure reading the value of key.
-type valueError struct {
-	key []byte
-	err error
-}
-
-func (e valueError) Error() string { return fmt.Sprintf("%s: %v", msgp.Clip(e.key), e.err) }
-func (e valueError) Unwrap() error { return e.err }
-
-// eachKeyOf reads the params map of a method whose params are read by
-// hand (p nil: no keys), by msgp.EachKey: fn gets each key's position in ks
-// (the params struct's fields), and a key ks does not hold is refused
-// without calling fn; the error then lists the keys the method declares.
-// It allocates nothing on success (reset's params: no key is copied, and
-// the reader is the connection's).
-func (c *conn) eachKeyOf(method string, ks protocol.KeySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
-	if p == nil {
-		return nil
-	}
-	r := &c.params
-	*r = msgp.NewReader(p)
-	err := msgp.EachKey(r, func(kb []byte) error {
-		k := ks.Of(kb)
-		if k < 0 {
-			return valueError{kb, errUnknownParam}
-		}
-		if err := fn(k, r); err != nil {
-			return valueError{kb, err}
-		}
-		return nil
-	})
-	if err == nil {
-		return nil
-	}
-	return paramsError(method, declaredKeys(method), err)
-}
-
-// paramsError turns an error of msgp.EachKey over a method's params into the
-// protocol error (nil for nil).
-func paramsError(method, keys string, err error) *Error {
-	if err == nil {
-		return nil // before the targets of errors.As, which live on the heap
-	}
-	var rk msgp.RepeatedKeyError
-	var ve valueError
-	switch {
-	case !errors.As(err, &ve) && errors.As(err, &rk):
-		return errorf(protocol.CodeBadRequest, "%s: parameter %q appears twice", method, msgp.Clip(rk.Key))
-	case ve.key == nil:
-		return errorf(protocol.CodeBadRequest, "%s: params: %v", method, err)
-	case errors.Is(ve.err, errUnknownParam):
-		if keys == "" {
-			return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (it takes protocol.None)", method, msgp.Clip(ve.key))
-		}
-		return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, msgp.Clip(ve.key), keys)
-	}
-	return paramError(method, string(ve.key), ve.err)
-}
 
 // hello checks the client's protocol version and token and sends the handshake.
 func (c *conn) hello(pr *protocol.HelloParams) *Error {
@@ -132,150 +43,11 @@ func (c *conn) ping(*protocol.None) *Error {
 	return nil
 }
 
-// choice returns the index of s in names.
-func choice(s string, names []string) (int, error) {
-	for i, n := range names {
-		if s == n {
-			return i, nil
-		}
-	}
-	return 0, fmt.Errorf("%q is not one of %s", msgp.Clip([]byte(s)), strings.Join(names, ", "))
-}
-
-// rulesParam reads the rules: an env.ParseRules string or a map of its
-// keys, read by msgp.EachKey and set on top of env.Standard by an
-// env.RulesBuilder (bools as on/off, numbers in decimal, strs as they are),
-// so the map and the string accept the same keys and aliases, fill in the
-// same defaults and refuse a repeated key with the same message.
-func rulesParam(r *msgp.Reader) (env.Rules, error) {
-	switch r.PeekKind() {
-	case 's':
-		s, _ := r.Str()
-		rules, err := env.ParseRules(string(s))
-		if err != nil {
-			return rules, rulesError{err}
-		}
-		return rules, nil
-	case 'm':
-	default:
-		_, err := r.Str()
-		return env.Rules{}, fmt.Errorf("want str or map: %w", err)
-	}
-	b := env.NewRulesBuilder(env.Standard())
-	var setErr error
-	err := msgp.EachKey(r, func(k []byte) error {
-		var v string
-		switch r.PeekKind() {
-		case 'b':
-			on, _ := r.Bool()
-			v = "off"
-			if on {
-				v = "on"
-			}
-		case 'i':
-			x, neg, _ := r.Int()
-			if neg {
-				v = strconv.FormatInt(int64(x), 10)
-			} else {
-				v = strconv.FormatUint(x, 10)
-			}
-		case 'f':
-			f, _ := r.Float()
-			v = strconv.FormatFloat(f, 'g', -1, 64)
-		case 's':
-			s, _ := r.Str()
-			v = string(s)
-		default:
-			return fmt.Errorf("%s: want bool, int, float or str, got %s", msgp.Clip(k), msgp.KindName(r.PeekKind()))
-		}
-		if setErr == nil {
-			setErr = b.Set(string(k), v)
-		}
-		return nil
-	})
-	if err != nil {
-		return env.Rules{}, err
-	}
-	var rules env.Rules
-	if setErr == nil {
-		rules, setErr = b.Rules()
-	}
-	if setErr != nil {
-		return rules, rulesError{setErr}
-	}
-	return rules, nil
-}
-
-// seatParam reads a seat: an int in 0..MaxPlayers-1 or "random".
-func seatParam(r *msgp.Reader) (int, error) {
-	if r.PeekKind() == 's' {
-		s, _ := r.Str()
-		if string(s) != "random" {
-			return 0, fmt.Errorf("want a seat number or \"random\", got %q", msgp.Clip(s))
-		}
-		return vecenv.RandomSeat, nil
-	}
-	v, err := r.IntIn(0, env.MaxPlayers-1)
-	return int(v), err
-}
-
-// makeConfig turns make's params into a batch configuration.
-func makeConfig(pr *protocol.MakeParams) (cfg vecenv.Config, seatSet, oppSet bool, e *Error) {
-	cfg = vecenv.Config{Rules: env.Standard(), Tier: DefaultTier, N: 1, Opponent: "random", Reward: vecenv.RewardWin,
-		MaxDecisions: pr.MaxDecisions, Info: pr.Info}
-	var err error
-	if pr.Rules != nil {
-		r := msgp.NewReader(pr.Rules)
-		if cfg.Rules, err = rulesParam(&r); err != nil {
-			return cfg, false, false, paramError("make", "rules", err)
-		}
-	}
-	if pr.Tier != nil {
-		if cfg.Tier, err = obs.ParseTier(*pr.Tier); err != nil {
-			return cfg, false, false, paramError("make", "tier", err)
-		}
-	}
-	if pr.N != nil {
-		cfg.N = *pr.N
-	}
-	choices := []struct {
-		key   string
-		s     *string
-		names []string
-		set   func(int)
-	}{
-		{"mode", pr.Mode, vecenv.ModeNames(), func(i int) { cfg.Mode = vecenv.Mode(i) }},
-		{"autoreset", pr.Autoreset, vecenv.AutoresetNames(), func(i int) { cfg.Autoreset = vecenv.Autoreset(i) }},
-		{"reward", pr.Reward, vecenv.RewardNames(), func(i int) { cfg.Reward = vecenv.Reward(i) }},
-		{"illegal", pr.Illegal, vecenv.IllegalNames(), func(i int) { cfg.Illegal = vecenv.Illegal(i) }},
-	}
-	for _, ch := range choices {
-		if ch.s == nil {
-			continue
-		}
-		i, err := choice(*ch.s, ch.names)
-		if err != nil {
-			return cfg, false, false, paramError("make", ch.key, err)
-		}
-		ch.set(i)
-	}
-	if pr.Seat != nil {
-		r := msgp.NewReader(pr.Seat)
-		if cfg.Seat, err = seatParam(&r); err != nil {
-			return cfg, false, false, paramError("make", "seat", err)
-		}
-	}
-	if pr.Opponent != nil {
-		cfg.Opponent = *pr.Opponent
-	}
-	return cfg, pr.Seat != nil, pr.Opponent != nil, nil
-}
-
 // makeHandle creates a batch of envs.
 func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
-	cfg, seatSet, oppSet, e := makeConfig(pr)
-	if e != nil {
-		return e
+	cfg, seatSet, oppSet, err := wire.MakeConfig(pr)
+	if err != nil {
+		return paramError("make", err)
 	}
 	players := cfg.Rules.Players
 	switch {
@@ -335,216 +107,85 @@ func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
 		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
 		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
 		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
-		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: spaceValue(b.Encoder().Space()), Actions: env.NumActions,
+		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: wire.Space(b.Encoder().Space()), Actions: env.NumActions,
 		RewardShape: rewardShape,
 	})
 }
 
-// lookup returns the batch of handle h (nil: missing).
-func (c *conn) lookup(method string, h *uint64) (*vecenv.Batch, *Error) {
-	if h == nil {
+// lookup returns the batch of handle h (set false: the params lack it).
+func (c *conn) lookup(method string, h uint64, set bool) (*vecenv.Batch, *Error) {
+	if !set {
 		return nil, errorf(protocol.CodeBadRequest, "%s: missing params.handle", method)
 	}
-	b, ok := c.handles[*h]
+	b, ok := c.handles[h]
 	if !ok {
-		return nil, errorf(protocol.CodeUnknownHandle, "%s: no handle %d on this connection", method, *h)
+		return nil, errorf(protocol.CodeUnknownHandle, "%s: no handle %d on this connection", method, h)
 	}
 	return b, nil
 }
 
+// lookupPtr is lookup of a decoded handle param (nil: missing).
+func (c *conn) lookupPtr(method string, h *uint64) (*vecenv.Batch, *Error) {
+	if h == nil {
+		return c.lookup(method, 0, false)
+	}
+	return c.lookup(method, *h, true)
+}
+
 // reset starts a new episode in every env of a handle.
 func (c *conn) reset(p []byte) *Error {
-	var seedSet bool
-	var seed uint64
-	seedN := -1 // length of a seed array, -1 without one
-	var seedList msgp.Reader
-	start, seat, seatSet := env.AnySeat, 0, false
-	var info *bool
-	b, _, e := c.handleParams("reset", p, func(k int, r *msgp.Reader) (err error) {
-		switch k {
-		case protocol.ResetSeed:
-			switch r.PeekKind() {
-			case 'n':
-				r.IsNil()
-			case 'a':
-				// Checked here, stored once the handle's env count is
-				// known: nothing is allocated for a claimed length.
-				seedN, _ = r.ArrayLen()
-				seedList = *r
-				for i := range seedN {
-					if _, err = r.Uint64(); err != nil {
-						return fmt.Errorf("[%d]: %w", i, err)
-					}
-				}
-			default:
-				seed, err = r.Uint64()
-				seedSet = true
-			}
-		case protocol.ResetOpts:
-			if r.IsNil() {
-				return nil
-			}
-			start, seat, seatSet, err = resetOptions(r)
-			return err
-		case protocol.ResetInfo:
-			v, err := r.Bool()
-			info = &v
-			return err
-		}
-		return err
-	})
+	a := &c.resetArgs
+	if err := wire.ReadReset(p, &c.params, a); err != nil {
+		return paramsError("reset", declaredKeys("reset"), err)
+	}
+	b, e := c.lookup("reset", a.Handle, a.HandleSet)
 	if e != nil {
 		return e
 	}
 	cfg := b.Config()
-	n, players := cfg.N, cfg.Rules.Players
+	n, players, o := cfg.N, cfg.Rules.Players, &a.Options
 	switch {
-	case seedN >= 0 && seedN != n:
-		return errorf(protocol.CodeBadRequest, "reset: params.seed: %d seeds for %d envs", seedN, n)
-	case start >= players:
-		return errorf(protocol.CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", start, players-1)
-	case seatSet && cfg.Mode == vecenv.Multi:
+	case a.SeedCount() >= 0 && a.SeedCount() != n:
+		return errorf(protocol.CodeBadRequest, "reset: params.seed: %d seeds for %d envs", a.SeedCount(), n)
+	case o.Start >= players:
+		return errorf(protocol.CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", o.Start, players-1)
+	case o.SeatSet && cfg.Mode == vecenv.Multi:
 		return errorf(protocol.CodeBadRequest, "reset: params.options.seat applies to mode single only")
-	case seatSet && seat >= players:
-		return errorf(protocol.CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", seat, players-1)
+	case o.SeatSet && o.Seat >= players:
+		return errorf(protocol.CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", o.Seat, players-1)
 	}
-	if seedN < 0 {
-		if !seedSet {
-			seed = rand.Uint64()
-		}
-		b.SeedAll(seed)
-	} else {
-		for i := range b.Seeds() {
-			b.Seeds()[i], _ = seedList.Uint64() // checked while reading the params
-		}
+	a.Seed(b)
+	o.Record = cfg.Info
+	if a.Info >= 0 {
+		o.Record = a.Info == 1
 	}
-	record := cfg.Info
-	if info != nil {
-		record = *info
-	}
-	if e := c.reserveReply("reset", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply("reset", wire.ReplyBytes(b, o.Record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
-	if err := b.Reset(c.srv.pool, vecenv.ResetOptions{Start: start, Seat: seat, SeatSet: seatSet, Record: record}); err != nil {
+	if err := b.Reset(c.srv.pool, *o); err != nil {
 		return errorf(netCode(err, protocol.CodeInternal), "reset: %v", err)
 	}
-	c.out = wire.AppendReset(c.out, b, record, c.srv.cfg.MaxFrame)
+	c.out = wire.AppendReset(c.out, b, o.Record, c.srv.cfg.MaxFrame)
 	return nil
 }
 
-// resetOptions reads reset's options map (by msgp.EachKey): start and seat.
-func resetOptions(r *msgp.Reader) (start, seat int, seatSet bool, err error) {
-	start = env.AnySeat
-	err = msgp.EachKey(r, func(k []byte) error {
-		switch protocol.ResetOptKeys.Of(k) {
-		case protocol.OptStart:
-			if r.IsNil() {
-				start = env.AnySeat
-				return nil
-			}
-			v, err := r.IntIn(0, env.MaxPlayers-1)
-			if err != nil {
-				return fmt.Errorf("start: %w", err)
-			}
-			start = int(v)
-		case protocol.OptSeat:
-			var err error
-			if seat, err = seatParam(r); err != nil {
-				return fmt.Errorf("seat: %w", err)
-			}
-			seatSet = true
-		default:
-			return fmt.Errorf("unknown option %q (options: %s)", msgp.Clip(k), strings.Join(protocol.ResetOptKeys, ", "))
-		}
-		return nil
-	})
-	return start, seat, seatSet, err
-}
-
 // step applies one action per env. It is the hot path: it reads its params
-// with msgp.EachKey straight from the frame and allocates nothing.
+// straight from the frame (wire.ReadStep) and allocates nothing.
 func (c *conn) step(p []byte) *Error {
-	var h uint64
-	var hset bool
-	var actions []byte
-	var list msgp.Reader
-	listN := -1
-	var info int8 = -1
-	r := msgp.NewReader(p)
-	var err error
-	if p != nil {
-		err = msgp.EachKey(&r, func(kb []byte) error {
-			var err error
-			switch protocol.StepKeys.Of(kb) {
-			case protocol.StepHandle:
-				h, err = r.Uint64()
-				hset = true
-			case protocol.StepActions:
-				switch r.PeekKind() {
-				case 'B':
-					actions, _ = r.Bin()
-					listN = -1
-				case 'a':
-					listN, _ = r.ArrayLen()
-					list = r
-					_, err = r.SkipN(listN)
-				default:
-					err = fmt.Errorf("want bin of int32 or array of int, got %s", msgp.KindName(r.PeekKind()))
-				}
-			case protocol.StepInfo:
-				var v bool
-				v, err = r.Bool()
-				info = 0
-				if v {
-					info = 1
-				}
-			default:
-				err = errUnknownParam
-			}
-			if err != nil {
-				return valueError{kb, err}
-			}
-			return nil
-		})
-	}
-	if err != nil {
+	a := &c.stepArgs
+	if err := wire.ReadStep(p, a); err != nil {
 		return paramsError("step", declaredKeys("step"), err)
 	}
-	var hp *uint64
-	if hset {
-		hp = &h
-	}
-	b, e := c.lookup("step", hp)
+	b, e := c.lookup("step", a.Handle, a.HandleSet)
 	if e != nil {
 		return e
 	}
 	if !b.Started() {
-		return errorf(protocol.CodeNeedsReset, "step: handle %d was never reset", h)
+		return errorf(protocol.CodeNeedsReset, "step: handle %d was never reset", a.Handle)
 	}
 	cfg := b.Config()
-	nEnv := cfg.N
-	acts := b.Actions()
-	switch {
-	case actions != nil:
-		if len(actions) != 4*nEnv {
-			return errorf(protocol.CodeBadRequest, "step: params.actions: %d bytes, want %d (N = %d little-endian int32)", len(actions), 4*nEnv, nEnv)
-		}
-		for i := range acts {
-			acts[i] = int32(binary.LittleEndian.Uint32(actions[4*i:]))
-		}
-	case listN >= 0:
-		if listN != nEnv {
-			return errorf(protocol.CodeBadRequest, "step: params.actions: %d actions for %d envs", listN, nEnv)
-		}
-		for i := range acts {
-			v, err := list.IntIn(math.MinInt32, math.MaxInt32)
-			if err != nil {
-				return errorf(protocol.CodeBadRequest, "step: params.actions[%d]: %v", i, err)
-			}
-			acts[i] = int32(v)
-		}
-	default:
-		return errorf(protocol.CodeBadRequest, "step: missing params.actions")
+	if err := a.Actions(b.Actions()); err != nil {
+		return paramError("step", err)
 	}
 	if err := b.CheckActions(); err != nil {
 		if errors.Is(err, vecenv.ErrIllegalAction) {
@@ -553,8 +194,8 @@ func (c *conn) step(p []byte) *Error {
 		return errorf(protocol.CodeBadRequest, "step: %v", err)
 	}
 	record := cfg.Info
-	if info >= 0 {
-		record = info == 1
+	if a.Info >= 0 {
+		record = a.Info == 1
 	}
 	if e := c.reserveReply("step", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
@@ -562,14 +203,14 @@ func (c *conn) step(p []byte) *Error {
 	if err := b.Step(c.srv.pool, record); err != nil {
 		return errorf(netCode(err, protocol.CodeInternal), "step: %v", err)
 	}
-	c.srv.stats.steps.Add(uint64(nEnv))
+	c.srv.stats.steps.Add(uint64(cfg.N))
 	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
 }
 
 // closeHandle frees a handle.
 func (c *conn) closeHandle(pr *protocol.HandleParams) *Error {
-	b, e := c.lookup("close", pr.Handle)
+	b, e := c.lookupPtr("close", pr.Handle)
 	if e != nil {
 		return e
 	}
@@ -579,30 +220,6 @@ func (c *conn) closeHandle(pr *protocol.HandleParams) *Error {
 	c.srv.stats.handles.Add(-1)
 	c.out = msgp.AppendMapHeader(c.out, 0)
 	return nil
-}
-
-// handleParams reads reset's params: the handle, and the other keys of
-// protocol.ResetKeys by fn; it looks the handle up.
-func (c *conn) handleParams(method string, p []byte, fn func(k int, r *msgp.Reader) error) (*vecenv.Batch, uint64, *Error) {
-	var h uint64
-	var hset bool
-	e := c.eachKeyOf(method, protocol.ResetKeys, p, func(k int, r *msgp.Reader) (err error) {
-		if k == protocol.ResetHandle {
-			h, err = r.Uint64()
-			hset = true
-			return err
-		}
-		return fn(k, r)
-	})
-	if e != nil {
-		return nil, h, e
-	}
-	var hp *uint64
-	if hset {
-		hp = &h
-	}
-	b, e := c.lookup(method, hp)
-	return b, h, e
 }
 
 // statsResult reports the server's counters and latency percentiles.
@@ -625,7 +242,7 @@ func (c *conn) statsResult(*protocol.None) *Error {
 
 // indexed looks up one env of a handle: the params handle and index.
 func (c *conn) indexed(method string, h, idx *uint64) (*vecenv.Batch, int, *Error) {
-	b, e := c.lookup(method, h)
+	b, e := c.lookupPtr(method, h)
 	switch {
 	case e != nil:
 		return nil, 0, e
@@ -725,7 +342,7 @@ func (c *conn) render(pr *protocol.RenderParams) *Error {
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
 func (c *conn) observe(pr *protocol.ObserveParams) *Error {
-	b, e := c.lookup("observe", pr.Handle)
+	b, e := c.lookupPtr("observe", pr.Handle)
 	if e != nil {
 		return e
 	}

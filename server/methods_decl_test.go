@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/protocol"
@@ -28,7 +27,7 @@ func TestMethodParamsAreDeclared(t *testing.T) {
 			assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 			keys := strings.Join(protocol.Keys(m.Params), ", ")
 			if keys == "" {
-				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (it takes protocol.None)`)
+				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (it takes none)`)
 			} else {
 				assert.Contains(t, err.Error(), `unknown parameter "zz_unknown" (parameters: `+keys+`)`)
 			}
@@ -116,31 +115,6 @@ func TestMethodIDAllocatesNothing(t *testing.T) {
 		assert.Zero(t, testing.AllocsPerRun(100, func() { methodID(b) }), name)
 	}
 	assert.Equal(t, -1, methodID([]byte("nope")))
-}
-
-// TestSelfplayNewKeysAreTheReaders: selfplay_new's declared params are
-// its reader's cases (rules, tier, gumbel, seed, out and az.Settings).
-func TestSelfplayNewKeysAreTheReaders(t *testing.T) {
-	cases := []struct {
-		name   string
-		build  func()
-		panics bool
-	}{
-		{"selfplay_new's params", func() { checkSelfplayKeys(protocol.SelfplayNewKeys, az.Settings()) }, false},
-		{"a setting the struct lacks", func() {
-			checkSelfplayKeys(protocol.SelfplayNewKeys, append(az.Settings(), az.Setting{Key: "resign"}))
-		}, true},
-		{"a param without a setting", func() { checkSelfplayKeys(append(protocol.SelfplayNewKeys, "resign"), az.Settings()) }, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if tc.panics {
-				assert.Panics(t, tc.build)
-			} else {
-				assert.NotPanics(t, tc.build)
-			}
-		})
-	}
 }
 
 // TestBind: every declared method gets exactly one handler, in id order;

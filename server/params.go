@@ -2,11 +2,13 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/protocol"
+	"github.com/yutenv/yutenv/vecenv/wire"
 )
 
 // decodeParams is the one way the server reads the params of a method that
@@ -35,10 +37,10 @@ func decodeParams(method string, p []byte, v any) *Error {
 	err := msgp.EachKey(&r, func(kb []byte) error {
 		f := sp.Field(kb)
 		if f == nil {
-			return valueError{kb, errUnknownParam}
+			return msgp.KeyError{Key: kb, Err: msgp.ErrUnknownKey}
 		}
 		if err := f.Check(&r); err != nil {
-			return valueError{kb, err}
+			return msgp.KeyError{Key: kb, Err: err}
 		}
 		return nil
 	})
@@ -51,4 +53,71 @@ func decodeParams(method string, p []byte, v any) *Error {
 		return errorf(protocol.CodeBadRequest, "%s: params: %v", method, err)
 	}
 	return nil
+}
+
+// paramError is the protocol error of a bad param: a *wire.ParamError
+// (bad_request, or invalid_rules for a wire.RulesError), or a protocol
+// *Error passed on as it is.
+func paramError(method string, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	code := protocol.CodeBadRequest
+	if errors.As(err, new(wire.RulesError)) {
+		code = protocol.CodeInvalidRules
+	}
+	var pe *wire.ParamError
+	switch {
+	case !errors.As(err, &pe):
+		return errorf(code, "%s: %v", method, err)
+	case errors.Is(pe.Err, wire.ErrMissing):
+		return errorf(code, "%s: missing params.%s", method, pe.Key)
+	}
+	return errorf(code, "%s: params.%s: %v", method, pe.Key, pe.Err)
+}
+
+// eachKeyOf reads the params map of a method whose params are read by
+// hand (p nil: no keys), by msgp.EachKey: fn gets each key's position in ks
+// (the params struct's fields), and a key ks does not hold is refused
+// without calling fn; the error then lists the keys the method declares.
+func (c *conn) eachKeyOf(method string, ks protocol.KeySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
+	if p == nil {
+		return nil
+	}
+	r := &c.params
+	*r = msgp.NewReader(p)
+	err := msgp.EachKey(r, func(kb []byte) error {
+		k := ks.Of(kb)
+		if k < 0 {
+			return msgp.KeyError{Key: kb, Err: msgp.ErrUnknownKey}
+		}
+		if err := fn(k, r); err != nil {
+			return msgp.KeyError{Key: kb, Err: err}
+		}
+		return nil
+	})
+	return paramsError(method, declaredKeys(method), err)
+}
+
+// paramsError turns an error of msgp.EachKey over a method's params into the
+// protocol error (nil for nil).
+func paramsError(method, keys string, err error) *Error {
+	if err == nil {
+		return nil // before the targets of errors.As, which live on the heap
+	}
+	var rk msgp.RepeatedKeyError
+	var ke msgp.KeyError
+	switch {
+	case !errors.As(err, &ke) && errors.As(err, &rk):
+		return errorf(protocol.CodeBadRequest, "%s: parameter %q appears twice", method, msgp.Clip(rk.Key))
+	case ke.Key == nil:
+		return errorf(protocol.CodeBadRequest, "%s: params: %v", method, err)
+	case errors.Is(ke.Err, msgp.ErrUnknownKey):
+		if keys == "" {
+			return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, msgp.Clip(ke.Key))
+		}
+		return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, msgp.Clip(ke.Key), keys)
+	}
+	return paramError(method, &wire.ParamError{Key: string(ke.Key), Err: ke.Err})
 }

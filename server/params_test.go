@@ -107,7 +107,7 @@ func BenchmarkParams(b *testing.B) {
 				case "actions":
 					actions, err = r.Bin()
 				default:
-					err = errUnknownParam
+					err = msgp.ErrUnknownKey
 				}
 				return err
 			})

@@ -3,9 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math"
-	"slices"
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
@@ -22,39 +20,9 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	cfg := az.DefaultConfig()
 	cfg.Software = "yutenv server"
 	const method = "selfplay_new"
-	e := c.eachKeyOf(method, protocol.SelfplayNewKeys, p,
-		func(k int, r *msgp.Reader) (err error) {
-			var s []byte
-			switch protocol.SelfplayNewKeys[k] {
-			case "rules":
-				cfg.Rules, err = rulesParam(r)
-			case "tier":
-				if s, err = r.Str(); err == nil {
-					cfg.Tier, err = obs.ParseTier(string(s))
-				}
-			case "gumbel":
-				cfg.Gumbel, err = r.Bool()
-			case "seed":
-				cfg.Seed, err = r.Uint64()
-			case "out":
-				s, err = r.Str()
-				cfg.Out = string(s)
-			default: // az.Settings, held to the struct's keys at init
-				st, _ := az.LookupSetting(protocol.SelfplayNewKeys[k])
-				var v float64
-				if st.Int {
-					var i int64
-					i, err = r.IntIn(int64(st.Min), int64(st.Max))
-					v = float64(i)
-				} else {
-					v, err = floatIn(r, st.Min, st.Max)
-				}
-				if err == nil {
-					st.Set(&cfg, v)
-				}
-			}
-			return err
-		})
+	e := c.eachKeyOf(method, protocol.SelfplayNewKeys, p, func(k int, r *msgp.Reader) error {
+		return cfg.SetParam(protocol.SelfplayNewKeys[k], r)
+	})
 	if e != nil {
 		return e
 	}
@@ -108,18 +76,6 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	return nil
 }
 
-// floatIn reads a finite number in [lo, hi].
-func floatIn(r *msgp.Reader, lo, hi float64) (float64, error) {
-	f, err := r.Float()
-	if err != nil {
-		return 0, err
-	}
-	if !(f >= lo && f <= hi) {
-		return 0, errorf(protocol.CodeBadRequest, "%g is not a number in %g..%g", f, lo, hi)
-	}
-	return f, nil
-}
-
 // f32Param reads a bin of little-endian float32 into dst (reused).
 func f32Param(r *msgp.Reader, dst []float32) ([]float32, error) {
 	b, err := r.Bin()
@@ -151,7 +107,7 @@ func (c *conn) runParams(method string, p []byte, fn func(k int, r *msgp.Reader)
 			return err
 		}
 		if fn == nil {
-			return errUnknownParam
+			return msgp.ErrUnknownKey
 		}
 		return fn(k, r)
 	})
@@ -274,21 +230,4 @@ func (s *Server) releaseSelfplay(bytes int64) {
 	s.spMu.Lock()
 	s.spBytes -= bytes
 	s.spMu.Unlock()
-}
-
-func init() { checkSelfplayKeys(protocol.SelfplayNewKeys, az.Settings()) }
-
-// checkSelfplayKeys panics unless keys, selfplay_new's declared params,
-// are rules, tier, gumbel, seed, out and the settings: its reader's cases.
-func checkSelfplayKeys(keys []string, settings []az.Setting) {
-	want := []string{"rules", "tier", "gumbel", "seed", "out"}
-	for _, s := range settings {
-		want = append(want, s.Key)
-	}
-	got := slices.Clone(keys)
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		panic(fmt.Sprintf("server: selfplay_new declares params %v, its reader takes %v", keys, want))
-	}
 }

@@ -186,6 +186,16 @@ func TestSelfplayBadClients(t *testing.T) {
 			_, err := c.Call("selfplay_new", p)
 			assert.Equal(t, tc.code, errCode(err), "%s=%v: %v", tc.key, tc.val, err)
 		}
+		// A float setting out of its bounds names the method and param, as
+		// every other bad param does (it used to say only "1.5 is not a
+		// number in 0..1").
+		for key, v := range map[string]float64{"c": math.NaN(), "dirichlet_frac": 1.5} {
+			p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
+			p[key] = v
+			_, err := c.Call("selfplay_new", p)
+			assert.ErrorContains(t, err, "bad_request: selfplay_new: params."+key+": ")
+			assert.ErrorContains(t, err, "is not a number in")
+		}
 		_, err := c.Call("selfplay_next", map[string]any{"id": 999})
 		assert.Equal(t, protocol.CodeUnknownHandle, errCode(err))
 		_, err = c.Call("selfplay_next", map[string]any{})

@@ -24,6 +24,7 @@ import (
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/vecenv"
+	"github.com/yutenv/yutenv/vecenv/wire"
 )
 
 // Defaults of Config.
@@ -295,9 +296,6 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// DefaultTier is the observation tier make uses when protocol.None is given.
-const DefaultTier = obs.Compact
-
 // helloResult encodes the part of the hello result that never changes.
 func (s *Server) helloResult() ([]byte, error) {
 	var tiers []msgp.Obj
@@ -306,7 +304,7 @@ func (s *Server) helloResult() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		tiers = append(tiers, spaceValue(enc.Space()))
+		tiers = append(tiers, wire.Space(enc.Space()))
 	}
 	idle, handshake := 0.0, 0.0
 	if s.cfg.IdleTimeout > 0 {
@@ -317,7 +315,7 @@ func (s *Server) helloResult() ([]byte, error) {
 	}
 	return msgp.AppendEncoded(nil, protocol.HelloResult{
 		Protocol: protocol.Version, Server: "yutenv " + s.cfg.Version, Actions: env.NumActions,
-		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames,
+		Tiers: tiers, ObsLayout: obs.LayoutVersion, DefaultTier: wire.DefaultTier.String(), Opponents: agent.Names(), Methods: methodNames,
 		Limits: protocol.HelloLimits{
 			MaxFrame: s.cfg.MaxFrame, MaxEnvsPerConn: s.cfg.MaxEnvsPerConn, MaxEnvs: s.cfg.MaxEnvs,
 			MaxEnvBytes: s.cfg.MaxEnvBytes, MaxInflightBytes: s.cfg.MaxInflightBytes,
@@ -326,29 +324,6 @@ func (s *Server) helloResult() ([]byte, error) {
 			AnalyseWorkers: s.cfg.AnalyseWorkers, MaxSelfplayBytes: s.cfg.MaxSelfplayBytes,
 		},
 	})
-}
-
-// spaceValue converts an observation space to its wire form.
-func spaceValue(sp obs.Space) msgp.Obj {
-	parts := make([]msgp.Obj, len(sp.Parts))
-	for i, p := range sp.Parts {
-		names := p.Names
-		if names == nil {
-			names = []string{}
-		}
-		axes := p.Axes
-		if axes == nil {
-			axes = []string{}
-		}
-		parts[i] = msgp.Obj{
-			{"name", p.Name}, {"offset", p.Offset}, {"shape", p.Shape}, {"names", names},
-			{"axes", axes}, {"low", p.Low}, {"high", p.High}, {"doc", p.Doc},
-		}
-	}
-	return msgp.Obj{
-		{"tier", sp.Tier}, {"size", sp.Size}, {"dtype", sp.Dtype},
-		{"low", sp.Low}, {"high", sp.High}, {"parts", parts},
-	}
 }
 
 // Serve accepts connections on l until Shutdown or Close, serving each in

@@ -12,6 +12,7 @@ import (
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/positions"
 	"github.com/yutenv/yutenv/protocol"
+	"github.com/yutenv/yutenv/vecenv/wire"
 )
 
 // The state methods (docs/PROTOCOL.md, "Positions and search") are
@@ -71,8 +72,8 @@ func (c *conn) gameMethod(pr *protocol.GameParams) *Error {
 	if pr.Rules != nil {
 		r := msgp.NewReader(pr.Rules)
 		var err error
-		if rules, err = rulesParam(&r); err != nil {
-			return paramError("game", "rules", err)
+		if rules, err = wire.Rules(&r); err != nil {
+			return paramError("game", &wire.ParamError{Key: "rules", Err: err})
 		}
 	}
 	if c.st == nil {

@@ -477,6 +477,22 @@ type RepeatedKeyError struct{ Key []byte }
 // Error quotes the key.
 func (e RepeatedKeyError) Error() string { return fmt.Sprintf("key %q appears twice", Clip(e.Key)) }
 
+// ErrUnknownKey marks a key a map's reader does not take.
+var ErrUnknownKey = errors.New("unknown parameter")
+
+// KeyError is a failure reading the value of Key (or Key itself, with
+// ErrUnknownKey), as the reader given to EachKey returns it.
+type KeyError struct {
+	Key []byte
+	Err error
+}
+
+// Error names the key.
+func (e KeyError) Error() string { return fmt.Sprintf("%s: %v", Clip(e.Key), e.Err) }
+
+// Unwrap returns Err.
+func (e KeyError) Unwrap() error { return e.Err }
+
 // EachKey reads a map whose keys are strs: it reads the map header,
 // refuses more than MaxKeys keys before reading any, and calls fn for
 // every key, which must consume the key's value from r. A key that is not
