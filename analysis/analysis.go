@@ -21,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 )
@@ -211,6 +213,61 @@ func Analyse(ctx context.Context, proto *env.State, in []byte, sp agent.Spec, se
 			for j.Turn(always) {
 			}
 		})
+	}
+	wg.Wait()
+	if err := j.Err(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrCancelled, context.Cause(ctx))
+	}
+	return nil
+}
+
+// Cores are the cores a server shares among the analyses of all its
+// clients (Job.Run). An agent with workers=W takes W of them a turn.
+type Cores struct {
+	// Search holds the cores set aside for analyses, Workers of them,
+	// taken in turns, first come first served.
+	Search  *semaphore.Weighted
+	Workers int
+	// Spare holds the other cores, Spares of them: an analysis searches
+	// on them too while Sole reports that its client is the only one,
+	// never waiting for them, and gives them back at its next state once
+	// Sole turns false (there was nobody to keep them free for).
+	Spare  *semaphore.Weighted
+	Spares int
+	Sole   func() bool
+}
+
+// Run searches the job on c's cores: its workers take turns (Turn) on
+// Search, a chunk of states a turn, then give the cores back, so that
+// concurrent jobs take turns and the cores past Search stay free for
+// other work; spare workers search on Spare while c.Sole holds.
+// Cancelling ctx stops the searches within 16 simulations. It returns the
+// lowest failing row's *RowError, or ErrCancelled when ctx ended first.
+func (j *Job) Run(ctx context.Context, c Cores) error {
+	weight := int64(max(j.sp.Workers, 1))
+	workers := min(j.Chunks(), max(1, c.Workers/int(weight)))
+	spares := min(j.Chunks()-workers, c.Spares/int(weight))
+	defer context.AfterFunc(ctx, j.Stop)()
+	// work takes turns on the cores of sem while acquire gives them.
+	work := func(sem *semaphore.Weighted, acquire, keep func() bool) {
+		for acquire() {
+			more := j.Turn(keep)
+			sem.Release(weight)
+			if !more {
+				return
+			}
+		}
+	}
+	always := func() bool { return true }
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() { work(c.Search, func() bool { return c.Search.Acquire(ctx, weight) == nil }, always) })
+	}
+	for range spares {
+		wg.Go(func() { work(c.Spare, func() bool { return c.Sole() && c.Spare.TryAcquire(weight) }, c.Sole) })
 	}
 	wg.Wait()
 	if err := j.Err(); err != nil {

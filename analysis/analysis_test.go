@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -148,4 +149,42 @@ func TestCancellation(t *testing.T) {
 func TestRefusesRaggedStates(t *testing.T) {
 	err := Analyse(context.Background(), proto(t), make([]byte, 7), agent.Spec{Name: "greedy"}, 1, 1, NewOut(0, 2))
 	assert.ErrorIs(t, err, env.ErrCorrupt)
+}
+
+// TestRunOnCores: a job run on shared cores gives the same answer as
+// Analyse however the cores are split, takes spare cores only while its
+// client is alone, gives every core back, and stops when cancelled.
+func TestRunOnCores(t *testing.T) {
+	states, packed := decisions(t, 12)
+	sp, err := agent.ParseSpec("mcts:20")
+	require.NoError(t, err)
+	want := NewOut(len(states), 2)
+	require.NoError(t, Analyse(context.Background(), proto(t), packed, sp, 5, 1, want))
+	cases := []struct {
+		name            string
+		workers, spares int
+		sole            bool
+	}{
+		{"one core", 1, 0, false},
+		{"two cores and spares, alone", 2, 2, true},
+		{"spares while not alone", 1, 3, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Cores{Search: semaphore.NewWeighted(int64(tc.workers)), Workers: tc.workers,
+				Spare: semaphore.NewWeighted(int64(tc.spares)), Spares: tc.spares, Sole: func() bool { return tc.sole }}
+			out := NewOut(len(states), 2)
+			require.NoError(t, NewJob(proto(t), sp, 5, packed, out, 2).Run(context.Background(), c))
+			assert.Equal(t, want, out)
+			assert.True(t, c.Search.TryAcquire(int64(tc.workers)), "the search cores were given back")
+			assert.True(t, c.Spare.TryAcquire(int64(tc.spares)), "the spare cores were given back")
+		})
+	}
+	t.Run("cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		c := Cores{Search: semaphore.NewWeighted(1), Workers: 1, Spare: semaphore.NewWeighted(0), Sole: func() bool { return false }}
+		err := NewJob(proto(t), sp, 5, packed, NewOut(len(states), 2), 2).Run(ctx, c)
+		assert.ErrorIs(t, err, ErrCancelled)
+	})
 }

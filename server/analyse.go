@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/semaphore"
-
 	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/positions"
@@ -17,46 +15,15 @@ import (
 )
 
 // analyse searches the packed states of in with agent sp, state i
-// reseeded to seed+i, into out (package analysis). Its workers take turns
-// (analysis.Job.Turn) on the server's search cores (Server.search,
-// sp.Workers of them a turn, first come first served): a turn searches up
-// to Limits.AnalyseChunk states, then gives the cores back, so concurrent
-// requests take turns and the cores past Limits.SearchWorkers stay free
-// for everything else. While the client is the server's only one, more
-// workers search on those free cores too (Server.spare, never waited for),
-// giving them back at the next state once another client connects: there
-// is nobody to keep them free for until then. Cancelling ctx (the client
-// hung up, or the shutdown's deadline passed) stops the searches within 16
-// simulations.
+// reseeded to seed+i, into out (package analysis), on the server's search
+// cores (Server.cores: Limits.SearchWorkers cores taken in turns, and the
+// others while the client is the server's only one). Cancelling ctx (the
+// client hung up, or the shutdown's deadline passed) stops the searches
+// within 16 simulations.
 func (s *Server) analyse(ctx context.Context, g *positions.Game, sp agent.Spec, seed uint64, in []byte, out *analysis.Out) *Error {
 	j := analysis.NewJob(g.Proto(), sp, seed, in, out, s.limits.AnalyseChunk(sp))
-	weight := int64(max(sp.Workers, 1))
-	workers := min(j.Chunks(), max(1, s.limits.SearchWorkers/int(weight)))
-	spares := min(j.Chunks()-workers, (s.limits.Cores-s.limits.SearchWorkers)/int(weight))
-	defer context.AfterFunc(ctx, j.Stop)()
-	// work takes turns on the cores of sem while acquire gives them.
-	work := func(sem *semaphore.Weighted, acquire, keep func() bool) {
-		for acquire() {
-			more := j.Turn(keep)
-			sem.Release(weight)
-			if !more {
-				return
-			}
-		}
-	}
-	always := func() bool { return true }
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() { work(s.search, func() bool { return s.search.Acquire(ctx, weight) == nil }, always) })
-	}
-	for range spares {
-		wg.Go(func() {
-			work(s.spare, func() bool { return s.soleClient() && s.spare.TryAcquire(weight) }, s.soleClient)
-		})
-	}
-	wg.Wait()
 	var re *analysis.RowError
-	switch err := j.Err(); {
+	switch err := j.Run(ctx, s.cores); {
 	case errors.As(err, &re):
 		return errorf(netCode(re.Err, protocol.CodeInternal), "analyse: %v", err)
 	case s.ctx.Err() != nil:

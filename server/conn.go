@@ -195,7 +195,7 @@ func (c *conn) serve() {
 		}
 		c.releaseBudget()
 		if mid >= 0 {
-			c.srv.stats.latency[mid].add(time.Since(start))
+			c.srv.stats.latency[mid].Add(time.Since(start))
 		}
 		if closeAfter {
 			return
@@ -514,4 +514,17 @@ func errorFrame(dst, id []byte, code protocol.Code, msg string) []byte {
 	b = msgp.AppendStr(b, msg)
 	binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-4))
 	return b
+}
+
+// result appends v, the result of method, to the reply being built: the
+// results off the hot path are typed structs (package protocol) encoded
+// by msgpack/v5, integers in their smallest form (msgp.AppendEncoded), as
+// the hand-written writers of the hot path (step, reset) write them.
+func (c *conn) result(method string, v any) *Error {
+	out, err := msgp.AppendEncoded(c.out, v)
+	if err != nil {
+		return errorf(protocol.CodeInternal, "%s: encoding the result: %v", method, err)
+	}
+	c.out = out
+	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
-	"golang.org/x/time/rate"
 
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/protocol"
@@ -245,29 +243,6 @@ func TestHostileLogsAreRateLimited(t *testing.T) {
 	got := logs.count("unauthorized") + logs.count("refused")
 	assert.LessOrEqual(t, got, allowed, "%d attempts logged %d lines", 2*attempts, got)
 	assert.Positive(t, logs.count("unauthorized"))
-}
-
-// TestLimitedHandler checks the limiter's bookkeeping: lines past the burst
-// are dropped and counted, and the next line let through says how many.
-func TestLimitedHandler(t *testing.T) {
-	logs := &captureHandler{}
-	h := &limitedHandler{inner: logs, lim: rate.NewLimiter(rate.Every(time.Hour), 2), suppressed: new(atomic.Int64)}
-	l := slog.New(h).With("remote", "x")
-	for range 10 {
-		l.Warn("refused")
-	}
-	require.Equal(t, 2, logs.count("refused"))
-	h.lim.SetLimit(rate.Inf) // as if the hour had passed
-	l.Warn("refused")
-	require.Equal(t, 3, logs.count("refused"))
-	var suppressed int64
-	logs.records[2].Attrs(func(a slog.Attr) bool {
-		if a.Key == "suppressed" {
-			suppressed = a.Value.Int64()
-		}
-		return true
-	})
-	assert.EqualValues(t, 8, suppressed)
 }
 
 // TestHandshakeConfigDefaults checks the zero config gets the handshake

@@ -299,8 +299,8 @@ func TestAnalyseSpareCores(t *testing.T) {
 	g := declareGame(t, c, "standard")
 	require.NoError(t, c.WriteFrame(bigAnalyse(t, g)))
 	spareBusy := func() bool {
-		if ts.srv.spare.TryAcquire(1) {
-			ts.srv.spare.Release(1)
+		if ts.srv.cores.Spare.TryAcquire(1) {
+			ts.srv.cores.Spare.Release(1)
 			return false
 		}
 		return true

@@ -3,10 +3,10 @@ package server
 import (
 	"crypto/subtle"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/latency"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
@@ -94,22 +94,7 @@ func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
 	c.handles[h] = b
 	c.envs += cfg.N
 	c.srv.stats.handles.Add(1)
-	var seat any = cfg.Seat
-	if cfg.Seat == vecenv.RandomSeat {
-		seat = "random"
-	}
-	rewardShape := []int{cfg.N}
-	if cfg.Mode == vecenv.Multi {
-		rewardShape = []int{cfg.N, players}
-	}
-	return c.result("make", protocol.MakeResult{
-		Handle: h, N: cfg.N, Players: players,
-		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
-		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
-		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
-		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: wire.Space(b.Encoder().Space()), Actions: env.NumActions,
-		RewardShape: rewardShape,
-	})
+	return c.result("make", wire.MakeResult(cfg, b, h, opponent))
 }
 
 // lookup returns the batch of handle h (set false: the params lack it).
@@ -227,12 +212,12 @@ func (c *conn) statsResult(*protocol.None) *Error {
 	st := &c.srv.stats
 	lat := msgp.Obj{}
 	for m := range st.latency {
-		if st.latency[m].count.Load() > 0 {
-			lat = append(lat, msgp.KV{methodNames[m], st.latency[m].summary()})
+		if st.latency[m].Count() > 0 {
+			lat = append(lat, msgp.KV{methodNames[m], st.latency[m].Summary()})
 		}
 	}
 	return c.result("stats", protocol.StatsResult{
-		UptimeS: round2(time.Since(c.srv.started).Seconds()), Connections: st.connections.Load(),
+		UptimeS: latency.Round2(time.Since(c.srv.started).Seconds()), Connections: st.connections.Load(),
 		ConnectionsTotal: st.connectionsTotal.Load(), Envs: st.envs.Load(), Handles: st.handles.Load(),
 		Steps: st.steps.Load(), Requests: st.requests.Load(), Errors: st.errors.Load(),
 		Conn:      protocol.StatsConn{Envs: c.envs, Handles: len(c.handles), Requests: c.requests},
@@ -285,10 +270,7 @@ func (c *conn) load(pr *protocol.LoadParams) *Error {
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
 	// per nesting level: bound the depth first.
-	if n, err := msgp.CheckValue(blob); err != nil || n != len(blob) {
-		if err == nil {
-			err = fmt.Errorf("%d trailing bytes", len(blob)-n)
-		}
+	if err := msgp.CheckOne(blob); err != nil {
 		return errorf(protocol.CodeBadState, "load: %v", err)
 	}
 	s, err := env.UnmarshalState(blob)

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"math"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -627,26 +626,6 @@ func TestOversizedResult(t *testing.T) {
 	h2 := makeHandle(t, c, nil)
 	_, err = c.Call("save", map[string]any{"handle": h2, "index": 0})
 	assert.Equal(t, protocol.CodeNeedsReset, errCode(err))
-}
-
-func TestHistogram(t *testing.T) {
-	var h histogram
-	assert.Zero(t, h.quantile(0.5))
-	for us := 1; us <= 1000; us++ {
-		h.add(time.Duration(us) * time.Microsecond)
-	}
-	tests := []struct{ q, want float64 }{{0.5, 500}, {0.9, 900}, {0.99, 990}}
-	for _, tt := range tests {
-		got := h.quantile(tt.q)
-		assert.InEpsilon(t, tt.want, got, 0.2, "q=%v", tt.q)
-		assert.GreaterOrEqual(t, got, tt.want, "the upper bucket edge")
-	}
-	assert.Equal(t, 1000.0, h.quantile(1))
-	s := h.summary()
-	assert.Equal(t, "count", s[0].K)
-	assert.EqualValues(t, 1000, s[0].V)
-	assert.Equal(t, 0, bucketOf(10))
-	assert.Equal(t, histBuckets-1, bucketOf(1<<62))
 }
 
 // TestTerminalRowIsTheLearners: when an opponent ends the game, the

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"encoding/binary"
 	"errors"
-	"math"
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
@@ -58,42 +56,11 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	c.runs[id] = &selfplayRun{Run: run, bytes: bytes}
 	cfg = run.Config()
 	sum := run.Summary()
-	c.out = msgp.AppendValue(c.out, msgp.Obj{
-		{"id", id},
-		{"obs_size", run.ObsSize()},
-		{"obs_layout", obs.LayoutVersion},
-		{"actions", env.NumActions},
-		{"tier", cfg.Tier.String()},
-		{"rules", cfg.Rules.String()},
-		{"games", cfg.Games},
-		{"first_game", cfg.FirstGame},
-		{"games_done", sum.Games},
-		{"games_in_flight", cfg.InFlight},
-		{"max_batch", cfg.MaxBatch},
-		{"eval_timeout", cfg.EvalTimeout.Seconds()},
-		{"out", cfg.Out},
+	return c.result(method, protocol.SelfplayNewResult{
+		ID: id, ObsSize: run.ObsSize(), ObsLayout: obs.LayoutVersion, Actions: env.NumActions, Tier: cfg.Tier.String(),
+		Rules: cfg.Rules.String(), Games: cfg.Games, FirstGame: cfg.FirstGame, GamesDone: sum.Games, InFlight: cfg.InFlight,
+		MaxBatch: cfg.MaxBatch, EvalTimeout: cfg.EvalTimeout.Seconds(), Out: cfg.Out,
 	})
-	return nil
-}
-
-// f32Param reads a bin of little-endian float32 into dst (reused).
-func f32Param(r *msgp.Reader, dst []float32) ([]float32, error) {
-	b, err := r.Bin()
-	if err != nil {
-		return dst, err
-	}
-	if len(b)%4 != 0 {
-		return dst, errorf(protocol.CodeBadRequest, "%d bytes is not a whole number of float32", len(b))
-	}
-	n := len(b) / 4
-	if cap(dst) < n {
-		dst = make([]float32, n)
-	}
-	dst = dst[:n]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst, nil
 }
 
 // runParams reads params holding a run id plus the keys fn accepts.
@@ -132,10 +99,10 @@ func (c *conn) selfplayNext(p []byte) *Error {
 	run, _, e := c.runParams(method, p, func(k int, r *msgp.Reader) (err error) {
 		switch k {
 		case protocol.RunPriors:
-			c.priors, err = f32Param(r, c.priors)
+			c.priors, err = r.F32Bin(c.priors)
 			hasP = true
 		case protocol.RunValues:
-			c.values, err = f32Param(r, c.values)
+			c.values, err = r.F32Bin(c.values)
 			hasV = true
 		}
 		return err

@@ -141,6 +141,7 @@ func TestSelfplayBadClients(t *testing.T) {
 		ans["values"] = []byte{1, 2, 3}
 		_, err = c.Call("selfplay_next", ans)
 		require.Equal(t, protocol.CodeBadRequest, errCode(err))
+		assert.ErrorContains(t, err, "selfplay_next: params.values: 3 bytes is not a whole number of float32", "it names the method and param")
 		ans = uniformAnswer(n)
 		ans["id"] = id
 		_, err = c.Call("selfplay_next", ans)

@@ -17,9 +17,12 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/latency"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/internal/ratelog"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
@@ -258,8 +261,7 @@ type Server struct {
 	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
 	nets      *nnet.Dirs          // the networks clients may name (Config.NetDirs)
 	netLoads  *semaphore.Weighted // one network file read at a time (Config.MemoryBound)
-	search    *semaphore.Weighted // the cores analyse may use (Limits.SearchWorkers)
-	spare     *semaphore.Weighted // the other cores, for analyse while its client is alone
+	cores     analysis.Cores      // the cores analyse may use (Limits.SearchWorkers), and the others while its client is alone
 	spMu      sync.Mutex          // guards spBytes
 	spBytes   int64               // memory reserved by self-play runs (Limits.SelfplayBytes)
 	ctx       context.Context     // canceled by Close and an expired Shutdown: wakes waits on inflight
@@ -273,9 +275,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, limits: cfg.limits(), log: cfg.Logger, started: time.Now(),
-		hostile:   newLimitedLogger(cfg.Logger, hostileLogEvery, hostileLogBurst),
+		hostile:   ratelog.New(cfg.Logger, hostileLogEvery, hostileLogBurst),
 		listeners: map[net.Listener]struct{}{}, conns: map[*conn]struct{}{}, pending: map[*conn]struct{}{}}
-	s.stats.latency = make([]histogram, len(methods))
+	s.stats.latency = make([]latency.Histogram, len(methods))
 	s.budgets = make([]Budget, len(methods))
 	for i := range methods {
 		s.budgets[i] = s.limits.Budget(methods[i].Draws)
@@ -290,8 +292,9 @@ func New(cfg Config) (*Server, error) {
 	s.netLoads = semaphore.NewWeighted(1)
 	s.pool = vecenv.NewPool(cfg.Workers)
 	s.inflight = semaphore.NewWeighted(cfg.MaxInflightBytes)
-	s.search = semaphore.NewWeighted(int64(s.limits.SearchWorkers))
-	s.spare = semaphore.NewWeighted(int64(max(0, s.limits.Cores-s.limits.SearchWorkers)))
+	spares := max(0, s.limits.Cores-s.limits.SearchWorkers)
+	s.cores = analysis.Cores{Search: semaphore.NewWeighted(int64(s.limits.SearchWorkers)), Workers: s.limits.SearchWorkers,
+		Spare: semaphore.NewWeighted(int64(spares)), Spares: spares, Sole: s.soleClient}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -624,3 +627,15 @@ func NeedsToken(addr string) bool {
 
 // newBufReader wraps a connection for reading frames.
 func newBufReader(r io.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 64<<10) }
+
+// counters are the server-wide statistics.
+type counters struct {
+	connections      atomic.Int64
+	connectionsTotal atomic.Uint64
+	envs             atomic.Int64
+	handles          atomic.Int64
+	steps            atomic.Uint64
+	requests         atomic.Uint64
+	errors           atomic.Uint64
+	latency          []latency.Histogram // by method id, made by New
+}

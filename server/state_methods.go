@@ -2,8 +2,6 @@ package server
 
 import (
 	"errors"
-	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/yutenv/yutenv/analysis"
@@ -61,7 +59,7 @@ func (c *conn) checkReply(method string, n, perRow int) *Error {
 	if size > c.budget.Reply {
 		return errorf(protocol.CodeLimitExceeded, "%s: %d states give a reply of about %d bytes, more than max_frame %d; send fewer", method, n, size, c.budget.Reply)
 	}
-	// The reply, and the temporaries of building it (growBin's zeroed
+	// The reply, and the temporaries of building it (positions.AppendBin's zeroed
 	// block, analyse's columns): three times its size.
 	return c.reserveReply(method, size, 3)
 }
@@ -126,17 +124,6 @@ func rowsError(method string, err error) *Error {
 	return errorf(code, "%s: %v", method, err)
 }
 
-// growBin appends a bin header for n bytes to c.out and returns the n bytes
-// after it, for workers to fill. It may move c.out, which makes the views
-// of earlier calls stale: reserve room first (slices.Grow) when several are
-// kept at once.
-func (c *conn) growBin(n int) []byte {
-	c.out = msgp.AppendBinHeader(c.out, n)
-	start := len(c.out)
-	c.out = append(c.out, make([]byte, n)...)
-	return c.out[start : start+n]
-}
-
 // initialStates makes n new games: seeds seed, seed+1, ...
 func (c *conn) initialStates(pr *protocol.InitialParams) *Error {
 	g, e := c.lookupGame("initial", pr.Game)
@@ -159,9 +146,9 @@ func (c *conn) initialStates(pr *protocol.InitialParams) *Error {
 	if e := c.checkReply("initial", n, env.PackedSize); e != nil {
 		return e
 	}
-	c.out = msgp.AppendMapHeader(c.out, 1)
-	c.out = msgp.AppendStr(c.out, "states")
-	if err := g.Initial(pr.Seed, start, c.growBin(n*env.PackedSize)); err != nil {
+	var out []byte
+	c.out, out = positions.AppendBin(msgp.AppendStr(msgp.AppendMapHeader(c.out, 1), "states"), n*env.PackedSize)
+	if err := g.Initial(pr.Seed, start, out); err != nil {
 		return errorf(protocol.CodeInternal, "initial: %v", err)
 	}
 	return nil
@@ -184,9 +171,8 @@ func (c *conn) applyStates(pr *protocol.ApplyParams) *Error {
 		return e
 	}
 	mark := len(c.out)
-	c.out = msgp.AppendMapHeader(c.out, 1)
-	c.out = msgp.AppendStr(c.out, "states")
-	out := c.growBin(n * env.PackedSize)
+	var out []byte
+	c.out, out = positions.AppendBin(msgp.AppendStr(msgp.AppendMapHeader(c.out, 1), "states"), n*env.PackedSize)
 	if e := rowsError("apply", g.Apply(c.srv.pool, pr.States, pr.Actions, pr.Throws, out)); e != nil {
 		c.out = c.out[:mark]
 		return e
@@ -225,48 +211,14 @@ func (c *conn) queryStates(pr *protocol.QueryParams) *Error {
 			return errorf(protocol.CodeBadRequest, "query: params.seat applies to params.obs only")
 		}
 	}
-	per := 2
-	keys := 2
-	if pr.Mask {
-		per += env.NumActions
-		keys++
-	}
-	if pr.Returns {
-		per += 4 * players
-		keys++
-	}
-	if enc != nil {
-		per += 4 * enc.Size()
-		keys++
-	}
-	if e := c.checkReply("query", n, per+16); e != nil {
+	q := positions.Query{Encoder: enc, Seat: seat}
+	if e := c.checkReply("query", n, q.RowBytes(players, pr.Mask, pr.Returns)+16); e != nil {
 		return e
 	}
 	// Lay the reply out first; the pool's workers then fill every row in
 	// place. A bad row truncates the reply back to nothing.
 	mark := len(c.out)
-	// One allocation up front: the bins below are views into c.out, so it
-	// must not move while they are laid out (per covers every payload; 256
-	// covers the keys and headers).
-	c.out = slices.Grow(c.out, 256+n*per)
-	c.out = msgp.AppendMapHeader(c.out, keys)
-	q := positions.Query{Encoder: enc, Seat: seat}
-	c.out = msgp.AppendStr(c.out, "phase")
-	q.Phase = c.growBin(n)
-	c.out = msgp.AppendStr(c.out, "to_move")
-	q.ToMove = c.growBin(n)
-	if pr.Mask {
-		c.out = msgp.AppendStr(c.out, "mask")
-		q.Mask = c.growBin(n * env.NumActions)
-	}
-	if pr.Returns {
-		c.out = msgp.AppendStr(c.out, "returns")
-		q.Returns = c.growBin(4 * n * players)
-	}
-	if enc != nil {
-		c.out = msgp.AppendStr(c.out, "obs")
-		q.Obs = c.growBin(4 * n * enc.Size())
-	}
+	c.out = q.Layout(c.out, n, players, pr.Mask, pr.Returns)
 	if e := rowsError("query", g.Query(c.srv.pool, pr.States, &q)); e != nil {
 		c.out = c.out[:mark]
 		return e
@@ -345,10 +297,7 @@ func (c *conn) loadState(pr *protocol.StateLoadParams) *Error {
 	if pr.Blob == nil {
 		return errorf(protocol.CodeBadRequest, "state_load: missing params.blob")
 	}
-	if n, err := msgp.CheckValue(pr.Blob); err != nil || n != len(pr.Blob) {
-		if err == nil {
-			err = fmt.Errorf("%d trailing bytes", len(pr.Blob)-n)
-		}
+	if err := msgp.CheckOne(pr.Blob); err != nil {
 		return errorf(protocol.CodeBadState, "state_load: %v", err)
 	}
 	st, rules, err := g.Load(pr.Blob)

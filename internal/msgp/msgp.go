@@ -172,6 +172,17 @@ func KindName(k byte) string {
 	return "ext"
 }
 
+// CheckOne checks that b is exactly one well-formed value (CheckValue),
+// with no bytes after it: a blob another decoder will read (one that
+// recurses per nesting level, bounded here first).
+func CheckOne(b []byte) error {
+	n, err := CheckValue(b)
+	if err == nil && n != len(b) {
+		err = fmt.Errorf("%d trailing bytes", len(b)-n)
+	}
+	return err
+}
+
 // CheckValue walks the msgpack value at the start of b without recursion and
 // returns its length in bytes. It refuses truncated values, lengths beyond
 // the buffer, ext types, the reserved code and nesting deeper than MaxDepth.
@@ -345,6 +356,27 @@ func (r *Reader) Str() ([]byte, error) { return r.bytesOf('s') }
 
 // Bin reads a bin and returns a view of its bytes.
 func (r *Reader) Bin() ([]byte, error) { return r.bytesOf('B') }
+
+// F32Bin reads a bin of little-endian float32 into dst, reused when it
+// has the room, and returns the values.
+func (r *Reader) F32Bin(dst []float32) ([]float32, error) {
+	b, err := r.Bin()
+	if err != nil {
+		return dst, err
+	}
+	if len(b)%4 != 0 {
+		return dst, fmt.Errorf("%d bytes is not a whole number of float32", len(b))
+	}
+	n := len(b) / 4
+	if cap(dst) < n {
+		dst = make([]float32, n)
+	}
+	dst = dst[:n]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return dst, nil
+}
 
 // Bool reads a bool.
 func (r *Reader) Bool() (bool, error) {

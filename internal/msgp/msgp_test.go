@@ -289,3 +289,42 @@ func TestAppendEncodedIsAppendValue(t *testing.T) {
 	_, err = AppendEncoded(nil, make(chan int))
 	assert.Error(t, err)
 }
+
+func TestCheckOne(t *testing.T) {
+	one := AppendValue(nil, Obj{{"a", 1}})
+	cases := []struct {
+		name string
+		b    []byte
+		err  string
+	}{
+		{"one value", one, ""},
+		{"trailing bytes", append(one, 0xc0, 0xc0), "2 trailing bytes"},
+		{"truncated", one[:len(one)-1], "truncated"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckOne(tc.b)
+			if tc.err == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.ErrorContains(t, err, tc.err)
+		})
+	}
+}
+
+func TestF32Bin(t *testing.T) {
+	in := []float32{1.5, -2, 0}
+	r := NewReader(AppendF32Bin(nil, in))
+	dst := make([]float32, 0, 8)
+	got, err := r.F32Bin(dst)
+	require.NoError(t, err)
+	assert.Equal(t, in, got)
+	assert.Same(t, &dst[:1][0], &got[0], "dst reused")
+	r = NewReader(AppendBin(nil, []byte{1, 2, 3}))
+	_, err = r.F32Bin(nil)
+	assert.ErrorContains(t, err, "3 bytes is not a whole number of float32")
+	r = NewReader(AppendStr(nil, "x"))
+	_, err = r.F32Bin(nil)
+	assert.Error(t, err)
+}

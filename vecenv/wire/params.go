@@ -186,6 +186,28 @@ func MakeConfig(pr *protocol.MakeParams) (cfg vecenv.Config, seatSet, oppSet boo
 	return cfg, pr.Seat != nil, pr.Opponent != nil, nil
 }
 
+// MakeResult is make's result for batch b of cfg, made as handle h;
+// opponent is the opponent as the client named it ("" in mode multi).
+func MakeResult(cfg vecenv.Config, b *vecenv.Batch, h uint64, opponent string) protocol.MakeResult {
+	var seat any = cfg.Seat
+	if cfg.Seat == vecenv.RandomSeat {
+		seat = "random"
+	}
+	players := cfg.Rules.Players
+	rewardShape := []int{cfg.N}
+	if cfg.Mode == vecenv.Multi {
+		rewardShape = []int{cfg.N, players}
+	}
+	return protocol.MakeResult{
+		Handle: h, N: cfg.N, Players: players,
+		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
+		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
+		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
+		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: Space(b.Encoder().Space()), Actions: env.NumActions,
+		RewardShape: rewardShape,
+	}
+}
+
 // Space converts an observation space to its wire form (make's obs_space,
 // hello's tiers).
 func Space(sp obs.Space) msgp.Obj {

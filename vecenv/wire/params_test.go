@@ -240,3 +240,31 @@ func TestSpace(t *testing.T) {
 	assert.Equal(t, "compact", back["tier"])
 	assert.Len(t, back["parts"], len(sp.Parts))
 }
+
+func TestMakeResult(t *testing.T) {
+	cases := []struct {
+		name     string
+		cfg      vecenv.Config
+		opponent string
+		seat     any
+		shape    []int
+	}{
+		{"single, a random seat", vecenv.Config{Rules: env.Standard(), Tier: obs.Compact, N: 3, Seat: vecenv.RandomSeat, Opponent: "random"}, "random", "random", []int{3}},
+		{"single, seat 1", vecenv.Config{Rules: env.Standard(), Tier: obs.Compact, N: 2, Seat: 1, Opponent: "greedy"}, "greedy", 1, []int{2}},
+		{"multi", vecenv.Config{Rules: env.Standard(), Tier: obs.Compact, N: 2, Mode: vecenv.Multi}, "", 0, []int{2, 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := vecenv.New(tc.cfg)
+			require.NoError(t, err)
+			r := wire.MakeResult(tc.cfg, b, 7, tc.opponent)
+			assert.Equal(t, uint64(7), r.Handle)
+			assert.Equal(t, tc.seat, r.Seat)
+			assert.Equal(t, tc.shape, r.RewardShape)
+			assert.Equal(t, tc.opponent, r.Opponent)
+			assert.Equal(t, b.ObsSize(), r.ObsSize)
+			assert.Equal(t, env.NumActions, r.Actions)
+			assert.Equal(t, "standard", r.Rules)
+		})
+	}
+}
