@@ -88,3 +88,26 @@ func DefaultConfig() Config {
 	}
 	return c
 }
+
+// gameDecisions is the length of a long game, in decisions, for the
+// memory estimate of a game's dataset rows: standard games of random and
+// greedy players took 50 decisions on average and at most 96 in 6,000
+// games. (A longer game only costs its own rows more.)
+const gameDecisions = 128
+
+// MemoryBytes estimates the memory of a run of c, for observations of
+// obsSize floats: every game in flight's search tree(s) and dataset rows,
+// the finished games waiting for an earlier one (at most games in
+// flight), and its batch buffers. Finished games are written to
+// disk in game order as they finish, so a shard costs no memory however
+// many games it holds. The server reserves it from --max-selfplay-bytes.
+func (c Config) MemoryBytes(obsSize int) int64 {
+	tree := agent.SearchBytes(agent.Spec{Name: "mcts", N: c.Sims})
+	if c.FastSims > 0 { // playout cap randomization: each game also holds the fast search's tree
+		tree += agent.SearchBytes(agent.Spec{Name: "mcts", N: c.FastSims})
+	}
+	row := int64(4*obsSize + 2*env.NumActions + 4*env.NumActions*2 + 32)
+	game := gameDecisions * row
+	batch := int64(max(c.MaxBatch, c.InFlight)) * int64(4*obsSize+env.NumActions)
+	return int64(c.InFlight)*(tree+2*game) + batch
+}

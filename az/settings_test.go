@@ -33,3 +33,25 @@ func TestSettingsDeclareValidDefaults(t *testing.T) {
 	_, ok := LookupSetting("nope")
 	assert.False(t, ok)
 }
+
+// TestMemoryBytes: a run's estimate grows with the games in flight, their
+// searches (the fast search's tree too) and the observation size.
+func TestMemoryBytes(t *testing.T) {
+	base := Config{Sims: 64, InFlight: 16, MaxBatch: 16}
+	cases := []struct {
+		name string
+		more Config
+	}{
+		{"more games in flight", Config{Sims: 64, InFlight: 32, MaxBatch: 16}},
+		{"more simulations", Config{Sims: 256, InFlight: 16, MaxBatch: 16}},
+		{"a fast search too", Config{Sims: 64, FastSims: 8, InFlight: 16, MaxBatch: 16}},
+		{"a larger batch", Config{Sims: 64, InFlight: 16, MaxBatch: 64}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Greater(t, tc.more.MemoryBytes(100), base.MemoryBytes(100))
+		})
+	}
+	assert.Greater(t, base.MemoryBytes(400), base.MemoryBytes(100), "larger observations")
+	assert.Positive(t, Config{Sims: 1, InFlight: 1}.MemoryBytes(1))
+}

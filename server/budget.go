@@ -177,7 +177,7 @@ const (
 // The last four terms come from the limits policy: the networks clients
 // name (Limits.NetBytes: those kept loaded, and the one file read at a
 // time), Limits.SelfplayBytes and Limits.AnalyseBytes: self-play runs reserve their estimated memory
-// (RunBytes) when they start, and analyse searches only on the cores it
+// (az.Config.MemoryBytes) when they start, and analyse searches only on the cores it
 // holds, one agent a core.
 //
 // Freed buffers are memory until the garbage collector runs: a process

@@ -1,36 +1,22 @@
-// Package server is the Yut Nori environment server: the process Python
-// trainers talk to over a stream socket (TCP or Unix), speaking the protocol
-// of docs/PROTOCOL.md: length-prefixed msgpack frames carrying
-// {id, method, params} requests and {id, result} or {id, error} responses.
+// Package server is the transport of the Yut Nori environment: the process
+// Python trainers talk to over a stream socket (TCP or Unix), speaking the
+// protocol of docs/PROTOCOL.md (declared in package protocol):
+// length-prefixed msgpack frames carrying {id, method, params} requests
+// and {id, result} or {id, error} responses.
 //
-// A connection says hello (with a token when the server has one), makes
-// handles (a batch of N envs sharing rules, observation tier, mode,
-// opponent, autoreset and illegal-action policy), resets them with seeds and
-// steps them with N actions at a time. Chance is resolved inside the server
-// with each env's seeded generator, opponents of single mode play inside the
-// server, and results come back as raw little-endian arrays: observations
-// from package obs, the 180-entry legal-action masks, rewards,
-// terminated/truncated flags and the seat to move.
+// It keeps framing, auth (hello and its token), the one limits policy that
+// computes every request's budget (Limits, Budget, the in-flight memory
+// budget), dispatch (one handler bound to each protocol method) and the
+// connections' lifecycle. The work is the domain packages': a handle is a
+// vecenv.Batch (its params and replies in vecenv/wire), the state methods
+// are adapters over package positions, analyse runs analysis jobs on the
+// server's search cores, and self-play runs are package az's.
 //
-// A handle is a vecenv.Batch: the environment semantics (modes, autoreset,
-// rewards, truncation, seeds) live in package vecenv, and this package is
-// the transport over it. Large batches are stepped in parallel by one
-// vecenv.Pool of workers; each handle reuses its buffers, so a step
-// allocates nothing per env. observe shows any seat its own view and mask.
-// Every map is read by one reader that refuses repeated keys, and array
-// lengths are checked against what they may hold before anything is
-// allocated for them.
-//
-// The state methods (game, initial, apply, query, describe, position,
-// state_save, state_load, analyse) are stateless: the client holds game
-// states as packed bytes (env.State.AppendPacked) and sends many in one bin,
-// for its own search or to have a built-in agent label them. Every packed
-// state is checked on arrival; a bad one is refused naming its row.
-//
-// Frames are
-// length-checked before they are read and walked without recursion before
-// anything is decoded; every bad input gets an error response or closes
-// that one connection, never the server.
+// Frames are length-checked before they are read and walked without
+// recursion before anything is decoded; every map is read by one reader
+// that refuses repeated keys, and array lengths are checked against what
+// they may hold before anything is allocated for them. Every bad input gets
+// an error response or closes that one connection, never the server.
 //
 // A connection must complete hello within Config.HandshakeTimeout.
 // Connections still in handshake have their own budget
@@ -39,7 +25,7 @@
 // authenticated ones out; what they make the server log is rate limited
 // (docs/PROTOCOL.md, Abuse).
 //
-// Serving:
+// Serving (package client is the Go client):
 //
 //	srv, err := server.New(server.Config{Version: "0.1.0"})
 //	if err != nil { ... }
@@ -49,15 +35,6 @@
 //	fmt.Println("listening on", addr)
 //	...
 //	srv.Shutdown(ctx) // finish requests in flight, close connections
-//
-// A Go client (the tests and benchmarks use it):
-//
-//	c, err := client.Dial(addr, time.Second) // package client
-//	if err != nil { ... }
-//	c.Hello("")
-//	res, _ := c.Call("make", map[string]any{"n": 256, "opponent": "random"})
-//	c.Call("reset", map[string]any{"handle": res["handle"], "seed": 1})
-//	r, err := c.Step(1, actions, -1) // r.Obs, r.Mask, r.Reward, ... as raw bytes
 //
 // The yutenv binary serves with "yutenv serve"; see its --help.
 package server

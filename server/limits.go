@@ -41,7 +41,7 @@ type Limits struct {
 	// RunNodes bounds games_in_flight × sims of one self-play run: every
 	// game in flight keeps a search tree of about sims nodes.
 	RunNodes int
-	// SelfplayBytes bounds the estimated memory (RunBytes) of all self-play
+	// SelfplayBytes bounds the estimated memory (az.Config.MemoryBytes) of all self-play
 	// runs together (--max-selfplay-bytes).
 	SelfplayBytes int64
 	// MaxFrame bounds a self-play batch (its leaves' observations and
@@ -63,11 +63,6 @@ const (
 	maxRunsPerConn = 4
 	// maxRunNodes bounds games_in_flight × sims.
 	maxRunNodes = 1 << 22
-	// gameDecisions is the length of a long game, in decisions, for the
-	// memory estimate of a game's dataset rows: standard games of random
-	// and greedy players took 50 decisions on average and at most 96 in
-	// 6,000 games. (A longer game only costs its own rows more.)
-	gameDecisions = 128
 )
 
 // limits returns the policy of c, whose defaults are filled in.
@@ -182,22 +177,6 @@ func (l Limits) AnalyseBytes() int64 {
 	return int64(max(l.SearchWorkers, l.Cores)) * agent.SearchBytes(agent.Spec{Name: "mcts", N: n})
 }
 
-// RunBytes estimates the memory of a self-play run: every game in flight's
-// search tree(s) and dataset rows, the finished games waiting for an earlier
-// one (at most games in flight: az.Config.Window), and its batch buffers.
-// Finished games are written to disk in game order as they finish, so a
-// shard costs no memory however many games it holds.
-func RunBytes(cfg az.Config, obsSize int) int64 {
-	tree := agent.SearchBytes(agent.Spec{Name: "mcts", N: cfg.Sims})
-	if cfg.FastSims > 0 { // playout cap randomization: each game also holds the fast search's tree
-		tree += agent.SearchBytes(agent.Spec{Name: "mcts", N: cfg.FastSims})
-	}
-	row := int64(4*obsSize + 2*env.NumActions + 4*env.NumActions*2 + 32)
-	game := gameDecisions * row
-	batch := int64(max(cfg.MaxBatch, cfg.InFlight)) * int64(4*obsSize+env.NumActions)
-	return int64(cfg.InFlight)*(tree+2*game) + batch
-}
-
 // Selfplay checks a self-play run a connection holding runs runs asks
 // for (cfg.MaxBatch filled in), and returns the memory it will reserve
 // from SelfplayBytes.
@@ -217,7 +196,7 @@ func (l Limits) Selfplay(cfg az.Config, runs int) (int64, *Error) {
 		return 0, errorf(protocol.CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
 			method, cfg.MaxBatch, cfg.Tier, size, l.MaxFrame)
 	}
-	b := RunBytes(cfg, space.Size)
+	b := cfg.MemoryBytes(space.Size)
 	if b > l.SelfplayBytes {
 		return 0, errorf(protocol.CodeLimitExceeded, "%s: games_in_flight %d × sims %d of tier %s need about %d bytes, more than this server's --max-selfplay-bytes %d; lower games_in_flight or sims",
 			method, cfg.InFlight, cfg.Sims, cfg.Tier, b, l.SelfplayBytes)

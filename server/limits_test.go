@@ -265,7 +265,7 @@ func TestSelfplayMemoryBudget(t *testing.T) {
 
 	space, err := obs.SpaceOf(obs.Compact)
 	require.NoError(t, err)
-	one := RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: 32, MaxBatch: 64}, space.Size)
+	one := az.Config{Tier: obs.Compact, Sims: 64, InFlight: 32, MaxBatch: 64}.MemoryBytes(space.Size)
 	small := startServer(t, "unix", Config{MaxSelfplayBytes: one + one/2})
 	a, b := small.client(t), small.client(t)
 	res, err := a.Call("selfplay_new", params(filepath.Join(t.TempDir(), "a"), 32, 64))

@@ -184,10 +184,10 @@ func largestRun(t *testing.T, cfg Config) int {
 	space, err := obs.SpaceOf(obs.Compact)
 	require.NoError(t, err)
 	n := 1
-	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: 2 * n, MaxBatch: 64}, space.Size) <= cfg.limits().SelfplayBytes {
+	for (az.Config{Tier: obs.Compact, Sims: 64, InFlight: 2 * n, MaxBatch: 64}).MemoryBytes(space.Size) <= cfg.limits().SelfplayBytes {
 		n *= 2
 	}
-	for RunBytes(az.Config{Tier: obs.Compact, Sims: 64, InFlight: n + 1, MaxBatch: 64}, space.Size) <= cfg.limits().SelfplayBytes {
+	for (az.Config{Tier: obs.Compact, Sims: 64, InFlight: n + 1, MaxBatch: 64}).MemoryBytes(space.Size) <= cfg.limits().SelfplayBytes {
 		n++
 	}
 	return n

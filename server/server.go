@@ -67,7 +67,7 @@ const (
 	DefaultMaxAnalyseSims = 1 << 23
 	// DefaultMaxSelfplayBytes bounds the memory of all self-play runs
 	// (Limits.SelfplayBytes): 256 MiB, two runs of 128 games in flight of
-	// the compact tier and 64 sims (the README's example; RunBytes about
+	// the compact tier and 64 sims (the README's example; az.Config.MemoryBytes about
 	// 99 MB each), or five of the Python default of 64 games in flight.
 	DefaultMaxSelfplayBytes = 256 << 20
 )
@@ -139,7 +139,7 @@ type Config struct {
 	// 0 means Workers-1 (at least 1).
 	AnalyseWorkers int
 	// MaxSelfplayBytes bounds the estimated memory of all self-play runs
-	// together (RunBytes); it is part of MemoryBound. 0 means
+	// together (az.Config.MemoryBytes); it is part of MemoryBound. 0 means
 	// DefaultMaxSelfplayBytes.
 	MaxSelfplayBytes int64
 
