@@ -395,46 +395,6 @@ func toI(v any) int {
 	return n
 }
 
-func TestSameStepAndTruncation(t *testing.T) {
-	ts := startServer(t, "tcp", Config{})
-	c := ts.client(t)
-	const n = 8
-	h := makeHandle(t, c, map[string]any{"n": n, "autoreset": "same_step", "max_decisions": 5, "info": true})
-	res := do(t, c, "reset", map[string]any{"handle": h, "seed": 11})
-	actions := legalFrom(res["mask"].([]byte), n)
-	d := len(res["obs"].([]byte)) / 4 / n
-	sawEnd := 0
-	for step := 1; step <= 12; step++ {
-		r, err := c.Step(h, actions, -1)
-		require.NoError(t, err)
-		var info []map[string]any
-		require.NoError(t, msgpack.Unmarshal(r.Info, &info))
-		require.Len(t, r.FinalObs, 4*n*d)
-		for i := range n {
-			end := r.Terminated[i] == 1 || r.Truncated[i] == 1
-			fi, hasFinal := info[i]["final_info"].(map[string]any)
-			assert.Equal(t, end, hasFinal, "final_info exactly for ended envs")
-			if !end {
-				assert.Equal(t, make([]byte, 4*d), r.FinalObs[i*4*d:(i+1)*4*d], "final_obs rows of running envs are zero")
-				assert.EqualValues(t, -1, int8(r.FinalToMove[i]))
-				continue
-			}
-			sawEnd++
-			assert.NotEqual(t, make([]byte, 4*d), r.FinalObs[i*4*d:(i+1)*4*d])
-			assert.Zero(t, bytes.Count(r.FinalMask[i*180:(i+1)*180], []byte{1}))
-			assert.Positive(t, bytes.Count(r.Mask[i*180:(i+1)*180], []byte{1}), "the row already shows the next episode")
-			assert.EqualValues(t, 0, info[i]["steps"])
-			assert.EqualValues(t, toI(fi["episode"])+1, info[i]["episode"])
-			if r.Truncated[i] == 1 {
-				assert.EqualValues(t, 5, fi["steps"], "truncated after max_decisions steps")
-				assert.Zero(t, r.RewardF32()[i])
-			}
-		}
-		firstLegal(r.Mask, actions)
-	}
-	assert.GreaterOrEqual(t, sawEnd, n, "every env was truncated at step 5 or ended before")
-}
-
 func TestMultiMode(t *testing.T) {
 	ts := startServer(t, "unix", Config{})
 	c := ts.client(t)
@@ -465,38 +425,6 @@ func TestMultiMode(t *testing.T) {
 	}
 	assert.Len(t, seats, players, "every seat gets decisions")
 	assert.Positive(t, ends)
-}
-
-func TestIllegalPenalty(t *testing.T) {
-	for _, mode := range []string{"single", "multi"} {
-		t.Run(mode, func(t *testing.T) {
-			ts := startServer(t, "unix", Config{})
-			c := ts.client(t)
-			h := makeHandle(t, c, map[string]any{"n": 2, "illegal": "penalty", "mode": mode, "info": true})
-			res := do(t, c, "reset", map[string]any{"handle": h, "seed": 1})
-			mask := res["mask"].([]byte)
-			bad := int32(bytes.IndexByte(mask[:180], 0))
-			actor := int(res["to_move"].([]byte)[0])
-			r, err := c.Step(h, []int32{bad, legalFrom(mask[180:], 1)[0]}, -1)
-			require.NoError(t, err)
-			assert.Equal(t, []byte{1, 0}, r.Terminated)
-			var info []map[string]any
-			require.NoError(t, msgpack.Unmarshal(r.Info, &info))
-			assert.Equal(t, true, info[0]["illegal"])
-			assert.Equal(t, false, info[1]["illegal"])
-			rew := r.RewardF32()
-			if mode == "single" {
-				assert.Equal(t, []float32{-1, 0}, rew)
-			} else {
-				want := []float32{0, 0, 0, 0}
-				want[actor] = -1
-				assert.Equal(t, want, rew)
-			}
-			r, err = c.Step(h, []int32{0, legalFrom(r.Mask[180:], 1)[0]}, -1)
-			require.NoError(t, err, "the ended env ignores its action")
-			assert.Equal(t, byte(0), r.Terminated[0])
-		})
-	}
 }
 
 func TestCloseStatsRender(t *testing.T) {

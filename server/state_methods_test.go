@@ -1,14 +1,15 @@
 package server
 
 import (
+	"context"
 	"encoding/binary"
-	"math"
 	"net"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -40,102 +41,6 @@ func int32Bin(v ...int32) []byte {
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
 	}
 	return b
-}
-
-// TestStateMethodsFollowTheEngine plays games through apply and checks
-// every packed state and every query against the engine's own State.
-func TestStateMethodsFollowTheEngine(t *testing.T) {
-	ts := startServer(t, "unix", DefaultConfig())
-	c := ts.client(t)
-	for _, rules := range []string{"standard", "players=4,pieces=5,end=rank,back_do_enters=on"} {
-		t.Run(rules, func(t *testing.T) {
-			g := declareGame(t, c, rules)
-			const n = 200 // above two pool chunks
-			res, err := c.Call("initial", map[string]any{"game": g, "seed": 5, "n": n, "start": 0})
-			require.NoError(t, err)
-			packed := res["states"].([]byte)
-			require.Len(t, packed, n*env.PackedSize)
-			want := make([]env.State, n)
-			for i := range want {
-				want[i], err = env.New(mustRules(t, rules), 5+uint64(i), 0)
-				require.NoError(t, err)
-			}
-			var buf [env.NumActions]env.Action
-			players := want[0].Rules().Players
-			for step := 0; ; step++ {
-				q, err := c.Call("query", map[string]any{"game": g, "states": packed, "mask": true, "returns": true, "obs": "compact"})
-				require.NoError(t, err)
-				var chance, moves []int
-				for i := range want {
-					require.Equal(t, want[i].AppendPacked(nil), row(packed, i), "state %d step %d", i, step)
-					assert.Equal(t, uint8(want[i].Phase()), q["phase"].([]byte)[i])
-					assert.Equal(t, uint8(want[i].ToMove()), q["to_move"].([]byte)[i])
-					var m [env.NumActions]uint8
-					want[i].Mask(m[:])
-					assert.Equal(t, m[:], q["mask"].([]byte)[i*env.NumActions:(i+1)*env.NumActions])
-					for s := range players {
-						got := math.Float32frombits(binary.LittleEndian.Uint32(q["returns"].([]byte)[4*(i*players+s):]))
-						assert.Equal(t, float32(want[i].Outcome(s)), got)
-					}
-					switch want[i].Phase() {
-					case env.PhaseThrow:
-						chance = append(chance, i)
-					case env.PhaseMove:
-						moves = append(moves, i)
-					}
-				}
-				if len(chance)+len(moves) == 0 {
-					break
-				}
-				if len(chance) > 0 {
-					throws := make([]byte, len(chance))
-					for k, i := range chance {
-						throws[k] = 0xff // -1: sample with the state's own generator
-						if k%3 == 1 {
-							throws[k] = uint8(env.Gae)
-							_, err = want[i].ApplyThrow(env.Gae)
-						} else {
-							_, err = want[i].SampleThrow()
-						}
-						require.NoError(t, err)
-					}
-					res, err := c.Call("apply", map[string]any{"game": g, "states": pick(packed, chance), "throws": throws})
-					require.NoError(t, err)
-					put(packed, chance, res["states"].([]byte))
-				}
-				if len(moves) > 0 {
-					actions := make([]int32, len(moves))
-					for k, i := range moves {
-						legal := want[i].LegalActions(buf[:0])
-						actions[k] = int32(legal[(step+i)%len(legal)])
-						_, err := want[i].Apply(env.Action(actions[k]))
-						require.NoError(t, err)
-					}
-					res, err := c.Call("apply", map[string]any{"game": g, "states": pick(packed, moves), "actions": int32Bin(actions...)})
-					require.NoError(t, err)
-					put(packed, moves, res["states"].([]byte))
-				}
-			}
-		})
-	}
-}
-
-func row(packed []byte, i int) []byte { return packed[i*env.PackedSize : (i+1)*env.PackedSize] }
-
-// pick returns the rows idx of packed, in order.
-func pick(packed []byte, idx []int) []byte {
-	var out []byte
-	for _, i := range idx {
-		out = append(out, row(packed, i)...)
-	}
-	return out
-}
-
-// put writes the rows of got back to the rows idx of packed.
-func put(packed []byte, idx []int, got []byte) {
-	for k, i := range idx {
-		copy(row(packed, i), row(got, k))
-	}
 }
 
 func TestStateMethodsRefuseBadInput(t *testing.T) {
@@ -220,38 +125,34 @@ func TestStateMethodsPositionSaveDescribe(t *testing.T) {
 	assert.Equal(t, protocol.CodeBadState, errCode(err))
 }
 
-func TestAnalyseMatchesTheAgent(t *testing.T) {
+// TestAnalyseIsTheAnalysisPackages: analyse over the socket answers what
+// package analysis answers for the same states, agent and seed (its own
+// tests hold that to the agents, however the work is split).
+func TestAnalyseIsTheAnalysisPackages(t *testing.T) {
 	ts := startServer(t, "unix", DefaultConfig())
 	c := ts.client(t)
 	g := declareGame(t, c, "standard")
-	var states []env.State
 	var packed []byte
-	for seed := uint64(0); len(states) < 9; seed++ {
-		s := midGameState(t, seed)
-		if s.Phase() == env.PhaseMove {
-			states = append(states, s)
+	for seed := uint64(0); len(packed) < 9*env.PackedSize; seed++ {
+		if s := midGameState(t, seed); s.Phase() == env.PhaseMove {
 			packed = s.AppendPacked(packed)
 		}
 	}
+	proto, err := env.New(env.Standard(), 0, 0)
+	require.NoError(t, err)
 	for _, spec := range []string{"greedy", "mcts:50", "mc:5"} {
 		t.Run(spec, func(t *testing.T) {
-			res, err := c.Call("analyse", map[string]any{"game": g, "states": packed, "agent": spec, "seed": 3})
+			sp, err := agent.ParseSpec(spec)
 			require.NoError(t, err)
-			for i := range states {
-				ag, err := agent.New(spec, 3)
-				require.NoError(t, err)
-				ag.(agent.Reseeder).Reseed(3 + uint64(i))
-				a, st, err := ag.ActStats(&states[i])
-				require.NoError(t, err)
-				assert.Equal(t, uint32(a), binary.LittleEndian.Uint32(res["actions"].([]byte)[4*i:]), "state %d", i)
-				pol := res["policy"].([]byte)[4*i*env.NumActions : 4*(i+1)*env.NumActions]
-				if st.Policy != nil {
-					for k, v := range st.Policy {
-						assert.Equal(t, v, math.Float32frombits(binary.LittleEndian.Uint32(pol[4*k:])))
-					}
-				}
-				assert.Equal(t, float32(st.Value), math.Float32frombits(binary.LittleEndian.Uint32(res["value"].([]byte)[4*i:])))
-			}
+			want := analysis.NewOut(9, 2)
+			require.NoError(t, analysis.Analyse(context.Background(), &proto, packed, sp, 3, 1, want))
+			res, err := client.Do(c, protocol.Analyse, &protocol.AnalyseParams{Game: &g, States: packed, Agent: &spec, Seed: 3})
+			require.NoError(t, err)
+			assert.Equal(t, spec, res.Agent)
+			assert.Equal(t, want.Actions, res.Actions)
+			assert.Equal(t, want.Policy, res.Policy)
+			assert.Equal(t, want.Value, res.Value)
+			assert.Equal(t, want.Values, res.Values)
 		})
 	}
 }

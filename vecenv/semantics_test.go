@@ -93,6 +93,48 @@ func TestProgressTelescopes(t *testing.T) {
 	}
 }
 
+// In mode single, with the learner's seat starting (every piece in hand:
+// potential 0), the shaped return equals the win return of the same
+// episode, every step's reward is bounded, and shaped rewards arrive
+// before the end.
+func TestProgressTelescopesForTheLearner(t *testing.T) {
+	returns := func(reward Reward) (sums []float64, steps []int, dense int) {
+		b, err := New(Config{Rules: env.Standard(), Tier: obs.Compact, N: 8, Seat: 0, Opponent: "random", Reward: reward})
+		require.NoError(t, err)
+		b.SeedAll(7)
+		require.NoError(t, b.Reset(nil, ResetOptions{Start: 0}))
+		sums, steps = make([]float64, b.N()), make([]int, b.N())
+		done := make([]bool, b.N())
+		run(t, b, 5000, func() {
+			rows := b.Rows()
+			for i := range b.N() {
+				if done[i] {
+					continue
+				}
+				r := float64(rows.Reward[i])
+				assert.LessOrEqual(t, math.Abs(r), 2.0, "a step's reward is bounded")
+				sums[i] += r
+				steps[i]++
+				done[i] = rows.Terminated[i] == 1 || rows.Truncated[i] == 1
+				if r != 0 && !done[i] {
+					dense++
+				}
+			}
+		})
+		for i := range done {
+			require.True(t, done[i], "env %d ended", i)
+		}
+		return sums, steps, dense
+	}
+	win, winSteps, _ := returns(RewardWin)
+	progress, progressSteps, dense := returns(RewardProgress)
+	assert.Equal(t, winSteps, progressSteps, "same seeds and actions, same episodes")
+	for i := range win {
+		assert.InDelta(t, win[i], progress[i], 1e-4, "env %d", i)
+	}
+	assert.Positive(t, dense, "progress rewards arrive before the end")
+}
+
 // SameStep puts the terminal row in the final rows and starts the next
 // episode in the same step; MaxDecisions truncates.
 func TestSameStepAndTruncation(t *testing.T) {
@@ -104,9 +146,16 @@ func TestSameStepAndTruncation(t *testing.T) {
 			ended := rows.Terminated[i] == 1 || rows.Truncated[i] == 1
 			assert.Equal(t, ended, rows.FinalToMove[i] >= 0, "env %d", i)
 			cur, _, final, _ := b.Info(i)
+			d := b.ObsSize()
 			if !ended {
 				assert.Nil(t, final)
+				assert.Equal(t, make([]float32, d), rows.FinalObs[i*d:(i+1)*d], "final rows of running envs are zero")
 				continue
+			}
+			assert.NotContains(t, rows.FinalMask[i*env.NumActions:(i+1)*env.NumActions], uint8(1), "the final row's mask")
+			if rows.Truncated[i] == 1 {
+				assert.Equal(t, uint32(5), final.Steps, "truncated after MaxDecisions")
+				assert.Zero(t, rows.Reward[i], "truncation pays nothing")
 			}
 			finals++
 			require.NotNil(t, final)

@@ -143,8 +143,16 @@ func TestAppendStepIsTheRows(t *testing.T) {
 				require.Len(t, info, b.N())
 				for i, m := range info {
 					inf := m.(map[string]any)
-					cur, events, _, _ := b.Info(i)
+					cur, events, final, _ := b.Info(i)
 					assert.Equal(t, cur.Episode, mustUint(t, inf["episode"]))
+					assert.Equal(t, uint64(cur.Steps), mustUint(t, inf["steps"]))
+					assert.Equal(t, cur.Illegal, inf["illegal"])
+					fi, hasFinal := inf["final_info"].(map[string]any)
+					assert.Equal(t, final != nil, hasFinal, "final_info exactly for the envs that ended and began anew")
+					if hasFinal {
+						assert.Equal(t, final.Episode, mustUint(t, fi["episode"]))
+						assert.Equal(t, uint64(final.Steps), mustUint(t, fi["steps"]))
+					}
 					assert.Equal(t, cur.Seed, mustUint(t, inf["seed"]))
 					assert.Equal(t, int64(cur.Winner), mustInt(t, inf["winner"]))
 					assert.Len(t, inf["places"], cfg.Rules.Players)
