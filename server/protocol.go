@@ -12,12 +12,6 @@ import (
 // one entry of handlers.
 type handler struct {
 	protocol.Desc
-	// hand marks a method whose params are read by hand, straight from the
-	// frame (step and reset, which allocate nothing; selfplay_*, whose
-	// params fill a configuration): Desc.Params then declares the keys
-	// that reader takes, and a test holds it to them. The others' params
-	// are decoded into Desc.Params (decodeParams) before the handler runs.
-	hand   bool
 	handle func(c *conn, params []byte) *Error
 }
 
@@ -33,9 +27,12 @@ func decoded[P, R any](m protocol.Method[P, R], h func(*conn, *P) *Error) handle
 	}}
 }
 
-// byHand binds m to h, which reads its params by hand (handler.hand).
+// byHand binds m to h, which reads its params by hand, straight from the
+// frame (step and reset, which allocate nothing; selfplay_*, whose params
+// fill a configuration): P then declares the keys that reader takes, and
+// TestMethodParamsAreDeclared holds it to them.
 func byHand[P, R any](m protocol.Method[P, R], h func(*conn, []byte) *Error) handler {
-	return handler{Desc: m.Desc, hand: true, handle: h}
+	return handler{Desc: m.Desc, handle: h}
 }
 
 // handlers binds every declared method to its handler, in any order: bind

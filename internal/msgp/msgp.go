@@ -515,8 +515,8 @@ var ErrUnknownKey = errors.New("unknown parameter")
 // KeyError is a failure reading the value of Key (or Key itself, with
 // ErrUnknownKey), as the reader given to EachKey returns it.
 type KeyError struct {
-	Key []byte
-	Err error
+	Key []byte // the key, a view into the map read
+	Err error  // what went wrong (ErrUnknownKey: the key itself)
 }
 
 // Error names the key.

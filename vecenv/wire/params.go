@@ -22,8 +22,8 @@ const DefaultTier = obs.Compact
 // ParamError is a bad param: the server answers bad_request (or
 // invalid_rules for a RulesError) naming the method and params.Key.
 type ParamError struct {
-	Key string
-	Err error
+	Key string // the param's key, "seat", "actions[3]"
+	Err error  // what is wrong with it (ErrMissing: it is absent)
 }
 
 // Error names the key.
@@ -36,7 +36,9 @@ func (e *ParamError) Unwrap() error { return e.Err }
 var ErrMissing = errors.New("missing")
 
 // RulesError is a rules param the engine refused (invalid_rules).
-type RulesError struct{ Err error }
+type RulesError struct {
+	Err error // the engine's refusal
+}
 
 // Error returns the engine's message.
 func (e RulesError) Error() string { return e.Err.Error() }
@@ -236,6 +238,7 @@ func Space(sp obs.Space) msgp.Obj {
 // ReadReset, without allocating: a seed list is checked and kept as a
 // reader over the frame until the batch's size is known.
 type ResetArgs struct {
+	// Handle is the handle param; HandleSet reports whether it was given.
 	Handle    uint64
 	HandleSet bool
 	// Options are the options map's start and seat (Record is Info's).
@@ -355,6 +358,7 @@ func (a *ResetArgs) Seed(b *vecenv.Batch) {
 // StepArgs are step's params (protocol.StepParams) as read by ReadStep,
 // without allocating: the actions stay in the frame until Actions.
 type StepArgs struct {
+	// Handle is the handle param; HandleSet reports whether it was given.
 	Handle    uint64
 	HandleSet bool
 	// Info is -1 (the handle's default), 0 or 1.
