@@ -25,7 +25,7 @@ var azFile []byte
 // AZChecksum is the SHA-256 (hex) of shipped/az.ynet, declared here once:
 // the az agent refuses an embedded network that does not match it.
 // Replacing the network means replacing this line too.
-const AZChecksum = "530edcd5625c4caecb95ee1aad982e650d0261d7971e3d01d06c09103e0a684a"
+const AZChecksum = "b67c5ec65d5597c0d536ec360d137ace619778e5de1ca3f7e569ffc42adbe35a"
 
 // MaxShippedBytes bounds a network shipped inside the binary.
 const MaxShippedBytes = 5 << 20
