@@ -215,13 +215,7 @@ func Analyse(ctx context.Context, proto *env.State, in []byte, sp agent.Spec, se
 		})
 	}
 	wg.Wait()
-	if err := j.Err(); err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("%w: %w", ErrCancelled, context.Cause(ctx))
-	}
-	return nil
+	return j.outcome(ctx)
 }
 
 // Cores are the cores a server shares among the analyses of all its
@@ -270,6 +264,12 @@ func (j *Job) Run(ctx context.Context, c Cores) error {
 		wg.Go(func() { work(c.Spare, func() bool { return c.Sole() && c.Spare.TryAcquire(weight) }, c.Sole) })
 	}
 	wg.Wait()
+	return j.outcome(ctx)
+}
+
+// outcome is a finished job's error: its first failure, else ErrCancelled
+// (with the cause) when ctx ended, else nil.
+func (j *Job) outcome(ctx context.Context) error {
 	if err := j.Err(); err != nil {
 		return err
 	}

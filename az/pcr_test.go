@@ -72,7 +72,7 @@ func TestRunPlayoutCapRandomization(t *testing.T) {
 		gumbel bool
 	}{{"puct", false}, {"gumbel", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			var first []string
+			var same sameShards
 			for _, batching := range []struct{ inFlight, maxBatch int }{{3, 0}, {5, 2}} {
 				dir := t.TempDir()
 				cfg := pcrConfig(dir)
@@ -111,12 +111,7 @@ func TestRunPlayoutCapRandomization(t *testing.T) {
 				assert.InDelta(t, 0.25, float64(full)/float64(rows), 0.06, "%d full of %d rows", full, rows)
 				assert.Positive(t, searchedFull)
 
-				hashes := shardHashes(t, dir)
-				if first == nil {
-					first = hashes
-				} else {
-					assert.Equal(t, first, hashes, "in flight %d, batch %d", batching.inFlight, batching.maxBatch)
-				}
+				same.check(t, dir, "in flight %d, batch %d", batching.inFlight, batching.maxBatch)
 			}
 		})
 	}

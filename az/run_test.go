@@ -71,10 +71,23 @@ func shardHashes(t *testing.T, dir string) []string {
 	return out
 }
 
+// sameShards keeps the first run's shard bytes and checks every later
+// run's shards against them.
+type sameShards struct{ first []string }
+
+func (s *sameShards) check(t *testing.T, dir string, msgAndArgs ...any) {
+	got := shardHashes(t, dir)
+	if s.first == nil {
+		s.first = got
+		return
+	}
+	assert.Equal(t, s.first, got, msgAndArgs...)
+}
+
 // TestRunDeterministicWhateverTheBatching plays the same run with
 // different batching and checks the shards are identical bytes.
 func TestRunDeterministicWhateverTheBatching(t *testing.T) {
-	var first []string
+	var same sameShards
 	for _, tc := range []struct{ inFlight, maxBatch int }{{3, 0}, {1, 0}, {5, 2}} {
 		dir := t.TempDir()
 		cfg := config(dir)
@@ -88,12 +101,7 @@ func TestRunDeterministicWhateverTheBatching(t *testing.T) {
 		assert.Equal(t, 5, sum.Games)
 		assert.Positive(t, sum.Decisions)
 		assert.Equal(t, int64(batches), sum.Batches)
-		got := shardHashes(t, dir)
-		if first == nil {
-			first = got
-		} else {
-			assert.Equal(t, first, got, "in flight %d, batch %d", tc.inFlight, tc.maxBatch)
-		}
+		same.check(t, dir, "in flight %d, batch %d", tc.inFlight, tc.maxBatch)
 	}
 }
 

@@ -1,6 +1,6 @@
 """Every request the package sends names a method, and params, that the server declares.
 
-The server's method declarations (server.Methods, in Go) are generated into
+The server's method declarations (protocol.Methods, in Go) are generated into
 ``yutenv._protocol.METHODS``; this test reads the package's source and checks every call site
 that names its method with a literal against them, so a renamed or removed method or param
 fails here rather than on a user's machine.
@@ -52,7 +52,7 @@ def test_the_scan_finds_the_package_requests() -> None:
 
 @pytest.mark.parametrize(("path", "line", "method", "keys"), CALLS, ids=[f"{p}:{n}" for p, n, _, _ in CALLS])
 def test_every_sent_method_and_param_is_declared(path: str, line: int, method: str, keys: set[str] | None) -> None:
-    assert method in METHODS, f"{path}:{line} sends {method!r}, which server.Methods does not declare"
+    assert method in METHODS, f"{path}:{line} sends {method!r}, which protocol.Methods does not declare"
     if keys is not None:
         unknown = keys - set(METHODS[method].params)
         assert not unknown, f"{path}:{line}: {method} has no params {sorted(unknown)} (it takes {METHODS[method].params})"

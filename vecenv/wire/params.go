@@ -289,9 +289,7 @@ func ReadReset(p []byte, r *msgp.Reader, a *ResetArgs) error {
 				err = resetOptions(r, &a.Options)
 			}
 		case protocol.ResetInfo:
-			var v bool
-			v, err = r.Bool()
-			a.Info = boolInt(v)
+			a.Info, err = infoFlag(r)
 		default:
 			err = msgp.ErrUnknownKey
 		}
@@ -302,12 +300,13 @@ func ReadReset(p []byte, r *msgp.Reader, a *ResetArgs) error {
 	})
 }
 
-// boolInt is 1 for true, 0 for false.
-func boolInt(v bool) int8 {
+// infoFlag reads reset's and step's info flag (a bool) as 1 or 0.
+func infoFlag(r *msgp.Reader) (int8, error) {
+	v, err := r.Bool()
 	if v {
-		return 1
+		return 1, err
 	}
-	return 0
+	return 0, err
 }
 
 // resetOptions reads reset's options map (by msgp.EachKey): start and seat.
@@ -396,9 +395,7 @@ func ReadStep(p []byte, a *StepArgs) error {
 				err = fmt.Errorf("want bin of int32 or array of int, got %s", msgp.KindName(r.PeekKind()))
 			}
 		case protocol.StepInfo:
-			var v bool
-			v, err = r.Bool()
-			a.Info = boolInt(v)
+			a.Info, err = infoFlag(&r)
 		default:
 			err = msgp.ErrUnknownKey
 		}
