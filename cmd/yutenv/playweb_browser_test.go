@@ -83,7 +83,21 @@ func TestPlayWebInBrowser(t *testing.T) {
 				chromedp.Poll[chromedp.Void](`document.body.dataset.preview === `+strconv.Quote(first)+` && document.querySelector('#board g.legal') !== null`))
 			assert.Equal(t, 1, cdpRun(t, ctx, "arrow", chromedp.Evaluate[int](`document.querySelectorAll('#board g.last-move').length`)), "the previewed move is drawn")
 
-			clicks := 0
+			// A preview whose reply comes back after its move was played is
+			// stale and must not cover the new board, nor one that comes back
+			// after the pointer left. Previews are held back 400 ms from here
+			// on; hover a move, play it at once and move the pointer away.
+			do("hold previews back", chromedp.Evaluate[chromedp.Void](`(() => { const f = window.fetch; window.fetch = (u, o) => String(u).includes('/preview/') ? new Promise((r) => setTimeout(r, 400)).then(() => f(u, o)) : f(u, o); })()`))
+			do("hover away", chromedp.MouseEvent(chromedp.MouseMoved, 1, 1), chromedp.Poll[chromedp.Void](`document.body.dataset.preview === undefined`))
+			before := body()["decisions"]
+			do("hover a move and play it before its preview comes back",
+				chromedp.MouseEvent(chromedp.MouseMoved, at[0], at[1]),
+				chromedp.Click(chromedp.CSS(`#moves li:nth-child(1) button`)),
+				chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.body.dataset.phase !== 'busy' && document.body.dataset.decisions !== %q`, before)),
+				chromedp.MouseEvent(chromedp.MouseMoved, 1, 1), chromedp.Sleep(800*time.Millisecond))
+			assert.Equal(t, "", cdpRun(t, ctx, "the preview mark", chromedp.Evaluate[string](`document.body.dataset.preview || ''`)), "a stale preview is dropped")
+			clicks := 1
+
 			for {
 				do("wait for a decision or the end",
 					chromedp.Poll[chromedp.Void](`document.body.dataset.phase === 'over' || document.body.dataset.phase === 'you'`))

@@ -8,6 +8,7 @@
   const flats = { 'back-do': 1, do: 1, gae: 2, geol: 3, yut: 4, mo: 0 };
   let view = null;
   let busy = false;
+  let hovered = null; // the move whose preview is wanted, if any
 
   function setPhase() {
     const b = document.body.dataset;
@@ -64,16 +65,24 @@
 
   async function preview(action) {
     if (busy || !view) return;
-    const id = view.id;
+    // A reply is shown only if the pointer is still on its move and the
+    // position is still the one it was asked for: one that comes back after
+    // the move was played, a new game started or the pointer left is stale.
+    const asked = view;
+    hovered = action;
+    const current = () => view === asked && hovered === action && !busy;
     try {
-      const r = await fetch('api/games/' + id + '/preview/' + action);
-      if (!r.ok || !view || view.id !== id || busy) return;
-      showBoard(await r.text());
+      const r = await fetch('api/games/' + asked.id + '/preview/' + action);
+      if (!r.ok || !current()) return;
+      const svg = await r.text();
+      if (!current()) return;
+      showBoard(svg);
       document.body.dataset.preview = String(action);
     } catch (e) { /* the plain board stays */ }
   }
 
   function unpreview() {
+    hovered = null;
     if (view && document.body.dataset.preview) {
       delete document.body.dataset.preview;
       showBoard(view.board);
