@@ -4,6 +4,7 @@ a real kill -9, determinism)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import io
 import json
@@ -405,6 +406,41 @@ def test_same_seed_same_first_generation(full_run: Path, tmp_path: Path) -> None
 def test_other_settings_are_refused_on_resume(full_run: Path, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="other settings"):
         train.run(train.config_from_args(["--out", str(full_run), "--generations", "2", *TINY, "--lr", "0.5"]))
+
+
+def test_init_starts_from_another_runs_network(full_run: Path, tmp_path: Path) -> None:
+    """--init: generation 0 is the file's network, recorded with its SHA-256; the run trains on from it."""
+    start = full_run / "gen-0002" / "net.ynet"
+    out = tmp_path / "run"
+    res = train.run(train.config_from_args(["--out", str(out), "--generations", "1", *TINY, "--init", str(start)]))
+    assert [g["generation"] for g in res.generations] == [0, 1]
+    assert res.generations[0]["init"] == {"path": str(start.resolve()), "sha256": hashlib.sha256(start.read_bytes()).hexdigest()}
+    for k, v in weights(full_run / "gen-0002/model.pt").items():  # generation 0 is the start network itself
+        assert torch.equal(v, weights(out / "gen-0000/model.pt")[k]), k
+    assert (out / "gen-0000" / "net.ynet").read_bytes() == start.read_bytes()
+    assert not torch.equal(weights(out / "gen-0000/model.pt")["policy.weight"], weights(out / "gen-0001/model.pt")["policy.weight"])
+    with pytest.raises(ValueError, match="other settings"):  # the start network is part of the run
+        train.run(train.config_from_args(["--out", str(out), "--generations", "1", *TINY, "--init", str(full_run / "gen-0001" / "net.ynet")]))
+
+
+@pytest.mark.parametrize(
+    ("extra", "why"),
+    [
+        (["--hidden", "32"], r"hidden \[16\], the run's \[32\]"),
+        (["--tier", "planes"], r"tier 'compact', the run's 'planes'"),
+        (["--rules", "players=3"], r"rules 'standard', the run's 'players=3'"),
+    ],
+)
+def test_init_refuses_a_network_that_does_not_fit(full_run: Path, tmp_path: Path, extra: list[str], why: str) -> None:
+    args = ["--out", str(tmp_path / "run"), "--generations", "1", *TINY, *extra, "--init", str(full_run / "gen-0001" / "net.ynet")]
+    p = subprocess.run([sys.executable, "-m", "yutenv.az.train", *args], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1
+    assert re.search(why, p.stderr) and p.stderr.count("\n") == 1, p.stderr
+    assert not (tmp_path / "run").exists(), "a refused start leaves no run behind"
+    damaged = tmp_path / "damaged.ynet"
+    damaged.write_bytes((full_run / "gen-0001" / "net.ynet").read_bytes()[:100])
+    p = subprocess.run([sys.executable, "-m", "yutenv.az.train", *args[:-1], str(damaged)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "damaged.ynet" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
 def test_help_documents_the_options() -> None:

@@ -10,7 +10,9 @@ Python::
     result = run(TrainConfig(out="runs/x", generations=20, games=200, sims=64))
     result.model            # the last generation's PolicyValueNet
 
-Generation 0 is the initial (randomly initialised) network, evaluated as a baseline.
+Generation 0 is the initial network, evaluated as a baseline: randomly initialised, or with
+``--init PATH`` a ``yutenv-net`` file's weights (a generation of another run, say, to go on
+from it with other settings; its tier, widths and rules must be the run's).
 Generation g >= 1:
 
 1. **self-play** with generation g-1's network: ``yutenv.az.SelfPlay(...).run(evaluate,
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import importlib
 import json
 import math
@@ -141,6 +144,7 @@ class TrainConfig:
     ray_tasks: int = 0
     ray_storage: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    init: str = ""
 
     def __post_init__(self) -> None:
         # One opponent as a string ("random"), or several as on the command line
@@ -486,7 +490,7 @@ def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str) -> tuple[PolicyV
     buf = ReplayBuffer(cfg.window, value_mix=cfg.value_mix)
     if top < 0:
         torch.manual_seed(cfg.seed)
-        model = PolicyValueNet(TIER_SIZES[cfg.tier], cfg.hidden, tier=cfg.tier, rules=cfg.rules)
+        model = initial_net(cfg)
         return model, torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay), buf, []
     summaries: dict[int, dict[str, Any]] = {}
     for g in range(top + 1):  # every summary (the report reads them all)
@@ -525,6 +529,21 @@ def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str) -> tuple[PolicyV
     return model, opt, buf, unchecked
 
 
+def initial_net(cfg: TrainConfig) -> PolicyValueNet:
+    """Generation 0's network: ``cfg.init``'s weights, or a fresh one (seeded by the caller).
+    A start network of another tier, trunk or rules than the run's is refused (ValueError)
+    with both; a damaged one with :class:`~yutenv.az.net.NetFileError`."""
+    if not cfg.init:
+        return PolicyValueNet(TIER_SIZES[cfg.tier], cfg.hidden, tier=cfg.tier, rules=cfg.rules)
+    model = load_net(cfg.init)
+    have = {"tier": model.tier, "hidden": list(model.hidden), "rules": model.rules}
+    want = {"tier": cfg.tier, "hidden": list(cfg.hidden), "rules": cfg.rules}
+    diff = [f"{k} {have[k]!r}, the run's {want[k]!r}" for k in want if have[k] != want[k]]
+    if diff:
+        raise ValueError(f"--init {cfg.init}: the network does not fit the run ({'; '.join(diff)}): pass the run's settings to match it")
+    return model
+
+
 def _open_checked(cfg: TrainConfig) -> tuple[int, str, PolicyValueNet, torch.optim.Optimizer, ReplayBuffer]:
     """:func:`_open_run`, then :func:`_resume`; a damaged generation is refused with the fix,
     or with ``redo_damaged`` deleted with every later one (and the resume retried)."""
@@ -555,6 +574,8 @@ def run(cfg: TrainConfig) -> RunResult:
     cfg.check()
     torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
+    if cfg.init and not (gen_dir(out, 0) / "gen.json").exists():
+        initial_net(cfg)  # a start network that does not fit is refused before the run directory is made
     last, run_id, model, opt, buf = _open_checked(cfg)
     prog = _Progress(cfg, max(last, 0))
     if last >= 0:
@@ -565,6 +586,8 @@ def run(cfg: TrainConfig) -> RunResult:
             d = gen_dir(out, g)
             d.mkdir()
             summary: dict[str, Any] = {"generation": g}
+            if g == 0 and cfg.init:
+                summary["init"] = {"path": cfg.init, "sha256": hashlib.sha256(Path(cfg.init).read_bytes()).hexdigest()}
             if g > 0:
                 prog.say(f"gen {g}: self-play ({cfg.games} games, {cfg.selfplay}, {cfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
                 summary["selfplay"] = _selfplay(cfg, model, g, d / "selfplay")
@@ -610,6 +633,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rules", default=d.rules, help="rules (key=value pairs, docs/FORMATS.md)")
     p.add_argument("--selfplay", default=d.selfplay, choices=["net", "mcts"], help="net: network-guided MCTS (yutenv.az.SelfPlay); mcts: the baseline mcts:SIMS agents (no network in self-play)")
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="trunk widths, comma-separated")
+    p.add_argument(
+        "--init", default=d.init, metavar="PATH",
+        help="generation 0 is this yutenv-net file's network (e.g. RUN/gen-G/net.ynet: go on from another run with other "
+        "settings); its tier, --hidden and --rules must be the run's. '': a fresh network",
+    )  # fmt: skip
     p.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate")
     p.add_argument("--weight-decay", type=float, default=d.weight_decay, help="AdamW weight decay")
     p.add_argument("--batch", type=int, default=d.batch, help="minibatch size")
@@ -689,6 +717,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         fast_sims=a.fast_sims, full_prob=a.full_prob, workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
         eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
         shard_games=a.shard_games, ray=a.ray, ray_cpus=a.ray_cpus, ray_tasks=a.ray_tasks, ray_storage=a.ray_storage,
+        init=str(Path(a.init).resolve()) if a.init else "",
     )  # fmt: skip
 
 
