@@ -46,9 +46,11 @@ func TestInflightBudget(t *testing.T) {
 		c := ts.client(t)
 		// The hog declares a 1 MiB frame (2 MiB reserved) and stalls
 		// until its idle deadline; c's frame waits for it, then is served.
+		// c's wait ends at its own deadline, 100 ms after the hog's: a
+		// margin that -race on a busy machine does not eat (20 ms did).
 		_, err := hog.Conn().Write(pingFrame(1 << 20)[:1000])
 		require.NoError(t, err)
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 		_, err = c.Conn().Write(pingFrame(1 << 20))
 		require.NoError(t, err)
 		body, err := c.ReadFrame()
