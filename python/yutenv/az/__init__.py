@@ -13,7 +13,8 @@ policy and as self-play's evaluator), :mod:`yutenv.az.buffer` (the replay buffer
 datasets), :mod:`yutenv.az.train` (the loop and its command line),
 :mod:`yutenv.az.report` (win rates by generation: markdown and PNG),
 :mod:`yutenv.az.checkpoint` (the checksums of a generation's files and the checked ``model.pt`` loader),
-:mod:`yutenv.az.ladder` (generations head to head, the final network against the baselines) and
+:mod:`yutenv.az.ladder` (generations head to head, the final network against the baselines),
+:mod:`yutenv.az.fit` (a network fitted to existing datasets, scored on a held-out one) and
 :mod:`yutenv.az.selfplay` (``SelfPlay``: network-guided MCTS self-play in the Go server).
 
 The names below are loaded on first use, so ``import yutenv.az`` needs neither torch nor
