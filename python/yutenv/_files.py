@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import IO, BinaryIO, Callable
 
-__all__ = ["FileRefused", "atomic_write", "read_regular", "sha256_bytes", "sha256_file"]
+__all__ = ["FileRefused", "atomic_write", "os_error_text", "read_regular", "sha256_bytes", "sha256_file"]
 
 
 class FileRefused(OSError):
@@ -111,3 +111,8 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         raise
     _fsync_dir(p.parent)
     return p
+
+
+def os_error_text(e: OSError) -> str:
+    """What a command line prints for ``e``: its file (when it names one) and its reason."""
+    return f"{f'{e.filename}: ' if e.filename else ''}{e.strerror or e}"

@@ -49,7 +49,7 @@ import numpy.typing as npt
 from tabulate import tabulate
 
 from .._extras import import_extra
-from .._files import atomic_write
+from .._files import atomic_write, os_error_text
 
 import_extra("torch", "az", "yutenv.az.diagnose")
 import torch  # noqa: E402
@@ -257,7 +257,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"yutenv.az.diagnose: {e}", file=sys.stderr)
         return 1
     except OSError as e:
-        print(f"yutenv.az.diagnose: {f'{e.filename}: ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        print(f"yutenv.az.diagnose: {os_error_text(e)}", file=sys.stderr)
         return 1
     print(markdown(res), end="")
     return 0

@@ -36,6 +36,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._extras import import_extra
+from .._files import os_error_text
 from .._progress import progress_bar
 
 import_extra("torch", "az", "yutenv.az.fit")
@@ -246,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"yutenv.az.fit: {e}", file=sys.stderr)
         return 1
     except OSError as e:
-        print(f"yutenv.az.fit: {f'{e.filename}: ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        print(f"yutenv.az.fit: {os_error_text(e)}", file=sys.stderr)
         return 1
     print(_markdown(res))
     print(f"network: {res.path} (tier {res.tier}, rules {res.rules!r}, {res.rows} rows, {res.holdout_rows} held out)")

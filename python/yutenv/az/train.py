@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import importlib
 import json
 import math
@@ -75,7 +74,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from ..data import datasets
-from .._files import atomic_write
+from .._files import atomic_write, os_error_text, sha256_file
 from ..errors import CheckpointError, YutEnvError
 from ..tools.evaluate import evaluate
 from ..connection.server import binary_path
@@ -587,7 +586,7 @@ def run(cfg: TrainConfig) -> RunResult:
             d.mkdir()
             summary: dict[str, Any] = {"generation": g}
             if g == 0 and cfg.init:
-                summary["init"] = {"path": cfg.init, "sha256": hashlib.sha256(Path(cfg.init).read_bytes()).hexdigest()}
+                summary["init"] = {"path": cfg.init, "sha256": sha256_file(cfg.init)[0]}
             if g > 0:
                 prog.say(f"gen {g}: self-play ({cfg.games} games, {cfg.selfplay}, {cfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
                 summary["selfplay"] = _selfplay(cfg, model, g, d / "selfplay")
@@ -732,7 +731,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"yutenv.az.train: {e}", file=sys.stderr)
         return 1
     except OSError as e:  # the disk is full, the directory is not writable, ...
-        print(f"yutenv.az.train: {f'{e.filename}: ' if e.filename else ''}{e.strerror or e}", file=sys.stderr)
+        print(f"yutenv.az.train: {os_error_text(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("yutenv.az.train: interrupted; rerun the same command to resume", file=sys.stderr)
