@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -104,4 +103,3 @@ def test_help_lists_the_options() -> None:
     assert p.returncode == 0
     for opt in ("--data", "--holdout", "--out", "--hidden", "--init", "--epochs", "--value-mix"):
         assert opt in p.stdout, opt
-    json.dumps(fit.FitConfig(data=["x"], out="y").__dict__)  # a plain, serialisable config

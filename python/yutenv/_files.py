@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import IO, BinaryIO, Callable
 
-__all__ = ["FileRefused", "atomic_write", "os_error_text", "read_regular", "sha256_bytes", "sha256_file"]
+__all__ = ["FileRefused", "atomic_write", "error_text", "read_regular", "sha256_bytes", "sha256_file"]
 
 
 class FileRefused(OSError):
@@ -113,6 +113,9 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     return p
 
 
-def os_error_text(e: OSError) -> str:
-    """What a command line prints for ``e``: its file (when it names one) and its reason."""
-    return f"{f'{e.filename}: ' if e.filename else ''}{e.strerror or e}"
+def error_text(e: BaseException) -> str:
+    """What a command line prints for ``e``: an OSError's file (when it names one) and its
+    reason, any other error's message."""
+    if isinstance(e, OSError):
+        return f"{f'{e.filename}: ' if e.filename else ''}{e.strerror or e}"
+    return str(e)

@@ -49,7 +49,7 @@ import numpy.typing as npt
 from tabulate import tabulate
 
 from .._extras import import_extra
-from .._files import atomic_write, os_error_text
+from .._files import atomic_write, error_text
 
 import_extra("torch", "az", "yutenv.az.diagnose")
 import torch  # noqa: E402
@@ -58,9 +58,9 @@ import torch.nn.functional as F  # noqa: E402
 from .. import datasets  # noqa: E402
 from ..errors import YutEnvError  # noqa: E402
 from .checkpoint import load_checkpoint  # noqa: E402
-from .net import masked_logits  # noqa: E402
+from .net import infer  # noqa: E402
 
-__all__ = ["diagnose", "diagnose_generation", "markdown", "plot", "main"]
+__all__ = ["diagnose", "diagnose_generation", "entropy", "network_outputs", "policy_kl", "markdown", "plot", "main"]
 
 _ARRAYS = ("obs", "mask", "policy", "value", "search_value")
 
@@ -76,9 +76,31 @@ def _generations(run: Path) -> list[int]:
     return sorted(out)
 
 
-def _entropy(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def entropy(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The entropy of every row of ``p`` (distributions), in nats."""
     with np.errstate(divide="ignore", invalid="ignore"):
         out: npt.NDArray[np.float64] = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
+    return out
+
+
+def network_outputs(model: torch.nn.Module, obs: npt.ArrayLike, mask: npt.ArrayLike, chunk: int = 8192) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """The network's log-policy over the legal actions [B, 180] and its tanh value [B], as
+    float64, ``chunk`` rows at a time (:func:`yutenv.az.net.infer`: evaluation mode, no gradients)."""
+    obs, mask = np.asarray(obs), np.asarray(mask)
+    logps, values = [], []
+    for lo in range(0, len(obs), chunk):
+        logits, v = infer(model, obs[lo : lo + chunk], mask[lo : lo + chunk])
+        logps.append(F.log_softmax(logits, dim=-1).double().numpy())
+        values.append(torch.tanh(v).double().numpy())
+    if not logps:
+        return np.zeros((0, mask.shape[1] if mask.ndim == 2 else 0)), np.zeros(0)
+    return np.concatenate(logps), np.concatenate(values)
+
+
+def policy_kl(target: npt.NDArray[np.float64], logp: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """KL(target ‖ exp(logp)) of every row, in nats (0 where the target is 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: npt.NDArray[np.float64] = np.where(target > 0, target * (np.log(target) - logp), 0.0).sum(axis=1)
     return out
 
 
@@ -101,13 +123,9 @@ def diagnose_generation(run: str | os.PathLike[str], g: int, rows: int = 20_000,
     target = np.asarray(ds.policy[choice], dtype=np.float64)
     z = np.asarray(ds.value[choice], dtype=np.float64)
     sv = np.asarray(ds.search_value[choice], dtype=np.float64)
-    with torch.no_grad():
-        logits, v = model(torch.from_numpy(np.ascontiguousarray(ds.obs[choice], dtype=np.float32)))
-        logp = F.log_softmax(masked_logits(logits, torch.from_numpy(mask)), dim=-1).double().numpy()
-        pv = torch.tanh(v).double().numpy()
+    logp, pv = network_outputs(model, np.ascontiguousarray(ds.obs[choice], dtype=np.float32), mask)
     prior = np.exp(logp)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kl = np.where(target > 0, target * (np.log(target) - logp), 0.0).sum(axis=1)
+    kl = policy_kl(target, logp)
     edges = np.linspace(-1, 1, bins + 1)
     which = np.clip(np.digitize(pv, edges[1:-1]), 0, bins - 1)
     calib = []
@@ -128,8 +146,8 @@ def diagnose_generation(run: str | os.PathLike[str], g: int, rows: int = 20_000,
         "rows": n,
         "kl": float(kl.mean()),
         "argmax_differs": float((target.argmax(axis=1) != prior.argmax(axis=1)).mean()),
-        "target_entropy": float(_entropy(target).mean()),
-        "prior_entropy": float(_entropy(prior).mean()),
+        "target_entropy": float(entropy(target).mean()),
+        "prior_entropy": float(entropy(prior).mean()),
         "value_mse_outcome": float(((pv - z) ** 2).mean()),
         "value_mse_search": float(((pv - sv) ** 2).mean()),
         "search_mse_outcome": float(((sv - z) ** 2).mean()),
@@ -253,11 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         atomic_write(run / "diagnose.json", lambda f: f.write(doc.encode("utf-8")))
         if not a.no_plot:
             plot(res, run / "diagnose.png")
-    except (YutEnvError, ValueError) as e:
-        print(f"yutenv.az.diagnose: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"yutenv.az.diagnose: {os_error_text(e)}", file=sys.stderr)
+    except (YutEnvError, ValueError, OSError) as e:  # OSError: the disk is full, a folder is not writable, ...
+        print(f"yutenv.az.diagnose: {error_text(e)}", file=sys.stderr)
         return 1
     print(markdown(res), end="")
     return 0

@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .._extras import import_extra
-from .._files import os_error_text
+from .._files import error_text
 from .._progress import progress_bar
 
 import_extra("torch", "az", "yutenv.az.fit")
@@ -45,8 +46,9 @@ import torch  # noqa: E402
 from ..data import datasets  # noqa: E402
 from ..errors import YutEnvError  # noqa: E402
 from .buffer import ReplayBuffer  # noqa: E402
-from .net import TIER_SIZES, PolicyValueNet, export_net, load_net, masked_logits  # noqa: E402
-from .train import losses  # noqa: E402
+from .diagnose import entropy, network_outputs, policy_kl  # noqa: E402
+from .net import TIER_SIZES, PolicyValueNet, export_net, load_net  # noqa: E402
+from .train import cosine_lr, losses  # noqa: E402
 
 __all__ = ["FitConfig", "FitResult", "fit", "main"]
 
@@ -91,30 +93,19 @@ def _kind(path: str) -> tuple[str, str]:
 
 def _holdout_scores(model: PolicyValueNet, buf: ReplayBuffer) -> dict[str, float]:
     obs, mask, pi, z, target = buf._arrays()
-    sums = {"ce": 0.0, "h": 0.0, "v": 0.0, "agree": 0.0}
-    n_pol = 0
-    with torch.no_grad():
-        for lo in range(0, len(z), 8192):
-            sl = slice(lo, lo + 8192)
-            logits, v = model(torch.from_numpy(obs[sl]))
-            m = torch.from_numpy(mask[sl])
-            p = torch.from_numpy(pi[sl])
-            t = torch.from_numpy(target[sl] & (mask[sl].sum(axis=1) > 1))  # forced decisions teach nothing
-            logp = torch.log_softmax(masked_logits(logits, m), dim=-1)
-            ce = -(p * torch.where(p > 0, logp, torch.zeros_like(logp))).sum(dim=-1)
-            h = -(p * torch.log(torch.where(p > 0, p, torch.ones_like(p)))).sum(dim=-1)
-            agree = (logp.argmax(dim=-1) == p.argmax(dim=-1)).to(torch.float64)
-            sums["ce"] += float(ce[t].sum())
-            sums["h"] += float(h[t].sum())
-            sums["agree"] += float(agree[t].sum())
-            n_pol += int(t.sum())
-            sums["v"] += float(((torch.tanh(v.squeeze(-1)) - torch.from_numpy(z[sl])) ** 2).sum())
-    k = max(n_pol, 1)
+    logp, pv = network_outputs(model, obs, mask)
+    choice = target & (mask.sum(axis=1) > 1)  # forced decisions teach nothing
+    p = pi[choice].astype(np.float64)
+    kl = policy_kl(p, logp[choice])
+
+    def mean(a: npt.NDArray[Any]) -> float:
+        return float(a.mean()) if len(a) else 0.0
+
     return {
-        "holdout_policy_loss": sums["ce"] / k,
-        "holdout_policy_kl": (sums["ce"] - sums["h"]) / k,
-        "holdout_value_mse": sums["v"] / max(len(z), 1),
-        "holdout_argmax_agrees": sums["agree"] / k,
+        "holdout_policy_loss": mean(kl + entropy(p)),  # cross-entropy = KL + the target's entropy
+        "holdout_policy_kl": mean(kl),
+        "holdout_value_mse": mean((pv - z) ** 2),
+        "holdout_argmax_agrees": mean(logp[choice].argmax(axis=1) == p.argmax(axis=1)),
     }
 
 
@@ -161,10 +152,8 @@ def fit(cfg: FitConfig) -> FitResult:
     t0 = time.perf_counter()
     model.train()
     for i, b in enumerate(buf.batches(rng, cfg.batch, total)):
-        lo = cfg.lr / 20
-        lr = lo + (cfg.lr - lo) * 0.5 * (1 + math.cos(math.pi * i / total))
         for group in opt.param_groups:
-            group["lr"] = lr
+            group["lr"] = cosine_lr(cfg.lr, i / total)
         logits, v = model(torch.from_numpy(b.obs))
         target = None if b.policy_target is None else torch.from_numpy(b.policy_target)
         policy_loss, value_loss = losses(logits, v, torch.from_numpy(b.mask), torch.from_numpy(b.policy), torch.from_numpy(b.value), target)
@@ -243,11 +232,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             value_weight=a.value_weight, value_mix=a.value_mix, seed=a.seed, threads=a.threads, progress=not a.quiet,
         )  # fmt: skip
         res = fit(cfg)
-    except (YutEnvError, ValueError) as e:
-        print(f"yutenv.az.fit: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"yutenv.az.fit: {os_error_text(e)}", file=sys.stderr)
+    except (YutEnvError, ValueError, OSError) as e:  # OSError: the disk is full, a folder is not writable, ...
+        print(f"yutenv.az.fit: {error_text(e)}", file=sys.stderr)
         return 1
     print(_markdown(res))
     print(f"network: {res.path} (tier {res.tier}, rules {res.rules!r}, {res.rows} rows, {res.holdout_rows} held out)")

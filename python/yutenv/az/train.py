@@ -74,7 +74,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from ..data import datasets
-from .._files import atomic_write, os_error_text, sha256_file
+from .._files import atomic_write, error_text, sha256_file
 from ..errors import CheckpointError, YutEnvError
 from ..tools.evaluate import evaluate
 from ..connection.server import binary_path
@@ -201,6 +201,12 @@ LR_SCHEDULES = ("constant", "cosine", "step")
 _SELFPLAY_OWN = {"rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "seed", "games", "games_in_flight", "out", "first_game", "fast_sims", "full_prob"}
 
 
+def cosine_lr(lr: float, t: float) -> float:
+    """The cosine schedule at ``t`` in [0, 1] of the way: from ``lr`` down to ``lr/20``."""
+    lo = lr / 20
+    return lo + (lr - lo) * 0.5 * (1 + math.cos(math.pi * t))
+
+
 def learning_rate(cfg: TrainConfig, progress: float) -> float:
     """The learning rate at ``progress`` generations of training (0 at the start of
     generation 1's training, ``cfg.generations`` at the end of the last one's):
@@ -215,8 +221,7 @@ def learning_rate(cfg: TrainConfig, progress: float) -> float:
     """
     t = min(max(progress / cfg.generations, 0.0), 1.0)
     if cfg.lr_schedule == "cosine":
-        lo = cfg.lr / 20
-        lr = lo + (cfg.lr - lo) * 0.5 * (1 + math.cos(math.pi * t))
+        lr = cosine_lr(cfg.lr, t)
     elif cfg.lr_schedule == "step":
         lr = cfg.lr * 0.3 ** ((t >= 0.5) + (t >= 0.75))
     else:
@@ -482,14 +487,15 @@ def _fix(d: int, top: int) -> str:
     return f"restore it from a backup, or rerun with --redo-damaged to delete {_span(d, top)} and train again {since}"
 
 
-def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str) -> tuple[PolicyValueNet, torch.optim.Optimizer, ReplayBuffer, list[str]]:
+def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str, start: PolicyValueNet | None = None) -> tuple[PolicyValueNet, torch.optim.Optimizer, ReplayBuffer, list[str]]:
     """The network, optimiser and replay buffer after generation ``top``, every generation
-    they read checked (:mod:`yutenv.az.checkpoint`); the generations without checksums
+    they read checked (:mod:`yutenv.az.checkpoint`); with no generation yet, ``start`` (or
+    :func:`initial_net`'s network); the generations without checksums
     (with their files) are returned. CheckpointError (without the fix) on damage."""
     buf = ReplayBuffer(cfg.window, value_mix=cfg.value_mix)
     if top < 0:
         torch.manual_seed(cfg.seed)
-        model = initial_net(cfg)
+        model = start if start is not None else initial_net(cfg)
         return model, torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay), buf, []
     summaries: dict[int, dict[str, Any]] = {}
     for g in range(top + 1):  # every summary (the report reads them all)
@@ -543,14 +549,14 @@ def initial_net(cfg: TrainConfig) -> PolicyValueNet:
     return model
 
 
-def _open_checked(cfg: TrainConfig) -> tuple[int, str, PolicyValueNet, torch.optim.Optimizer, ReplayBuffer]:
+def _open_checked(cfg: TrainConfig, start: PolicyValueNet | None = None) -> tuple[int, str, PolicyValueNet, torch.optim.Optimizer, ReplayBuffer]:
     """:func:`_open_run`, then :func:`_resume`; a damaged generation is refused with the fix,
     or with ``redo_damaged`` deleted with every later one (and the resume retried)."""
     out = Path(cfg.out)
     top, run_id = _open_run(cfg)
     while True:
         try:
-            model, opt, buf, unchecked = _resume(cfg, out, top, run_id)
+            model, opt, buf, unchecked = _resume(cfg, out, top, run_id, start)
             break
         except CheckpointError as e:
             d = top if e.generation is None else e.generation
@@ -573,9 +579,9 @@ def run(cfg: TrainConfig) -> RunResult:
     cfg.check()
     torch.set_num_threads(cfg.threads)
     out = Path(cfg.out)
-    if cfg.init and not (gen_dir(out, 0) / "gen.json").exists():
-        initial_net(cfg)  # a start network that does not fit is refused before the run directory is made
-    last, run_id, model, opt, buf = _open_checked(cfg)
+    # A start network that does not fit is refused before the run directory is made.
+    start = initial_net(cfg) if cfg.init and not (gen_dir(out, 0) / "gen.json").exists() else None
+    last, run_id, model, opt, buf = _open_checked(cfg, start)
     prog = _Progress(cfg, max(last, 0))
     if last >= 0:
         prog.say(f"resuming {out} after generation {last}")
@@ -727,11 +733,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         cfg = config_from_args(argv)
         res = run(cfg)
-    except (YutEnvError, ValueError, RuntimeError) as e:
-        print(f"yutenv.az.train: {e}", file=sys.stderr)
-        return 1
-    except OSError as e:  # the disk is full, the directory is not writable, ...
-        print(f"yutenv.az.train: {os_error_text(e)}", file=sys.stderr)
+    except (YutEnvError, ValueError, RuntimeError, OSError) as e:  # OSError: the disk is full, a folder is not writable, ...
+        print(f"yutenv.az.train: {error_text(e)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("yutenv.az.train: interrupted; rerun the same command to resume", file=sys.stderr)
