@@ -75,6 +75,16 @@ func ParseShipped(b []byte, sum string) (*Shipped, error) {
 // AZ returns the network of agent az (read and checked once).
 func AZ() (*Shipped, error) { return shippedAZ() }
 
+// AZFile returns a copy of the bytes of agent az's network (a yutenv-net
+// file), once they have passed AZ's checks: what "yutenv net az --out"
+// writes, so that a trainer can start from the shipped network.
+func AZFile() ([]byte, error) {
+	if _, err := AZ(); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), azFile...), nil
+}
+
 var shippedAZ = sync.OnceValues(func() (*Shipped, error) {
 	s, err := ParseShipped(azFile, AZChecksum)
 	if err != nil {

@@ -40,6 +40,16 @@ func TestAZLoadsAndMatchesItsChecksum(t *testing.T) {
 	assert.Equal(t, s.Net.Rules, meta.Rules)
 	assert.Equal(t, s.Net.Tier.String(), meta.Tier)
 	assert.Contains(t, meta.Command, "yutenv.az.train", "the command that trained it")
+
+	// AZFile hands out a copy of the checked bytes: changing it changes nothing shipped.
+	b, err = AZFile()
+	require.NoError(t, err)
+	assert.Equal(t, azFile, b)
+	b[0] ^= 1
+	again, err := AZFile()
+	require.NoError(t, err)
+	assert.Equal(t, azFile, again)
+	assert.NotEqual(t, b, again)
 }
 
 func TestParseShippedRefusesTamperedCopies(t *testing.T) {

@@ -423,6 +423,16 @@ def test_init_starts_from_another_runs_network(full_run: Path, tmp_path: Path) -
         train.run(train.config_from_args(["--out", str(out), "--generations", "1", *TINY, "--init", str(full_run / "gen-0001" / "net.ynet")]))
 
 
+def test_init_az_starts_from_the_shipped_network(tmp_path: Path) -> None:
+    """--init az: generation 0 is the network shipped inside the binary, recorded as 'az' with its SHA-256."""
+    meta = json.loads((REPO / "nnet" / "shipped" / "az.json").read_text())
+    out = tmp_path / "run"
+    args = ["--out", str(out), "--generations", "1", *TINY, "--hidden", ",".join(map(str, meta["hidden"])), "--init", "az"]
+    res = train.run(train.config_from_args(args))
+    assert res.generations[0]["init"] == {"path": "az", "sha256": meta["sha256"]}
+    assert (out / "gen-0000" / "net.ynet").read_bytes() == net.shipped_net_bytes()
+
+
 @pytest.mark.parametrize(
     ("extra", "why"),
     [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -9,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 
 import yutenv  # noqa: E402
 from yutenv.az import fit, net  # noqa: E402
@@ -66,6 +68,23 @@ def test_cli_prints_the_epochs_and_goes_on_from_init(sets: dict[str, str], tmp_p
     assert p.returncode == 0, p.stderr
     assert "holdout policy kl" in p.stdout
     assert net.load_net(tmp_path / "second.ynet").hidden == (16,)  # --init's trunk, not --hidden's default
+
+
+def test_init_az_fine_tunes_the_shipped_network(sets: dict[str, str], tmp_path: Path) -> None:
+    """--init az: the network shipped inside the binary (the bytes `yutenv net az` writes, whose
+    SHA-256 az.json declares) is the start; the fit moves it and the result plays in Go."""
+    meta = json.loads((Path(__file__).resolve().parents[2] / "nnet" / "shipped" / "az.json").read_text())
+    raw = net.shipped_net_bytes()
+    assert hashlib.sha256(raw).hexdigest() == meta["sha256"] and len(raw) == meta["bytes"]
+    start = net.load_start_net("az")
+    assert (start.tier, list(start.hidden), start.rules) == (meta["tier"], meta["hidden"], meta["rules"])
+    out = tmp_path / "tuned.ynet"
+    p = run_cli("--data", sets["a"], "--init", "az", "--out", str(out), "--epochs", "1", "--batch", "64", "--quiet")
+    assert p.returncode == 0, p.stderr
+    tuned = net.load_net(out)
+    assert tuned.hidden == start.hidden
+    assert not torch.equal(tuned.policy.weight, start.policy.weight), "the fit trained the shipped network on"
+    assert yutenv.evaluate(f"net:{out}", opponent="random", games=2, seed=1).games == 2
 
 
 @pytest.mark.parametrize("case", ["tiers differ", "damaged dataset", "damaged init", "no such dataset"])

@@ -39,6 +39,7 @@ __all__ = [
     "export_net",
     "load_checkpoint",
     "load_net",
+    "load_start_net",
     "run",
     "write_report",
 ]
@@ -50,6 +51,7 @@ _WHERE = {
     "PolicyValueNet": "net",
     "export_net": "net",
     "load_net": "net",
+    "load_start_net": "net",
     "ReplayBuffer": "buffer",
     "RunResult": "train",
     "TrainConfig": "train",

@@ -20,7 +20,8 @@ After each epoch the held-out rows are scored: policy cross-entropy, its part ab
 targets' own entropy (the KL the network could still remove) and how often the network's
 argmax is the target's, over the decisions with more than one legal move; value MSE over
 every row. The network is written as a ``yutenv-net`` file that every
-``net:PATH`` agent spec plays. ``--init`` starts from a network instead of a fresh one.
+``net:PATH`` agent spec plays. ``--init`` starts from a network instead of a fresh one: a
+``yutenv-net`` file, or ``az`` for the network shipped inside the binary (agent ``az``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from ..data import datasets  # noqa: E402
 from ..errors import YutEnvError  # noqa: E402
 from .buffer import ReplayBuffer  # noqa: E402
 from .diagnose import entropy, network_outputs, policy_kl  # noqa: E402
-from .net import TIER_SIZES, PolicyValueNet, export_net, load_net  # noqa: E402
+from .net import TIER_SIZES, PolicyValueNet, export_net, load_start_net  # noqa: E402
 from .train import cosine_lr, losses  # noqa: E402
 
 __all__ = ["FitConfig", "FitResult", "fit", "main"]
@@ -129,7 +130,7 @@ def fit(cfg: FitConfig) -> FitResult:
     torch.set_num_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     if cfg.init:
-        model = load_net(cfg.init)
+        model = load_start_net(cfg.init)
         if (model.tier, model.rules) != (tier, rules):
             raise ValueError(f"--init {cfg.init}: tier {model.tier!r}, rules {model.rules!r}; the datasets' are {tier!r}, {rules!r}")
     else:
@@ -201,7 +202,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--holdout", default=d.holdout, metavar="DIR", help="a dataset scored after every epoch, never trained on ('': none)")
     p.add_argument("--out", required=True, help="the yutenv-net file to write")
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="trunk widths, comma-separated (ignored with --init)")
-    p.add_argument("--init", default=d.init, metavar="PATH", help="start from this yutenv-net file's network ('': a fresh one)")
+    p.add_argument("--init", default=d.init, metavar="PATH", help="start from this yutenv-net file's network, or 'az' for the network shipped in the binary ('': a fresh one)")
     p.add_argument("--epochs", type=float, default=d.epochs, help="passes over the training rows")
     p.add_argument("--batch", type=int, default=d.batch, help="minibatch size")
     p.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate at the start (cosine down to lr/20)")

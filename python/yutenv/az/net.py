@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -62,6 +63,9 @@ __all__ = [
     "NetPolicy",
     "export_net",
     "load_net",
+    "load_start_net",
+    "shipped_net_bytes",
+    "SHIPPED",
     "masked_logits",
     "infer",
 ]
@@ -219,6 +223,38 @@ def load_net(path: str | os.PathLike[str], *, max_bytes: int = MAX_NET_BYTES) ->
     except OSError as e:
         hint = " (load_net(..., max_bytes=N) reads larger files)" if "limit" in str(e.strerror) else ""
         raise NetFileError(f"{p}: {e.strerror or e}{hint}") from None
+    return _parse_net(raw, str(p))
+
+
+#: The name that stands for the network shipped inside the ``yutenv`` binary, as in the agent
+#: spec ``az``: :func:`load_start_net` (``--init az``) reads it from the binary.
+SHIPPED = "az"
+
+
+def shipped_net_bytes() -> bytes:
+    """The ``yutenv-net`` file of agent ``az``'s network, as the binary ships it (``yutenv net az
+    --out -``): the bytes ``az`` plays, checked there against their declared SHA-256. The network
+    lives once, inside the binary; the package holds no copy. Raises :class:`NetFileError`."""
+    from ..connection.server import binary_path  # the package's binary (or $YUTENV_BINARY)
+
+    try:
+        r = subprocess.run([str(binary_path()), "net", SHIPPED, "--out", "-"], capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise NetFileError(f"the shipped network {SHIPPED!r}: could not run the yutenv binary: {e}") from None
+    if r.returncode != 0:
+        raise NetFileError(f"the shipped network {SHIPPED!r}: {r.stderr.decode(errors='replace').strip()}")
+    return r.stdout
+
+
+def load_start_net(init: str) -> PolicyValueNet:
+    """The network ``--init`` names: :data:`SHIPPED` (``"az"``) for the network shipped inside the
+    binary, anything else a ``yutenv-net`` file's path (``./az`` for a file named ``az``)."""
+    if init == SHIPPED:
+        return _parse_net(shipped_net_bytes(), f"the shipped network {SHIPPED!r}")
+    return load_net(init)
+
+
+def _parse_net(raw: bytes, p: str) -> PolicyValueNet:
     try:
         doc = msgpack.unpackb(raw, raw=False)
     except Exception as e:  # msgpack raises several unrelated classes for damaged input

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import importlib
 import json
 import math
@@ -80,7 +81,7 @@ from ..tools.evaluate import evaluate
 from ..connection.server import binary_path
 from .buffer import ReplayBuffer
 from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
-from .net import TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, masked_logits
+from .net import SHIPPED, TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, shipped_net_bytes
 from .report import write_report
 
 __all__ = ["losses", "TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
@@ -540,7 +541,7 @@ def initial_net(cfg: TrainConfig) -> PolicyValueNet:
     with both; a damaged one with :class:`~yutenv.az.net.NetFileError`."""
     if not cfg.init:
         return PolicyValueNet(TIER_SIZES[cfg.tier], cfg.hidden, tier=cfg.tier, rules=cfg.rules)
-    model = load_net(cfg.init)
+    model = load_start_net(cfg.init)
     have = {"tier": model.tier, "hidden": list(model.hidden), "rules": model.rules}
     want = {"tier": cfg.tier, "hidden": list(cfg.hidden), "rules": cfg.rules}
     diff = [f"{k} {have[k]!r}, the run's {want[k]!r}" for k in want if have[k] != want[k]]
@@ -592,7 +593,8 @@ def run(cfg: TrainConfig) -> RunResult:
             d.mkdir()
             summary: dict[str, Any] = {"generation": g}
             if g == 0 and cfg.init:
-                summary["init"] = {"path": cfg.init, "sha256": sha256_file(cfg.init)[0]}
+                sha = hashlib.sha256(shipped_net_bytes()).hexdigest() if cfg.init == SHIPPED else sha256_file(cfg.init)[0]
+                summary["init"] = {"path": cfg.init, "sha256": sha}
             if g > 0:
                 prog.say(f"gen {g}: self-play ({cfg.games} games, {cfg.selfplay}, {cfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
                 summary["selfplay"] = _selfplay(cfg, model, g, d / "selfplay")
@@ -641,7 +643,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--init", default=d.init, metavar="PATH",
         help="generation 0 is this yutenv-net file's network (e.g. RUN/gen-G/net.ynet: go on from another run with other "
-        "settings); its tier, --hidden and --rules must be the run's. '': a fresh network",
+        "settings), or 'az' for the network shipped in the binary; its tier, --hidden and --rules must be the run's. '': a fresh network",
     )  # fmt: skip
     p.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate")
     p.add_argument("--weight-decay", type=float, default=d.weight_decay, help="AdamW weight decay")
@@ -722,7 +724,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         fast_sims=a.fast_sims, full_prob=a.full_prob, workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
         eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
         shard_games=a.shard_games, ray=a.ray, ray_cpus=a.ray_cpus, ray_tasks=a.ray_tasks, ray_storage=a.ray_storage,
-        init=str(Path(a.init).resolve()) if a.init else "",
+        init=a.init if a.init in ("", SHIPPED) else str(Path(a.init).resolve()),
     )  # fmt: skip
 
 
