@@ -13,7 +13,11 @@ import (
 	"github.com/yutenv/yutenv/obs"
 )
 
-func init() { agent.Register("az", newAZAgent) }
+// AZName is the name of the shipped agent and of its network: the agent
+// spec "az" and "yutenv net az".
+const AZName = "az"
+
+func init() { agent.Register(AZName, newAZAgent) }
 
 // azFile is the network of agent az, shipped inside the binary. How it was
 // trained (settings, command, strength) is in shipped/az.json and
@@ -106,7 +110,7 @@ func newAZAgent(sp agent.Spec, seed uint64) (agent.Agent, error) { return NewAZ(
 
 // NewAZ returns the az agent of spec sp (name "az").
 func NewAZ(sp agent.Spec, seed uint64) (*AZAgent, error) {
-	if sp.Name != "az" {
+	if sp.Name != AZName {
 		return nil, fmt.Errorf("%w: nnet.NewAZ needs an az spec, got %q", agent.ErrSpec, sp.Name)
 	}
 	s, err := AZ()
@@ -152,7 +156,7 @@ func (a *AZAgent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 // server refuses such an opponent when the env is made, not at its first
 // move.
 func CheckSpecRules(sp agent.Spec, r env.Rules) error {
-	if sp.Name != "az" {
+	if sp.Name != AZName {
 		return nil
 	}
 	s, err := AZ()

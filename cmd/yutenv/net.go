@@ -25,7 +25,7 @@ type netInfo struct {
 }
 
 func runNet(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("net", "NAME [flags]\n\nDescribes a network shipped inside the binary (NAME: az, the network of agent az) or, with --out,\nwrites its yutenv-net file: to fine-tune it (python -m yutenv.az.fit --init FILE) or to read it\nin torch (yutenv.az.load_net). The bytes are the ones agent az plays, checked against their\ndeclared SHA-256.", stderr)
+	fs := newFlags("net", "NAME [flags]\n\nDescribes a network shipped inside the binary (NAME: az, the network of agent az) or, with --out,\nwrites its yutenv-net file, to play it as net:FILE or read it elsewhere (python -m yutenv.az.fit\nand yutenv.az.train take --init az themselves). The bytes are the ones agent az plays,\nchecked against their declared SHA-256.", stderr)
 	out := fs.String("out", "", "write the network's yutenv-net file to `FILE` (atomically; '-' for standard output)")
 	asJSON := fs.Bool("json", false, "describe it as one JSON object instead of text")
 	if err := parseFlags(fs, args); err != nil {
@@ -35,8 +35,12 @@ func runNet(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	if name := fs.Arg(0); name != "az" {
-		return fmt.Errorf("no shipped network %q: the binary ships az", name)
+	if name := fs.Arg(0); name != nnet.AZName {
+		return fmt.Errorf("no shipped network %q: the binary ships %s", name, nnet.AZName)
+	}
+	s, err := nnet.AZ()
+	if err != nil {
+		return err
 	}
 	b, err := nnet.AZFile()
 	if err != nil {
@@ -51,19 +55,15 @@ func runNet(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	s, err := nnet.AZ()
-	if err != nil {
-		return err
-	}
-	info := netInfo{Name: "az", SHA256: s.SHA256, Bytes: len(b), Tier: s.Net.Tier.String(), ObsLayout: obs.LayoutVersion, Rules: s.Net.Rules}
+	info := netInfo{Name: nnet.AZName, SHA256: s.SHA256, Bytes: len(b), Tier: s.Net.Tier.String(), ObsLayout: obs.LayoutVersion, Rules: s.Net.Rules}
 	for _, l := range s.Net.Trunk {
 		info.Hidden = append(info.Hidden, l.Out)
 	}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(info)
 	}
-	fmt.Fprintf(stdout, "az: %d bytes, SHA-256 %s\ntier %s (observation layout %d), rules %q, trunk %v\n",
-		info.Bytes, info.SHA256, info.Tier, info.ObsLayout, info.Rules, info.Hidden)
+	fmt.Fprintf(stdout, "%s: %d bytes, SHA-256 %s\ntier %s (observation layout %d), rules %q, trunk %v\n",
+		info.Name, info.Bytes, info.SHA256, info.Tier, info.ObsLayout, info.Rules, info.Hidden)
 	if *out != "" {
 		fmt.Fprintf(stdout, "written to %s\n", *out)
 	}

@@ -64,6 +64,7 @@ __all__ = [
     "export_net",
     "load_net",
     "load_start_net",
+    "start_net_bytes",
     "shipped_net_bytes",
     "SHIPPED",
     "masked_logits",
@@ -217,13 +218,15 @@ def load_net(path: str | os.PathLike[str], *, max_bytes: int = MAX_NET_BYTES) ->
     directory is refused without reading it); a weight must be finite and at most
     :data:`MAX_ABS_WEIGHT` in magnitude. Raises :class:`NetFileError`.
     """
-    p = Path(path)
+    return _parse_net(_read_net_file(Path(path), max_bytes), str(path))
+
+
+def _read_net_file(p: Path, max_bytes: int) -> bytes:
     try:
-        raw = read_regular(p, max_bytes)
+        return read_regular(p, max_bytes)
     except OSError as e:
         hint = " (load_net(..., max_bytes=N) reads larger files)" if "limit" in str(e.strerror) else ""
         raise NetFileError(f"{p}: {e.strerror or e}{hint}") from None
-    return _parse_net(raw, str(p))
 
 
 #: The name that stands for the network shipped inside the ``yutenv`` binary, as in the agent
@@ -246,12 +249,16 @@ def shipped_net_bytes() -> bytes:
     return r.stdout
 
 
+def start_net_bytes(init: str) -> bytes:
+    """The bytes of the network ``--init`` names: :data:`SHIPPED` (``"az"``) for the network
+    shipped inside the binary, anything else a ``yutenv-net`` file's path (``./az`` for a file
+    named ``az``). Raises :class:`NetFileError`."""
+    return shipped_net_bytes() if init == SHIPPED else _read_net_file(Path(init), MAX_NET_BYTES)
+
+
 def load_start_net(init: str) -> PolicyValueNet:
-    """The network ``--init`` names: :data:`SHIPPED` (``"az"``) for the network shipped inside the
-    binary, anything else a ``yutenv-net`` file's path (``./az`` for a file named ``az``)."""
-    if init == SHIPPED:
-        return _parse_net(shipped_net_bytes(), f"the shipped network {SHIPPED!r}")
-    return load_net(init)
+    """The network ``--init`` names (see :func:`start_net_bytes`), checked as :func:`load_net` does."""
+    return _parse_net(start_net_bytes(init), f"the shipped network {SHIPPED!r}" if init == SHIPPED else init)
 
 
 def _parse_net(raw: bytes, p: str) -> PolicyValueNet:

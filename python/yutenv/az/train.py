@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import importlib
 import json
 import math
@@ -75,13 +74,13 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from ..data import datasets
-from .._files import atomic_write, error_text, sha256_file
+from .._files import atomic_write, error_text, sha256_bytes
 from ..errors import CheckpointError, YutEnvError
 from ..tools.evaluate import evaluate
 from ..connection.server import binary_path
 from .buffer import ReplayBuffer
 from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
-from .net import SHIPPED, TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, shipped_net_bytes
+from .net import SHIPPED, TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, start_net_bytes
 from .report import write_report
 
 __all__ = ["losses", "TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
@@ -593,8 +592,7 @@ def run(cfg: TrainConfig) -> RunResult:
             d.mkdir()
             summary: dict[str, Any] = {"generation": g}
             if g == 0 and cfg.init:
-                sha = hashlib.sha256(shipped_net_bytes()).hexdigest() if cfg.init == SHIPPED else sha256_file(cfg.init)[0]
-                summary["init"] = {"path": cfg.init, "sha256": sha}
+                summary["init"] = {"path": cfg.init, "sha256": sha256_bytes(start_net_bytes(cfg.init))}
             if g > 0:
                 prog.say(f"gen {g}: self-play ({cfg.games} games, {cfg.selfplay}, {cfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
                 summary["selfplay"] = _selfplay(cfg, model, g, d / "selfplay")
