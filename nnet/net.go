@@ -261,13 +261,21 @@ func (n *Net) Width() int {
 	return w
 }
 
-// Scratch holds one goroutine's buffers for Forward.
-type Scratch struct{ a, b []float32 }
+// Scratch holds one goroutine's buffers for Forward: two layers' outputs
+// and one layer's inputs that are not zero (their indices and values).
+type Scratch struct {
+	a, b []float32
+	idx  []int32
+	val  []float32
+}
 
 // NewScratch returns buffers for evaluating n.
 func (n *Net) NewScratch() *Scratch {
-	w := n.Width()
-	return &Scratch{a: make([]float32, w), b: make([]float32, w)}
+	w, in := n.Width(), n.Policy.In
+	for _, l := range n.Trunk {
+		in = max(in, l.In)
+	}
+	return &Scratch{a: make([]float32, w), b: make([]float32, w), idx: make([]int32, 0, in), val: make([]float32, 0, in)}
 }
 
 // Forward evaluates one observation x (the tier's size): it writes the 180
@@ -276,12 +284,14 @@ func (n *Net) NewScratch() *Scratch {
 // transposed weights, once).
 //
 // Each layer is computed as out = b + Σ x[i]·W[:, i] over the inputs that
-// are not zero, a column at a time with a float32 axpy (gonum's SSE
-// assembly on amd64): the observations are mostly zeros and ReLU zeroes
-// about half of every hidden layer, so this skips their work, and the axpy
-// runs four products an instruction (docs/BENCHMARKS.md, "Network forward
-// pass"). Every product is rounded before it is added, in the same order,
-// on every architecture, so the outputs are the same bits everywhere
+// are not zero, in the order of i: the observations are mostly zeros and
+// ReLU zeroes about half of every hidden layer, so this skips their work.
+// On amd64 with AVX2 one kernel keeps 64 outputs in registers across all
+// the inputs (eight products an instruction); elsewhere a float32 axpy
+// adds a column at a time (gonum's SSE assembly on amd64):
+// docs/BENCHMARKS.md, "Network forward pass". Every product is rounded
+// before it is added, in the same order, with every kernel on every
+// architecture, so the outputs are the same bits everywhere
 // (docs/COMPATIBILITY.md, "Seeds").
 func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 	cols := n.columns()
@@ -290,7 +300,7 @@ func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 	for i := range n.Trunk {
 		l := &n.Trunk[i]
 		out := cur[:l.Out]
-		sparseDense(l, cols.trunk[i], in, out)
+		sparseDense(sc, l, cols.trunk[i], in, out)
 		for j, v := range out {
 			if v < 0 {
 				out[j] = 0
@@ -299,7 +309,7 @@ func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 		in = out
 		cur, next = next, cur
 	}
-	sparseDense(&n.Policy, cols.policy, in, logits[:env.NumActions])
+	sparseDense(sc, &n.Policy, cols.policy, in, logits[:env.NumActions])
 	v := n.Value.B[0]
 	w := n.Value.W[:len(in)]
 	for i, xi := range in {
@@ -346,12 +356,33 @@ func transpose(l *Layer) []float32 {
 
 // sparseDense computes out = W·in + b from the transposed weights wt,
 // skipping the inputs that are zero.
-func sparseDense(l *Layer, wt, in, out []float32) {
+func sparseDense(sc *Scratch, l *Layer, wt, in, out []float32) {
 	out = out[:l.Out]
 	copy(out, l.B)
-	for i, v := range in[:l.In] {
-		if v != 0 {
-			axpy(v, wt[i*l.Out:(i+1)*l.Out], out)
-		}
+	in = in[:l.In]
+	idx, val := sc.idx[:len(in)], sc.val[:len(in)]
+	k := 0
+	for i, v := range in { // without a branch to mispredict on half the inputs
+		idx[k], val[k] = int32(i), v
+		k += nonzero(v)
+	}
+	spmv(out, wt, idx[:k], val[:k])
+}
+
+// nonzero is 1 if v is not zero (NaN included), else 0.
+func nonzero(v float32) int {
+	if v != 0 {
+		return 1
+	}
+	return 0
+}
+
+// spmvAxpy adds val[t]·wt[idx[t]·len(out):][:len(out)] to out for every t
+// in turn (val[t] != 0: gonum's axpy skips a zero), a column at a time:
+// the portable kernel, and amd64's without AVX2.
+func spmvAxpy(out, wt []float32, idx []int32, val []float32) {
+	n := len(out)
+	for t, i := range idx {
+		axpy(val[t], wt[int(i)*n:(int(i)+1)*n], out)
 	}
 }

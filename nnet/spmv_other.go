@@ -1,0 +1,7 @@
+//go:build !amd64 || noasm || gccgo || safe
+
+package nnet
+
+// spmv adds val[t]·wt[idx[t]·len(out):][:len(out)] to out for every t in
+// turn (val[t] != 0) (the portable kernel).
+func spmv(out, wt []float32, idx []int32, val []float32) { spmvAxpy(out, wt, idx, val) }
