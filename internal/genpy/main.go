@@ -2,7 +2,8 @@
 // constants, from the Go declarations they come from: the rule options and
 // presets (env.Options, env.Presets), the action count and packed state
 // layout (env), the observation tiers and their sizes (obs), the protocol's
-// methods and their keys (protocol.Methods) and the error codes (protocol.Codes). With
+// methods and their keys (protocol.Methods), the shipped network's name
+// (nnet.AZName) and the error codes (protocol.Codes). With
 // -doc it also writes the generated regions of docs/PROTOCOL.md: the method
 // reference (protocol.Methods) and the error codes (protocol.CodeInfos). A test fails when either is stale. Run it with
 //
@@ -23,6 +24,7 @@ import (
 
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
 )
@@ -71,7 +73,7 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(w, format+"\n", arg
 type section func(w *writer) error
 
 // sections are written in order, each after a blank line.
-var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, selfplaySection, errorsSection}
+var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, selfplaySection, shippedSection, errorsSection}
 
 // render returns the whole module.
 func render() ([]byte, error) {
@@ -289,6 +291,12 @@ func selfplaySection(w *writer) error {
 	}
 	w.p(")")
 	w.p(`"""The server's defaults of a self-play run (max_batch 0: games_in_flight); yutenv.az.SelfPlay's too."""`)
+	return nil
+}
+
+func shippedSection(w *writer) error {
+	w.p("SHIPPED_NET: Final = %s", py(nnet.AZName))
+	w.p("\"\"\"The name of the network shipped inside the binary (nnet.AZName): its agent spec, and the NAME of `yutenv net NAME`.\"\"\"")
 	return nil
 }
 

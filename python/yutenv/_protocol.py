@@ -505,6 +505,9 @@ SELFPLAY_DEFAULTS: Final = SelfplayDefaults(
 )
 """The server's defaults of a self-play run (max_batch 0: games_in_flight); yutenv.az.SelfPlay's too."""
 
+SHIPPED_NET: Final = "az"
+"""The name of the network shipped inside the binary (nnet.AZName): its agent spec, and the NAME of `yutenv net NAME`."""
+
 ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_frame",
     "frame_too_large",

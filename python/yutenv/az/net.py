@@ -33,7 +33,7 @@ import math
 import os
 import subprocess
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Final, Sequence
 
 import msgpack
 import numpy as np
@@ -46,6 +46,7 @@ from torch import nn  # noqa: E402
 
 from .._files import atomic_write, read_regular
 from .._protocol import NUM_ACTIONS as NUM_ACTIONS
+from .._protocol import SHIPPED_NET
 from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
 from .._layout import OBS_LAYOUT, check_layout
 from ..errors import YutEnvError
@@ -231,7 +232,7 @@ def _read_net_file(p: Path, max_bytes: int) -> bytes:
 
 #: The name that stands for the network shipped inside the ``yutenv`` binary, as in the agent
 #: spec ``az``: :func:`load_start_net` (``--init az``) reads it from the binary.
-SHIPPED = "az"
+SHIPPED: Final = SHIPPED_NET
 
 
 def shipped_net_bytes() -> bytes:
