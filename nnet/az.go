@@ -29,7 +29,7 @@ var azFile []byte
 // AZChecksum is the SHA-256 (hex) of shipped/az.ynet, declared here once:
 // the az agent refuses an embedded network that does not match it.
 // Replacing the network means replacing this line too.
-const AZChecksum = "b67c5ec65d5597c0d536ec360d137ace619778e5de1ca3f7e569ffc42adbe35a"
+const AZChecksum = "c2a456833205880a038c7b6d6f6f8f72a5a082994a6dc12b867dc477881aa3be"
 
 // MaxShippedBytes bounds a network shipped inside the binary.
 const MaxShippedBytes = 5 << 20
