@@ -41,16 +41,17 @@ func TestInflightBudget(t *testing.T) {
 		do(t, c, "ping", nil) // the connection goes on
 	})
 	t.Run("waits for a stalled frame", func(t *testing.T) {
-		ts := startServer(t, "unix", Config{MaxFrame: 4 << 20, MaxInflightBytes: 3 << 20, IdleTimeout: 300 * time.Millisecond})
+		ts := startServer(t, "unix", Config{MaxFrame: 4 << 20, MaxInflightBytes: 3 << 20, IdleTimeout: 1500 * time.Millisecond})
 		hog := ts.client(t)
 		c := ts.client(t)
 		// The hog declares a 1 MiB frame (2 MiB reserved) and stalls
 		// until its idle deadline; c's frame waits for it, then is served.
-		// c's wait ends at its own deadline, 100 ms after the hog's: a
-		// margin that -race on a busy machine does not eat (20 ms did).
+		// c's wait ends at its own deadline, 700 ms after the hog's: a
+		// margin that -race on a busy machine does not eat (20 ms did, and
+		// 100 ms did once, after a network search's test).
 		_, err := hog.Conn().Write(pingFrame(1 << 20)[:1000])
 		require.NoError(t, err)
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(700 * time.Millisecond)
 		_, err = c.Conn().Write(pingFrame(1 << 20))
 		require.NoError(t, err)
 		body, err := c.ReadFrame()
