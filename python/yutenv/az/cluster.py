@@ -83,14 +83,18 @@ def _fetch(url: str, dest: Path) -> None:
     fs.get_file(f"{root}/{MANIFEST}", str(dest / MANIFEST))
 
 
-def ray_selfplay(cfg: TrainConfig, g: int, out: Path, model: PolicyValueNet | None, settings: SelfPlay | None, seed: int) -> dict[str, Any]:
+def ray_selfplay(
+    cfg: TrainConfig, g: int, out: Path, model: PolicyValueNet | None, settings: SelfPlay | None, seed: int, agents: str = "", net_sha: str = ""
+) -> dict[str, Any]:
     """Play generation ``g``'s self-play of the run ``cfg`` (a
     :class:`~yutenv.az.train.TrainConfig` with ``ray`` set) on Ray into the new dataset folder
     ``out``: with ``settings`` (the loop's :class:`~yutenv.az.SelfPlay`) network-guided by
-    ``model``, or with ``settings`` None the baseline ``mcts:SIMS`` agents of ``--selfplay
-    mcts`` with the game seed base ``seed``. Returns what the generation's summary records."""
-    agents = f"mcts:{cfg.sims}"
-    key = _key(model, settings, agents, seed, cfg)
+    ``model``, or with ``settings`` None the Go agents ``agents`` on both seats (default the
+    baseline ``mcts:SIMS`` of ``--selfplay mcts``; ``--selfplay net-go``'s ``net:PATH,...``
+    with ``net_sha`` the SHA-256 of the file, which the workers read from the shared run
+    folder) with the game seed base ``seed``. Returns what the generation's summary records."""
+    agents = agents or f"mcts:{cfg.sims}"
+    key = _key(model, settings, agents + net_sha, seed, cfg)
     local = not cfg.ray_storage
     # absolute: a worker's working directory is not this one
     base = str(Path(cfg.out).resolve() / STAGING) if local else cfg.ray_storage.rstrip("/")

@@ -17,9 +17,11 @@ Generation g >= 1:
 
 1. **self-play** with generation g-1's network: ``yutenv.az.SelfPlay(...).run(evaluate,
    games, out)`` (``--selfplay net``, network-guided MCTS in the Go server, the
-   network evaluated here in torch), or the server's baseline ``mcts:SIMS`` agents
-   (``--selfplay mcts``: ``yutenv selfplay``; no network in the loop, a supervised
-   warm start). Either writes a dataset (docs/DATASETS.md) to ``gen-G/selfplay``.
+   network evaluated here in torch), or the same search with the network evaluated in Go
+   (``--selfplay net-go``: ``yutenv selfplay --agents net:gen-G/selfplay.ynet,sims=N,gumbel=1``,
+   Gumbel root sampling, no torch in self-play, several times faster), or the server's baseline
+   ``mcts:SIMS`` agents (``--selfplay mcts``: ``yutenv selfplay``; no network in the loop, a
+   supervised warm start). Each writes a dataset (docs/DATASETS.md) to ``gen-G/selfplay``.
 2. **train** on the replay buffer (the datasets of the last ``--window`` generations):
    policy cross-entropy against the visit distribution (illegal actions masked out)
    plus ``--value-weight`` x the MSE of tanh(value) against the outcome (:func:`losses`).
@@ -80,7 +82,7 @@ from ..tools.evaluate import evaluate
 from ..connection.server import binary_path
 from .buffer import ReplayBuffer
 from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
-from .net import SHIPPED, TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, start_net_bytes
+from .net import NUM_ACTIONS, SHIPPED, TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, start_net_bytes
 from .report import write_report
 
 __all__ = ["losses", "TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
@@ -158,8 +160,10 @@ class TrainConfig:
                 raise ValueError(f"eval: want agent specs such as 'greedy' or 'mcts:400', got {spec!r}")
         if self.tier not in TIER_SIZES:
             raise ValueError(f"tier {self.tier!r}: want one of {sorted(TIER_SIZES)}")
-        if self.selfplay not in ("net", "mcts"):
-            raise ValueError(f"selfplay {self.selfplay!r}: want 'net' or 'mcts'")
+        if self.selfplay not in SELFPLAY_MODES:
+            raise ValueError(f"selfplay {self.selfplay!r}: want one of {', '.join(map(repr, SELFPLAY_MODES))}")
+        if self.selfplay == "net-go":
+            self._check_net_go()
         for name in ("generations", "games", "sims", "batch", "window", "eval_games", "eval_every", "eval_envs", "threads", "games_in_flight", "shard_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -179,13 +183,41 @@ class TrainConfig:
             raise ValueError(f"fast_sims must be 0..sims ({self.sims}), got {self.fast_sims}")
         if not 0.0 <= self.full_prob <= 1.0:
             raise ValueError(f"full_prob must be in [0, 1], got {self.full_prob}")
-        if self.fast_sims and self.selfplay != "net":
+        if self.fast_sims and self.selfplay == "mcts":
             raise ValueError("fast_sims (playout cap randomization) is a setting of network self-play: use --selfplay net")
-        if self.selfplay_opts and self.selfplay != "net":
+        if self.selfplay_opts and self.selfplay == "mcts":
             raise ValueError("selfplay options (--selfplay-opt) are parameters of network self-play: use --selfplay net")
         for k in self.selfplay_opts:
             if k in _SELFPLAY_OWN:
                 raise ValueError(f"selfplay option {k!r} has its own setting (--{k.replace('_', '-')} or the run's): pass it there")
+
+    def _check_net_go(self) -> None:
+        """Refuse what ``--selfplay net-go`` (the Go agent ``net:PATH,sims=N,gumbel=1``) cannot play."""
+        why = "--selfplay net-go plays the Go agent net:PATH,sims=N,gumbel=1, which explores by its Gumbel numbers"
+        if self.dirichlet_alpha > 0 and self.dirichlet_frac > 0:
+            raise ValueError(f"{why}: pass --dirichlet-alpha 0 (root noise is a setting of --selfplay net)")
+        if self.temperature_moves:
+            raise ValueError(f"{why}: pass --temperature-moves 0 (sampled opening moves are a setting of --selfplay net)")
+        if self.fast_sims:
+            raise ValueError(f"{why}: playout cap randomization (--fast-sims) is a setting of --selfplay net")
+        extra = set(self.selfplay_opts) - {"gumbel", "gumbel_m"}
+        if extra or self.selfplay_opts.get("gumbel", True) is not True:
+            raise ValueError(f"{why}: its only --selfplay-opt is gumbel_m=M (the root actions it starts from), got {self.selfplay_opts}")
+        m = self.selfplay_opts.get("gumbel_m", 0)
+        if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= NUM_ACTIONS:
+            raise ValueError(f"{why}: gumbel_m must be an integer 0..{NUM_ACTIONS} (0: the agent's default), got {m!r}")
+        if self.ray and self.ray_storage:
+            raise ValueError(f"{why}, reading the network from the run folder: with --ray-storage the workers may not see it; use --selfplay net")
+        where = str(Path(self.out).resolve())
+        if "," in where or ";" in where:
+            raise ValueError(f"--selfplay net-go plays net:PATH, and PATH may not hold ',' or ';': {self.out}")
+
+    def net_go_agent(self, path: Path) -> str:
+        """The agent spec ``--selfplay net-go`` plays, on both seats, with the network file at ``path``."""
+        spec = f"net:{path},sims={self.sims},gumbel=1"
+        if self.selfplay_opts.get("gumbel_m"):
+            spec += f",m={self.selfplay_opts['gumbel_m']}"
+        return spec
 
     def as_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -193,6 +225,10 @@ class TrainConfig:
         d["eval"] = list(self.eval)
         return d
 
+
+#: The self-play modes of ``--selfplay``: the network's search with the network evaluated here in
+#: torch (``net``) or in the Go binary (``net-go``), or the baseline ``mcts:SIMS`` (``mcts``).
+SELFPLAY_MODES = ("net", "net-go", "mcts")
 
 #: The learning-rate schedules of ``--lr-schedule`` (see :func:`learning_rate`).
 LR_SCHEDULES = ("constant", "cosine", "step")
@@ -312,20 +348,27 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
         if dataclasses.is_dataclass(summary) and not isinstance(summary, type):
             info["summary"] = dataclasses.asdict(summary)
     else:
+        agents, net_sha = f"mcts:{cfg.sims}", ""
+        if cfg.selfplay == "net-go":  # the network's file beside the dataset, which the Go agent reads:
+            ynet = export_net(model, out.parent / "selfplay.ynet")  # named from the generation's folder
+            net_sha = sha256_bytes(ynet.read_bytes())  # (the manifest's agents hold no run path), or
+            agents = cfg.net_go_agent(ynet.resolve() if cfg.ray else Path(ynet.name))  # absolute for Ray
         cmd = [
-            str(binary_path()), "selfplay", "--agents", f"mcts:{cfg.sims}", "--games", str(cfg.games),
-            "--tier", cfg.tier, "--rules", cfg.rules, "--seed", str(seed), "--out", str(out), "--quiet",
+            str(binary_path()), "selfplay", "--agents", agents, "--games", str(cfg.games),
+            "--tier", cfg.tier, "--rules", cfg.rules, "--seed", str(seed), "--out", str(out.resolve()), "--quiet",
             "--shard-games", str(cfg.shard_games),
         ]  # fmt: skip
         if cfg.workers:
             cmd += ["--workers", str(cfg.workers)]
         if cfg.ray:
-            info = importlib.import_module(".cluster", __package__).ray_selfplay(cfg, g, out, None, None, seed)
+            info = importlib.import_module(".cluster", __package__).ray_selfplay(cfg, g, out, None, None, seed, agents=agents, net_sha=net_sha)
         else:
-            p = subprocess.run(cmd, capture_output=True, text=True)
+            p = subprocess.run(cmd, capture_output=True, text=True, cwd=out.parent)
             if p.returncode != 0:
                 raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
             info = {"command": cmd[1:]}
+        if net_sha:
+            info["net_sha256"] = net_sha
 
     m = datasets.read_manifest(out)
     info.update(games=int(m["games"]), rows=int(m["decisions"]), seed=seed, seconds=time.perf_counter() - t0)
@@ -636,7 +679,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sims", type=int, default=d.sims, help="MCTS simulations per self-play decision")
     p.add_argument("--tier", default=d.tier, choices=sorted(TIER_SIZES), help="observation tier the network reads")
     p.add_argument("--rules", default=d.rules, help="rules (key=value pairs, docs/FORMATS.md)")
-    p.add_argument("--selfplay", default=d.selfplay, choices=["net", "mcts"], help="net: network-guided MCTS (yutenv.az.SelfPlay); mcts: the baseline mcts:SIMS agents (no network in self-play)")
+    p.add_argument(
+        "--selfplay", default=d.selfplay, choices=SELFPLAY_MODES,
+        help="net: network-guided MCTS (yutenv.az.SelfPlay), the network in torch; net-go: the same search with Gumbel root sampling and "
+        "the network in Go (yutenv selfplay --agents net:PATH,sims=N,gumbel=1; no root noise or temperature; faster); "
+        "mcts: the baseline mcts:SIMS agents (no network in self-play)",
+    )  # fmt: skip
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="trunk widths, comma-separated")
     p.add_argument(
         "--init", default=d.init, metavar="PATH",

@@ -1,0 +1,75 @@
+"""``--selfplay net-go``: the learning loop's self-play played by the Go agent
+``net:PATH,sims=N,gumbel=1`` (the network evaluated in Go, no torch in self-play)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from yutenv.az import train  # noqa: E402
+from yutenv.data import datasets  # noqa: E402
+
+NETGO = ["--selfplay", "net-go", "--dirichlet-alpha", "0", "--temperature-moves", "0"]
+TINY = ["--games", "6", "--sims", "8", "--hidden", "16", "--batch", "32", "--steps", "20", "--eval=", "--seed", "3", "--workers", "1", "--quiet"]
+
+
+def run(out: Path, generations: int, *extra: str) -> train.RunResult:
+    return train.run(train.config_from_args(["--out", str(out), "--generations", str(generations), *TINY, *NETGO, *extra]))
+
+
+def shards(d: Path) -> list[bytes]:
+    return [p.read_bytes() for p in sorted(d.glob("shard-*.npz"))]
+
+
+def test_net_go_plays_the_previous_generation_in_go(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    run(out, 2, "--selfplay-opt", "gumbel_m=4")
+    for g in (1, 2):
+        gen = out / f"gen-{g:04d}"
+        info = json.loads((gen / "gen.json").read_text())["selfplay"]
+        played = gen / "selfplay.ynet"
+        # generation g's games are generation g-1's network, as the Go binary read it
+        assert played.read_bytes() == (out / f"gen-{g - 1:04d}" / "net.ynet").read_bytes()
+        spec = "net:selfplay.ynet,sims=8,gumbel=1,m=4"  # named from the generation's folder
+        assert info["command"][:3] == ["selfplay", "--agents", spec]
+        assert len(info["net_sha256"]) == 64
+        m = datasets.read_manifest(gen / "selfplay")
+        assert m["agents"] == [spec, spec] and m["games"] == 6 and info["rows"] == m["decisions"] > 0
+        d = datasets.load(gen / "selfplay")
+        # Gumbel's improved policy: a distribution over the legal actions of every row
+        assert np.allclose(d["policy"].sum(axis=1), 1.0, atol=1e-4)
+        assert not (d["policy"] * (1 - d["mask"])).any()
+
+
+def test_net_go_is_deterministic(tmp_path: Path) -> None:
+    """The same seed gives the same games, byte for byte (the Go search and forward pass are),
+    wherever the run folder is: the manifest names the network from the generation's folder."""
+    run(tmp_path / "a", 1)
+    run(tmp_path / "b", 1)
+    a, b = tmp_path / "a" / "gen-0001" / "selfplay", tmp_path / "b" / "gen-0001" / "selfplay"
+    assert shards(a) and shards(a) == shards(b)
+    ma, mb = (json.loads((d / datasets.MANIFEST).read_text()) for d in (a, b))
+    assert {k: v for k, v in ma.items() if k not in ("created", "updated")} == {k: v for k, v in mb.items() if k not in ("created", "updated")}
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--selfplay", "net-go", "--temperature-moves", "0"], "--dirichlet-alpha 0"),
+        (["--selfplay", "net-go", "--dirichlet-alpha", "0"], "--temperature-moves 0"),
+        ([*NETGO, "--fast-sims", "2"], "--fast-sims"),
+        ([*NETGO, "--selfplay-opt", "eval_timeout=5"], "only --selfplay-opt is gumbel_m"),
+        ([*NETGO, "--selfplay-opt", "gumbel=false"], "only --selfplay-opt is gumbel_m"),
+        ([*NETGO, "--selfplay-opt", "gumbel_m=500"], "gumbel_m must be"),
+        ([*NETGO, "--ray", "auto", "--ray-storage", "s3://bucket/x"], "--ray-storage"),
+    ],
+)
+def test_net_go_refuses_what_it_cannot_play(tmp_path: Path, args: list[str], why: str) -> None:
+    with pytest.raises(ValueError, match=why.replace("-", r"\-")):
+        train.config_from_args(["--out", str(tmp_path / "run"), "--generations", "1", *TINY, *args]).check()
+    assert not (tmp_path / "run").exists()
