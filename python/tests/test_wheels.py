@@ -27,7 +27,7 @@ TARGETS = {
     "darwin-arm64": ("macosx_12_0_arm64", ("Mach-O 64-bit arm64 executable",)),
     "windows-amd64": ("win_amd64", ("PE32+ executable", "x86-64")),
 }
-MAX_BINARY = 12 << 20  # stripped: about 9.5 MB
+MAX_BINARY = 14 << 20  # stripped: 11-12.6 MB, 1.9 MB of it the shipped network az (nnet/shipped)
 
 
 def _require(tool: str) -> str:
