@@ -57,6 +57,22 @@ def test_net_go_is_deterministic(tmp_path: Path) -> None:
     assert {k: v for k, v in ma.items() if k not in ("created", "updated")} == {k: v for k, v in mb.items() if k not in ("created", "updated")}
 
 
+def test_net_go_plays_the_games_of_net(tmp_path: Path) -> None:
+    """With Gumbel search on both, --selfplay net-go plays the very games of --selfplay net (the
+    server's search, the leaves valued in torch): the same decisions; the targets differ only by
+    the float rounding of Go's forward pass against torch's."""
+    gumbel = ["--selfplay-opt", "gumbel_m=4"]
+    run(tmp_path / "go", 1, *gumbel)
+    train.run(train.config_from_args(["--out", str(tmp_path / "torch"), "--generations", "1", *TINY, "--selfplay", "net", "--dirichlet-alpha", "0",
+                                      "--temperature-moves", "0", "--selfplay-opt", "gumbel=true", *gumbel, "--games-in-flight", "4"]))  # fmt: skip
+    go, torch_ = (datasets.load(tmp_path / r / "gen-0001" / "selfplay") for r in ("go", "torch"))
+    assert len(go) == len(torch_) > 0
+    for k in ("obs", "mask", "action", "seat", "game", "value"):
+        assert np.array_equal(go[k], torch_[k]), k
+    np.testing.assert_allclose(go["policy"], torch_["policy"], atol=1e-4)
+    np.testing.assert_allclose(go["search_value"], torch_["search_value"], atol=1e-4)
+
+
 @pytest.mark.parametrize(
     ("args", "why"),
     [
