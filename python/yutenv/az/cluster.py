@@ -84,7 +84,15 @@ def _fetch(url: str, dest: Path) -> None:
 
 
 def ray_selfplay(
-    cfg: TrainConfig, g: int, out: Path, model: PolicyValueNet | None, settings: SelfPlay | None, seed: int, agents: str = "", net_sha: str = ""
+    cfg: TrainConfig,
+    g: int,
+    out: Path,
+    model: PolicyValueNet | None,
+    settings: SelfPlay | None,
+    seed: int,
+    agents: str = "",
+    net_sha: str = "",
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """Play generation ``g``'s self-play of the run ``cfg`` (a
     :class:`~yutenv.az.train.TrainConfig` with ``ray`` set) on Ray into the new dataset folder
@@ -92,7 +100,8 @@ def ray_selfplay(
     ``model``, or with ``settings`` None the Go agents ``agents`` on both seats (default the
     baseline ``mcts:SIMS`` of ``--selfplay mcts``; ``--selfplay net-go``'s ``net:PATH,...``
     with ``net_sha`` the SHA-256 of the file, which the workers read from the shared run
-    folder) with the game seed base ``seed``. Returns what the generation's summary records."""
+    folder, ``PATH`` relative to the folder ``cwd``) with the game seed base ``seed``. Returns
+    what the generation's summary records."""
     agents = agents or f"mcts:{cfg.sims}"
     key = _key(model, settings, agents + net_sha, seed, cfg)
     local = not cfg.ray_storage
@@ -117,7 +126,7 @@ def ray_selfplay(
             raise ValueError(f"the self-play settings cut shards of {settings.shard_games} games, the run {cfg.shard_games}")
         distributed.az_selfplay(url, cfg.games, model, settings, **run)
     else:
-        distributed.selfplay(url, cfg.games, agents=agents, tier=cfg.tier, seed=seed, rules=cfg.rules, shard_games=cfg.shard_games, **run)
+        distributed.selfplay(url, cfg.games, agents=agents, tier=cfg.tier, seed=seed, rules=cfg.rules, shard_games=cfg.shard_games, cwd=cwd, **run)
     _fetch(url, out)
     fs.rm(root, recursive=True)
     if local:  # the staging folder, unless another generation's ranges (or a dead driver's last write) are there

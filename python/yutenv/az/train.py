@@ -349,10 +349,10 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             info["summary"] = dataclasses.asdict(summary)
     else:
         agents, net_sha = f"mcts:{cfg.sims}", ""
-        if cfg.selfplay == "net-go":  # the network's file beside the dataset, which the Go agent reads:
-            ynet = export_net(model, out.parent / "selfplay.ynet")  # named from the generation's folder
-            net_sha = sha256_bytes(ynet.read_bytes())  # (the manifest's agents hold no run path), or
-            agents = cfg.net_go_agent(ynet.resolve() if cfg.ray else Path(ynet.name))  # absolute for Ray
+        if cfg.selfplay == "net-go":  # the network's file beside the dataset, which the Go agent reads,
+            ynet = export_net(model, out.parent / "selfplay.ynet")  # named from the generation's folder:
+            net_sha = sha256_bytes(ynet.read_bytes())  # the dataset records no run path, and
+            agents = cfg.net_go_agent(Path(ynet.name))  # Ray's workers write the same (they run there)
         cmd = [
             str(binary_path()), "selfplay", "--agents", agents, "--games", str(cfg.games),
             "--tier", cfg.tier, "--rules", cfg.rules, "--seed", str(seed), "--out", str(out.resolve()), "--quiet",
@@ -361,7 +361,8 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
         if cfg.workers:
             cmd += ["--workers", str(cfg.workers)]
         if cfg.ray:
-            info = importlib.import_module(".cluster", __package__).ray_selfplay(cfg, g, out, None, None, seed, agents=agents, net_sha=net_sha)
+            cluster = importlib.import_module(".cluster", __package__)
+            info = cluster.ray_selfplay(cfg, g, out, None, None, seed, agents=agents, net_sha=net_sha, cwd=str(out.parent.resolve()))
         else:
             p = subprocess.run(cmd, capture_output=True, text=True, cwd=out.parent)
             if p.returncode != 0:

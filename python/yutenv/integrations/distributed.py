@@ -122,6 +122,10 @@ class RangeTask:
     shard_games: int
     #: Games one task plays at once (``yutenv selfplay --workers``).
     threads: int = 1
+    #: The folder ``yutenv selfplay`` runs in (None: the worker's own): ``agents`` may name network
+    #: files relative to it (``net:selfplay.ynet``), so the dataset records the same names as a
+    #: run from that folder on one machine. Every worker must see it.
+    cwd: str | None = None
 
 
 #: Plays one :class:`RangeTask` into an empty local directory, as a dataset part: what
@@ -142,11 +146,11 @@ def _die_with_parent() -> None:
         pass
 
 
-def _run_yutenv(args: list[str], what: str, error: type[Exception]) -> str:
-    """Run the package's ``yutenv`` binary; its stdout. A process killed by a signal
-    raises :class:`WorkerCrash` (retried by Ray), a failure ``error``."""
+def _run_yutenv(args: list[str], what: str, error: type[Exception], cwd: str | None = None) -> str:
+    """Run the package's ``yutenv`` binary (in folder ``cwd``, if given); its stdout. A process
+    killed by a signal raises :class:`WorkerCrash` (retried by Ray), a failure ``error``."""
     pre = _die_with_parent if sys.platform.startswith("linux") else None
-    proc = subprocess.run([str(binary_path()), *args], capture_output=True, text=True, preexec_fn=pre, check=False)  # noqa: PLW1509
+    proc = subprocess.run([str(binary_path()), *args], capture_output=True, text=True, preexec_fn=pre, check=False, cwd=cwd)  # noqa: PLW1509
     if proc.returncode < 0:
         raise WorkerCrash(f"{what} was killed by signal {-proc.returncode}")
     if proc.returncode != 0:
@@ -162,7 +166,7 @@ def play_range_cli(task: RangeTask, out_dir: str) -> None:
         "--shard-games", str(task.shard_games), "--first-game", str(task.first), "--games", str(task.games),
         "--workers", str(task.threads), "--out", out_dir,
     ]  # fmt: skip
-    _run_yutenv(args, f"yutenv selfplay for games {task.first}..{task.first + task.games - 1}", DatasetError)
+    _run_yutenv(args, f"yutenv selfplay for games {task.first}..{task.first + task.games - 1}", DatasetError, task.cwd)
 
 
 def _fs(url: str) -> tuple[Any, str]:
@@ -356,6 +360,7 @@ def selfplay(
     max_tasks: int | None = None,
     play_range: PlayRange | None = None,
     progress: bool | None = False,
+    cwd: str | None = None,
 ) -> dict[str, Any]:
     """Write a self-play dataset of ``games`` games to ``out`` (a path or fsspec URI) on Ray.
 
@@ -367,7 +372,9 @@ def selfplay(
     the one this process already initialized). Each task takes ``threads_per_task`` CPUs and plays that many
     games at once; ``max_tasks`` caps the tasks in flight (None: as many as the cluster
     runs), to leave a shared cluster room or to measure scaling. ``play_range`` replaces the ``yutenv selfplay`` process that plays a
-    range (see :data:`PlayRange`). Returns the merged manifest.
+    range (see :data:`PlayRange`). ``cwd`` is the folder every ``yutenv selfplay`` runs in
+    (:attr:`RangeTask.cwd`: for network files named relative to it; the workers must see it).
+    Returns the merged manifest.
     """
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
@@ -391,7 +398,7 @@ def selfplay(
         )
         play = play_range or play_range_cli
         bar = progress_bar(sum(n for _, n in todo), "selfplay", show=progress)
-        tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task) for first, n in todo]
+        tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task, cwd) for first, n in todo]
 
         def submit(task: RangeTask) -> Callable[[], Any]:
             return lambda: run.remote(task, url, play)
