@@ -11,6 +11,19 @@ var (
 	useAVX512 = cpu.X86.HasAVX512F
 )
 
+// Kernel names the kernel that runs the network's layers on this machine:
+// "avx512", "avx2", or "sse" (gonum's axpy, an amd64 without AVX2); on
+// other architectures "portable". All give the same bits.
+func Kernel() string {
+	switch {
+	case useAVX2 && useAVX512:
+		return "avx512"
+	case useAVX2:
+		return "avx2"
+	}
+	return "sse"
+}
+
 // spmvAVX2 is spmv_amd64.s: out[j] += val[t]·wt[idx[t]·stride+j] for
 // t < k in turn and j < n (a multiple of 8), each product rounded before
 // it is added.

@@ -12,6 +12,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/nnet"
+	"github.com/yutenv/yutenv/obs"
 )
 
 func init() {
@@ -35,6 +37,11 @@ type benchResult struct {
 	BytesPerDecision    float64 `json:"bytes_per_decision"`
 	GoVersion           string  `json:"go_version"`
 	CPUs                int     `json:"cpus"`
+	// NetKernel is the kernel of the network's layers on this machine
+	// (nnet.Kernel), AZForwardMicros one forward pass of the shipped
+	// network az on one core, on the observations of random positions.
+	NetKernel       string  `json:"net_kernel"`
+	AZForwardMicros float64 `json:"az_forward_us"`
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
@@ -56,6 +63,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	res := benchPlayouts(rules, *seed, *workers, *dur)
 	res.Rules = rules.String()
+	res.NetKernel = nnet.Kernel()
+	if res.AZForwardMicros, err = benchAZForward(*seed, 2000); err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		return enc.Encode(res)
@@ -74,6 +85,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		{"decisions/game", fmt.Sprintf("%.1f", res.DecisionsPerGame)},
 		{"allocs/decision", fmt.Sprintf("%.4f", res.AllocsPerDecision)},
 		{"bytes/decision", fmt.Sprintf("%.2f", res.BytesPerDecision)},
+		{"network kernel", res.NetKernel},
+		{"az forward pass (µs)", fmt.Sprintf("%.1f", res.AZForwardMicros)},
 	}
 	t.AppendBulk(rows)
 	t.Render()
@@ -128,4 +141,40 @@ func benchPlayouts(rules env.Rules, seed uint64, workers int, d time.Duration) b
 	r.GamesPerSecCore = r.GamesPerSec / float64(min(workers, runtime.NumCPU()))
 	r.DecisionsPerSecCore = r.DecisionsPerSec / float64(min(workers, runtime.NumCPU()))
 	return r
+}
+
+// benchAZForward returns the mean time in microseconds of n forward passes
+// of the shipped network az, one core, over the observations of 64
+// positions of random games under its rules (seeded by seed).
+func benchAZForward(seed uint64, n int) (float64, error) {
+	az, err := nnet.AZ()
+	if err != nil {
+		return 0, err
+	}
+	enc, err := obs.NewEncoder(az.Rules, az.Net.Tier)
+	if err != nil {
+		return 0, err
+	}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var xs [][]float32
+	for g := uint64(0); len(xs) < 64; g++ {
+		s, err := env.New(az.Rules, seed+g, env.AnySeat)
+		if err != nil {
+			return 0, err
+		}
+		env.RandomPlayout(&s, rng, 1+rng.IntN(30)) // stop somewhere in the game
+		if s.IsOver() {
+			continue
+		}
+		x := make([]float32, enc.Size())
+		enc.Encode(&s, s.ToMove(), x)
+		xs = append(xs, x)
+	}
+	sc, logits := az.Net.NewScratch(), make([]float32, env.NumActions)
+	az.Net.Forward(sc, xs[0], logits) // builds the transposed weights
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		az.Net.Forward(sc, xs[i%len(xs)], logits)
+	}
+	return float64(time.Since(start).Nanoseconds()) / 1e3 / float64(n), nil
 }

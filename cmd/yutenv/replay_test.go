@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/nnet"
 )
 
 func TestReplay(t *testing.T) {
@@ -155,11 +156,16 @@ func TestBench(t *testing.T) {
 	assert.Positive(t, res.GamesPerSec)
 	assert.InDelta(t, float64(res.Decisions)/float64(res.Games), res.DecisionsPerGame, 1e-9)
 	assert.Equal(t, "standard", res.Rules)
+	assert.Equal(t, nnet.Kernel(), res.NetKernel)
+	assert.Contains(t, []string{"avx512", "avx2", "sse", "portable"}, res.NetKernel)
+	assert.Positive(t, res.AZForwardMicros)
 
 	code, out, _ = runCmd(t, "bench", "--time", "100ms", "--rules", "players=3", "--workers", "2")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "games/s per core")
 	assert.Contains(t, out, "players=3")
+	assert.Contains(t, out, "network kernel")
+	assert.Contains(t, out, "az forward pass")
 
 	for _, bad := range [][]string{{"--workers", "0"}, {"--rules", "players=9"}, {"--time", "-1s"}, {"stray"}} {
 		code, _, stderr := runCmd(t, append([]string{"bench"}, bad...)...)
