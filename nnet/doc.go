@@ -10,7 +10,9 @@
 // with package agent, so every command and the server accept it. The
 // observation is the net's tier for the seat to move; the priors are the
 // softmax of the legal actions' logits and the value tanh of the value
-// head (the mover's expected outcome).
+// head (the mover's expected outcome). The layers run on the kernel that
+// Kernel names (AVX-512 or AVX2 assembly on amd64, else an axpy loop), all
+// giving the same bits.
 //
 //	n, err := nnet.Load("runs/gen3/net.ynet")
 //	ev := nnet.NewEvaluator(n)          // an agent.Evaluator
