@@ -10,7 +10,6 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
-	"github.com/yutenv/yutenv/obs"
 )
 
 // BenchmarkForward is one forward pass of a compact-tier MLP 213-64-(180, 1).
@@ -124,25 +123,7 @@ func BenchmarkSearch(b *testing.B) {
 
 // BenchmarkForward256 is one forward pass of the 213-256-256-256-(180, 1) MLP.
 func BenchmarkForward256(b *testing.B) {
-	n := randomNet(1, 256, 256, 256)
-	sc := n.NewScratch()
-	enc, err := obs.NewEncoder(env.Standard(), n.Tier)
-	if err != nil {
-		b.Fatal(err)
-	}
-	pos := benchPositions(b, 64)
-	xs := make([][]float32, len(pos))
-	for i := range pos {
-		xs[i] = make([]float32, enc.Size())
-		enc.Encode(&pos[i], pos[i].ToMove(), xs[i])
-	}
-	logits := make([]float32, env.NumActions)
-	n.Forward(sc, xs[0], logits) // builds the transposed weights
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		n.Forward(sc, xs[i%len(xs)], logits)
-	}
+	benchForward(b, randomNet(1, 256, 256, 256), benchPositions(b, 64))
 }
 
 // BenchmarkGameSideBySide plays whole games of net:PATH,sims=200 (the
