@@ -271,3 +271,19 @@ def test_compatibility_table_states_the_current_numbers() -> None:
     assert f"| {_protocol.NUM_ACTIONS} actions" in text
     assert f"| {yutenv.core.PROTOCOL} (docs/PROTOCOL.md)" in text
     assert f"`{yutenv.ENV_ID}`" in text
+
+
+def test_relative_links_resolve_inside_the_repository() -> None:
+    # A user has only this repository: every link that is not a web address or an anchor names a
+    # file or folder of the checkout that exists (a renamed document, or a link to a sibling
+    # folder outside the repository, fails here).
+    link = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+    broken = []
+    for p in DOCS:
+        for target in link.findall(p.read_text(encoding="utf-8")):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue
+            path = (p.parent / target.split("#", 1)[0]).resolve()
+            if not path.is_relative_to(REPO) or not path.exists():
+                broken.append(f"{p.relative_to(REPO)}: {target}")
+    assert not broken, broken
