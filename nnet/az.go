@@ -98,7 +98,8 @@ var shippedAZ = sync.OnceValues(func() (*Shipped, error) {
 })
 
 // AZAgent is agent az: the shipped network alone (spec az) or guiding an
-// MCTS (az,sims=N[,c=..,workers=..,temp=..]), as net:PATH does with a file.
+// MCTS, as net:PATH does with a file: with Gumbel root selection by default
+// (az,sims=N[,m=..]), or PUCT (az,sims=N,gumbel=0[,c=..,workers=..,temp=..]).
 // It plays only the rules the network was trained for: any other rules are
 // refused (ErrRules) at the first decision, naming the rules it knows.
 type AZAgent struct {

@@ -99,7 +99,7 @@ func TestAZPlaysEveryRuleSetItAccepts(t *testing.T) {
 	accepted := 0
 	for _, v := range env.Variants() {
 		t.Run(v.Name, func(t *testing.T) {
-			for _, spec := range []string{"az", "az,sims=16,workers=2"} {
+			for _, spec := range []string{"az", "az,sims=16", "az,sims=16,workers=2,gumbel=0"} {
 				a, err := agent.New(spec, 7)
 				require.NoError(t, err)
 				assert.Equal(t, spec, a.Name())
@@ -137,7 +137,7 @@ func TestAZStatsAndSpecs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, obs.Compact, s.Net.Tier)
 	st := firstDecision(t, env.Standard())
-	for _, spec := range []string{"az", "az,sims=32"} {
+	for _, spec := range []string{"az", "az,sims=32", "az,sims=32,gumbel=0"} {
 		a, err := NewAZ(must(agent.ParseSpec(spec)), 1)
 		require.NoError(t, err)
 		act, stats, err := a.ActStats(st)
@@ -147,7 +147,7 @@ func TestAZStatsAndSpecs(t *testing.T) {
 	}
 	_, err = NewAZ(must(agent.ParseSpec("random")), 1)
 	assert.ErrorIs(t, err, agent.ErrSpec)
-	assert.Equal(t, agent.SearchBytes(must(agent.ParseSpec("net:x,sims=200"))), agent.SearchBytes(must(agent.ParseSpec("az,sims=200"))),
+	assert.Equal(t, agent.SearchBytes(must(agent.ParseSpec("net:x,sims=200,gumbel=1"))), agent.SearchBytes(must(agent.ParseSpec("az,sims=200"))),
 		"az's search is bounded like net's")
 }
 

@@ -28,8 +28,10 @@ Plays --games games between two agents (--a, --b) or, with --agents, between
 every pair of a list (a round robin, --games per pair), on all cores, seat
 orders balanced. Agent specs: random, greedy, mc:N[,rollout=greedy],
 mcts:N[,c=..,prior=..,rollout=..,time=..,workers=..,temp=..],
-net:PATH[,sims=N[,c=..,workers=..,temp=..|,gumbel=1[,m=..]]]. Separate the
-specs of --agents with ';' (quote it for the shell), or repeat --agents.`
+net:PATH[,sims=N[,c=..,workers=..,temp=..|,gumbel=1[,m=..]]], and the
+shipped network az[,sims=N[,m=..|,gumbel=0,c=..,workers=..,temp=..]] (its
+search is Gumbel's unless gumbel=0). Separate the specs of --agents with ';'
+(quote it for the shell), or repeat --agents.`
 
 // evalMatch is the result of the games between two agents, and what
 // "yutenv eval --json" prints for --a/--b (docs/BASELINES.md).

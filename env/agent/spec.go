@@ -130,6 +130,9 @@ type Spec struct {
 type kindInfo struct {
 	defaultN int      // 0: the agent takes no N
 	keys     []string // accepted option keys
+	// gumbel: the agent's search (sims >= 1) is Gumbel root selection
+	// unless gumbel=0 asks for PUCT.
+	gumbel bool
 }
 
 var kinds = map[string]kindInfo{
@@ -138,7 +141,7 @@ var kinds = map[string]kindInfo{
 	"mc":     {defaultN: DefaultMCRollouts, keys: []string{"rollout", "time", "workers"}},
 	"mcts":   {defaultN: DefaultMCTSSimulations, keys: []string{"rollout", "prior", "c", "time", "workers", "temp"}},
 	"net":    {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}},
-	"az":     {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}},
+	"az":     {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}, gumbel: true},
 }
 
 // kindNames lists the agent names of the spec grammar, sorted.
@@ -186,7 +189,9 @@ func DefaultSpec(name string) (Spec, error) {
 // of c, workers and temp gumbel=1 (Gumbel root selection with sequential
 // halving; needs sims >= 1) and m (its root actions, 1..180, default 16).
 // az (the network shipped in the binary) takes the same options and no
-// count or path: az, az,sims=200. Every error wraps ErrSpec and says what
+// count or path, and its search is Gumbel's unless gumbel=0 asks for PUCT
+// (the stronger of the two for that network): az, az,sims=200 (Gumbel),
+// az,sims=200,gumbel=0,c=2 (PUCT). Every error wraps ErrSpec and says what
 // was expected.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
@@ -238,24 +243,32 @@ func ParseSpec(s string) (Spec, error) {
 			return Spec{}, fmt.Errorf("%w: %q: %v", ErrSpec, s, err)
 		}
 	}
-	if err := sp.checkGumbel(seen); err != nil {
+	if info.gumbel && !seen["gumbel"] && sp.N >= 1 {
+		sp.Gumbel = true
+	}
+	if err := sp.checkGumbel(seen, info.gumbel); err != nil {
 		return Spec{}, fmt.Errorf("%w: %q: %w", ErrSpec, s, err)
 	}
 	return sp, nil
 }
 
 // checkGumbel refuses the options that do not go with gumbel=1 (or m
-// without it) and gives m its default.
-func (sp *Spec) checkGumbel(seen map[string]bool) error {
+// without it) and gives m its default. byDefault says the agent searches
+// with Gumbel unless told gumbel=0 (az), which the messages then say.
+func (sp *Spec) checkGumbel(seen map[string]bool, byDefault bool) error {
+	hint := ""
+	if byDefault && !seen["gumbel"] {
+		hint = fmt.Sprintf("; %s searches with gumbel=1 by default, gumbel=0 is PUCT", sp.Name)
+	}
 	switch {
 	case !sp.Gumbel && seen["m"]:
-		return fmt.Errorf("%w: m is the number of root actions of gumbel=1", ErrGumbel)
+		return fmt.Errorf("%w: m is the number of root actions of gumbel=1%s", ErrGumbel, hint)
 	case !sp.Gumbel:
 		return nil
 	case sp.N < 1:
 		return fmt.Errorf("%w: gumbel=1 needs a search: sims=N with N >= 1", ErrGumbel)
 	case seen["c"] || seen["temp"] || seen["workers"]:
-		return fmt.Errorf("%w: gumbel=1 takes no c, temp or workers (it has no PUCT constant, the Gumbel numbers choose the move, and it searches one tree)", ErrGumbel)
+		return fmt.Errorf("%w: gumbel=1 takes no c, temp or workers (it has no PUCT constant, the Gumbel numbers choose the move, and it searches one tree)%s", ErrGumbel, hint)
 	}
 	if sp.M == 0 {
 		sp.M = DefaultGumbelM
@@ -374,11 +387,14 @@ func (sp Spec) String() string {
 	if contains(info.keys, "temp") && sp.Temp != def.Temp {
 		b.WriteString(",temp=" + strconv.FormatFloat(sp.Temp, 'g', -1, 64))
 	}
-	if sp.Gumbel {
-		b.WriteString(",gumbel=1")
-		if sp.M != DefaultGumbelM {
-			b.WriteString(",m=" + strconv.Itoa(sp.M))
-		}
+	switch {
+	case sp.Gumbel != info.gumbel && sp.N >= 1:
+		b.WriteString(",gumbel=" + map[bool]string{false: "0", true: "1"}[sp.Gumbel])
+	case sp.Gumbel && !info.gumbel:
+		b.WriteString(",gumbel=1") // a net spec without a search: not valid, written as is
+	}
+	if sp.Gumbel && sp.M != DefaultGumbelM {
+		b.WriteString(",m=" + strconv.Itoa(sp.M))
 	}
 	return b.String()
 }
