@@ -120,8 +120,9 @@ type Spec struct {
 	// the binary, package nnet) takes the same options and no path.
 	Path string
 	// Gumbel selects net's root actions by Gumbel-Top-m sampling and
-	// sequential halving (option gumbel=1; MCTSOptions.Gumbel); M is m
-	// (option m, 1..180; 0 when Gumbel is off, DefaultGumbelM by default).
+	// sequential halving (option gumbel=1; MCTSOptions.Gumbel; az's search
+	// has it unless gumbel=0); M is m (option m, 1..180; 0 when Gumbel is
+	// off, DefaultGumbelM by default).
 	Gumbel bool
 	M      int
 }
@@ -388,10 +389,10 @@ func (sp Spec) String() string {
 		b.WriteString(",temp=" + strconv.FormatFloat(sp.Temp, 'g', -1, 64))
 	}
 	switch {
-	case sp.Gumbel != info.gumbel && sp.N >= 1:
-		b.WriteString(",gumbel=" + map[bool]string{false: "0", true: "1"}[sp.Gumbel])
 	case sp.Gumbel && !info.gumbel:
-		b.WriteString(",gumbel=1") // a net spec without a search: not valid, written as is
+		b.WriteString(",gumbel=1")
+	case !sp.Gumbel && info.gumbel && sp.N >= 1:
+		b.WriteString(",gumbel=0")
 	}
 	if sp.Gumbel && sp.M != DefaultGumbelM {
 		b.WriteString(",m=" + strconv.Itoa(sp.M))
