@@ -52,6 +52,19 @@ def close_the_shared_game_session() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True, scope="session")
+def sb3_logs_in_the_session_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Stable-Baselines3 makes a log folder in the system's temp folder at every ``learn()``
+    (``SB3-<date>``) unless ``SB3_LOGDIR`` names one: the suite's go with its other files."""
+    old = os.environ.get("SB3_LOGDIR")
+    os.environ["SB3_LOGDIR"] = str(tmp_path_factory.mktemp("sb3-logs"))
+    yield
+    if old is None:
+        os.environ.pop("SB3_LOGDIR", None)
+    else:
+        os.environ["SB3_LOGDIR"] = old
+
+
+@pytest.fixture(autouse=True, scope="session")
 def no_server_left_behind() -> Iterator[None]:
     yield
     # After the whole session every server this process started must be gone.
