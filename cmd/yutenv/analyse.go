@@ -65,6 +65,7 @@ func runAnalyse(args []string, stdout, stderr io.Writer) error {
 	decision := fs.Int("decision", -1, "the record's D-th decision (0-based; -1: the last decision)")
 	rulesSpec := fs.String("rules", "standard", "rules of a --position")
 	spec := fs.String("agent", "mcts:400", "agent `SPEC`")
+	takesSpecs(fs, "agent")
 	seed := fs.Uint64("seed", 1, "the agent's seed")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	rules, err := parseCommand(fs, args, rulesSpec)

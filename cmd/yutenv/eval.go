@@ -26,12 +26,8 @@ const evalArgs = `--a SPEC --b SPEC [flags]
 
 Plays --games games between two agents (--a, --b) or, with --agents, between
 every pair of a list (a round robin, --games per pair), on all cores, seat
-orders balanced. Agent specs: random, greedy, mc:N[,rollout=greedy],
-mcts:N[,c=..,prior=..,rollout=..,time=..,workers=..,temp=..],
-net:PATH[,sims=N[,c=..,workers=..,temp=..|,gumbel=1[,m=..]]], and the
-shipped network az[,sims=N[,m=..|,gumbel=0,c=..,workers=..,temp=..]] (its
-search is Gumbel's unless gumbel=0). Separate the specs of --agents with ';'
-(quote it for the shell), or repeat --agents.`
+orders balanced (the agent specs are below). Separate the specs of --agents
+with ';' (quote it for the shell), or repeat --agents.`
 
 // evalMatch is the result of the games between two agents, and what
 // "yutenv eval --json" prints for --a/--b (docs/BASELINES.md).
@@ -104,6 +100,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	a := fs.String("a", "", "first agent spec")
 	b := fs.String("b", "", "second agent spec")
 	list := fs.StringArray("agents", nil, "agent specs for a round robin, separated by ';' (or repeat the flag)")
+	takesSpecs(fs, "a", "b", "agents")
 	games := fs.Int("games", 2000, "games per pair of agents (rounded up to a multiple of the seat count)")
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3,end=rank)")
 	seed := fs.Uint64("seed", 1, "seed of the games' throws and of the agents")

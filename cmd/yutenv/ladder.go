@@ -146,6 +146,7 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("ladder", ladderArgs, stderr)
 	var f ladderFlags
 	list := fs.StringArray("agents", nil, "agent specs, separated by ';' (or repeat the flag); default: the built-in scale")
+	takesSpecs(fs, "agents")
 	fs.IntVar(&f.games, "games", 400, "games per pair of agents (rounded up to even: each game seed is played in both seatings)")
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (two seats)")
 	fs.Uint64Var(&f.seed, "seed", 1, "seed of the games' throws and of the agents")

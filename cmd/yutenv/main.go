@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
 	_ "github.com/yutenv/yutenv/nnet" // registers the agent spec net:PATH
 )
 
@@ -95,12 +96,39 @@ func newFlags(name, args string, stderr io.Writer) *pflag.FlagSet {
 			}
 		}
 		fmt.Fprintf(stderr, "Flags:\n%s", fs.FlagUsages())
+		if hasSpecFlag(fs) {
+			fmt.Fprint(stderr, "\n"+agent.SpecHelp())
+		}
 		if fs.Lookup("rules") != nil {
 			rulesHelp(stderr)
 		}
 	}
 	fs.SortFlags = false
 	return fs
+}
+
+// specAnnotation marks the flags whose values are agent specs: a command's
+// help then lists the spec grammar (agent.SpecHelp).
+const specAnnotation = "yutenv-agent-spec"
+
+// takesSpecs marks the named flags of fs as agent specs.
+func takesSpecs(fs *pflag.FlagSet, names ...string) {
+	for _, n := range names {
+		if err := fs.SetAnnotation(n, specAnnotation, []string{"true"}); err != nil {
+			panic(err) // a flag the command did not define: a bug, caught by the help tests
+		}
+	}
+}
+
+// hasSpecFlag reports whether any flag of fs takes an agent spec.
+func hasSpecFlag(fs *pflag.FlagSet) bool {
+	found := false
+	fs.VisitAll(func(f *pflag.Flag) {
+		if _, ok := f.Annotations[specAnnotation]; ok {
+			found = true
+		}
+	})
+	return found
 }
 
 // rulesHelp lists the rule options that --rules takes, from env.Options.

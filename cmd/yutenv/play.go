@@ -56,6 +56,7 @@ func playMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("play", playArgs, stderr)
 	opponent := fs.String("opponent", "mcts:400", "agent spec of every other seat")
 	agentSpec := fs.String("agent", "", "the same as --opponent")
+	takesSpecs(fs, "opponent", "agent")
 	web := fs.Bool("web", false, "serve the game as a web page on --addr instead of the terminal")
 	addr := fs.String("addr", "127.0.0.1:0", "with --web: loopback host:port to serve on (port 0 picks a free port)")
 	open := fs.Bool("open", false, "with --web: open the page in the desktop's browser")

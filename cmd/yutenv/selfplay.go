@@ -51,6 +51,7 @@ type selfplayConfig struct {
 func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("selfplay", selfplayArgs, stderr)
 	agentsFlag := fs.String("agents", "random", "agent spec of every seat (';'-separated), or one spec for all seats")
+	takesSpecs(fs, "agents")
 	games := fs.Int("games", 100, "games to play (with --tier: the dataset's total, counting games already written)")
 	seed := fs.Uint64("seed", 1, "seed of the run: every game's and agent's seed derives from it")
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3)")

@@ -127,29 +127,71 @@ type Spec struct {
 	M      int
 }
 
-// kindInfo says what an agent name accepts.
+// kindInfo says what an agent name accepts, and how the docs describe it
+// (SpecHelp, SpecMarkdown).
 type kindInfo struct {
+	name     string
 	defaultN int      // 0: the agent takes no N
 	keys     []string // accepted option keys
 	// gumbel: the agent's search (sims >= 1) is Gumbel root selection
 	// unless gumbel=0 asks for PUCT.
 	gumbel bool
+	// arg is what follows the name after ':' ("N", "PATH"; "" for none),
+	// nText what N means (for agents with defaultN > 0).
+	arg, nText string
+	// forms are the rows of the docs' table of specs: a form and what it plays.
+	forms []specForm
 }
 
-var kinds = map[string]kindInfo{
-	"random": {},
-	"greedy": {},
-	"mc":     {defaultN: DefaultMCRollouts, keys: []string{"rollout", "time", "workers"}},
-	"mcts":   {defaultN: DefaultMCTSSimulations, keys: []string{"rollout", "prior", "c", "time", "workers", "temp"}},
-	"net":    {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}},
-	"az":     {keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}, gumbel: true},
+// specForm is one documented form of an agent spec.
+type specForm struct{ form, about string }
+
+// kindTable is the one declaration of the agent names, in the order the
+// docs list them; kinds indexes it.
+var kindTable = []kindInfo{
+	{name: "random", forms: []specForm{{"random", "a uniformly random legal action"}}},
+	{name: "greedy", forms: []specForm{{"greedy", "one move deep: plays each legal action on a copy and scores it (below)"}}},
+	{name: "mc", defaultN: DefaultMCRollouts, arg: "N", nText: "rollouts per legal action",
+		keys:  []string{"rollout", "time", "workers"},
+		forms: []specForm{{"mc:N", "flat Monte Carlo: N rollouts per legal action from the state after it, best mean outcome for the mover"}}},
+	{name: "mcts", defaultN: DefaultMCTSSimulations, arg: "N", nText: "simulations per decision",
+		keys:  []string{"rollout", "prior", "c", "time", "workers", "temp"},
+		forms: []specForm{{"mcts:N", "tree search with explicit chance nodes, N simulations per decision (below)"}}},
+	{name: "net", arg: "PATH", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"},
+		forms: []specForm{
+			{"net:PATH", "a trained network (a `yutenv-net` file, docs/FORMATS.md): the policy's most likely legal action, no search. A server's clients may name only files in its `--net-dir` folders (docs/PROTOCOL.md, \"Networks\")"},
+			{"net:PATH,sims=N", "the same MCTS guided by the network (PUCT): its priors at every decision node, its value at every new leaf instead of a rollout"},
+			{"net:PATH,sims=N,gumbel=1[,m=M]", "Gumbel root selection with sequential halving (below): the network's search for small budgets, whose policy (`Stats.Policy`, the self-play target) is the improved policy of completed Q-values"},
+		}},
+	{name: "az", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}, gumbel: true,
+		forms: []specForm{
+			{"az", "the network shipped inside the binary (no file, no torch) alone; it plays only the rules it was trained for (`standard`) and refuses others with an error naming them. See \"The shipped agent az\""},
+			{"az,sims=N[,m=M]", "the shipped network guiding a Gumbel search, the stronger of its two searches"},
+			{"az,sims=N,gumbel=0", "the shipped network guiding the PUCT search of `net:PATH,sims=N`"},
+		}},
 }
+
+// kinds indexes kindTable by name.
+var kinds = func() map[string]kindInfo {
+	m := make(map[string]kindInfo, len(kindTable))
+	for _, k := range kindTable {
+		m[k.name] = k
+	}
+	return m
+}()
+
+// The options that belong to one of a network's two searches: gumbelKeys
+// only to Gumbel's, puctKeys only to PUCT's (checkGumbel).
+var (
+	gumbelKeys = []string{"m"}
+	puctKeys   = []string{"c", "workers", "temp"}
+)
 
 // kindNames lists the agent names of the spec grammar, sorted.
 func kindNames() []string {
-	out := make([]string, 0, len(kinds))
-	for k := range kinds {
-		out = append(out, k)
+	out := make([]string, 0, len(kindTable))
+	for _, k := range kindTable {
+		out = append(out, k.name)
 	}
 	sortStrings(out)
 	return out
@@ -176,24 +218,15 @@ func DefaultSpec(name string) (Spec, error) {
 
 // ParseSpec reads an agent spec:
 //
-//	spec = name [":" N] { "," key "=" value }
+//	spec = name [":" N | ":" PATH] { "," key "=" value }
 //
-// name is random, greedy, mc, mcts, net or az. N (mc: rollouts per legal action,
-// default 100; mcts: simulations per decision, default 400) is 1..MaxN. The
-// keys, each at most once, are rollout (random or greedy), prior (greedy,
-// the default: PUCT; or none: plain UCT), c (exploration constant, default 2.5), time (a Go duration such as 50ms, 0 = no cap),
-// workers (1..MaxWorkers) and temp (0..MaxTemp); mc accepts rollout, time
-// and workers; random and greedy take nothing. Spaces around items are
-// ignored. net:PATH names a network file (package nnet; PATH may not
-// hold ',' or ';') and takes sims (0..MaxN simulations per decision, 0 =
-// no search, the default), c (default 1.5), workers and temp, or instead
-// of c, workers and temp gumbel=1 (Gumbel root selection with sequential
-// halving; needs sims >= 1) and m (its root actions, 1..180, default 16).
-// az (the network shipped in the binary) takes the same options and no
-// count or path, and its search is Gumbel's unless gumbel=0 asks for PUCT
-// (the stronger of the two for that network): az, az,sims=200 (Gumbel),
-// az,sims=200,gumbel=0,c=2 (PUCT). Every error wraps ErrSpec and says what
-// was expected.
+// The names, what each takes, the option keys with their values and defaults
+// are declared once, in the tables SpecHelp and SpecMarkdown print (and
+// docs/BASELINES.md shows): for example random, mcts:400,c=2,
+// net:a.ynet,sims=200,gumbel=1, az,sims=200 (Gumbel, az's default search)
+// or az,sims=200,gumbel=0,c=2 (PUCT). Each key may appear once; spaces
+// around items are ignored; PATH may not hold ',' or ';'. Every error wraps
+// ErrSpec and says what was expected.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -262,13 +295,13 @@ func (sp *Spec) checkGumbel(seen map[string]bool, byDefault bool) error {
 		hint = fmt.Sprintf("; %s searches with gumbel=1 by default, gumbel=0 is PUCT", sp.Name)
 	}
 	switch {
-	case !sp.Gumbel && seen["m"]:
+	case !sp.Gumbel && anySeen(seen, gumbelKeys):
 		return fmt.Errorf("%w: m is the number of root actions of gumbel=1%s", ErrGumbel, hint)
 	case !sp.Gumbel:
 		return nil
 	case sp.N < 1:
 		return fmt.Errorf("%w: gumbel=1 needs a search: sims=N with N >= 1", ErrGumbel)
-	case seen["c"] || seen["temp"] || seen["workers"]:
+	case anySeen(seen, puctKeys):
 		return fmt.Errorf("%w: gumbel=1 takes no c, temp or workers (it has no PUCT constant, the Gumbel numbers choose the move, and it searches one tree)%s", ErrGumbel, hint)
 	}
 	if sp.M == 0 {
@@ -435,6 +468,16 @@ func SplitSpecs(list string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// anySeen reports whether any of keys was given.
+func anySeen(seen map[string]bool, keys []string) bool {
+	for _, k := range keys {
+		if seen[k] {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

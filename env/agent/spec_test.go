@@ -2,6 +2,8 @@ package agent
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -228,5 +230,49 @@ func TestLadderSpecs(t *testing.T) {
 			assert.False(t, seen[s], "no agent twice")
 			seen[s] = true
 		})
+	}
+}
+
+// The spec grammar the docs and the CLI's help print is written from the
+// tables ParseSpec reads: every option an agent accepts is documented with
+// its values and defaults, and every documented form is a valid spec.
+func TestSpecDocsCoverTheGrammar(t *testing.T) {
+	accepted := map[string]bool{}
+	for _, k := range kindTable {
+		for _, key := range k.keys {
+			accepted[key] = true
+		}
+	}
+	documented := map[string]bool{}
+	for _, o := range optionDocs {
+		documented[o.key] = true
+		assert.True(t, accepted[o.key], "option %s is documented but no agent accepts it", o.key)
+		assert.NotEmpty(t, optionRange(o.key), o.key)
+		agents, def := optionAgents(o.key)
+		assert.NotEmpty(t, agents, o.key)
+		assert.NotEmpty(t, def, o.key)
+	}
+	for key := range accepted {
+		assert.True(t, documented[key], "option %s is accepted but not documented", key)
+	}
+	for _, key := range append(append([]string{}, gumbelKeys...), puctKeys...) {
+		assert.True(t, documented[key], key)
+	}
+
+	help, md := SpecHelp(), SpecMarkdown()
+	assert.Contains(t, help, fmt.Sprintf("default %g (mcts), %g (net, az)", DefaultC, DefaultNetC))
+	assert.Contains(t, help, fmt.Sprintf("N simulations per decision (default %d)", DefaultMCTSSimulations))
+	fill := strings.NewReplacer("PATH", "x.ynet", "=N", "=8", ":N", ":8", "[", "", "]", "", "=M", "=4")
+	for _, k := range kindTable {
+		require.NotEmpty(t, k.forms, k.name)
+		assert.Contains(t, help, "  "+k.head()+" ", k.name)
+		for _, f := range k.forms {
+			t.Run(f.form, func(t *testing.T) {
+				assert.Contains(t, md, "| `"+f.form+"` |")
+				sp, err := ParseSpec(fill.Replace(f.form))
+				require.NoError(t, err, "documented form %q", f.form)
+				assert.Equal(t, k.name, sp.Name)
+			})
+		}
 	}
 }

@@ -5,14 +5,16 @@
 // methods and their keys (protocol.Methods), the shipped network's name
 // (nnet.AZName) and the error codes (protocol.Codes). With
 // -doc it also writes the generated regions of docs/PROTOCOL.md: the method
-// reference (protocol.Methods) and the error codes (protocol.CodeInfos). A test fails when either is stale. Run it with
+// reference (protocol.Methods) and the error codes (protocol.CodeInfos); with
+// -baselines the agent spec grammar of docs/BASELINES.md (env/agent's
+// tables). A test fails when any of them is stale. Run it with
 //
 //	go generate ./internal/genpy
 //
 // To add a constant, append a section to sections.
 package main
 
-//go:generate go run . -o ../../python/yutenv/_protocol.py -doc ../../docs/PROTOCOL.md
+//go:generate go run . -o ../../python/yutenv/_protocol.py -doc ../../docs/PROTOCOL.md -baselines ../../docs/BASELINES.md
 
 import (
 	"bytes"
@@ -32,6 +34,7 @@ import (
 func main() {
 	out := flag.String("o", "", "write to this file instead of standard output")
 	doc := flag.String("doc", "", "also rewrite the generated regions of this docs/PROTOCOL.md")
+	baselines := flag.String("baselines", "", "also rewrite the generated region of this docs/BASELINES.md")
 	flag.Parse()
 	b, err := render()
 	if err == nil {
@@ -42,7 +45,10 @@ func main() {
 		}
 	}
 	if err == nil && *doc != "" {
-		err = rewriteDoc(*doc)
+		err = rewriteDoc(*doc, renderDoc)
+	}
+	if err == nil && *baselines != "" {
+		err = rewriteDoc(*baselines, renderBaselines)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "genpy:", err)
@@ -51,7 +57,7 @@ func main() {
 }
 
 // rewriteDoc writes the generated regions of the Markdown file at path.
-func rewriteDoc(path string) error {
+func rewriteDoc(path string, renderDoc func([]byte) ([]byte, error)) error {
 	old, err := os.ReadFile(path)
 	if err != nil {
 		return err

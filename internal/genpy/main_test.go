@@ -74,6 +74,22 @@ func TestProtocolDocIsFresh(t *testing.T) {
 	}
 }
 
+const baselinesDoc = "../../docs/BASELINES.md"
+
+// docs/BASELINES.md's agent spec grammar is what env/agent's tables say now.
+func TestBaselinesDocIsFresh(t *testing.T) {
+	got, err := os.ReadFile(baselinesDoc)
+	require.NoError(t, err)
+	want, err := renderBaselines(got)
+	require.NoError(t, err)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is stale: run go generate ./internal/genpy", baselinesDoc)
+	}
+	for _, name := range []string{"random", "greedy", "mc:N", "mcts:N", "net:PATH", "az"} {
+		assert.Contains(t, string(got), "| `"+name+"`", name)
+	}
+}
+
 // The generated table of error codes lists every code the server sends, in order.
 func TestProtocolDocErrorCodes(t *testing.T) {
 	b, err := os.ReadFile(protocolDoc)

@@ -9,39 +9,62 @@ import (
 	"strings"
 
 	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/protocol"
 )
 
-// The generated regions of docs/PROTOCOL.md: each lies between a begin
-// marker naming it and the end marker; the prose around them is kept.
+// The generated regions of docs/PROTOCOL.md and docs/BASELINES.md: each
+// lies between a begin marker naming it and the end marker; the prose around
+// them is kept.
 const (
 	beginMarker = "<!-- BEGIN GENERATED: %s (go generate ./internal/genpy; do not edit) -->"
 	endMarker   = "<!-- END GENERATED -->"
 )
 
-// docRegions are the generated regions, by name.
-var docRegions = []struct {
+// region is one generated region of a document: its name and its text.
+type region struct {
 	name   string
 	render func(doc []byte) (string, error)
-}{
+}
+
+// protocolRegions are the generated regions of docs/PROTOCOL.md.
+var protocolRegions = []region{
 	{"methods", methodsTable},
 	{"errors", errorsTable},
 	{"selfplay", selfplayTable},
 }
 
+// baselinesRegions are the generated regions of docs/BASELINES.md: the
+// agent spec grammar, from env/agent's tables.
+var baselinesRegions = []region{
+	{"agent specs", func([]byte) (string, error) { return agent.SpecMarkdown(), nil }},
+}
+
 // renderDoc returns doc (docs/PROTOCOL.md) with every generated region
 // written anew from the server's declarations.
 func renderDoc(doc []byte) ([]byte, error) {
-	for _, r := range docRegions {
+	return renderRegions("docs/PROTOCOL.md", doc, protocolRegions)
+}
+
+// renderBaselines returns doc (docs/BASELINES.md) with its generated region
+// written anew.
+func renderBaselines(doc []byte) ([]byte, error) {
+	return renderRegions("docs/BASELINES.md", doc, baselinesRegions)
+}
+
+// renderRegions returns doc (the file named name) with each of regions
+// written anew.
+func renderRegions(name string, doc []byte, regions []region) ([]byte, error) {
+	for _, r := range regions {
 		begin := []byte(fmt.Sprintf(beginMarker, r.name))
 		i := bytes.Index(doc, begin)
 		if i < 0 {
-			return nil, fmt.Errorf("docs/PROTOCOL.md has no line %s", begin)
+			return nil, fmt.Errorf("%s has no line %s", name, begin)
 		}
 		start := i + len(begin)
 		n := bytes.Index(doc[start:], []byte(endMarker))
 		if n < 0 {
-			return nil, fmt.Errorf("docs/PROTOCOL.md: region %s has no end marker %s", r.name, endMarker)
+			return nil, fmt.Errorf("%s: region %s has no end marker %s", name, r.name, endMarker)
 		}
 		body, err := r.render(doc)
 		if err != nil {
