@@ -542,9 +542,14 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     with pytest.raises(ValueError, match=r"\[7\]"):
         ladder.pick_generations(full_run, gens=[1, 7])
     assert ladder.main([str(full_run), "--every", "0", "--games", "4", "--search-sims", "4",
-                        "--baselines", "greedy", "--quiet"]) == 0  # fmt: skip
+                        "--baselines", "greedy", "--against", "random;greedy", "--quiet"]) == 0  # fmt: skip
     md = (full_run / "ladder.md").read_text()
     rows = md_rows(md)
+    # every generation against the fixed agents: a row each, the JSON and the plot
+    assert ["gen", "vs `random`", "vs `greedy`"] in rows, md
+    assert [r[0] for r in rows if len(r) == 3 and r[0] in ("0", "1", "2")] == ["0", "1", "2"], md
+    assert "![win rate by generation](ladder.png)" in md
+    assert is_png(full_run / "ladder.png")
     for row in (["gen 1", "gen 0"], ["gen 2", "gen 1"], ["gen 2 with search, sims=4", "`mcts:4`"], ["gen 2 alone (no search)", "`greedy`"]):
         assert any(r[:2] == row for r in rows), md
     rep = json.loads((full_run / "ladder.json").read_text())
@@ -557,6 +562,10 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     assert next(e for e in rep["ladder"]["ratings"] if e["agent"] == "random")["elo"] == 0
     assert any(r[1] == "random" and r[2] == "+0" for r in rows), md
     assert [f["opponent"] for f in rep["final"]] == ["mcts:4", "greedy"]
+    for b in ("random", "greedy"):
+        assert [m["generation"] for m in rep["against"][b]] == [0, 1, 2]
+        assert all(m["b"] == b and m["games"] == 4 for m in rep["against"][b])
+        assert [m["a"] for m in rep["against"][b]] == [ladder.net_spec(full_run, g) for g in (0, 1, 2)]
     assert rep["final"][0]["a"] == ladder.net_spec(full_run, 2, 4)
     for f in rep["final"]:
         assert f["wins_a"] + f["wins_b"] <= f["games"] == 4
@@ -565,6 +574,18 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     assert ladder.main([str(tmp_path), "--quiet"]) == 2
     with pytest.raises(yutenv.errors.InvalidArgumentError, match="nope"):
         run_eval_json(["--a", "nope", "--b", "greedy", "--games", "2"])
+
+
+def test_ladder_against_fixed_agents_without_the_round_robin(full_run: Path) -> None:
+    # A run trained with --eval= measured after the fact: the chosen generations against one
+    # agent, and no round robin of the generations.
+    assert ladder.main([str(full_run), "--gens", "1,2", "--games", "2", "--against", "random", "--baselines", "",
+                        "--no-round-robin", "--quiet"]) == 0  # fmt: skip
+    rep = json.loads((full_run / "ladder.json").read_text())
+    assert "ladder" not in rep and "final" not in rep
+    assert [m["generation"] for m in rep["against"]["random"]] == [1, 2]
+    md = (full_run / "ladder.md").read_text()
+    assert "Generation against generation" not in md and "vs `random`" in md
 
 
 def test_ladder_tables_read_from_the_newer_side() -> None:

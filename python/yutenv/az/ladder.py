@@ -23,6 +23,11 @@ fixed baselines. This module answers the other two questions of a run:
 2. **How good is the final network?** With search (``net:PATH,sims=N``) against the baseline
    ``mcts:N`` at the same number of simulations, for every ``N`` of ``search_sims``; and
    without search against every ``baselines`` agent.
+3. **Where did the climb stop?** With ``against`` (``--against 'mcts:400'``), every chosen
+   generation (alone, or with ``ladder_sims``) plays each of those fixed agents ``games``
+   games: a table by generation and, with matplotlib (the ``az`` extra), the plot
+   ``RUN/ladder.png`` of the win rates with their intervals. It measures a run trained with
+   ``--eval=`` (no evaluation in the loop) after the fact, with as many games as wanted.
 
 Every match is a real ``yutenv eval --json`` run of the bundled binary, on all cores, with
 95% Wilson intervals; nothing here needs torch (the Go side reads the ``yutenv-net`` files).
@@ -31,6 +36,7 @@ Every match is a real ``yutenv eval --json`` run of the bundled binary, on all c
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -153,8 +159,12 @@ def judge(
     search_games: int | None = None,
     seed: int = 1,
     quiet: bool = False,
+    against: Sequence[str] = (),
+    round_robin: bool = True,
 ) -> Path:
-    """Judge a run (see the module's doc) and write ``RUN/ladder.md`` and ``RUN/ladder.json``."""
+    """Judge a run (see the module's doc) and write ``RUN/ladder.md`` and ``RUN/ladder.json``
+    (and ``RUN/ladder.png`` with ``against`` when matplotlib is installed). ``round_robin=False``
+    skips question 1, the generations' round robin."""
     d = Path(run)
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
@@ -169,7 +179,7 @@ def judge(
     t0 = time.perf_counter()
     text = f"# Judging `{d.name}`\n\nRules `{rules}`, seed {seed}, generations {chosen}.\n\n"
 
-    if len(chosen) > 1:
+    if round_robin and len(chosen) > 1:
         specs = [net_spec(d, g, ladder_sims) for g in chosen]
         try:
             rr = _run_ladder(["--agents", ";".join(["random", *specs]), "--games", str(games), "--state", "", *common],
@@ -182,6 +192,9 @@ def judge(
         how = f"with {ladder_sims} simulations of search each" if ladder_sims else "without search (each plays its policy's argmax)"
         text += f"## Generation against generation\n\nThe networks {how}.\n\n"
         text += _ladder_markdown(chosen, specs, rr) + "\n"
+
+    if against:
+        text += _against(d, chosen, ladder_sims, against, games, common, quiet, report)
 
     sg = search_games or games
     if rules != "standard":  # az plays only the standard rules it was trained for
@@ -210,6 +223,33 @@ def judge(
     return md
 
 
+def _against(d: Path, chosen: list[int], sims: int, against: Sequence[str], games: int, common: list[str],
+             quiet: bool, report: dict[str, Any]) -> str:  # fmt: skip
+    """Every chosen generation against each fixed agent: the markdown section, the report's
+    ``against`` entry ({agent: [match of each generation]}) and the plot ``RUN/ladder.png``."""
+    res: dict[str, list[dict[str, Any]]] = {}
+    for b in against:
+        res[b] = []
+        for g in chosen:
+            m = run_eval_json(["--a", net_spec(d, g, sims), "--b", b, "--games", str(games), *common], quiet=quiet)
+            res[b].append({"generation": g, **m})
+    report["against"] = res
+    how = f"with {sims} simulations of search" if sims else "alone (no search)"
+    rows = [[str(g), *(_pct(res[b][i]) for b in against)] for i, g in enumerate(chosen)]
+    text = f"## Every generation against fixed agents\n\nEach generation {how}, {games} games against each agent.\n\n"
+    text += _md(rows, ["gen", *(f"vs `{b}`" for b in against)]) + "\n\n"
+    if importlib.util.find_spec("matplotlib") is None:
+        return text + "No plot: it needs matplotlib (`pip install 'yutenv[az]'`).\n\n"
+    from .report import plot
+
+    gens = [{"generation": g, "eval": {b: {"win_rate": res[b][i]["win_rate_a"], "low": res[b][i]["win_rate_a_low"],
+                                           "high": res[b][i]["win_rate_a_high"], "games": res[b][i]["games"],
+                                           "chance": res[b][i]["chance_rate"]} for b in against}}
+            for i, g in enumerate(chosen)]  # fmt: skip
+    png = plot(gens, d / "ladder.png", title=f"{d.name}: each generation {how} (95% Wilson intervals)")
+    return text + f"![win rate by generation]({png.name})\n\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m yutenv.az.ladder RUN_DIR [options]``."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.az.ladder", description=__doc__.split("\n\n")[0])
@@ -221,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--search-sims", default="", help="comma-separated N: the final network with N sims against mcts:N")
     ap.add_argument("--baselines", default=";".join(DEFAULT_BASELINES), help="';'-separated agents the final network alone plays ('' for none)")
     ap.add_argument("--search-games", type=int, default=0, help="games per final match (0: --games)")
+    ap.add_argument("--no-round-robin", action="store_true", help="skip the generations' round robin")
+    ap.add_argument("--against", default="", help="';'-separated agents every chosen generation plays (a table and RUN/ladder.png)")
     ap.add_argument("--seed", type=int, default=1, help="seed of the games' throws and the agents")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
@@ -229,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             a.run, every=a.every, gens=[int(x) for x in a.gens.split(",") if x.strip()], games=a.games,
             ladder_sims=a.ladder_sims, search_sims=[int(x) for x in a.search_sims.split(",") if x.strip()],
             baselines=[b for b in a.baselines.split(";") if b.strip()], search_games=a.search_games or None,
-            seed=a.seed, quiet=a.quiet,
+            seed=a.seed, quiet=a.quiet, against=[b for b in a.against.split(";") if b.strip()],
+            round_robin=not a.no_round_robin,
         )
     except (ValueError, OSError, YutEnvError) as e:
         print(f"python -m yutenv.az.ladder: {e}", file=sys.stderr)
