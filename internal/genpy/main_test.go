@@ -59,34 +59,37 @@ func TestProtocolModuleContents(t *testing.T) {
 
 const protocolDoc = "../../docs/PROTOCOL.md"
 
-// docs/PROTOCOL.md's generated regions (the method reference) are what the
-// generator writes now from protocol.Methods; the prose around them is kept.
-func TestProtocolDocIsFresh(t *testing.T) {
-	got, err := os.ReadFile(protocolDoc)
-	require.NoError(t, err)
-	want, err := renderDoc(got)
-	require.NoError(t, err)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run go generate ./internal/genpy", protocolDoc)
-	}
-	for _, m := range protocol.Methods() {
-		assert.Contains(t, string(got), "| [`"+m.Name+"`](#", m.Name)
-	}
-}
-
 const baselinesDoc = "../../docs/BASELINES.md"
 
-// docs/BASELINES.md's agent spec grammar is what env/agent's tables say now.
-func TestBaselinesDocIsFresh(t *testing.T) {
-	got, err := os.ReadFile(baselinesDoc)
-	require.NoError(t, err)
-	want, err := renderBaselines(got)
-	require.NoError(t, err)
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run go generate ./internal/genpy", baselinesDoc)
+// The generated regions of docs/PROTOCOL.md (the method reference, from
+// protocol.Methods) and docs/BASELINES.md (the agent spec grammar, from
+// env/agent's tables) are what the generator writes now; the prose around
+// them is kept.
+func TestDocsAreFresh(t *testing.T) {
+	methods := []string{}
+	for _, m := range protocol.Methods() {
+		methods = append(methods, "| [`"+m.Name+"`](#")
 	}
-	for _, name := range []string{"random", "greedy", "mc:N", "mcts:N", "net:PATH", "az"} {
-		assert.Contains(t, string(got), "| `"+name+"`", name)
+	for _, tt := range []struct {
+		path   string
+		render func([]byte) ([]byte, error)
+		rows   []string
+	}{
+		{protocolDoc, renderDoc, methods},
+		{baselinesDoc, renderBaselines, []string{"| `random`", "| `greedy`", "| `mc:N`", "| `mcts:N`", "| `net:PATH`", "| `az`"}},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			got, err := os.ReadFile(tt.path)
+			require.NoError(t, err)
+			want, err := tt.render(got)
+			require.NoError(t, err)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s is stale: run go generate ./internal/genpy", tt.path)
+			}
+			for _, row := range tt.rows {
+				assert.Contains(t, string(got), row)
+			}
+		})
 	}
 }
 
