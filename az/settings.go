@@ -46,7 +46,7 @@ var settings = [...]Setting{
 		Set: func(c *Config, v float64) { c.GumbelM = int(v) }},
 	{Key: "fast_sims", Int: true, Default: 0, Min: 0, Max: MaxSims, Doc: "Playout cap randomization (KataGo): a decision not drawn as a full search (see `full_prob`) runs only this many simulations, without root noise or temperature, and its row's policy is not a target (`policy_target` 0); 0: off, every decision searches `sims`. At most `sims`.",
 		Set: func(c *Config, v float64) { c.FastSims = int(v) }},
-	{Key: "full_prob", Default: 0.25, Min: 0, Max: 1, Doc: "With `fast_sims`: the probability that a decision runs the full search of `sims` and records a policy target, drawn from the decision's seed.",
+	{Key: "full_prob", Default: agent.DefaultFullProb, Min: 0, Max: 1, Doc: "With `fast_sims`: the probability that a decision runs the full search of `sims` and records a policy target, drawn from the decision's seed.",
 		Set: func(c *Config, v float64) { c.FullProb = v }},
 	{Key: "games", Int: true, Default: 1, Min: 1, Max: MaxGames, Doc: "Games in the dataset (a resumed dataset counts its games).",
 		Set: func(c *Config, v float64) { c.Games = int(v) }},

@@ -82,9 +82,12 @@ func (l Limits) NetBytes() int64 { return l.NetCacheBytes + 3*l.NetFileBytes }
 
 // DecisionSims is the search one decision of sp costs: N times its
 // workers (rollouts per action for mc, simulations for mcts and net), at
-// least 1 (an agent that does not search still acts).
+// least 1 (an agent that does not search still acts). A search with
+// playout cap randomization (fast=F) counts N+F: a decision runs one of its
+// two searches, but the agent keeps both trees, so the bound that keeps its
+// time also keeps its memory.
 func DecisionSims(sp agent.Spec) int64 {
-	return max(int64(sp.N)*int64(max(sp.Workers, 1)), 1)
+	return max(int64(sp.N+sp.Fast)*int64(max(sp.Workers, 1)), 1)
 }
 
 // Budget is what one request of a method may spend beyond its frame:

@@ -75,6 +75,7 @@ func TestStateMethodsRefuseBadInput(t *testing.T) {
 		{"analyse chance", "analyse", map[string]any{"game": g, "states": one, "agent": "greedy"}, protocol.CodeBadRequest, "phase throw"},
 		{"analyse spec", "analyse", map[string]any{"game": g, "states": one, "agent": "nope"}, protocol.CodeBadRequest, "agent"},
 		{"analyse limit", "analyse", map[string]any{"game": g, "states": one, "agent": "mcts:200"}, protocol.CodeLimitExceeded, "max-opponent-sims"},
+		{"analyse limit with a playout cap", "analyse", map[string]any{"game": g, "states": one, "agent": "mcts:60,fast=60"}, protocol.CodeLimitExceeded, "max-opponent-sims"},
 		{"query seat", "query", map[string]any{"game": g, "states": one, "obs": "compact", "seat": 7}, protocol.CodeBadRequest, "out of range"},
 		{"query tier", "query", map[string]any{"game": g, "states": one, "obs": "huge"}, protocol.CodeBadRequest, "obs"},
 		{"position phase", "position", map[string]any{"game": g, "position": map[string]any{"phase": "later"}}, protocol.CodeBadState, "phase"},

@@ -37,7 +37,10 @@ from 0: the part of a distributed run (yutenv.distributed in Python) that
 one worker plays; merged parts are the dataset one run would have written.
 
 --agents gives one spec per seat, separated by ';' (or commas: option items
-hold '=', agent names never do), or one spec for every seat.`
+hold '=', agent names never do), or one spec for every seat. A search with
+playout cap randomization (option fast=N, e.g. mcts:64,fast=8) makes the
+dataset also record every row's root visits and policy_target (0 for the
+rows of its fast searches, whose policy is not a training target).`
 
 // selfplayConfig is what a run needs to play its games.
 type selfplayConfig struct {
@@ -46,6 +49,9 @@ type selfplayConfig struct {
 	seed    uint64
 	workers int
 	enc     *obs.Encoder // nil: records only
+	// capped: some seat searches with playout cap randomization (fast=N),
+	// so a dataset records visits and every row's policy_target.
+	capped bool
 }
 
 func runSelfplay(args []string, stdout, stderr io.Writer) error {
@@ -85,6 +91,11 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--first-game needs --tier (it makes one part of a dataset)")
 	}
 	cfg := selfplayConfig{rules: rules, specs: specs, seed: *seed, workers: *workers}
+	for _, spec := range specs {
+		if sp, _ := agent.ParseSpec(spec); sp.Fast > 0 {
+			cfg.capped = true
+		}
+	}
 	if *tierName == "" {
 		return selfplayRecords(cfg, *games, *out, stdout, stderr, prog)
 	}
@@ -154,10 +165,10 @@ func selfplayGames(cfg selfplayConfig, first, last int, stop <-chan struct{}) <-
 		game := vecenv.Game(cfg.rules, vecenv.GameSeed(cfg.seed, g), env.AnySeat, seats)
 		game.Record = true
 		if cfg.enc != nil {
-			pg.cols = dataset.NewColumns(cfg.enc.Size())
+			pg.cols = cfg.newColumns()
 			buf := make([]float32, cfg.enc.Size())
 			game.OnDecision = func(s *env.State, a env.Action, st agent.Stats) error {
-				pg.cols.AddDecision(cfg.enc, buf, s, a, st, g)
+				pg.cols.AddTargetDecision(cfg.enc, buf, s, a, st, g, !st.Fast)
 				return nil
 			}
 		}
@@ -168,6 +179,15 @@ func selfplayGames(cfg selfplayConfig, first, last int, stop <-chan struct{}) <-
 		}
 		return pg
 	})
+}
+
+// newColumns returns empty dataset columns for cfg's games: with visits and
+// policy targets when a seat searches with playout cap randomization.
+func (cfg selfplayConfig) newColumns() *dataset.Columns {
+	if cfg.capped {
+		return dataset.NewTargetColumns(cfg.enc.Size())
+	}
+	return dataset.NewColumns(cfg.enc.Size())
 }
 
 // selfplayInOrder calls emit on the games in game order from first on and
@@ -219,7 +239,7 @@ func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr i
 func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir string, stdout, stderr io.Writer, prog *progressMode) error {
 	sp := cfg.enc.Space()
 	m, err := dataset.Open(dir, dataset.Config{Rules: cfg.rules, Agents: cfg.specs, Space: sp, Seed: cfg.seed, SeedScheme: vecenv.SeedScheme,
-		ShardGames: shardGames, Software: "yutenv " + Version, FirstGame: firstGame}, games)
+		ShardGames: shardGames, Software: "yutenv " + Version, FirstGame: firstGame, Visits: cfg.capped, PolicyTargets: cfg.capped}, games)
 	if err != nil {
 		return err
 	}
@@ -235,7 +255,7 @@ func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir stri
 	bar := prog.start(stderr, last-first, "selfplay", "games")
 	t0 := time.Now()
 	played := m.Games
-	shard := dataset.NewColumns(sp.Size)
+	shard := cfg.newColumns()
 	var recs []*env.Record
 	shardEnd := func(start int) int { return min(start+m.ShardGames, last) }
 	shardStart, end := first, shardEnd(first)
@@ -250,7 +270,7 @@ func writeDataset(cfg selfplayConfig, firstGame, games, shardGames int, dir stri
 		if err := m.AddShard(dir, shardStart, shard, recs); err != nil {
 			return err
 		}
-		shard, recs = dataset.NewColumns(sp.Size), nil
+		shard, recs = cfg.newColumns(), nil
 		shardStart, end = g+1, shardEnd(g+1)
 		return nil
 	})

@@ -412,3 +412,51 @@ func TestSelfplayOldSeedScheme(t *testing.T) {
 	assert.Contains(t, errs, "made with seed scheme 1, this run plays seed scheme 2")
 	assert.Equal(t, 3, readManifest(t, dir).Games, "nothing was added")
 }
+
+// A seat with playout cap randomization (fast=N) makes the dataset record
+// visits and policy_target: 1 on the rows of full searches (whose visits sum
+// to the full search's simulations), 0 on the fast ones; the greedy seat's
+// rows are targets (a forced move's row is drawn like any other). The same
+// flags give the same bytes.
+func TestSelfplayDatasetWithPlayoutCap(t *testing.T) {
+	var sums []string
+	for _, dir := range []string{t.TempDir(), t.TempDir()} {
+		code, _, errs := runCmd(t, "selfplay", "--agents", "mcts:32,fast=4;greedy", "--tier", "compact", "--games", "6",
+			"--shard-games", "3", "--seed", "6", "--out", dir, "--quiet")
+		require.Equal(t, 0, code, errs)
+		m := readManifest(t, dir)
+		assert.Equal(t, []string{"mcts:32,fast=4", "greedy"}, m.Agents)
+		var names []string
+		for _, a := range m.Arrays {
+			names = append(names, a.Name)
+		}
+		assert.Equal(t, []string{"visits", "policy_target"}, names[len(names)-2:])
+		full, fast := 0, 0
+		for _, sh := range m.Shards {
+			arr := readNPZ(t, filepath.Join(dir, sh.File))
+			seats, target, visits, mask := arr["seat"].ints(), arr["policy_target"].ints(), arr["visits"].float32s(), arr["mask"].ints()
+			for row := range sh.Decisions {
+				legal, n := 0, float32(0)
+				for a := range env.NumActions {
+					legal += mask[row*env.NumActions+a]
+					n += visits[row*env.NumActions+a]
+				}
+				switch {
+				case seats[row] == 1: // greedy: no search to cap
+					assert.Equal(t, 1, target[row], "row %d", row)
+				case legal < 2: // a forced move: no search, drawn either way
+				case target[row] == 1:
+					full++
+					assert.Equal(t, float32(32), n, "row %d: a full search's visits", row)
+				default:
+					fast++
+					assert.Equal(t, float32(4), n, "row %d: a fast search's visits", row)
+				}
+			}
+			sums = append(sums, sh.SHA256)
+		}
+		assert.Positive(t, full)
+		assert.Greater(t, fast, full, "a quarter of the searches are full")
+	}
+	assert.Equal(t, sums[:len(sums)/2], sums[len(sums)/2:], "the same flags write the same shards")
+}

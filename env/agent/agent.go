@@ -36,6 +36,9 @@ type Stats struct {
 	// Simulations counts rollouts or tree simulations spent on the decision
 	// (0 when the decision was forced: one legal action).
 	Simulations int
+	// Fast marks a decision of playout cap randomization's fast search
+	// (spec option fast=N): its Policy is not a training target.
+	Fast bool
 }
 
 // Agent chooses actions. An agent is not safe for concurrent use; give each
@@ -73,6 +76,9 @@ func New(spec string, seed uint64) (Agent, error) {
 
 // NewFromSpec builds an agent from a parsed spec.
 func NewFromSpec(sp Spec, seed uint64) (Agent, error) {
+	if sp.Fast > 0 {
+		return newCapped(sp, seed, NewFromSpec)
+	}
 	if g, ok := external[sp.Name]; ok {
 		return g(sp, seed)
 	}

@@ -408,11 +408,13 @@ func TestNoAllocations(t *testing.T) {
 		_, err = s.Apply(act)
 		require.NoError(t, err)
 	}
-	for _, spec := range []string{"random", "greedy", "mc:20", "mc:20,rollout=greedy", "mcts:200", "mcts:200,prior=none,rollout=greedy,temp=1"} {
+	for _, spec := range []string{"random", "greedy", "mc:20", "mc:20,rollout=greedy", "mcts:200", "mcts:200,prior=none,rollout=greedy,temp=1", "mcts:200,fast=20,full_prob=0.5"} {
 		a, err := New(spec, 1)
 		require.NoError(t, err)
-		_, err = a.Act(&s) // the first decision sizes the pools
-		require.NoError(t, err)
+		for range 8 { // the first decisions size the pools (of both searches of a fast=N agent)
+			_, err = a.Act(&s)
+			require.NoError(t, err)
+		}
 		allocs := testing.AllocsPerRun(5, func() {
 			if _, _, err := a.ActStats(&s); err != nil {
 				t.Fatal(err)

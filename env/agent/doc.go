@@ -14,6 +14,8 @@
 //	mcts:400,prior=none           plain UCT
 //	mcts:200,c=1.4,rollout=random,time=50ms,workers=2
 //	mcts:400,temp=1               moves sampled from the visit counts (self-play)
+//	mcts:400,fast=50              playout cap randomization (self-play): a quarter of the
+//	                              decisions search 400, the others 50 (Stats.Fast)
 //
 // Lists of specs (--agents) are separated by ';' (SplitSpecs).
 //

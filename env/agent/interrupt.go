@@ -56,6 +56,11 @@ func SearchBytes(sp Spec) int64 {
 	if sp.Name == "net" || sp.Name == "az" {
 		b += int64(EvalCacheEntries(sp.N)) * evalCacheEntryBytes
 	}
+	if sp.Fast > 0 { // playout cap randomization: the fast search is a second agent
+		fast := sp
+		fast.N, fast.Fast = sp.Fast, 0
+		b += SearchBytes(fast)
+	}
 	return b
 }
 

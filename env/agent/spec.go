@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -125,6 +126,13 @@ type Spec struct {
 	// off, DefaultGumbelM by default).
 	Gumbel bool
 	M      int
+	// Fast > 0 turns on playout cap randomization (option fast, 1..N; mcts,
+	// net and az with a search): each decision runs the full search with
+	// probability FullProb (option full_prob, DefaultFullProb by default;
+	// 0 when Fast is 0), else Fast simulations without temperature, and
+	// marks its Stats.Fast (capped.go).
+	Fast     int
+	FullProb float64
 }
 
 // kindInfo says what an agent name accepts, and how the docs describe it
@@ -155,15 +163,15 @@ var kindTable = []kindInfo{
 		keys:  []string{"rollout", "time", "workers"},
 		forms: []specForm{{"mc:N", "flat Monte Carlo: N rollouts per legal action from the state after it, best mean outcome for the mover"}}},
 	{name: "mcts", defaultN: DefaultMCTSSimulations, arg: "N", nText: "simulations per decision",
-		keys:  []string{"rollout", "prior", "c", "time", "workers", "temp"},
+		keys:  []string{"rollout", "prior", "c", "time", "workers", "temp", "fast", "full_prob"},
 		forms: []specForm{{"mcts:N", "tree search with explicit chance nodes, N simulations per decision (below)"}}},
-	{name: "net", arg: "PATH", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"},
+	{name: "net", arg: "PATH", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m", "fast", "full_prob"},
 		forms: []specForm{
 			{"net:PATH", "a trained network (a `yutenv-net` file, docs/FORMATS.md): the policy's most likely legal action, no search. A server's clients may name only files in its `--net-dir` folders (docs/PROTOCOL.md, \"Networks\")"},
 			{"net:PATH,sims=N", "the same MCTS guided by the network (PUCT): its priors at every decision node, its value at every new leaf instead of a rollout"},
 			{"net:PATH,sims=N,gumbel=1[,m=M]", "Gumbel root selection with sequential halving (below): the network's search for small budgets, whose policy (`Stats.Policy`, the self-play target) is the improved policy of completed Q-values"},
 		}},
-	{name: "az", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m"}, gumbel: true,
+	{name: "az", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m", "fast", "full_prob"}, gumbel: true,
 		forms: []specForm{
 			{"az", "the network shipped inside the binary (no file, no torch) alone; it plays only the rules it was trained for (`standard`) and refuses others with an error naming them. See \"The shipped agent az\""},
 			{"az,sims=N[,m=M]", "the shipped network guiding a Gumbel search, the stronger of its two searches"},
@@ -283,7 +291,33 @@ func ParseSpec(s string) (Spec, error) {
 	if err := sp.checkGumbel(seen, info.gumbel); err != nil {
 		return Spec{}, fmt.Errorf("%w: %q: %w", ErrSpec, s, err)
 	}
+	if err := sp.checkFast(seen); err != nil {
+		return Spec{}, fmt.Errorf("%w: %q: %w", ErrSpec, s, err)
+	}
 	return sp, nil
+}
+
+// checkFast refuses a playout cap the search cannot have (or full_prob
+// without one) and gives full_prob its default.
+func (sp *Spec) checkFast(seen map[string]bool) error {
+	switch {
+	case sp.Fast == 0 && seen["full_prob"]:
+		return errors.New("full_prob is the share of full searches of fast=N (playout cap randomization)")
+	case sp.Fast == 0:
+		return nil
+	case sp.N < 1:
+		return errors.New("fast=N caps a search: it needs sims=N with N >= 1")
+	case sp.Fast > sp.N:
+		n := "N"
+		if sp.Name != "mcts" {
+			n = "sims"
+		}
+		return fmt.Errorf("fast must be at most the full search's %s (%d), got %d", n, sp.N, sp.Fast)
+	}
+	if !seen["full_prob"] {
+		sp.FullProb = DefaultFullProb
+	}
+	return nil
 }
 
 // checkGumbel refuses the options that do not go with gumbel=1 (or m
@@ -373,14 +407,26 @@ func (sp *Spec) set(k, v string) error {
 			return fmt.Errorf("workers must be an integer 1..%d, got %q", MaxWorkers, v)
 		}
 		sp.Workers = n
+	case "fast":
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxN {
+			return fmt.Errorf("fast must be an integer 1..%d, got %q", MaxN, v)
+		}
+		sp.Fast = n
+	case "full_prob":
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+			return fmt.Errorf("full_prob must be a number 0..1, got %q", v)
+		}
+		sp.FullProb = f
 	}
 	return nil
 }
 
 // String writes the spec in its canonical form: the name, ":N" for agents
 // with a search, then the options that differ from their defaults in a
-// fixed order (rollout, prior, c, time, workers, temp, gumbel, m). ParseSpec(sp.String())
-// gives sp back.
+// fixed order (rollout, prior, c, time, workers, temp, gumbel, m, fast,
+// full_prob). ParseSpec(sp.String()) gives sp back.
 func (sp Spec) String() string {
 	info, ok := kinds[sp.Name]
 	if !ok {
@@ -429,6 +475,12 @@ func (sp Spec) String() string {
 	}
 	if sp.Gumbel && sp.M != DefaultGumbelM {
 		b.WriteString(",m=" + strconv.Itoa(sp.M))
+	}
+	if sp.Fast > 0 {
+		b.WriteString(",fast=" + strconv.Itoa(sp.Fast))
+		if sp.FullProb != DefaultFullProb {
+			b.WriteString(",full_prob=" + strconv.FormatFloat(sp.FullProb, 'g', -1, 64))
+		}
 	}
 	return b.String()
 }

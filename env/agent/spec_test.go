@@ -53,6 +53,11 @@ func TestParseSpec(t *testing.T) {
 		{"az,sims=200,gumbel=0", Spec{Name: "az", N: 200, C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az,sims=200,gumbel=0"},
 		{" az , sims=8, c=2 ,temp=1, gumbel=0", Spec{Name: "az", N: 8, C: 2, Workers: 1, Prior: PriorGreedy, Temp: 1}, "az,sims=8,c=2,temp=1,gumbel=0"},
 		{"az,gumbel=0", Spec{Name: "az", C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az"},
+		// playout cap randomization: fast=N, full_prob defaults to DefaultFullProb
+		{"mcts:64,fast=8", func() Spec { s := mcts(64); s.Fast, s.FullProb = 8, DefaultFullProb; return s }(), "mcts:64,fast=8"},
+		{"mcts:64,full_prob=0.5,fast=64", func() Spec { s := mcts(64); s.Fast, s.FullProb = 64, 0.5; return s }(), "mcts:64,fast=64,full_prob=0.5"},
+		{"net:a.ynet,sims=200,gumbel=1,fast=8,full_prob=0.25", func() Spec { s := net(200, true, DefaultGumbelM); s.Fast, s.FullProb = 8, 0.25; return s }(), "net:a.ynet,sims=200,gumbel=1,fast=8"},
+		{"az,sims=16,fast=4,full_prob=0", Spec{Name: "az", N: 16, C: DefaultNetC, Workers: 1, Prior: PriorGreedy, Gumbel: true, M: DefaultGumbelM, Fast: 4}, "az,sims=16,fast=4,full_prob=0"},
 		{"az,sims=0", Spec{Name: "az", C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az"},
 	}
 	for _, tt := range tests {
@@ -115,6 +120,14 @@ func TestParseSpecErrors(t *testing.T) {
 		{"az,m=4", "m is the number of root actions of gumbel=1; az searches with gumbel=1 by default"},
 		{"az,gumbel=1", "gumbel=1 needs a search"},
 		{"az,sims=8,gumbel=0,m=4", "m is the number of root actions of gumbel=1"},
+		{"mcts:8,full_prob=0.5", "full_prob is the share of full searches of fast=N"},
+		{"mcts:8,fast=9", "fast must be at most the full search's N (8), got 9"},
+		{"net:a.ynet,sims=8,fast=9", "fast must be at most the full search's sims (8), got 9"},
+		{"net:a.ynet,fast=2", "fast=N caps a search: it needs sims=N"},
+		{"mcts:8,fast=0", "fast must be an integer 1..100000"},
+		{"mcts:8,fast=4,full_prob=1.5", "full_prob must be a number 0..1"},
+		{"mcts:8,fast=4,full_prob=NaN", "full_prob must be a number 0..1"},
+		{"mc:8,fast=4", `mc has no option "fast"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -181,7 +194,7 @@ func TestNamesAndRegistry(t *testing.T) {
 // to a spec whose canonical form parses back to the same spec and builds an
 // agent, and that SplitSpecs only returns specs that parse.
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2", "net:a.ynet,sims=16,gumbel=1,m=4", "net:a.ynet,gumbel=0,sims=3", "az,sims=8", "az,sims=8,gumbel=0,c=2", "az,sims=8,m=4"} {
+	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2", "net:a.ynet,sims=16,gumbel=1,m=4", "net:a.ynet,gumbel=0,sims=3", "az,sims=8", "az,sims=8,gumbel=0,c=2", "az,sims=8,m=4", "mcts:16,fast=4", "az,sims=8,fast=2,full_prob=0.5"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

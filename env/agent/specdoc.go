@@ -22,6 +22,8 @@ var optionDocs = []optionDoc{
 	{"sims", "simulations per decision of the network's search; 0: the network alone, its policy's most likely legal action"},
 	{"gumbel", "1: Gumbel root selection with sequential halving (below; needs sims >= 1, takes m and no c, workers or temp); 0: PUCT"},
 	{"m", "the root actions Gumbel's sequential halving starts from (only with gumbel=1)"},
+	{"fast", "playout cap randomization (KataGo) for self-play: a decision not drawn as a full search runs only this many simulations, without temperature, and its policy is not a training target (a dataset's `policy_target` 0). At most N (sims); needs a search"},
+	{"full_prob", "with `fast`: the probability that a decision runs the full search"},
 }
 
 // optionRange returns the values option key takes, from the limits.
@@ -45,6 +47,10 @@ func optionRange(key string) string {
 		return "0, 1"
 	case "m":
 		return fmt.Sprintf("1..%d", MaxGumbelM)
+	case "fast":
+		return fmt.Sprintf("1..%d", MaxN)
+	case "full_prob":
+		return "0..1"
 	}
 	return ""
 }
@@ -75,6 +81,10 @@ func optionDefault(k kindInfo, key string) string {
 		return "0"
 	case "m":
 		return strconv.Itoa(DefaultGumbelM)
+	case "fast":
+		return "none"
+	case "full_prob":
+		return strconv.FormatFloat(DefaultFullProb, 'g', -1, 64)
 	}
 	return ""
 }

@@ -73,12 +73,35 @@ def test_net_go_plays_the_games_of_net(tmp_path: Path) -> None:
     np.testing.assert_allclose(go["search_value"], torch_["search_value"], atol=1e-4)
 
 
+def test_net_go_with_playout_cap_randomization(tmp_path: Path) -> None:
+    """--fast-sims plays the Go agent's fast=N: a share of the decisions search N simulations
+    and their rows are no policy targets; training reads the flag, and the run resumes."""
+    out = tmp_path / "run"
+    run(out, 2, "--fast-sims", "2", "--full-prob", "0.5")
+    spec = "net:selfplay.ynet,sims=8,gumbel=1,fast=2,full_prob=0.5"
+    for g in (1, 2):
+        gen = out / f"gen-{g:04d}"
+        info = json.loads((gen / "gen.json").read_text())["selfplay"]
+        assert info["command"][:3] == ["selfplay", "--agents", spec]
+        m = datasets.read_manifest(gen / "selfplay")
+        assert m["agents"] == [spec, spec]
+        d = datasets.load(gen / "selfplay")
+        choice = d["mask"].sum(axis=1) > 1
+        target = d["policy_target"].astype(bool)
+        visits = d["visits"].sum(axis=1)
+        # full searches spend 8 simulations, fast ones 2: the flag says which ran
+        assert (visits[choice & target] == 8).all() and (visits[choice & ~target] == 2).all()
+        assert 0 < target[choice].mean() < 1
+    before = shards(out / "gen-0002" / "selfplay")
+    run(out, 2, "--fast-sims", "2", "--full-prob", "0.5")  # a finished run: nothing changes
+    assert shards(out / "gen-0002" / "selfplay") == before
+
+
 @pytest.mark.parametrize(
     ("args", "why"),
     [
         (["--selfplay", "net-go", "--temperature-moves", "0"], "--dirichlet-alpha 0"),
         (["--selfplay", "net-go", "--dirichlet-alpha", "0"], "--temperature-moves 0"),
-        ([*NETGO, "--fast-sims", "2"], "--fast-sims"),
         ([*NETGO, "--selfplay-opt", "eval_timeout=5"], "only --selfplay-opt is gumbel_m"),
         ([*NETGO, "--selfplay-opt", "gumbel=false"], "only --selfplay-opt is gumbel_m"),
         ([*NETGO, "--selfplay-opt", "gumbel_m=500"], "gumbel_m must be"),

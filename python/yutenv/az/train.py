@@ -77,6 +77,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from ..data import datasets
 from .._files import atomic_write, error_text, sha256_bytes
+from .._protocol import SELFPLAY_DEFAULTS
 from ..errors import CheckpointError, YutEnvError
 from ..tools.evaluate import evaluate
 from ..connection.server import binary_path
@@ -122,13 +123,14 @@ class TrainConfig:
     lr_schedule: str = "constant"
     lr_warmup: float = 0.0
     selfplay_opts: dict[str, Any] = field(default_factory=dict)
-    games_in_flight: int = 64
-    c_puct: float = 1.5
-    dirichlet_alpha: float = 0.3
-    dirichlet_frac: float = 0.25
-    temperature_moves: int = 20
-    fast_sims: int = 0
-    full_prob: float = 0.25
+    # the self-play settings' defaults are the server's (az.Settings, generated into _protocol)
+    games_in_flight: int = SELFPLAY_DEFAULTS.games_in_flight
+    c_puct: float = SELFPLAY_DEFAULTS.c
+    dirichlet_alpha: float = SELFPLAY_DEFAULTS.dirichlet_alpha
+    dirichlet_frac: float = SELFPLAY_DEFAULTS.dirichlet_frac
+    temperature_moves: int = SELFPLAY_DEFAULTS.temperature_moves
+    fast_sims: int = SELFPLAY_DEFAULTS.fast_sims
+    full_prob: float = SELFPLAY_DEFAULTS.full_prob
     workers: int = 0
     eval: Sequence[str] = ("greedy", "mc:100", "mcts:400")
     eval_games: int = 100
@@ -184,7 +186,7 @@ class TrainConfig:
         if not 0.0 <= self.full_prob <= 1.0:
             raise ValueError(f"full_prob must be in [0, 1], got {self.full_prob}")
         if self.fast_sims and self.selfplay == "mcts":
-            raise ValueError("fast_sims (playout cap randomization) is a setting of network self-play: use --selfplay net")
+            raise ValueError("fast_sims (playout cap randomization) is a setting of network self-play: use --selfplay net or net-go")
         if self.selfplay_opts and self.selfplay == "mcts":
             raise ValueError("selfplay options (--selfplay-opt) are parameters of network self-play: use --selfplay net")
         for k in self.selfplay_opts:
@@ -198,8 +200,6 @@ class TrainConfig:
             raise ValueError(f"{why}: pass --dirichlet-alpha 0 (root noise is a setting of --selfplay net)")
         if self.temperature_moves:
             raise ValueError(f"{why}: pass --temperature-moves 0 (sampled opening moves are a setting of --selfplay net)")
-        if self.fast_sims:
-            raise ValueError(f"{why}: playout cap randomization (--fast-sims) is a setting of --selfplay net")
         extra = set(self.selfplay_opts) - {"gumbel", "gumbel_m"}
         if extra or self.selfplay_opts.get("gumbel", True) is not True:
             raise ValueError(f"{why}: its only --selfplay-opt is gumbel_m=M (the root actions it starts from), got {self.selfplay_opts}")
@@ -217,6 +217,8 @@ class TrainConfig:
         spec = f"net:{path},sims={self.sims},gumbel=1"
         if self.selfplay_opts.get("gumbel_m"):
             spec += f",m={self.selfplay_opts['gumbel_m']}"
+        if self.fast_sims:  # playout cap randomization: the agent's fast=N, full_prob=P
+            spec += f",fast={self.fast_sims},full_prob={self.full_prob:g}"
         return spec
 
     def as_dict(self) -> dict[str, Any]:
@@ -714,7 +716,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--temperature-moves", type=int, default=d.temperature_moves, help="decisions per game sampled at temperature 1, then argmax (net self-play)")
     p.add_argument(
         "--fast-sims", type=int, default=d.fast_sims,
-        help="playout cap randomization (KataGo; net self-play): a decision not drawn as a full search runs N simulations without "
+        help="playout cap randomization (KataGo; net and net-go self-play): a decision not drawn as a full search runs N simulations without "
         "root noise or temperature and gives no policy target (its value target is kept); 0: off",
     )  # fmt: skip
     p.add_argument("--full-prob", type=float, default=d.full_prob, help="with --fast-sims: the probability of a full search of --sims, whose row gives a policy target")

@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"sync/atomic"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// DefaultFullProb is the share of full searches under playout cap
+// randomization (spec option full_prob, with fast=N), KataGo's 1/4.
+const DefaultFullProb = 0.25
+
+// cappedStream is the generator stream of capped's draws ("cap").
+const cappedStream = 0x636170
+
+// searcher is an agent that can be reseeded: what capped holds.
+type searcher interface {
+	Agent
+	Reseeder
+}
+
+// capped is a search agent with playout cap randomization (KataGo: Wu,
+// "Accelerating self-play learning in Go", 2019; spec option fast=N): before
+// every decision it draws from its generator whether the decision runs the
+// full search (probability FullProb) or a fast one of Fast simulations
+// without temperature. A fast decision's Stats.Fast is set: its policy is
+// not a training target, its value and outcome are. Self-play datasets
+// record the flag (policy_target); in a match the agent is simply a mix of
+// its two searches.
+type capped struct {
+	name       string
+	full, fast searcher
+	prob       float64
+	r          rng
+}
+
+// newCapped builds the agent of spec sp (sp.Fast > 0) from its two
+// searches, each built by build.
+func newCapped(sp Spec, seed uint64, build func(Spec, uint64) (Agent, error)) (Agent, error) {
+	fullSp, fastSp := sp, sp
+	fullSp.Fast, fullSp.FullProb = 0, 0
+	fastSp.Fast, fastSp.FullProb, fastSp.N, fastSp.Temp = 0, 0, sp.Fast, 0
+	c := &capped{name: sp.String(), prob: sp.FullProb}
+	for _, p := range []struct {
+		sp  Spec
+		dst *searcher
+	}{{fullSp, &c.full}, {fastSp, &c.fast}} {
+		a, err := build(p.sp, seed)
+		if err != nil {
+			return nil, err
+		}
+		s, ok := a.(searcher)
+		if !ok {
+			return nil, ErrNotReseeder
+		}
+		*p.dst = s
+	}
+	c.r.seed(seed, cappedStream)
+	return c, nil
+}
+
+// Name returns the spec, with its fast and full_prob options.
+func (c *capped) Name() string { return c.name }
+
+// Reseed reseeds both searches and the draw.
+func (c *capped) Reseed(seed uint64) {
+	c.full.Reseed(seed)
+	c.fast.Reseed(seed)
+	c.r.seed(seed, cappedStream)
+}
+
+// SetInterrupt makes both searches poll flag.
+func (c *capped) SetInterrupt(flag *atomic.Bool) {
+	for _, s := range []searcher{c.full, c.fast} {
+		if it, ok := s.(Interruptible); ok {
+			it.SetInterrupt(flag)
+		}
+	}
+}
+
+// Act returns the action of the drawn search.
+func (c *capped) Act(s *env.State) (env.Action, error) {
+	a, _, err := c.ActStats(s)
+	return a, err
+}
+
+// ActStats draws the search, runs it and marks a fast decision's Stats.
+func (c *capped) ActStats(s *env.State) (env.Action, Stats, error) {
+	if c.r.float64() < c.prob {
+		return c.full.ActStats(s)
+	}
+	a, st, err := c.fast.ActStats(s)
+	st.Fast = true
+	return a, st, err
+}

@@ -1,0 +1,103 @@
+package agent
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// decisionState returns a state at a decision with at least two legal actions.
+func decisionState(t *testing.T, seed uint64) env.State {
+	t.Helper()
+	s, err := env.New(env.Standard(), seed, env.AnySeat)
+	require.NoError(t, err)
+	for s.Advance(); s.NumLegalActions() < 2; s.Advance() {
+		a, _ := New("random", seed)
+		act, err := a.Act(&s)
+		require.NoError(t, err)
+		_, err = s.Apply(act)
+		require.NoError(t, err)
+	}
+	return s
+}
+
+// Playout cap randomization (fast=N): each decision runs the full search
+// with probability full_prob and the fast one otherwise, marks the fast ones,
+// and draws the same way after the same reseed.
+func TestCappedDrawsItsSearches(t *testing.T) {
+	for _, tt := range []struct {
+		spec     string
+		low, hig float64 // bounds on the share of full searches over 200 decisions
+	}{
+		{"mcts:32,fast=4,full_prob=0.5", 0.4, 0.6},
+		{"mcts:32,fast=4", 0.17, 0.33},
+		{"mcts:32,fast=4,full_prob=1", 1, 1},
+		{"mcts:32,fast=4,full_prob=0", 0, 0},
+	} {
+		t.Run(tt.spec, func(t *testing.T) {
+			a, err := New(tt.spec, 7)
+			require.NoError(t, err)
+			sp, err := ParseSpec(tt.spec)
+			require.NoError(t, err)
+			assert.Equal(t, sp.String(), a.Name())
+			s := decisionState(t, 3)
+			var draws []bool
+			full := 0
+			for i := range 200 {
+				a.(Reseeder).Reseed(uint64(i))
+				_, st, err := a.ActStats(&s)
+				require.NoError(t, err)
+				want := 32
+				if st.Fast {
+					want = 4
+				} else {
+					full++
+				}
+				assert.Equal(t, want, st.Simulations, "decision %d (fast %v)", i, st.Fast)
+				draws = append(draws, st.Fast)
+			}
+			share := float64(full) / 200
+			assert.GreaterOrEqual(t, share, tt.low)
+			assert.LessOrEqual(t, share, tt.hig)
+			for i := range 200 { // the same seeds draw the same searches
+				a.(Reseeder).Reseed(uint64(i))
+				_, st, err := a.ActStats(&s)
+				require.NoError(t, err)
+				assert.Equal(t, draws[i], st.Fast, "decision %d", i)
+			}
+		})
+	}
+}
+
+// A capped agent passes its interrupt flag to both searches.
+func TestCappedInterrupt(t *testing.T) {
+	a, err := New("mcts:5000,fast=2000,full_prob=0.5", 1)
+	require.NoError(t, err)
+	var flag atomic.Bool
+	flag.Store(true)
+	a.(Interruptible).SetInterrupt(&flag)
+	s := decisionState(t, 3)
+	fast := map[bool]bool{}
+	for i := range 20 {
+		a.(Reseeder).Reseed(uint64(i))
+		_, st, err := a.ActStats(&s)
+		assert.ErrorIs(t, err, ErrInterrupted)
+		fast[st.Fast] = true
+	}
+	assert.Len(t, fast, 2, "both searches were drawn and interrupted")
+}
+
+// SearchBytes counts a capped agent's fast search too.
+func TestCappedSearchBytes(t *testing.T) {
+	full, err := ParseSpec("mcts:400")
+	require.NoError(t, err)
+	capped, err := ParseSpec("mcts:400,fast=100")
+	require.NoError(t, err)
+	fast, err := ParseSpec("mcts:100")
+	require.NoError(t, err)
+	assert.Equal(t, SearchBytes(full)+SearchBytes(fast), SearchBytes(capped))
+}
