@@ -344,6 +344,44 @@ func (sp *Spec) checkGumbel(seen map[string]bool, byDefault bool) error {
 	return nil
 }
 
+// numOption is a numeric option of the spec grammar: its bounds (declared
+// once, for ParseSpec and the docs) and where its value goes.
+type numOption struct {
+	isInt  bool
+	lo, hi float64
+	set    func(sp *Spec, v float64)
+}
+
+// numOptions are the numeric options, by key.
+var numOptions = map[string]numOption{
+	"c":         {lo: 0, hi: MaxC, set: func(sp *Spec, v float64) { sp.C = v }},
+	"temp":      {lo: 0, hi: MaxTemp, set: func(sp *Spec, v float64) { sp.Temp = v }},
+	"full_prob": {lo: 0, hi: 1, set: func(sp *Spec, v float64) { sp.FullProb = v }},
+	"sims":      {isInt: true, lo: 0, hi: MaxN, set: func(sp *Spec, v float64) { sp.N = int(v) }},
+	"fast":      {isInt: true, lo: 1, hi: MaxN, set: func(sp *Spec, v float64) { sp.Fast = int(v) }},
+	"m":         {isInt: true, lo: 1, hi: MaxGumbelM, set: func(sp *Spec, v float64) { sp.M = int(v) }},
+	"workers":   {isInt: true, lo: 1, hi: MaxWorkers, set: func(sp *Spec, v float64) { sp.Workers = int(v) }},
+}
+
+// valueRange is "lo..hi".
+func (o numOption) valueRange() string { return fmt.Sprintf("%g..%g", o.lo, o.hi) }
+
+// parse reads option k's value v, or says what it must be.
+func (o numOption) parse(k, v string) (float64, error) {
+	if o.isInt {
+		n, err := strconv.Atoi(v)
+		if err != nil || float64(n) < o.lo || float64(n) > o.hi {
+			return 0, fmt.Errorf("%s must be an integer %s, got %q", k, o.valueRange(), v)
+		}
+		return float64(n), nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || f < o.lo || f > o.hi {
+		return 0, fmt.Errorf("%s must be a number %s, got %q", k, o.valueRange(), v)
+	}
+	return f, nil
+}
+
 func (sp *Spec) set(k, v string) error {
 	switch k {
 	case "rollout":
@@ -362,24 +400,6 @@ func (sp *Spec) set(k, v string) error {
 			}
 		}
 		return fmt.Errorf("prior must be %s, got %q", strings.Join(priorNames, " or "), v)
-	case "c":
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > MaxC {
-			return fmt.Errorf("c must be a number 0..%g, got %q", MaxC, v)
-		}
-		sp.C = f
-	case "sims":
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > MaxN {
-			return fmt.Errorf("sims must be an integer 0..%d, got %q", MaxN, v)
-		}
-		sp.N = n
-	case "temp":
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > MaxTemp {
-			return fmt.Errorf("temp must be a number 0..%g, got %q", MaxTemp, v)
-		}
-		sp.Temp = f
 	case "time":
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > MaxTime {
@@ -395,30 +415,16 @@ func (sp *Spec) set(k, v string) error {
 		default:
 			return fmt.Errorf("gumbel must be 0 or 1, got %q", v)
 		}
-	case "m":
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxGumbelM {
-			return fmt.Errorf("m must be an integer 1..%d, got %q", MaxGumbelM, v)
+	default:
+		o, ok := numOptions[k]
+		if !ok {
+			return nil
 		}
-		sp.M = n
-	case "workers":
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxWorkers {
-			return fmt.Errorf("workers must be an integer 1..%d, got %q", MaxWorkers, v)
+		f, err := o.parse(k, v)
+		if err != nil {
+			return err
 		}
-		sp.Workers = n
-	case "fast":
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxN {
-			return fmt.Errorf("fast must be an integer 1..%d, got %q", MaxN, v)
-		}
-		sp.Fast = n
-	case "full_prob":
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
-			return fmt.Errorf("full_prob must be a number 0..1, got %q", v)
-		}
-		sp.FullProb = f
+		o.set(sp, f)
 	}
 	return nil
 }

@@ -268,6 +268,9 @@ func TestSpecDocsCoverTheGrammar(t *testing.T) {
 	for key := range accepted {
 		assert.True(t, documented[key], "option %s is accepted but not documented", key)
 	}
+	for key := range numOptions {
+		assert.True(t, accepted[key], "numeric option %s is declared but no agent accepts it", key)
+	}
 	for _, key := range append(append([]string{}, gumbelKeys...), puctKeys...) {
 		assert.True(t, documented[key], key)
 	}

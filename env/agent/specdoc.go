@@ -28,29 +28,18 @@ var optionDocs = []optionDoc{
 
 // optionRange returns the values option key takes, from the limits.
 func optionRange(key string) string {
+	if o, ok := numOptions[key]; ok {
+		return o.valueRange()
+	}
 	switch key {
 	case "rollout":
 		return strings.Join(rolloutNames, ", ")
 	case "prior":
 		return strings.Join([]string{priorNames[PriorGreedy], priorNames[PriorNone]}, ", ")
-	case "c":
-		return fmt.Sprintf("0..%g", MaxC)
 	case "time":
 		return fmt.Sprintf("0..%v", MaxTime)
-	case "workers":
-		return fmt.Sprintf("1..%d", MaxWorkers)
-	case "temp":
-		return fmt.Sprintf("0..%g", MaxTemp)
-	case "sims":
-		return fmt.Sprintf("0..%d", MaxN)
 	case "gumbel":
 		return "0, 1"
-	case "m":
-		return fmt.Sprintf("1..%d", MaxGumbelM)
-	case "fast":
-		return fmt.Sprintf("1..%d", MaxN)
-	case "full_prob":
-		return "0..1"
 	}
 	return ""
 }
