@@ -1,10 +1,6 @@
 package az
 
-import (
-	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/env/agent"
-	"github.com/yutenv/yutenv/vecenv"
-)
+import "github.com/yutenv/yutenv/vecenv"
 
 // Playout cap randomization (KataGo: Wu, "Accelerating self-play learning
 // in Go", 2019). With FastSims > 0, every decision draws whether it is a
@@ -27,40 +23,4 @@ const pcrPath = 4
 func FullSearch(seed uint64, fullProb float64) bool {
 	u := float64(vecenv.Seed(seed, pcrPath)>>11) / (1 << 53)
 	return u < fullProb
-}
-
-// capped is the agent of a self-play run with playout cap randomization:
-// it is reseeded before every decision (vecenv.Game) and draws from that
-// seed which of its two searches moves.
-type capped struct {
-	full, fast *agent.MCTS
-	prob       float64
-	seed       uint64
-	// last is the draw of the latest decision: whether it was a full search.
-	last bool
-}
-
-// Name returns the full search's name.
-func (c *capped) Name() string { return c.full.Name() }
-
-// Reseed reseeds both searches and keeps seed for the draw.
-func (c *capped) Reseed(seed uint64) {
-	c.seed = seed
-	c.full.Reseed(seed)
-	c.fast.Reseed(seed)
-}
-
-// Act returns the action of the drawn search.
-func (c *capped) Act(s *env.State) (env.Action, error) {
-	a, _, err := c.ActStats(s)
-	return a, err
-}
-
-// ActStats draws the search and returns its action and statistics.
-func (c *capped) ActStats(s *env.State) (env.Action, agent.Stats, error) {
-	c.last = FullSearch(c.seed, c.prob)
-	if c.last {
-		return c.full.ActStats(s)
-	}
-	return c.fast.ActStats(s)
 }

@@ -353,17 +353,19 @@ func (r *Run) work(sp agent.Spec) {
 		return
 	}
 	var seat agent.Agent = m
-	var pcr *capped
-	if r.cfg.FastSims > 0 {
+	pcr := r.cfg.FastSims > 0
+	if pcr {
 		fsp := sp
 		fsp.N = r.cfg.FastSims
 		fast, err := agent.NewMCTS(fsp, 0, agent.MCTSOptions{Evaluator: w, Gumbel: r.cfg.Gumbel, GumbelM: r.cfg.GumbelM})
+		if err == nil {
+			prob := r.cfg.FullProb
+			seat, err = agent.NewCapped(m.Name(), m, fast, func(seed uint64) bool { return FullSearch(seed, prob) })
+		}
 		if err != nil {
 			r.fail(err)
 			return
 		}
-		pcr = &capped{full: m, fast: fast, prob: r.cfg.FullProb}
-		seat = pcr
 	}
 	buf := make([]float32, r.enc.Size())
 	for {
@@ -384,7 +386,7 @@ func (r *Run) work(sp agent.Spec) {
 			}
 		}
 		p := &played{g: g, cols: dataset.NewVisitColumns(r.enc.Size())}
-		if pcr != nil {
+		if pcr {
 			p.cols = dataset.NewTargetColumns(r.enc.Size())
 		}
 		gg := r.cfg.FirstGame + g // the game's global index
@@ -395,8 +397,8 @@ func (r *Run) work(sp agent.Spec) {
 		game := vecenv.Game(r.cfg.Rules, vecenv.GameSeed(r.cfg.Seed, gg), env.AnySeat, seats)
 		game.Record = true
 		game.OnDecision = func(s *env.State, a env.Action, st agent.Stats) error {
-			if pcr != nil {
-				p.cols.AddTargetDecision(r.enc, buf, s, a, st, gg, pcr.last)
+			if pcr {
+				p.cols.AddTargetDecision(r.enc, buf, s, a, st, gg, !st.Fast)
 				return nil
 			}
 			p.cols.AddDecision(r.enc, buf, s, a, st, gg)

@@ -32,6 +32,28 @@ type capped struct {
 	full, fast searcher
 	prob       float64
 	r          rng
+	// isFull, if set, draws instead of r: from the seed of the latest Reseed.
+	isFull func(seed uint64) bool
+	seed   uint64
+}
+
+// NewCapped returns an agent with playout cap randomization over the two
+// searches full and fast (both Reseeders), named name: before each
+// decision isFull(seed), seed the agent's latest Reseed, says whether the
+// decision runs the full search; a fast decision's Stats.Fast is set. It is
+// how a caller with its own rule for the draw (package az's self-play,
+// whose draw is part of the protocol) uses the agent that spec option
+// fast=N builds.
+func NewCapped(name string, full, fast Agent, isFull func(seed uint64) bool) (Agent, error) {
+	c := &capped{name: name, isFull: isFull}
+	var ok bool
+	if c.full, ok = full.(searcher); !ok {
+		return nil, ErrNotReseeder
+	}
+	if c.fast, ok = fast.(searcher); !ok {
+		return nil, ErrNotReseeder
+	}
+	return c, nil
 }
 
 // newCapped builds the agent of spec sp (sp.Fast > 0) from its two
@@ -67,6 +89,7 @@ func (c *capped) Reseed(seed uint64) {
 	c.full.Reseed(seed)
 	c.fast.Reseed(seed)
 	c.r.seed(seed, cappedStream)
+	c.seed = seed
 }
 
 // SetInterrupt makes both searches poll flag.
@@ -86,7 +109,13 @@ func (c *capped) Act(s *env.State) (env.Action, error) {
 
 // ActStats draws the search, runs it and marks a fast decision's Stats.
 func (c *capped) ActStats(s *env.State) (env.Action, Stats, error) {
-	if c.r.float64() < c.prob {
+	full := false
+	if c.isFull != nil {
+		full = c.isFull(c.seed)
+	} else {
+		full = c.r.float64() < c.prob
+	}
+	if full {
 		return c.full.ActStats(s)
 	}
 	a, st, err := c.fast.ActStats(s)

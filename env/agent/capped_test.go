@@ -101,3 +101,31 @@ func TestCappedSearchBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, SearchBytes(full)+SearchBytes(fast), SearchBytes(capped))
 }
+
+// NewCapped draws with the caller's rule, from the seed of the latest Reseed.
+func TestNewCappedWithItsOwnDraw(t *testing.T) {
+	full, err := New("mcts:16", 1)
+	require.NoError(t, err)
+	fast, err := New("mcts:2", 1)
+	require.NoError(t, err)
+	a, err := NewCapped("both", full, fast, func(seed uint64) bool { return seed%2 == 0 })
+	require.NoError(t, err)
+	assert.Equal(t, "both", a.Name())
+	s := decisionState(t, 3)
+	for seed := range uint64(6) {
+		a.(Reseeder).Reseed(seed)
+		_, st, err := a.ActStats(&s)
+		require.NoError(t, err)
+		assert.Equal(t, seed%2 == 1, st.Fast, "seed %d", seed)
+		assert.Equal(t, map[bool]int{false: 16, true: 2}[st.Fast], st.Simulations)
+	}
+	_, err = NewCapped("x", full, notReseeder{}, nil)
+	assert.ErrorIs(t, err, ErrNotReseeder)
+}
+
+// notReseeder is an agent without Reseed.
+type notReseeder struct{}
+
+func (notReseeder) Name() string                                   { return "x" }
+func (notReseeder) Act(*env.State) (env.Action, error)             { return 0, nil }
+func (notReseeder) ActStats(*env.State) (env.Action, Stats, error) { return 0, Stats{}, nil }
