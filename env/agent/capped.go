@@ -45,37 +45,44 @@ type capped struct {
 // whose draw is part of the protocol) uses the agent that spec option
 // fast=N builds.
 func NewCapped(name string, full, fast Agent, isFull func(seed uint64) bool) (Agent, error) {
-	c := &capped{name: name, isFull: isFull}
+	c, err := makeCapped(name, full, fast, isFull, 0, 0)
+	if err != nil {
+		return nil, err // not a nil *capped in a non-nil Agent
+	}
+	return c, nil
+}
+
+// newCapped builds the agent of spec sp (sp.Fast > 0) from its two
+// searches, each built by build: the full one without the cap, the fast one
+// of Fast simulations without temperature.
+func newCapped(sp Spec, seed uint64, build func(Spec, uint64) (Agent, error)) (Agent, error) {
+	fullSp, fastSp := sp, sp
+	fullSp.Fast, fullSp.FullProb = 0, 0
+	fastSp.Fast, fastSp.FullProb, fastSp.N, fastSp.Temp = 0, 0, sp.Fast, 0
+	full, err := build(fullSp, seed)
+	if err != nil {
+		return nil, err
+	}
+	fast, err := build(fastSp, seed)
+	if err != nil {
+		return nil, err
+	}
+	c, err := makeCapped(sp.String(), full, fast, nil, sp.FullProb, seed)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// makeCapped checks that both searches can be reseeded and builds the agent.
+func makeCapped(name string, full, fast Agent, isFull func(uint64) bool, prob float64, seed uint64) (*capped, error) {
+	c := &capped{name: name, isFull: isFull, prob: prob, seed: seed}
 	var ok bool
 	if c.full, ok = full.(searcher); !ok {
 		return nil, ErrNotReseeder
 	}
 	if c.fast, ok = fast.(searcher); !ok {
 		return nil, ErrNotReseeder
-	}
-	return c, nil
-}
-
-// newCapped builds the agent of spec sp (sp.Fast > 0) from its two
-// searches, each built by build.
-func newCapped(sp Spec, seed uint64, build func(Spec, uint64) (Agent, error)) (Agent, error) {
-	fullSp, fastSp := sp, sp
-	fullSp.Fast, fullSp.FullProb = 0, 0
-	fastSp.Fast, fastSp.FullProb, fastSp.N, fastSp.Temp = 0, 0, sp.Fast, 0
-	c := &capped{name: sp.String(), prob: sp.FullProb}
-	for _, p := range []struct {
-		sp  Spec
-		dst *searcher
-	}{{fullSp, &c.full}, {fastSp, &c.fast}} {
-		a, err := build(p.sp, seed)
-		if err != nil {
-			return nil, err
-		}
-		s, ok := a.(searcher)
-		if !ok {
-			return nil, ErrNotReseeder
-		}
-		*p.dst = s
 	}
 	c.r.seed(seed, cappedStream)
 	return c, nil
