@@ -71,7 +71,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	specs, err := seatSpecs(*agentsFlag, rules.Players)
+	specs, capped, err := seatSpecs(*agentsFlag, rules.Players)
 	if err != nil {
 		return err
 	}
@@ -90,12 +90,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	case *firstGame != 0 && *tierName == "":
 		return fmt.Errorf("--first-game needs --tier (it makes one part of a dataset)")
 	}
-	cfg := selfplayConfig{rules: rules, specs: specs, seed: *seed, workers: *workers}
-	for _, spec := range specs {
-		if sp, _ := agent.ParseSpec(spec); sp.Fast > 0 {
-			cfg.capped = true
-		}
-	}
+	cfg := selfplayConfig{rules: rules, specs: specs, seed: *seed, workers: *workers, capped: capped}
 	if *tierName == "" {
 		return selfplayRecords(cfg, *games, *out, stdout, stderr, prog)
 	}
@@ -112,11 +107,12 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	return writeDataset(cfg, *firstGame, *games, *shardGames, *out, stdout, stderr, prog)
 }
 
-// seatSpecs turns --agents into one canonical spec per seat.
-func seatSpecs(list string, seats int) ([]string, error) {
+// seatSpecs turns --agents into one canonical spec per seat, and says
+// whether any seat searches with playout cap randomization (fast=N).
+func seatSpecs(list string, seats int) (specs []string, capped bool, err error) {
 	raw, err := agent.SplitSpecs(list)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(raw) == 1 {
 		for len(raw) < seats {
@@ -124,17 +120,18 @@ func seatSpecs(list string, seats int) ([]string, error) {
 		}
 	}
 	if len(raw) != seats {
-		return nil, fmt.Errorf("--agents has %d specs for %d seats: give one per seat or one for all", len(raw), seats)
+		return nil, false, fmt.Errorf("--agents has %d specs for %d seats: give one per seat or one for all", len(raw), seats)
 	}
-	out := make([]string, seats)
+	specs = make([]string, seats)
 	for i, s := range raw {
 		sp, err := agent.ParseSpec(s)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		out[i] = sp.String()
+		specs[i] = sp.String()
+		capped = capped || sp.Fast > 0
 	}
-	return out, nil
+	return specs, capped, nil
 }
 
 // spGame is one finished game and, for datasets, its decisions.

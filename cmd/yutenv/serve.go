@@ -70,7 +70,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	maxEnvsConn := fs.Int("max-envs-per-conn", def.MaxEnvsPerConn, "envs one connection may hold")
 	maxEnvs := fs.Int("max-envs", def.MaxEnvs, "envs all connections may hold together")
 	maxEnvBytes := fs.Int64("max-env-bytes", def.MaxEnvBytes, "bytes of env buffers all connections may hold together")
-	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers (-1: no limit)")
+	maxSims := fs.Int("max-opponent-sims", def.MaxOpponentSims, "largest opponent search per decision, N x workers, (N+fast) x workers with fast=F (-1: no limit)")
 	maxAnalyseSims := fs.Int64("max-analyse-sims", def.MaxAnalyseSims, "largest analyse request: states x simulations a decision, over all its states (-1: no limit)")
 	analyseWorkers := fs.Int("analyse-workers", def.AnalyseWorkers, "cores analyse requests may keep busy at once, server wide (default: --workers minus one, at least 1)")
 	maxSelfplayBytes := fs.Int64("max-selfplay-bytes", def.MaxSelfplayBytes, "estimated memory all self-play runs may hold together, part of the memory bound")

@@ -417,8 +417,8 @@ func (sp *Spec) set(k, v string) error {
 		}
 	default:
 		o, ok := numOptions[k]
-		if !ok {
-			return nil
+		if !ok { // ParseSpec passes only the kind's keys: a key in kindTable without a parser
+			return fmt.Errorf("option %q has no parser", k)
 		}
 		f, err := o.parse(k, v)
 		if err != nil {

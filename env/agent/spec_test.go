@@ -271,6 +271,11 @@ func TestSpecDocsCoverTheGrammar(t *testing.T) {
 	for key := range numOptions {
 		assert.True(t, accepted[key], "numeric option %s is declared but no agent accepts it", key)
 	}
+	for key := range accepted {
+		var sp Spec
+		err := sp.set(key, "")
+		assert.NotContains(t, fmt.Sprint(err), "has no parser", "option %s", key)
+	}
 	for _, key := range append(append([]string{}, gumbelKeys...), puctKeys...) {
 		assert.True(t, documented[key], key)
 	}
