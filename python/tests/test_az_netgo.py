@@ -97,6 +97,43 @@ def test_net_go_with_playout_cap_randomization(tmp_path: Path) -> None:
     assert shards(out / "gen-0002" / "selfplay") == before
 
 
+def test_games_and_sims_follow_their_schedules(tmp_path: Path) -> None:
+    """--games 4,6@2 --sims 4,8@3: each generation plays its stage's games with its stage's
+    search, gen.json records both, and a resume with another schedule is refused."""
+    out = tmp_path / "run"
+    res = run(out, 3, "--games", "4,6@2", "--sims", "4,8@3")
+    want = {1: (4, 4), 2: (6, 4), 3: (6, 8)}
+    for g, (games, sims) in want.items():
+        gen = out / f"gen-{g:04d}"
+        info = json.loads((gen / "gen.json").read_text())["selfplay"]
+        assert (info["games"], info["sims"]) == (games, sims), g
+        assert info["command"][:3] == ["selfplay", "--agents", f"net:selfplay.ynet,sims={sims},gumbel=1"]
+        assert datasets.read_manifest(gen / "selfplay")["games"] == games
+    assert [s["selfplay"]["games"] for s in res.generations[1:]] == [4, 6, 6]
+    cfg = json.loads((out / "config.json").read_text())
+    assert (cfg["games"], cfg["sims"]) == ("4,6@2", "4,8@3")
+    run(out, 3, "--games", " 4, 6@2", "--sims", "4,8@3")  # the same schedule written otherwise: resumes
+    with pytest.raises(ValueError, match="other settings.*games"):
+        run(out, 4, "--games", "4,6@3", "--sims", "4,8@3")
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--games", "4,0@2"], "games: .*at least 1"),
+        (["--sims", "8,4@2", "--fast-sims", "6"], r"fast_sims must be 0\.\.sims \(4\)"),
+    ],
+)
+def test_bad_schedules_are_refused_before_the_run(tmp_path: Path, args: list[str], why: str) -> None:
+    cfg = train.TrainConfig(out=str(tmp_path / "run"), games=args[1] if args[0] == "--games" else 6, sims=args[1] if args[0] == "--sims" else 8,
+                            fast_sims=int(args[3]) if len(args) > 2 else 0, selfplay="net-go", dirichlet_alpha=0, temperature_moves=0)  # fmt: skip
+    with pytest.raises(ValueError, match=why):
+        cfg.check()
+    with pytest.raises(SystemExit):  # the command line refuses a bad schedule as an argument error
+        train.config_from_args(["--out", str(tmp_path / "run"), "--games", "4,0@2"])
+    assert not (tmp_path / "run").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "why"),
     [

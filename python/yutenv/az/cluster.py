@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..integrations import distributed
 from ..data.datasets import MANIFEST
+from .schedule import schedule_at
 from .selfplay import SelfPlay
 
 if TYPE_CHECKING:
@@ -54,12 +55,12 @@ LOCAL = "local"
 STAGING = "ray-selfplay"
 
 
-def _key(model: PolicyValueNet | None, settings: SelfPlay | None, agents: str, seed: int, cfg: TrainConfig) -> str:
+def _key(model: PolicyValueNet | None, settings: SelfPlay | None, agents: str, seed: int, cfg: TrainConfig, games: int) -> str:
     """A checksum of everything that decides the games: the network's weights and
     architecture and the self-play settings (the shard size too: parts are cut by it)."""
     h = hashlib.sha256()
     if settings is not None and model is not None:
-        params = settings.params(cfg.games, "/")
+        params = settings.params(games, "/")
         for k in ("out", "eval_timeout"):
             params.pop(k, None)
         h.update(json.dumps({"spec": model.spec(), "params": params}, sort_keys=True).encode())
@@ -67,7 +68,7 @@ def _key(model: PolicyValueNet | None, settings: SelfPlay | None, agents: str, s
             h.update(name.encode())
             h.update(t.detach().cpu().contiguous().numpy().tobytes())
     else:
-        doc = {"agents": agents, "seed": seed, "tier": cfg.tier, "rules": cfg.rules, "games": cfg.games, "shard_games": cfg.shard_games}
+        doc = {"agents": agents, "seed": seed, "tier": cfg.tier, "rules": cfg.rules, "games": games, "shard_games": cfg.shard_games}
         h.update(json.dumps(doc, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -102,8 +103,9 @@ def ray_selfplay(
     with ``net_sha`` the SHA-256 of the file, which the workers read from the shared run
     folder, ``PATH`` relative to the folder ``cwd``) with the game seed base ``seed``. Returns
     what the generation's summary records."""
-    agents = agents or f"mcts:{cfg.sims}"
-    key = _key(model, settings, agents + net_sha, seed, cfg)
+    games = schedule_at(cfg.games, g)  # the generation's (a schedule's stage)
+    agents = agents or f"mcts:{schedule_at(cfg.sims, g)}"
+    key = _key(model, settings, agents + net_sha, seed, cfg, games)
     local = not cfg.ray_storage
     # absolute: a worker's working directory is not this one
     base = str(Path(cfg.out).resolve() / STAGING) if local else cfg.ray_storage.rstrip("/")
@@ -124,9 +126,9 @@ def ray_selfplay(
     if settings is not None and model is not None:
         if settings.shard_games != cfg.shard_games:
             raise ValueError(f"the self-play settings cut shards of {settings.shard_games} games, the run {cfg.shard_games}")
-        distributed.az_selfplay(url, cfg.games, model, settings, **run)
+        distributed.az_selfplay(url, games, model, settings, **run)
     else:
-        distributed.selfplay(url, cfg.games, agents=agents, tier=cfg.tier, seed=seed, rules=cfg.rules, shard_games=cfg.shard_games, cwd=cwd, **run)
+        distributed.selfplay(url, games, agents=agents, tier=cfg.tier, seed=seed, rules=cfg.rules, shard_games=cfg.shard_games, cwd=cwd, **run)
     _fetch(url, out)
     fs.rm(root, recursive=True)
     if local:  # the staging folder, unless another generation's ranges (or a dead driver's last write) are there
@@ -136,7 +138,7 @@ def ray_selfplay(
         "ray": {
             "address": cfg.ray,
             "storage": base,
-            "ranges": -(-cfg.games // cfg.shard_games),
+            "ranges": -(-games // cfg.shard_games),
             "ranges_resumed": done,
             "threads_per_task": cfg.threads,
             "max_tasks": cfg.ray_tasks or None,

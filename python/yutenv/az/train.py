@@ -13,7 +13,8 @@ Python::
 Generation 0 is the initial network, evaluated as a baseline: randomly initialised, or with
 ``--init PATH`` a ``yutenv-net`` file's weights (a generation of another run, say, to go on
 from it with other settings; its tier, widths and rules must be the run's).
-Generation g >= 1:
+Generation g >= 1 (``--games`` and ``--sims`` may change from one generation to another:
+:mod:`yutenv.az.schedule`):
 
 1. **self-play** with generation g-1's network: ``yutenv.az.SelfPlay(...).run(evaluate,
    games, out)`` (``--selfplay net``, network-guided MCTS in the Go server, the
@@ -85,6 +86,7 @@ from .buffer import ReplayBuffer
 from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
 from .net import NUM_ACTIONS, SHIPPED, TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, start_net_bytes
 from .report import write_report
+from .schedule import Schedule, canonical_schedule, parse_schedule, schedule_at, schedule_values
 
 __all__ = ["losses", "TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
 
@@ -106,8 +108,11 @@ class TrainConfig:
 
     out: str
     generations: int = 10
-    games: int = 100
-    sims: int = 64
+    #: self-play games a generation: a whole number, or a schedule such as ``"300,600@21"``
+    #: (:mod:`yutenv.az.schedule`; :meth:`at` gives one generation's settings)
+    games: Schedule = 100
+    #: simulations a self-play decision: a whole number or a schedule, as ``games``
+    sims: Schedule = 64
     tier: str = "compact"
     rules: str = "standard"
     selfplay: str = "net"
@@ -154,6 +159,15 @@ class TrainConfig:
         # ("greedy;mc:100"), means what it says: a bare string is not a sequence of one-letter specs.
         if isinstance(self.eval, str):
             self.eval = tuple(s.strip() for s in self.eval.split(";") if s.strip())
+        for name in ("games", "sims"):  # one spelling of a schedule, so a resume compares like with like
+            try:
+                setattr(self, name, canonical_schedule(getattr(self, name)))
+            except ValueError:
+                pass  # check() says what is wrong
+
+    def at(self, generation: int) -> TrainConfig:
+        """The settings of one generation: ``games`` and ``sims`` as that generation's numbers."""
+        return dataclasses.replace(self, games=schedule_at(self.games, generation), sims=schedule_at(self.sims, generation))
 
     def check(self) -> None:
         """Raise ValueError on an impossible setting."""
@@ -166,7 +180,12 @@ class TrainConfig:
             raise ValueError(f"selfplay {self.selfplay!r}: want one of {', '.join(map(repr, SELFPLAY_MODES))}")
         if self.selfplay == "net-go":
             self._check_net_go()
-        for name in ("generations", "games", "sims", "batch", "window", "eval_games", "eval_every", "eval_envs", "threads", "games_in_flight", "shard_games"):
+        for name in ("games", "sims"):
+            try:
+                parse_schedule(getattr(self, name))
+            except ValueError as e:
+                raise ValueError(f"{name}: {e}") from None
+        for name in ("generations", "batch", "window", "eval_games", "eval_every", "eval_envs", "threads", "games_in_flight", "shard_games"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.ray_cpus < 0 or self.ray_tasks < 0:
@@ -181,8 +200,8 @@ class TrainConfig:
             raise ValueError(f"lr_schedule {self.lr_schedule!r}: want one of {', '.join(LR_SCHEDULES)}")
         if not 0 <= self.lr_warmup <= self.generations:
             raise ValueError(f"lr_warmup must be 0..generations ({self.generations}), got {self.lr_warmup}")
-        if self.fast_sims < 0 or self.fast_sims > self.sims:
-            raise ValueError(f"fast_sims must be 0..sims ({self.sims}), got {self.fast_sims}")
+        if self.fast_sims < 0 or self.fast_sims > min(schedule_values(self.sims)):
+            raise ValueError(f"fast_sims must be 0..sims ({min(schedule_values(self.sims))}), got {self.fast_sims}")
         if not 0.0 <= self.full_prob <= 1.0:
             raise ValueError(f"full_prob must be in [0, 1], got {self.full_prob}")
         if self.fast_sims and self.selfplay == "mcts":
@@ -319,6 +338,8 @@ class _Progress:
 
 
 def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dict[str, Any]:
+    """Generation ``g``'s self-play into the new dataset folder ``out``; ``cfg`` is that
+    generation's settings (:meth:`TrainConfig.at`: whole ``games`` and ``sims``)."""
     seed = cfg.seed * 100_003 + g
     t0 = time.perf_counter()
     ev = NetEvaluator(model)
@@ -374,7 +395,7 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             info["net_sha256"] = net_sha
 
     m = datasets.read_manifest(out)
-    info.update(games=int(m["games"]), rows=int(m["decisions"]), seed=seed, seconds=time.perf_counter() - t0)
+    info.update(games=int(m["games"]), sims=cfg.sims, rows=int(m["decisions"]), seed=seed, seconds=time.perf_counter() - t0)
     if ev.rows:
         info.update(evaluations=ev.rows, evaluator_calls=ev.calls, evals_per_second=ev.rows / max(info["seconds"], 1e-9))
     return info
@@ -640,8 +661,9 @@ def run(cfg: TrainConfig) -> RunResult:
             if g == 0 and cfg.init:
                 summary["init"] = {"path": cfg.init, "sha256": sha256_bytes(start_net_bytes(cfg.init))}
             if g > 0:
-                prog.say(f"gen {g}: self-play ({cfg.games} games, {cfg.selfplay}, {cfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
-                summary["selfplay"] = _selfplay(cfg, model, g, d / "selfplay")
+                gcfg = cfg.at(g)  # this generation's games and simulations
+                prog.say(f"gen {g}: self-play ({gcfg.games} games, {cfg.selfplay}, {gcfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
+                summary["selfplay"] = _selfplay(gcfg, model, g, d / "selfplay")
                 buf.add(d / "selfplay")
                 prog.say(f"gen {g}: training on {len(buf)} rows from {len(buf.paths)} generation(s)")
                 summary["train"] = _train(cfg, model, opt, buf, g, cfg.progress)
@@ -678,8 +700,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--out", required=True, help="run directory (created; an existing run in it is resumed)")
     p.add_argument("--generations", type=int, default=d.generations, help="generations to reach (self-play + train + eval each)")
-    p.add_argument("--games", type=int, default=d.games, help="self-play games per generation")
-    p.add_argument("--sims", type=int, default=d.sims, help="MCTS simulations per self-play decision")
+    p.add_argument("--games", type=_schedule_arg, default=d.games, help="self-play games per generation: N, or a schedule N,N@GEN,... (300,600@21: 600 from generation 21 on)")
+    p.add_argument("--sims", type=_schedule_arg, default=d.sims, help="MCTS simulations per self-play decision: N, or a schedule N,N@GEN,... as --games")
     p.add_argument("--tier", default=d.tier, choices=sorted(TIER_SIZES), help="observation tier the network reads")
     p.add_argument("--rules", default=d.rules, help="rules (key=value pairs, docs/FORMATS.md)")
     p.add_argument(
@@ -744,6 +766,13 @@ def _parser() -> argparse.ArgumentParser:
         "again from the last good one; without it a damaged generation stops the run with an error naming the file",
     )  # fmt: skip
     return p
+
+
+def _schedule_arg(text: str) -> Schedule:
+    try:
+        return canonical_schedule(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _selfplay_opts(items: Sequence[str]) -> dict[str, Any]:
