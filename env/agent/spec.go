@@ -328,15 +328,17 @@ func (sp *Spec) checkGumbel(seen map[string]bool, byDefault bool) error {
 	if byDefault && !seen["gumbel"] {
 		hint = fmt.Sprintf("; %s searches with gumbel=1 by default, gumbel=0 is PUCT", sp.Name)
 	}
+	gumbelOnly, puctOnly := seenKeys(seen, gumbelKeys), seenKeys(seen, puctKeys)
 	switch {
-	case !sp.Gumbel && anySeen(seen, gumbelKeys):
-		return fmt.Errorf("%w: m is the number of root actions of gumbel=1%s", ErrGumbel, hint)
+	case !sp.Gumbel && len(gumbelOnly) > 0:
+		return fmt.Errorf("%w: %s: an option of gumbel=1 only%s", ErrGumbel, strings.Join(gumbelOnly, ", "), hint)
 	case !sp.Gumbel:
 		return nil
 	case sp.N < 1:
 		return fmt.Errorf("%w: gumbel=1 needs a search: sims=N with N >= 1", ErrGumbel)
-	case anySeen(seen, puctKeys):
-		return fmt.Errorf("%w: gumbel=1 takes no c, temp or workers (it has no PUCT constant, the Gumbel numbers choose the move, and it searches one tree)%s", ErrGumbel, hint)
+	case len(puctOnly) > 0:
+		return fmt.Errorf("%w: gumbel=1 takes no %s: %s are options of the PUCT search (gumbel=1 has no exploration constant, its Gumbel numbers choose the move, and it searches one tree)%s",
+			ErrGumbel, strings.Join(puctOnly, ", "), strings.Join(puctKeys, ", "), hint)
 	}
 	if sp.M == 0 {
 		sp.M = DefaultGumbelM
@@ -529,13 +531,15 @@ func SplitSpecs(list string) ([]string, error) {
 }
 
 // anySeen reports whether any of keys was given.
-func anySeen(seen map[string]bool, keys []string) bool {
+// seenKeys returns the keys of keys that the spec set, in keys' order.
+func seenKeys(seen map[string]bool, keys []string) []string {
+	var out []string
 	for _, k := range keys {
 		if seen[k] {
-			return true
+			out = append(out, k)
 		}
 	}
-	return false
+	return out
 }
 
 func contains(list []string, s string) bool {

@@ -20,7 +20,7 @@ var optionDocs = []optionDoc{
 	{"workers", "goroutines per decision. mcts and a network's PUCT search: root parallelism (independent trees with their own generators, visit counts summed); mc: the rollouts of every action split. N is the total over all workers, and results do not depend on scheduling"},
 	{"temp", "0 plays the most visited action; T > 0 samples proportionally to visits^(1/T) (diverse self-play)"},
 	{"sims", "simulations per decision of the network's search; 0: the network alone, its policy's most likely legal action"},
-	{"gumbel", "1: Gumbel root selection with sequential halving (below; needs sims >= 1, takes m and no c, workers or temp); 0: PUCT"},
+	{"gumbel", "1: Gumbel root selection with sequential halving (below; needs sims >= 1, takes " + strings.Join(gumbelKeys, ", ") + " and no " + strings.Join(puctKeys, ", ") + "); 0: PUCT"},
 	{"m", "the root actions Gumbel's sequential halving starts from (only with gumbel=1)"},
 	{"fast", "playout cap randomization (KataGo) for self-play: a decision not drawn as a full search runs only this many simulations, without temperature, and its policy is not a training target (a dataset's `policy_target` 0). At most N (sims); needs a search"},
 	{"full_prob", "with `fast`: the probability that a decision runs the full search"},
