@@ -586,6 +586,10 @@ def test_ladder_against_fixed_agents_without_the_round_robin(full_run: Path) -> 
     assert [m["generation"] for m in rep["against"]["random"]] == [1, 2]
     md = (full_run / "ladder.md").read_text()
     assert "Generation against generation" not in md and "vs `random`" in md
+    assert rep["plot"] == "ladder.png" and is_png(full_run / "ladder.png") and "(ladder.png)" in md
+    # judged again without --against: no plot, and the old one is not left to pass for the new judgement
+    assert ladder.main([str(full_run), "--gens", "1,2", "--games", "2", "--baselines", "", "--quiet"]) == 0
+    assert not (full_run / "ladder.png").exists() and "plot" not in json.loads((full_run / "ladder.json").read_text())
 
 
 def test_ladder_tables_read_from_the_newer_side() -> None:

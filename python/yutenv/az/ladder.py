@@ -217,6 +217,8 @@ def judge(
     report["seconds"] = time.perf_counter() - t0
     text += f"{report['seconds'] / 60:.1f} minutes, `yutenv eval` on {os.cpu_count()} cores.\n"
     md = d / "ladder.md"
+    if "plot" not in report:  # an earlier judgement's plot would pass for this one's
+        (d / "ladder.png").unlink(missing_ok=True)
     for path, body in ((md, text), (d / "ladder.json", json.dumps(report, indent=1) + "\n")):
         data = body.encode("utf-8")
         atomic_write(path, lambda f: f.write(data))
@@ -247,6 +249,7 @@ def _against(d: Path, chosen: list[int], sims: int, against: Sequence[str], game
                                            "chance": res[b][i]["chance_rate"]} for b in against}}
             for i, g in enumerate(chosen)]  # fmt: skip
     png = plot(gens, d / "ladder.png", title=f"{d.name}: each generation {how} (95% Wilson intervals)")
+    report["plot"] = png.name
     return text + f"![win rate by generation]({png.name})\n\n"
 
 
