@@ -530,7 +530,6 @@ func SplitSpecs(list string) ([]string, error) {
 	return out, nil
 }
 
-// anySeen reports whether any of keys was given.
 // seenKeys returns the keys of keys that the spec set, in keys' order.
 func seenKeys(seen map[string]bool, keys []string) []string {
 	var out []string

@@ -118,20 +118,23 @@ def test_games_and_sims_follow_their_schedules(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "why"),
+    ("settings", "why"),
     [
-        (["--games", "4,0@2"], "games: .*at least 1"),
-        (["--sims", "8,4@2", "--fast-sims", "6"], r"fast_sims must be 0\.\.sims \(4\)"),
+        ({"games": "4,0@2"}, "games: .*at least 1"),
+        ({"sims": "4,8@2x"}, "sims: .*not VALUE"),
+        ({"sims": "8,4@2", "fast_sims": 6}, r"fast_sims must be 0\.\.sims \(4\)"),  # the schedule's smallest
     ],
 )
-def test_bad_schedules_are_refused_before_the_run(tmp_path: Path, args: list[str], why: str) -> None:
-    cfg = train.TrainConfig(out=str(tmp_path / "run"), games=args[1] if args[0] == "--games" else 6, sims=args[1] if args[0] == "--sims" else 8,
-                            fast_sims=int(args[3]) if len(args) > 2 else 0, selfplay="net-go", dirichlet_alpha=0, temperature_moves=0)  # fmt: skip
+def test_bad_schedules_are_refused_before_the_run(tmp_path: Path, settings: dict[str, object], why: str) -> None:
+    cfg = train.TrainConfig(out=str(tmp_path / "run"), selfplay="net-go", dirichlet_alpha=0, temperature_moves=0, **settings)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=why):
         cfg.check()
-    with pytest.raises(SystemExit):  # the command line refuses a bad schedule as an argument error
-        train.config_from_args(["--out", str(tmp_path / "run"), "--games", "4,0@2"])
-    assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_schedule_is_an_argument_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        train.config_from_args(["--out", "unused", "--games", "4,0@2"])
+    assert "--games: '4,0@2': values must be at least 1" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
