@@ -56,12 +56,17 @@ type HelloResult struct {
 // MakeParams are make's params; rules is a str or a map (read by
 // vecenv/wire), seat an int or "random".
 type MakeParams struct {
-	Rules        msgpack.RawMessage `msgpack:"rules"`
-	Tier         *string            `msgpack:"tier"`
-	N            *int               `msgpack:"n" range:"1,2147483647"`
-	Mode         *string            `msgpack:"mode"`
-	Seat         msgpack.RawMessage `msgpack:"seat"`
-	Opponent     *string            `msgpack:"opponent"`
+	Rules    msgpack.RawMessage `msgpack:"rules"`
+	Tier     *string            `msgpack:"tier"`
+	N        *int               `msgpack:"n" range:"1,2147483647"`
+	Mode     *string            `msgpack:"mode"`
+	Seat     msgpack.RawMessage `msgpack:"seat"`
+	Opponent *string            `msgpack:"opponent"`
+	// Opponents (an array of agent specs, "client" for an entry the client
+	// plays) and Weights (an array of numbers > 0, one per entry; default
+	// all 1) make an opponent mixture, read by vecenv/wire.Mixture.
+	Opponents    msgpack.RawMessage `msgpack:"opponents"`
+	Weights      msgpack.RawMessage `msgpack:"weights"`
 	Autoreset    *string            `msgpack:"autoreset"`
 	MaxDecisions uint32             `msgpack:"max_decisions" range:"0,4294967295"`
 	Reward       *string            `msgpack:"reward"`
@@ -71,24 +76,26 @@ type MakeParams struct {
 
 // MakeResult is make's result.
 type MakeResult struct {
-	Handle       uint64   `msgpack:"handle"`
-	N            int      `msgpack:"n"`
-	Players      int      `msgpack:"players"`
-	Mode         string   `msgpack:"mode"`
-	Autoreset    string   `msgpack:"autoreset"`
-	Reward       string   `msgpack:"reward"`
-	Illegal      string   `msgpack:"illegal"`
-	Tier         string   `msgpack:"tier"`
-	Opponent     string   `msgpack:"opponent"`
-	Seat         any      `msgpack:"seat"` // int, or "random"
-	MaxDecisions uint64   `msgpack:"max_decisions"`
-	Info         bool     `msgpack:"info"`
-	Rules        string   `msgpack:"rules"`
-	ObsSize      int      `msgpack:"obs_size"`
-	ObsLayout    int      `msgpack:"obs_layout"` // obs.LayoutVersion
-	ObsSpace     msgp.Obj `msgpack:"obs_space"`
-	Actions      int      `msgpack:"actions"`
-	RewardShape  []int    `msgpack:"reward_shape"`
+	Handle       uint64    `msgpack:"handle"`
+	N            int       `msgpack:"n"`
+	Players      int       `msgpack:"players"`
+	Mode         string    `msgpack:"mode"`
+	Autoreset    string    `msgpack:"autoreset"`
+	Reward       string    `msgpack:"reward"`
+	Illegal      string    `msgpack:"illegal"`
+	Tier         string    `msgpack:"tier"`
+	Opponent     string    `msgpack:"opponent"`
+	Opponents    []string  `msgpack:"opponents,omitempty"` // a mixture's specs, as the client named them
+	Weights      []float64 `msgpack:"weights,omitempty"`   // a mixture's weights
+	Seat         any       `msgpack:"seat"`                // int, or "random"
+	MaxDecisions uint64    `msgpack:"max_decisions"`
+	Info         bool      `msgpack:"info"`
+	Rules        string    `msgpack:"rules"`
+	ObsSize      int       `msgpack:"obs_size"`
+	ObsLayout    int       `msgpack:"obs_layout"` // obs.LayoutVersion
+	ObsSpace     msgp.Obj  `msgpack:"obs_space"`
+	Actions      int       `msgpack:"actions"`
+	RewardShape  []int     `msgpack:"reward_shape"`
 }
 
 // ResetParams are reset's params (read by hand).
@@ -105,11 +112,17 @@ type ResetOptions struct {
 	Seat  int  `msgpack:"seat"`
 }
 
-// RowsResult are the rows of a handle's envs, after reset, step and load.
+// RowsResult are the rows of a handle's envs, after reset, step,
+// opponent_step and load.
 type RowsResult struct {
 	Obs    []byte `msgpack:"obs"`
 	Mask   []byte `msgpack:"mask"`
 	ToMove []byte `msgpack:"to_move"`
+	// Handles made with an opponent mixture only: each env's opponent
+	// entry (uint8), and 1 where the row is for a client-played opponent
+	// (its seat's view and mask; answer it with opponent_step).
+	Opponent []byte `msgpack:"opponent"`
+	Pending  []byte `msgpack:"pending"`
 }
 
 // ResetResult is reset's result (info only when recorded).
@@ -124,6 +137,21 @@ type StepParams struct {
 	Handle  uint64 `msgpack:"handle"`
 	Actions []byte `msgpack:"actions"` // bin of int32, or array of int
 	Info    bool   `msgpack:"info"`
+}
+
+// SetOpponentsParams are set_opponents' params: a handle made with an
+// opponent mixture, and its new entries (the keys of make's mixture).
+type SetOpponentsParams struct {
+	Handle    *uint64            `msgpack:"handle"`
+	Opponents msgpack.RawMessage `msgpack:"opponents"`
+	Weights   msgpack.RawMessage `msgpack:"weights"`
+}
+
+// SetOpponentsResult is set_opponents' result: the mixture as the client
+// named it.
+type SetOpponentsResult struct {
+	Opponents []string  `msgpack:"opponents"`
+	Weights   []float64 `msgpack:"weights"`
 }
 
 // StepResult is step's result (final_* only when an env autoreset, info

@@ -107,6 +107,8 @@ var (
 	StateSave     = declare[StateParams, BlobResult]("state_save", "One packed state as the engine's saved-state blob.", 0)
 	StateLoad     = declare[StateLoadParams, StateRulesResult]("state_load", "A saved-state blob as a packed state and its rules.", 0)
 	Analyse       = declare[AnalyseParams, AnalyseResult]("analyse", "A built-in agent's action, policy and value at every packed state.", DrawRows|DrawReply|DrawSearch)
+	OpponentStep  = declare[StepParams, StepResult]("opponent_step", "Apply the client-played opponents' actions to the envs waiting for them.", DrawReply)
+	SetOpponents  = declare[SetOpponentsParams, SetOpponentsResult]("set_opponents", "Replace a handle's opponent mixture from each env's next episode on.", DrawOpponent)
 )
 
 // methods lists every method's declaration in id order (a method's id
@@ -115,6 +117,7 @@ var methods = [...]Desc{
 	Hello.Desc, Ping.Desc, Make.Desc, Reset.Desc, Step.Desc, Close.Desc, Stats.Desc, Save.Desc, Load.Desc,
 	Render.Desc, Observe.Desc, SelfplayNew.Desc, SelfplayNext.Desc, SelfplayClose.Desc, Game.Desc,
 	Initial.Desc, Apply.Desc, Query.Desc, Describe.Desc, Position.Desc, StateSave.Desc, StateLoad.Desc, Analyse.Desc,
+	OpponentStep.Desc, SetOpponents.Desc,
 }
 
 // handshake marks m as hello.

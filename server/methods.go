@@ -3,6 +3,7 @@ package server
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/yutenv/yutenv/env"
@@ -57,7 +58,14 @@ func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
 		return errorf(protocol.CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
 	opponent := "" // as the client named it, for the reply
-	if cfg.Mode == vecenv.Single {
+	var opponents []string
+	switch {
+	case cfg.Mode == vecenv.Single && cfg.Opponents != nil:
+		var e *Error
+		if opponents, e = c.mixture("make", cfg.Rules, cfg.Opponents); e != nil {
+			return e
+		}
+	case cfg.Mode == vecenv.Single:
 		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent, 0)
 		if e != nil {
 			return e
@@ -66,7 +74,7 @@ func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
 			return errorf(protocol.CodeBadRequest, "make: params.opponent: %v", err)
 		}
 		opponent, cfg.Opponent = cfg.Opponent, build.String()
-	} else {
+	default:
 		cfg.Opponent = ""
 	}
 	if cfg.N > c.srv.cfg.MaxEnvsPerConn-c.envs {
@@ -94,7 +102,7 @@ func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
 	c.handles[h] = b
 	c.envs += cfg.N
 	c.srv.stats.handles.Add(1)
-	return c.result("make", wire.MakeResult(cfg, b, h, opponent))
+	return c.result("make", wire.MakeResult(cfg, b, h, opponent, opponents))
 }
 
 // lookup returns the batch of handle h (set false: the params lack it).
@@ -193,6 +201,97 @@ func (c *conn) step(p []byte) *Error {
 	return nil
 }
 
+// mixture checks every entry of an opponent mixture as make's opponent is
+// checked (agentSpec: the search budget, the network folder policy; the
+// rules a network was trained on), except the client's own entries, and
+// replaces each spec by the one to build agents from. It returns the specs
+// as the client named them.
+func (c *conn) mixture(method string, rules env.Rules, mix []vecenv.Opponent) ([]string, *Error) {
+	names := make([]string, len(mix))
+	for i := range mix {
+		names[i] = mix[i].Spec
+		if mix[i].Spec == vecenv.Client {
+			continue
+		}
+		field := fmt.Sprintf("opponents[%d]", i)
+		_, build, e := c.agentSpec(c.srv.ctx, method, field, mix[i].Spec, 0)
+		if e != nil {
+			return nil, e
+		}
+		if err := nnet.CheckSpecRules(build, rules); err != nil {
+			return nil, errorf(protocol.CodeBadRequest, "%s: params.%s: %v", method, field, err)
+		}
+		mix[i].Spec = build.String()
+	}
+	return names, nil
+}
+
+// opponentStep applies the client-played opponents' actions to the envs
+// waiting for them. Like step, it reads its params straight from the frame
+// and allocates nothing.
+func (c *conn) opponentStep(p []byte) *Error {
+	a := &c.stepArgs
+	if err := wire.ReadStep(p, a); err != nil {
+		return paramsError("opponent_step", declaredKeys("opponent_step"), err)
+	}
+	b, e := c.lookup("opponent_step", a.Handle, a.HandleSet)
+	if e != nil {
+		return e
+	}
+	if !b.Started() {
+		return errorf(protocol.CodeNeedsReset, "opponent_step: handle %d was never reset", a.Handle)
+	}
+	cfg := b.Config()
+	if err := a.Actions(b.Actions()); err != nil {
+		return paramError("opponent_step", err)
+	}
+	if err := b.CheckOpponentActions(); err != nil {
+		if errors.Is(err, vecenv.ErrIllegalAction) {
+			return errorf(protocol.CodeIllegalAction, "opponent_step: %v", err)
+		}
+		return errorf(protocol.CodeBadRequest, "opponent_step: %v", err)
+	}
+	record := cfg.Info
+	if a.Info >= 0 {
+		record = a.Info == 1
+	}
+	if e := c.reserveReply("opponent_step", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+		return e
+	}
+	if err := b.OpponentStep(c.srv.pool, record); err != nil {
+		return errorf(netCode(err, protocol.CodeInternal), "opponent_step: %v", err)
+	}
+	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
+	return nil
+}
+
+// setOpponents replaces a handle's opponent mixture.
+func (c *conn) setOpponents(pr *protocol.SetOpponentsParams) *Error {
+	b, e := c.lookupPtr("set_opponents", pr.Handle)
+	if e != nil {
+		return e
+	}
+	if pr.Opponents == nil {
+		return errorf(protocol.CodeBadRequest, "set_opponents: missing params.opponents")
+	}
+	mix, err := wire.Mixture(pr.Opponents, pr.Weights)
+	if err != nil {
+		return paramError("set_opponents", err)
+	}
+	names, e := c.mixture("set_opponents", b.Config().Rules, mix)
+	if e != nil {
+		return e
+	}
+	if err := b.SetOpponents(mix); err != nil {
+		return errorf(netCode(err, protocol.CodeBadRequest), "set_opponents: %v", err)
+	}
+	weights := make([]float64, len(mix))
+	for i, o := range mix {
+		weights[i] = o.Weight
+	}
+	return c.result("set_opponents", protocol.SetOpponentsResult{Opponents: names, Weights: weights})
+}
+
 // closeHandle frees a handle.
 func (c *conn) closeHandle(pr *protocol.HandleParams) *Error {
 	b, e := c.lookupPtr("close", pr.Handle)
@@ -288,6 +387,11 @@ func (c *conn) load(pr *protocol.LoadParams) *Error {
 		return errorf(protocol.CodeInternal, "load: %v", err)
 	}
 	o, m, toMove := b.Row(i)
+	if rows := b.Rows(); rows.Opponent != nil {
+		c.out = wire.AppendRow(msgp.AppendMapHeader(c.out, 5), o, m, []int8{toMove})
+		c.out = wire.AppendMixed(c.out, rows.Opponent[i:i+1], rows.Pending[i:i+1])
+		return nil
+	}
 	c.out = wire.AppendRow(msgp.AppendMapHeader(c.out, 3), o, m, []int8{toMove})
 	return nil
 }

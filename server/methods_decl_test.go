@@ -79,6 +79,26 @@ func TestMethodResultsAreDeclared(t *testing.T) {
 	call("observe", map[string]any{"handle": h, "seat": 1})
 	call("stats", nil)
 	call("close", map[string]any{"handle": h})
+	// A mixture with a client-played entry: reset waits for it (seat 0 begins, the learner is 1).
+	mh := call("make", map[string]any{"n": 2, "info": true, "seat": 1, "opponents": []any{"client", "greedy"}, "weights": []any{1, 1e-9}})["handle"]
+	res := call("reset", map[string]any{"handle": mh, "seed": 1, "options": map[string]any{"start": 0}})
+	require.Equal(t, []byte{1, 1}, res["pending"], "both envs wait for the client's opponent")
+	answer := func(res map[string]any) { // until no env waits (bonus throws: the opponent may move again)
+		for range 100 {
+			if !slices.Contains(res["pending"].([]byte), 1) {
+				return
+			}
+			mask := res["mask"].([]byte)
+			if len(mask) == env.NumActions { // load's reply: env 1's row alone
+				mask = append(make([]byte, env.NumActions), mask...)
+			}
+			acts := []any{max(0, slices.Index(mask[:env.NumActions], 1)), max(0, slices.Index(mask[env.NumActions:], 1))}
+			res = call("opponent_step", map[string]any{"handle": mh, "actions": acts, "info": true})
+		}
+	}
+	answer(res)
+	answer(call("load", map[string]any{"handle": mh, "index": 1, "state": st}))
+	call("set_opponents", map[string]any{"handle": mh, "opponents": []any{"random", "greedy"}})
 	g := call("game", map[string]any{"rules": "standard"})["game"]
 	states := call("initial", map[string]any{"game": g, "seed": 1, "n": 2, "start": 0})["states"].([]byte)
 	thrown := call("apply", map[string]any{"game": g, "states": states, "throws": []byte{2, 2}})["states"]

@@ -61,6 +61,8 @@ var handlers = []handler{
 	decoded(protocol.StateSave, (*conn).saveState),
 	decoded(protocol.StateLoad, (*conn).loadState),
 	decoded(protocol.Analyse, (*conn).analyseStates),
+	byHand(protocol.OpponentStep, (*conn).opponentStep),
+	decoded(protocol.SetOpponents, (*conn).setOpponents),
 }
 
 // bind returns the handlers hs in the order of the declarations decls (a

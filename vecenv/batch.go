@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/yutenv/yutenv/env"
-	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -97,12 +96,16 @@ const RandomSeat = -1
 
 // Config describes a batch of envs.
 type Config struct {
-	Rules        env.Rules
-	Tier         obs.Tier
-	N            int // number of envs, at least 1
-	Mode         Mode
-	Seat         int    // learner seat, or RandomSeat (Single mode)
-	Opponent     string // agent spec for the other seats (Single mode)
+	Rules    env.Rules
+	Tier     obs.Tier
+	N        int // number of envs, at least 1
+	Mode     Mode
+	Seat     int    // learner seat, or RandomSeat (Single mode)
+	Opponent string // agent spec for the other seats (Single mode), when Opponents is empty
+	// Opponents, when not empty, is the opponent mixture (Single mode): each
+	// episode draws an entry from its game seed (OpponentDraw), and the rows
+	// gain the columns Opponent and Pending.
+	Opponents    []Opponent
 	Autoreset    Autoreset
 	MaxDecisions uint32 // truncate an episode after this many steps; 0 = never
 	Illegal      Illegal
@@ -127,11 +130,19 @@ func (c Config) Bytes(obsSize int) int64 {
 // to_move. A step's reply carries these rows; the batch holds them.
 func (c Config) RowBytes(obsSize int) int {
 	row := 4*obsSize + env.NumActions + 4*c.RewardWidth() + 3
+	if c.Mixed() {
+		row += 2 // opponent, pending
+	}
 	if c.Autoreset == SameStep {
 		row += 4*obsSize + env.NumActions + 1
 	}
 	return row
 }
+
+// Mixed reports whether the batch plays an opponent mixture (Single mode,
+// Opponents given): its rows then carry each env's opponent entry and
+// whether the row waits for a client-played opponent.
+func (c Config) Mixed() bool { return c.Mode == Single && len(c.Opponents) > 0 }
 
 // RewardWidth returns the number of reward columns of a row: 1 in Single
 // mode, one per seat in Multi mode.
@@ -153,6 +164,7 @@ type EpisodeInfo struct {
 	Winner    int
 	Places    [env.MaxPlayers]int8
 	Learner   int8 // Single mode: the learner's seat
+	Opponent  int8 // Single mode: the episode's opponent entry (Config.Mixture)
 	Illegal   bool // the episode was ended by an illegal action (IllegalPenalty)
 }
 
@@ -164,9 +176,13 @@ type slot struct {
 	episode  uint64 // episodes begun since reset, minus one
 	steps    uint32 // step calls in the running episode
 	learner  int8
-	ended    bool // the terminal row was returned (next_step): the next step resets
-	illegal  bool // the running (or just ended) episode was ended by a penalty
-	endedNow bool // same_step: an episode ended in this step; final holds it
+	opp      uint8 // the episode's opponent entry
+	pending  bool  // the row waits for the client-played opponent's action
+	cont     uint8 // what OpponentStep resumes: contStep, contOpen or contLoad
+	tries    uint8 // games discarded in a row by the episode being opened
+	ended    bool  // the terminal row was returned (next_step): the next step resets
+	illegal  bool  // the running (or just ended) episode was ended by a penalty
+	endedNow bool  // same_step: an episode ended in this step; final holds it
 	events   []env.Event
 	phi      [env.MaxPlayers]float32 // progress potentials at the last row written (reward "progress")
 	final    EpisodeInfo
@@ -196,43 +212,7 @@ type Batch struct {
 	rows Rows
 	wg   sync.WaitGroup
 
-	// opponents holds idle opponent agents (Single mode). An env owns no
-	// agent: a range of envs borrows one for its run and reseeds it with
-	// AgentSeed before every decision, so memory grows with the workers,
-	// not with the envs (an mcts:2000 agent holds about 0.4 MB).
-	opponents sync.Pool
-}
-
-// worker is what one run of a range borrows: the opponent agent, taken
-// from the batch's pool on first use and returned by release.
-type worker struct {
-	b  *Batch
-	ag agent.Agent
-}
-
-// opponent returns the worker's opponent agent reseeded with seed.
-func (w *worker) opponent(seed uint64) (agent.Agent, error) {
-	if w.ag == nil {
-		if v := w.b.opponents.Get(); v != nil {
-			w.ag = v.(agent.Agent)
-		} else {
-			a, err := agent.New(w.b.cfg.Opponent, seed)
-			if err != nil {
-				return nil, err
-			}
-			w.ag = a
-		}
-	}
-	w.ag.(agent.Reseeder).Reseed(seed) // New checked that the opponent is one
-	return w.ag, nil
-}
-
-// release returns the borrowed agent to the batch's pool.
-func (w *worker) release() {
-	if w.ag != nil {
-		w.b.opponents.Put(w.ag)
-		w.ag = nil
-	}
+	opps *opponents // Single mode: the mixture and its idle agents
 }
 
 // Rows are a batch's results, row i for env i. The slices belong to the
@@ -247,11 +227,22 @@ type Rows struct {
 	FinalObs    []float32 // SameStep only: the terminal rows of episodes that ended in this step
 	FinalMask   []uint8
 	FinalToMove []int8 // -1 where no episode ended
+	// Mixed batches only (Config.Mixed), else nil:
+	Opponent []uint8 // N: the opponent entry of each env's running episode
+	Pending  []uint8 // N: 1 where the row is for a client-played opponent, which OpponentStep answers
 }
 
 const (
 	opStep = iota
 	opReset
+	opOpponent
+)
+
+// What OpponentStep resumes in an env waiting for a client-played opponent.
+const (
+	contStep = iota // a learner's step: then its reward, flags and row
+	contOpen        // the opening of an episode: then the learner's first row
+	contLoad        // a Load: then the loaded game's row
 )
 
 // Sentinel errors of CheckActions.
@@ -276,17 +267,18 @@ func New(cfg Config) (*Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	var opp agent.Agent
+	var opps *opponents
 	if cfg.Mode == Single {
-		if opp, err = agent.New(cfg.Opponent, 0); err != nil {
-			return nil, fmt.Errorf("vecenv: opponent: %w", err)
+		mix, err := cfg.Mixture()
+		if err != nil {
+			return nil, fmt.Errorf("vecenv: %w", err)
 		}
-		if _, ok := opp.(agent.Reseeder); !ok {
-			return nil, fmt.Errorf("vecenv: opponent %s: %w", cfg.Opponent, agent.ErrNotReseeder)
+		if opps, err = newOpponents(mix); err != nil {
+			return nil, err
 		}
 	}
 	n, d := cfg.N, enc.Size()
-	b := &Batch{cfg: cfg, enc: enc, d: d, rw: cfg.RewardWidth(), slots: make([]slot, n), start: env.AnySeat, seat: cfg.Seat}
+	b := &Batch{cfg: cfg, enc: enc, d: d, rw: cfg.RewardWidth(), slots: make([]slot, n), start: env.AnySeat, seat: cfg.Seat, opps: opps}
 	b.actions = make([]int32, n)
 	b.seeds = make([]uint64, n)
 	b.rows = Rows{
@@ -297,8 +289,9 @@ func New(cfg Config) (*Batch, error) {
 		Truncated:  make([]uint8, n),
 		ToMove:     make([]int8, n),
 	}
-	if opp != nil {
-		b.opponents.Put(opp)
+	if cfg.Mixed() {
+		b.rows.Opponent = make([]uint8, n)
+		b.rows.Pending = make([]uint8, n)
 	}
 	if cfg.Autoreset == SameStep {
 		b.rows.FinalObs = make([]float32, n*d)
@@ -434,9 +427,17 @@ func (b *Batch) runRange(lo, hi int) {
 			err = b.stepSlot(i, sl, &w)
 		case opReset:
 			err = b.resetSlot(i, sl, &w)
+		case opOpponent:
+			if !sl.pending {
+				continue
+			}
+			err = b.opponentSlot(i, sl, &w)
 		}
 		if err != nil {
 			sl.err = err
+		}
+		if b.rows.Opponent != nil {
+			b.rows.Opponent[i] = sl.opp
 		}
 	}
 }
@@ -451,13 +452,15 @@ func (b *Batch) firstError() error {
 	return nil
 }
 
-// CheckActions validates Actions() before anything changes: ranges always
+// CheckActions validates Actions() before anything changes: no env waits
+// for a client-played opponent (ErrPending), ranges always
 // (ErrActionRange), legality under IllegalError (ErrIllegalAction).
 func (b *Batch) CheckActions() error {
-	for i, a := range b.actions {
-		if a < 0 || a >= env.NumActions {
-			return fmt.Errorf("actions[%d] = %d is out of range 0..%d: %w", i, a, env.NumActions-1, ErrActionRange)
-		}
+	if i := b.firstPending(); i >= 0 {
+		return fmt.Errorf("env %d: %w (seat %d is to move): answer with the opponents' actions first", i, ErrPending, b.slots[i].s.ToMove())
+	}
+	if err := checkRange(b.actions); err != nil {
+		return err
 	}
 	if b.cfg.Illegal != IllegalError {
 		return nil
@@ -467,14 +470,42 @@ func (b *Batch) CheckActions() error {
 		if sl.ended || sl.s.IsLegal(env.Action(a)) {
 			continue
 		}
-		c := sl.s
-		_, err := c.Apply(env.Action(a))
-		if !errors.Is(err, ErrIllegalAction) {
-			err = fmt.Errorf("%w: %w", ErrIllegalAction, err)
-		}
-		return fmt.Errorf("env %d, seat %d: %w", i, sl.s.ToMove(), err)
+		return b.illegal(i, sl, a)
 	}
 	return nil
+}
+
+// checkRange checks that every action is one of the codec's.
+func checkRange(actions []int32) error {
+	for i, a := range actions {
+		if a < 0 || a >= env.NumActions {
+			return fmt.Errorf("actions[%d] = %d is out of range 0..%d: %w", i, a, env.NumActions-1, ErrActionRange)
+		}
+	}
+	return nil
+}
+
+// illegal explains why action a is illegal in env i, wrapping ErrIllegalAction.
+func (b *Batch) illegal(i int, sl *slot, a int32) error {
+	c := sl.s
+	_, err := c.Apply(env.Action(a))
+	if !errors.Is(err, ErrIllegalAction) {
+		err = fmt.Errorf("%w: %w", ErrIllegalAction, err)
+	}
+	return fmt.Errorf("env %d, seat %d: %w", i, sl.s.ToMove(), err)
+}
+
+// firstPending returns the first env waiting for a client-played opponent, or -1.
+func (b *Batch) firstPending() int {
+	if b.rows.Pending == nil {
+		return -1
+	}
+	for i := range b.slots {
+		if b.slots[i].pending {
+			return i
+		}
+	}
+	return -1
 }
 
 // resetSlot starts env i afresh from b.seeds[i].
@@ -484,81 +515,115 @@ func (b *Batch) resetSlot(i int, sl *slot, w *worker) error {
 	sl.events = sl.events[:0]
 	sl.finalEv = sl.finalEv[:0]
 	sl.endedNow = false
-	if err := b.beginEpisode(sl, true, w); err != nil {
+	sl.pending = false
+	return b.openEpisode(i, sl, true, w)
+}
+
+// openEpisode starts the next episode of env i and writes its row: right
+// after reset (first) episode 0, whose game seed is sl.seed0, else episode
+// k = sl.episode + 1, whose game seed is EpisodeSeed(sl.seed0, k). A drawn
+// learner seat is LearnerSeat of the game seed, the opponent entry
+// OpponentDraw of it. In single mode it plays the opponents up to the
+// learner's first decision, discarding games that end before it (each
+// discarded game counts as an episode), and stops early at a client-played
+// opponent's decision (the row is then that opponent's).
+func (b *Batch) openEpisode(i int, sl *slot, first bool, w *worker) error {
+	sl.tries = 0
+	if err := b.newGame(sl, first); err != nil {
 		return err
 	}
-	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
+	return b.resumeOpen(i, sl, w)
+}
+
+// newGame sets up the game of sl's next episode (see openEpisode).
+func (b *Batch) newGame(sl *slot, first bool) error {
+	if !first || sl.tries > 0 {
+		sl.episode++
+	}
+	seed := sl.seed0
+	if sl.episode > 0 {
+		seed = EpisodeSeed(sl.seed0, sl.episode)
+	}
+	learner := b.seat
+	if learner == RandomSeat {
+		learner = LearnerSeat(seed, b.cfg.Rules.Players)
+	}
+	s, err := env.New(b.cfg.Rules, seed, b.start)
+	if err != nil {
+		return err
+	}
+	sl.s, sl.seed, sl.learner = s, seed, int8(learner)
+	sl.opp = 0
+	if b.opps != nil {
+		sl.opp = uint8(OpponentDraw(seed, b.opps.cum))
+	}
+	sl.steps, sl.ended, sl.illegal = 0, false, false
 	return nil
 }
 
-// beginEpisode starts the next episode of sl: right after reset (first)
-// episode 0, whose game seed is sl.seed0, else episode k = sl.episode + 1,
-// whose game seed is EpisodeSeed(sl.seed0, k). A drawn learner seat is
-// LearnerSeat of the game seed. In single mode it plays the opponents up to
-// the learner's first decision, discarding games that end before it (each
-// discarded game counts as an episode).
-func (b *Batch) beginEpisode(sl *slot, first bool, w *worker) error {
-	for tries := 0; tries < maxDiscarded; tries++ {
-		if !first || tries > 0 {
-			sl.episode++
-		}
-		seed := sl.seed0
-		if sl.episode > 0 {
-			seed = EpisodeSeed(sl.seed0, sl.episode)
-		}
-		learner := b.seat
-		if learner == RandomSeat {
-			learner = LearnerSeat(seed, b.cfg.Rules.Players)
-		}
-		s, err := env.New(b.cfg.Rules, seed, b.start)
-		if err != nil {
-			return err
-		}
-		sl.s, sl.seed, sl.learner = s, seed, int8(learner)
-		sl.steps, sl.ended, sl.illegal = 0, false, false
-		if err := b.settle(sl, w); err != nil {
+// resumeOpen carries on opening sl's episode (openEpisode) from its game as it is.
+func (b *Batch) resumeOpen(i int, sl *slot, w *worker) error {
+	for {
+		if pending, err := b.settle(i, sl, w, contOpen); err != nil || pending {
 			return err
 		}
 		if !sl.s.IsOver() || !b.single() {
 			potentials(&sl.s, &sl.phi)
+			b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
 			return nil
 		}
 		sl.events = sl.events[:0] // the discarded game's events
+		if sl.tries++; sl.tries >= maxDiscarded {
+			return fmt.Errorf("%d games in a row ended before the learner's first decision", maxDiscarded)
+		}
+		if err := b.newGame(sl, false); err != nil {
+			return err
+		}
 	}
-	return fmt.Errorf("%d games in a row ended before the learner's first decision", maxDiscarded)
 }
 
 // settle throws until a decision or the end and, in single mode, plays the
 // opponents until the learner's decision or the end. Before each opponent
 // decision it reseeds w's agent with AgentSeed(game seed, seat, decision
 // counter), so an env's opponents are the same whichever worker plays them,
-// and play as the command line's agents of that seat would.
-func (b *Batch) settle(sl *slot, w *worker) error {
+// and play as the command line's agents of that seat would. At a decision
+// of a client-played opponent it writes that opponent's row, marks the env
+// pending with cont (what OpponentStep resumes) and returns pending.
+func (b *Batch) settle(i int, sl *slot, w *worker, cont uint8) (pending bool, err error) {
 	for {
 		for sl.s.Phase() == env.PhaseThrow {
 			ev, err := sl.s.SampleThrow()
 			if err != nil {
-				return err
+				return false, err
 			}
 			if b.record {
 				sl.events = append(sl.events, ev)
 			}
 		}
 		if !b.single() || sl.s.Phase() != env.PhaseMove || sl.s.ToMove() == int(sl.learner) {
-			return nil
+			return false, nil
 		}
-		seat := sl.s.ToMove()
-		ag, err := w.opponent(AgentSeed(sl.seed, seat, sl.s.Decisions()))
+		seat, k := sl.s.ToMove(), int(sl.opp)
+		spec := b.opps.opps[k].Spec
+		if spec == Client {
+			sl.pending, sl.cont = true, cont
+			b.rows.Pending[i] = 1
+			b.rows.ToMove[i] = int8(seat)
+			b.enc.Encode(&sl.s, seat, b.obsRow(i))
+			sl.s.Mask(b.maskRow(i))
+			return true, nil
+		}
+		ag, err := w.opponent(k, AgentSeed(sl.seed, seat, sl.s.Decisions()))
 		if err != nil {
-			return err
+			return false, err
 		}
 		a, err := ag.Act(&sl.s)
 		if err != nil {
-			return fmt.Errorf("opponent %q at seat %d: %w", b.cfg.Opponent, seat, err)
+			return false, fmt.Errorf("opponent %q at seat %d: %w", spec, seat, err)
 		}
 		ev, err := sl.s.Apply(a)
 		if err != nil {
-			return fmt.Errorf("opponent %q at seat %d: %w", b.cfg.Opponent, seat, err)
+			return false, fmt.Errorf("opponent %q at seat %d: %w", spec, seat, err)
 		}
 		if b.record {
 			sl.events = append(sl.events, ev)
@@ -570,42 +635,50 @@ func (b *Batch) settle(sl *slot, w *worker) error {
 func (b *Batch) stepSlot(i int, sl *slot, w *worker) error {
 	sl.events = sl.events[:0]
 	sl.endedNow = false
-	rew := b.rows.Reward[i*b.rw : (i+1)*b.rw]
-	clear(rew)
+	clear(b.rewardRow(i))
 	b.rows.Terminated[i], b.rows.Truncated[i] = 0, 0
+	if b.rows.Pending != nil {
+		b.rows.Pending[i] = 0
+	}
 	if b.cfg.Autoreset == SameStep {
 		clear(b.finalRow(i))
 		clear(b.finalMaskRow(i))
 		b.rows.FinalToMove[i] = -1
 	}
 	if sl.ended {
-		if err := b.beginEpisode(sl, false, w); err != nil {
-			return err
-		}
-		b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
-		return nil
+		return b.openEpisode(i, sl, false, w)
 	}
 	actor := sl.s.ToMove()
 	ev, err := sl.s.Apply(env.Action(b.actions[i]))
 	sl.steps++
-	terminated, truncated := false, false
 	if err != nil {
 		if b.cfg.Illegal != IllegalPenalty {
 			return err // checkActions let an illegal action through: a bug
 		}
-		sl.illegal, terminated = true, true
+		sl.illegal = true
 		if b.single() {
-			rew[0] = -1
+			b.rewardRow(i)[0] = -1
 		} else {
-			rew[actor] = -1
+			b.rewardRow(i)[actor] = -1
 		}
-	} else {
-		if b.record {
-			sl.events = append(sl.events, ev)
-		}
-		if err := b.settle(sl, w); err != nil {
-			return err
-		}
+		return b.finishStep(i, sl, w)
+	}
+	if b.record {
+		sl.events = append(sl.events, ev)
+	}
+	if pending, err := b.settle(i, sl, w, contStep); err != nil || pending {
+		return err
+	}
+	return b.finishStep(i, sl, w)
+}
+
+// finishStep ends env i's step once the game is at the learner's decision
+// (or over, or ended by an illegal action): the reward, the end flags, the
+// row, and under SameStep the next episode.
+func (b *Batch) finishStep(i int, sl *slot, w *worker) error {
+	rew := b.rewardRow(i)
+	terminated, truncated := sl.illegal, false
+	if !sl.illegal {
 		switch {
 		case sl.s.IsOver():
 			terminated = true
@@ -637,17 +710,122 @@ func (b *Batch) stepSlot(i int, sl *slot, w *worker) error {
 	sl.final = snapshot(sl)
 	sl.finalEv, sl.events = sl.events, sl.finalEv[:0]
 	sl.endedNow = true
-	if err := b.beginEpisode(sl, false, w); err != nil {
+	return b.openEpisode(i, sl, false, w)
+}
+
+// opponentSlot applies b.actions[i], the client-played opponent's action,
+// to env i, which waits for it, and resumes what the wait interrupted.
+func (b *Batch) opponentSlot(i int, sl *slot, w *worker) error {
+	sl.pending = false
+	b.rows.Pending[i] = 0
+	ev, err := sl.s.Apply(env.Action(b.actions[i]))
+	if err != nil {
+		return err // CheckOpponentActions let an illegal action through: a bug
+	}
+	if b.record {
+		sl.events = append(sl.events, ev)
+	}
+	switch sl.cont {
+	case contOpen:
+		return b.resumeOpen(i, sl, w)
+	case contLoad:
+		_, err := b.loaded(i, sl, w)
 		return err
 	}
-	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
+	if pending, err := b.settle(i, sl, w, contStep); err != nil || pending {
+		return err
+	}
+	return b.finishStep(i, sl, w)
+}
+
+// CheckOpponentActions validates Actions() for OpponentStep before anything
+// changes: some env waits for a client-played opponent (else ErrNotPending),
+// and the action of every env that waits is in range (ErrActionRange) and
+// legal (ErrIllegalAction, whatever Config.Illegal says: the penalty is the
+// learner's). The actions of the other envs are ignored.
+func (b *Batch) CheckOpponentActions() error {
+	if b.firstPending() < 0 {
+		return ErrNotPending
+	}
+	for i, a := range b.actions {
+		sl := &b.slots[i]
+		if !sl.pending {
+			continue
+		}
+		if a < 0 || a >= env.NumActions {
+			return fmt.Errorf("actions[%d] = %d is out of range 0..%d: %w", i, a, env.NumActions-1, ErrActionRange)
+		}
+		if !sl.s.IsLegal(env.Action(a)) {
+			return b.illegal(i, sl, a)
+		}
+	}
+	return nil
+}
+
+// OpponentStep applies Actions() to the envs that wait for a client-played
+// opponent (after CheckOpponentActions) and carries each on to the
+// learner's next decision, the end of its step, or the client-played
+// opponent's next decision, writing its row as Step would. The rows of the
+// other envs, and the rewards, flags and events so far of the waiting ones,
+// are kept: once no env waits (Rows.Pending all 0), the rows are those of
+// one complete Step. record says whether to record events for Info.
+func (b *Batch) OpponentStep(p *Pool, record bool) error {
+	if !b.started {
+		return ErrNeedsReset
+	}
+	b.record = record
+	b.op = opOpponent
+	p.run(b, b.cfg.N, &b.wg)
+	return b.firstError()
+}
+
+// Pending reports whether some env waits for a client-played opponent.
+func (b *Batch) Pending() bool { return b.firstPending() >= 0 }
+
+// Opponents returns the batch's opponent mixture (Single mode).
+func (b *Batch) Opponents() []Opponent {
+	if b.opps == nil {
+		return nil
+	}
+	return append([]Opponent(nil), b.opps.opps...)
+}
+
+// SetOpponents replaces the opponent mixture of a batch made with one
+// (Config.Mixed) from the next episode each env begins on; running
+// episodes finish against the entry they drew, which keeps its index if
+// it is still in the mixture. It refuses a mixture of another length while
+// an env plays an entry past its end, and a change while an env waits for
+// a client-played opponent.
+func (b *Batch) SetOpponents(mix []Opponent) error {
+	if !b.cfg.Mixed() {
+		return fmt.Errorf("vecenv: %w: the batch was made with one opponent; make it with Opponents to change them", ErrMixture)
+	}
+	cfg := b.cfg
+	cfg.Opponents = mix
+	mix, err := cfg.Mixture()
+	if err != nil {
+		return fmt.Errorf("vecenv: %w", err)
+	}
+	if i := b.firstPending(); i >= 0 {
+		return fmt.Errorf("vecenv: env %d: %w", i, ErrPending)
+	}
+	for i := range b.slots {
+		if k := int(b.slots[i].opp); k >= len(mix) && !b.slots[i].ended {
+			return fmt.Errorf("vecenv: %w: env %d plays entry %d, past the new mixture's %d entries; reset first", ErrMixture, i, k, len(mix))
+		}
+	}
+	opps, err := newOpponents(mix)
+	if err != nil {
+		return err
+	}
+	b.opps, b.cfg = opps, cfg
 	return nil
 }
 
 // snapshot records the info of sl's running episode.
 func snapshot(sl *slot) EpisodeInfo {
 	f := EpisodeInfo{Episode: sl.episode, Seed: sl.seed, Steps: sl.steps, Decisions: sl.s.Decisions(),
-		Throws: sl.s.Throws(), Winner: sl.s.Winner(), Learner: sl.learner, Illegal: sl.illegal}
+		Throws: sl.s.Throws(), Winner: sl.s.Winner(), Learner: sl.learner, Opponent: int8(sl.opp), Illegal: sl.illegal}
 	for p := 0; p < sl.s.Rules().Players; p++ {
 		f.Places[p] = int8(sl.s.Place(p))
 	}
@@ -661,9 +839,10 @@ func b2u(v bool) uint8 {
 	return 0
 }
 
-func (b *Batch) obsRow(i int) []float32   { return b.rows.Obs[i*b.d : (i+1)*b.d] }
-func (b *Batch) maskRow(i int) []uint8    { return b.rows.Mask[i*env.NumActions : (i+1)*env.NumActions] }
-func (b *Batch) finalRow(i int) []float32 { return b.rows.FinalObs[i*b.d : (i+1)*b.d] }
+func (b *Batch) obsRow(i int) []float32    { return b.rows.Obs[i*b.d : (i+1)*b.d] }
+func (b *Batch) rewardRow(i int) []float32 { return b.rows.Reward[i*b.rw : (i+1)*b.rw] }
+func (b *Batch) maskRow(i int) []uint8     { return b.rows.Mask[i*env.NumActions : (i+1)*env.NumActions] }
+func (b *Batch) finalRow(i int) []float32  { return b.rows.FinalObs[i*b.d : (i+1)*b.d] }
 func (b *Batch) finalMaskRow(i int) []uint8 {
 	return b.rows.FinalMask[i*env.NumActions : (i+1)*env.NumActions]
 }
@@ -788,20 +967,33 @@ func (b *Batch) Load(i int, s env.State, seat int) error {
 	if seat != RandomSeat {
 		sl.learner = int8(seat)
 	}
-	sl.steps, sl.ended, sl.illegal, sl.endedNow = 0, false, false, false
+	sl.steps, sl.ended, sl.illegal, sl.endedNow, sl.pending = 0, false, false, false, false
 	sl.events = sl.events[:0]
 	b.record = false
+	if b.rows.Pending != nil {
+		b.rows.Pending[i], b.rows.Opponent[i] = 0, sl.opp
+	}
 	w := worker{b: b}
 	defer w.release()
-	if err := b.settle(sl, &w); err != nil {
-		return err
+	_, err := b.loaded(i, sl, &w)
+	return err
+}
+
+// loaded carries a loaded game on to the learner's decision (or a
+// client-played opponent's, or the end) and writes its row.
+func (b *Batch) loaded(i int, sl *slot, w *worker) (pending bool, err error) {
+	if pending, err := b.settle(i, sl, w, contLoad); err != nil || pending {
+		return pending, err
 	}
 	over := sl.s.IsOver()
 	sl.ended = over
 	potentials(&sl.s, &sl.phi)
 	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], over)
-	return nil
+	return false, nil
 }
+
+// PendingAt reports whether env i's row is for a client-played opponent.
+func (b *Batch) PendingAt(i int) bool { return b.slots[i].pending }
 
 // Observe writes, for every env, the observation seen by seat into row i of
 // o (N x ObsSize) and that seat's mask into row i of m (N x env.NumActions).

@@ -301,22 +301,22 @@ METHODS: Final[dict[str, MethodSpec]] = {
         doc="Answer {}.",
     ),
     "make": MethodSpec(
-        params=("rules", "tier", "n", "mode", "seat", "opponent", "autoreset", "max_decisions", "reward", "illegal", "info"),
-        result=("handle", "n", "players", "mode", "autoreset", "reward", "illegal", "tier", "opponent", "seat", "max_decisions", "info", "rules", "obs_size", "obs_layout", "obs_space", "actions", "reward_shape"),
+        params=("rules", "tier", "n", "mode", "seat", "opponent", "opponents", "weights", "autoreset", "max_decisions", "reward", "illegal", "info"),
+        result=("handle", "n", "players", "mode", "autoreset", "reward", "illegal", "tier", "opponent", "opponents", "weights", "seat", "max_decisions", "info", "rules", "obs_size", "obs_layout", "obs_space", "actions", "reward_shape"),
         draws=("opponent",),
         hello_first=True,
         doc="Create a handle of N envs.",
     ),
     "reset": MethodSpec(
         params=("handle", "seed", "options", "info"),
-        result=("obs", "mask", "to_move", "seeds", "info"),
+        result=("obs", "mask", "to_move", "opponent", "pending", "seeds", "info"),
         draws=("reply",),
         hello_first=True,
         doc="Start a new episode in every env of a handle.",
     ),
     "step": MethodSpec(
         params=("handle", "actions", "info"),
-        result=("obs", "mask", "to_move", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info"),
+        result=("obs", "mask", "to_move", "opponent", "pending", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info"),
         draws=("reply",),
         hello_first=True,
         doc="Apply one action per env of a handle.",
@@ -344,7 +344,7 @@ METHODS: Final[dict[str, MethodSpec]] = {
     ),
     "load": MethodSpec(
         params=("handle", "index", "state", "seat"),
-        result=("obs", "mask", "to_move"),
+        result=("obs", "mask", "to_move", "opponent", "pending"),
         draws=(),
         hello_first=True,
         doc="Replace one env's game with a saved state.",
@@ -446,6 +446,20 @@ METHODS: Final[dict[str, MethodSpec]] = {
         draws=("rows", "reply", "search"),
         hello_first=True,
         doc="A built-in agent's action, policy and value at every packed state.",
+    ),
+    "opponent_step": MethodSpec(
+        params=("handle", "actions", "info"),
+        result=("obs", "mask", "to_move", "opponent", "pending", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info"),
+        draws=("reply",),
+        hello_first=True,
+        doc="Apply the client-played opponents' actions to the envs waiting for them.",
+    ),
+    "set_opponents": MethodSpec(
+        params=("handle", "opponents", "weights"),
+        result=("opponents", "weights"),
+        draws=("opponent",),
+        hello_first=True,
+        doc="Replace a handle's opponent mixture from each env's next episode on.",
     ),
 }
 """Every method of the protocol, by name, in the server's order."""

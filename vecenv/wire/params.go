@@ -185,12 +185,76 @@ func MakeConfig(pr *protocol.MakeParams) (cfg vecenv.Config, seatSet, oppSet boo
 	if pr.Opponent != nil {
 		cfg.Opponent = *pr.Opponent
 	}
-	return cfg, pr.Seat != nil, pr.Opponent != nil, nil
+	switch {
+	case pr.Opponents != nil && pr.Opponent != nil:
+		return cfg, false, false, &ParamError{"opponents", errors.New("give opponent (one spec) or opponents (a mixture), not both")}
+	case pr.Opponents != nil:
+		if cfg.Opponents, err = Mixture(pr.Opponents, pr.Weights); err != nil {
+			return cfg, false, false, err
+		}
+		cfg.Opponent = ""
+	case pr.Weights != nil:
+		return cfg, false, false, &ParamError{"weights", errors.New("weights apply to an opponents mixture")}
+	}
+	return cfg, pr.Seat != nil, pr.Opponent != nil || pr.Opponents != nil, nil
+}
+
+// Mixture reads an opponent mixture: opponents, an array of 1 to
+// vecenv.MaxOpponents agent specs (vecenv.Client for an entry the client
+// plays), and weights, nil (every weight 1) or an array of as many finite
+// numbers > 0. A bad param is a *ParamError.
+func Mixture(opponents, weights []byte) ([]vecenv.Opponent, error) {
+	r := msgp.NewReader(opponents)
+	n, err := r.ArrayLen()
+	if err != nil {
+		return nil, &ParamError{"opponents", fmt.Errorf("want an array of agent specs: %w", err)}
+	}
+	if n < 1 || n > vecenv.MaxOpponents {
+		return nil, &ParamError{"opponents", fmt.Errorf("%d entries, want 1..%d", n, vecenv.MaxOpponents)}
+	}
+	mix := make([]vecenv.Opponent, n)
+	for i := range mix {
+		s, err := r.Str()
+		if err != nil {
+			return nil, &ParamError{fmt.Sprintf("opponents[%d]", i), fmt.Errorf("want an agent spec: %w", err)}
+		}
+		mix[i] = vecenv.Opponent{Spec: string(s), Weight: 1}
+	}
+	if weights == nil {
+		return mix, nil
+	}
+	r = msgp.NewReader(weights)
+	m, err := r.ArrayLen()
+	if err != nil {
+		return nil, &ParamError{"weights", fmt.Errorf("want an array of numbers: %w", err)}
+	}
+	if m != n {
+		return nil, &ParamError{"weights", fmt.Errorf("%d weights for %d opponents", m, n)}
+	}
+	for i := range mix {
+		w, err := r.Float()
+		if err == nil && !(w > 0 && w <= math.MaxFloat64) {
+			err = fmt.Errorf("%v: want a finite number > 0", w)
+		}
+		if err != nil {
+			return nil, &ParamError{fmt.Sprintf("weights[%d]", i), err}
+		}
+		mix[i].Weight = w
+	}
+	return mix, nil
 }
 
 // MakeResult is make's result for batch b of cfg, made as handle h;
-// opponent is the opponent as the client named it ("" in mode multi).
-func MakeResult(cfg vecenv.Config, b *vecenv.Batch, h uint64, opponent string) protocol.MakeResult {
+// opponent is the opponent as the client named it ("" in mode multi or
+// for a mixture), and opponents the specs of a mixture as the client named
+// them (nil without one).
+func MakeResult(cfg vecenv.Config, b *vecenv.Batch, h uint64, opponent string, opponents []string) protocol.MakeResult {
+	var weights []float64
+	if opponents != nil {
+		for _, o := range cfg.Opponents {
+			weights = append(weights, o.Weight)
+		}
+	}
 	var seat any = cfg.Seat
 	if cfg.Seat == vecenv.RandomSeat {
 		seat = "random"
@@ -204,6 +268,7 @@ func MakeResult(cfg vecenv.Config, b *vecenv.Batch, h uint64, opponent string) p
 		Handle: h, N: cfg.N, Players: players,
 		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
 		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
+		Opponents: opponents, Weights: weights,
 		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
 		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: Space(b.Encoder().Space()), Actions: env.NumActions,
 		RewardShape: rewardShape,

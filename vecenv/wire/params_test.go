@@ -257,7 +257,7 @@ func TestMakeResult(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b, err := vecenv.New(tc.cfg)
 			require.NoError(t, err)
-			r := wire.MakeResult(tc.cfg, b, 7, tc.opponent)
+			r := wire.MakeResult(tc.cfg, b, 7, tc.opponent, nil)
 			assert.Equal(t, uint64(7), r.Handle)
 			assert.Equal(t, tc.seat, r.Seat)
 			assert.Equal(t, tc.shape, r.RewardShape)

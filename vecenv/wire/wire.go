@@ -30,9 +30,32 @@ func ReplyBytes(b *vecenv.Batch, record bool, maxFrame int) int {
 	return ResultBytes(b.Config(), b.ObsSize())
 }
 
-// AppendRows appends the keys and values obs, mask and to_move of rows.
+// AppendRows appends the keys and values obs, mask and to_move of rows
+// and, for a batch with an opponent mixture, opponent and pending: RowKeys
+// of them.
 func AppendRows(out []byte, rows *vecenv.Rows) []byte {
-	return AppendRow(out, rows.Obs, rows.Mask, rows.ToMove)
+	out = AppendRow(out, rows.Obs, rows.Mask, rows.ToMove)
+	if rows.Opponent != nil {
+		out = AppendMixed(out, rows.Opponent, rows.Pending)
+	}
+	return out
+}
+
+// RowKeys returns the number of keys AppendRows writes for rows.
+func RowKeys(rows *vecenv.Rows) int {
+	if rows.Opponent != nil {
+		return 5
+	}
+	return 3
+}
+
+// AppendMixed appends the keys and values opponent and pending of one or
+// more rows of a batch with an opponent mixture.
+func AppendMixed(out []byte, opponent, pending []uint8) []byte {
+	out = msgp.AppendStr(out, "opponent")
+	out = msgp.AppendBin(out, opponent)
+	out = msgp.AppendStr(out, "pending")
+	return msgp.AppendBin(out, pending)
 }
 
 // AppendRow appends the keys and values obs, mask and to_move of one or
@@ -49,7 +72,7 @@ func AppendRow(out []byte, o []float32, m []uint8, toMove []int8) []byte {
 // AppendReset appends reset's result map for b after a Reset: its rows,
 // its seeds and, when record, the info list (see AppendInfo).
 func AppendReset(out []byte, b *vecenv.Batch, record bool, maxFrame int) []byte {
-	keys := 4
+	keys := RowKeys(b.Rows()) + 1
 	if record {
 		keys++
 	}
@@ -71,7 +94,7 @@ func AppendReset(out []byte, b *vecenv.Batch, record bool, maxFrame int) []byte 
 // record, the info list (see AppendInfo).
 func AppendStep(out []byte, b *vecenv.Batch, record bool, maxFrame int) []byte {
 	sameStep := b.Config().Autoreset == vecenv.SameStep
-	keys := 6
+	keys := RowKeys(b.Rows()) + 3
 	if sameStep {
 		keys += 3
 	}
@@ -127,8 +150,12 @@ func AppendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
 // a final_info key the caller appends.
 func AppendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []env.Event, withFinal bool) []byte {
 	single := b.Config().Mode == vecenv.Single
+	mixed := b.Config().Mixed()
 	keys := 9
 	if single {
+		keys++
+	}
+	if mixed {
 		keys++
 	}
 	if withFinal {
@@ -156,6 +183,10 @@ func AppendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []e
 	if single {
 		out = msgp.AppendStr(out, "learner")
 		out = msgp.AppendInt(out, int64(f.Learner))
+	}
+	if mixed {
+		out = msgp.AppendStr(out, "opponent")
+		out = msgp.AppendInt(out, int64(f.Opponent))
 	}
 	out = msgp.AppendStr(out, "illegal")
 	out = msgp.AppendBool(out, f.Illegal)
