@@ -176,13 +176,14 @@ type slot struct {
 	episode  uint64 // episodes begun since reset, minus one
 	steps    uint32 // step calls in the running episode
 	learner  int8
-	opp      uint8 // the episode's opponent entry
-	pending  bool  // the row waits for the client-played opponent's action
-	cont     uint8 // what OpponentStep resumes: contStep, contOpen or contLoad
-	tries    uint8 // games discarded in a row by the episode being opened
-	ended    bool  // the terminal row was returned (next_step): the next step resets
-	illegal  bool  // the running (or just ended) episode was ended by a penalty
-	endedNow bool  // same_step: an episode ended in this step; final holds it
+	opp      uint8      // the episode's opponent entry, of oset
+	oset     *opponents // the mixture the episode drew from (SetOpponents replaces the batch's, not this)
+	pending  bool       // the row waits for the client-played opponent's action
+	cont     uint8      // what OpponentStep resumes: contStep, contOpen or contLoad
+	tries    uint8      // games discarded in a row by the episode being opened
+	ended    bool       // the terminal row was returned (next_step): the next step resets
+	illegal  bool       // the running (or just ended) episode was ended by a penalty
+	endedNow bool       // same_step: an episode ended in this step; final holds it
 	events   []env.Event
 	phi      [env.MaxPlayers]float32 // progress potentials at the last row written (reward "progress")
 	final    EpisodeInfo
@@ -510,6 +511,15 @@ func (b *Batch) firstPending() int {
 
 // resetSlot starts env i afresh from b.seeds[i].
 func (b *Batch) resetSlot(i int, sl *slot, w *worker) error {
+	// No step's columns survive a reset: an opponent_step that completes the
+	// reset (a client-played opponent moved first) reports a clean step.
+	clear(b.rewardRow(i))
+	b.rows.Terminated[i], b.rows.Truncated[i] = 0, 0
+	if b.cfg.Autoreset == SameStep {
+		clear(b.finalRow(i))
+		clear(b.finalMaskRow(i))
+		b.rows.FinalToMove[i] = -1
+	}
 	sl.seed0 = b.seeds[i]
 	sl.episode = 0
 	sl.events = sl.events[:0]
@@ -553,7 +563,7 @@ func (b *Batch) newGame(sl *slot, first bool) error {
 		return err
 	}
 	sl.s, sl.seed, sl.learner = s, seed, int8(learner)
-	sl.opp = 0
+	sl.opp, sl.oset = 0, b.opps
 	if b.opps != nil {
 		sl.opp = uint8(OpponentDraw(seed, b.opps.cum))
 	}
@@ -604,7 +614,7 @@ func (b *Batch) settle(i int, sl *slot, w *worker, cont uint8) (pending bool, er
 			return false, nil
 		}
 		seat, k := sl.s.ToMove(), int(sl.opp)
-		spec := b.opps.opps[k].Spec
+		spec := sl.oset.opps[k].Spec
 		if spec == Client {
 			sl.pending, sl.cont = true, cont
 			b.rows.Pending[i] = 1
@@ -613,7 +623,7 @@ func (b *Batch) settle(i int, sl *slot, w *worker, cont uint8) (pending bool, er
 			sl.s.Mask(b.maskRow(i))
 			return true, nil
 		}
-		ag, err := w.opponent(k, AgentSeed(sl.seed, seat, sl.s.Decisions()))
+		ag, err := w.opponent(sl.oset, k, AgentSeed(sl.seed, seat, sl.s.Decisions()))
 		if err != nil {
 			return false, err
 		}
@@ -791,11 +801,9 @@ func (b *Batch) Opponents() []Opponent {
 }
 
 // SetOpponents replaces the opponent mixture of a batch made with one
-// (Config.Mixed) from the next episode each env begins on; running
-// episodes finish against the entry they drew, which keeps its index if
-// it is still in the mixture. It refuses a mixture of another length while
-// an env plays an entry past its end, and a change while an env waits for
-// a client-played opponent.
+// (Config.Mixed) from the next episode each env begins on: a running
+// episode finishes against the entry it drew, of the mixture it drew from
+// (Rows.Opponent indexes that mixture until the episode ends).
 func (b *Batch) SetOpponents(mix []Opponent) error {
 	if !b.cfg.Mixed() {
 		return fmt.Errorf("vecenv: %w: the batch was made with one opponent; make it with Opponents to change them", ErrMixture)
@@ -805,14 +813,6 @@ func (b *Batch) SetOpponents(mix []Opponent) error {
 	mix, err := cfg.Mixture()
 	if err != nil {
 		return fmt.Errorf("vecenv: %w", err)
-	}
-	if i := b.firstPending(); i >= 0 {
-		return fmt.Errorf("vecenv: env %d: %w", i, ErrPending)
-	}
-	for i := range b.slots {
-		if k := int(b.slots[i].opp); k >= len(mix) && !b.slots[i].ended {
-			return fmt.Errorf("vecenv: %w: env %d plays entry %d, past the new mixture's %d entries; reset first", ErrMixture, i, k, len(mix))
-		}
 	}
 	opps, err := newOpponents(mix)
 	if err != nil {

@@ -144,38 +144,45 @@ func newOpponents(opps []Opponent) (*opponents, error) {
 }
 
 // worker is what one run of a range borrows: an agent per opponent entry,
-// taken from the entry's pool on first use and returned by release.
+// taken from the pool of the entry's mixture on first use and returned by
+// release. An env whose episode drew from an older mixture (SetOpponents)
+// swaps the worker's agent of that entry for one of its own mixture.
 type worker struct {
 	b    *Batch
 	ags  [MaxOpponents]agent.Agent
-	used uint64 // bit i: ags[i] is borrowed
+	from [MaxOpponents]*opponents // the mixture each borrowed agent came from
+	used uint64                   // bit i: ags[i] is borrowed
 }
 
-// opponent returns the worker's agent of entry k reseeded with seed.
-func (w *worker) opponent(k int, seed uint64) (agent.Agent, error) {
+// opponent returns the worker's agent of entry k of o reseeded with seed.
+func (w *worker) opponent(o *opponents, k int, seed uint64) (agent.Agent, error) {
+	if w.ags[k] != nil && w.from[k] != o {
+		w.from[k].pools[k].Put(w.ags[k])
+		w.ags[k] = nil
+	}
 	if w.ags[k] == nil {
-		op := w.b.opps
-		if v := op.pools[k].Get(); v != nil {
+		if v := o.pools[k].Get(); v != nil {
 			w.ags[k] = v.(agent.Agent)
 		} else {
-			a, err := agent.New(op.opps[k].Spec, seed)
+			a, err := agent.New(o.opps[k].Spec, seed)
 			if err != nil {
 				return nil, err
 			}
 			w.ags[k] = a
 		}
+		w.from[k] = o
 		w.used |= 1 << k
 	}
 	w.ags[k].(agent.Reseeder).Reseed(seed) // newOpponents checked that the entry is one
 	return w.ags[k], nil
 }
 
-// release returns the borrowed agents to their entries' pools.
+// release returns the borrowed agents to their mixtures' pools.
 func (w *worker) release() {
 	for u := w.used; u != 0; u &= u - 1 {
 		k := bits.TrailingZeros64(u)
-		w.b.opps.pools[k].Put(w.ags[k])
-		w.ags[k] = nil
+		w.from[k].pools[k].Put(w.ags[k])
+		w.ags[k], w.from[k] = nil, nil
 	}
 	w.used = 0
 }

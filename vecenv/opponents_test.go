@@ -215,7 +215,6 @@ func TestClientOpponentRefusals(t *testing.T) {
 	require.True(t, b.Pending(), "seat 0 begins: every env waits for the opponent")
 	FirstLegal(b.Rows().Mask, b.Actions())
 	assert.ErrorIs(t, b.CheckActions(), ErrPending)
-	assert.ErrorIs(t, b.SetOpponents([]Opponent{{"random", 1}}), ErrPending)
 
 	before := *b.State(2)
 	b.Actions()[2] = int32(env.NumActions)
@@ -250,17 +249,49 @@ func TestSetOpponents(t *testing.T) {
 	one := newStarted(t, nil, Config{Rules: env.Standard(), Tier: obs.Compact, N: 1, Opponent: "random"})
 	assert.ErrorIs(t, one.SetOpponents([]Opponent{{"greedy", 1}}), ErrMixture)
 	assert.ErrorIs(t, b.SetOpponents([]Opponent{{"random", 0}}), ErrMixture)
-	assert.ErrorIs(t, b.SetOpponents([]Opponent{{"random", 1}}), ErrMixture, "an env plays entry 1")
+	old := b.opps
 	require.NoError(t, b.SetOpponents([]Opponent{{"mc:2", 1}, {"greedy", 1}, {"random", 5}}))
 	assert.Equal(t, []Opponent{{"mc:2", 1}, {"greedy", 1}, {"random", 5}}, b.Opponents())
 	run(t, b, 3000, func() {
 		for i := range b.N() {
 			cur, _, _, _ := b.Info(i)
+			sl := &b.slots[i]
 			if cur.Episode > 0 {
+				assert.Same(t, b.opps, sl.oset, "env %d: a new episode draws from the new mixture", i)
 				assert.Equal(t, uint8(OpponentDraw(cur.Seed, b.opps.cum)), b.Rows().Opponent[i])
+			} else {
+				assert.Same(t, old, sl.oset, "env %d: the running episode keeps its mixture", i)
 			}
 		}
 	})
+}
+
+// TestSetOpponentsKeepsRunningGames: an episode that began before a change
+// of mixture plays on against the entry it drew, move for move as if the
+// mixture had not changed, even while an env waits for the client.
+func TestSetOpponentsKeepsRunningGames(t *testing.T) {
+	cfg := Config{Rules: env.Standard(), Tier: obs.Compact, N: 8, Opponents: []Opponent{{"greedy", 1}, {Client, 1}}, Seat: 1}
+	a, err := New(cfg)
+	require.NoError(t, err)
+	b, err := New(cfg)
+	require.NoError(t, err)
+	ag, err := agent.New("mcts:1", 0)
+	require.NoError(t, err)
+	for _, x := range []*Batch{a, b} {
+		x.SeedAll(11)
+		require.NoError(t, x.Reset(nil, ResetOptions{Start: 0}))
+		clientPlays(t, x, ag)
+	}
+	require.NoError(t, b.SetOpponents([]Opponent{{"random", 1}, {"random", 1}, {"mc:2", 1}}))
+	for step := range 15 { // first episodes only: they last longer than 15 learner steps
+		requireSameRows(t, a, b, step)
+		FirstLegal(a.Rows().Mask, a.Actions())
+		copy(b.Actions(), a.Actions())
+		require.NoError(t, a.Step(nil, false))
+		require.NoError(t, b.Step(nil, false))
+		clientPlays(t, a, ag)
+		clientPlays(t, b, ag)
+	}
 }
 
 // TestOpponentStepAllocatesNothing: answering a client-played opponent is
