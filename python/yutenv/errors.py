@@ -163,6 +163,16 @@ class ClosedError(YutEnvError):
     """The env or client was used after ``close()``."""
 
 
+class OpponentError(YutEnvError):
+    """A Python policy playing an opponent failed: it raised, answered with the wrong shape or
+    type, or chose an illegal action. The message names the opponent and the envs. The env
+    waits for that opponent's move: call ``reset()`` to go on."""
+
+
+class OpponentTimeoutError(OpponentError, TimeoutError):
+    """A Python policy playing an opponent did not answer within the env's ``timeout``."""
+
+
 # Wire error codes (docs/PROTOCOL.md, "Errors") mapped to classes.
 _CODE_CLASSES: dict[str, type[ServerError]] = {
     "illegal_action": IllegalActionError,

@@ -96,6 +96,8 @@ class Session:
             release = server
             addr = server.address
             tok = server.token
+        #: Seconds a reply may take (None: no limit); a Python opponent's answer too.
+        self.timeout: float | None = timeout
         try:
             self.client = Client(addr, server=server, timeout=timeout)
         except BaseException:

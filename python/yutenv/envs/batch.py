@@ -30,6 +30,7 @@ from ..connection.session import PROTOCOL as PROTOCOL
 from ..connection.session import Session as Session
 from ..errors import ClosedError, YutEnvError
 from .config import EnvConfig
+from .opponents import Mixture, answer, is_mixture, mixture
 
 if TYPE_CHECKING:
     import gymnasium
@@ -98,8 +99,10 @@ def _i8(b: bytes) -> npt.NDArray[np.int8]:
 def fit_info(info: Mapping[str, Any]) -> dict[str, Any]:
     """A server info map made fit for Gymnasium's vectorizers: seeds (0..2**64-1) become
     ``np.uint64``, which Gymnasium's info arrays keep as uint64 instead of overflowing an
-    int64 array; the ended episode's ``final_info`` likewise."""
+    int64 array; the ended episode's ``final_info`` likewise. A mixture's ``opponent`` entry
+    number is dropped: the front ends name the opponent themselves (``info["opponent"]``)."""
     out = dict(info)
+    out.pop("opponent", None)
     if "seed" in out:
         out["seed"] = np.uint64(out["seed"])
     fi = out.get("final_info")
@@ -190,6 +193,16 @@ class Batch:
         self.session = session
         self._call = session.client.call
         p: dict[str, Any] = {"n": int(n)}
+        #: The opponent mixture, when ``opponent`` is not one spec (its policies are played here).
+        self.mixture: Mixture | None = None
+        opponent = params.pop("opponent", None)
+        if opponent is not None:
+            if is_mixture(opponent):
+                self.mixture = mixture(opponent, session.timeout)
+                p.update(self.mixture.params())
+            else:
+                p["opponent"] = opponent
+        self._answers = self.mixture is not None and bool(self.mixture.policies)
         for k, v in params.items():
             if v is not None:
                 p[k] = v
@@ -203,6 +216,13 @@ class Batch:
         #: The number of actions (the server's codec), the length of every mask row.
         self.actions: int = int(self.made["actions"])
         self.same_step = self.made.get("autoreset") == "same_step"
+        # A mixture's bookkeeping: each env's running episode drew from the mixture in
+        # env_mix[i] (set_opponents changes only the next episodes'), at entry column[i].
+        self.env_mix: list[Mixture | None] = [self.mixture] * self.n
+        self._column = np.zeros(self.n, dtype=np.uint8)
+        self._anew = np.zeros(self.n, dtype=np.bool_)  # next_step: these envs begin an episode at the next step
+        #: After a step: the name of the opponent of each episode that ended in it, by env index.
+        self.ended_opponents: dict[int, str] = {}
         self.closed = False
         self._obs_shape = (self.n, self.obs_size)
         self._mask_shape = (self.n, self.actions)
@@ -229,7 +249,14 @@ class Batch:
             p["options"] = dict(options)
         if info is not None:
             p["info"] = info
+        self.env_mix = [self.mixture] * self.n  # every env begins an episode
+        self._anew[:] = False
         r = self._call("reset", p)
+        if self._answers:
+            seeds = r["seeds"]
+            r = answer(self, r)
+            r["seeds"] = seeds
+        self._tracked(r, reset=True)
         return ResetResult(
             obs=_f32(r["obs"], self._obs_shape),
             mask=_mask(r["mask"], self._mask_shape),
@@ -245,7 +272,11 @@ class Batch:
         p: dict[str, Any] = {"handle": self.handle, "actions": actions}
         if info is not None:
             p["info"] = info
+        self._begin_step()
         r = self._call("step", p)
+        if self._answers:
+            r = answer(self, r)
+        self._tracked(r)
         fo = r.get("final_obs")
         return StepResult(
             obs=_f32(r["obs"], self._obs_shape),
@@ -285,7 +316,79 @@ class Batch:
         (``obs``, ``mask``, ``reward``, ``terminated``, ... as bytes; see docs/PROTOCOL.md)."""
         if self.closed:
             raise ClosedError("step: the env batch is closed")
-        return self.session.client.call_packed("step", self._one_prefix + self._i32(action))  # type: ignore[no-any-return]
+        if self.mixture is None:
+            return self.session.client.call_packed("step", self._one_prefix + self._i32(action))  # type: ignore[no-any-return]
+        self._begin_step()
+        r: dict[str, Any] = self.session.client.call_packed("step", self._one_prefix + self._i32(action))
+        if self._answers:
+            r = answer(self, r)
+        self._tracked(r)
+        return r
+
+    def _begin_step(self) -> None:
+        """Before a step: envs whose episode ended at the last one (next_step) begin a new one,
+        drawn from the current mixture."""
+        if self.mixture is not None and self._anew.any():
+            for i in np.flatnonzero(self._anew):
+                self.env_mix[i] = self.mixture
+            self._anew[:] = False
+
+    def mixture_of(self, i: int, r: Mapping[str, Any]) -> Mixture:
+        """The mixture env ``i``'s row of reply ``r`` belongs to: its running episode's, or the
+        current one for an episode that began in this same step (same_step autoreset)."""
+        if self.same_step and "terminated" in r and (r["terminated"][i] or r["truncated"][i]):
+            m = self.mixture
+        else:
+            m = self.env_mix[i]
+        assert m is not None
+        return m
+
+    def _tracked(self, r: Mapping[str, Any], reset: bool = False) -> None:
+        """After a reset or step: note which mixture each env's episode plays, and the
+        opponents of the episodes that ended."""
+        if self.mixture is None:
+            return
+        col = np.frombuffer(r["opponent"], dtype=np.uint8)
+        self.ended_opponents = {}
+        if reset:
+            self.env_mix = [self.mixture] * self.n
+            self._anew[:] = False
+        elif "terminated" in r:
+            ended = np.flatnonzero(np.frombuffer(r["terminated"], np.bool_) | np.frombuffer(r["truncated"], np.bool_))
+            for i in map(int, ended):
+                m = self.env_mix[i]
+                k = int(self._column[i] if self.same_step else col[i])
+                self.ended_opponents[i] = _name(m, k)
+                if self.same_step:
+                    self.env_mix[i] = self.mixture
+                else:
+                    self._anew[i] = True
+        self._column = col.copy()
+
+    def opponent_step(self, actions: bytes) -> dict[str, Any]:
+        """Answer the envs that wait for a client-played opponent (``actions``: N little-endian
+        int32, ignored for the others); the raw reply, as ``step``'s. :func:`answer` calls it."""
+        self._check("opponent_step")
+        return self._call("opponent_step", {"handle": self.handle, "actions": actions})  # type: ignore[no-any-return]
+
+    def set_opponents(self, opponent: Any) -> list[str]:
+        """Replace the opponent mixture of a batch made with one (``set_opponents``): each env's
+        next episode draws from ``opponent`` (any ``opponent`` option but one spec string); the
+        running episodes finish against the entry they drew. Returns the entries' names."""
+        self._check("set_opponents")
+        if self.mixture is None:
+            raise ValueError("set_opponents: this env was made with one opponent spec; make it with a mixture (a list) to change it")
+        m = mixture(opponent if is_mixture(opponent) else [opponent], self.session.timeout)
+        self._call("set_opponents", {"handle": self.handle, **m.params()})
+        self.mixture = m
+        self._answers = self._answers or bool(m.policies)
+        return list(m.names)
+
+    def opponent_names(self, column: npt.NDArray[np.uint8] | None = None) -> list[str]:
+        """The name of each env's running opponent, from the last reply's ``opponent`` column
+        (or ``column``): an entry of the mixture its episode drew from."""
+        col = self._column if column is None else column
+        return [_name(self.env_mix[i], int(k)) for i, k in enumerate(col)]
 
     def observe(self, seat: int) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int8]]:
         """Every env's observation [N, D] and mask [N, actions] as ``seat`` sees them (``observe``;
@@ -322,6 +425,11 @@ class Batch:
         if seat is not None:
             p["seat"] = int(seat)
         r = self._call("load", p)
+        if self._answers and r.get("pending") == b"\x01":
+            full = answer(self, r, index=int(index))
+            i, d, a = int(index), self.obs_size, self.actions
+            r = {"obs": full["obs"][4 * d * i : 4 * d * (i + 1)], "mask": full["mask"][a * i : a * (i + 1)],
+                 "to_move": full["to_move"][i : i + 1]}
         return {
             "obs": _f32(r["obs"], (1, self.obs_size)),
             "mask": _mask(r["mask"], (1, self.actions)),
@@ -351,3 +459,8 @@ def open_batch(n: int, config: EnvConfig, mode: Literal["single", "multi"], auto
     except BaseException:
         session.close()
         raise
+
+
+def _name(m: Mixture | None, k: int) -> str:
+    names = m.names if m is not None else ()
+    return names[k] if 0 <= k < len(names) else str(k)

@@ -27,6 +27,7 @@ from typing import Any, Literal, Mapping
 
 from .._protocol import PRESETS, RULE_KEYS, RULE_OPTIONS, RuleOption
 from ..errors import InvalidRulesError
+from .opponents import check_opponent
 from ..connection.server import Server
 from ..connection.session import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 
@@ -46,8 +47,13 @@ class EnvConfig:
 
     Attributes:
         rules: rules string (``"players=3,end=rank"``) or mapping; default ``"standard"``.
-        opponent: agent spec of every other seat: ``random``, ``greedy``, ``mc:N``,
-            ``mcts:N`` (single-agent envs; the AEC env has no opponent).
+        opponent: who plays every other seat (single-agent envs; the AEC env has no
+            opponent): an agent spec played by the server (``random``, ``greedy``, ``mc:N``,
+            ``mcts:N``, ``az``, ``net:PATH``); a Python policy (a callable ``(obs, mask) ->
+            actions`` over a batch, an SB3 model or a torch module), called once per round for
+            every env whose opponent is to move; or a mixture drawn per episode from its seed:
+            a list of these, of ``(entry, weight)`` pairs, or a mapping ``{entry: weight}``
+            (:mod:`yutenv.envs.opponents`). ``info["opponent"]`` names each episode's.
         seat: the learner's seat, or ``"random"`` to draw it each episode (single-agent envs).
         tier: observation tier (``compact``, ``tactical``, ``planes``); None: the server's default.
         illegal: ``"error"`` (an illegal action raises :class:`~yutenv.IllegalActionError`
@@ -80,7 +86,7 @@ class EnvConfig:
     """
 
     rules: str | Mapping[str, Any] = "standard"
-    opponent: str = "random"
+    opponent: Any = "random"
     seat: int | str = 0
     tier: str | None = None
     obs_type: Literal["box", "dict"] = "box"
@@ -100,7 +106,11 @@ class EnvConfig:
         elif not isinstance(self.rules, str):
             raise TypeError(f"rules must be a string or a mapping, got {self.rules!r}")
         check_rules(self.rules)
-        _need_str("opponent", self.opponent)
+        if isinstance(self.opponent, Mapping):
+            object.__setattr__(self, "opponent", tuple(self.opponent.items()))
+        elif isinstance(self.opponent, list):
+            object.__setattr__(self, "opponent", tuple(self.opponent))
+        check_opponent(self.opponent)
         if isinstance(self.seat, str):
             if self.seat != "random":
                 raise ValueError(f"seat must be a seat number or 'random', got {self.seat!r}")

@@ -15,7 +15,7 @@ from gymnasium import spaces
 from .._wire.client import SINGLE_ENV_SPIN
 from .config import HUMAN_RENDER_MODES, EnvConfig
 from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
-from ..errors import ClosedError, ResetNeeded, YutEnvError
+from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
 
 ObsType = Union[npt.NDArray[np.float32], Dict[str, npt.NDArray[Any]]]
 
@@ -81,7 +81,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self.rules: str = str(made["rules"])
         self.players: int = self._batch.players
         self.tier: str = str(made["tier"])
-        self.opponent: str = str(made["opponent"])
+        self.opponent: str = str(made["opponent"]) or ";".join(made.get("opponents") or ())
         self.num_actions: int = self._batch.actions
         self.action_space = spaces.Discrete(self.num_actions)
         box = obs_box(self._batch.obs_space_info)
@@ -136,6 +136,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         return out
 
     def _reset(self, game_seed: int, opts: dict[str, Any] | None) -> tuple[ObsType, dict[str, Any]]:
+        self._needs_reset = True
         r = self._batch.reset(game_seed, opts)
         self._history = [("reset", game_seed, opts)]
         self.game_seed = r.seeds[0]
@@ -143,6 +144,8 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self.seat = int(r.to_move[0])
         self._needs_reset = False
         info: dict[str, Any] = {"action_mask": self._mask, "seat": self.seat, "seed": np.uint64(self.game_seed)}
+        if "opponent" in r.raw:
+            info["opponent"] = self._batch.opponent_names()[0]
         if r.info is not None:
             info.update(fit_info(r.info[0]))
         return self._observation(r.obs[0], self._mask), info
@@ -154,7 +157,11 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             raise ResetNeeded("step: call reset() first (the episode has not started or has ended)")
         a = check_action(action, self.num_actions)
         was_legal = self._mask[a] != 0
-        r = self._batch.step_one_raw(a)
+        try:
+            r = self._batch.step_one_raw(a)
+        except OpponentError:
+            self._needs_reset = True  # the game waits for the failed opponent's move
+            raise
         self._history.append(a)
         # One env: decode only what is needed; obs and mask are views of the reply's bytes.
         obs = np.frombuffer(r["obs"], dtype="<f4")
@@ -166,6 +173,8 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
         if not was_legal:
             info["illegal"] = True
+        if "opponent" in r:
+            info["opponent"] = self._batch.opponent_names()[0]
         if "info" in r:
             info.update(fit_info(r["info"][0]))
         if self._human is not None:
@@ -212,6 +221,16 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         ``env.unwrapped.action_masks()`` or ``env.get_wrapper_attr("action_masks")()``.
         """
         return self._mask.view(np.bool_)
+
+    def set_opponents(self, opponent: Any) -> list[str]:
+        """Replace the opponent mixture (an env made with a list, mapping or policy as its
+        ``opponent``) from the next episode on (:meth:`YutVectorEnv.set_opponents`); returns the
+        entries' names."""
+        if self.closed:
+            raise ClosedError("set_opponents: the env is closed")
+        names = self._batch.set_opponents(opponent)
+        self.opponent = ";".join(names)
+        return names
 
     def save_state(self) -> bytes:
         """The engine's versioned binary blob of the current game (includes its generator);

@@ -13,7 +13,8 @@ from gymnasium.vector.utils import batch_space
 
 from .config import RENDER_MODES, EnvConfig
 from .batch import NotCopyable, ResetResult, StepResult, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
-from ..errors import ClosedError, IllegalActionError, ResetNeeded
+from ..errors import ClosedError, IllegalActionError, OpponentError, ResetNeeded
+from .opponents import OpponentStats
 
 _RESET_OPTIONS = ("start", "seat")
 _WIRE_AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -93,7 +94,9 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.rules: str = str(made["rules"])
         self.players: int = self._batch.players
         self.tier: str = str(made["tier"])
-        self.opponent: str = str(made["opponent"])
+        self.opponent: str = str(made["opponent"]) or ";".join(made.get("opponents") or ())
+        #: Finished episodes by opponent name (a mixture's entries, or the one opponent).
+        self._stats: dict[str, OpponentStats] = {}
         self.num_actions: int = self._batch.actions
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -155,6 +158,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             if unknown:
                 raise ValueError(f"unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}")
             opts = dict(options)
+        self._started = False
         r: ResetResult = self._batch.reset(seeds, opts)
         self.seeds = r.seeds
         self._mask = r.mask
@@ -163,6 +167,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self._base_infos(infos, r.mask, r.to_move)
         infos["seed"] = np.array(r.seeds, dtype=np.uint64)
         infos["_seed"] = np.ones(self.num_envs, dtype=np.bool_)
+        self._opponent_infos(infos, r.raw)
         if r.info is not None:
             for i, inf in enumerate(r.info):
                 infos = self._add_info(infos, fit_info(inf), i)
@@ -181,10 +186,16 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         if a.size and (a.min() < 0 or a.max() >= self.num_actions):
             bad = int(np.flatnonzero((a < 0) | (a >= self.num_actions))[0])
             raise IllegalActionError(f"env {bad}: action {int(a[bad])} is out of range 0..{self.num_actions - 1}", method="step")
-        r: StepResult = self._batch.step_bytes(a.astype("<i4", copy=False).tobytes())
+        try:
+            r: StepResult = self._batch.step_bytes(a.astype("<i4", copy=False).tobytes())
+        except OpponentError:
+            self._started = False  # the games wait for the failed opponent's moves
+            raise
         self._mask = r.mask
         infos: dict[str, Any] = {}
         self._base_infos(infos, r.mask, r.to_move)
+        self._count(r)
+        self._opponent_infos(infos, r.raw)
         if r.info is not None:
             for i, inf in enumerate(r.info):
                 infos = self._add_info(infos, fit_info({k: v for k, v in inf.items() if k != "final_info"}), i)
@@ -197,6 +208,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
                     final_info: dict[str, Any] = {"action_mask": r.final_mask[i], "seat": np.int8(r.final_to_move[i])}
                     if r.info is not None and isinstance(r.info[i].get("final_info"), dict):
                         final_info.update(fit_info(r.info[i]["final_info"]))
+                    if i in self._batch.ended_opponents:
+                        final_info["opponent"] = self._batch.ended_opponents[i]
                     obs_i = {k: v[i] for k, v in fo.items()} if isinstance(fo, dict) else fo[i]
                     infos = self._add_info(infos, {"final_obs": obs_i, "final_info": final_info}, i)
         obs = self._observations(r.obs, r.mask)
@@ -266,6 +279,57 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
     @property
     def server_address(self) -> str:
         return self._session.address
+
+    def set_opponents(self, opponent: Any) -> list[str]:
+        """Replace the opponent mixture (an env made with a list, mapping or policy as its
+        ``opponent``) from each env's next episode on; running episodes finish against the entry
+        they drew. Takes any ``opponent`` option but one spec string; returns the entries' names.
+        What a league does between rounds (:mod:`yutenv.league`)."""
+        if self.closed:
+            raise ClosedError("set_opponents: the vector env is closed")
+        names = self._batch.set_opponents(opponent)
+        self.opponent = ";".join(names)
+        return names
+
+    def opponent_stats(self, reset: bool = False) -> dict[str, dict[str, float]]:
+        """The learner's finished episodes by opponent name, since the env was made (or the last
+        ``opponent_stats(reset=True)``): ``episodes``, ``wins``, ``losses``, ``draws`` (by the
+        sign of the terminal reward: the game's outcome, which progress shaping never flips),
+        ``truncated``, ``win_rate`` (wins over episodes ended by the rules) and ``mean_reward``
+        (of the terminal step)."""
+        out = {k: v.as_dict() for k, v in sorted(self._stats.items())}
+        if reset:
+            self._stats = {}
+        return out
+
+    def _count(self, r: StepResult) -> None:
+        """Add the episodes that ended in this step to the per-opponent counts."""
+        ended = np.flatnonzero(np.logical_or(r.terminated, r.truncated))
+        if not ended.size:
+            return
+        names = self._batch.ended_opponents
+        for i in map(int, ended):
+            st = self._stats.setdefault(names.get(i, self.opponent), OpponentStats())
+            st.episodes += 1
+            if r.terminated[i]:
+                rew = float(r.reward[i])
+                st.total_reward += rew
+                if rew > 0:
+                    st.wins += 1
+                elif rew < 0:
+                    st.losses += 1
+                else:
+                    st.draws += 1
+            else:
+                st.truncated += 1
+
+    def _opponent_infos(self, infos: dict[str, Any], raw: dict[str, Any]) -> None:
+        """``infos["opponent"]``: each env's running opponent (a mixture's), by name; with
+        same_step autoreset, ``final_info["opponent"]`` names the ended episode's (in ``step``)."""
+        if "opponent" not in raw:
+            return
+        infos["opponent"] = np.array(self._batch.opponent_names(), dtype=object)
+        infos["_opponent"] = np.ones(self.num_envs, dtype=np.bool_)
 
     def _base_infos(self, infos: dict[str, Any], mask: npt.NDArray[np.int8], to_move: npt.NDArray[np.int8]) -> None:
         n = self.num_envs

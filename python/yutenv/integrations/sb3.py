@@ -157,6 +157,9 @@ class YutSB3VecEnv(VecEnv):  # type: ignore[misc]
         obs, rewards, terminated, truncated, vinfos = self.venv.step(actions)
         dones = np.logical_or(terminated, truncated)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        if "opponent" in vinfos:  # a mixture: each env's running opponent, by name
+            for i, name in enumerate(vinfos["opponent"]):
+                infos[i]["opponent"] = name
         if dones.any():
             final = vinfos["final_obs"]  # an object array: the ended episodes' last observations
             for i in map(int, np.flatnonzero(dones)):
@@ -172,6 +175,14 @@ class YutSB3VecEnv(VecEnv):  # type: ignore[misc]
     def action_masks(self) -> npt.NDArray[np.bool_]:
         """Legal-action masks of the current decisions, bool ``[N, 180]`` (no round trip)."""
         return self.venv.action_masks()
+
+    def set_opponents(self, opponent: Any) -> list[str]:
+        """A new opponent mixture from each env's next episode on (:meth:`YutVectorEnv.set_opponents`)."""
+        return self.venv.set_opponents(opponent)
+
+    def opponent_stats(self, reset: bool = False) -> dict[str, dict[str, float]]:
+        """The learner's finished episodes by opponent (:meth:`YutVectorEnv.opponent_stats`)."""
+        return self.venv.opponent_stats(reset)
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
         return [self._views[i].get(attr_name) for i in self._get_indices(indices)]

@@ -83,12 +83,15 @@ class EvalResult:
     rating_low: float | None = None
     rating_high: float | None = None
     rating_games: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: Against a mixture of opponents: ``(games, wins)`` against each entry, by name.
+    per_opponent: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The result as a plain dict (JSON-ready)."""
         d = asdict(self)
         d["per_seat"] = {str(k): list(v) for k, v in self.per_seat.items()}
         d["rating_games"] = {k: list(v) for k, v in self.rating_games.items()}
+        d["per_opponent"] = {k: list(v) for k, v in self.per_opponent.items()}
         return d
 
     def __str__(self) -> str:
@@ -119,6 +122,9 @@ class EvalResult:
             f"{self.games} games, {self.decisions_per_game:.1f} decisions per game; {self.a} wins "
             f"{pct(self.win_rate_a)} (chance: {pct(self.chance_rate)})"
         )
+        if self.per_opponent:
+            out.append("against each opponent: " + ", ".join(
+                f"{k} {w}/{g} ({pct(w / g) if g else 'n/a'})" for k, (g, w) in self.per_opponent.items()))
         if self.rating is not None:
             against = ", ".join(f"{k} {w}/{g}" for k, (g, w) in self.rating_games.items())
             out.append(f"rating {self.rating:+.0f} [{self.rating_low:+.0f}, {self.rating_high:+.0f}] on the published "
@@ -166,7 +172,7 @@ def _rows(obs: Any, idx: npt.NDArray[np.intp]) -> Any:
 
 def evaluate(
     policy: Policy | Any,
-    opponent: str = "mcts:200",
+    opponent: Any = "mcts:200",
     games: int = 1000,
     *,
     rules: str | Mapping[str, Any] = "standard",
@@ -190,7 +196,10 @@ def evaluate(
             one observation and mask returning one action. Or a Stable-Baselines3 model:
             its ``predict`` is called with ``action_masks`` when it takes them
             (sb3-contrib's ``MaskablePPO``).
-        opponent: the agent spec every other seat plays (run inside the server).
+        opponent: who plays every other seat: an agent spec (run inside the server), a
+            Python policy, or a mixture drawn per game from its seed (a list, ``(entry,
+            weight)`` pairs or a mapping; :mod:`yutenv.envs.opponents`); against a mixture,
+            ``per_opponent`` breaks the result down by entry.
         games: games to play, rounded up to a multiple of the number of seats so
             that the policy plays every seat equally often.
         rules, tier: the env's rules and observation tier (the tier the policy was
@@ -234,6 +243,9 @@ def evaluate(
         return _rate(main, policy, anchors, games, rules, tier, num_envs, seed, deterministic, batched, progress,
                      env_kwargs)
     if isinstance(policy, str):
+        if not isinstance(opponent, str):
+            raise TypeError("a policy given as an agent spec plays in the binary against one agent spec; "
+                            "evaluate a mixture or a Python opponent with a Python policy (e.g. the spec's net loaded in torch)")
         return _evaluate_spec(policy, opponent, games, rules, seed, name)
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
@@ -250,6 +262,7 @@ def evaluate(
     total = 0
     policy_s = env_s = 0.0
     per_seat: dict[int, tuple[int, int]] = {}
+    per_opp: dict[str, list[int]] = {}
     players: int | None = None
     rules_text, opponent_name = "", opponent
     per_seat_games = games  # until the number of seats is known
@@ -309,6 +322,10 @@ def evaluate(
                         truncated += bool(trunc[i])
                         outcome_sum += float(reward[i])
                         decisions += int(infos["decisions"][i])
+                        if "opponent" in infos:
+                            po = per_opp.setdefault(str(infos["opponent"][i]), [0, 0])
+                            po[0] += 1
+                            po[1] += int(won)
                     if bar is not None and len(ended):
                         bar.update(len(ended))
                 per_seat[seat] = (per_seat_games, seat_wins)
@@ -347,6 +364,7 @@ def evaluate(
         truncated=truncated,
         seconds=time.perf_counter() - t_start,
         per_seat=per_seat,
+        per_opponent={k: (g, w) for k, (g, w) in sorted(per_opp.items())},
     )
 
 
