@@ -193,8 +193,8 @@ func TestAnalyseStopsWhenClientHangsUp(t *testing.T) {
 }
 
 // TestShutdownCancelsAnalyse: at the shutdown's deadline the analyse in
-// flight is cancelled, so Shutdown returns in time and the client hears
-// shutting_down (or sees the connection close).
+// flight is cancelled, so Shutdown returns in time (the client's answer:
+// TestShutdownAnswersCancelledAnalyse).
 func TestShutdownCancelsAnalyse(t *testing.T) {
 	srv, addr, done := serveOn(t, Config{})
 	c := dialHello(t, addr)

@@ -448,6 +448,12 @@ func (s *Server) admit(c *conn) *Error {
 // that no context reaches) and leave those goroutines behind.
 var shutdownAbandon = 2 * time.Second
 
+// cancelGrace is how long Shutdown, past its deadline, lets the requests
+// it cancelled write their answer (shutting_down) before it closes their
+// connections: an analyse stops within 16 simulations, and a write after
+// the cancellation gives up after finalWriteTimeout.
+var cancelGrace = 500 * time.Millisecond
+
 // ErrAbandoned is wrapped by the error of a Shutdown or Close that returned
 // while request handlers were still running (see shutdownAbandon).
 var ErrAbandoned = errors.New("request handlers still running were abandoned")
@@ -455,10 +461,11 @@ var ErrAbandoned = errors.New("request handlers still running were abandoned")
 // Shutdown stops the server gracefully: it closes the listeners, lets every
 // request in flight finish and its response be written, then closes the
 // connections. If ctx ends first, the requests' contexts are cancelled
-// (an analyse stops within a few simulations), the remaining connections
-// are closed at once and ctx's error is returned; handlers that still do
-// not return within shutdownAbandon are abandoned (ErrAbandoned), so
-// Shutdown always returns.
+// (an analyse stops within a few simulations and answers shutting_down),
+// the requests get cancelGrace to write their answer, the remaining
+// connections are then closed and ctx's error is returned; handlers that
+// still do not return within shutdownAbandon are abandoned (ErrAbandoned),
+// so Shutdown always returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -481,6 +488,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err := ctx.Err()
 		s.cancel()
+		t := time.NewTimer(cancelGrace)
+		defer t.Stop()
+		select {
+		case <-done: // every cancelled request answered and its connection closed
+			s.stopOnce.Do(s.pool.Close)
+			return err
+		case <-t.C:
+		}
 		s.closeConns()
 		return errors.Join(err, s.awaitHandlers(done))
 	}
