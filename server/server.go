@@ -20,6 +20,7 @@ import (
 	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/confine"
 	"github.com/yutenv/yutenv/internal/latency"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/internal/ratelog"
@@ -122,6 +123,13 @@ type Config struct {
 	// symbolic links are resolved, and only regular files are opened
 	// (nnet.Dirs). No folder: clients may name no network.
 	NetDirs []string
+	// OutDirs are the folders a client may make the server write in
+	// (selfplay_new's out, a self-play dataset): the path, with its
+	// symbolic links resolved, must lie inside one of them, and may hold
+	// no ".." (confine.Writes; a relative path is taken inside the first).
+	// Every refusal is one message that depends on the path alone. No
+	// folder: clients may make the server write nothing.
+	OutDirs []string
 	// MaxNetBytes is the largest network file a client may name, in bytes
 	// (0: DefaultMaxNetBytes).
 	MaxNetBytes int64
@@ -260,6 +268,7 @@ type Server struct {
 	stopOnce  sync.Once
 	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
 	nets      *nnet.Dirs          // the networks clients may name (Config.NetDirs)
+	outs      *confine.Writes     // the folders clients may make the server write in (Config.OutDirs)
 	netLoads  *semaphore.Weighted // one network file read at a time (Config.MemoryBound)
 	cores     analysis.Cores      // the cores analyse may use (Limits.SearchWorkers), and the others while its client is alone
 	spMu      sync.Mutex          // guards spBytes
@@ -286,6 +295,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.nets, err = nnet.NewDirs(s.limits.NetFileBytes, cfg.NetDirs...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if s.outs, err = confine.NewWrites("--out-dir", cfg.OutDirs...); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	nnet.SetCacheLimit(s.limits.NetCacheBytes)

@@ -164,6 +164,15 @@ def _net_dirs(args: Sequence[str]) -> list[str]:
     return [*cwd, "--net-dir", "/"]
 
 
+def _out_dirs(args: Sequence[str]) -> list[str]:
+    """The ``--out-dir`` flags of a private server: none if ``args`` chose its own folders,
+    else ``/``: its one user may make it write wherever they may write themselves
+    (``yutenv.az.SelfPlay(...).run(out=...)``)."""
+    if any(a == "--out-dir" or a.startswith("--out-dir=") for a in args):
+        return []
+    return ["--out-dir", "/"]
+
+
 def default_transport() -> str:
     """How a server started by the package listens: ``$YUTENV_TRANSPORT`` (``unix`` or
     ``tcp``) if set, else ``tcp`` on Windows and ``unix`` elsewhere."""
@@ -183,15 +192,19 @@ class Server:
     process knows (passed to the server in a file of that private folder, never on the
     command line), so another local user can neither connect to it nor read the token.
 
-    The socket lives in a folder only this user may open, so the server serves one local user
-    who can read their own files anyway: unless ``args`` names ``--net-dir`` folders itself, the
-    server may open network files (``net:PATH`` agents) from anywhere (``--net-dir /``), a
-    relative ``PATH`` first from the current directory, as the CLI does.
+    The socket lives in a folder only this user may open (or needs the token only this process
+    knows), so the server serves one local user who can read and write their own files anyway:
+    unless ``args`` names ``--net-dir`` folders itself, the server may open network files
+    (``net:PATH`` agents) from anywhere (``--net-dir /``), a relative ``PATH`` first from the
+    current directory, as the CLI does; unless ``args`` names ``--out-dir`` folders, it may
+    write self-play datasets (``yutenv.az.SelfPlay(...).run(out=...)``) anywhere its user may
+    (``--out-dir /``).
 
     Args:
         binary: the server binary (default: :func:`binary_path`).
         args: extra command-line flags for ``yutenv serve``; with ``--net-dir``, only those
-            folders (and the networks shipped with the package) may be named by ``net:`` agents.
+            folders (and the networks shipped with the package) may be named by ``net:`` agents;
+            with ``--out-dir``, self-play may write only inside those folders.
         start_timeout: seconds to wait for the server's ready line.
         env: extra environment variables for the server process.
         close_when_unused: stop the server when the last env using it closes (the shared
@@ -245,7 +258,7 @@ class Server:
         else:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             raise ValueError(f"transport {transport!r}: want 'unix' or 'tcp'")
-        cmd = [str(exe), "serve", *listen, "--exit-on-stdin-eof", *_net_dirs(args), *args]
+        cmd = [str(exe), "serve", *listen, "--exit-on-stdin-eof", *_net_dirs(args), *_out_dirs(args), *args]
         self.command = cmd
         penv = dict(os.environ)
         if env:
