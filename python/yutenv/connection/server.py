@@ -190,7 +190,8 @@ class Server:
     It listens on a Unix socket in a private (0700) folder, or, with ``transport="tcp"`` (the
     default on Windows), on a free TCP port of 127.0.0.1 with a random token that only this
     process knows (passed to the server in a file of that private folder, never on the
-    command line), so another local user can neither connect to it nor read the token.
+    command line, and removed with its folder as soon as the server is ready), so another
+    local user can neither connect to it nor read the token.
 
     The socket lives in a folder only this user may open (or needs the token only this process
     knows), so the server serves one local user who can read and write their own files anyway:
@@ -291,6 +292,10 @@ class Server:
             raise
         if self.transport == "tcp":
             self.address = "tcp://" + str(self.ready["listening"])
+            # The server read the token before its ready line: the secret's file, and the folder
+            # made for it, go now, so a kill -9 of this process at any later point leaves
+            # nothing behind (the server, watching its stdin, exits by itself).
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
         # Keep draining stdout so the server never blocks on a full pipe.
         self._out = _LogReader(self._proc.stdout, f"yutenv-server-{self.pid}-stdout")
 
