@@ -16,6 +16,8 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/yutenv/yutenv/internal/confine"
 )
 
 // ErrRefused is wrapped by the one error Dirs.Load returns for every name
@@ -46,9 +48,11 @@ const (
 // folders. A relative name is looked up in each folder in turn and may not
 // leave it (symbolic links included: os.Root); an absolute name is
 // accepted only if, with its symbolic links resolved, it lies inside one
-// of the folders. A Dirs is safe for concurrent use.
+// of the folders. Folders and names are resolved by package confine, the
+// path policy the server's writes (--out-dir) share. A Dirs is safe for
+// concurrent use.
 type Dirs struct {
-	dirs     []string // absolute, symbolic links resolved
+	dirs     confine.Folders
 	maxBytes int64
 }
 
@@ -59,25 +63,11 @@ func NewDirs(maxBytes int64, dirs ...string) (*Dirs, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxNetBytes
 	}
-	d := &Dirs{maxBytes: maxBytes}
-	for _, dir := range dirs {
-		real, err := filepath.EvalSymlinks(dir)
-		if err == nil {
-			real, err = filepath.Abs(real)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("network folder %q: %w", dir, err)
-		}
-		st, err := os.Stat(real)
-		if err != nil {
-			return nil, fmt.Errorf("network folder %q: %w", dir, err)
-		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("network folder %q is not a directory", dir)
-		}
-		d.dirs = append(d.dirs, real)
+	f, err := confine.NewFolders("network folder", dirs...)
+	if err != nil {
+		return nil, err
 	}
-	return d, nil
+	return &Dirs{dirs: f, maxBytes: maxBytes}, nil
 }
 
 // Folders returns the allowed folders, symbolic links resolved.
@@ -121,11 +111,11 @@ func (d *Dirs) Load(name string) (*Net, string, error) {
 // opens it through os.Root, so a link swapped in meanwhile cannot lead
 // outside dir either. It returns the file and its real path.
 func openIn(dir, path string) (*os.File, string, error) {
-	real, err := filepath.EvalSymlinks(path)
+	real, err := confine.Resolve(path)
 	if err != nil {
 		return nil, "", err
 	}
-	rel, ok := inside(dir, real)
+	rel, ok := confine.Within(dir, real)
 	if !ok {
 		return nil, "", ErrRefused
 	}
@@ -147,15 +137,6 @@ func clipName(s string) string {
 		return s[:256] + "..."
 	}
 	return s
-}
-
-// inside returns path relative to dir if it lies inside it (both absolute and clean).
-func inside(dir, path string) (string, bool) {
-	rel, err := filepath.Rel(dir, path)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
-		return "", false
-	}
-	return rel, true
 }
 
 // openFile opens path for reading without blocking on a FIFO or a device.

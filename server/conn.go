@@ -287,9 +287,17 @@ func unexpected(err error) error {
 
 // write sends the response frame in c.out; false means the connection is
 // gone. Before hello the write shares the handshake deadline, so a client
-// that sends requests but never reads cannot hold the connection longer.
+// that sends requests but never reads cannot hold the connection longer;
+// once the server cancelled its requests (Close, a Shutdown past its
+// deadline) a write gives up after finalWriteTimeout.
 func (c *conn) write() bool {
-	c.nc.SetWriteDeadline(c.readDeadline())
+	d := c.readDeadline()
+	if c.srv.ctx.Err() != nil {
+		if by := time.Now().Add(finalWriteTimeout); d.IsZero() || by.Before(d) {
+			d = by
+		}
+	}
+	c.nc.SetWriteDeadline(d)
 	if _, err := c.nc.Write(c.out); err != nil {
 		c.log.Info("write failed; closing", "err", err)
 		return false

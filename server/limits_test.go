@@ -193,8 +193,8 @@ func TestAnalyseStopsWhenClientHangsUp(t *testing.T) {
 }
 
 // TestShutdownCancelsAnalyse: at the shutdown's deadline the analyse in
-// flight is cancelled, so Shutdown returns in time and the client hears
-// shutting_down (or sees the connection close).
+// flight is cancelled, so Shutdown returns in time (the client's answer:
+// TestShutdownAnswersCancelledAnalyse).
 func TestShutdownCancelsAnalyse(t *testing.T) {
 	srv, addr, done := serveOn(t, Config{})
 	c := dialHello(t, addr)
@@ -257,7 +257,9 @@ func TestSelfplayMemoryBudget(t *testing.T) {
 		p["games_in_flight"], p["sims"], p["max_batch"], p["games"] = inFlight, sims, 64, 1000
 		return p
 	}
-	ts := startServer(t, "unix", DefaultConfig())
+	cfg := DefaultConfig()
+	cfg.OutDirs = tempOut
+	ts := startServer(t, "unix", cfg)
 	c := ts.client(t)
 	_, err := c.Call("selfplay_new", params(filepath.Join(t.TempDir(), "sp"), 4096, 1024))
 	assert.Equal(t, protocol.CodeLimitExceeded, errCode(err))
@@ -266,7 +268,7 @@ func TestSelfplayMemoryBudget(t *testing.T) {
 	space, err := obs.SpaceOf(obs.Compact)
 	require.NoError(t, err)
 	one := az.Config{Tier: obs.Compact, Sims: 64, InFlight: 32, MaxBatch: 64}.MemoryBytes(space.Size)
-	small := startServer(t, "unix", Config{MaxSelfplayBytes: one + one/2})
+	small := startServer(t, "unix", Config{MaxSelfplayBytes: one + one/2, OutDirs: tempOut})
 	a, b := small.client(t), small.client(t)
 	res, err := a.Call("selfplay_new", params(filepath.Join(t.TempDir(), "a"), 32, 64))
 	require.NoError(t, err, "one run fits")

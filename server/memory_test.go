@@ -68,6 +68,7 @@ func TestMemoryBoundChild(t *testing.T) {
 	}
 	cfg := DefaultConfig()
 	cfg.IdleTimeout = time.Minute // bounds the waits for the in-flight budget
+	cfg.OutDirs = tempOut
 	bound := cfg.MemoryBound()
 	debug.SetMemoryLimit(bound) // as yutenv serve does
 	ts := startServer(t, "unix", cfg)

@@ -46,7 +46,7 @@ func TestMethodParamsAreDeclared(t *testing.T) {
 // The keys of every result, the hand-written ones included, are among the
 // keys its declaration names (Method.Result).
 func TestMethodResultsAreDeclared(t *testing.T) {
-	ts := startServer(t, "unix", Config{})
+	ts := startServer(t, "unix", Config{OutDirs: tempOut})
 	c := ts.dial(t)
 	got := map[string][]map[string]any{}
 	call := func(method string, params map[string]any) map[string]any {

@@ -27,6 +27,11 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	if cfg.Out == "" {
 		return errorf(protocol.CodeBadRequest, "%s: missing params.out (the dataset directory, on the server's machine)", method)
 	}
+	out, err := c.srv.outs.Path(cfg.Out)
+	if err != nil {
+		return errorf(protocol.CodeBadRequest, "%s: params.out: %v", method, err)
+	}
+	cfg.Out = out
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = cfg.InFlight
 	}

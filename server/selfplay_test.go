@@ -38,13 +38,17 @@ func uniformAnswer(n int) map[string]any {
 	return map[string]any{"priors": f32Bytes(pr), "values": f32Bytes(make([]float32, n))}
 }
 
+// tempOut lets a test's clients write datasets in its temporary folders
+// (t.TempDir() is inside os.TempDir()).
+var tempOut = []string{os.TempDir()}
+
 func selfplayParams(out string) map[string]any {
 	return map[string]any{"rules": "standard", "tier": "compact", "sims": 8, "games": 3, "games_in_flight": 2,
 		"seed": 5, "dirichlet_alpha": 0.3, "dirichlet_frac": 0.25, "temperature_moves": 3, "out": out, "shard_games": 2}
 }
 
 func TestSelfplayMethods(t *testing.T) {
-	ts := startServer(t, "unix", Config{})
+	ts := startServer(t, "unix", Config{OutDirs: tempOut})
 	c := ts.client(t)
 	out := filepath.Join(t.TempDir(), "sp")
 	p := selfplayParams(out)
@@ -92,7 +96,7 @@ func TestSelfplayMethods(t *testing.T) {
 // are generated from (the server once played without root noise and
 // temperature while Python's defaults had both).
 func TestSelfplayDefaults(t *testing.T) {
-	ts := startServer(t, "unix", Config{})
+	ts := startServer(t, "unix", Config{OutDirs: tempOut})
 	c := ts.client(t)
 	out := filepath.Join(t.TempDir(), "sp")
 	res, err := c.Call("selfplay_new", map[string]any{"out": out})
@@ -117,7 +121,7 @@ func TestSelfplayDefaults(t *testing.T) {
 }
 
 func TestSelfplayBadClients(t *testing.T) {
-	ts := startServer(t, "tcp", Config{})
+	ts := startServer(t, "tcp", Config{OutDirs: tempOut})
 	t.Run("shapes", func(t *testing.T) {
 		c := ts.client(t)
 		res, err := c.Call("selfplay_new", selfplayParams(filepath.Join(t.TempDir(), "sp")))
@@ -226,7 +230,7 @@ func FuzzSelfplayAnswer(f *testing.F) {
 	f.Add(f32Bytes(make([]float32, env.NumActions)), f32Bytes([]float32{0}))
 	f.Add(f32Bytes([]float32{float32(math.NaN())}), f32Bytes([]float32{float32(math.Inf(1)), 2}))
 	f.Add([]byte{1, 2, 3}, []byte{})
-	ts := startServer(f, "unix", Config{})
+	ts := startServer(f, "unix", Config{OutDirs: tempOut})
 	c := ts.client(f)
 	dir := f.TempDir()
 	runs := 0
@@ -283,7 +287,7 @@ func playRun(t *testing.T, c *client.Client, id any, out string) string {
 }
 
 func TestSelfplayGumbel(t *testing.T) {
-	ts := startServer(t, "unix", Config{})
+	ts := startServer(t, "unix", Config{OutDirs: tempOut})
 	c := ts.client(t)
 	out := filepath.Join(t.TempDir(), "sp")
 	p := selfplayParams(out)
@@ -303,7 +307,7 @@ func TestSelfplayGumbel(t *testing.T) {
 // the manifest names the search and lists the array policy_target; a
 // fast_sims above sims or a full_prob outside 0..1 is refused.
 func TestSelfplayPlayoutCap(t *testing.T) {
-	ts := startServer(t, "unix", Config{})
+	ts := startServer(t, "unix", Config{OutDirs: tempOut})
 	c := ts.client(t)
 	for _, tc := range []struct {
 		name string
@@ -342,7 +346,7 @@ func TestMaxKeysHoldsEveryDeclaredParams(t *testing.T) {
 			assert.LessOrEqual(t, len(protocol.Keys(m.Params)), msgp.MaxKeys)
 		})
 	}
-	ts := startServer(t, "unix", Config{})
+	ts := startServer(t, "unix", Config{OutDirs: tempOut})
 	c := ts.client(t)
 	p := selfplayParams(filepath.Join(t.TempDir(), "sp"))
 	for k, v := range map[string]any{"c": 1.5, "dirichlet_alpha": 0.0, "temperature_moves": 0, "gumbel": true, "gumbel_m": 4,

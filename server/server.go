@@ -20,6 +20,7 @@ import (
 	"github.com/yutenv/yutenv/analysis"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/confine"
 	"github.com/yutenv/yutenv/internal/latency"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/internal/ratelog"
@@ -122,6 +123,13 @@ type Config struct {
 	// symbolic links are resolved, and only regular files are opened
 	// (nnet.Dirs). No folder: clients may name no network.
 	NetDirs []string
+	// OutDirs are the folders a client may make the server write in
+	// (selfplay_new's out, a self-play dataset): the path, with its
+	// symbolic links resolved, must lie inside one of them, and may hold
+	// no ".." (confine.Writes; a relative path is taken inside the first).
+	// Every refusal is one message that depends on the path alone. No
+	// folder: clients may make the server write nothing.
+	OutDirs []string
 	// MaxNetBytes is the largest network file a client may name, in bytes
 	// (0: DefaultMaxNetBytes).
 	MaxNetBytes int64
@@ -260,6 +268,7 @@ type Server struct {
 	stopOnce  sync.Once
 	inflight  *semaphore.Weighted // the in-flight frame budget (budget.go)
 	nets      *nnet.Dirs          // the networks clients may name (Config.NetDirs)
+	outs      *confine.Writes     // the folders clients may make the server write in (Config.OutDirs)
 	netLoads  *semaphore.Weighted // one network file read at a time (Config.MemoryBound)
 	cores     analysis.Cores      // the cores analyse may use (Limits.SearchWorkers), and the others while its client is alone
 	spMu      sync.Mutex          // guards spBytes
@@ -286,6 +295,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if s.nets, err = nnet.NewDirs(s.limits.NetFileBytes, cfg.NetDirs...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if s.outs, err = confine.NewWrites("--out-dir", cfg.OutDirs...); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	nnet.SetCacheLimit(s.limits.NetCacheBytes)
@@ -448,6 +460,12 @@ func (s *Server) admit(c *conn) *Error {
 // that no context reaches) and leave those goroutines behind.
 var shutdownAbandon = 2 * time.Second
 
+// cancelGrace is how long Shutdown, past its deadline, lets the requests
+// it cancelled write their answer (shutting_down) before it closes their
+// connections: an analyse stops within 16 simulations, and a write after
+// the cancellation gives up after finalWriteTimeout.
+var cancelGrace = 500 * time.Millisecond
+
 // ErrAbandoned is wrapped by the error of a Shutdown or Close that returned
 // while request handlers were still running (see shutdownAbandon).
 var ErrAbandoned = errors.New("request handlers still running were abandoned")
@@ -455,10 +473,11 @@ var ErrAbandoned = errors.New("request handlers still running were abandoned")
 // Shutdown stops the server gracefully: it closes the listeners, lets every
 // request in flight finish and its response be written, then closes the
 // connections. If ctx ends first, the requests' contexts are cancelled
-// (an analyse stops within a few simulations), the remaining connections
-// are closed at once and ctx's error is returned; handlers that still do
-// not return within shutdownAbandon are abandoned (ErrAbandoned), so
-// Shutdown always returns.
+// (an analyse stops within a few simulations and answers shutting_down),
+// the requests get cancelGrace to write their answer, the remaining
+// connections are then closed and ctx's error is returned; handlers that
+// still do not return within shutdownAbandon are abandoned (ErrAbandoned),
+// so Shutdown always returns.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.closing.Store(true)
@@ -481,6 +500,14 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	case <-ctx.Done():
 		err := ctx.Err()
 		s.cancel()
+		t := time.NewTimer(cancelGrace)
+		defer t.Stop()
+		select {
+		case <-done: // every cancelled request answered and its connection closed
+			s.stopOnce.Do(s.pool.Close)
+			return err
+		case <-t.C:
+		}
 		s.closeConns()
 		return errors.Join(err, s.awaitHandlers(done))
 	}

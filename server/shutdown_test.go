@@ -127,3 +127,33 @@ func TestShutdownRefusesQueued(t *testing.T) {
 	require.NoError(t, <-shut)
 	assert.ErrorIs(t, <-done, ErrServerClosed)
 }
+
+// TestShutdownAnswersCancelledAnalyse: an analyse still searching at the
+// shutdown's deadline is cancelled, and its client reads the promised
+// answer, shutting_down with the request's id, before the connection
+// closes (not an end of file instead of it).
+func TestShutdownAnswersCancelledAnalyse(t *testing.T) {
+	for _, network := range networks {
+		t.Run(network, func(t *testing.T) {
+			ts := startServer(t, network, Config{})
+			c := ts.client(t)
+			g := declareGame(t, c, "standard")
+			require.NoError(t, c.WriteFrame(bigAnalyse(t, g)))
+			time.Sleep(200 * time.Millisecond) // searching
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			defer cancel()
+			shut := make(chan error, 1)
+			go func() { shut <- ts.srv.Shutdown(ctx) }()
+
+			require.NoError(t, c.Conn().SetReadDeadline(time.Now().Add(5*time.Second)))
+			m := readResponse(t, c.Conn())
+			assert.EqualValues(t, 7, m["id"], "the answer is the analyse's")
+			assert.Equal(t, "shutting_down", respCode(m))
+			assert.Contains(t, m["error"].(map[string]any)["message"], "the server is shutting down")
+			assertClosed(t, c.Conn())
+			err := <-shut
+			assert.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.NotErrorIs(t, err, ErrAbandoned)
+		})
+	}
+}

@@ -215,14 +215,27 @@ func FuzzLadderState(f *testing.F) {
 	f.Add([]byte(`{"format":"yutenv-ladder-state","version":1,"ladder":{"agents":["a","b","c"],"games":2},"pairs":[[],[],[[1,0,0,0,0,0],[1,0,0,0,0,0]]]}`))
 	f.Add([]byte(`{}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		st, err := decodeLadderState(b)
-		if err != nil {
-			assert.ErrorIs(t, err, ErrLadderState)
-			return
+		check := func(b []byte) {
+			st, err := decodeLadderState(b)
+			if err != nil {
+				assert.ErrorIs(t, err, ErrLadderState)
+				return
+			}
+			// A state that decodes can be fitted without a panic.
+			assert.LessOrEqual(t, st.played(), len(st.Pairs)*st.Key.Games)
+			_, _ = ladderFit(st, 0, 0)
 		}
-		// A state that decodes can be fitted without a panic.
-		assert.LessOrEqual(t, st.played(), len(st.Pairs)*st.Key.Games)
-		_, _ = ladderFit(st, 0, 0)
+		check(b)
+		// The same content sealed with its checksum, so that the checks
+		// behind the checksum see the fuzzed content too.
+		var st ladderState
+		if json.Unmarshal(b, &st) == nil && st.Format == ladderStateFormat {
+			st.Version = ladderStateVersion
+			st.SHA256 = st.sum()
+			sealed, err := json.Marshal(&st)
+			require.NoError(t, err)
+			check(sealed)
+		}
 	})
 }
 

@@ -83,6 +83,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	logFormat := fs.String("log-format", "text", "text or json")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
 	netDirs := fs.StringArray("net-dir", nil, "a folder clients may name networks from (net:NAME), repeatable; the nets/ folder next to this binary, if any, is always allowed")
+	outDirs := fs.StringArray("out-dir", nil, "a folder clients may make the server write in (selfplay_new's out), repeatable; without it clients may write nothing")
 	maxNetBytes := fs.Int64("max-net-bytes", def.MaxNetBytes, "largest network file a client may name")
 	maxNetCache := fs.Int64("max-net-cache-bytes", def.MaxNetCacheBytes, "bytes of network weights kept loaded for clients (least recently used evicted)")
 	if err := parseFlags(fs, args); err != nil {
@@ -118,7 +119,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	cfg := server.Config{
 		Token: tok, MaxConns: *maxConns, MaxHandshakes: *maxHandshakes, HandshakeTimeout: *handshake, MaxEnvsPerConn: *maxEnvsConn, MaxEnvs: *maxEnvs, MaxEnvBytes: *maxEnvBytes, MaxOpponentSims: *maxSims,
 		MaxFrame: *maxFrame, MaxInflightBytes: *maxInflight, IdleTimeout: *idle, Workers: *workers, Version: Version, Logger: logger,
-		NetDirs: append(shippedNetDirs(), *netDirs...), MaxNetBytes: *maxNetBytes, MaxNetCacheBytes: *maxNetCache,
+		NetDirs: append(shippedNetDirs(), *netDirs...), OutDirs: *outDirs, MaxNetBytes: *maxNetBytes, MaxNetCacheBytes: *maxNetCache,
 	}
 	cfg.MaxAnalyseSims, cfg.AnalyseWorkers, cfg.MaxSelfplayBytes = *maxAnalyseSims, *analyseWorkers, *maxSelfplayBytes
 	if !fs.Changed("analyse-workers") {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -253,4 +254,69 @@ func TestServeNetDirs(t *testing.T) {
 	code2, _, errs := runCmd(t, "serve", "--listen", "unix:"+serveSock(t), "--net-dir", filepath.Join(mine, "mine.ynet"))
 	assert.Equal(t, 1, code2)
 	assert.Contains(t, errs, "is not a directory")
+}
+
+// TestServeOutDirs: serve's clients may make it write only inside its
+// --out-dir folders; without one, nowhere. An --out-dir that is not a
+// folder stops serve at start-up.
+func TestServeOutDirs(t *testing.T) {
+	mine := t.TempDir()
+	params := func(out string) map[string]any {
+		return map[string]any{"sims": 2, "games": 1, "games_in_flight": 1, "out": out}
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		out    string
+		refuse bool
+	}{
+		{"inside", []string{"--out-dir", mine}, filepath.Join(mine, "sp"), false},
+		{"outside", []string{"--out-dir", mine}, filepath.Join(t.TempDir(), "sp"), true},
+		{"no --out-dir", nil, filepath.Join(mine, "other"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ready, stdin, _, code, _ := serveRun(t, append([]string{"--listen", "unix:" + serveSock(t), "--exit-on-stdin-eof"}, tc.args...)...)
+			c, err := client.Dial(ready["listening"].(string), time.Second)
+			require.NoError(t, err)
+			defer c.Close()
+			_, err = c.Hello("")
+			require.NoError(t, err)
+			_, err = c.Call("selfplay_new", params(tc.out))
+			if tc.refuse {
+				assert.ErrorContains(t, err, "is not a path this server may write (it writes only inside its --out-dir folders)")
+				_, serr := os.Stat(tc.out)
+				assert.ErrorIs(t, serr, os.ErrNotExist)
+			} else {
+				assert.NoError(t, err)
+			}
+			stdin.Close()
+			assert.Equal(t, 0, serveWait(t, code))
+		})
+	}
+	code, _, errs := runCmd(t, "serve", "--listen", "unix:"+serveSock(t), "--out-dir", filepath.Join(mine, "missing"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "--out-dir")
+}
+
+// TestServeFlagsAreDocumented: the flags serve's help lists and the rows
+// of docs/PROTOCOL.md's flag table are the same set.
+func TestServeFlagsAreDocumented(t *testing.T) {
+	code, _, help := runCmd(t, "serve", "--help")
+	require.Equal(t, 0, code, help)
+	flag := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)`)
+	var inHelp []string
+	for _, m := range flag.FindAllStringSubmatch(help, -1) {
+		if m[1] != "help" {
+			inHelp = append(inHelp, m[1])
+		}
+	}
+	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "PROTOCOL.md"))
+	require.NoError(t, err)
+	row := regexp.MustCompile("(?m)^\\| `--([a-z0-9-]+)` \\|")
+	var inDocs []string
+	for _, m := range row.FindAllStringSubmatch(string(page), -1) {
+		inDocs = append(inDocs, m[1])
+	}
+	require.NotEmpty(t, inHelp)
+	assert.ElementsMatch(t, inHelp, inDocs, "serve --help and docs/PROTOCOL.md's flag table")
 }

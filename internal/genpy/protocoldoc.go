@@ -164,7 +164,7 @@ func selfplayTable([]byte) (string, error) {
 	b.WriteString("| `rules` | str\\|map | standard | as in `make` |\n")
 	fmt.Fprintf(&b, "| `tier` | str | %s | the tier of the observations sent |\n", az.DefaultTier)
 	b.WriteString("| `seed` | uint64 | 0 | game g has the game seed `seed + g`, and the search moving seat j at decision d is reseeded with `Seed(seed + g, 1, j, d)`: the one seed scheme of [Env semantics](#env-semantics) (\"Seeds and determinism\"), as for `yutenv selfplay --seed` |\n")
-	b.WriteString("| `out` | str | required | the dataset directory, on the server's machine |\n")
+	b.WriteString("| `out` | str | required | the dataset directory, on the server's machine: inside one of its `--out-dir` folders (see [Paths a client names](#paths-a-client-names)) |\n")
 	b.WriteString("| `gumbel` | bool | false | Gumbel root selection with sequential halving (Danihelka et al., ICLR 2022; [BASELINES.md](BASELINES.md), \"Gumbel search\"): the policy target written is the improved policy `softmax(logit + σ(completed Q))`, not the visit distribution (the visit counts stay in `visits`); the Gumbel numbers explore, so `temperature_moves` and `dirichlet_alpha` must be 0 (else `bad_request`), and `c` is not used |\n")
 	for _, st := range az.Settings() {
 		typ := "float"

@@ -196,3 +196,28 @@ def test_selfplay_defaults_are_the_servers() -> None:
     params = SelfPlay().params(1, "out", 0)
     for field in ("sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "games_in_flight"):
         assert params[field] == getattr(SELFPLAY_DEFAULTS, field), field
+
+
+def test_out_dir_confines_a_servers_writes(tmp_path: Path) -> None:
+    """A server given ``--out-dir`` writes datasets only inside it: a path elsewhere (absent,
+    an existing file or folder) is refused with one message naming only the path, and
+    nothing is created; the package's own server (no ``--out-dir``) writes where asked."""
+    allowed, outside = tmp_path / "allowed", tmp_path / "outside"
+    allowed.mkdir()
+    outside.mkdir()
+    target = outside / "sp"
+    with yutenv.Server(args=["--out-dir", str(allowed)]) as srv:
+        s = sp(server=srv)
+        messages = []
+        for make in (lambda: None, lambda: target.write_text("x"), lambda: (target.unlink(), target.mkdir())):
+            make()
+            with pytest.raises(yutenv.InvalidArgumentError) as e:
+                s.run(uniform, games=1, out=target)
+            messages.append(str(e.value))
+        assert len(set(messages)) == 1, messages
+        assert "is not a path this server may write (it writes only inside its --out-dir folders)" in messages[0]
+        target.rmdir()
+        assert list(outside.iterdir()) == []
+        summary = s.run(uniform, games=1, out=allowed / "sp")
+        assert summary.games == 1 and (allowed / "sp" / "manifest.json").is_file()
+    assert sp().run(uniform, games=1, out=outside / "bundled").games == 1

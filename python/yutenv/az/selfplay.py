@@ -20,7 +20,10 @@ leaf valued it gathers one leaf per waiting game into a batch and hands it to
 Finished games go to a dataset directory in the ``yutenv selfplay --tier`` format
 (:mod:`yutenv.datasets`) with one more array, ``visits`` (the raw root visit counts).
 The directory is written by the server, so ``out`` is a path on the server's machine (the
-bundled server runs on this one). A run with the same settings resumes a dataset.
+bundled server runs on this one, and writes wherever its user may). A server started by hand
+(``address=``) writes only inside its ``--out-dir`` folders (docs/PROTOCOL.md, "Paths a client
+names"); elsewhere the run raises :class:`~yutenv.InvalidArgumentError`. A run with the same
+settings resumes a dataset.
 """
 
 from __future__ import annotations

@@ -164,6 +164,15 @@ def _net_dirs(args: Sequence[str]) -> list[str]:
     return [*cwd, "--net-dir", "/"]
 
 
+def _out_dirs(args: Sequence[str]) -> list[str]:
+    """The ``--out-dir`` flags of a private server: none if ``args`` chose its own folders,
+    else ``/``: its one user may make it write wherever they may write themselves
+    (``yutenv.az.SelfPlay(...).run(out=...)``)."""
+    if any(a == "--out-dir" or a.startswith("--out-dir=") for a in args):
+        return []
+    return ["--out-dir", "/"]
+
+
 def default_transport() -> str:
     """How a server started by the package listens: ``$YUTENV_TRANSPORT`` (``unix`` or
     ``tcp``) if set, else ``tcp`` on Windows and ``unix`` elsewhere."""
@@ -181,17 +190,22 @@ class Server:
     It listens on a Unix socket in a private (0700) folder, or, with ``transport="tcp"`` (the
     default on Windows), on a free TCP port of 127.0.0.1 with a random token that only this
     process knows (passed to the server in a file of that private folder, never on the
-    command line), so another local user can neither connect to it nor read the token.
+    command line, and removed with its folder as soon as the server is ready), so another
+    local user can neither connect to it nor read the token.
 
-    The socket lives in a folder only this user may open, so the server serves one local user
-    who can read their own files anyway: unless ``args`` names ``--net-dir`` folders itself, the
-    server may open network files (``net:PATH`` agents) from anywhere (``--net-dir /``), a
-    relative ``PATH`` first from the current directory, as the CLI does.
+    The socket lives in a folder only this user may open (or needs the token only this process
+    knows), so the server serves one local user who can read and write their own files anyway:
+    unless ``args`` names ``--net-dir`` folders itself, the server may open network files
+    (``net:PATH`` agents) from anywhere (``--net-dir /``), a relative ``PATH`` first from the
+    current directory, as the CLI does; unless ``args`` names ``--out-dir`` folders, it may
+    write self-play datasets (``yutenv.az.SelfPlay(...).run(out=...)``) anywhere its user may
+    (``--out-dir /``).
 
     Args:
         binary: the server binary (default: :func:`binary_path`).
         args: extra command-line flags for ``yutenv serve``; with ``--net-dir``, only those
-            folders (and the networks shipped with the package) may be named by ``net:`` agents.
+            folders (and the networks shipped with the package) may be named by ``net:`` agents;
+            with ``--out-dir``, self-play may write only inside those folders.
         start_timeout: seconds to wait for the server's ready line.
         env: extra environment variables for the server process.
         close_when_unused: stop the server when the last env using it closes (the shared
@@ -245,7 +259,7 @@ class Server:
         else:
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             raise ValueError(f"transport {transport!r}: want 'unix' or 'tcp'")
-        cmd = [str(exe), "serve", *listen, "--exit-on-stdin-eof", *_net_dirs(args), *args]
+        cmd = [str(exe), "serve", *listen, "--exit-on-stdin-eof", *_net_dirs(args), *_out_dirs(args), *args]
         self.command = cmd
         penv = dict(os.environ)
         if env:
@@ -278,6 +292,10 @@ class Server:
             raise
         if self.transport == "tcp":
             self.address = "tcp://" + str(self.ready["listening"])
+            # The server read the token before its ready line: the secret's file, and the folder
+            # made for it, go now, so a kill -9 of this process at any later point leaves
+            # nothing behind (the server, watching its stdin, exits by itself).
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
         # Keep draining stdout so the server never blocks on a full pipe.
         self._out = _LogReader(self._proc.stdout, f"yutenv-server-{self.pid}-stdout")
 
