@@ -24,6 +24,13 @@ func BenchmarkForward(b *testing.B) {
 	}
 }
 
+// BenchmarkForwardSB3 is one forward pass of Stable-Baselines3's default
+// PPO network on the compact tier: separate policy and value trunks of
+// 64-64 with tanh, on the observations of real positions.
+func BenchmarkForwardSB3(b *testing.B) {
+	benchForward(b, shapedNet(1, shape{act: Tanh, policy: []int{64, 64}, val: []int{64, 64}}), benchPositions(b, 64))
+}
+
 // BenchmarkEvaluate is one leaf through the Evaluator: encode, forward, softmax.
 func BenchmarkEvaluate(b *testing.B) {
 	n := randomNet(1, 64)

@@ -1,5 +1,7 @@
 // Package nnet reads policy-value networks in the yutenv-net file format
-// (written by the Python package's yutenv.az.export_net; docs/FORMATS.md),
+// (written by the Python package's yutenv.az.export_net and yutenv.nets.export,
+// from its own networks and from Stable-Baselines3 or torch policies;
+// docs/FORMATS.md),
 // evaluates them in Go without allocating, and plays them as agents.
 //
 // Importing the package registers the agent spec

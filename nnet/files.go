@@ -38,7 +38,7 @@ const (
 	// and Dirs.Load share (SetCacheLimit changes it).
 	DefaultCacheBytes = 256 << 20
 	// MaxDepth bounds the nesting of arrays and maps in a network file (the
-	// format needs 3: the file's map, the trunk's array, a layer's map).
+	// format needs 3: the file's map, a trunk's array, a layer's map).
 	// Deeper files are refused before anything is decoded.
 	MaxDepth = 8
 )
@@ -281,11 +281,13 @@ func (c *Cache) Stats() (nets int, bytes int64) {
 }
 
 // Bytes returns the memory of the net's weights and biases, counting the
-// transposed copy of the trunk's and policy's weights that Forward builds.
+// transposed copy of the trunks' and policy's weights that Forward builds.
 func (n *Net) Bytes() int64 {
 	var s int64
-	for _, l := range n.Trunk {
-		s += 4 * int64(2*len(l.W)+len(l.B))
+	for _, t := range n.trunks() {
+		for _, l := range t {
+			s += 4 * int64(2*len(l.W)+len(l.B))
+		}
 	}
 	return s + 4*int64(2*len(n.Policy.W)+len(n.Policy.B)+len(n.Value.W)+len(n.Value.B))
 }

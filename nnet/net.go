@@ -20,13 +20,17 @@ var ErrNet = errors.New("yutenv-net")
 
 // File format identifiers (docs/FORMATS.md, "Network files").
 const (
-	Format  = "yutenv-net"
-	Version = 1
+	Format = "yutenv-net"
+	// Version is the newest version this build reads; it reads every
+	// version from 1 up to it. MarshalBinary writes the oldest version
+	// that holds the net (version 1: ReLU and one trunk), so older builds
+	// keep reading what they can.
+	Version = 2
 	// MaxFileSize bounds the file Load reads.
 	MaxFileSize = 256 << 20
 	// MaxWidth bounds a layer's inputs and outputs.
 	MaxWidth = 1 << 16
-	// MaxLayers bounds the trunk's layers.
+	// MaxLayers bounds the layers of each trunk (shared, policy, value).
 	MaxLayers = 64
 	// MaxWeight bounds the magnitude of every weight and bias: trained
 	// nets stay far below it, and larger finite values (3e38) only
@@ -40,17 +44,23 @@ type Layer struct {
 	W, B    []float32
 }
 
-// Net is a policy-value network: a trunk of dense layers, each followed by
-// ReLU, then a policy head (logits over the 180 actions) and a value head
-// (one number; tanh of it is the mover's expected outcome). A Net is
-// immutable once read, so any number of goroutines may share it; each
-// evaluates with its own Scratch.
+// Net is a policy-value network: a trunk of dense layers shared by both
+// heads, then the policy trunk and the policy head (logits over the 180
+// actions) and, apart, the value trunk and the value head (one number; tanh
+// of it is the mover's expected outcome). Every trunk layer is followed by
+// the activation. A version 1 file holds the shared trunk alone, with ReLU;
+// a Stable-Baselines3 policy has no shared layers and separate policy and
+// value trunks. A Net is immutable once read, so any number of goroutines
+// may share it; each evaluates with its own Scratch.
 type Net struct {
-	Tier   obs.Tier
-	Rules  string // the rules it was trained on (informative)
-	Trunk  []Layer
-	Policy Layer
-	Value  Layer
+	Tier       obs.Tier
+	Rules      string // the rules it was trained on (informative)
+	Activation Activation
+	// Trunk is read by both heads; PolicyTrunk by the policy head alone,
+	// after Trunk; ValueTrunk by the value head alone, after Trunk.
+	Trunk, PolicyTrunk, ValueTrunk []Layer
+	Policy                         Layer
+	Value                          Layer
 
 	cols atomic.Pointer[columns] // the weights transposed, built by the first Forward
 }
@@ -71,30 +81,40 @@ type file struct {
 	// reads; absent (0) in files written before it was recorded: layout 1.
 	ObsLayout int    `msgpack:"obs_layout,omitempty"`
 	Rules     string `msgpack:"rules"`
-	// Trunk is decoded by hand: the library sizes a slice by its declared
-	// length, which a damaged file could set to billions.
-	Trunk  msgpack.RawMessage `msgpack:"trunk"`
-	Policy *fileLayer         `msgpack:"policy"`
-	Value  *fileLayer         `msgpack:"value"`
+	// Activation (version 2) names the activation of every trunk layer;
+	// version 1 has ReLU.
+	Activation string `msgpack:"activation,omitempty"`
+	// The trunks are decoded by hand: the library sizes a slice by its
+	// declared length, which a damaged file could set to billions.
+	Trunk msgpack.RawMessage `msgpack:"trunk"`
+	// PolicyTrunk and ValueTrunk (version 2) follow Trunk, each read by
+	// one head alone.
+	PolicyTrunk msgpack.RawMessage `msgpack:"policy_trunk,omitempty"`
+	ValueTrunk  msgpack.RawMessage `msgpack:"value_trunk,omitempty"`
+	Policy      *fileLayer         `msgpack:"policy"`
+	Value       *fileLayer         `msgpack:"value"`
 }
 
-// trunk decodes the trunk's array, at most MaxLayers layers.
-func (f *file) trunk() ([]fileLayer, error) {
-	if f.Trunk == nil {
-		return nil, nil
+// layers decodes the array of layers raw (absent or nil: none) of at
+// least least and at most MaxLayers layers.
+func layers(name string, raw msgpack.RawMessage, least int) ([]fileLayer, error) {
+	n := 0
+	var dec *msgpack.Decoder
+	if raw != nil {
+		dec = msgpack.NewDecoder(bytes.NewReader(raw))
+		var err error
+		if n, err = dec.DecodeArrayLen(); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrNet, name, err)
+		}
+		n = max(n, 0) // nil
 	}
-	dec := msgpack.NewDecoder(bytes.NewReader(f.Trunk))
-	n, err := dec.DecodeArrayLen()
-	if err != nil {
-		return nil, fmt.Errorf("%w: trunk: %v", ErrNet, err)
-	}
-	if n < 1 || n > MaxLayers {
-		return nil, fmt.Errorf("%w: trunk has %d layers, want 1..%d", ErrNet, n, MaxLayers)
+	if n < least || n > MaxLayers {
+		return nil, fmt.Errorf("%w: %s has %d layers, want %d..%d", ErrNet, name, n, least, MaxLayers)
 	}
 	out := make([]fileLayer, n)
 	for i := range out {
 		if err := dec.Decode(&out[i]); err != nil {
-			return nil, fmt.Errorf("%w: trunk[%d]: %v", ErrNet, i, err)
+			return nil, fmt.Errorf("%w: %s[%d]: %v", ErrNet, name, i, err)
 		}
 	}
 	return out, nil
@@ -120,8 +140,9 @@ func Load(path string) (*Net, error) {
 }
 
 // Parse reads and checks a network from the bytes of a file: the format
-// and version, the observation layout (a file made for another layout
-// gives an error wrapping obs.ErrLayout too), the tier, every layer's sizes (the first takes the tier's
+// and version (1 up to Version), the observation layout (a file made for
+// another layout gives an error wrapping obs.ErrLayout too), the tier, the
+// activation (version 2), every layer's sizes (the first takes the tier's
 // observation, each takes the one before's output, the policy gives 180
 // logits and the value one number) and every weight (finite, at most
 // MaxWeight in magnitude). Nesting deeper than MaxDepth is refused before
@@ -138,8 +159,8 @@ func Parse(b []byte) (*Net, error) {
 	if f.Format != Format {
 		return nil, fmt.Errorf("%w: format %q, want %q", ErrNet, clip(f.Format), Format)
 	}
-	if f.Version != Version {
-		return nil, fmt.Errorf("%w: version %d; this build reads version %d", ErrNet, f.Version, Version)
+	if f.Version < 1 || f.Version > Version {
+		return nil, fmt.Errorf("%w: version %d; this build reads versions 1 to %d", ErrNet, f.Version, Version)
 	}
 	if err := obs.CheckLayout(f.ObsLayout); err != nil {
 		return nil, fmt.Errorf("%w: %w; export the net again from a model trained on this layout", ErrNet, err)
@@ -152,33 +173,61 @@ func Parse(b []byte) (*Net, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: tier: %v", ErrNet, err)
 	}
-	trunk, err := f.trunk()
+	n := &Net{Tier: tier, Rules: f.Rules}
+	var trunk, pTrunk, vTrunk []fileLayer
+	if f.Version == 1 { // ReLU and one trunk: the branches' keys are unknown keys, ignored
+		trunk, err = layers("trunk", f.Trunk, 1)
+	} else {
+		if n.Activation, err = ParseActivation(f.Activation); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrNet, err)
+		}
+		trunk, err = layers("trunk", f.Trunk, 0)
+		if err == nil {
+			pTrunk, err = layers("policy_trunk", f.PolicyTrunk, 0)
+		}
+		if err == nil {
+			vTrunk, err = layers("value_trunk", f.ValueTrunk, 0)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	if len(trunk) == 0 {
-		return nil, fmt.Errorf("%w: no trunk layers", ErrNet)
-	}
-	n := &Net{Tier: tier, Rules: f.Rules}
 	in := space.Size
-	for i := range trunk {
-		l, err := layer(fmt.Sprintf("trunk[%d]", i), &trunk[i], in, 0)
-		if err != nil {
-			return nil, err
-		}
-		n.Trunk = append(n.Trunk, l)
-		in = l.Out
+	if n.Trunk, in, err = stack("trunk", trunk, in); err != nil {
+		return nil, err
+	}
+	pIn, vIn := in, in
+	if n.PolicyTrunk, pIn, err = stack("policy_trunk", pTrunk, in); err != nil {
+		return nil, err
+	}
+	if n.ValueTrunk, vIn, err = stack("value_trunk", vTrunk, in); err != nil {
+		return nil, err
 	}
 	if f.Policy == nil || f.Value == nil {
 		return nil, fmt.Errorf("%w: missing policy or value head", ErrNet)
 	}
-	if n.Policy, err = layer("policy", f.Policy, in, env.NumActions); err != nil {
+	if n.Policy, err = layer("policy", f.Policy, pIn, env.NumActions); err != nil {
 		return nil, err
 	}
-	if n.Value, err = layer("value", f.Value, in, 1); err != nil {
+	if n.Value, err = layer("value", f.Value, vIn, 1); err != nil {
 		return nil, err
 	}
 	return n, nil
+}
+
+// stack checks the layers of one trunk, whose input has in values: it
+// returns them and the size of its output (in without layers).
+func stack(name string, fls []fileLayer, in int) ([]Layer, int, error) {
+	var out []Layer
+	for i := range fls {
+		l, err := layer(fmt.Sprintf("%s[%d]", name, i), &fls[i], in, 0)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, l)
+		in = l.Out
+	}
+	return out, in, nil
 }
 
 // layer checks one layer of the file: in must be wantIn, out wantOut (0: any).
@@ -229,17 +278,43 @@ func clip(s string) string {
 	return s
 }
 
-// MarshalBinary writes the network in the file format (what Parse reads).
+// version returns the oldest file version that holds n: 1 for ReLU and
+// one trunk of at least one layer, else 2.
+func (n *Net) version() int {
+	if n.Activation == ReLU && len(n.Trunk) > 0 && len(n.PolicyTrunk) == 0 && len(n.ValueTrunk) == 0 {
+		return 1
+	}
+	return 2
+}
+
+// MarshalBinary writes the network in the file format (what Parse reads),
+// in the oldest version that holds it.
 func (n *Net) MarshalBinary() ([]byte, error) {
 	fl := func(l Layer) fileLayer { return fileLayer{l.In, l.Out, floatBytes(l.W), floatBytes(l.B)} }
-	f := file{Format: Format, Version: Version, Tier: n.Tier.String(), ObsLayout: obs.LayoutVersion, Rules: n.Rules}
-	var trunk []fileLayer
-	for _, l := range n.Trunk {
-		trunk = append(trunk, fl(l))
+	raw := func(ls []Layer) (msgpack.RawMessage, error) {
+		out := make([]fileLayer, 0, len(ls))
+		for _, l := range ls {
+			out = append(out, fl(l))
+		}
+		return msgpack.Marshal(out)
 	}
+	f := file{Format: Format, Version: n.version(), Tier: n.Tier.String(), ObsLayout: obs.LayoutVersion, Rules: n.Rules}
 	var err error
-	if f.Trunk, err = msgpack.Marshal(trunk); err != nil {
+	if f.Trunk, err = raw(n.Trunk); err != nil {
 		return nil, err
+	}
+	if f.Version > 1 {
+		f.Activation = n.Activation.String()
+		if len(n.PolicyTrunk) > 0 {
+			if f.PolicyTrunk, err = raw(n.PolicyTrunk); err != nil {
+				return nil, err
+			}
+		}
+		if len(n.ValueTrunk) > 0 {
+			if f.ValueTrunk, err = raw(n.ValueTrunk); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p, v := fl(n.Policy), fl(n.Value)
 	f.Policy, f.Value = &p, &v
@@ -252,30 +327,39 @@ func (n *Net) MarshalBinary() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// trunks returns the net's three trunks.
+func (n *Net) trunks() [3][]Layer { return [3][]Layer{n.Trunk, n.PolicyTrunk, n.ValueTrunk} }
+
 // Width returns the widest layer output, the size of a Scratch's buffers.
 func (n *Net) Width() int {
 	w := 1
-	for _, l := range n.Trunk {
-		w = max(w, l.Out)
+	for _, t := range n.trunks() {
+		for _, l := range t {
+			w = max(w, l.Out)
+		}
 	}
 	return w
 }
 
-// Scratch holds one goroutine's buffers for Forward: two layers' outputs
-// and one layer's inputs that are not zero (their indices and values).
+// Scratch holds one goroutine's buffers for Forward: four layers' outputs
+// (two for the shared trunk, two for the branch after it) and one layer's
+// inputs that are not zero (their indices and values).
 type Scratch struct {
-	a, b []float32
-	idx  []int32
-	val  []float32
+	a, b, c, d []float32
+	idx        []int32
+	val        []float32
 }
 
 // NewScratch returns buffers for evaluating n.
 func (n *Net) NewScratch() *Scratch {
 	w, in := n.Width(), n.Policy.In
-	for _, l := range n.Trunk {
-		in = max(in, l.In)
+	for _, t := range n.trunks() {
+		for _, l := range t {
+			in = max(in, l.In)
+		}
 	}
-	return &Scratch{a: make([]float32, w), b: make([]float32, w), idx: make([]int32, 0, in), val: make([]float32, 0, in)}
+	return &Scratch{a: make([]float32, w), b: make([]float32, w), c: make([]float32, w), d: make([]float32, w),
+		idx: make([]int32, 0, in), val: make([]float32, 0, in)}
 }
 
 // Forward evaluates one observation x (the tier's size): it writes the 180
@@ -291,25 +375,14 @@ func (n *Net) NewScratch() *Scratch {
 // adds a column at a time (gonum's SSE assembly on amd64):
 // docs/BENCHMARKS.md, "Network forward pass". Every product is rounded
 // before it is added, in the same order, with every kernel on every
-// architecture, so the outputs are the same bits everywhere
-// (docs/COMPATIBILITY.md, "Seeds").
+// architecture, and the activations are computed by detmath, so the
+// outputs are the same bits everywhere (docs/COMPATIBILITY.md, "Seeds").
 func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 	cols := n.columns()
-	in := x
-	cur, next := sc.a, sc.b
-	for i := range n.Trunk {
-		l := &n.Trunk[i]
-		out := cur[:l.Out]
-		sparseDense(sc, l, cols.trunk[i], in, out)
-		for j, v := range out {
-			if v < 0 {
-				out[j] = 0
-			}
-		}
-		in = out
-		cur, next = next, cur
-	}
-	sparseDense(sc, &n.Policy, cols.policy, in, logits[:env.NumActions])
+	h := n.stack(sc, n.Trunk, cols.trunk, x, sc.a, sc.b)
+	p := n.stack(sc, n.PolicyTrunk, cols.pTrunk, h, sc.c, sc.d)
+	sparseDense(sc, &n.Policy, cols.policy, p, logits[:env.NumActions])
+	in := n.stack(sc, n.ValueTrunk, cols.vTrunk, h, sc.c, sc.d)
 	v := n.Value.B[0]
 	w := n.Value.W[:len(in)]
 	for i, xi := range in {
@@ -320,11 +393,26 @@ func (n *Net) Forward(sc *Scratch, x []float32, logits []float32) float32 {
 	return v
 }
 
+// stack evaluates the layers (their transposed weights cols) on in, each
+// followed by the activation, alternating between the buffers p and q
+// (neither may be in); it returns the output (in without layers).
+func (n *Net) stack(sc *Scratch, layers []Layer, cols [][]float32, in, p, q []float32) []float32 {
+	for i := range layers {
+		l := &layers[i]
+		out := p[:l.Out]
+		sparseDense(sc, l, cols[i], in, out)
+		n.Activation.apply(out)
+		in = out
+		p, q = q, p
+	}
+	return in
+}
+
 // columns holds every layer's weights transposed (In×Out, row-major), so
 // that the weights of one input are contiguous.
 type columns struct {
-	trunk  [][]float32
-	policy []float32
+	trunk, pTrunk, vTrunk [][]float32
+	policy                []float32
 }
 
 // columns returns the net's transposed weights, building them on first use.
@@ -332,10 +420,14 @@ func (n *Net) columns() *columns {
 	if c := n.cols.Load(); c != nil {
 		return c
 	}
-	c := &columns{policy: transpose(&n.Policy)}
-	for i := range n.Trunk {
-		c.trunk = append(c.trunk, transpose(&n.Trunk[i]))
+	all := func(ls []Layer) [][]float32 {
+		var out [][]float32
+		for i := range ls {
+			out = append(out, transpose(&ls[i]))
+		}
+		return out
 	}
+	c := &columns{policy: transpose(&n.Policy), trunk: all(n.Trunk), pTrunk: all(n.PolicyTrunk), vTrunk: all(n.ValueTrunk)}
 	if !n.cols.CompareAndSwap(nil, c) {
 		return n.cols.Load()
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -22,9 +23,22 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/go-tiny.*")
 
-// randomNet returns a net of tier compact with the given hidden widths and
-// weights drawn from seed.
+// randomNet returns a version 1 net of tier compact (ReLU, one trunk) with
+// the given hidden widths and weights drawn from seed.
 func randomNet(seed uint64, hidden ...int) *Net {
+	return shapedNet(seed, shape{act: ReLU, trunk: hidden})
+}
+
+// shape is a net's activation and the widths of its three trunks.
+type shape struct {
+	act                Activation
+	trunk, policy, val []int
+}
+
+// shapedNet returns a net of tier compact of shape sh with weights drawn
+// from seed (the layers in the order trunk, policy head, value head, policy
+// trunk, value trunk, so that a version 1 shape draws randomNet's weights).
+func shapedNet(seed uint64, sh shape) *Net {
 	r := rand.New(rand.NewPCG(seed, 1))
 	sp, _ := obs.SpaceOf(obs.Compact)
 	mk := func(in, out int) Layer {
@@ -38,14 +52,60 @@ func randomNet(seed uint64, hidden ...int) *Net {
 		}
 		return l
 	}
-	n := &Net{Tier: obs.Compact, Rules: "standard"}
-	in := sp.Size
-	for _, h := range hidden {
-		n.Trunk = append(n.Trunk, mk(in, h))
-		in = h
+	mkAll := func(in int, widths []int) ([]Layer, int) {
+		var out []Layer
+		for _, h := range widths {
+			out = append(out, mk(in, h))
+			in = h
+		}
+		return out, in
 	}
-	n.Policy, n.Value = mk(in, env.NumActions), mk(in, 1)
+	n := &Net{Tier: obs.Compact, Rules: "standard", Activation: sh.act}
+	var in int
+	n.Trunk, in = mkAll(sp.Size, sh.trunk)
+	pIn, vIn := in, in
+	if len(sh.policy) > 0 {
+		pIn = sh.policy[len(sh.policy)-1]
+	}
+	if len(sh.val) > 0 {
+		vIn = sh.val[len(sh.val)-1]
+	}
+	n.Policy, n.Value = mk(pIn, env.NumActions), mk(vIn, 1)
+	n.PolicyTrunk, _ = mkAll(in, sh.policy)
+	n.ValueTrunk, _ = mkAll(in, sh.val)
 	return n
+}
+
+// obsSize is the size of n's observations.
+func obsSize(n *Net) int {
+	sp, err := obs.SpaceOf(n.Tier)
+	if err != nil {
+		panic(err)
+	}
+	return sp.Size
+}
+
+// activate is the activation a in float64, the plain way.
+func activate(a Activation, x float64) float64 {
+	switch a {
+	case ReLU:
+		return math.Max(x, 0)
+	case Tanh:
+		return math.Tanh(x)
+	case LeakyReLU:
+		if x < 0 {
+			return float64(LeakySlope) * x
+		}
+		return x
+	case ELU:
+		if x < 0 {
+			return math.Expm1(x)
+		}
+		return x
+	case SiLU:
+		return x / (1 + math.Exp(-x))
+	}
+	panic(a)
 }
 
 // reference evaluates n in float64, the plain way.
@@ -65,38 +125,73 @@ func reference(n *Net, x []float32) ([]float64, float64) {
 		}
 		return out
 	}
-	for _, l := range n.Trunk {
-		in = apply(l, in)
-		for i := range in {
-			in[i] = math.Max(in[i], 0)
+	stack := func(ls []Layer, in []float64) []float64 {
+		for _, l := range ls {
+			in = apply(l, in)
+			for i := range in {
+				in[i] = activate(n.Activation, in[i])
+			}
 		}
+		return in
 	}
-	return apply(n.Policy, in), apply(n.Value, in)[0]
+	h := stack(n.Trunk, in)
+	return apply(n.Policy, stack(n.PolicyTrunk, h)), apply(n.Value, stack(n.ValueTrunk, h))[0]
 }
 
+// shapes are the nets the round trip and the forward pass are tested on:
+// version 1's, then one of every activation with separate trunks (as
+// Stable-Baselines3 builds them), with and without shared layers, and one
+// without any hidden layer.
+var shapes = []struct {
+	name    string
+	sh      shape
+	version int
+}{
+	{"v1 relu 32-16", shape{act: ReLU, trunk: []int{32, 16}}, 1},
+	{"tanh pi/vf 64-64", shape{act: Tanh, policy: []int{64, 64}, val: []int{64, 64}}, 2},
+	{"relu shared 32 pi 16 vf 24-8", shape{act: ReLU, trunk: []int{32}, policy: []int{16}, val: []int{24, 8}}, 2},
+	{"leaky_relu shared 16 vf 8", shape{act: LeakyReLU, trunk: []int{16}, val: []int{8}}, 2},
+	{"elu pi 16 vf 16", shape{act: ELU, policy: []int{16}, val: []int{16}}, 2},
+	{"silu shared 16 pi 8", shape{act: SiLU, trunk: []int{16}, policy: []int{8}}, 2},
+	{"tanh shared 16", shape{act: Tanh, trunk: []int{16}}, 2},
+	{"linear", shape{act: ReLU}, 2},
+}
+
+// TestRoundTripAndForward writes and reads back nets of every shape (in
+// the oldest version that holds each) and checks the forward pass against
+// the float64 reference, allocating nothing.
 func TestRoundTripAndForward(t *testing.T) {
-	n := randomNet(1, 32, 16)
-	b, err := n.MarshalBinary()
-	require.NoError(t, err)
-	back, err := Parse(b)
-	require.NoError(t, err)
-	assert.Equal(t, n, back)
-	r := rand.New(rand.NewPCG(2, 2))
-	x := make([]float32, n.Trunk[0].In)
-	logits := make([]float32, env.NumActions)
-	sc := back.NewScratch()
-	for range 5 {
-		for i := range x {
-			x[i] = float32(r.NormFloat64())
-		}
-		v := back.Forward(sc, x, logits)
-		wantL, wantV := reference(n, x)
-		assert.InDelta(t, wantV, float64(v), 1e-5)
-		for a := range logits {
-			assert.InDelta(t, wantL[a], float64(logits[a]), 1e-5)
-		}
+	for i, tc := range shapes {
+		t.Run(tc.name, func(t *testing.T) {
+			n := shapedNet(uint64(i+1), tc.sh)
+			b, err := n.MarshalBinary()
+			require.NoError(t, err)
+			var head struct {
+				Version int `msgpack:"version"`
+			}
+			require.NoError(t, msgpack.Unmarshal(b, &head))
+			assert.Equal(t, tc.version, head.Version, "the oldest version that holds the net")
+			back, err := Parse(b)
+			require.NoError(t, err)
+			assert.Equal(t, n, back)
+			r := rand.New(rand.NewPCG(2, 2))
+			x := make([]float32, obsSize(n))
+			logits := make([]float32, env.NumActions)
+			sc := back.NewScratch()
+			for range 5 {
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				v := back.Forward(sc, x, logits)
+				wantL, wantV := reference(n, x)
+				assert.InDelta(t, wantV, float64(v), 1e-5)
+				for a := range logits {
+					assert.InDelta(t, wantL[a], float64(logits[a]), 1e-5)
+				}
+			}
+			assert.Zero(t, testing.AllocsPerRun(100, func() { back.Forward(sc, x, logits) }), "Forward allocates nothing")
+		})
 	}
-	assert.Zero(t, testing.AllocsPerRun(100, func() { back.Forward(sc, x, logits) }), "Forward allocates nothing")
 }
 
 // TestForwardSkipsZeroInputs checks the sparse forward pass against the
@@ -258,6 +353,20 @@ func TestRefusesAnotherLayout(t *testing.T) {
 	}
 }
 
+// edit returns the file b with its map changed by f.
+func edit(t testing.TB, b []byte, f func(m map[string]any)) []byte {
+	var m map[string]any
+	require.NoError(t, msgpack.Unmarshal(b, &m))
+	f(m)
+	out, err := msgpack.Marshal(m)
+	require.NoError(t, err)
+	return out
+}
+
+// splitShape is a version 2 net as Stable-Baselines3 builds them, with a
+// shared layer too.
+var splitShape = shape{act: Tanh, trunk: []int{8}, policy: []int{6}, val: []int{5, 4}}
+
 func TestDamagedFiles(t *testing.T) {
 	good, err := randomNet(3, 8).MarshalBinary()
 	require.NoError(t, err)
@@ -278,6 +387,13 @@ func TestDamagedFiles(t *testing.T) {
 	other.Tier = obs.Planes
 	otherB, err := other.MarshalBinary()
 	require.NoError(t, err)
+	split, err := shapedNet(3, splitShape).MarshalBinary()
+	require.NoError(t, err)
+	_, err = Parse(split)
+	require.NoError(t, err)
+	layerOf := func(m map[string]any, key string, i int) map[string]any {
+		return m[key].([]any)[i].(map[string]any)
+	}
 	for _, tc := range []struct {
 		name, want string
 		b          []byte
@@ -290,7 +406,24 @@ func TestDamagedFiles(t *testing.T) {
 		{"bias", "b is 12 bytes", shortB},
 		{"tier", "in=213", otherB},
 		{"format", "format", []byte("\x82\xa6format\xa3bad\xa7version\x01")},
-		{"version", "version 2", []byte("\x82\xa6format\xaayutenv-net\xa7version\x02")},
+		{"version 3", "version 3; this build reads versions 1 to 2", edit(t, split, func(m map[string]any) { m["version"] = 3 })},
+		{"version 0", "version 0; this build reads versions 1 to 2", edit(t, good, func(m map[string]any) { m["version"] = 0 })},
+		{"v1 without trunk", "trunk has 0 layers, want 1..64", edit(t, good, func(m map[string]any) { m["trunk"] = []any{} })},
+		{"v1 with a v2 net's keys", "policy: in=6, but its input has 8 values", edit(t, split, func(m map[string]any) { m["version"] = 1 })},
+		{"v2 unknown activation", `activation "gelu", want one of relu, tanh, leaky_relu, elu, silu`, edit(t, split, func(m map[string]any) { m["activation"] = "gelu" })},
+		{"v2 without activation", `activation "", want one of`, edit(t, split, func(m map[string]any) { delete(m, "activation") })},
+		{"v2 activation not a string", "msgpack", edit(t, split, func(m map[string]any) { m["activation"] = 1 })},
+		{"v2 policy trunk's input", "policy_trunk[0]: in=9, but its input has 8 values", edit(t, split, func(m map[string]any) { layerOf(m, "policy_trunk", 0)["in"] = 9 })},
+		{"v2 value trunk's chain", "value_trunk[1]: in=6, but its input has 5 values", edit(t, split, func(m map[string]any) { layerOf(m, "value_trunk", 1)["in"] = 6 })},
+		{"v2 value head", "value: in=5, but its input has 4 values", edit(t, split, func(m map[string]any) { m["value"].(map[string]any)["in"] = 5 })},
+		{"v2 value trunk missing", "value: in=4, but its input has 8 values", edit(t, split, func(m map[string]any) { delete(m, "value_trunk") })},
+		{"v2 value trunk's weight", "value_trunk[0]: a weight is NaN", edit(t, split, func(m map[string]any) {
+			w := layerOf(m, "value_trunk", 0)["w"].([]byte)
+			copy(w, []byte{0, 0, 0xc0, 0x7f})
+		})},
+		{"v2 policy trunk too deep", "policy_trunk has 65 layers, want 0..64", edit(t, split, func(m map[string]any) { m["policy_trunk"] = make([]any, MaxLayers+1) })},
+		{"v2 value trunk not an array", "value_trunk", edit(t, split, func(m map[string]any) { m["value_trunk"] = "x" })},
+		{"v2 policy trunk's layer not a map", "policy_trunk[0]", edit(t, split, func(m map[string]any) { m["policy_trunk"] = []any{"x"} })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.b)
@@ -313,6 +446,11 @@ func FuzzParse(f *testing.F) {
 	hugeB, err := huge.MarshalBinary()
 	require.NoError(f, err)
 	f.Add(hugeB)
+	for _, sh := range []shape{{act: Tanh, trunk: []int{3}, policy: []int{2}, val: []int{2, 2}}, {act: SiLU}} {
+		b, err := shapedNet(3, sh).MarshalBinary()
+		require.NoError(f, err)
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		n, err := Parse(b)
 		if err != nil {
@@ -321,7 +459,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		x := make([]float32, n.Trunk[0].In)
+		x := make([]float32, obsSize(n))
 		n.Forward(n.NewScratch(), x, make([]float32, env.NumActions))
 	})
 }
@@ -331,10 +469,17 @@ func TestAgentPlaysGames(t *testing.T) {
 	b, err := randomNet(5, 16).MarshalBinary()
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
-	for _, spec := range []string{"net:" + path, "net:" + path + ",sims=16", "net:" + path + ",sims=8,workers=2,c=2", "net:" + path + ",sims=12,gumbel=1,m=4"} {
+	split := filepath.Join(t.TempDir(), "n.ynet") // the same length: a version 2 net
+	b, err = shapedNet(5, shape{act: Tanh, policy: []int{16, 16}, val: []int{16}}).MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(split, b, 0o644))
+	for _, spec := range []string{"net:" + path, "net:" + path + ",sims=16", "net:" + path + ",sims=8,workers=2,c=2", "net:" + path + ",sims=12,gumbel=1,m=4", "net:" + split, "net:" + split + ",sims=16"} {
 		name := spec[len(path)+4:]
 		if name == "" {
 			name = "policy"
+		}
+		if strings.HasPrefix(spec, "net:"+split) {
+			name = "v2 " + name
 		}
 		t.Run(name, func(t *testing.T) {
 			a, err := agent.New(spec, 1)

@@ -3,7 +3,8 @@
 // presets (env.Options, env.Presets), the action count and packed state
 // layout (env), the observation tiers and their sizes (obs), the protocol's
 // methods and their keys (protocol.Methods), the shipped network's name
-// (nnet.AZName) and the error codes (protocol.Codes). With
+// (nnet.AZName), the network file's version, activations and limits
+// (nnet) and the error codes (protocol.Codes). With
 // -doc it also writes the generated regions of docs/PROTOCOL.md: the method
 // reference (protocol.Methods) and the error codes (protocol.CodeInfos); with
 // -baselines the agent spec grammar of docs/BASELINES.md (env/agent's
@@ -79,7 +80,7 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(w, format+"\n", arg
 type section func(w *writer) error
 
 // sections are written in order, each after a blank line.
-var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, selfplaySection, shippedSection, errorsSection}
+var sections = []section{rulesSection, actionsSection, tiersSection, packedSection, methodsSection, selfplaySection, shippedSection, netSection, errorsSection}
 
 // render returns the whole module.
 func render() ([]byte, error) {
@@ -303,6 +304,24 @@ func selfplaySection(w *writer) error {
 func shippedSection(w *writer) error {
 	w.p("SHIPPED_NET: Final = %s", py(nnet.AZName))
 	w.p("\"\"\"The name of the network shipped inside the binary (nnet.AZName): its agent spec, and the NAME of `yutenv net NAME`.\"\"\"")
+	return nil
+}
+
+func netSection(w *writer) error {
+	w.p("NET_VERSION: Final = %d", nnet.Version)
+	w.p(`"""The newest ` + "`yutenv-net`" + ` file version the binary reads (nnet.Version); it reads every version from 1 up to it."""`)
+	w.p("")
+	w.p("NET_ACTIVATIONS: Final[tuple[str, ...]] = %s", pyTuple(nnet.Activations()))
+	w.p(`"""The activations a version 2 network file may name (nnet.Activations; docs/FORMATS.md)."""`)
+	w.p("")
+	w.p("NET_LEAKY_SLOPE: Final = %s", strconv.FormatFloat(float64(nnet.LeakySlope), 'g', -1, 32))
+	w.p(`"""The slope of ` + "`leaky_relu`" + ` below zero (nnet.LeakySlope, torch's default), computed in float32."""`)
+	w.p("")
+	w.p("NET_MAX_LAYERS: Final = %d", nnet.MaxLayers)
+	w.p(`"""The most layers of each trunk of a network file (nnet.MaxLayers)."""`)
+	w.p("")
+	w.p("NET_MAX_WIDTH: Final = %d", nnet.MaxWidth)
+	w.p(`"""The most inputs and outputs of a layer of a network file (nnet.MaxWidth)."""`)
 	return nil
 }
 

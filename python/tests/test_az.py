@@ -44,7 +44,7 @@ def selfplay(out: Path, games: int, seed: int) -> Path:
     return out
 
 
-def outputs(model: net.PolicyValueNet, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def outputs(model: net.PolicyValueNet | net.FileNet, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     with torch.no_grad():
         logits, v = model(torch.from_numpy(obs))
     return logits.numpy(), v.numpy()
@@ -78,18 +78,22 @@ def test_export_load_round_trip(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("expected", sorted(p.name for p in GOLDEN.glob("*.expected.json")))
 def test_golden_matches_the_committed_outputs(expected: str) -> None:
-    """nnet/testdata/*.expected.json: the goldens written by this package (tiny) and by the
-    Go writer (go-tiny, once merged); both readers must reproduce them to 1e-5."""
+    """nnet/testdata/*.expected.json: the goldens written by this package (tiny, and the version 2
+    tanh-split) and by the Go writer (go-tiny); both readers must reproduce them to 1e-5: every
+    file as a FileNet, and a version 1 file as a PolicyValueNet too."""
     exp = json.loads((GOLDEN / expected).read_text())
-    model = net.load_net(GOLDEN / exp["net"])
+    models: list[Any] = [net.load_file_net(GOLDEN / exp["net"])]
+    if msgpack.unpackb((GOLDEN / exp["net"]).read_bytes(), raw=False)["version"] == 1:
+        models.append(net.load_net(GOLDEN / exp["net"]))
     obs = np.asarray(exp["obs"], dtype=np.float32)
     mask = np.asarray(exp["mask"], dtype=bool)
-    logits, v = outputs(model, obs)
-    np.testing.assert_allclose(logits, exp["logits"], atol=1e-5)
-    np.testing.assert_allclose(v, exp["value_raw"], atol=1e-5)
-    priors, values = net.NetEvaluator(model)(obs, mask)
-    np.testing.assert_allclose(priors, exp["priors"], atol=1e-5)
-    np.testing.assert_allclose(values, exp["value"], atol=1e-5)
+    for model in models:
+        logits, v = outputs(model, obs)
+        np.testing.assert_allclose(logits, exp["logits"], atol=1e-5)
+        np.testing.assert_allclose(v, exp["value_raw"], atol=1e-5)
+        priors, values = net.NetEvaluator(model)(obs, mask)
+        np.testing.assert_allclose(priors, exp["priors"], atol=1e-5)
+        np.testing.assert_allclose(values, exp["value"], atol=1e-5)
 
 
 def test_the_python_golden_is_there() -> None:
@@ -107,7 +111,9 @@ def _damage(doc: dict[str, Any], what: str) -> dict[str, Any]:
     if what == "format":
         doc["format"] = "other"
     elif what == "version":
-        doc["version"] = 2
+        doc["version"] = 3
+    elif what == "version 0":
+        doc["version"] = 0
     elif what == "tier":
         doc["tier"] = "huge"
     elif what == "short w":
@@ -125,7 +131,7 @@ def _damage(doc: dict[str, Any], what: str) -> dict[str, Any]:
     return doc
 
 
-@pytest.mark.parametrize("what", ["format", "version", "tier", "short w", "nan", "chain", "no trunk", "policy out"])
+@pytest.mark.parametrize("what", ["format", "version", "version 0", "tier", "short w", "nan", "chain", "no trunk", "policy out"])
 def test_damaged_files_are_refused(tmp_path: Path, what: str) -> None:
     model = net.PolicyValueNet(213, (8,))
     doc = msgpack.unpackb(net.net_bytes(model), raw=False)

@@ -37,6 +37,7 @@ Where things live (the package's rooms, lowest layer first; docs/DEVELOPING.md):
     integrations/    other libraries: sb3, rllib, openspiel, distributed (Ray)
     tools/           programs and their library parts: evaluate, stats, bench, bench_sb3,
                      demo, cli (the `yutenv` console script)
+    nets.py          network files from Stable-Baselines3 and torch policies (export, load)
     _layout.py, _files.py, _extras.py, _progress.py   private helpers
 
 The flat paths of earlier versions (``yutenv.gym_env``, ``yutenv.state``, ``yutenv.sb3``,
@@ -53,6 +54,7 @@ from . import _moved
 from ._protocol import NUM_ACTIONS
 from .connection.server import Server, binary_path
 from .connection.session import DEFAULT_TIMEOUT, Session
+from . import nets
 from .data import datasets
 from .envs import pettingzoo
 from .envs.batch import Batch
@@ -131,6 +133,7 @@ __all__ = [
     "evaluate",
     "ladder",
     "make",
+    "nets",
     "pettingzoo",
 ]
 

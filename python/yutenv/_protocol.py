@@ -522,6 +522,21 @@ SELFPLAY_DEFAULTS: Final = SelfplayDefaults(
 SHIPPED_NET: Final = "az"
 """The name of the network shipped inside the binary (nnet.AZName): its agent spec, and the NAME of `yutenv net NAME`."""
 
+NET_VERSION: Final = 2
+"""The newest `yutenv-net` file version the binary reads (nnet.Version); it reads every version from 1 up to it."""
+
+NET_ACTIVATIONS: Final[tuple[str, ...]] = ("relu", "tanh", "leaky_relu", "elu", "silu")
+"""The activations a version 2 network file may name (nnet.Activations; docs/FORMATS.md)."""
+
+NET_LEAKY_SLOPE: Final = 0.01
+"""The slope of `leaky_relu` below zero (nnet.LeakySlope, torch's default), computed in float32."""
+
+NET_MAX_LAYERS: Final = 64
+"""The most layers of each trunk of a network file (nnet.MaxLayers)."""
+
+NET_MAX_WIDTH: Final = 65536
+"""The most inputs and outputs of a layer of a network file (nnet.MaxWidth)."""
+
 ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_frame",
     "frame_too_large",

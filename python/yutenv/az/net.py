@@ -1,4 +1,4 @@
-"""The policy+value network of :mod:`yutenv.az` and its ``yutenv-net`` v1 file.
+"""The policy+value network of :mod:`yutenv.az` and its ``yutenv-net`` file.
 
 Example (not run by the tests: it needs a trained run, a cluster or real data)::
 
@@ -24,6 +24,12 @@ where ``L`` is the observation layout (``yutenv.core.OBS_LAYOUT``; a file withou
 1, and a file of another layout is refused), ``w`` is float32 little-endian, O*I values row-major (``w[o*I+i]``, torch's
 ``Linear.weight`` layout) and ``b`` O float32 little-endian values.
 
+:func:`export_net` writes version 1. Version 2 (docs/FORMATS.md) adds an activation per network
+and separate policy and value trunks after the shared one, as Stable-Baselines3 builds its
+policies: :func:`yutenv.nets.export` writes it, :class:`FileNet` is any file's network in torch
+(:func:`load_file_net`), and :func:`load_net` reads a version 2 file when it is a
+:class:`PolicyValueNet` (ReLU, one trunk of at least one layer) and refuses the others, naming why.
+
 torch is imported by this module: install the ``az`` extra (``pip install 'yutenv[az]'``).
 """
 
@@ -45,6 +51,7 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from .._files import atomic_write, read_regular
+from .._protocol import NET_ACTIVATIONS, NET_LEAKY_SLOPE, NET_MAX_LAYERS, NET_MAX_WIDTH, NET_VERSION
 from .._protocol import NUM_ACTIONS as NUM_ACTIONS
 from .._protocol import SHIPPED_NET
 from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
@@ -54,6 +61,9 @@ from ..errors import YutEnvError
 __all__ = [
     "FORMAT",
     "VERSION",
+    "NET_VERSION",
+    "ACTIVATIONS",
+    "FileNet",
     "MAX_ABS_WEIGHT",
     "MAX_NET_BYTES",
     "TIER_SIZES",
@@ -64,6 +74,8 @@ __all__ = [
     "NetPolicy",
     "export_net",
     "load_net",
+    "load_file_net",
+    "file_net_bytes",
     "load_start_net",
     "start_net_bytes",
     "shipped_net_bytes",
@@ -73,6 +85,8 @@ __all__ = [
 ]
 
 FORMAT = "yutenv-net"
+#: The version :func:`export_net` writes (a :class:`PolicyValueNet` needs no more); the readers
+#: know every version from 1 to :data:`NET_VERSION`.
 VERSION = 1
 #: The largest weight or bias (in magnitude) a network may hold: a trained network's weights are
 #: orders of magnitude smaller, and anything larger is damage (a flipped exponent bit) or a
@@ -85,7 +99,19 @@ MASKED = -1e9
 
 
 class NetFileError(YutEnvError, ValueError):
-    """A ``.ynet`` file is missing, damaged or not a ``yutenv-net`` v1 network."""
+    """A ``.ynet`` file is missing, damaged, not a ``yutenv-net`` network, or (:func:`load_net`)
+    not a :class:`PolicyValueNet`."""
+
+
+#: The activations of a version 2 file (``yutenv._protocol.NET_ACTIVATIONS``, from the Go reader)
+#: as torch modules: the class, and the parameters it must have (torch's defaults).
+ACTIVATIONS: Final[dict[str, tuple[type, dict[str, float]]]] = {
+    "relu": (nn.ReLU, {}),
+    "tanh": (nn.Tanh, {}),
+    "leaky_relu": (nn.LeakyReLU, {"negative_slope": NET_LEAKY_SLOPE}),
+    "elu": (nn.ELU, {"alpha": 1.0}),
+    "silu": (nn.SiLU, {}),
+}
 
 
 class PolicyValueNet(nn.Module):  # type: ignore[misc]  # torch is not followed (pyproject: mypy overrides)
@@ -125,6 +151,86 @@ class PolicyValueNet(nn.Module):  # type: ignore[misc]  # torch is not followed 
     def spec(self) -> dict[str, Any]:
         """What rebuilds the architecture: ``PolicyValueNet(**model.spec())``."""
         return {"obs_size": self.obs_size, "hidden": list(self.hidden), "tier": self.tier, "rules": self.rules}
+
+
+def activation_module(name: str) -> nn.Module:
+    """The torch module of the activation ``name`` (one of :data:`ACTIVATIONS`)."""
+    cls, params = ACTIVATIONS[name]
+    module: nn.Module = cls(**params)
+    return module
+
+
+def _mlp(sizes: Sequence[int], activation: str) -> nn.Sequential:
+    """Linear layers from sizes[0] through sizes[1:], each followed by the activation."""
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes, sizes[1:]):
+        layers += [nn.Linear(a, b), activation_module(activation)]
+    return nn.Sequential(*layers)
+
+
+class FileNet(nn.Module):  # type: ignore[misc]  # torch is not followed (pyproject: mypy overrides)
+    """The network of any ``yutenv-net`` file, computed by torch as the Go reader computes it.
+
+    A shared ``trunk``, then the ``policy_trunk`` and the ``policy`` head (180 logits) and, apart,
+    the ``value_trunk`` and the ``value`` head (one raw value); every trunk layer is followed by
+    the activation. A version 1 file, and a :class:`PolicyValueNet`, is one trunk with ReLU; a
+    Stable-Baselines3 policy has no shared layers and separate policy and value trunks.
+
+    Args:
+        obs_size: the observation's length (the tier's size).
+        trunk, policy_trunk, value_trunk: the widths of each trunk's layers (each may be empty).
+        activation: one of :data:`ACTIVATIONS`.
+        tier: the observation tier the net reads.
+        rules: the rules string it was trained on (informative).
+    """
+
+    def __init__(
+        self,
+        obs_size: int,
+        trunk: Sequence[int] = (),
+        policy_trunk: Sequence[int] = (),
+        value_trunk: Sequence[int] = (),
+        *,
+        activation: str = "relu",
+        tier: str = "compact",
+        rules: str = "",
+    ) -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation {activation!r}, want one of {', '.join(ACTIVATIONS)}")
+        widths = [obs_size, *trunk, *policy_trunk, *value_trunk]
+        if any(w < 1 or w > NET_MAX_WIDTH for w in widths) or any(len(t) > NET_MAX_LAYERS for t in (trunk, policy_trunk, value_trunk)):
+            raise ValueError(f"sizes {widths} must be 1..{NET_MAX_WIDTH}, with at most {NET_MAX_LAYERS} layers a trunk")
+        if tier in TIER_SIZES and TIER_SIZES[tier] != obs_size:
+            raise ValueError(f"tier {tier!r} has observations of {TIER_SIZES[tier]} values, not {obs_size}")
+        self.obs_size, self.tier, self.rules, self.activation = int(obs_size), tier, rules, activation
+        self.trunk = _mlp([obs_size, *trunk], activation)
+        h = ([obs_size, *trunk])[-1]
+        self.policy_trunk = _mlp([h, *policy_trunk], activation)
+        self.value_trunk = _mlp([h, *value_trunk], activation)
+        self.policy = nn.Linear(([h, *policy_trunk])[-1], NUM_ACTIONS)
+        self.value = nn.Linear(([h, *value_trunk])[-1], 1)
+
+    def forward(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The policy logits [B, 180] and the raw value [B] (``tanh`` it for the outcome)."""
+        h = self.trunk(obs)
+        return self.policy(self.policy_trunk(h)), self.value(self.value_trunk(h)).squeeze(-1)
+
+    def linears(self) -> tuple[list[nn.Linear], list[nn.Linear], list[nn.Linear]]:
+        """The linear layers of the trunk, the policy trunk and the value trunk."""
+        return tuple([m for m in t if isinstance(m, nn.Linear)] for t in (self.trunk, self.policy_trunk, self.value_trunk))  # type: ignore[return-value]
+
+    def spec(self) -> dict[str, Any]:
+        """What rebuilds the architecture: ``FileNet(**model.spec())``."""
+        t, p, v = ([lin.out_features for lin in ls] for ls in self.linears())
+        return {"obs_size": self.obs_size, "trunk": t, "policy_trunk": p, "value_trunk": v,
+                "activation": self.activation, "tier": self.tier, "rules": self.rules}  # fmt: skip
+
+    def version(self) -> int:
+        """The oldest file version that holds the network: 1 for ReLU and one trunk of at least
+        one layer (a :class:`PolicyValueNet`), else 2."""
+        t, p, v = self.linears()
+        return 1 if self.activation == "relu" and t and not p and not v else 2
 
 
 def weight_problem(tensors: Any) -> str | None:
@@ -172,6 +278,26 @@ def net_bytes(model: PolicyValueNet) -> bytes:
         "policy": _layer(model.policy),
         "value": _layer(model.value),
     }
+    return _pack(doc, model)
+
+
+def file_net_bytes(model: FileNet) -> bytes:
+    """The ``yutenv-net`` encoding of ``model`` in the oldest version that holds it
+    (:meth:`FileNet.version`): what :func:`yutenv.nets.export` writes."""
+    trunk, policy_trunk, value_trunk = model.linears()
+    doc: dict[str, Any] = {"format": FORMAT, "version": model.version(), "tier": model.tier, "obs_layout": OBS_LAYOUT, "rules": model.rules}
+    if doc["version"] > 1:
+        doc["activation"] = model.activation
+    doc["trunk"] = [_layer(lin) for lin in trunk]
+    if policy_trunk:
+        doc["policy_trunk"] = [_layer(lin) for lin in policy_trunk]
+    if value_trunk:
+        doc["value_trunk"] = [_layer(lin) for lin in value_trunk]
+    doc["policy"], doc["value"] = _layer(model.policy), _layer(model.value)
+    return _pack(doc, model)
+
+
+def _pack(doc: dict[str, Any], model: nn.Module) -> bytes:
     bad = weight_problem(model.state_dict().items())
     if bad:
         raise ValueError(f"{bad}: refusing to export a broken network")
@@ -191,8 +317,8 @@ def _read_layer(where: str, d: Any, want_in: int | None, want_out: int | None) -
     if not isinstance(d, dict):
         raise NetFileError(f"{where}: not a map")
     n_in, n_out = d.get("in"), d.get("out")
-    if not isinstance(n_in, int) or not isinstance(n_out, int) or not (0 < n_in <= 1 << 16) or not (0 < n_out <= 1 << 16):
-        raise NetFileError(f"{where}: sizes in={n_in!r} out={n_out!r} are not positive integers up to 65536")
+    if not isinstance(n_in, int) or not isinstance(n_out, int) or not (0 < n_in <= NET_MAX_WIDTH) or not (0 < n_out <= NET_MAX_WIDTH):
+        raise NetFileError(f"{where}: sizes in={n_in!r} out={n_out!r} are not positive integers up to {NET_MAX_WIDTH}")
     if want_in is not None and n_in != want_in:
         raise NetFileError(f"{where}: in={n_in}, but the layer before it has {want_in} outputs")
     if want_out is not None and n_out != want_out:
@@ -213,13 +339,22 @@ def _read_layer(where: str, d: Any, want_in: int | None, want_out: int | None) -
 
 
 def load_net(path: str | os.PathLike[str], *, max_bytes: int = MAX_NET_BYTES) -> PolicyValueNet:
-    """Read a ``yutenv-net`` v1 file (checked like the Go reader does) into a :class:`PolicyValueNet`.
+    """Read a ``yutenv-net`` file (checked like the Go reader does) into a :class:`PolicyValueNet`.
 
     Only a regular file of at most ``max_bytes`` bytes is read (a FIFO, a device or a
     directory is refused without reading it); a weight must be finite and at most
-    :data:`MAX_ABS_WEIGHT` in magnitude. Raises :class:`NetFileError`.
+    :data:`MAX_ABS_WEIGHT` in magnitude. A version 2 file is read when it is a
+    :class:`PolicyValueNet` (ReLU, one trunk of at least one layer); any other (another
+    activation, a policy or value trunk, no hidden layer) is refused naming why:
+    :func:`load_file_net` reads every file. Raises :class:`NetFileError`.
     """
     return _parse_net(_read_net_file(Path(path), max_bytes), str(path))
+
+
+def load_file_net(path: str | os.PathLike[str], *, max_bytes: int = MAX_NET_BYTES) -> FileNet:
+    """Read any ``yutenv-net`` file (version 1 to :data:`NET_VERSION`, checked as :func:`load_net`
+    does) into a :class:`FileNet`, in evaluation mode. Raises :class:`NetFileError`."""
+    return _parse_file_net(_read_net_file(Path(path), max_bytes), str(path))
 
 
 def _read_net_file(p: Path, max_bytes: int) -> bytes:
@@ -263,38 +398,76 @@ def load_start_net(init: str) -> PolicyValueNet:
 
 
 def _parse_net(raw: bytes, p: str) -> PolicyValueNet:
+    fn = _parse_file_net(raw, p)
+    trunk, policy_trunk, value_trunk = fn.linears()
+    why = [what for what, bad in (
+        (f"activation {fn.activation!r}", fn.activation != "relu"),
+        ("a policy trunk", bool(policy_trunk)),
+        ("a value trunk", bool(value_trunk)),
+        ("no shared hidden layer", not trunk),
+    ) if bad]  # fmt: skip
+    if why:
+        raise NetFileError(f"{p}: a network with {', '.join(why)} is not a PolicyValueNet (ReLU and one shared trunk); yutenv.nets.load reads it")
+    model = PolicyValueNet(fn.obs_size, [lin.out_features for lin in trunk], tier=fn.tier, rules=fn.rules)
+    with torch.no_grad():
+        pairs = [*zip(_linears(model), trunk), (model.policy, fn.policy), (model.value, fn.value)]
+        for dst, src in pairs:
+            dst.weight.copy_(src.weight)
+            dst.bias.copy_(src.bias)
+    model.eval()
+    return model
+
+
+def _read_layers(where: str, layers: Any, width: int, least: int) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]:
+    """The layers of one trunk (a list of least..NET_MAX_LAYERS), the first taking width values."""
+    if not isinstance(layers, list) or not least <= len(layers) <= NET_MAX_LAYERS:
+        raise NetFileError(f"{where} must be a list of {least} to {NET_MAX_LAYERS} layers")
+    out = []
+    for i, d in enumerate(layers):
+        w, b = _read_layer(f"{where}[{i}]", d, width, None)
+        out.append((w, b))
+        width = w.shape[0]
+    return out
+
+
+def _parse_file_net(raw: bytes, p: str) -> FileNet:
     try:
         doc = msgpack.unpackb(raw, raw=False)
     except Exception as e:  # msgpack raises several unrelated classes for damaged input
         raise NetFileError(f"{p}: not a msgpack document: {e}") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise NetFileError(f"{p}: format {doc.get('format') if isinstance(doc, dict) else None!r}, want {FORMAT!r}")
-    if doc.get("version") != VERSION:
-        raise NetFileError(f"{p}: version {doc.get('version')!r}; this reader knows version {VERSION}")
+    version = doc.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= NET_VERSION:
+        raise NetFileError(f"{p}: version {version!r}; this reader knows versions 1 to {NET_VERSION}")
     why = check_layout(doc.get("obs_layout"))
     if why is not None:
         raise NetFileError(f"{p}: {why}; export the net again from a model trained on this layout")
-    tier, rules, trunk = doc.get("tier"), doc.get("rules", ""), doc.get("trunk")
+    tier, rules = doc.get("tier"), doc.get("rules", "")
     if tier not in TIER_SIZES:
         raise NetFileError(f"{p}: tier {tier!r}, want one of {sorted(TIER_SIZES)}")
     if not isinstance(rules, str):
         raise NetFileError(f"{p}: rules is not a string")
-    if not isinstance(trunk, list) or not trunk or len(trunk) > 64:
-        raise NetFileError(f"{p}: trunk must be a list of 1 to 64 layers")
-    layers = []
+    activation = doc.get("activation") if version > 1 else "relu"  # version 1: ReLU, one trunk; version 2's keys are unknown keys
+    if not isinstance(activation, str) or activation not in ACTIVATIONS:
+        raise NetFileError(f"{p}: activation {activation!r}, want one of {', '.join(ACTIVATIONS)}")
+
+    def layers(key: str) -> Any:  # version 2: absent or nil is no layers
+        value = doc.get(key)
+        return ([] if value is None else value) if version > 1 else value
+
     width: int = TIER_SIZES[tier]
-    for i, d in enumerate(trunk):
-        w, b = _read_layer(f"{p}: trunk[{i}]", d, width, None)
-        layers.append((w, b))
-        width = w.shape[0]
-    pw, pb = _read_layer(f"{p}: policy", doc.get("policy"), width, NUM_ACTIONS)
-    vw, vb = _read_layer(f"{p}: value", doc.get("value"), width, 1)
-    model = PolicyValueNet(TIER_SIZES[tier], [w.shape[0] for w, _ in layers], tier=tier, rules=rules)
+    trunk = _read_layers(f"{p}: trunk", layers("trunk"), width, 1 if version == 1 else 0)
+    h = trunk[-1][0].shape[0] if trunk else width
+    branches = {key: _read_layers(f"{p}: {key}", layers(key) if version > 1 else [], h, 0) for key in ("policy_trunk", "value_trunk")}
+    p_in = branches["policy_trunk"][-1][0].shape[0] if branches["policy_trunk"] else h
+    v_in = branches["value_trunk"][-1][0].shape[0] if branches["value_trunk"] else h
+    heads = [_read_layer(f"{p}: policy", doc.get("policy"), p_in, NUM_ACTIONS), _read_layer(f"{p}: value", doc.get("value"), v_in, 1)]
+    sizes = [[w.shape[0] for w, _ in ls] for ls in (trunk, branches["policy_trunk"], branches["value_trunk"])]
+    model = FileNet(width, *sizes, activation=activation, tier=tier, rules=rules)
+    t, pt, vt = model.linears()
     with torch.no_grad():
-        for lin, (w, b) in zip(_linears(model), layers):
-            lin.weight.copy_(torch.from_numpy(w))
-            lin.bias.copy_(torch.from_numpy(b))
-        for lin, (w, b) in ((model.policy, (pw, pb)), (model.value, (vw, vb))):
+        for lin, (w, b) in zip([*t, *pt, *vt, model.policy, model.value], [*trunk, *branches["policy_trunk"], *branches["value_trunk"], *heads]):
             lin.weight.copy_(torch.from_numpy(w))
             lin.bias.copy_(torch.from_numpy(b))
     model.eval()
@@ -314,7 +487,7 @@ def _tensor(a: npt.ArrayLike, dtype: type) -> torch.Tensor:
 PAD_ROWS = 16
 
 
-def infer(model: PolicyValueNet, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
+def infer(model: PolicyValueNet | FileNet, obs: npt.ArrayLike, mask: npt.ArrayLike) -> tuple[torch.Tensor, torch.Tensor]:
     """The masked logits [B, 180] and raw values [B] of a batch, in evaluation mode, without
     gradients (the model's mode is restored).
 
@@ -345,7 +518,7 @@ class NetEvaluator:
     ``values`` the ``tanh`` of the value head (float32 [B], the mover's outcome).
     """
 
-    def __init__(self, model: PolicyValueNet) -> None:
+    def __init__(self, model: PolicyValueNet | FileNet) -> None:
         self.model = model
         self.calls = 0
         self.rows = 0
@@ -364,7 +537,7 @@ class NetPolicy:
     takes it: ``yutenv.evaluate(NetPolicy(model), opponent="greedy", tier=model.tier)``.
     """
 
-    def __init__(self, model: PolicyValueNet, name: str = "net") -> None:
+    def __init__(self, model: PolicyValueNet | FileNet, name: str = "net") -> None:
         self.model = model
         self.__name__ = name
 
@@ -384,27 +557,47 @@ def _golden_obs(n: int, size: int, seed: int) -> tuple[npt.NDArray[np.float32], 
 
 
 def write_golden(directory: str | os.PathLike[str], *, seed: int = 14, hidden: Sequence[int] = (16, 8), rows: int = 4) -> tuple[Path, Path]:
-    """Write ``tiny.ynet`` and ``tiny.expected.json`` into ``directory``: the shared golden.
+    """Write ``tiny.ynet`` and ``tiny.expected.json`` into ``directory``: the shared golden of a
+    version 1 network (a :class:`PolicyValueNet`).
 
     The JSON holds fixed observations (``obs``, [rows][213], compact tier), masks, and
     the outputs both readers must reproduce to 1e-5: the raw ``logits`` [rows][180],
     the raw ``value_raw`` and ``value`` = tanh(value_raw), and ``priors`` (the masked
     softmax).
     """
-    import json
-
     d = Path(directory)
     torch.manual_seed(seed)
     model = PolicyValueNet(TIER_SIZES["compact"], hidden, tier="compact", rules="standard")
-    net = export_net(model, d / "tiny.ynet")
-    model = load_net(net)  # the outputs of what the file holds
+    return _write_golden(export_net(model, d / "tiny.ynet"), seed, rows)
+
+
+def write_golden_split(directory: str | os.PathLike[str], *, seed: int = 15, rows: int = 4) -> tuple[Path, Path]:
+    """Write ``tanh-split.ynet`` and ``tanh-split.expected.json`` into ``directory``: the shared
+    golden of a version 2 network (tanh; a shared layer, then a policy trunk and a separate,
+    deeper value trunk), in the JSON of :func:`write_golden`."""
+    d = Path(directory)
+    torch.manual_seed(seed)
+    model = FileNet(TIER_SIZES["compact"], (16,), (12,), (10, 6), activation="tanh", tier="compact", rules="standard")
+    for lin in (*model.linears()[0], model.value):  # larger weights: tanh saturates, the value is far from 0
+        with torch.no_grad():
+            lin.weight.mul_(3.0)
+    data = file_net_bytes(model)
+    net = atomic_write(d / "tanh-split.ynet", lambda f: f.write(data))
+    return _write_golden(net, seed, rows)
+
+
+def _write_golden(net: Path, seed: int, rows: int) -> tuple[Path, Path]:
+    """Write the expected outputs of the network file ``net`` next to it (``NAME.expected.json``)."""
+    import json
+
+    model = load_file_net(net)  # the outputs of what the file holds
     obs, mask = _golden_obs(rows, model.obs_size, seed)
     with torch.no_grad():
         logits, v = model(torch.from_numpy(obs))
         priors = torch.softmax(masked_logits(logits, torch.from_numpy(mask)), dim=-1)
     doc = {
-        "net": "tiny.ynet",
-        "tier": "compact",
+        "net": net.name,
+        "tier": model.tier,
         "tolerance": 1e-5,
         "obs": obs.tolist(),
         "mask": mask.astype(int).tolist(),
@@ -415,13 +608,14 @@ def write_golden(directory: str | os.PathLike[str], *, seed: int = 14, hidden: S
     }
     for key in ("logits", "value_raw", "priors"):
         assert all(math.isfinite(x) for x in np.asarray(doc[key], dtype=np.float64).reshape(-1))
-    exp = d / "tiny.expected.json"
+    exp = net.with_name(net.name.removesuffix(".ynet") + ".expected.json")
     exp.write_text(json.dumps(doc, indent=None, separators=(",", ":")) + "\n", encoding="utf-8")
     return net, exp
 
 
-if __name__ == "__main__":  # python -m yutenv.az.net DIR: regenerate the shared golden
+if __name__ == "__main__":  # python -m yutenv.az.net DIR: regenerate the shared goldens
     import sys
 
-    for written in write_golden(sys.argv[1] if len(sys.argv) > 1 else "nnet/testdata"):
-        print(written)
+    for write in (write_golden, write_golden_split):
+        for written in write(sys.argv[1] if len(sys.argv) > 1 else "nnet/testdata"):
+            print(written)
