@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -480,7 +479,7 @@ func playWeb(ctx context.Context, cfg webConfig, listen string, open bool, stdou
 			fmt.Fprintf(stdout, "--open: %v; open %s yourself\n", err, url)
 		}
 	}
-	return serveUntil(ctx, ln, h, stdout, "yutenv play --web: stopped")
+	return newPageServer(h).serve(ctx, ln, stdout, "yutenv play --web: stopped")
 }
 
 // openBrowser asks the desktop to open url in the default browser.
@@ -498,28 +497,5 @@ func openBrowser(url string) error {
 		return err
 	}
 	go func() { _ = cmd.Wait() }()
-	return nil
-}
-
-// serveUntil serves h on ln, loopback hosts only, until ctx is cancelled,
-// then shuts the server down and prints bye.
-func serveUntil(ctx context.Context, ln net.Listener, h http.Handler, stdout io.Writer, bye string) error {
-	srv := &http.Server{Handler: loopbackOnly(h), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serving: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving: %w", err)
-	}
-	fmt.Fprintln(stdout, bye)
 	return nil
 }
