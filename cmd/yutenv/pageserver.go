@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -43,8 +44,8 @@ func loopbackAddr(flag, s string) (string, error) {
 }
 
 // loopbackOnly refuses requests whose Host header does not name a loopback
-// host, so a web page elsewhere cannot reach the viewer through a DNS name
-// that it points at 127.0.0.1.
+// host, so a web page elsewhere cannot reach the page through a DNS name
+// that it points at 127.0.0.1 (DNS rebinding).
 func loopbackOnly(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host := r.Host
@@ -54,7 +55,7 @@ func loopbackOnly(h http.Handler) http.Handler {
 		host = strings.Trim(host, "[]")
 		ip := net.ParseIP(host)
 		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-			http.Error(w, "the viewer answers only requests to a loopback host", http.StatusForbidden)
+			http.Error(w, "this page answers only requests to a loopback host", http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)
@@ -92,6 +93,85 @@ func secureHeaders(h http.Handler) http.Handler {
 	})
 }
 
+// Errors of a request refused before any handler sees it; webStatus maps
+// each to its HTTP status.
+var (
+	// errCrossOrigin: a write sent by a page other than the page itself (403).
+	errCrossOrigin = errors.New("refused: a request from another page")
+	// errNotJSON: a write whose body is not declared application/json (415).
+	errNotJSON = errors.New("refused: send the body as Content-Type application/json")
+)
+
+// sameOriginWrites refuses every request that could change something (any
+// method but GET and HEAD) unless a browser says it comes from the page
+// itself and its body is JSON:
+//
+//   - Sec-Fetch-Site, when present, must be same-origin or none (typed by
+//     the user);
+//   - Origin, when present, must be exactly this page's origin,
+//     http://HOST:PORT as the request reached it, so never "null";
+//   - Content-Type must be application/json.
+//
+// A page elsewhere can make a browser send a form or a no-cors fetch to
+// any address without asking: those carry the other page's origin, or
+// null, and cannot be JSON without a CORS preflight, which this server
+// never grants. Clients that are not browsers (curl, Python) send neither
+// header and pass with a JSON body.
+func sameOriginWrites(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if err := checkWrite(r); err != nil {
+				writeError(w, err)
+				return
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// checkWrite is sameOriginWrites' check of one request.
+func checkWrite(r *http.Request) error {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return fmt.Errorf("%w (Sec-Fetch-Site %q): only the page itself may send it", errCrossOrigin, site)
+	}
+	if origin, ok := r.Header["Origin"]; ok {
+		want := pageOrigin(r)
+		if len(origin) != 1 || origin[0] != want || want == "" {
+			return fmt.Errorf("%w: Origin %q is not this page's origin %q", errCrossOrigin, strings.Join(origin, ", "), want)
+		}
+	}
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		return fmt.Errorf("%w: the request has no Content-Type", errNotJSON)
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		return fmt.Errorf("%w, not %q", errNotJSON, ct)
+	}
+	return nil
+}
+
+// pageOrigin is the origin of the page a request reached: http://HOST:PORT
+// as the request names it, when its port is the one the server listens on
+// ("" when it is not, or the server is unknown).
+func pageOrigin(r *http.Request) string {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return ""
+	}
+	_, port, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return ""
+	}
+	_, hostPort, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		hostPort = "80" // no port: the default one
+	}
+	if hostPort != port {
+		return ""
+	}
+	return "http://" + r.Host
+}
+
 // pageServer serves a local page's handler on a loopback listener.
 type pageServer struct {
 	handler           http.Handler
@@ -107,7 +187,7 @@ func newPageServer(h http.Handler) *pageServer {
 // serve serves on ln, loopback hosts only, until ctx is cancelled, then
 // shuts the server down and prints bye.
 func (s *pageServer) serve(ctx context.Context, ln net.Listener, stdout io.Writer, bye string) error {
-	srv := &http.Server{Handler: loopbackOnly(s.handler), ReadHeaderTimeout: s.readHeaderTimeout}
+	srv := &http.Server{Handler: loopbackOnly(sameOriginWrites(s.handler)), ReadHeaderTimeout: s.readHeaderTimeout}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {

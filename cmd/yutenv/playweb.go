@@ -364,6 +364,10 @@ func webStatus(err error) int {
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, errCrossOrigin):
+		return http.StatusForbidden
+	case errors.Is(err, errNotJSON):
+		return http.StatusUnsupportedMediaType
 	case errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
 	case errors.Is(err, errNoGame):
