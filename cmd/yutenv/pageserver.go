@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/net/netutil"
 )
 
 // loopbackAddr checks that the address s of flag (--listen, --addr) is on
@@ -172,24 +174,73 @@ func pageOrigin(r *http.Request) string {
 	return "http://" + r.Host
 }
 
-// pageServer serves a local page's handler on a loopback listener.
+// The limits of a page server (play --web, view). A page's requests come
+// from one browser on the same machine and are small, so each limit is far
+// above what the page needs and far below what would let a client hold the
+// server: without them a client that sends its body a byte at a time, or
+// opens connections and leaves them idle, holds each connection for ever,
+// and some thousands of them exhaust the process's files.
+const (
+	// pageReadHeaderTimeout is how long a client has to send a request's
+	// headers, from its connection or its previous request.
+	pageReadHeaderTimeout = 5 * time.Second
+	// pageReadTimeout is how long a client has to send a whole request,
+	// headers and body (at most maxWebBody bytes).
+	pageReadTimeout = 10 * time.Second
+	// pageWriteTimeout is how long the client has to take an answer,
+	// counted from the answer's first byte: an agent thinking over its move
+	// does not count.
+	pageWriteTimeout = 30 * time.Second
+	// pageIdleTimeout is how long a kept-alive connection may wait for its
+	// next request.
+	pageIdleTimeout = 60 * time.Second
+	// pageMaxHeaderBytes bounds a request's headers (a browser sends 1 or
+	// 2 KiB); Go's server reads up to 4 KiB more before it answers 431.
+	pageMaxHeaderBytes = 16 << 10
+	// pageMaxConns is how many connections the server holds at once; the
+	// next ones wait, unaccepted, until one closes. A browser opens at
+	// most 6 to one server.
+	pageMaxConns = 64
+	// pageShutdownGrace is how long a stop (Ctrl-C, SIGTERM) waits for
+	// answers in progress before it closes every connection.
+	pageShutdownGrace = 2 * time.Second
+)
+
+// pageServer serves a local page's handler on a loopback listener, with
+// the limits above (tests shorten them).
 type pageServer struct {
 	handler           http.Handler
 	readHeaderTimeout time.Duration
+	readTimeout       time.Duration
+	writeTimeout      time.Duration
+	idleTimeout       time.Duration
+	maxHeaderBytes    int
+	maxConns          int
 	shutdownGrace     time.Duration
 }
 
-// newPageServer serves h with the default limits.
+// newPageServer serves h with the limits above.
 func newPageServer(h http.Handler) *pageServer {
-	return &pageServer{handler: h, readHeaderTimeout: 10 * time.Second, shutdownGrace: 5 * time.Second}
+	return &pageServer{handler: h, readHeaderTimeout: pageReadHeaderTimeout, readTimeout: pageReadTimeout,
+		writeTimeout: pageWriteTimeout, idleTimeout: pageIdleTimeout, maxHeaderBytes: pageMaxHeaderBytes,
+		maxConns: pageMaxConns, shutdownGrace: pageShutdownGrace}
 }
 
-// serve serves on ln, loopback hosts only, until ctx is cancelled, then
-// shuts the server down and prints bye.
+// serve serves on ln until ctx is cancelled: loopback hosts only, writes
+// from the page itself only, at most maxConns connections at once. Then it
+// stops: answers in progress get shutdownGrace to finish, the connections
+// still open after it are closed, and it prints bye and returns nil.
 func (s *pageServer) serve(ctx context.Context, ln net.Listener, stdout io.Writer, bye string) error {
-	srv := &http.Server{Handler: loopbackOnly(sameOriginWrites(s.handler)), ReadHeaderTimeout: s.readHeaderTimeout}
+	srv := &http.Server{
+		Handler:           answerDeadline(s.writeTimeout, loopbackOnly(sameOriginWrites(s.handler))),
+		ReadHeaderTimeout: s.readHeaderTimeout,
+		ReadTimeout:       s.readTimeout,
+		WriteTimeout:      s.writeTimeout,
+		IdleTimeout:       s.idleTimeout,
+		MaxHeaderBytes:    s.maxHeaderBytes,
+	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(netutil.LimitListener(ln, s.maxConns)) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving: %w", err)
@@ -197,7 +248,13 @@ func (s *pageServer) serve(ctx context.Context, ln net.Listener, stdout io.Write
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), s.shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Stragglers: slow clients, or an agent still thinking. Nobody
+		// waits for them any more.
+		err = srv.Close()
+	}
+	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return fmt.Errorf("shutting down: %w", err)
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -206,3 +263,41 @@ func (s *pageServer) serve(ctx context.Context, ln net.Listener, stdout io.Write
 	fmt.Fprintln(stdout, bye)
 	return nil
 }
+
+// answerDeadline gives each answer d to be written from its first byte:
+// the server's WriteTimeout counts from the end of the request's headers,
+// which would cut an answer an agent thought over longer than that.
+func answerDeadline(d time.Duration, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&deadlineWriter{ResponseWriter: w, d: d}, r)
+	})
+}
+
+// deadlineWriter sets its connection's write deadline to d from the first
+// byte written.
+type deadlineWriter struct {
+	http.ResponseWriter
+	d     time.Duration
+	armed bool
+}
+
+func (w *deadlineWriter) arm() {
+	if !w.armed {
+		w.armed = true
+		// Not supported only by writers that are not connections (tests').
+		_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.d))
+	}
+}
+
+func (w *deadlineWriter) WriteHeader(code int) {
+	w.arm()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *deadlineWriter) Write(b []byte) (int, error) {
+	w.arm()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *deadlineWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -273,4 +274,224 @@ func (t *wireTap) exchanges() []exchange {
 		}
 	}
 	return all
+}
+
+// shortPage is a page server with limits short enough for a test to wait them out.
+func shortPage(h http.Handler) *pageServer {
+	s := newPageServer(h)
+	s.readHeaderTimeout = 200 * time.Millisecond
+	s.readTimeout = 300 * time.Millisecond
+	s.writeTimeout = 300 * time.Millisecond
+	s.idleTimeout = 300 * time.Millisecond
+	s.shutdownGrace = 200 * time.Millisecond
+	s.maxConns = 3
+	return s
+}
+
+// slowClient is a hostile client on a real socket: it sends head at once,
+// then trickle one byte at a time, every every, until the server closes the
+// connection. closed is closed when the server has closed it (or the client
+// gave up after 5 s).
+type slowClient struct {
+	conn     net.Conn
+	closed   chan struct{}
+	closedAt time.Time // set before closed is closed
+	read     []byte    // what the server sent, set before closed is closed
+	readErr  error     // why reading stopped
+}
+
+func startSlowClient(t *testing.T, addr, head, trickle string, every time.Duration) *slowClient {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	c := &slowClient{conn: conn, closed: make(chan struct{})}
+	_, err = io.WriteString(conn, head)
+	require.NoError(t, err)
+	go func() {
+		for i := 0; i < len(trickle) && i < 1000; i++ {
+			select {
+			case <-c.closed:
+				return
+			case <-time.After(every):
+			}
+			if _, err := conn.Write([]byte{trickle[i]}); err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.read, c.readErr = io.ReadAll(conn)
+		c.closedAt = time.Now()
+		close(c.closed)
+	}()
+	return c
+}
+
+// wait waits for the server to close c's connection and returns how long
+// that took from start; it fails the test when the client's own 5 s
+// deadline ended it.
+func (c *slowClient) wait(t *testing.T, start time.Time) time.Duration {
+	t.Helper()
+	<-c.closed
+	var ne net.Error
+	require.False(t, errors.As(c.readErr, &ne) && ne.Timeout(), "the server held the connection for 5 s; it sent %q", c.read)
+	return c.closedAt.Sub(start)
+}
+
+// TestPageServerCutsSlowClients holds connections the way a hostile client
+// does, on real sockets: headers that never end, a body trickled a byte at a
+// time, a kept-alive connection left idle. The server closes each one
+// within its timeout.
+func TestPageServerCutsSlowClients(t *testing.T) {
+	w := newWebGames(webConfig{rules: env.Standard(), spec: "random", seat: 0, seed: 3, maxGames: 4})
+	h, err := w.handler()
+	require.NoError(t, err)
+	s := shortPage(h)
+	addr := startPage(t, s, nil)
+	post := "POST /api/games HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+	tests := []struct {
+		name, head, trickle string
+		within              time.Duration // the limit that applies
+		answer              string        // what the server answers before closing, if anything
+	}{
+		{"headers that never end", "POST /api/games HTTP/1.1\r\nHost: " + addr + "\r\n", strings.Repeat("X-Slow: 1\r\n", 100), s.readHeaderTimeout, ""},
+		{"a body a byte at a time", post, `{"seed": ` + strings.Repeat(" ", 190) + `1}`, s.readTimeout, "HTTP/1.1 408"},
+		{"an idle kept-alive connection", "GET / HTTP/1.1\r\nHost: " + addr + "\r\n\r\n", "", s.idleTimeout, "HTTP/1.1 200"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			c := startSlowClient(t, addr, tc.head, tc.trickle, 50*time.Millisecond)
+			took := c.wait(t, start)
+			t.Logf("closed after %v (limit %v); the server sent %.40q", took, tc.within, c.read)
+			assert.Less(t, took, tc.within+time.Second, "the server closes the connection at its limit")
+			assert.True(t, strings.HasPrefix(string(c.read), tc.answer), "answer %.60q, want %q", c.read, tc.answer)
+		})
+	}
+	assert.Zero(t, w.numGames(), "no slow request made a game")
+}
+
+// countingListener counts the connections it accepted that are still open,
+// and the most at once.
+type countingListener struct {
+	net.Listener
+	mu         sync.Mutex
+	open, most int
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	l.open++
+	l.most = max(l.most, l.open)
+	l.mu.Unlock()
+	return &countedConn{Conn: c, l: l}, nil
+}
+
+func (l *countingListener) peak() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.most
+}
+
+type countedConn struct {
+	net.Conn
+	l    *countingListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		c.l.open--
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// TestPageServerConnectionCap opens twice as many slow connections as the
+// server holds at once: it never holds more than its cap, and a normal
+// request made after them all is still answered once the slow ones are cut.
+func TestPageServerConnectionCap(t *testing.T) {
+	w := newWebGames(webConfig{rules: env.Standard(), spec: "random", seat: 0, seed: 3, maxGames: 4})
+	h, err := w.handler()
+	require.NoError(t, err)
+	s := shortPage(h)
+	var counted *countingListener
+	addr := startPage(t, s, func(ln net.Listener) net.Listener {
+		counted = &countingListener{Listener: ln}
+		return counted
+	})
+	head := "POST /api/games HTTP/1.1\r\nHost: " + addr + "\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n"
+	var slow []*slowClient
+	for range 2 * s.maxConns {
+		slow = append(slow, startSlowClient(t, addr, head, strings.Repeat(" ", 200), 50*time.Millisecond))
+	}
+	time.Sleep(50 * time.Millisecond) // the slow ones connect first
+
+	res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addr + "/")
+	require.NoError(t, err, "a normal request is answered once the slow connections are cut")
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	for i, c := range slow {
+		c.wait(t, time.Now())
+		assert.True(t, strings.HasPrefix(string(c.read), "HTTP/1.1 408"), "slow client %d was answered %.40q", i, c.read)
+	}
+	assert.LessOrEqual(t, counted.peak(), s.maxConns, "connections held at once")
+	t.Logf("at most %d connections at once (cap %d)", counted.peak(), s.maxConns)
+}
+
+// TestPageServerLongAnswer: an answer that takes longer than the read and
+// write timeouts to prepare (an agent thinking over its move) still reaches
+// the client in full: the write timeout counts from the answer's first byte.
+func TestPageServerLongAnswer(t *testing.T) {
+	var s *pageServer
+	s = shortPage(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(2 * max(s.readTimeout, s.writeTimeout))
+		writeJSON(w, http.StatusOK, map[string]string{"say": strings.Repeat("a long think ", 1000)})
+	}))
+	addr := startPage(t, s, nil)
+	for _, method := range []string{"GET", "POST"} {
+		t.Run(method, func(t *testing.T) {
+			code, body := apiCall(t, method, "http://"+addr+"/", `{}`, nil)
+			assert.Equal(t, http.StatusOK, code)
+			assert.Contains(t, string(body), strings.Repeat("a long think ", 1000))
+		})
+	}
+}
+
+// TestPageServerStopsWithSlowClients: cancelling the server (Ctrl-C) while
+// a client holds a connection with a request half sent gives answers in
+// progress the grace time, then closes the stragglers and returns nil.
+func TestPageServerStopsWithSlowClients(t *testing.T) {
+	s := shortPage(http.NotFoundHandler())
+	s.readTimeout = time.Minute // only the shutdown can end the slow client
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- s.serve(ctx, ln, &out, "stopped") }()
+	addr := ln.Addr().String()
+	c := startSlowClient(t, addr, "POST / HTTP/1.1\r\nHost: "+addr+"\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n", strings.Repeat(" ", 200), 50*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+
+	start := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err, "a stop with a slow client still connected is a clean stop")
+	case <-time.After(s.shutdownGrace + 2*time.Second):
+		t.Fatal("serve did not return after its grace time")
+	}
+	took := c.wait(t, start)
+	assert.Less(t, took, s.shutdownGrace+time.Second, "the straggler is closed after the grace time")
+	assert.Contains(t, out.String(), "stopped")
 }

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -125,13 +126,14 @@ type moveRequest struct {
 }
 
 // decodeRequest reads one JSON object from a request body into v: unknown
-// fields, trailing data and bodies over maxWebBody are errors wrapping
-// errBadRequest (or *http.MaxBytesError). An empty body leaves v as it is
-// when empty is true.
+// fields, trailing data, bodies over maxWebBody and bodies not sent in time
+// are errors wrapping errBadRequest (and *http.MaxBytesError, or
+// os.ErrDeadlineExceeded). An empty body leaves v as it is when empty is
+// true.
 func decodeRequest(body io.Reader, v any, empty bool) error {
 	b, err := io.ReadAll(body)
 	if err != nil {
-		return fmt.Errorf("reading the body: %w", err)
+		return fmt.Errorf("%w: reading the body: %w", errBadRequest, err)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		if empty {
@@ -364,6 +366,8 @@ func webStatus(err error) int {
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return http.StatusRequestTimeout
 	case errors.Is(err, errCrossOrigin):
 		return http.StatusForbidden
 	case errors.Is(err, errNotJSON):
