@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -68,17 +69,38 @@ func loopbackOnly(h http.Handler) http.Handler {
 const contentSecurity = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // servePage adds a page's index.html (at /) and its other files (at
-// /static/...) from static to mux.
+// /static/NAME) from static to mux. The files are read once, here: a request
+// names one of them exactly or is answered 404, so no path a client sends
+// reaches a file system.
 func servePage(mux *http.ServeMux, static fs.FS) error {
-	page, err := fs.ReadFile(static, "index.html")
+	files := map[string][]byte{}
+	err := fs.WalkDir(static, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files[name], err = fs.ReadFile(static, name)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("embedded page files: %w", err)
+	}
+	page, ok := files["index.html"]
+	if !ok {
+		return fmt.Errorf("embedded page files: no index.html")
 	}
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		http.ServeContent(w, r, "index.html", time.Time{}, bytes.NewReader(page))
 	})
-	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /static/{name...}", func(w http.ResponseWriter, r *http.Request) {
+		name := r.PathValue("name")
+		b, ok := files[name]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeContent(w, r, path.Base(name), time.Time{}, bytes.NewReader(b))
+	})
 	return nil
 }
 

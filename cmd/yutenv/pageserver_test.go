@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -494,4 +495,93 @@ func TestPageServerStopsWithSlowClients(t *testing.T) {
 	took := c.wait(t, start)
 	assert.Less(t, took, s.shutdownGrace+time.Second, "the straggler is closed after the grace time")
 	assert.Contains(t, out.String(), "stopped")
+}
+
+// rawGet sends a GET of target (written as is on the request line) to addr
+// on a fresh connection and returns the answer's status and body; it
+// follows a redirect to the same server, at most three times. A
+// connection the server reset without an answer is status 0.
+func rawGet(t *testing.T, addr, target string) (int, string) {
+	t.Helper()
+	for range 4 {
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		require.NoError(t, err)
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		_, err = fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target, addr)
+		if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+			return 0, ""
+		}
+		require.NoError(t, err)
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if errors.Is(err, syscall.ECONNRESET) {
+			return 0, ""
+		}
+		require.NoError(t, err, "GET %.80q", target)
+		b, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		conn.Close()
+		if errors.Is(err, syscall.ECONNRESET) {
+			return res.StatusCode, string(b) // answered, then hung up on the rest of the request
+		}
+		require.NoError(t, err)
+		loc := res.Header.Get("Location")
+		if res.StatusCode/100 != 3 || !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") {
+			return res.StatusCode, string(b)
+		}
+		target = loc
+	}
+	t.Fatalf("GET %.80q: too many redirects", target)
+	return 0, ""
+}
+
+// TestPageOddStaticPaths asks both pages for paths a hostile client would
+// try, written raw on the request line: each is refused with a 4xx (404,
+// or 400/431 for a request line Go refuses itself), never a 5xx, and
+// nothing from outside the embedded files is served.
+func TestPageOddStaticPaths(t *testing.T) {
+	w := newWebGames(webConfig{rules: env.Standard(), spec: "random", seat: 0, seed: 3, maxGames: 4})
+	play, err := w.handler()
+	require.NoError(t, err)
+	path, _ := writeRecords(t, t.TempDir(), 1)
+	v, err := loadViewer(path, 0)
+	require.NoError(t, err)
+	view, err := v.handler()
+	require.NoError(t, err)
+	long := "/static/" + strings.Repeat("a", 8000)
+	huge := "/static/" + strings.Repeat("a/", 2*pageMaxHeaderBytes)
+	paths := []string{
+		"/static/%c0%ae%c0%ae/etc/passwd", // overlong UTF-8 dots
+		"/static/%c0%ae%c0%ae%c0%af%c0%ae%c0%ae%c0%afetc/passwd",
+		"/static/%ff", "/static/%ff%fe.js", "/static/\xff.js",
+		"/static/../pageserver.go", "/static/../../go.mod", "/static/..%2fpageserver.go", "/static/%2e%2e/%2e%2e/go.mod",
+		"/static/..%5c..%5cgo.mod", "/static/..\\..\\go.mod", "/static/%2fetc%2fpasswd", "/static//etc/passwd",
+		"/static/%00", "/static/index.html%00.js", "/static/a%00b",
+		"/static/.", "/static/./", "/static/", "/static", "/static/nothing.js", "/static/index.html/",
+		long, "/%c0%ae%c0%ae/etc/passwd", "/etc/passwd", "/..%2f..%2fetc%2fpasswd",
+	}
+	for _, page := range []struct {
+		name string
+		h    http.Handler
+	}{{"play", play}, {"view", view}} {
+		addr := startPage(t, newPageServer(page.h), nil)
+		for _, p := range paths {
+			t.Run(page.name+" "+fmt.Sprintf("%.60q", p), func(t *testing.T) {
+				code, body := rawGet(t, addr, p)
+				assert.Contains(t, []int{http.StatusNotFound, http.StatusBadRequest, http.StatusRequestHeaderFieldsTooLarge}, code, "%.200s", body)
+				assert.NotContains(t, body, "package main")
+				assert.NotContains(t, body, "module github.com")
+				assert.NotContains(t, body, "root:")
+			})
+		}
+		t.Run(page.name+" a path over the header limit", func(t *testing.T) {
+			// 431, or a reset: the server hangs up with the rest of the request unread.
+			code, _ := rawGet(t, addr, huge)
+			assert.Contains(t, []int{http.StatusRequestHeaderFieldsTooLarge, 0}, code)
+		})
+		t.Run(page.name+" the real files", func(t *testing.T) {
+			code, body := rawGet(t, addr, "/static/index.html")
+			assert.Equal(t, http.StatusOK, code)
+			assert.Contains(t, body, "<script")
+		})
+	}
 }
