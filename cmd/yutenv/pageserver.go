@@ -201,7 +201,8 @@ func pageOrigin(r *http.Request) string {
 // above what the page needs and far below what would let a client hold the
 // server: without them a client that sends its body a byte at a time, or
 // opens connections and leaves them idle, holds each connection for ever,
-// and some thousands of them exhaust the process's files.
+// and some thousands of them exhaust the process's files. docs/PLAY.md
+// lists them (pageLimitsDoc).
 const (
 	// pageReadHeaderTimeout is how long a client has to send a request's
 	// headers, from its connection or its previous request.
@@ -227,6 +228,31 @@ const (
 	// answers in progress before it closes every connection.
 	pageShutdownGrace = 2 * time.Second
 )
+
+// pageLimitsDoc is the table of the limits above that docs/PLAY.md shows
+// (TestPlayDocNamesTheLimits keeps the page in step with it).
+//
+//go:generate go test -run ^TestPlayDocNamesTheLimits$ -update-play-doc .
+func pageLimitsDoc() string {
+	secs := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s" }
+	kib := func(n int) string { return strconv.Itoa(n>>10) + " KiB" }
+	rows := [][3]string{
+		{"time to send a request's headers", secs(pageReadHeaderTimeout), "the connection is closed"},
+		{"time to send a whole request, headers and body", secs(pageReadTimeout), "408, and the connection is closed"},
+		{"time to take an answer, from its first byte (the agents' thinking does not count)", secs(pageWriteTimeout), "the connection is closed"},
+		{"time a kept-alive connection may stay idle", secs(pageIdleTimeout), "the connection is closed (the browser opens another)"},
+		{"request headers", kib(pageMaxHeaderBytes), "431"},
+		{"a request body (`play --web`)", kib(maxWebBody), "413"},
+		{"connections at once", strconv.Itoa(pageMaxConns), "the next ones wait to be accepted until one closes"},
+		{"on Ctrl-C, time left to answers in progress", secs(pageShutdownGrace), "every connection is closed; the command exits 0"},
+	}
+	var b strings.Builder
+	b.WriteString("| limit | value | past it |\n|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", r[0], r[1], r[2])
+	}
+	return b.String()
+}
 
 // pageServer serves a local page's handler on a loopback listener, with
 // the limits above (tests shorten them).

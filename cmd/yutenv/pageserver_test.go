@@ -5,10 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -584,4 +588,28 @@ func TestPageOddStaticPaths(t *testing.T) {
 			assert.Contains(t, body, "<script")
 		})
 	}
+}
+
+var updatePlayDoc = flag.Bool("update-play-doc", false, "rewrite the table of page limits in docs/PLAY.md")
+
+// TestPlayDocNamesTheLimits: docs/PLAY.md shows the page server's limits as
+// pageLimitsDoc renders them from their constants (-update-play-doc, which
+// go generate passes, rewrites the table).
+func TestPlayDocNamesTheLimits(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "PLAY.md")
+	page, err := os.ReadFile(path)
+	require.NoError(t, err)
+	const begin = "<!-- BEGIN GENERATED: page limits (go generate ./cmd/yutenv; do not edit) -->\n"
+	const end = "<!-- END GENERATED -->"
+	i := bytes.Index(page, []byte(begin))
+	require.GreaterOrEqual(t, i, 0, "docs/PLAY.md has no %q", begin)
+	j := bytes.Index(page[i:], []byte(end))
+	require.GreaterOrEqual(t, j, 0, "docs/PLAY.md: no %q after the table", end)
+	want := pageLimitsDoc()
+	if *updatePlayDoc {
+		fresh := slices.Concat(page[:i+len(begin)], []byte(want), page[i+j:])
+		require.NoError(t, os.WriteFile(path, fresh, 0o644))
+		return
+	}
+	assert.Equal(t, want, string(page[i+len(begin):i+j]), "docs/PLAY.md's table of limits is stale: go generate ./cmd/yutenv")
 }
