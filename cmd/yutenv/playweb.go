@@ -13,11 +13,11 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
@@ -126,13 +126,14 @@ type moveRequest struct {
 }
 
 // decodeRequest reads one JSON object from a request body into v: unknown
-// fields, trailing data and bodies over maxWebBody are errors wrapping
-// errBadRequest (or *http.MaxBytesError). An empty body leaves v as it is
-// when empty is true.
+// fields, trailing data, bodies over maxWebBody and bodies not sent in time
+// are errors wrapping errBadRequest (and *http.MaxBytesError, or
+// os.ErrDeadlineExceeded). An empty body leaves v as it is when empty is
+// true.
 func decodeRequest(body io.Reader, v any, empty bool) error {
 	b, err := io.ReadAll(body)
 	if err != nil {
-		return fmt.Errorf("reading the body: %w", err)
+		return fmt.Errorf("%w: reading the body: %w", errBadRequest, err)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		if empty {
@@ -365,6 +366,12 @@ func webStatus(err error) int {
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return http.StatusRequestTimeout
+	case errors.Is(err, errCrossOrigin):
+		return http.StatusForbidden
+	case errors.Is(err, errNotJSON):
+		return http.StatusUnsupportedMediaType
 	case errors.Is(err, errBadRequest):
 		return http.StatusBadRequest
 	case errors.Is(err, errNoGame):
@@ -480,7 +487,7 @@ func playWeb(ctx context.Context, cfg webConfig, listen string, open bool, stdou
 			fmt.Fprintf(stdout, "--open: %v; open %s yourself\n", err, url)
 		}
 	}
-	return serveUntil(ctx, ln, h, stdout, "yutenv play --web: stopped")
+	return newPageServer(h).serve(ctx, ln, stdout, "yutenv play --web: stopped")
 }
 
 // openBrowser asks the desktop to open url in the default browser.
@@ -498,28 +505,5 @@ func openBrowser(url string) error {
 		return err
 	}
 	go func() { _ = cmd.Wait() }()
-	return nil
-}
-
-// serveUntil serves h on ln, loopback hosts only, until ctx is cancelled,
-// then shuts the server down and prints bye.
-func serveUntil(ctx context.Context, ln net.Listener, h http.Handler, stdout io.Writer, bye string) error {
-	srv := &http.Server{Handler: loopbackOnly(h), ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return fmt.Errorf("serving: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serving: %w", err)
-	}
-	fmt.Fprintln(stdout, bye)
 	return nil
 }

@@ -5,7 +5,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -48,16 +51,7 @@ func TestPlayWebInBrowser(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.rules, func(t *testing.T) {
 			url := startPlayWeb(t, "--agent", tc.agent, "--rules", tc.rules, "--seed", "21")
-			opts := append(chromedp.DefaultExecAllocatorOptions[:],
-				chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
-				chromedp.WindowSize(1280, 860), chromedp.Flag("disable-quic", true),
-				chromedp.Flag("no-proxy-server", true), chromedp.Flag("mute-audio", true))
-			actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-			defer cancelAlloc()
-			bctx, cancelBrowser := chromedp.NewContext(actx)
-			defer cancelBrowser()
-			ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-			defer cancel()
+			ctx := browser(t, bin)
 			do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
 				t.Helper()
 				require.NoError(t, chromedp.Do(ctx, actions...), what)
@@ -175,10 +169,152 @@ func TestPlayWebInBrowser(t *testing.T) {
 	}
 }
 
+// browser starts headless Chromium (bin) with a fresh profile for the test
+// and returns its context, which ends 90 s from now at the latest.
+func browser(t *testing.T, bin string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-quic", true),
+		chromedp.Flag("no-proxy-server", true), chromedp.Flag("mute-audio", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(actx)
+	t.Cleanup(cancelBrowser)
+	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // cdpRun runs one browser action and returns its value, failing the test on an error.
 func cdpRun[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
 	v, err := chromedp.Run(ctx, a)
 	require.NoError(t, err, what)
 	return v
+}
+
+// hostilePage is a page of another site, as an attacker would write it: it
+// makes the browser that opens it send game requests to the play server
+// (%[1]s, its base URL) without asking anybody. It needs no answer: its
+// requests would do their harm by arriving. Each kind of request a page may
+// send without a CORS preflight is here, and one that needs a preflight.
+const hostilePage = `<!doctype html>
+<html><body>
+<iframe name="f1"></iframe><iframe name="f2"></iframe><iframe name="f3"></iframe>
+<form id="empty" method="POST" action="%[1]sapi/games" enctype="text/plain" target="f1"></form>
+<form id="urlencoded" method="POST" action="%[1]sapi/games" target="f2"><input name="seed" value="8"></form>
+<script>
+(async () => {
+  const said = [];
+  // More new games than the server keeps: the player's game would be evicted.
+  for (let i = 0; i < %[2]d; i++) {
+    try {
+      await fetch('%[1]sapi/games', {method: 'POST', mode: 'no-cors', headers: {'Content-Type': 'text/plain'}, body: '{}'});
+      said.push('no-cors sent');
+    } catch (e) { said.push('no-cors: ' + e); }
+  }
+  try {
+    await fetch('%[1]sapi/games', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: '{}'});
+    said.push('cors: answered');
+  } catch (e) { said.push('cors: refused'); }
+  document.getElementById('empty').submit();
+  document.getElementById('urlencoded').submit();
+  // A form in a sandboxed frame is sent with Origin: null.
+  const f = document.createElement('iframe');
+  f.sandbox = 'allow-forms allow-scripts';
+  f.srcdoc = '<form method="POST" action="%[1]sapi/games" enctype="text/plain"></form><script>document.forms[0].submit()<\/script>';
+  document.body.appendChild(f);
+  document.body.dataset.done = said.join('; ');
+})();
+</script>
+</body></html>`
+
+// TestPlayWebRefusesOtherPagesInBrowser opens the play page in headless
+// Chromium, then, in the same browser, a hostile page served from another
+// port of this machine: its fetches and forms reach the play server (the
+// test reads them off the wire) and every one is refused, so no game is made
+// and the player's game stays. The page itself still plays.
+func TestPlayWebRefusesOtherPagesInBrowser(t *testing.T) {
+	bin := chromium(t)
+	const maxGames, fetches = 4, 6
+	w := newWebGames(webConfig{rules: env.Standard(), spec: "random", seat: 0, seed: 5, maxGames: maxGames})
+	h, err := w.handler()
+	require.NoError(t, err)
+	var tap wireTap
+	addr := startPage(t, newPageServer(h), tap.wrap)
+	play := "http://" + addr + "/"
+	evil := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(rw, hostilePage, play, fetches)
+	}))
+	defer evil.Close()
+	require.NotEqual(t, evil.URL+"/", play)
+
+	ctx := browser(t, bin)
+	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+	do("load the play page", chromedp.Navigate(play), chromedp.WaitVisible(chromedp.CSS(`body[data-phase="you"] #moves button`)))
+	id := cdpRun(t, ctx, "the game", chromedp.Evaluate[string](`document.body.dataset.game`))
+	require.Equal(t, 1, w.numGames(), "the page made its game")
+
+	do("open the hostile page", chromedp.Navigate(evil.URL), chromedp.Poll[chromedp.Void](`document.body.dataset.done !== undefined`))
+	said := cdpRun(t, ctx, "what the hostile page saw", chromedp.Evaluate[string](`document.body.dataset.done`))
+	t.Logf("the hostile page: %s", said)
+	assert.Contains(t, said, "cors: refused", "the browser sent no request that needs a preflight")
+
+	// fetches no-cors POSTs, three form POSTs (one with Origin null) and a
+	// CORS preflight: wait until the server has answered them all.
+	var hostile []exchange
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		hostile = hostile[:0]
+		posts, preflights := 0, 0
+		for _, e := range tap.exchanges() {
+			site, origin := e.header.Get("Sec-Fetch-Site"), e.header.Get("Origin")
+			if e.status == 0 || (site == "same-origin" || site == "none") && (origin == "" || origin == "http://"+addr) {
+				continue // unanswered yet, or the play page's own
+			}
+			hostile = append(hostile, e)
+			switch e.method {
+			case "POST":
+				posts++
+			case "OPTIONS":
+				preflights++
+			}
+		}
+		if posts >= fetches+3 && preflights >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hostile requests did not all reach the server in 30 s; it answered: %v", tap.exchanges())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	origins := map[string]bool{}
+	for _, e := range hostile {
+		t.Logf("hostile: %s", e)
+		origins[e.header.Get("Origin")] = true
+		assert.Equal(t, http.StatusForbidden, e.status, "%s", e)
+		assert.False(t, e.method == "POST" && strings.HasPrefix(e.header.Get("Content-Type"), "application/json"), "a JSON POST after a refused preflight: %s", e)
+	}
+	assert.True(t, origins["null"], "a request with Origin: null was sent")
+	assert.True(t, origins[evil.URL], "requests with the hostile page's origin were sent")
+	assert.Equal(t, 1, w.numGames(), "no game was made by the hostile page")
+
+	// The player's game is still there, and the page itself still plays.
+	code, body := apiCall(t, "GET", play+"api/games/"+id, "", nil)
+	assert.Equal(t, http.StatusOK, code, "the player's game: %s", body)
+	do("load the play page again", chromedp.Navigate(play), chromedp.WaitVisible(chromedp.CSS(`body[data-phase="you"] #moves button`)))
+	before := cdpRun(t, ctx, "decisions", chromedp.Evaluate[string](`document.body.dataset.decisions`))
+	do("play a move", chromedp.Click(chromedp.CSS(`#moves li:nth-child(1) button`)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.body.dataset.phase !== 'busy' && document.body.dataset.decisions !== %q`, before)))
+	assert.Equal(t, "", cdpRun(t, ctx, "the error line", chromedp.Text(chromedp.CSS(`#error`))))
+	assert.Equal(t, 2, w.numGames(), "the page's own new game")
+	for _, e := range tap.exchanges() {
+		if e.header.Get("Origin") == "http://"+addr && e.method == "POST" {
+			assert.Contains(t, []int{http.StatusOK, http.StatusCreated}, e.status, "the page's own request: %s", e)
+		}
+	}
 }

@@ -59,6 +59,9 @@ func apiCall(t *testing.T, method, url, body string, out any) (int, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(method, url, strings.NewReader(body))
 	require.NoError(t, err)
+	if method != "GET" && method != "HEAD" {
+		req.Header.Set("Content-Type", "application/json") // as the page sends every write
+	}
 	res, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer res.Body.Close()
