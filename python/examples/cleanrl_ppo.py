@@ -10,6 +10,14 @@ the vector env resets games in the same step (``autoreset_mode=SAME_STEP``): the
 after a finished game is the next game's first, as CleanRL's loop expects. All envs are one
 server-side batch: one round trip per step. Every iteration prints the mean return of the games
 finished in it (+1 win, -1 loss) and the timesteps per second.
+
+With ``--league DIR`` the agent trains in a :class:`yutenv.league.League` instead of against one
+opponent: every ``--snapshot-every`` iterations its actor joins the league as a network file that
+the server plays (``net:PATH``), and the next games draw their opponents from the league (the
+latest self, past selves by prioritized fictitious self-play, the ``--opponent`` specs). The
+agent is saved in the league's folder, so the same command resumes after a kill::
+
+    python python/examples/cleanrl_ppo.py --league runs/cleanrl-league --opponent greedy,mc:100
 """
 
 from __future__ import annotations
@@ -65,16 +73,34 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     ap.add_argument("--hidden", type=int, default=64)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--league", default=None, help="train in a league kept in this folder (resumes it)")
+    ap.add_argument("--snapshot-every", type=int, default=10, help="iterations between league snapshots")
+    ap.add_argument("--rate-games", type=int, default=200, help="games against each anchor to rate a snapshot (0: none)")
     args = ap.parse_args(argv)
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     n, steps = args.num_envs, args.num_steps
-    envs = yutenv.YutVectorEnv(n, opponent=args.opponent, seat="random", autoreset_mode=AutoresetMode.SAME_STEP, copy=True)
+    fixed = args.opponent.split(",") if args.league else args.opponent
+    envs = yutenv.YutVectorEnv(n, opponent=fixed, seat="random", autoreset_mode=AutoresetMode.SAME_STEP, copy=True)
     obs_size = envs.single_observation_space.shape[0]
     n_actions = int(envs.single_action_space.n)
     agent = Agent(obs_size, n_actions, args.hidden)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
+    league, first = None, 1
+    if args.league:
+        from yutenv.league import League
+
+        league = League(args.league, fixed=tuple(fixed), tier=envs.tier, rules=envs.rules, rate_games=args.rate_games)
+        saved = league.folder / "cleanrl.pt"
+        if saved.exists():  # resume: the agent, its optimizer and the iteration it had reached
+            ckpt = torch.load(saved)
+            agent.load_state_dict(ckpt["agent"])
+            optimizer.load_state_dict(ckpt["optimizer"])
+            first = ckpt["iteration"] + 1
+        if league.latest is None:
+            league.snapshot(agent.actor, 0)
+        envs.set_opponents(league.mixture())
 
     obs_buf = torch.zeros((steps, n, obs_size))
     mask_buf = torch.zeros((steps, n, n_actions), dtype=torch.bool)
@@ -93,7 +119,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     iterations = max(1, args.total_timesteps // batch)
     start = time.perf_counter()
     last: dict[str, float] = {}
-    for it in range(1, iterations + 1):
+    for it in range(first, iterations + 1):
         returns_seen: list[float] = []
         for t in range(steps):
             obs_buf[t], mask_buf[t], dones[t] = next_obs, next_mask, next_done
@@ -137,7 +163,15 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
                 optimizer.step()
 
-        sps = it * batch / (time.perf_counter() - start)
+        if league is not None and it % args.snapshot_every == 0:  # a league round: results, snapshot, new opponents
+            league.record_env(envs.opponent_stats(reset=True), step=it * batch)
+            ckpt_tmp = league.folder / ".cleanrl.pt.tmp"
+            torch.save({"agent": agent.state_dict(), "optimizer": optimizer.state_dict(), "iteration": it}, ckpt_tmp)
+            ckpt_tmp.replace(league.folder / "cleanrl.pt")
+            league.snapshot(agent.actor, it * batch)
+            envs.set_opponents(league.mixture())
+            print(league.table(), flush=True)
+        sps = (it - first + 1) * batch / (time.perf_counter() - start)
         mean_return = float(np.mean(returns_seen)) if returns_seen else float("nan")
         last = {"iteration": it, "timesteps": it * batch, "games": len(returns_seen), "mean_return": mean_return, "sps": sps, "loss": loss.item()}
         print(

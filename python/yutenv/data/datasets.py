@@ -293,18 +293,21 @@ def _read_npy(p: Path, name: str, f: IO[bytes], dtype: np.dtype, shape: tuple[in
 
 
 def iter_shards(
-    path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[str] | None = None
+    path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[str] | None = None,
+    order: Sequence[int] | None = None,
 ) -> Iterator[Shard]:
     """Yield the dataset's shards one at a time, in game order, each checked.
 
     ``verify`` also compares every shard's SHA-256 with the manifest (the size,
     the arrays' shapes and dtypes and zip's CRC-32 are always checked).
     ``arrays`` limits which arrays are read (the others are empty arrays).
+    ``order`` gives the shards' indices to read, in that order (default: all, in order).
     """
     d = Path(path)
     m = read_manifest(d)
     names = _names(arrays, m)
-    for entry in m["shards"]:
+    entries = m["shards"] if order is None else [m["shards"][int(i)] for i in order]
+    for entry in entries:
         got = _read_shard(d, m, entry, verify, names)
         yield Shard(**_fill(got, m), file=entry["file"], first_game=entry["first_game"], games=entry["games"])
 

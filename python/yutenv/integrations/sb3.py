@@ -45,9 +45,12 @@ from .._extras import import_extra
 import_extra("stable_baselines3", "sb3", "yutenv.sb3")
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
-from ..envs.vector import YutVectorEnv
+from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 
-__all__ = ["YutSB3VecEnv", "make_vec_env"]
+from ..envs.vector import YutVectorEnv
+from ..league import League
+
+__all__ = ["LeagueCallback", "YutSB3VecEnv", "make_vec_env"]
 
 # Attributes fixed when the batch was made: set_attr refuses them instead of silently
 # changing a Python attribute the server never sees.
@@ -236,3 +239,79 @@ def make_vec_env(num_envs: int, seed: int | None = None, **kwargs: Any) -> YutSB
     if seed is not None:
         venv.seed(seed)
     return venv
+
+
+def _yut_venv(env: Any) -> YutSB3VecEnv:
+    """The :class:`YutSB3VecEnv` under SB3's vector wrappers (VecMonitor, VecNormalize, ...)."""
+    e = env
+    while not isinstance(e, YutSB3VecEnv):
+        inner = getattr(e, "venv", None)
+        if inner is None:
+            raise TypeError(f"LeagueCallback needs a YutSB3VecEnv (under any SB3 wrappers), got {type(env).__name__}")
+        e = inner
+    return e
+
+
+class LeagueCallback(BaseCallback):  # type: ignore[misc]
+    """Trains an SB3 model in a :class:`~yutenv.league.League`: every ``snapshot_every`` steps
+    the results per opponent go to the league, the policy joins it as a snapshot (played in Go
+    as ``net:PATH``), the model is saved to ``LEAGUE/learner.zip`` (atomically), and the env's
+    opponents become the league's next mixture.
+
+    The env must be a :class:`YutSB3VecEnv` made with a mixture (``opponent=[...]``, e.g. the
+    league's fixed specs), so that its opponents can change. To resume after a kill::
+
+        league = League("runs/league")
+        model = MaskablePPO.load("runs/league/learner.zip", env=venv)
+        model.learn(total, reset_num_timesteps=False, callback=LeagueCallback(league, 50_000))
+
+    Args:
+        league: the league (its folder holds the snapshots and ``learner.zip``).
+        snapshot_every: learner steps (env steps, all envs counted) between snapshots.
+        save_model: also save the model with each snapshot.
+    """
+
+    def __init__(self, league: League, snapshot_every: int, save_model: bool = True, verbose: int = 0) -> None:
+        super().__init__(verbose)
+        if snapshot_every < 1:
+            raise ValueError(f"snapshot_every must be at least 1, got {snapshot_every}")
+        self.league = league
+        self.snapshot_every = int(snapshot_every)
+        self.save_model = save_model
+        self._next = 0
+
+    def _on_training_start(self) -> None:
+        self._venv = _yut_venv(self.training_env)
+        if self.league.latest is None:
+            self.league.snapshot(self.model.policy, self.num_timesteps)
+        self._venv.opponent_stats(reset=True)
+        self._venv.set_opponents(self.league.mixture())
+        self._next = max(self.num_timesteps, self.league.step) + self.snapshot_every
+
+    def _on_step(self) -> bool:
+        if self.num_timesteps >= self._next:
+            self.round()
+            self._next = self.num_timesteps + self.snapshot_every
+        return True
+
+    def round(self) -> None:
+        """Close a round now: record the results, snapshot (and save) the learner, new opponents."""
+        step = self.num_timesteps
+        self.league.record_env(self._venv.opponent_stats(reset=True), step=step)
+        if self.save_model:
+            self._save(self.league.folder / "learner.zip")
+        self.league.snapshot(self.model.policy, step)
+        self._venv.set_opponents(self.league.mixture())
+        if self.verbose:
+            print(self.league.table())
+        self.logger.record("league/members", len(self.league.members))
+        latest = self.league.latest
+        if latest is not None and latest.rating is not None:
+            self.logger.record("league/rating", latest.rating)
+
+    def _save(self, path: Any) -> None:
+        import os
+
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.zip")
+        self.model.save(tmp)
+        os.replace(tmp, path)

@@ -1,0 +1,94 @@
+"""Behaviour cloning from self-play datasets: streamed batches in bounded memory, and a real
+MaskablePPO policy that learns the dataset's moves."""
+
+from __future__ import annotations
+
+import subprocess
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import yutenv
+from yutenv import imitation
+
+
+def selfplay(out: Path, games: int, shard_games: int, agents: str = "greedy", tier: str = "compact") -> Path:
+    subprocess.run([str(yutenv.binary_path()), "selfplay", "--agents", agents, "--games", str(games), "--tier", tier,
+                    "--shard-games", str(shard_games), "--seed", "3", "--out", str(out), "--quiet"], check=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return selfplay(tmp_path_factory.mktemp("bc") / "greedy", games=48, shard_games=4)
+
+
+def test_batches_cover_every_row_once_per_epoch(data: Path) -> None:
+    ds = yutenv.datasets.load(data)
+    seen = []
+    for b in imitation.batches(data, 100, arrays=("game", "decision", "action"), epochs=2, seed=5):
+        assert len(b["action"]) <= 100
+        seen.append(np.stack([b["game"], b["decision"]], axis=1))
+    rows = np.concatenate(seen)
+    assert len(rows) == 2 * len(ds)
+    want = np.stack([ds.game, ds.decision], axis=1)
+    for epoch in np.split(rows, 2):
+        assert sorted(map(tuple, epoch)) == sorted(map(tuple, want)), "each row once per epoch"
+    first = [b["action"] for b in imitation.batches(data, 100, seed=5)]
+    again = [b["action"] for b in imitation.batches(data, 100, seed=5)]
+    other = [b["action"] for b in imitation.batches(data, 100, seed=6)]
+    assert all(np.array_equal(a, b) for a, b in zip(first, again, strict=True))
+    assert not all(np.array_equal(a, b) for a, b in zip(first, other))
+    shuffled = np.concatenate([b["action"] for b in imitation.batches(data, 10_000, arrays=("action",), buffer_shards=20)])
+    assert not np.array_equal(shuffled, ds.action), "rows are shuffled"
+
+
+def test_memory_is_bounded_by_the_buffer_not_the_dataset(tmp_path: Path) -> None:
+    """The peak of numpy's allocations while streaming is the same for 4 and 16 shards."""
+    small = selfplay(tmp_path / "small", games=16, shard_games=4, tier="tactical")
+    large = selfplay(tmp_path / "large", games=64, shard_games=4, tier="tactical")
+
+    def peak(path: Path) -> int:
+        tracemalloc.start()
+        try:
+            for _ in imitation.batches(path, 64, buffer_shards=2):
+                pass
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    shard = yutenv.datasets.load(large).obs.nbytes / 16
+    p_small, p_large = peak(small), peak(large)
+    assert p_large < 1.5 * p_small + shard, (p_small, p_large)
+    assert p_large < 8 * shard, "a few shards' worth, not the 16 of the data set"
+
+
+def test_clone_learns_the_datasets_moves(data: Path) -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sb3_contrib")
+    from sb3_contrib import MaskablePPO
+
+    from yutenv.sb3 import make_vec_env
+
+    torch.set_num_threads(1)
+    venv = make_vec_env(2, opponent="random", tier="compact")
+    try:
+        model = MaskablePPO("MlpPolicy", venv, seed=0, policy_kwargs={"net_arch": [64, 64]})
+        before = imitation.clone(model, data, epochs=1, lr=0.0)
+        after = imitation.clone(model, data, epochs=6, lr=3e-3, seed=1)
+        assert after["rows"] == before["rows"] == len(yutenv.datasets.load(data))
+        assert after["loss"] < before["loss"]
+        assert after["accuracy"] > max(0.6, before["accuracy"] + 0.2), (before, after)
+        ds = yutenv.datasets.load(data)
+        acts, _ = model.predict(ds.obs, action_masks=ds.mask.astype(bool), deterministic=True)
+        assert np.mean(acts == ds.action) == pytest.approx(after["accuracy"], abs=0.1), "what predict() plays"
+    finally:
+        venv.close()
+    with pytest.raises(ValueError, match="the model reads"):
+        other = make_vec_env(1, tier="tactical")
+        try:
+            imitation.clone(MaskablePPO("MlpPolicy", other), data)
+        finally:
+            other.close()

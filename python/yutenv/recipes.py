@@ -1,0 +1,130 @@
+"""Training recipes with a time budget, rated on the published scale: one command each.
+
+    python -m yutenv.recipes fixed  --minutes 30 --out runs/fixed            # PPO against random
+    python -m yutenv.recipes league --minutes 30 --out runs/league           # PPO in a league
+    yutenv selfplay --agents az --games 10000 --tier compact --out az-data/  # az's own games
+    python -m yutenv.recipes league --clone az-data/ --minutes 30 --out runs/bc-league
+
+Each trains sb3-contrib's ``MaskablePPO`` (an ``MlpPolicy``, compact tier, the learner in a random
+seat) for ``--minutes`` of wall time in all (cloning included), then rates the final policy
+alone, no search, with :func:`yutenv.evaluate` (``rating=True``: games against the ladder's
+anchors, the rating on the scale where ``random`` is 0). ``league`` trains in a
+:class:`~yutenv.league.League` (``--fixed`` specs, past selves by PFSP, the latest self);
+``--clone DIR`` first clones a ``yutenv selfplay`` dataset (:func:`yutenv.imitation.clone`,
+streamed from disk). ``RUN/result.json`` holds the settings, the training's figures and the
+rating; the league folder is ``RUN/league``. Needs the ``sb3`` extra. The measured results are
+in docs/TRAINING.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+__all__ = ["main", "run"]
+
+
+def run(
+    kind: str,
+    out: str | os.PathLike[str],
+    *,
+    minutes: float = 30.0,
+    clone: str | None = None,
+    clone_epochs: int = 2,
+    opponent: str = "random",
+    fixed: Sequence[str] = ("greedy", "mc:100"),
+    num_envs: int = 64,
+    snapshot_every: int = 100_000,
+    net_arch: Sequence[int] = (256, 256),
+    seed: int = 0,
+    rate_games: int = 1000,
+    threads: int = 1,
+    progress: bool | None = None,
+) -> dict[str, Any]:
+    """Train and rate one recipe (see the module's doc); returns what ``result.json`` holds."""
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+
+    from . import imitation
+    from .integrations.sb3 import LeagueCallback, make_vec_env
+    from .league import League
+    from .tools.evaluate import evaluate
+
+    if kind not in ("fixed", "league"):
+        raise ValueError(f"kind must be 'fixed' or 'league', got {kind!r}")
+    torch.set_num_threads(threads)
+    run_dir = Path(out)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    deadline = start + 60 * minutes
+    opp: Any = opponent if kind == "fixed" else list(fixed)
+    venv = make_vec_env(num_envs, seed=seed, opponent=opp, tier="compact", seat="random")
+    result: dict[str, Any] = {"kind": kind, "minutes": minutes, "clone": clone, "opponent": opponent if kind == "fixed" else list(fixed),
+                              "num_envs": num_envs, "net_arch": list(net_arch), "seed": seed}
+    try:
+        model = MaskablePPO("MlpPolicy", venv, seed=seed, n_steps=256, batch_size=2048, n_epochs=4, learning_rate=3e-4,
+                            ent_coef=0.01, gamma=0.995, policy_kwargs={"net_arch": list(net_arch)}, verbose=0)
+        if clone:
+            t0 = time.monotonic()
+            result["clone_stats"] = imitation.clone(model, clone, epochs=clone_epochs, batch_size=1024, lr=1e-3, seed=seed,
+                                                    progress=progress)
+            result["clone_seconds"] = time.monotonic() - t0
+
+        class Budget(BaseCallback):  # type: ignore[misc]
+            """Stops training at the deadline."""
+
+            def _on_step(self) -> bool:
+                return time.monotonic() < deadline
+
+        callbacks: list[Any] = [Budget()]
+        league = None
+        if kind == "league":
+            league = League(run_dir / "league", fixed=tuple(fixed), tier="compact", rate_games=0)
+            callbacks.append(LeagueCallback(league, snapshot_every=snapshot_every))
+        t0 = time.monotonic()
+        model.learn(total_timesteps=10**12, callback=CallbackList(callbacks), progress_bar=bool(progress))
+        result["ppo_seconds"] = time.monotonic() - t0
+        result["timesteps"] = int(model.num_timesteps)
+        model.save(run_dir / "model.zip")
+        if league is not None:
+            result["league_members"] = len(league.members)
+    finally:
+        venv.close()
+    result["train_seconds"] = time.monotonic() - start
+    r = evaluate(model, opponent="greedy", games=rate_games, tier="compact", rating=True, progress=progress)
+    result["rating"] = {"elo": r.rating, "low": r.rating_low, "high": r.rating_high, "games": r.rating_games}
+    (run_dir / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m yutenv.recipes", description=__doc__.split("\n\n")[0])
+    ap.add_argument("kind", choices=("fixed", "league"), help="PPO against one opponent, or in a league")
+    ap.add_argument("--out", required=True, help="the run's folder")
+    ap.add_argument("--minutes", type=float, default=30.0, help="wall-time budget of the training, cloning included")
+    ap.add_argument("--clone", default=None, help="first clone this yutenv selfplay dataset (compact tier)")
+    ap.add_argument("--clone-epochs", type=int, default=2)
+    ap.add_argument("--opponent", default="random", help="fixed: the opponent")
+    ap.add_argument("--fixed", default="greedy,mc:100", help="league: its fixed members, comma-separated")
+    ap.add_argument("--num-envs", type=int, default=64)
+    ap.add_argument("--snapshot-every", type=int, default=100_000, help="league: learner steps between snapshots")
+    ap.add_argument("--net-arch", default="256,256", help="hidden layer sizes")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--rate-games", type=int, default=1000, help="games against each rating anchor")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (the server uses the other cores)")
+    a = ap.parse_args(argv)
+    res = run(a.kind, a.out, minutes=a.minutes, clone=a.clone, clone_epochs=a.clone_epochs, opponent=a.opponent,
+              fixed=[s for s in a.fixed.split(",") if s], num_envs=a.num_envs, snapshot_every=a.snapshot_every,
+              net_arch=[int(x) for x in a.net_arch.split(",")], seed=a.seed, rate_games=a.rate_games, threads=a.threads)
+    rt = res["rating"]
+    print(f"{a.kind}{' after cloning' if a.clone else ''}: {res['timesteps']} steps in {res['train_seconds'] / 60:.1f} min; "
+          f"rating {rt['elo']:+.0f} [{rt['low']:+.0f}, {rt['high']:+.0f}] on the published scale")
+
+
+if __name__ == "__main__":
+    main()
