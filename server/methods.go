@@ -165,38 +165,52 @@ func (c *conn) reset(p []byte) *Error {
 // step applies one action per env. It is the hot path: it reads its params
 // straight from the frame (wire.ReadStep) and allocates nothing.
 func (c *conn) step(p []byte) *Error {
+	return c.stepWith(p, "step", (*vecenv.Batch).CheckActions, (*vecenv.Batch).Step)
+}
+
+// opponentStep applies the client-played opponents' actions to the envs
+// waiting for them, as step does.
+func (c *conn) opponentStep(p []byte) *Error {
+	return c.stepWith(p, "opponent_step", (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep)
+}
+
+// stepWith serves step and opponent_step: read the params, check the
+// actions with check, run the batch with run and frame its rows.
+func (c *conn) stepWith(p []byte, method string, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
 	a := &c.stepArgs
 	if err := wire.ReadStep(p, a); err != nil {
-		return paramsError("step", declaredKeys("step"), err)
+		return paramsError(method, declaredKeys(method), err)
 	}
-	b, e := c.lookup("step", a.Handle, a.HandleSet)
+	b, e := c.lookup(method, a.Handle, a.HandleSet)
 	if e != nil {
 		return e
 	}
 	if !b.Started() {
-		return errorf(protocol.CodeNeedsReset, "step: handle %d was never reset", a.Handle)
+		return errorf(protocol.CodeNeedsReset, "%s: handle %d was never reset", method, a.Handle)
 	}
 	cfg := b.Config()
 	if err := a.Actions(b.Actions()); err != nil {
-		return paramError("step", err)
+		return paramError(method, err)
 	}
-	if err := b.CheckActions(); err != nil {
+	if err := check(b); err != nil {
 		if errors.Is(err, vecenv.ErrIllegalAction) {
-			return errorf(protocol.CodeIllegalAction, "step: %v", err)
+			return errorf(protocol.CodeIllegalAction, "%s: %v", method, err)
 		}
-		return errorf(protocol.CodeBadRequest, "step: %v", err)
+		return errorf(protocol.CodeBadRequest, "%s: %v", method, err)
 	}
 	record := cfg.Info
 	if a.Info >= 0 {
 		record = a.Info == 1
 	}
-	if e := c.reserveReply("step", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply(method, wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
-	if err := b.Step(c.srv.pool, record); err != nil {
-		return errorf(netCode(err, protocol.CodeInternal), "step: %v", err)
+	if err := run(b, c.srv.pool, record); err != nil {
+		return errorf(netCode(err, protocol.CodeInternal), "%s: %v", method, err)
 	}
-	c.srv.stats.steps.Add(uint64(cfg.N))
+	if method == "step" { // an opponent_step completes a step already counted
+		c.srv.stats.steps.Add(uint64(cfg.N))
+	}
 	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
 	return nil
 }
@@ -224,45 +238,6 @@ func (c *conn) mixture(method string, rules env.Rules, mix []vecenv.Opponent) ([
 		mix[i].Spec = build.String()
 	}
 	return names, nil
-}
-
-// opponentStep applies the client-played opponents' actions to the envs
-// waiting for them. Like step, it reads its params straight from the frame
-// and allocates nothing.
-func (c *conn) opponentStep(p []byte) *Error {
-	a := &c.stepArgs
-	if err := wire.ReadStep(p, a); err != nil {
-		return paramsError("opponent_step", declaredKeys("opponent_step"), err)
-	}
-	b, e := c.lookup("opponent_step", a.Handle, a.HandleSet)
-	if e != nil {
-		return e
-	}
-	if !b.Started() {
-		return errorf(protocol.CodeNeedsReset, "opponent_step: handle %d was never reset", a.Handle)
-	}
-	cfg := b.Config()
-	if err := a.Actions(b.Actions()); err != nil {
-		return paramError("opponent_step", err)
-	}
-	if err := b.CheckOpponentActions(); err != nil {
-		if errors.Is(err, vecenv.ErrIllegalAction) {
-			return errorf(protocol.CodeIllegalAction, "opponent_step: %v", err)
-		}
-		return errorf(protocol.CodeBadRequest, "opponent_step: %v", err)
-	}
-	record := cfg.Info
-	if a.Info >= 0 {
-		record = a.Info == 1
-	}
-	if e := c.reserveReply("opponent_step", wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
-		return e
-	}
-	if err := b.OpponentStep(c.srv.pool, record); err != nil {
-		return errorf(netCode(err, protocol.CodeInternal), "opponent_step: %v", err)
-	}
-	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
-	return nil
 }
 
 // setOpponents replaces a handle's opponent mixture.

@@ -398,12 +398,15 @@ func (b *Batch) Reset(p *Pool, o ResetOptions) error {
 // Step applies Actions() to every env (after CheckActions), spread over p's
 // workers (p nil: in the caller's goroutine), and writes the rows. record
 // says whether to record events for Info.
-func (b *Batch) Step(p *Pool, record bool) error {
+func (b *Batch) Step(p *Pool, record bool) error { return b.play(p, record, opStep) }
+
+// play runs operation op (opStep, opOpponent) of a started batch over p's workers.
+func (b *Batch) play(p *Pool, record bool, op int) error {
 	if !b.started {
 		return ErrNeedsReset
 	}
 	b.record = record
-	b.op = opStep
+	b.op = op
 	p.run(b, b.cfg.N, &b.wg)
 	return b.firstError()
 }
@@ -779,15 +782,7 @@ func (b *Batch) CheckOpponentActions() error {
 // other envs, and the rewards, flags and events so far of the waiting ones,
 // are kept: once no env waits (Rows.Pending all 0), the rows are those of
 // one complete Step. record says whether to record events for Info.
-func (b *Batch) OpponentStep(p *Pool, record bool) error {
-	if !b.started {
-		return ErrNeedsReset
-	}
-	b.record = record
-	b.op = opOpponent
-	p.run(b, b.cfg.N, &b.wg)
-	return b.firstError()
-}
+func (b *Batch) OpponentStep(p *Pool, record bool) error { return b.play(p, record, opOpponent) }
 
 // Pending reports whether some env waits for a client-played opponent.
 func (b *Batch) Pending() bool { return b.firstPending() >= 0 }

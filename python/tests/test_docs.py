@@ -140,6 +140,9 @@ SHRINK = [
     (r"(--n[ =])(\d+)", _cap(64)),
     (r"(\bdistributed\.selfplay\([^,]+,\s*)(\d[\d_]*)", _cap(4)),
     (r"(\byutenv bench)\b", lambda m: m.group(1) + " --time 100ms"),
+    (r"(--minutes[ =])(\d+(?:\.\d+)?)", lambda m: m.group(1) + "0.05"),
+    (r"(--rate-games[ =]|\brate_games=)(\d+)", _cap(4)),
+    (r"(\bsnapshot_every=)(\d[\d_]*)", _cap(128)),
     # RLlib: one small iteration (what python/tests/test_rllib.py trains with).
     (r"\.build_algo\(\)", ".env_runners(num_env_runners=1, num_envs_per_env_runner=2, rollout_fragment_length=64, "
      "num_cpus_per_env_runner=0).learners(num_learners=0).training(train_batch_size_per_learner=256, minibatch_size=64, "
