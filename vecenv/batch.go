@@ -214,6 +214,9 @@ type Batch struct {
 	wg   sync.WaitGroup
 
 	opps *opponents // Single mode: the mixture and its idle agents
+	// workers holds idle *worker values: a range takes one instead of
+	// zeroing a new one's agent tables on every step.
+	workers sync.Pool
 }
 
 // Rows are a batch's results, row i for env i. The slices belong to the
@@ -420,22 +423,22 @@ func (b *Batch) single() bool { return b.cfg.Mode == Single }
 // runRange serves envs lo..hi-1 of the current operation; the worker pool
 // calls it on disjoint ranges at once.
 func (b *Batch) runRange(lo, hi int) {
-	w := worker{b: b}
-	defer w.release()
+	w := b.worker()
+	defer b.done(w)
 	for i := lo; i < hi; i++ {
 		sl := &b.slots[i]
 		sl.err = nil
 		var err error
 		switch b.op {
 		case opStep:
-			err = b.stepSlot(i, sl, &w)
+			err = b.stepSlot(i, sl, w)
 		case opReset:
-			err = b.resetSlot(i, sl, &w)
+			err = b.resetSlot(i, sl, w)
 		case opOpponent:
 			if !sl.pending {
 				continue
 			}
-			err = b.opponentSlot(i, sl, &w)
+			err = b.opponentSlot(i, sl, w)
 		}
 		if err != nil {
 			sl.err = err
@@ -968,9 +971,9 @@ func (b *Batch) Load(i int, s env.State, seat int) error {
 	if b.rows.Pending != nil {
 		b.rows.Pending[i], b.rows.Opponent[i] = 0, sl.opp
 	}
-	w := worker{b: b}
-	defer w.release()
-	_, err := b.loaded(i, sl, &w)
+	w := b.worker()
+	defer b.done(w)
+	_, err := b.loaded(i, sl, w)
 	return err
 }
 

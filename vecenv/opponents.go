@@ -154,6 +154,20 @@ type worker struct {
 	used uint64                   // bit i: ags[i] is borrowed
 }
 
+// worker returns an idle worker of b (its agent tables are empty).
+func (b *Batch) worker() *worker {
+	if w, ok := b.workers.Get().(*worker); ok {
+		return w
+	}
+	return &worker{b: b}
+}
+
+// done releases w's agents and keeps w for the next range.
+func (b *Batch) done(w *worker) {
+	w.release()
+	b.workers.Put(w)
+}
+
 // opponent returns the worker's agent of entry k of o reseeded with seed.
 func (w *worker) opponent(o *opponents, k int, seed uint64) (agent.Agent, error) {
 	if w.ags[k] != nil && w.from[k] != o {
