@@ -238,6 +238,11 @@ type StepResult struct {
 	FinalObs    []byte `msgpack:"final_obs"`
 	FinalMask   []byte `msgpack:"final_mask"`
 	FinalToMove []byte `msgpack:"final_to_move"`
+	// Opponent and Pending: a handle made with an opponent mixture only,
+	// each env's opponent entry and whether its row waits for a
+	// client-played opponent (answered with protocol.OpponentStep).
+	Opponent []byte `msgpack:"opponent"`
+	Pending  []byte `msgpack:"pending"`
 	// Info is the raw msgpack of the info list, or nil.
 	Info []byte `msgpack:"info"`
 	// Size is the number of bytes of the response frame.
