@@ -255,3 +255,25 @@ def test_sb3_models_and_torch_modules_play_as_opponents(server: yutenv.Server) -
         assert seen == {"MaskablePPO", "Sequential"}
     finally:
         vs.close()
+
+
+def test_relative_net_names_are_the_callers_files(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server the package started in another folder plays ``net:NAME`` from the caller's folder."""
+    from pathlib import Path
+
+    net = Path(__file__).resolve().parents[2] / "nnet" / "testdata" / "go-tiny.ynet"
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    with yutenv.Server() as srv:  # started in "elsewhere"
+        work = tmp_path / "work"
+        work.mkdir()
+        (work / "mine.ynet").write_bytes(net.read_bytes())
+        monkeypatch.chdir(work)
+        for opponent in ("net:mine.ynet", ["net:mine.ynet,sims=2", "greedy"]):
+            env = yutenv.make(opponent=opponent, server=srv, tier="compact")
+            try:
+                _, info = env.reset(seed=1)
+                assert info.get("opponent", "net:mine.ynet") in ("net:mine.ynet", "net:mine.ynet,sims=2", "greedy")
+            finally:
+                env.close()

@@ -11,6 +11,7 @@ Gymnasium's terms.
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 import time
@@ -199,9 +200,9 @@ class Batch:
         if opponent is not None:
             if is_mixture(opponent):
                 self.mixture = mixture(opponent, session.timeout)
-                p.update(self.mixture.params())
+                p.update(self._params(self.mixture))
             else:
-                p["opponent"] = opponent
+                p["opponent"] = self._local(opponent)
         self._answers = self.mixture is not None and bool(self.mixture.policies)
         for k, v in params.items():
             if v is not None:
@@ -379,10 +380,26 @@ class Batch:
         if self.mixture is None:
             raise ValueError("set_opponents: this env was made with one opponent spec; make it with a mixture (a list) to change it")
         m = mixture(opponent if is_mixture(opponent) else [opponent], self.session.timeout)
-        self._call("set_opponents", {"handle": self.handle, **m.params()})
+        self._call("set_opponents", {"handle": self.handle, **self._params(m)})
         self.mixture = m
         self._answers = self._answers or bool(m.policies)
         return list(m.names)
+
+    def _local(self, spec: str) -> str:
+        """``spec`` with a relative ``net:PATH`` made absolute from this process's folder when
+        the server is one the package started (it may have started in another folder); a
+        server named by address resolves names itself."""
+        if self.session.server is None or not spec.startswith("net:"):
+            return spec
+        path, comma, opts = spec[4:].partition(",")
+        if not path or os.path.isabs(path):
+            return spec
+        return f"net:{os.path.abspath(path)}{comma}{opts}"
+
+    def _params(self, m: Mixture) -> dict[str, Any]:
+        p = m.params()
+        p["opponents"] = [self._local(s) for s in p["opponents"]]
+        return p
 
     def opponent_names(self, column: npt.NDArray[np.uint8] | None = None) -> list[str]:
         """The name of each env's running opponent, from the last reply's ``opponent`` column
