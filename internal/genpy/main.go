@@ -30,6 +30,7 @@ import (
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 func main() {
@@ -203,6 +204,9 @@ func actionsSection(w *writer) error {
 	w.p("")
 	w.p("NUM_STATIONS: Final = %d", env.NumStations)
 	w.p(`"""The number of stations of the cross board (and the most spaces of a line)."""`)
+	w.p("")
+	w.p("MAX_OPPONENTS: Final = %d", vecenv.MaxOpponents)
+	w.p(`"""The most entries of an opponent mixture (vecenv.MaxOpponents; docs/PROTOCOL.md, make)."""`)
 	return nil
 }
 

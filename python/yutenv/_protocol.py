@@ -250,6 +250,9 @@ NUM_THROWS: Final = 6
 NUM_STATIONS: Final = 29
 """The number of stations of the cross board (and the most spaces of a line)."""
 
+MAX_OPPONENTS: Final = 64
+"""The most entries of an opponent mixture (vecenv.MaxOpponents; docs/PROTOCOL.md, make)."""
+
 OBS_LAYOUT: Final = 2
 """The observation layout of the tiers below (docs/OBSERVATIONS.md); datasets and network files record it."""
 

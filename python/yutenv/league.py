@@ -38,6 +38,7 @@ from typing import Any, Literal, Mapping, Sequence
 import numpy as np
 
 from ._files import FileRefused, atomic_write, read_regular, sha256_bytes, sha256_file
+from ._protocol import MAX_OPPONENTS
 from .errors import YutEnvError
 
 __all__ = ["League", "LeagueConfig", "LeagueError", "Member"]
@@ -48,7 +49,7 @@ STATE = "league.json"
 SNAPSHOTS = "snapshots"
 MAX_STATE_BYTES = 16 << 20
 """A league's state file holds a line per member: 16 MiB is far above any real league."""
-MAX_MIXTURE = 64
+MAX_MIXTURE = MAX_OPPONENTS
 """The most entries a mixture may have (the server's limit)."""
 
 

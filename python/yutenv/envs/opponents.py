@@ -42,14 +42,14 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._protocol import NUM_ACTIONS
+from .._protocol import MAX_OPPONENTS as _MAX_OPPONENTS, NUM_ACTIONS
 from ..errors import OpponentError, OpponentTimeoutError
 
 CLIENT = "client"
 """The wire's spec of a mixture entry that the client plays (docs/PROTOCOL.md, "Opponent mixtures")."""
 
-MAX_OPPONENTS = 64
-"""The most entries a mixture may have (the server's ``vecenv.MaxOpponents``)."""
+MAX_OPPONENTS = _MAX_OPPONENTS
+"""The most entries a mixture may have (the server's ``vecenv.MaxOpponents``, generated)."""
 
 Policy = Callable[[npt.NDArray[np.float32], npt.NDArray[np.bool_]], Any]
 
