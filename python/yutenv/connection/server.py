@@ -152,10 +152,14 @@ def _finalize(proc: subprocess.Popen[bytes], stdin: IO[bytes] | None, tmpdir: st
     shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+def _names_net_dir(args: Sequence[str]) -> bool:
+    return any(a == "--net-dir" or a.startswith("--net-dir=") for a in args)
+
+
 def _net_dirs(args: Sequence[str]) -> list[str]:
     """The ``--net-dir`` flags of a private server: none if ``args`` chose its own folders,
     else the current directory (for relative names) and ``/``."""
-    if any(a == "--net-dir" or a.startswith("--net-dir=") for a in args):
+    if _names_net_dir(args):
         return []
     try:
         cwd = ["--net-dir", os.getcwd()]
@@ -231,6 +235,9 @@ class Server:
     ) -> None:
         exe = Path(binary) if binary is not None else binary_path()
         self.close_when_unused = close_when_unused
+        #: True when ``args`` named no ``--net-dir``: the server opens networks anywhere, so a
+        #: relative ``net:PATH`` can be sent as this process's absolute path.
+        self.opens_any_net = not _names_net_dir(args)
         self._owner = os.getpid()
         self._refs = 0
         self._ref_lock = threading.Lock()

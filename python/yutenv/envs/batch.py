@@ -387,9 +387,11 @@ class Batch:
 
     def _local(self, spec: str) -> str:
         """``spec`` with a relative ``net:PATH`` made absolute from this process's folder when
-        the server is one the package started (it may have started in another folder); a
-        server named by address resolves names itself."""
-        if self.session.server is None or not spec.startswith("net:"):
+        the server is one the package started with its default folders (it may have started
+        in another folder); a server named by address, or started with its own ``--net-dir``
+        folders, resolves names itself."""
+        srv = self.session.server
+        if srv is None or not srv.opens_any_net or not spec.startswith("net:"):
             return spec
         path, comma, opts = spec[4:].partition(",")
         if not path or os.path.isabs(path):
