@@ -53,6 +53,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := c.run(args[1:], stdout, stderr); err != nil {
+		var h *helpRequested
+		if errors.As(err, &h) {
+			// Asked for, so it is the command's output: `yutenv eval --help | less` shows it.
+			fmt.Fprint(stdout, h.text)
+			return 0
+		}
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
@@ -87,20 +93,22 @@ func newFlags(name, args string, stderr io.Writer) *pflag.FlagSet {
 	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: yutenv %s %s\n\n", name, args)
+		// fs.Output(): stderr after a flag error, the help text's buffer for --help (parseFlags).
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: yutenv %s %s\n\n", name, args)
 		if !strings.Contains(args, "\n\n") {
 			// No description of its own: the command's summary says what it does.
 			s := commands[name].summary
 			if s != "" {
-				fmt.Fprintf(stderr, "%s%s.\n\n", strings.ToUpper(s[:1]), s[1:])
+				fmt.Fprintf(w, "%s%s.\n\n", strings.ToUpper(s[:1]), s[1:])
 			}
 		}
-		fmt.Fprintf(stderr, "Flags:\n%s", fs.FlagUsages())
+		fmt.Fprintf(w, "Flags:\n%s", fs.FlagUsages())
 		if hasSpecFlag(fs) {
-			fmt.Fprint(stderr, "\n"+agent.SpecHelp())
+			fmt.Fprint(w, "\n"+agent.SpecHelp())
 		}
 		if fs.Lookup("rules") != nil {
-			rulesHelp(stderr)
+			rulesHelp(w)
 		}
 	}
 	fs.SortFlags = false
@@ -156,14 +164,27 @@ func orDash(s string) string {
 	return s
 }
 
-// parseFlags parses args and turns flag errors into errUsage after printing usage.
+// helpRequested is what parseFlags returns for -h/--help: the help text, which run prints
+// to standard output (it is what was asked for), exiting 0. It unwraps to pflag.ErrHelp.
+type helpRequested struct{ text string }
+
+func (h *helpRequested) Error() string { return pflag.ErrHelp.Error() }
+func (h *helpRequested) Unwrap() error { return pflag.ErrHelp }
+
+// parseFlags parses args and turns flag errors into errUsage after printing usage (to
+// standard error); -h/--help becomes a *helpRequested holding the help text.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	out := fs.Output()
+	var help strings.Builder
+	fs.SetOutput(&help) // pflag prints the usage itself on -h/--help, and only then
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
-			return err
+			return &helpRequested{text: help.String()}
 		}
-		fmt.Fprintf(fs.Output(), "yutenv %s: %v\n", fs.Name(), err)
-		fs.Usage()
+		// The error and where the flags are listed, not the whole help: the error stays on screen.
+		fmt.Fprintf(fs.Output(), "yutenv %s: %v\n(yutenv %s --help lists its flags)\n", fs.Name(), err, fs.Name())
 		return errUsage
 	}
 	return nil

@@ -168,8 +168,8 @@ func TestServeFlagErrors(t *testing.T) {
 	}
 	var stdout, stderr bytes.Buffer
 	assert.Equal(t, 0, run([]string{"serve", "--help"}, &stdout, &stderr))
-	assert.True(t, strings.Contains(stderr.String(), "--exit-on-stdin-eof"))
-	assert.True(t, strings.Contains(stderr.String(), "--handshake-timeout"))
+	assert.True(t, strings.Contains(stdout.String(), "--exit-on-stdin-eof"))
+	assert.True(t, strings.Contains(stdout.String(), "--handshake-timeout"))
 }
 
 // TestServeHandshakeFlags checks --handshake-timeout and --max-conns reach
@@ -301,7 +301,7 @@ func TestServeOutDirs(t *testing.T) {
 // TestServeFlagsAreDocumented: the flags serve's help lists and the rows
 // of docs/PROTOCOL.md's flag table are the same set.
 func TestServeFlagsAreDocumented(t *testing.T) {
-	code, _, help := runCmd(t, "serve", "--help")
+	code, help, _ := runCmd(t, "serve", "--help")
 	require.Equal(t, 0, code, help)
 	flag := regexp.MustCompile(`(?m)^\s+(?:-\w, )?--([a-z0-9-]+)`)
 	var inHelp []string
