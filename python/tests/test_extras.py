@@ -63,8 +63,9 @@ def test_missing_extra_names_it(module: str, blocked: tuple[str, ...], extra: st
     assert r.returncode != 0
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("yutenv.errors.MissingExtraError: "), r.stderr
-    assert f"pip install 'yutenv[{extra}]'" in last
+    assert f"pip install 'yutenv[{extra}]' (in a yutenv checkout: pip install './python[{extra}]')" in last
     assert "ModuleNotFoundError" not in last
+    assert r.stderr.count("Traceback (most recent call last)") == 1, "one traceback, not a chain:\n" + r.stderr
 
 
 def test_distributed_without_ray_names_the_extra() -> None:
@@ -82,7 +83,11 @@ def test_missing_extra_error_is_an_import_error() -> None:
     e = info.value
     assert isinstance(e, MissingExtraError) and isinstance(e, YutEnvError)
     assert e.extra == "sb3" and e.name == "yutenv_no_such_module"
-    assert str(e) == "yutenv.sb3 needs the 'sb3' extra ('yutenv_no_such_module' is not installed): pip install 'yutenv[sb3]'"
+    assert str(e) == (
+        "yutenv.sb3 needs the 'sb3' extra ('yutenv_no_such_module' is not installed): pip install 'yutenv[sb3]'"
+        " (in a yutenv checkout: pip install './python[sb3]')"
+    )
+    assert e.__cause__ is None and e.__suppress_context__
     assert yutenv.MissingExtraError is MissingExtraError
 
 

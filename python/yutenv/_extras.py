@@ -22,5 +22,8 @@ def import_extra(module: str, extra: str, feature: str) -> ModuleType:
     command."""
     try:
         return importlib.import_module(module)
-    except ImportError as e:  # not installed, or installed without what it needs (ray without ray[tune])
+    except ModuleNotFoundError as e:  # not installed, or installed without what it needs (ray without ray[tune])
+        # One traceback, this one: the ModuleNotFoundError says nothing more (it stays as __context__).
+        raise MissingExtraError(feature, extra, e.name or module) from None
+    except ImportError as e:  # installed but broken (a missing shared library...): keep its traceback
         raise MissingExtraError(feature, extra, e.name or module) from e

@@ -26,7 +26,8 @@ class MissingExtraError(YutEnvError, ImportError):
         self.feature = feature
         self.extra = extra
         super().__init__(
-            f"{feature} needs the {extra!r} extra ({module!r} is not installed): pip install 'yutenv[{extra}]'",
+            f"{feature} needs the {extra!r} extra ({module!r} is not installed): pip install 'yutenv[{extra}]'"
+            f" (in a yutenv checkout: pip install './python[{extra}]')",
             name=module,
         )
 
