@@ -315,3 +315,12 @@ def test_human_render_mode_is_for_one_game(srv: yutenv.Server) -> None:
     v = yutenv.YutVectorEnv(1, server=srv)
     assert "human" not in v.metadata["render_modes"]
     v.close()
+
+
+@pytest.mark.parametrize("bad", [0, -3, True, 2.5, "4"])
+def test_num_envs_is_checked_by_its_name(srv: yutenv.Server, bad: object) -> None:
+    # The user wrote num_envs; the error says num_envs (not the wire's "n"), before any server work.
+    with pytest.raises(ValueError, match=r"^num_envs must be an integer >= 1, got "):
+        yutenv.make(num_envs=bad, server=srv)  # type: ignore[call-overload]
+    with pytest.raises(ValueError, match=r"^num_envs must be an integer >= 1, got "):
+        yutenv.YutVectorEnv(bad, server=srv)  # type: ignore[arg-type]

@@ -470,7 +470,9 @@ class Batch:
 def open_batch(n: int, config: EnvConfig, mode: Literal["single", "multi"], autoreset: str, spin: float = 0.0) -> Batch:
     """Connect a session as ``config`` says (``spin``: see :attr:`Client.spin`) and make a
     batch of ``n`` envs with its options; the session is closed again if ``make`` fails.
-    ``batch.session`` is it."""
+    ``batch.session`` is it. ``n`` is checked first, by the name the front ends give it."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"num_envs must be an integer >= 1, got {n!r}")
     session = Session(address=config.address, token=config.token, server=config.server, timeout=config.timeout)
     session.client.spin = spin
     try:

@@ -87,7 +87,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.obs_type = cfg.obs_type
         self.copy = copy
         self.illegal = cfg.illegal
-        self._batch = open_batch(int(num_envs), cfg, "single", _WIRE_AUTORESET[mode])
+        self._batch = open_batch(num_envs, cfg, "single", _WIRE_AUTORESET[mode])
         self._session = self._batch.session
         made = self._batch.made
         self.num_envs = self._batch.n
