@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,10 +22,15 @@ import (
 )
 
 // ErrRefused is wrapped by the one error Dirs.Load returns for every name
-// it will not open: outside the allowed folders, missing, unreadable, a
-// directory or not a regular file. The message is the same for all of
+// it will not open: outside the allowed folders, missing there, unreadable,
+// a directory or not a regular file. The message is the same for all of
 // them, so a client learns nothing about the files it may not read.
 var ErrRefused = errors.New("network refused")
+
+// ErrNoSuchNet is wrapped by the error Dirs.Load returns for a name that
+// lies, as written, inside an allowed folder and is not there: what the
+// client could learn by loading it anyway, so it is said plainly.
+var ErrNoSuchNet = errors.New("no such network file")
 
 // ErrNotRegular is wrapped (with ErrNet) when a network file is a FIFO, a
 // device, a directory or anything else that is not a regular file.
@@ -77,13 +83,15 @@ func (d *Dirs) Folders() []string { return append([]string(nil), d.dirs...) }
 // returns the net and its path (absolute, symbolic links resolved: what
 // LoadCached opens again to find the same net in the cache). A name the
 // policy refuses gives an error wrapping ErrRefused whose text depends on
-// name alone; a file that is allowed but is not a valid network gives an
-// error wrapping ErrNet.
+// name alone; a name inside a folder, as written, that is not there gives
+// an error wrapping ErrNoSuchNet; a file that is allowed but is not a valid
+// network gives an error wrapping ErrNet.
 func (d *Dirs) Load(name string) (*Net, string, error) {
 	refused := fmt.Errorf("%w: %q is not a network file this server may open (it opens regular files inside its --net-dir folders)", ErrRefused, clipName(name))
 	if name == "" || strings.ContainsRune(name, 0) {
 		return nil, "", refused
 	}
+	missing := false
 	for _, dir := range d.dirs {
 		path := name
 		if !filepath.IsAbs(name) {
@@ -91,6 +99,9 @@ func (d *Dirs) Load(name string) (*Net, string, error) {
 		}
 		f, real, err := openIn(dir, path)
 		if err != nil {
+			if _, inside := confine.Within(dir, filepath.Clean(path)); inside && errors.Is(err, fs.ErrNotExist) {
+				missing = true
+			}
 			continue
 		}
 		n, err := shared.load(f, d.maxBytes)
@@ -102,6 +113,9 @@ func (d *Dirs) Load(name string) (*Net, string, error) {
 			return nil, "", fmt.Errorf("%q: %w", clipName(name), err)
 		}
 		return n, real, nil
+	}
+	if missing {
+		return nil, "", fmt.Errorf("%w: %q is in none of the server's --net-dir folders", ErrNoSuchNet, clipName(name))
 	}
 	return nil, "", refused
 }

@@ -48,7 +48,7 @@ func netCode(err error, def protocol.Code) protocol.Code {
 	if errors.Is(err, nnet.ErrRules) { // az under rules its network was not trained for: the client's choice
 		return protocol.CodeBadRequest
 	}
-	if errors.Is(err, nnet.ErrNet) || errors.Is(err, nnet.ErrRefused) {
+	if errors.Is(err, nnet.ErrNet) || errors.Is(err, nnet.ErrRefused) || errors.Is(err, nnet.ErrNoSuchNet) {
 		return protocol.CodeBadNet
 	}
 	return def

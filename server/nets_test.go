@@ -54,7 +54,7 @@ func TestNetNamesOutsideTheFoldersAreRefusedAlike(t *testing.T) {
 	rel, err := filepath.Rel(dir, secret)
 	require.NoError(t, err)
 	names := []string{
-		"missing.ynet", filepath.Join(dir, "missing.ynet"), filepath.Join(outside, "missing.ynet"),
+		filepath.Join(outside, "missing.ynet"), "../missing.ynet", "link.ynet/missing.ynet",
 		secret, rel, "link.ynet", filepath.Join(dir, "link.ynet"), locked, "sub", filepath.Join(dir, "sub"),
 		"fifo.ynet", "/dev/urandom", "/etc/shadow", "/etc/passwd", "/",
 	}
@@ -70,6 +70,23 @@ func TestNetNamesOutsideTheFoldersAreRefusedAlike(t *testing.T) {
 				assert.Equal(t, protocol.CodeBadNet, errCode(err))
 				assert.Equal(t, string(protocol.CodeBadNet)+": "+refusedText(call.method, call.field, name), err.Error())
 			}
+		})
+	}
+}
+
+// TestMissingNetInsideTheFoldersIsSaidPlainly: a name that lies, as written,
+// inside a --net-dir folder and is not there is "in none of the folders"
+// (bad_net), not a refusal that reads like a permission problem: loading
+// it would tell the client as much.
+func TestMissingNetInsideTheFoldersIsSaidPlainly(t *testing.T) {
+	ts, dir := netServer(t, Config{})
+	c := ts.client(t)
+	for _, name := range []string{"missing.ynet", filepath.Join(dir, "missing.ynet"), "sub/../missing.ynet", "no/such/dir.ynet"} {
+		t.Run(name, func(t *testing.T) {
+			_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:" + name})
+			require.Error(t, err)
+			assert.Equal(t, protocol.CodeBadNet, errCode(err))
+			assert.Equal(t, fmt.Sprintf("bad_net: make: params.opponent: no such network file: %q is in none of the server's --net-dir folders", name), err.Error())
 		})
 	}
 }

@@ -50,3 +50,13 @@ def test_a_damaged_network_is_a_net_error(tmp_path: Path) -> None:
         env = yutenv.make(opponent=f"net:{GO_NET}", server=srv)
         env.reset(seed=1)
         env.close()
+
+
+def test_a_missing_net_is_said_plainly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The package's own server opens networks anywhere: a missing file is "no such network
+    file", not a refusal that reads like a permission problem."""
+    monkeypatch.chdir(tmp_path)
+    with yutenv.Server() as srv:
+        for name in ("nope.ynet", str(tmp_path / "nope.ynet")):
+            with pytest.raises(yutenv.NetError, match=r"no such network file: .*nope\.ynet.* is in none of the server's --net-dir folders"):
+                yutenv.make(opponent=f"net:{name}", server=srv)
