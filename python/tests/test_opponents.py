@@ -14,6 +14,7 @@ import numpy.typing as npt
 import pytest
 
 import yutenv
+from yutenv._protocol import NUM_ACTIONS, TIER_SIZES
 from yutenv.envs.opponents import PolicyOpponent
 
 
@@ -277,3 +278,22 @@ def test_relative_net_names_are_the_callers_files(tmp_path: Any, monkeypatch: py
                 assert info.get("opponent", "net:mine.ynet") in ("net:mine.ynet", "net:mine.ynet,sims=2", "greedy")
             finally:
                 env.close()
+
+
+def test_a_policy_built_for_another_tier_is_named_before_any_game(srv: yutenv.Server) -> None:
+    # A model trained on one tier and played on another: one ValueError naming both tiers, from
+    # evaluate, make and set_opponents, instead of torch's shape error mid-game.
+    torch = pytest.importorskip("torch")
+    net = torch.nn.Sequential(torch.nn.Linear(TIER_SIZES["compact"], 16), torch.nn.Tanh(), torch.nn.Linear(16, NUM_ACTIONS))
+    want = r"takes observations of 213 values \(those of tier 'compact': pass tier='compact'\), but this env's tier 'tactical' gives 2042"
+    with pytest.raises(ValueError, match=want):
+        yutenv.evaluate(net, "random", games=2, tier="tactical", server=srv)
+    with pytest.raises(ValueError, match="opponent 'Sequential' " + want):
+        yutenv.make(num_envs=2, opponent=["random", net], tier="tactical", server=srv)
+    venv = yutenv.make(num_envs=2, opponent=["random"], tier="tactical", server=srv)
+    with pytest.raises(ValueError, match=want):
+        venv.set_opponents(["random", net])
+    venv.reset(seed=1)  # still usable
+    venv.close()
+    ok = yutenv.evaluate(net, "random", games=2, tier="compact", server=srv)
+    assert ok.games == 2

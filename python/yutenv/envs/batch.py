@@ -212,6 +212,12 @@ class Batch:
         self.n: int = int(self.made["n"])
         self.players: int = int(self.made["players"])
         self.obs_size: int = int(self.made["obs_size"])
+        if self.mixture is not None:
+            try:
+                self.mixture.check_obs_size(self.obs_size, str(self.made["tier"]))
+            except ValueError:
+                self._call("close", {"handle": self.handle})
+                raise
         self.obs_space_info: dict[str, Any] = dict(self.made["obs_space"])
         self.reward_shape: tuple[int, ...] = tuple(int(x) for x in self.made["reward_shape"])
         #: The number of actions (the server's codec), the length of every mask row.
@@ -380,6 +386,7 @@ class Batch:
         if self.mixture is None:
             raise ValueError("set_opponents: this env was made with one opponent spec; make it with a mixture (a list) to change it")
         m = mixture(opponent if is_mixture(opponent) else [opponent], self.session.timeout)
+        m.check_obs_size(self.obs_size, str(self.made["tier"]))
         self._call("set_opponents", {"handle": self.handle, **self._params(m)})
         self.mixture = m
         self._answers = self._answers or bool(m.policies)

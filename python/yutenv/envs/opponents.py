@@ -42,7 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._protocol import MAX_OPPONENTS as _MAX_OPPONENTS, NUM_ACTIONS
+from .._protocol import MAX_OPPONENTS as _MAX_OPPONENTS, NUM_ACTIONS, TIER_SIZES
 from ..errors import OpponentError, OpponentTimeoutError
 
 CLIENT = "client"
@@ -73,6 +73,48 @@ def policy_name(p: object) -> str:
     if isinstance(fn, str):
         return "policy" if fn == "<lambda>" else fn
     return type(p).__name__
+
+
+def torch_actions(module: Any, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """A torch module's actions: ``module(obs)`` gives [B, 180] logits; each row's legal action
+    of highest logit."""
+    import torch
+
+    with torch.no_grad():
+        logits = module(torch.as_tensor(obs)).detach().cpu().numpy()
+    return np.where(mask, logits, -np.inf).argmax(axis=1)  # type: ignore[no-any-return]
+
+
+def is_torch_module(x: object) -> bool:
+    """True for a torch ``nn.Module`` (without importing torch when it is not loaded)."""
+    return _is_torch_module(x)
+
+
+def policy_obs_size(policy: object) -> int | None:
+    """The observation length a policy was built for, when it says: an SB3 model's flat
+    ``observation_space``, a torch module's first ``in_features`` (nn.Linear); None for a plain
+    callable."""
+    if _is_sb3_model(policy):
+        shape = getattr(getattr(policy, "observation_space", None), "shape", None)
+        return int(np.prod(shape)) if shape else None
+    if _is_torch_module(policy):
+        for m in policy.modules():  # type: ignore[attr-defined]
+            n = getattr(m, "in_features", None)
+            if isinstance(n, int):
+                return n
+    return None
+
+
+def check_obs_size(policy: object, name: str, obs_size: int, tier: str) -> None:
+    """Raise ValueError, naming the tiers, when ``policy`` was built for observations of another
+    length than the env's ``obs_size`` (tier ``tier``): a model trained on one tier and played on
+    another, which would otherwise fail deep inside torch with a shape error."""
+    want = policy_obs_size(policy)
+    if want is None or want == obs_size:
+        return
+    tiers = [t for t, size in TIER_SIZES.items() if size == want]
+    fix = f"those of tier {tiers[0]!r}: pass tier={tiers[0]!r}" if tiers else "those of no observation tier"
+    raise ValueError(f"{name} takes observations of {want} values ({fix}), but this env's tier {tier!r} gives {obs_size}")
 
 
 class _Worker:
@@ -141,12 +183,7 @@ class PolicyOpponent:
             actions, _ = p.predict(obs, action_masks=mask, deterministic=True)
             return actions
         if _is_torch_module(p):
-            import torch
-
-            with torch.no_grad():
-                logits = p(torch.as_tensor(obs)).detach().cpu().numpy()
-            logits = np.where(mask, logits, -np.inf)
-            return logits.argmax(axis=1)
+            return torch_actions(p, obs, mask)
         return p(obs, mask)
 
     def act(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.bool_], envs: npt.NDArray[np.intp]) -> npt.NDArray[np.int32]:
@@ -202,6 +239,11 @@ class Mixture:
     weights: tuple[float, ...]
     names: tuple[str, ...]
     policies: Mapping[int, PolicyOpponent]
+
+    def check_obs_size(self, obs_size: int, tier: str) -> None:
+        """Each policy's observation length against the env's (:func:`check_obs_size`)."""
+        for p in self.policies.values():
+            check_obs_size(p.policy, f"opponent {p.name!r}", obs_size, tier)
 
     def params(self) -> dict[str, Any]:
         """``make``'s (and ``set_opponents``') params of the mixture."""

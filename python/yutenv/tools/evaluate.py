@@ -34,6 +34,7 @@ from tabulate import tabulate
 from .._progress import progress_bar
 from ..errors import IllegalActionError
 from .stats import elo_diff, wilson
+from ..envs.opponents import check_obs_size, is_torch_module, torch_actions
 from ..envs.vector import YutVectorEnv
 
 # wilson and elo_diff live in yutenv.stats; they stay importable from here.
@@ -149,8 +150,12 @@ def _adapter(policy: Any, deterministic: bool, batched: bool) -> tuple[Callable[
             return np.asarray(act).reshape(-1)
 
         return run_model, type(policy).__name__
+    if is_torch_module(policy):  # obs -> 180 logits; the legal action of highest logit
+        return (lambda obs, mask: torch_actions(policy, obs, mask)), type(policy).__name__
     if not callable(policy):
-        raise TypeError(f"policy must be a callable (obs, mask) -> actions or an sb3 model with predict(), got {type(policy).__name__}")
+        raise TypeError(
+            f"policy must be a callable (obs, mask) -> actions, an sb3 model with predict() or a torch module, got {type(policy).__name__}"
+        )
     name = getattr(policy, "__name__", type(policy).__name__)
     if batched:
         return (lambda obs, mask: np.asarray(policy(obs, mask)).reshape(-1)), name
@@ -195,7 +200,9 @@ def evaluate(
             [N, 180]) and returning N action ids; with ``batched=False`` a callable on
             one observation and mask returning one action. Or a Stable-Baselines3 model:
             its ``predict`` is called with ``action_masks`` when it takes them
-            (sb3-contrib's ``MaskablePPO``).
+            (sb3-contrib's ``MaskablePPO``). Or a torch module mapping obs [N, D] to [N, 180]
+            logits (the legal action of highest logit). A model or module built for another
+            tier than ``tier`` is a ValueError naming both, before any game.
         opponent: who plays every other seat: an agent spec (run inside the server), a
             Python policy, or a mixture drawn per game from its seed (a list, ``(entry,
             weight)`` pairs or a mapping; :mod:`yutenv.envs.opponents`); against a mixture,
@@ -273,6 +280,8 @@ def evaluate(
             venv = YutVectorEnv(n_envs, rules=rules, opponent=opponent, seat=seat, tier=tier, info=True, **env_kwargs)
             try:
                 if players is None:  # the first env tells the number of seats
+                    if venv.obs_type != "dict":  # a model trained on another tier: said here, not as torch's shape error
+                        check_obs_size(policy, f"the policy ({policy_name})", int(venv.single_observation_space.shape[0]), venv.tier)
                     players, rules_text, opponent_name = venv.players, venv.rules, venv.opponent
                     per_seat_games = -(-games // players)
                     total = per_seat_games * players
