@@ -92,7 +92,7 @@ def main() -> None:
     if args.vec == "dummy":
         venv = make_vec_env(yutenv.YutEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs)
     else:
-        venv = VecMonitor(yutenv.sb3.make_vec_env(args.n_envs, seed=args.seed, **env_kwargs))
+        venv = VecMonitor(yutenv.sb3.vec_env(args.n_envs, seed=args.seed, **env_kwargs))
     model = MaskablePPO(
         "MlpPolicy",
         venv,

@@ -127,7 +127,7 @@ SHRINK = [
     (r"(--every[ =])(\d+)", _cap(1)),
     (r"(\bnum_envs=)(\d+)", _cap(8)),
     (r"(\bmake\(num_envs=)(\d+)", _cap(8)),
-    (r"(\bmake_vec_env\()(\d+)", _cap(4)),
+    (r"(\bvec_env\()(\d+)", _cap(4)),
     (r"(\bgames_in_flight=)(\d+)", _cap(4)),
     (r"(\bmax_batch=)(\d+)", _cap(4)),
     (r"(\.learn\()(\d[\d_]*)", _cap(256)),

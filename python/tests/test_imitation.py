@@ -70,10 +70,10 @@ def test_clone_learns_the_datasets_moves(data: Path) -> None:
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from yutenv.sb3 import make_vec_env
+    from yutenv.sb3 import vec_env
 
     torch.set_num_threads(1)
-    venv = make_vec_env(2, opponent="random", tier="compact")
+    venv = vec_env(2, opponent="random", tier="compact")
     try:
         model = MaskablePPO("MlpPolicy", venv, seed=0, policy_kwargs={"net_arch": [64, 64]})
         before = imitation.clone(model, data, epochs=1, lr=0.0)
@@ -87,7 +87,7 @@ def test_clone_learns_the_datasets_moves(data: Path) -> None:
     finally:
         venv.close()
     with pytest.raises(ValueError, match="the model reads"):
-        other = make_vec_env(1, tier="tactical")
+        other = vec_env(1, tier="tactical")
         try:
             imitation.clone(MaskablePPO("MlpPolicy", other), data)
         finally:

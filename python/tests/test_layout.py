@@ -87,7 +87,7 @@ RUN = _found(_RUN)
 
 def test_the_docs_name_paths() -> None:
     # The scan itself works: these are documented today (a doc rewrite may change them).
-    assert "yutenv.pettingzoo.env" in DOTTED and "yutenv.sb3.make_vec_env" in DOTTED
+    assert "yutenv.pettingzoo.env" in DOTTED and "yutenv.sb3.vec_env" in DOTTED
     assert any(line.startswith("from yutenv.evaluate import") for line in FROM)
     assert "python -m yutenv.bench" in RUN
 

@@ -116,12 +116,12 @@ TRAIN = textwrap.dedent(
     from pathlib import Path
     from sb3_contrib import MaskablePPO
     from yutenv.league import League
-    from yutenv.sb3 import LeagueCallback, make_vec_env
+    from yutenv.sb3 import LeagueCallback, vec_env
 
     torch.set_num_threads(1)
     folder, total = Path(sys.argv[1]), int(sys.argv[2])
     league = League(folder, fixed=("greedy",), tier="compact", rate_games=0)
-    venv = make_vec_env(8, seed=0, opponent=["greedy"], tier="compact", seat="random")
+    venv = vec_env(8, seed=0, opponent=["greedy"], tier="compact", seat="random")
     saved = folder / "learner.zip"
     if saved.exists():
         model = MaskablePPO.load(saved, env=venv)

@@ -238,10 +238,10 @@ def test_sb3_models_and_torch_modules_play_as_opponents(server: yutenv.Server) -
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
 
-    from yutenv.sb3 import make_vec_env
+    from yutenv.sb3 import vec_env
 
     torch.set_num_threads(1)
-    venv = make_vec_env(8, seed=0, opponent=["greedy", first_legal], tier="compact", server=server)
+    venv = vec_env(8, seed=0, opponent=["greedy", first_legal], tier="compact", server=server)
     try:
         model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0, policy_kwargs={"net_arch": [32]})
         model.learn(256)

@@ -18,7 +18,7 @@ from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor, VecNormalize  # noqa: E402
 
-from yutenv.sb3 import YutSB3VecEnv, make_vec_env  # noqa: E402
+from yutenv.sb3 import YutSB3VecEnv, vec_env  # noqa: E402
 
 # One torch thread: the server needs the other core, and two threads on a busy 2-core machine
 # made the small updates below several times slower.
@@ -60,7 +60,7 @@ def test_same_games_as_dummy_vec_env(server: yutenv.Server) -> None:
     env's first episode (later episodes are seeded differently by the two)."""
     n, seed = 6, 1234
     dummy = sb3_make_vec_env(yutenv.YutEnv, n_envs=n, seed=seed, env_kwargs={"server": server, "opponent": "random"})
-    ours = make_vec_env(n, seed=seed, server=server, opponent="random")
+    ours = vec_env(n, seed=seed, server=server, opponent="random")
     try:
         o1, o2 = dummy.reset(), ours.reset()
         np.testing.assert_array_equal(o1, o2)
@@ -224,3 +224,16 @@ def test_maskable_ppo_on_dummy_vec_env(server: yutenv.Server) -> None:
         assert model.num_timesteps >= 1024 and len(model.ep_info_buffer) > 0
     finally:
         venv.close()
+
+
+def test_make_vec_env_is_the_deprecated_name_of_vec_env(server: yutenv.Server) -> None:
+    # It shares its name with SB3's make_vec_env(env_id, n_envs, env_kwargs=...), not its
+    # arguments: the old name warns, and SB3's way of calling it is a TypeError naming both.
+    import yutenv.sb3 as ysb3
+
+    with pytest.warns(DeprecationWarning, match="yutenv.sb3.vec_env"):
+        venv = ysb3.make_vec_env(2, seed=0, server=server)
+    assert isinstance(venv, YutSB3VecEnv) and venv.num_envs == 2
+    venv.close()
+    with pytest.raises(TypeError, match="not SB3's make_vec_env"):
+        ysb3.make_vec_env("yutenv/Yut-v0", n_envs=2)  # type: ignore[arg-type]

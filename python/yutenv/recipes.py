@@ -54,7 +54,7 @@ def run(
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
     from . import imitation
-    from .integrations.sb3 import LeagueCallback, make_vec_env
+    from .integrations.sb3 import LeagueCallback, vec_env
     from .league import League
     from .tools.evaluate import evaluate
 
@@ -66,7 +66,7 @@ def run(
     start = time.monotonic()
     deadline = start + 60 * minutes
     opp: Any = opponent if kind == "fixed" else list(fixed)
-    venv = make_vec_env(num_envs, seed=seed, opponent=opp, tier="compact", seat="random")
+    venv = vec_env(num_envs, seed=seed, opponent=opp, tier="compact", seat="random")
     result: dict[str, Any] = {"kind": kind, "minutes": minutes, "clone": clone, "opponent": opponent if kind == "fixed" else list(fixed),
                               "num_envs": num_envs, "net_arch": list(net_arch), "seed": seed, "lr": lr, "ent_coef": ent_coef,
                               "target_kl": target_kl}

@@ -34,6 +34,8 @@ import it.
 
 from __future__ import annotations
 
+import warnings
+
 from typing import Any, Iterable, Sequence
 
 import gymnasium
@@ -50,7 +52,7 @@ from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from ..envs.vector import YutVectorEnv
 from ..league import League
 
-__all__ = ["LeagueCallback", "YutSB3VecEnv", "make_vec_env"]
+__all__ = ["LeagueCallback", "YutSB3VecEnv", "make_vec_env", "vec_env"]
 
 # Attributes fixed when the batch was made: set_attr refuses them instead of silently
 # changing a Python attribute the server never sees.
@@ -232,13 +234,29 @@ class YutSB3VecEnv(VecEnv):  # type: ignore[misc]
         return f"YutSB3VecEnv({self.venv!r})"
 
 
-def make_vec_env(num_envs: int, seed: int | None = None, **kwargs: Any) -> YutSB3VecEnv:
-    """A :class:`YutSB3VecEnv` seeded like SB3's ``make_vec_env`` (env ``i`` plays seed
-    ``seed + i`` at the first reset); keyword arguments as for :class:`YutSB3VecEnv`."""
+def vec_env(num_envs: int, seed: int | None = None, **kwargs: Any) -> YutSB3VecEnv:
+    """A :class:`YutSB3VecEnv` of ``num_envs`` games in one server batch, seeded like SB3's
+    ``make_vec_env`` (env ``i`` plays seed ``seed + i`` at the first reset); keyword arguments
+    as for :class:`YutSB3VecEnv` (``opponent``, ``tier``, ``seat``, ...).
+
+    SB3's own ``make_vec_env(yutenv.YutEnv, n_envs=N, env_kwargs={...})`` works too: N single
+    envs in a ``DummyVecEnv``, each with its own round trip (slower)."""
     venv = YutSB3VecEnv(num_envs, **kwargs)
     if seed is not None:
         venv.seed(seed)
     return venv
+
+
+def make_vec_env(num_envs: int, seed: int | None = None, **kwargs: Any) -> YutSB3VecEnv:
+    """Deprecated name of :func:`vec_env` (SB3's ``make_vec_env(env_id, n_envs, env_kwargs=...)``
+    takes other arguments; this one never did)."""
+    if isinstance(num_envs, str) or callable(num_envs):
+        raise TypeError(
+            "yutenv.sb3.make_vec_env(num_envs, seed=None, **env_options) is not SB3's make_vec_env(env_id, n_envs, "
+            "env_kwargs=...): call yutenv.sb3.vec_env(num_envs, opponent=..., ...), or SB3's own with yutenv.YutEnv"
+        )
+    warnings.warn("yutenv.sb3.make_vec_env is now yutenv.sb3.vec_env (same arguments)", DeprecationWarning, stacklevel=2)
+    return vec_env(num_envs, seed, **kwargs)
 
 
 def _yut_venv(env: Any) -> YutSB3VecEnv:
