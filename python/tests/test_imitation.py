@@ -92,3 +92,27 @@ def test_clone_learns_the_datasets_moves(data: Path) -> None:
             imitation.clone(MaskablePPO("MlpPolicy", other), data)
         finally:
             other.close()
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_one_forward_pass_is_evaluate_actions(data: Path, share: bool) -> None:
+    # clone() takes the log-likelihood, values and accuracy from one forward pass: the same
+    # numbers as sb3-contrib's evaluate_actions, with shared or separate feature extractors.
+    torch = pytest.importorskip("torch")
+    from sb3_contrib import MaskablePPO
+
+    from yutenv.sb3 import vec_env
+
+    venv = vec_env(2, opponent="random", tier="compact")
+    model = MaskablePPO("MlpPolicy", venv, seed=1, policy_kwargs={"net_arch": [32], "share_features_extractor": share})
+    b = next(imitation.batches(data, 64))
+    obs = torch.as_tensor(b["obs"])
+    mask = torch.as_tensor(b["mask"].astype(bool))
+    act = torch.as_tensor(b["action"].astype(np.int64))
+    with torch.no_grad():
+        values, log_prob, _ = model.policy.evaluate_actions(obs, act, action_masks=mask.numpy())
+        logits, v = imitation._forward(model.policy, obs, mask)
+    ours = torch.log_softmax(logits, dim=1).gather(1, act[:, None]).squeeze(1)
+    np.testing.assert_allclose(ours.numpy(), log_prob.numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(v.numpy(), values.numpy(), rtol=1e-6)
+    venv.close()

@@ -81,6 +81,21 @@ def batches(
                 break
 
 
+def _forward(policy: Any, obs: Any, mask: Any) -> tuple[Any, Any]:
+    """One forward pass of an SB3 actor-critic policy: the action logits with the illegal
+    actions at -1e8 (as sb3-contrib's masked distribution sets them) and the values. The same
+    log-likelihood as ``policy.evaluate_actions``, and the accuracy from the same pass."""
+    features = policy.extract_features(obs)
+    if policy.share_features_extractor:
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+    else:
+        pi_features, vf_features = features
+        latent_pi = policy.mlp_extractor.forward_actor(pi_features)
+        latent_vf = policy.mlp_extractor.forward_critic(vf_features)
+    logits = policy.action_net(latent_pi).masked_fill(~mask, -1e8)
+    return logits, policy.value_net(latent_vf)
+
+
 class _Peek:
     """An iterator that can say whether it has more."""
 
@@ -159,15 +174,13 @@ def clone(
                 mask = torch.as_tensor(b["mask"].astype(bool), device=policy.device)
                 act = torch.as_tensor(b["action"].astype(np.int64), device=policy.device)
                 target = torch.as_tensor(b["value"], device=policy.device)
-                values, log_prob, _ = policy.evaluate_actions(obs, act, action_masks=mask.cpu().numpy())
+                logits, values = _forward(policy, obs, mask)
+                log_prob = torch.log_softmax(logits, dim=1).gather(1, act[:, None]).squeeze(1)
                 loss = -log_prob.mean() + value_coef * torch.nn.functional.mse_loss(values.flatten(), target)
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
-                with torch.no_grad():
-                    dist = policy.get_distribution(obs, action_masks=mask.cpu().numpy())
-                    best = dist.distribution.probs.argmax(dim=1)
-                    acc_sum += float((best == act).float().sum())
+                acc_sum += float((logits.detach().argmax(dim=1) == act).float().sum())
                 loss_sum += float(loss.detach()) * len(act)
                 rows += len(act)
                 if bar is not None:
