@@ -36,10 +36,36 @@ type Desc struct {
 // client calls it with a *P and gets an *R (client.Do), both type-checked.
 type Method[P, R any] struct{ Desc }
 
-// declare declares a method with params P and result R.
-func declare[P, R any](name, doc string, d Draw) Method[P, R] {
-	return Method[P, R]{Desc{Name: name, Doc: doc, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R](), Draws: d}}
+// declare declares a method with params P and result R, drawing on the
+// budgets d (opts adjust the declaration: handshake), and appends it to
+// methods. A method's id is thus its place in the var block below: Go
+// initialises a package's variables in declaration order, except that a
+// variable waits for the ones its initialiser depends on, and a
+// declaration depends only on methods and sealed, which have no
+// initialiser (TestMethodOrder pins the order). It panics once the
+// package is initialised: a method is declared in that block or nowhere.
+func declare[P, R any](name, doc string, d Draw, opts ...func(*Desc)) Method[P, R] {
+	if sealed {
+		panic(fmt.Sprintf("protocol: method %q declared after init; declare methods in the var block of method.go", name))
+	}
+	m := Method[P, R]{Desc{Name: name, Doc: doc, Params: reflect.TypeFor[P](), Result: reflect.TypeFor[R](), Draws: d}}
+	for _, o := range opts {
+		o(&m.Desc)
+	}
+	methods = append(methods, m.Desc)
+	return m
 }
+
+// methods lists every method's declaration in id order (a method's id
+// indexes the server's latency histograms and orders hello's methods),
+// appended by declare as the declarations run.
+var methods []Desc
+
+// sealed is set once the package's variables are initialised: declare
+// then refuses to run.
+var sealed bool
+
+func init() { sealed = true }
 
 // Draw is a budget of the server's limits policy beyond the request's
 // frame. A method declares the ones it draws on (Desc.Draws).
@@ -81,9 +107,11 @@ func (d Draw) Names() []string {
 // None is the params or result of a method that has none ({}).
 type None = struct{}
 
-// The protocol's methods. Their order in Methods is their id.
+// The protocol's methods, in id order: this block is their one list
+// (declare appends each to Methods as it runs). A new method goes at the
+// end; TestMethodOrder pins the order.
 var (
-	Hello = handshake(declare[HelloParams, HelloResult]("hello", "Open the connection: protocol version, token; the server's limits and capabilities.", 0))
+	Hello = declare[HelloParams, HelloResult]("hello", "Open the connection: protocol version, token; the server's limits and capabilities.", 0, handshake)
 	Ping  = declare[None, None]("ping", "Answer {}.", 0)
 	Make  = declare[MakeParams, MakeResult]("make", "Create a handle of N envs.", DrawOpponent)
 	Reset = declare[ResetParams, ResetResult]("reset", "Start a new episode in every env of a handle.", DrawReply)
@@ -111,23 +139,11 @@ var (
 	SetOpponents  = declare[SetOpponentsParams, SetOpponentsResult]("set_opponents", "Replace a handle's opponent mixture from each env's next episode on.", DrawOpponent)
 )
 
-// methods lists every method's declaration in id order (a method's id
-// indexes the server's latency histograms).
-var methods = [...]Desc{
-	Hello.Desc, Ping.Desc, Make.Desc, Reset.Desc, Step.Desc, Close.Desc, Stats.Desc, Save.Desc, Load.Desc,
-	Render.Desc, Observe.Desc, SelfplayNew.Desc, SelfplayNext.Desc, SelfplayClose.Desc, Game.Desc,
-	Initial.Desc, Apply.Desc, Query.Desc, Describe.Desc, Position.Desc, StateSave.Desc, StateLoad.Desc, Analyse.Desc,
-	OpponentStep.Desc, SetOpponents.Desc,
-}
-
-// handshake marks m as hello.
-func handshake[P, R any](m Method[P, R]) Method[P, R] {
-	m.Handshake = true
-	return m
-}
+// handshake marks a declaration as hello's.
+func handshake(d *Desc) { d.Handshake = true }
 
 // Methods returns the protocol's method declarations, in id order.
-func Methods() []Desc { return slices.Clone(methods[:]) }
+func Methods() []Desc { return slices.Clone(methods) }
 
 // Keys returns the msgpack keys of a params or result struct t (nil: none),
 // in declaration order; an embedded struct's keys are inlined.

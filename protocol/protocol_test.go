@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -110,6 +111,40 @@ func TestMethods(t *testing.T) {
 	assert.Equal(t, reflect.TypeFor[DescribeResult](), Describe.Result)
 	assert.Equal(t, []string{"rows", "reply", "search"}, Analyse.Draws.Names())
 	assert.Empty(t, Ping.Draws.Names())
+}
+
+// TestMethodOrder pins the methods' ids: a method's id is its position in
+// Methods, the order of the var block of method.go (declare appends each
+// as it is initialised), and indexes the server's latency histograms and
+// orders hello's methods. A new method is appended here and there; a
+// declaration moved, or one that comes to depend on a variable declared
+// after it (Go then initialises it later), fails here.
+func TestMethodOrder(t *testing.T) {
+	want := []string{
+		"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load",
+		"render", "observe", "selfplay_new", "selfplay_next", "selfplay_close", "game",
+		"initial", "apply", "query", "describe", "position", "state_save", "state_load", "analyse",
+		"opponent_step", "set_opponents",
+	}
+	var got []string
+	for _, m := range Methods() {
+		got = append(got, m.Name)
+	}
+	assert.Equal(t, want, got)
+	// Each exported descriptor is the one Methods holds at its id.
+	for _, d := range []Desc{Hello.Desc, Make.Desc, Step.Desc, SelfplayClose.Desc, Analyse.Desc, SetOpponents.Desc} {
+		t.Run(d.Name, func(t *testing.T) {
+			id := slices.Index(want, d.Name)
+			require.GreaterOrEqual(t, id, 0)
+			assert.Equal(t, d, Methods()[id])
+		})
+	}
+	ms := Methods()
+	ms[0].Name = "changed"
+	assert.Equal(t, "hello", Methods()[0].Name, "Methods returns a copy")
+	assert.PanicsWithValue(t, `protocol: method "late" declared after init; declare methods in the var block of method.go`,
+		func() { declare[None, None]("late", "A method made after init.", 0) })
+	assert.Len(t, Methods(), len(want), "a refused declaration is not listed")
 }
 
 func TestFrames(t *testing.T) {
