@@ -44,8 +44,8 @@ func (c *conn) ping(*protocol.None) *Error {
 	return nil
 }
 
-// makeHandle creates a batch of envs.
-func (c *conn) makeHandle(pr *protocol.MakeParams) *Error {
+// make creates a batch of envs.
+func (c *conn) make(pr *protocol.MakeParams) *Error {
 	cfg, seatSet, oppSet, err := wire.MakeConfig(pr)
 	if err != nil {
 		return paramError("make", err)
@@ -267,8 +267,8 @@ func (c *conn) setOpponents(pr *protocol.SetOpponentsParams) *Error {
 	return c.result("set_opponents", protocol.SetOpponentsResult{Opponents: names, Weights: weights})
 }
 
-// closeHandle frees a handle.
-func (c *conn) closeHandle(pr *protocol.HandleParams) *Error {
+// close frees a handle.
+func (c *conn) close(pr *protocol.HandleParams) *Error {
 	b, e := c.lookupPtr("close", pr.Handle)
 	if e != nil {
 		return e
@@ -281,8 +281,8 @@ func (c *conn) closeHandle(pr *protocol.HandleParams) *Error {
 	return nil
 }
 
-// statsResult reports the server's counters and latency percentiles.
-func (c *conn) statsResult(*protocol.None) *Error {
+// stats reports the server's counters and latency percentiles.
+func (c *conn) stats(*protocol.None) *Error {
 	st := &c.srv.stats
 	lat := msgp.Obj{}
 	for m := range st.latency {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -164,6 +166,42 @@ func TestBind(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestHandlersAreNamedAfterTheirMethods: the conn method bound to each
+// protocol method is named after it, by one rule (handlerName: the wire
+// name in lowerCamelCase), so that a method's handler is found by its name.
+func TestHandlersAreNamedAfterTheirMethods(t *testing.T) {
+	prefix := reflect.TypeFor[conn]().PkgPath() + ".(*conn)."
+	for _, h := range methods {
+		t.Run(h.Name, func(t *testing.T) {
+			require.NotNil(t, h.fn)
+			f := runtime.FuncForPC(reflect.ValueOf(h.fn).Pointer())
+			require.NotNil(t, f)
+			assert.Equal(t, prefix+handlerName(h.Name), f.Name())
+		})
+	}
+	for _, tc := range []struct{ wire, want string }{
+		{"make", "make"},
+		{"state_save", "stateSave"},
+		{"set_opponents", "setOpponents"},
+		{"selfplay_new", "selfplayNew"},
+	} {
+		t.Run("rule "+tc.wire, func(t *testing.T) { assert.Equal(t, tc.want, handlerName(tc.wire)) })
+	}
+}
+
+// handlerName is the name of the conn method serving the protocol method
+// of wire name name, by the rule: name in lowerCamelCase (state_save:
+// stateSave).
+func handlerName(name string) string {
+	parts := strings.Split(name, "_")
+	for i := 1; i < len(parts); i++ {
+		if p := parts[i]; p != "" {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+	}
+	return strings.Join(parts, "")
 }
 
 // TestStepAndResetAllocateNothing: a step and a reset with info off, once

@@ -13,12 +13,16 @@ import (
 type handler struct {
 	protocol.Desc
 	handle func(c *conn, params []byte) *Error
+	// fn is the method of conn bound, as handlers names it: its name is
+	// the method's wire name in lowerCamelCase (state_save: stateSave),
+	// which TestHandlersAreNamedAfterTheirMethods holds.
+	fn any
 }
 
 // decoded binds m to h: its params are decoded into a P (by decodeParams,
 // which refuses unknown keys and bad values) and handed to h.
 func decoded[P, R any](m protocol.Method[P, R], h func(*conn, *P) *Error) handler {
-	return handler{Desc: m.Desc, handle: func(c *conn, p []byte) *Error {
+	return handler{Desc: m.Desc, fn: h, handle: func(c *conn, p []byte) *Error {
 		var pr P
 		if e := decodeParams(m.Name, p, &pr); e != nil {
 			return e
@@ -32,7 +36,7 @@ func decoded[P, R any](m protocol.Method[P, R], h func(*conn, *P) *Error) handle
 // fill a configuration): P then declares the keys that reader takes, and
 // TestMethodParamsAreDeclared holds it to them.
 func byHand[P, R any](m protocol.Method[P, R], h func(*conn, []byte) *Error) handler {
-	return handler{Desc: m.Desc, handle: h}
+	return handler{Desc: m.Desc, fn: h, handle: h}
 }
 
 // handlers binds every declared method to its handler, in any order: bind
@@ -40,11 +44,11 @@ func byHand[P, R any](m protocol.Method[P, R], h func(*conn, []byte) *Error) han
 var handlers = []handler{
 	decoded(protocol.Hello, (*conn).hello),
 	decoded(protocol.Ping, (*conn).ping),
-	decoded(protocol.Make, (*conn).makeHandle),
+	decoded(protocol.Make, (*conn).make),
 	byHand(protocol.Reset, (*conn).reset),
 	byHand(protocol.Step, (*conn).step),
-	decoded(protocol.Close, (*conn).closeHandle),
-	decoded(protocol.Stats, (*conn).statsResult),
+	decoded(protocol.Close, (*conn).close),
+	decoded(protocol.Stats, (*conn).stats),
 	decoded(protocol.Save, (*conn).save),
 	decoded(protocol.Load, (*conn).load),
 	decoded(protocol.Render, (*conn).render),
@@ -52,15 +56,15 @@ var handlers = []handler{
 	byHand(protocol.SelfplayNew, (*conn).selfplayNew),
 	byHand(protocol.SelfplayNext, (*conn).selfplayNext),
 	byHand(protocol.SelfplayClose, (*conn).selfplayClose),
-	decoded(protocol.Game, (*conn).gameMethod),
-	decoded(protocol.Initial, (*conn).initialStates),
-	decoded(protocol.Apply, (*conn).applyStates),
-	decoded(protocol.Query, (*conn).queryStates),
-	decoded(protocol.Describe, (*conn).describeState),
-	decoded(protocol.Position, (*conn).positionState),
-	decoded(protocol.StateSave, (*conn).saveState),
-	decoded(protocol.StateLoad, (*conn).loadState),
-	decoded(protocol.Analyse, (*conn).analyseStates),
+	decoded(protocol.Game, (*conn).game),
+	decoded(protocol.Initial, (*conn).initial),
+	decoded(protocol.Apply, (*conn).apply),
+	decoded(protocol.Query, (*conn).query),
+	decoded(protocol.Describe, (*conn).describe),
+	decoded(protocol.Position, (*conn).position),
+	decoded(protocol.StateSave, (*conn).stateSave),
+	decoded(protocol.StateLoad, (*conn).stateLoad),
+	decoded(protocol.Analyse, (*conn).analyse),
 	byHand(protocol.OpponentStep, (*conn).opponentStep),
 	decoded(protocol.SetOpponents, (*conn).setOpponents),
 }

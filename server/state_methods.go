@@ -64,8 +64,8 @@ func (c *conn) checkReply(method string, n, perRow int) *Error {
 	return c.reserveReply(method, size, 3)
 }
 
-// gameMethod declares a rule set and describes it.
-func (c *conn) gameMethod(pr *protocol.GameParams) *Error {
+// game declares a rule set and describes it.
+func (c *conn) game(pr *protocol.GameParams) *Error {
 	rules := env.Standard()
 	if pr.Rules != nil {
 		r := msgp.NewReader(pr.Rules)
@@ -124,8 +124,8 @@ func rowsError(method string, err error) *Error {
 	return errorf(code, "%s: %v", method, err)
 }
 
-// initialStates makes n new games: seeds seed, seed+1, ...
-func (c *conn) initialStates(pr *protocol.InitialParams) *Error {
+// initial makes n new games: seeds seed, seed+1, ...
+func (c *conn) initial(pr *protocol.InitialParams) *Error {
 	g, e := c.lookupGame("initial", pr.Game)
 	if e != nil {
 		return e
@@ -154,8 +154,8 @@ func (c *conn) initialStates(pr *protocol.InitialParams) *Error {
 	return nil
 }
 
-// applyStates applies one action, or one throw, to every state.
-func (c *conn) applyStates(pr *protocol.ApplyParams) *Error {
+// apply applies one action, or one throw, to every state.
+func (c *conn) apply(pr *protocol.ApplyParams) *Error {
 	g, e := c.lookupGame("apply", pr.Game)
 	if e != nil {
 		return e
@@ -180,9 +180,9 @@ func (c *conn) applyStates(pr *protocol.ApplyParams) *Error {
 	return nil
 }
 
-// queryStates reports the phase, seat to move and, on request, the legal
+// query reports the phase, seat to move and, on request, the legal
 // mask, the returns and an observation of every state.
-func (c *conn) queryStates(pr *protocol.QueryParams) *Error {
+func (c *conn) query(pr *protocol.QueryParams) *Error {
 	g, e := c.lookupGame("query", pr.Game)
 	if e != nil {
 		return e
@@ -242,8 +242,8 @@ func (c *conn) oneState(method string, pr *protocol.StateParams) (env.State, *Er
 	return s, nil
 }
 
-// describeState returns one state's position, JSON form and text board.
-func (c *conn) describeState(pr *protocol.StateParams) *Error {
+// describe returns one state's position, JSON form and text board.
+func (c *conn) describe(pr *protocol.StateParams) *Error {
 	s, e := c.oneState("describe", pr)
 	if e != nil {
 		return e
@@ -255,8 +255,8 @@ func (c *conn) describeState(pr *protocol.StateParams) *Error {
 	return c.result("describe", d)
 }
 
-// positionState builds a state from a readable position.
-func (c *conn) positionState(pr *protocol.PositionParams) *Error {
+// position builds a state from a readable position.
+func (c *conn) position(pr *protocol.PositionParams) *Error {
 	g, e := c.lookupGame("position", pr.Game)
 	if e != nil {
 		return e
@@ -271,8 +271,8 @@ func (c *conn) positionState(pr *protocol.PositionParams) *Error {
 	return c.result("position", protocol.StateResult{State: st})
 }
 
-// saveState returns one state as the engine's saved-state blob (rules included).
-func (c *conn) saveState(pr *protocol.StateParams) *Error {
+// stateSave returns one state as the engine's saved-state blob (rules included).
+func (c *conn) stateSave(pr *protocol.StateParams) *Error {
 	s, e := c.oneState("state_save", pr)
 	if e != nil {
 		return e
@@ -284,9 +284,9 @@ func (c *conn) saveState(pr *protocol.StateParams) *Error {
 	return c.result("state_save", protocol.BlobResult{Blob: blob})
 }
 
-// loadState reads a saved-state blob into a packed state and its rules.
+// stateLoad reads a saved-state blob into a packed state and its rules.
 // Given a game, the blob's rules must be the game's.
-func (c *conn) loadState(pr *protocol.StateLoadParams) *Error {
+func (c *conn) stateLoad(pr *protocol.StateLoadParams) *Error {
 	var g *positions.Game
 	if pr.Game != nil {
 		var e *Error
@@ -307,12 +307,12 @@ func (c *conn) loadState(pr *protocol.StateLoadParams) *Error {
 	return c.result("state_load", protocol.StateRulesResult{State: st, Rules: rules.String()})
 }
 
-// analyseStates asks a built-in agent for its action at every state, with
+// analyse asks a built-in agent for its action at every state, with
 // its search policy over the 180 actions and its value estimate. The states
 // are shared among the server's workers, one agent each; state i is
 // searched with the agent reseeded to seed+i, so the answer does not depend
 // on how the work was split.
-func (c *conn) analyseStates(pr *protocol.AnalyseParams) *Error {
+func (c *conn) analyse(pr *protocol.AnalyseParams) *Error {
 	g, e := c.lookupGame("analyse", pr.Game)
 	if e != nil {
 		return e
