@@ -17,24 +17,24 @@ import (
 // agents from, which names the network by its resolved path (the agents
 // load it from the process's cache): no file system call sees the
 // client's NAME except the policy's own.
-func (c *conn) agentSpec(ctx context.Context, method, field, text string, n int) (sp, build agent.Spec, e *Error) {
+func (c *conn) agentSpec(ctx context.Context, field, text string, n int) (sp, build agent.Spec, e *Error) {
 	sp, err := agent.ParseSpec(text)
 	if err != nil {
-		return sp, build, errorf(protocol.CodeBadRequest, "%s: params.%s: %v", method, field, err)
+		return sp, build, errorf(protocol.CodeBadRequest, "params.%s: %v", field, err)
 	}
-	if e := c.budget.Search(method, field, text, sp, n); e != nil {
+	if e := c.budget.Search(field, text, sp, n); e != nil {
 		return sp, build, e
 	}
 	if sp.Name != "net" {
 		return sp, sp, nil
 	}
 	if err := c.srv.netLoads.Acquire(ctx, 1); err != nil {
-		return sp, build, errorf(protocol.CodeShuttingDown, "%s: params.%s: %v", method, field, err)
+		return sp, build, errorf(protocol.CodeShuttingDown, "params.%s: %v", field, err)
 	}
 	_, path, err := c.srv.nets.Load(sp.Path)
 	c.srv.netLoads.Release(1)
 	if err != nil {
-		return sp, build, errorf(protocol.CodeBadNet, "%s: params.%s: %v", method, field, err)
+		return sp, build, errorf(protocol.CodeBadNet, "params.%s: %v", field, err)
 	}
 	build = sp
 	build.Path = path

@@ -25,11 +25,11 @@ func (s *Server) analyse(ctx context.Context, g *positions.Game, sp agent.Spec, 
 	var re *analysis.RowError
 	switch err := j.Run(ctx, s.cores); {
 	case errors.As(err, &re):
-		return errorf(netCode(re.Err, protocol.CodeInternal), "analyse: %v", err)
+		return errorf(netCode(re.Err, protocol.CodeInternal), "%v", err)
 	case s.ctx.Err() != nil:
-		return errorf(protocol.CodeShuttingDown, "analyse: cancelled: the server is shutting down")
+		return errorf(protocol.CodeShuttingDown, "cancelled: the server is shutting down")
 	case ctx.Err() != nil:
-		return errorf(protocol.CodeShuttingDown, "analyse: cancelled: the client hung up")
+		return errorf(protocol.CodeShuttingDown, "cancelled: the client hung up")
 	}
 	return nil
 }

@@ -65,7 +65,7 @@ func (c *conn) reserve(n int) error {
 // temporaries of building it: factor times size in all) and grows c.out to
 // hold size bytes, so the appends that build the reply do not double it
 // past what was reserved.
-func (c *conn) reserveReply(method string, size, factor int) *Error {
+func (c *conn) reserveReply(size, factor int) *Error {
 	if size <= keepBuffer {
 		if cap(c.out) < size {
 			// Within what the connection keeps: grow to all of it at once,
@@ -75,10 +75,10 @@ func (c *conn) reserveReply(method string, size, factor int) *Error {
 		return nil
 	}
 	if c.budget.Reply == 0 {
-		return errorf(protocol.CodeInternal, "%s: a reply of about %d bytes, but the method does not declare DrawReply (protocol.Desc.Draws)", method, size)
+		return errorf(protocol.CodeInternal, "a reply of about %d bytes, but the method does not declare DrawReply (protocol.Desc.Draws)", size)
 	}
 	if err := c.reserve(factor * size); err != nil {
-		return errorf(protocol.CodeLimitExceeded, "%s: a reply of about %d bytes: %v", method, size, err)
+		return errorf(protocol.CodeLimitExceeded, "a reply of about %d bytes: %v", size, err)
 	}
 	if cap(c.out) < size {
 		b := c.getBuf(size)

@@ -60,6 +60,8 @@ type conn struct {
 	// budget is the request's budget from the limits policy, by its
 	// method's declared draws (Server.budgets).
 	budget *Budget
+	// method is the bound method of the request being served.
+	method *handler
 	// boxes are spare pointers for putting buffers back into bufPools.
 	boxes []*[]byte
 	// spareIn and spareOut keep the small buffers while large ones serve.
@@ -374,6 +376,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	}
 	c.begin()
 	m := &methods[mid]
+	c.method = m
 	c.budget = &c.srv.budgets[mid]
 	wasAuthed := c.authed
 	e = m.handle(c, params)
@@ -524,14 +527,15 @@ func errorFrame(dst, id []byte, code protocol.Code, msg string) []byte {
 	return b
 }
 
-// result appends v, the result of method, to the reply being built: the
-// results off the hot path are typed structs (package protocol) encoded
-// by msgpack/v5, integers in their smallest form (msgp.AppendEncoded), as
-// the hand-written writers of the hot path (step, reset) write them.
-func (c *conn) result(method string, v any) *Error {
+// result appends v, the result of the request being served, to the reply
+// being built: the results off the hot path are typed structs (package
+// protocol) encoded by msgpack/v5, integers in their smallest form
+// (msgp.AppendEncoded), as the hand-written writers of the hot path (step,
+// reset) write them.
+func (c *conn) result(v any) *Error {
 	out, err := msgp.AppendEncoded(c.out, v)
 	if err != nil {
-		return errorf(protocol.CodeInternal, "%s: encoding the result: %v", method, err)
+		return errorf(protocol.CodeInternal, "encoding the result: %v", err)
 	}
 	c.out = out
 	return nil

@@ -135,29 +135,29 @@ func (l Limits) Budget(d protocol.Draw) Budget {
 	return b
 }
 
-// Search checks the search of agent sp (spec as the client named it,
-// method's params.field) over n states (0: an opponent, searching inside
+// Search checks the search of agent sp (spec as the client named it, in
+// params.field) over n states (0: an opponent, searching inside
 // steps): each decision's against DecisionSims, its workers against
 // Workers and the request's against RequestSims. It is the one check of a
 // search's simulations.
-func (b *Budget) Search(method, field, spec string, sp agent.Spec, n int) *Error {
+func (b *Budget) Search(field, spec string, sp agent.Spec, n int) *Error {
 	sims := DecisionSims(sp)
 	switch {
 	case b.DecisionSims == 0:
-		return errorf(protocol.CodeInternal, "%s: params.%s: the method does not declare a search budget (protocol.Desc.Draws)", method, field)
+		return errorf(protocol.CodeInternal, "params.%s: the method does not declare a search budget (protocol.Desc.Draws)", field)
 	case sims > b.DecisionSims:
-		return errorf(protocol.CodeLimitExceeded, "%s: params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
-			method, field, msgp.Clip([]byte(spec)), sims, b.DecisionSims)
+		return errorf(protocol.CodeLimitExceeded, "params.%s: %q searches %d simulations a decision, above this server's --max-opponent-sims %d",
+			field, msgp.Clip([]byte(spec)), sims, b.DecisionSims)
 	case n == 0:
 		return nil
 	case b.Workers == 0 || b.RequestSims == 0:
-		return errorf(protocol.CodeInternal, "%s: the method does not declare DrawSearch", method)
+		return errorf(protocol.CodeInternal, "the method does not declare DrawSearch")
 	case max(sp.Workers, 1) > b.Workers:
-		return errorf(protocol.CodeLimitExceeded, "%s: params.%s: %q searches with %d workers, more than this server's --analyse-workers %d",
-			method, field, msgp.Clip([]byte(spec)), max(sp.Workers, 1), b.Workers)
+		return errorf(protocol.CodeLimitExceeded, "params.%s: %q searches with %d workers, more than this server's --analyse-workers %d",
+			field, msgp.Clip([]byte(spec)), max(sp.Workers, 1), b.Workers)
 	case int64(n)*sims > b.RequestSims:
-		return errorf(protocol.CodeLimitExceeded, "%s: %d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
-			method, n, sims, int64(n)*sims, b.RequestSims, b.RequestSims/sims, msgp.Clip([]byte(spec)))
+		return errorf(protocol.CodeLimitExceeded, "%d states × %d simulations = %d, above this server's --max-analyse-sims %d a request; send at most %d states of %q at a time",
+			n, sims, int64(n)*sims, b.RequestSims, b.RequestSims/sims, msgp.Clip([]byte(spec)))
 	}
 	return nil
 }
@@ -184,25 +184,24 @@ func (l Limits) AnalyseBytes() int64 {
 // for (cfg.MaxBatch filled in), and returns the memory it will reserve
 // from SelfplayBytes.
 func (l Limits) Selfplay(cfg az.Config, runs int) (int64, *Error) {
-	const method = "selfplay_new"
 	if runs >= l.RunsPerConn {
-		return 0, errorf(protocol.CodeLimitExceeded, "%s: this connection already holds %d self-play runs; close one with selfplay_close", method, runs)
+		return 0, errorf(protocol.CodeLimitExceeded, "this connection already holds %d self-play runs; close one with selfplay_close", runs)
 	}
 	if cfg.InFlight*cfg.Sims > l.RunNodes {
-		return 0, errorf(protocol.CodeLimitExceeded, "%s: games_in_flight × sims = %d exceeds %d (the search trees held at once)", method, cfg.InFlight*cfg.Sims, l.RunNodes)
+		return 0, errorf(protocol.CodeLimitExceeded, "games_in_flight × sims = %d exceeds %d (the search trees held at once)", cfg.InFlight*cfg.Sims, l.RunNodes)
 	}
 	space, err := obs.SpaceOf(cfg.Tier)
 	if err != nil {
-		return 0, errorf(protocol.CodeBadRequest, "%s: params.tier: %v", method, err)
+		return 0, errorf(protocol.CodeBadRequest, "params.tier: %v", err)
 	}
 	if size := cfg.MaxBatch * (4*space.Size + env.NumActions + 4*env.NumActions + 4); size+1024 > l.MaxFrame {
-		return 0, errorf(protocol.CodeLimitExceeded, "%s: a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
-			method, cfg.MaxBatch, cfg.Tier, size, l.MaxFrame)
+		return 0, errorf(protocol.CodeLimitExceeded, "a batch of %d leaves of tier %s takes about %d bytes, more than max_frame %d; lower max_batch",
+			cfg.MaxBatch, cfg.Tier, size, l.MaxFrame)
 	}
 	b := cfg.MemoryBytes(space.Size)
 	if b > l.SelfplayBytes {
-		return 0, errorf(protocol.CodeLimitExceeded, "%s: games_in_flight %d × sims %d of tier %s need about %d bytes, more than this server's --max-selfplay-bytes %d; lower games_in_flight or sims",
-			method, cfg.InFlight, cfg.Sims, cfg.Tier, b, l.SelfplayBytes)
+		return 0, errorf(protocol.CodeLimitExceeded, "games_in_flight %d × sims %d of tier %s need about %d bytes, more than this server's --max-selfplay-bytes %d; lower games_in_flight or sims",
+			cfg.InFlight, cfg.Sims, cfg.Tier, b, l.SelfplayBytes)
 	}
 	return b, nil
 }

@@ -42,17 +42,17 @@ func TestLimitsPolicy(t *testing.T) {
 		e    func() *Error
 		want string // "" = allowed
 	}{
-		{"opponent within", func() *Error { return opp.Search("make", "opponent", "mcts:2000", spec("mcts:2000"), 0) }, ""},
+		{"opponent within", func() *Error { return opp.Search("opponent", "mcts:2000", spec("mcts:2000"), 0) }, ""},
 		{"opponent above", func() *Error {
-			return opp.Search("make", "opponent", "mcts:1001,workers=2", spec("mcts:1001,workers=2"), 0)
+			return opp.Search("opponent", "mcts:1001,workers=2", spec("mcts:1001,workers=2"), 0)
 		}, "--max-opponent-sims 2000"},
-		{"analyse within", func() *Error { return an.Search("analyse", "agent", "mcts:100", spec("mcts:100"), 100) }, ""},
-		{"analyse total", func() *Error { return an.Search("analyse", "agent", "mcts:100", spec("mcts:100"), 101) }, "--max-analyse-sims 10000"},
-		{"analyse per state", func() *Error { return an.Search("analyse", "agent", "mcts:2001", spec("mcts:2001"), 1) }, "--max-opponent-sims"},
-		{"analyse workers", func() *Error { return an.Search("analyse", "agent", "mcts:8,workers=4", spec("mcts:8,workers=4"), 1) }, "--analyse-workers 3"},
-		{"analyse greedy counts one a state", func() *Error { return an.Search("analyse", "agent", "greedy", spec("greedy"), 10_000) }, ""},
-		{"opponent budget searches no states", func() *Error { return opp.Search("make", "opponent", "greedy", spec("greedy"), 2) }, "internal:does not declare"},
-		{"no search budget", func() *Error { return none.Search("ping", "agent", "greedy", spec("greedy"), 0) }, "internal:does not declare"},
+		{"analyse within", func() *Error { return an.Search("agent", "mcts:100", spec("mcts:100"), 100) }, ""},
+		{"analyse total", func() *Error { return an.Search("agent", "mcts:100", spec("mcts:100"), 101) }, "--max-analyse-sims 10000"},
+		{"analyse per state", func() *Error { return an.Search("agent", "mcts:2001", spec("mcts:2001"), 1) }, "--max-opponent-sims"},
+		{"analyse workers", func() *Error { return an.Search("agent", "mcts:8,workers=4", spec("mcts:8,workers=4"), 1) }, "--analyse-workers 3"},
+		{"analyse greedy counts one a state", func() *Error { return an.Search("agent", "greedy", spec("greedy"), 10_000) }, ""},
+		{"opponent budget searches no states", func() *Error { return opp.Search("opponent", "greedy", spec("greedy"), 2) }, "internal:does not declare"},
+		{"no search budget", func() *Error { return none.Search("agent", "greedy", spec("greedy"), 0) }, "internal:does not declare"},
 		{"selfplay within", func() *Error { _, e := l.Selfplay(sp(128, 64), 0); return e }, ""},
 		{"selfplay runs", func() *Error { _, e := l.Selfplay(sp(1, 1), maxRunsPerConn); return e }, "self-play runs"},
 		{"selfplay nodes", func() *Error { _, e := l.Selfplay(sp(4096, 1025), 0); return e }, "games_in_flight × sims"},

@@ -33,7 +33,7 @@ func (c *conn) hello(pr *protocol.HelloParams) *Error {
 		return errorf(protocol.CodeVersionMismatch, "this server speaks protocol %d, the client asked for %d", protocol.Version, *pr.Protocol)
 	}
 	c.authed = true
-	c.log.Debug("hello", "client", msgp.Clip([]byte(pr.Client)))
+	c.log.Debug("hello received", "client", msgp.Clip([]byte(pr.Client)))
 	c.out = append(c.out, c.srv.hello...)
 	return nil
 }
@@ -48,90 +48,90 @@ func (c *conn) ping(*protocol.None) *Error {
 func (c *conn) make(pr *protocol.MakeParams) *Error {
 	cfg, seatSet, oppSet, err := wire.MakeConfig(pr)
 	if err != nil {
-		return paramError("make", err)
+		return paramError(err)
 	}
 	players := cfg.Rules.Players
 	switch {
 	case cfg.Mode == vecenv.Multi && (seatSet || oppSet):
-		return errorf(protocol.CodeBadRequest, "make: seat and opponent apply to mode single only")
+		return errorf(protocol.CodeBadRequest, "seat and opponent apply to mode single only")
 	case cfg.Seat >= players:
-		return errorf(protocol.CodeBadRequest, "make: params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
+		return errorf(protocol.CodeBadRequest, "params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
 	opponent := "" // as the client named it, for the reply
 	var opponents []string
 	switch {
 	case cfg.Mode == vecenv.Single && cfg.Opponents != nil:
 		var e *Error
-		if opponents, e = c.mixture("make", cfg.Rules, cfg.Opponents); e != nil {
+		if opponents, e = c.mixture(cfg.Rules, cfg.Opponents); e != nil {
 			return e
 		}
 	case cfg.Mode == vecenv.Single:
-		_, build, e := c.agentSpec(c.srv.ctx, "make", "opponent", cfg.Opponent, 0)
+		_, build, e := c.agentSpec(c.srv.ctx, "opponent", cfg.Opponent, 0)
 		if e != nil {
 			return e
 		}
 		if err := nnet.CheckSpecRules(build, cfg.Rules); err != nil {
-			return errorf(protocol.CodeBadRequest, "make: params.opponent: %v", err)
+			return errorf(protocol.CodeBadRequest, "params.opponent: %v", err)
 		}
 		opponent, cfg.Opponent = cfg.Opponent, build.String()
 	default:
 		cfg.Opponent = ""
 	}
 	if cfg.N > c.srv.cfg.MaxEnvsPerConn-c.envs {
-		return errorf(protocol.CodeLimitExceeded, "make: %d envs would exceed the %d envs allowed per connection (%d held)", cfg.N, c.srv.cfg.MaxEnvsPerConn, c.envs)
+		return errorf(protocol.CodeLimitExceeded, "%d envs would exceed the %d envs allowed per connection (%d held)", cfg.N, c.srv.cfg.MaxEnvsPerConn, c.envs)
 	}
 	space, err := obs.SpaceOf(cfg.Tier)
 	if err != nil {
-		return errorf(protocol.CodeBadRequest, "make: %v", err)
+		return errorf(protocol.CodeBadRequest, "%v", err)
 	}
 	if size := wire.ResultBytes(cfg, space.Size); size > c.srv.cfg.MaxFrame {
-		return errorf(protocol.CodeLimitExceeded, "make: a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
+		return errorf(protocol.CodeLimitExceeded, "a step of %d envs of tier %s returns about %d bytes, more than max_frame %d; use smaller batches", cfg.N, cfg.Tier, size, c.srv.cfg.MaxFrame)
 	}
 	bytes := cfg.Bytes(space.Size)
 	if !c.srv.reserveEnvs(cfg.N, bytes) {
-		return errorf(protocol.CodeLimitExceeded, "make: %d envs (%d bytes) would exceed the server's limit of %d envs or %d bytes of envs",
+		return errorf(protocol.CodeLimitExceeded, "%d envs (%d bytes) would exceed the server's limit of %d envs or %d bytes of envs",
 			cfg.N, bytes, c.srv.cfg.MaxEnvs, c.srv.cfg.MaxEnvBytes)
 	}
 	b, err := vecenv.New(cfg)
 	if err != nil {
 		c.srv.releaseEnvs(cfg.N, bytes)
-		return errorf(netCode(err, protocol.CodeBadRequest), "make: %v", err)
+		return errorf(netCode(err, protocol.CodeBadRequest), "%v", err)
 	}
 	c.nextHandle++
 	h := c.nextHandle
 	c.handles[h] = b
 	c.envs += cfg.N
 	c.srv.stats.handles.Add(1)
-	return c.result("make", wire.MakeResult(cfg, b, h, opponent, opponents))
+	return c.result(wire.MakeResult(cfg, b, h, opponent, opponents))
 }
 
 // lookup returns the batch of handle h (set false: the params lack it).
-func (c *conn) lookup(method string, h uint64, set bool) (*vecenv.Batch, *Error) {
+func (c *conn) lookup(h uint64, set bool) (*vecenv.Batch, *Error) {
 	if !set {
-		return nil, errorf(protocol.CodeBadRequest, "%s: missing params.handle", method)
+		return nil, errorf(protocol.CodeBadRequest, "missing params.handle")
 	}
 	b, ok := c.handles[h]
 	if !ok {
-		return nil, errorf(protocol.CodeUnknownHandle, "%s: no handle %d on this connection", method, h)
+		return nil, errorf(protocol.CodeUnknownHandle, "no handle %d on this connection", h)
 	}
 	return b, nil
 }
 
 // lookupPtr is lookup of a decoded handle param (nil: missing).
-func (c *conn) lookupPtr(method string, h *uint64) (*vecenv.Batch, *Error) {
+func (c *conn) lookupPtr(h *uint64) (*vecenv.Batch, *Error) {
 	if h == nil {
-		return c.lookup(method, 0, false)
+		return c.lookup(0, false)
 	}
-	return c.lookup(method, *h, true)
+	return c.lookup(*h, true)
 }
 
 // reset starts a new episode in every env of a handle.
 func (c *conn) reset(p []byte) *Error {
 	a := &c.resetArgs
 	if err := wire.ReadReset(p, &c.params, a); err != nil {
-		return paramsError("reset", declaredKeys("reset"), err)
+		return paramsError(c.method.keys, err)
 	}
-	b, e := c.lookup("reset", a.Handle, a.HandleSet)
+	b, e := c.lookup(a.Handle, a.HandleSet)
 	if e != nil {
 		return e
 	}
@@ -139,24 +139,24 @@ func (c *conn) reset(p []byte) *Error {
 	n, players, o := cfg.N, cfg.Rules.Players, &a.Options
 	switch {
 	case a.SeedCount() >= 0 && a.SeedCount() != n:
-		return errorf(protocol.CodeBadRequest, "reset: params.seed: %d seeds for %d envs", a.SeedCount(), n)
+		return errorf(protocol.CodeBadRequest, "params.seed: %d seeds for %d envs", a.SeedCount(), n)
 	case o.Start >= players:
-		return errorf(protocol.CodeBadRequest, "reset: params.options.start: seat %d out of range 0..%d", o.Start, players-1)
+		return errorf(protocol.CodeBadRequest, "params.options.start: seat %d out of range 0..%d", o.Start, players-1)
 	case o.SeatSet && cfg.Mode == vecenv.Multi:
-		return errorf(protocol.CodeBadRequest, "reset: params.options.seat applies to mode single only")
+		return errorf(protocol.CodeBadRequest, "params.options.seat applies to mode single only")
 	case o.SeatSet && o.Seat >= players:
-		return errorf(protocol.CodeBadRequest, "reset: params.options.seat: %d out of range 0..%d", o.Seat, players-1)
+		return errorf(protocol.CodeBadRequest, "params.options.seat: %d out of range 0..%d", o.Seat, players-1)
 	}
 	a.Seed(b)
 	o.Record = cfg.Info
 	if a.Info >= 0 {
 		o.Record = a.Info == 1
 	}
-	if e := c.reserveReply("reset", wire.ReplyBytes(b, o.Record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply(wire.ReplyBytes(b, o.Record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
 	if err := b.Reset(c.srv.pool, *o); err != nil {
-		return errorf(netCode(err, protocol.CodeInternal), "reset: %v", err)
+		return errorf(netCode(err, protocol.CodeInternal), "%v", err)
 	}
 	c.out = wire.AppendReset(c.out, b, o.Record, c.srv.cfg.MaxFrame)
 	return nil
@@ -165,50 +165,52 @@ func (c *conn) reset(p []byte) *Error {
 // step applies one action per env. It is the hot path: it reads its params
 // straight from the frame (wire.ReadStep) and allocates nothing.
 func (c *conn) step(p []byte) *Error {
-	return c.stepWith(p, "step", (*vecenv.Batch).CheckActions, (*vecenv.Batch).Step)
+	return c.stepWith(p, true, (*vecenv.Batch).CheckActions, (*vecenv.Batch).Step)
 }
 
 // opponentStep applies the client-played opponents' actions to the envs
 // waiting for them, as step does.
 func (c *conn) opponentStep(p []byte) *Error {
-	return c.stepWith(p, "opponent_step", (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep)
+	return c.stepWith(p, false, (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep)
 }
 
 // stepWith serves step and opponent_step: read the params, check the
-// actions with check, run the batch with run and frame its rows.
-func (c *conn) stepWith(p []byte, method string, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
+// actions with check, run the batch with run and frame its rows; count
+// adds the envs to the server's steps (an opponent_step completes a step
+// already counted).
+func (c *conn) stepWith(p []byte, count bool, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
 	a := &c.stepArgs
 	if err := wire.ReadStep(p, a); err != nil {
-		return paramsError(method, declaredKeys(method), err)
+		return paramsError(c.method.keys, err)
 	}
-	b, e := c.lookup(method, a.Handle, a.HandleSet)
+	b, e := c.lookup(a.Handle, a.HandleSet)
 	if e != nil {
 		return e
 	}
 	if !b.Started() {
-		return errorf(protocol.CodeNeedsReset, "%s: handle %d was never reset", method, a.Handle)
+		return errorf(protocol.CodeNeedsReset, "handle %d was never reset", a.Handle)
 	}
 	cfg := b.Config()
 	if err := a.Actions(b.Actions()); err != nil {
-		return paramError(method, err)
+		return paramError(err)
 	}
 	if err := check(b); err != nil {
 		if errors.Is(err, vecenv.ErrIllegalAction) {
-			return errorf(protocol.CodeIllegalAction, "%s: %v", method, err)
+			return errorf(protocol.CodeIllegalAction, "%v", err)
 		}
-		return errorf(protocol.CodeBadRequest, "%s: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "%v", err)
 	}
 	record := cfg.Info
 	if a.Info >= 0 {
 		record = a.Info == 1
 	}
-	if e := c.reserveReply(method, wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
+	if e := c.reserveReply(wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
 	if err := run(b, c.srv.pool, record); err != nil {
-		return errorf(netCode(err, protocol.CodeInternal), "%s: %v", method, err)
+		return errorf(netCode(err, protocol.CodeInternal), "%v", err)
 	}
-	if method == "step" { // an opponent_step completes a step already counted
+	if count {
 		c.srv.stats.steps.Add(uint64(cfg.N))
 	}
 	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
@@ -220,7 +222,7 @@ func (c *conn) stepWith(p []byte, method string, check func(*vecenv.Batch) error
 // rules a network was trained on), except the client's own entries, and
 // replaces each spec by the one to build agents from. It returns the specs
 // as the client named them.
-func (c *conn) mixture(method string, rules env.Rules, mix []vecenv.Opponent) ([]string, *Error) {
+func (c *conn) mixture(rules env.Rules, mix []vecenv.Opponent) ([]string, *Error) {
 	names := make([]string, len(mix))
 	for i := range mix {
 		names[i] = mix[i].Spec
@@ -228,12 +230,12 @@ func (c *conn) mixture(method string, rules env.Rules, mix []vecenv.Opponent) ([
 			continue
 		}
 		field := fmt.Sprintf("opponents[%d]", i)
-		_, build, e := c.agentSpec(c.srv.ctx, method, field, mix[i].Spec, 0)
+		_, build, e := c.agentSpec(c.srv.ctx, field, mix[i].Spec, 0)
 		if e != nil {
 			return nil, e
 		}
 		if err := nnet.CheckSpecRules(build, rules); err != nil {
-			return nil, errorf(protocol.CodeBadRequest, "%s: params.%s: %v", method, field, err)
+			return nil, errorf(protocol.CodeBadRequest, "params.%s: %v", field, err)
 		}
 		mix[i].Spec = build.String()
 	}
@@ -242,34 +244,34 @@ func (c *conn) mixture(method string, rules env.Rules, mix []vecenv.Opponent) ([
 
 // setOpponents replaces a handle's opponent mixture.
 func (c *conn) setOpponents(pr *protocol.SetOpponentsParams) *Error {
-	b, e := c.lookupPtr("set_opponents", pr.Handle)
+	b, e := c.lookupPtr(pr.Handle)
 	if e != nil {
 		return e
 	}
 	if pr.Opponents == nil {
-		return errorf(protocol.CodeBadRequest, "set_opponents: missing params.opponents")
+		return errorf(protocol.CodeBadRequest, "missing params.opponents")
 	}
 	mix, err := wire.Mixture(pr.Opponents, pr.Weights)
 	if err != nil {
-		return paramError("set_opponents", err)
+		return paramError(err)
 	}
-	names, e := c.mixture("set_opponents", b.Config().Rules, mix)
+	names, e := c.mixture(b.Config().Rules, mix)
 	if e != nil {
 		return e
 	}
 	if err := b.SetOpponents(mix); err != nil {
-		return errorf(netCode(err, protocol.CodeBadRequest), "set_opponents: %v", err)
+		return errorf(netCode(err, protocol.CodeBadRequest), "%v", err)
 	}
 	weights := make([]float64, len(mix))
 	for i, o := range mix {
 		weights[i] = o.Weight
 	}
-	return c.result("set_opponents", protocol.SetOpponentsResult{Opponents: names, Weights: weights})
+	return c.result(protocol.SetOpponentsResult{Opponents: names, Weights: weights})
 }
 
 // close frees a handle.
 func (c *conn) close(pr *protocol.HandleParams) *Error {
-	b, e := c.lookupPtr("close", pr.Handle)
+	b, e := c.lookupPtr(pr.Handle)
 	if e != nil {
 		return e
 	}
@@ -290,7 +292,7 @@ func (c *conn) stats(*protocol.None) *Error {
 			lat = append(lat, msgp.KV{methodNames[m], st.latency[m].Summary()})
 		}
 	}
-	return c.result("stats", protocol.StatsResult{
+	return c.result(protocol.StatsResult{
 		UptimeS: latency.Round2(time.Since(c.srv.started).Seconds()), Connections: st.connections.Load(),
 		ConnectionsTotal: st.connectionsTotal.Load(), Envs: st.envs.Load(), Handles: st.handles.Load(),
 		Steps: st.steps.Load(), Requests: st.requests.Load(), Errors: st.errors.Load(),
@@ -300,66 +302,66 @@ func (c *conn) stats(*protocol.None) *Error {
 }
 
 // indexed looks up one env of a handle: the params handle and index.
-func (c *conn) indexed(method string, h, idx *uint64) (*vecenv.Batch, int, *Error) {
-	b, e := c.lookupPtr(method, h)
+func (c *conn) indexed(h, idx *uint64) (*vecenv.Batch, int, *Error) {
+	b, e := c.lookupPtr(h)
 	switch {
 	case e != nil:
 		return nil, 0, e
 	case idx == nil:
-		return nil, 0, errorf(protocol.CodeBadRequest, "%s: missing params.index", method)
+		return nil, 0, errorf(protocol.CodeBadRequest, "missing params.index")
 	case *idx >= uint64(b.N()):
-		return nil, 0, errorf(protocol.CodeBadRequest, "%s: params.index: %d out of range 0..%d", method, *idx, b.N()-1)
+		return nil, 0, errorf(protocol.CodeBadRequest, "params.index: %d out of range 0..%d", *idx, b.N()-1)
 	case !b.Started():
-		return nil, 0, errorf(protocol.CodeNeedsReset, "%s: handle %d was never reset", method, *h)
+		return nil, 0, errorf(protocol.CodeNeedsReset, "handle %d was never reset", *h)
 	}
 	return b, int(*idx), nil
 }
 
 // save returns one env's game state as the engine's versioned blob.
 func (c *conn) save(pr *protocol.IndexParams) *Error {
-	b, i, e := c.indexed("save", pr.Handle, pr.Index)
+	b, i, e := c.indexed(pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
 	blob, err := b.State(i).MarshalBinary()
 	if err != nil {
-		return errorf(protocol.CodeInternal, "save: %v", err)
+		return errorf(protocol.CodeInternal, "%v", err)
 	}
-	return c.result("save", protocol.StateResult{State: blob})
+	return c.result(protocol.StateResult{State: blob})
 }
 
 // load replaces one env's game with a saved state.
 func (c *conn) load(pr *protocol.LoadParams) *Error {
-	b, i, e := c.indexed("load", pr.Handle, pr.Index)
+	b, i, e := c.indexed(pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
 	blob := pr.State
 	if blob == nil {
-		return errorf(protocol.CodeBadRequest, "load: missing params.state")
+		return errorf(protocol.CodeBadRequest, "missing params.state")
 	}
 	players := b.Config().Rules.Players
 	if pr.Seat != nil && (b.Config().Mode != vecenv.Single || *pr.Seat >= players) {
-		return errorf(protocol.CodeBadRequest, "load: params.seat: only in mode single, 0..%d", players-1)
+		return errorf(protocol.CodeBadRequest, "params.seat: only in mode single, 0..%d", players-1)
 	}
 	// The engine's decoder walks the blob with Decoder.Skip, which recurses
 	// per nesting level: bound the depth first.
 	if err := msgp.CheckOne(blob); err != nil {
-		return errorf(protocol.CodeBadState, "load: %v", err)
+		return errorf(protocol.CodeBadState, "%v", err)
 	}
 	s, err := env.UnmarshalState(blob)
 	if err != nil {
-		return errorf(protocol.CodeBadState, "load: %v", err)
+		return errorf(protocol.CodeBadState, "%v", err)
 	}
 	if s.Rules() != b.Config().Rules {
-		return errorf(protocol.CodeBadState, "load: the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
+		return errorf(protocol.CodeBadState, "the state is for rules %q, the handle plays %q", s.Rules().String(), b.Config().Rules.String())
 	}
 	seat := vecenv.RandomSeat
 	if pr.Seat != nil {
 		seat = *pr.Seat
 	}
 	if err := b.Load(i, s, seat); err != nil {
-		return errorf(protocol.CodeInternal, "load: %v", err)
+		return errorf(protocol.CodeInternal, "%v", err)
 	}
 	o, m, toMove := b.Row(i)
 	if rows := b.Rows(); rows.Opponent != nil {
@@ -374,7 +376,7 @@ func (c *conn) load(pr *protocol.LoadParams) *Error {
 // render returns one env's position as text, SVG, or an RGB image
 // (height x width x 3 bytes, row-major) for Gymnasium's rgb_array mode.
 func (c *conn) render(pr *protocol.RenderParams) *Error {
-	b, i, e := c.indexed("render", pr.Handle, pr.Index)
+	b, i, e := c.indexed(pr.Handle, pr.Index)
 	if e != nil {
 		return e
 	}
@@ -385,25 +387,25 @@ func (c *conn) render(pr *protocol.RenderParams) *Error {
 	st := b.State(i)
 	switch format {
 	case "text":
-		return c.result("render", protocol.RenderText{Text: st.Render()})
+		return c.result(protocol.RenderText{Text: st.Render()})
 	case "svg":
-		return c.result("render", protocol.RenderSVG{SVG: string(render.SVG(st, render.Options{Numbers: true}))})
+		return c.result(protocol.RenderSVG{SVG: string(render.SVG(st, render.Options{Numbers: true}))})
 	case "rgb":
 		// The image, its copy in the reply and the renderer's canvas.
-		if e := c.reserveReply("render", 64+3*render.Width*render.Height, 3); e != nil {
+		if e := c.reserveReply(64+3*render.Width*render.Height, 3); e != nil {
 			return e
 		}
 		rgb := render.RGB(st, render.Options{}, nil)
-		return c.result("render", protocol.RenderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
+		return c.result(protocol.RenderRGB{Height: render.Height, Width: render.Width, RGB: rgb})
 	default:
-		return errorf(protocol.CodeUnsupported, "render: format %q is not supported (formats: text, svg, rgb)", msgp.Clip([]byte(format)))
+		return errorf(protocol.CodeUnsupported, "format %q is not supported (formats: text, svg, rgb)", msgp.Clip([]byte(format)))
 	}
 }
 
 // observe returns every env's observation and mask as seen by one seat: the
 // mask row is all zero exactly when that seat cannot act in that env.
 func (c *conn) observe(pr *protocol.ObserveParams) *Error {
-	b, e := c.lookupPtr("observe", pr.Handle)
+	b, e := c.lookupPtr(pr.Handle)
 	if e != nil {
 		return e
 	}
@@ -415,19 +417,19 @@ func (c *conn) observe(pr *protocol.ObserveParams) *Error {
 	players := b.Config().Rules.Players
 	switch {
 	case seat < 0:
-		return errorf(protocol.CodeBadRequest, "observe: missing params.seat")
+		return errorf(protocol.CodeBadRequest, "missing params.seat")
 	case seat >= players:
-		return errorf(protocol.CodeBadRequest, "observe: params.seat: %d out of range 0..%d", seat, players-1)
+		return errorf(protocol.CodeBadRequest, "params.seat: %d out of range 0..%d", seat, players-1)
 	case !b.Started():
-		return errorf(protocol.CodeNeedsReset, "observe: handle %d was never reset", h)
+		return errorf(protocol.CodeNeedsReset, "handle %d was never reset", h)
 	}
-	if e := c.reserveReply("observe", 64+b.N()*(4*b.ObsSize()+env.NumActions), 2); e != nil {
+	if e := c.reserveReply(64+b.N()*(4*b.ObsSize()+env.NumActions), 2); e != nil {
 		return e
 	}
 	o := make([]float32, b.N()*b.ObsSize())
 	m := make([]uint8, b.N()*env.NumActions)
 	if err := b.Observe(seat, o, m); err != nil {
-		return errorf(protocol.CodeInternal, "observe: %v", err)
+		return errorf(protocol.CodeInternal, "%v", err)
 	}
 	out := msgp.AppendMapHeader(c.out, 2)
 	out = msgp.AppendStr(out, "obs")

@@ -25,10 +25,11 @@ import (
 //     not have, a value of the wrong msgpack type, an int outside its
 //     field's range and an array longer than msgp.MaxArray, in every
 //     nested map and array, with the messages of the protocol
-//     ("make: params.n: want int, got str");
+//     ("params.n: want int, got str", which the binder prefixes with the
+//     method: "make: params.n: ...");
 //  2. then msgpack/v5 decodes into v (DisallowUnknownFields), which can no
 //     longer meet a value it would misread or a length it would trust.
-func decodeParams(method string, p []byte, v any) *Error {
+func decodeParams(p []byte, v any) *Error {
 	if p == nil {
 		return nil
 	}
@@ -44,13 +45,13 @@ func decodeParams(method string, p []byte, v any) *Error {
 		}
 		return nil
 	})
-	if e := paramsError(method, sp.Keys, err); e != nil {
+	if e := paramsError(sp.Keys, err); e != nil {
 		return e
 	}
 	d := msgpack.NewDecoder(bytes.NewReader(p))
 	d.DisallowUnknownFields(true)
 	if err := d.Decode(v); err != nil {
-		return errorf(protocol.CodeBadRequest, "%s: params: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "params: %v", err)
 	}
 	return nil
 }
@@ -58,7 +59,7 @@ func decodeParams(method string, p []byte, v any) *Error {
 // paramError is the protocol error of a bad param: a *wire.ParamError
 // (bad_request, or invalid_rules for a wire.RulesError), or a protocol
 // *Error passed on as it is.
-func paramError(method string, err error) *Error {
+func paramError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
@@ -70,18 +71,19 @@ func paramError(method string, err error) *Error {
 	var pe *wire.ParamError
 	switch {
 	case !errors.As(err, &pe):
-		return errorf(code, "%s: %v", method, err)
+		return errorf(code, "%v", err)
 	case errors.Is(pe.Err, wire.ErrMissing):
-		return errorf(code, "%s: missing params.%s", method, pe.Key)
+		return errorf(code, "missing params.%s", pe.Key)
 	}
-	return errorf(code, "%s: params.%s: %v", method, pe.Key, pe.Err)
+	return errorf(code, "params.%s: %v", pe.Key, pe.Err)
 }
 
 // eachKeyOf reads the params map of a method whose params are read by
 // hand (p nil: no keys), by msgp.EachKey: fn gets each key's position in ks
 // (the params struct's fields), and a key ks does not hold is refused
-// without calling fn; the error then lists the keys the method declares.
-func (c *conn) eachKeyOf(method string, ks protocol.KeySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
+// without calling fn; the error then lists the keys the method being
+// served declares.
+func (c *conn) eachKeyOf(ks protocol.KeySet, p []byte, fn func(k int, r *msgp.Reader) error) *Error {
 	if p == nil {
 		return nil
 	}
@@ -97,12 +99,12 @@ func (c *conn) eachKeyOf(method string, ks protocol.KeySet, p []byte, fn func(k 
 		}
 		return nil
 	})
-	return paramsError(method, declaredKeys(method), err)
+	return paramsError(c.method.keys, err)
 }
 
-// paramsError turns an error of msgp.EachKey over a method's params into the
-// protocol error (nil for nil).
-func paramsError(method, keys string, err error) *Error {
+// paramsError turns an error of msgp.EachKey over a method's params, which
+// are keys ("a, b, c"), into the protocol error (nil for nil).
+func paramsError(keys string, err error) *Error {
 	if err == nil {
 		return nil // before the targets of errors.As, which live on the heap
 	}
@@ -110,14 +112,14 @@ func paramsError(method, keys string, err error) *Error {
 	var ke msgp.KeyError
 	switch {
 	case !errors.As(err, &ke) && errors.As(err, &rk):
-		return errorf(protocol.CodeBadRequest, "%s: parameter %q appears twice", method, msgp.Clip(rk.Key))
+		return errorf(protocol.CodeBadRequest, "parameter %q appears twice", msgp.Clip(rk.Key))
 	case ke.Key == nil:
-		return errorf(protocol.CodeBadRequest, "%s: params: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "params: %v", err)
 	case errors.Is(ke.Err, msgp.ErrUnknownKey):
 		if keys == "" {
-			return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (it takes none)", method, msgp.Clip(ke.Key))
+			return errorf(protocol.CodeBadRequest, "unknown parameter %q (it takes none)", msgp.Clip(ke.Key))
 		}
-		return errorf(protocol.CodeBadRequest, "%s: unknown parameter %q (parameters: %s)", method, msgp.Clip(ke.Key), keys)
+		return errorf(protocol.CodeBadRequest, "unknown parameter %q (parameters: %s)", msgp.Clip(ke.Key), keys)
 	}
-	return paramError(method, &wire.ParamError{Key: string(ke.Key), Err: ke.Err})
+	return paramError(&wire.ParamError{Key: string(ke.Key), Err: ke.Err})
 }

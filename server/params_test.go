@@ -1,6 +1,7 @@
 package server
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,7 +47,7 @@ func TestDecodeParams(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			require.NoError(t, msgp.CheckMap(tt.params))
 			var pr pos
-			e := decodeParams("position", tt.params, &pr)
+			e := decodeAs("position", tt.params, &pr)
 			if tt.msg == "" {
 				assert.Nil(t, e)
 				return
@@ -61,15 +62,26 @@ func TestDecodeParams(t *testing.T) {
 // TestDecodeParamsRanges checks range tags and Go types' own ranges.
 func TestDecodeParamsRanges(t *testing.T) {
 	var mp protocol.MakeParams
-	e := decodeParams("make", msgp.AppendValue(nil, msgp.Obj{{"n", 0}}), &mp)
+	e := decodeAs("make", msgp.AppendValue(nil, msgp.Obj{{"n", 0}}), &mp)
 	require.NotNil(t, e)
 	assert.Equal(t, "make: params.n: 0 is out of range 1..2147483647", e.Message)
-	e = decodeParams("make", msgp.AppendValue(nil, msgp.Obj{{"max_decisions", uint64(1) << 32}}), &mp)
+	e = decodeAs("make", msgp.AppendValue(nil, msgp.Obj{{"max_decisions", uint64(1) << 32}}), &mp)
 	require.NotNil(t, e)
 	assert.Equal(t, "make: params.max_decisions: 4294967296 is out of range 0..4294967295", e.Message)
-	require.Nil(t, decodeParams("make", msgp.AppendValue(nil, msgp.Obj{{"n", 7}, {"max_decisions", uint64(1)<<32 - 1}}), &mp))
+	require.Nil(t, decodeAs("make", msgp.AppendValue(nil, msgp.Obj{{"n", 7}, {"max_decisions", uint64(1)<<32 - 1}}), &mp))
 	assert.Equal(t, 7, *mp.N)
 	assert.Equal(t, uint32(1<<32-1), mp.MaxDecisions)
+}
+
+// decodeAs decodes params p into v as the binder of a method named name
+// decodes them (decoded): its errors are the ones the client sees, prefix
+// included.
+func decodeAs[P any](name string, p []byte, v *P) *Error {
+	m := protocol.Method[P, protocol.None]{Desc: protocol.Desc{Name: name, Params: reflect.TypeFor[P]()}}
+	return decoded(m, func(_ *conn, pr *P) *Error {
+		*v = *pr
+		return nil
+	}).handle(nil, p)
 }
 
 // stepLike has the keys of step's params, read the typed way.
@@ -89,7 +101,7 @@ func BenchmarkParams(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			var pr stepLike
-			if e := decodeParams("step", p, &pr); e != nil {
+			if e := decodeParams(p, &pr); e != nil {
 				b.Fatal(e)
 			}
 		}

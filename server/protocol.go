@@ -12,23 +12,43 @@ import (
 // one entry of handlers.
 type handler struct {
 	protocol.Desc
+	// handle serves a request's params; its errors name the method (bound).
 	handle func(c *conn, params []byte) *Error
 	// fn is the method of conn bound, as handlers names it: its name is
 	// the method's wire name in lowerCamelCase (state_save: stateSave),
 	// which TestHandlersAreNamedAfterTheirMethods holds.
 	fn any
+	// keys are the params' keys the method declares, "a, b, c" ("" for
+	// none), for the error messages of the readers written by hand.
+	keys string
+}
+
+// bound is the handler of method d: call serves its requests, fn is the
+// method of conn behind call. Every error call returns reaches the client
+// prefixed with d's name ("make: params.n: ..."): the one place a
+// handler's messages name their method (handlers and their helpers do
+// not). The prefix is built on the error path only: step and reset still
+// allocate nothing.
+func bound(d protocol.Desc, fn any, call func(*conn, []byte) *Error) handler {
+	prefix := d.Name + ": "
+	return handler{Desc: d, fn: fn, keys: strings.Join(protocol.Keys(d.Params), ", "), handle: func(c *conn, p []byte) *Error {
+		if e := call(c, p); e != nil {
+			return &Error{Code: e.Code, Message: prefix + e.Message}
+		}
+		return nil
+	}}
 }
 
 // decoded binds m to h: its params are decoded into a P (by decodeParams,
 // which refuses unknown keys and bad values) and handed to h.
 func decoded[P, R any](m protocol.Method[P, R], h func(*conn, *P) *Error) handler {
-	return handler{Desc: m.Desc, fn: h, handle: func(c *conn, p []byte) *Error {
+	return bound(m.Desc, h, func(c *conn, p []byte) *Error {
 		var pr P
-		if e := decodeParams(m.Name, p, &pr); e != nil {
+		if e := decodeParams(p, &pr); e != nil {
 			return e
 		}
 		return h(c, &pr)
-	}}
+	})
 }
 
 // byHand binds m to h, which reads its params by hand, straight from the
@@ -36,7 +56,7 @@ func decoded[P, R any](m protocol.Method[P, R], h func(*conn, *P) *Error) handle
 // fill a configuration): P then declares the keys that reader takes, and
 // TestMethodParamsAreDeclared holds it to them.
 func byHand[P, R any](m protocol.Method[P, R], h func(*conn, []byte) *Error) handler {
-	return handler{Desc: m.Desc, fn: h, handle: h}
+	return bound(m.Desc, h, h)
 }
 
 // handlers binds every declared method to its handler, in any order: bind
@@ -108,8 +128,6 @@ var (
 	methodIDs map[string]int
 	// methodList is "hello, ping, ...", for the unknown-method error.
 	methodList string
-	// methodKeys maps a name to its params' keys, "a, b, c", for errors.
-	methodKeys map[string]string
 )
 
 func init() {
@@ -119,11 +137,9 @@ func init() {
 	}
 	methodNames = make([]string, len(methods))
 	methodIDs = make(map[string]int, len(methods))
-	methodKeys = make(map[string]string, len(methods))
 	for i := range methods {
 		methodNames[i] = methods[i].Name
 		methodIDs[methods[i].Name] = i
-		methodKeys[methods[i].Name] = strings.Join(protocol.Keys(methods[i].Params), ", ")
 	}
 	methodList = strings.Join(methodNames, ", ")
 }
@@ -135,7 +151,3 @@ func methodID(name []byte) int {
 	}
 	return -1
 }
-
-// declaredKeys returns the params' keys method declares, "a, b, c" (""
-// for none), for the error messages of the readers written by hand.
-func declaredKeys(method string) string { return methodKeys[method] }

@@ -88,16 +88,17 @@ func TestHandshake(t *testing.T) {
 		token  string // the server's
 		params map[string]any
 		code   protocol.Code
+		msg    string // the error's message, hello's name first as every method's
 		closed bool
 	}{
-		{"ok without token", "", map[string]any{}, "", false},
-		{"nil params", "", nil, "", false},
-		{"token given", "s3cret", map[string]any{"token": "s3cret"}, "", false},
-		{"token missing", "s3cret", map[string]any{}, protocol.CodeUnauthorized, true},
-		{"token wrong", "s3cret", map[string]any{"token": "guess"}, protocol.CodeUnauthorized, true},
-		{"future protocol", "", map[string]any{"protocol": 2}, protocol.CodeVersionMismatch, false},
-		{"protocol not int", "", map[string]any{"protocol": "1"}, protocol.CodeBadRequest, false},
-		{"unknown param", "", map[string]any{"tokn": "x"}, protocol.CodeBadRequest, false},
+		{"ok without token", "", map[string]any{}, "", "", false},
+		{"nil params", "", nil, "", "", false},
+		{"token given", "s3cret", map[string]any{"token": "s3cret"}, "", "", false},
+		{"token missing", "s3cret", map[string]any{}, protocol.CodeUnauthorized, "hello: this server requires a token: pass it in hello.params.token", true},
+		{"token wrong", "s3cret", map[string]any{"token": "guess"}, protocol.CodeUnauthorized, "hello: wrong token", true},
+		{"future protocol", "", map[string]any{"protocol": 2}, protocol.CodeVersionMismatch, "hello: this server speaks protocol 1, the client asked for 2", false},
+		{"protocol not int", "", map[string]any{"protocol": "1"}, protocol.CodeBadRequest, "hello: params.protocol: want int, got str", false},
+		{"unknown param", "", map[string]any{"tokn": "x"}, protocol.CodeBadRequest, `hello: unknown parameter "tokn" (parameters: protocol, token, client)`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,6 +106,11 @@ func TestHandshake(t *testing.T) {
 			c := ts.dial(t)
 			_, err := c.Call("hello", tt.params)
 			assert.Equal(t, tt.code, errCode(err), "%v", err)
+			if tt.msg != "" {
+				var e *Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, tt.msg, e.Message)
+			}
 			_, err = c.Call("ping", nil)
 			switch {
 			case tt.closed:

@@ -17,19 +17,18 @@ import (
 func (c *conn) selfplayNew(p []byte) *Error {
 	cfg := az.DefaultConfig()
 	cfg.Software = "yutenv server"
-	const method = "selfplay_new"
-	e := c.eachKeyOf(method, protocol.SelfplayNewKeys, p, func(k int, r *msgp.Reader) error {
+	e := c.eachKeyOf(protocol.SelfplayNewKeys, p, func(k int, r *msgp.Reader) error {
 		return cfg.SetParam(protocol.SelfplayNewKeys[k], r)
 	})
 	if e != nil {
 		return e
 	}
 	if cfg.Out == "" {
-		return errorf(protocol.CodeBadRequest, "%s: missing params.out (the dataset directory, on the server's machine)", method)
+		return errorf(protocol.CodeBadRequest, "missing params.out (the dataset directory, on the server's machine)")
 	}
 	out, err := c.srv.outs.Path(cfg.Out)
 	if err != nil {
-		return errorf(protocol.CodeBadRequest, "%s: params.out: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "params.out: %v", err)
 	}
 	cfg.Out = out
 	if cfg.MaxBatch == 0 {
@@ -40,8 +39,8 @@ func (c *conn) selfplayNew(p []byte) *Error {
 		return e
 	}
 	if !c.srv.reserveSelfplay(bytes, c.budget.RunBytes) {
-		return errorf(protocol.CodeLimitExceeded, "%s: the self-play runs already held take the server's --max-selfplay-bytes %d; this one needs about %d bytes more. Close a run or retry later",
-			method, c.budget.RunBytes, bytes)
+		return errorf(protocol.CodeLimitExceeded, "the self-play runs already held take the server's --max-selfplay-bytes %d; this one needs about %d bytes more. Close a run or retry later",
+			c.budget.RunBytes, bytes)
 	}
 	run, err := az.Start(cfg)
 	if err != nil {
@@ -49,9 +48,9 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	}
 	switch {
 	case errors.Is(err, az.ErrConfig) || errors.Is(err, dataset.ErrDataset) || errors.Is(err, env.ErrInvalidRules):
-		return errorf(protocol.CodeBadRequest, "%s: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "%v", err)
 	case err != nil:
-		return errorf(protocol.CodeBadRequest, "%s: params.out: %v", method, err)
+		return errorf(protocol.CodeBadRequest, "params.out: %v", err)
 	}
 	if c.runs == nil {
 		c.runs = map[uint64]*selfplayRun{}
@@ -61,7 +60,7 @@ func (c *conn) selfplayNew(p []byte) *Error {
 	c.runs[id] = &selfplayRun{Run: run, bytes: bytes}
 	cfg = run.Config()
 	sum := run.Summary()
-	return c.result(method, protocol.SelfplayNewResult{
+	return c.result(protocol.SelfplayNewResult{
 		ID: id, ObsSize: run.ObsSize(), ObsLayout: obs.LayoutVersion, Actions: env.NumActions, Tier: cfg.Tier.String(),
 		Rules: cfg.Rules.String(), Games: cfg.Games, FirstGame: cfg.FirstGame, GamesDone: sum.Games, InFlight: cfg.InFlight,
 		MaxBatch: cfg.MaxBatch, EvalTimeout: cfg.EvalTimeout.Seconds(), Out: cfg.Out,
@@ -69,10 +68,10 @@ func (c *conn) selfplayNew(p []byte) *Error {
 }
 
 // runParams reads params holding a run id plus the keys fn accepts.
-func (c *conn) runParams(method string, p []byte, fn func(k int, r *msgp.Reader) error) (*selfplayRun, uint64, *Error) {
+func (c *conn) runParams(p []byte, fn func(k int, r *msgp.Reader) error) (*selfplayRun, uint64, *Error) {
 	var id uint64
 	var set bool
-	e := c.eachKeyOf(method, protocol.RunKeys, p, func(k int, r *msgp.Reader) (err error) {
+	e := c.eachKeyOf(protocol.RunKeys, p, func(k int, r *msgp.Reader) (err error) {
 		if k == protocol.RunID {
 			id, err = r.Uint64()
 			set = true
@@ -87,11 +86,11 @@ func (c *conn) runParams(method string, p []byte, fn func(k int, r *msgp.Reader)
 		return nil, id, e
 	}
 	if !set {
-		return nil, id, errorf(protocol.CodeBadRequest, "%s: missing params.id", method)
+		return nil, id, errorf(protocol.CodeBadRequest, "missing params.id")
 	}
 	run, ok := c.runs[id]
 	if !ok {
-		return nil, id, errorf(protocol.CodeUnknownHandle, "%s: no self-play run %d on this connection", method, id)
+		return nil, id, errorf(protocol.CodeUnknownHandle, "no self-play run %d on this connection", id)
 	}
 	return run, id, nil
 }
@@ -99,9 +98,8 @@ func (c *conn) runParams(method string, p []byte, fn func(k int, r *msgp.Reader)
 // selfplayNext answers the run's last batch (priors, values) and returns
 // the next batch, or done.
 func (c *conn) selfplayNext(p []byte) *Error {
-	const method = "selfplay_next"
 	var hasP, hasV bool
-	run, _, e := c.runParams(method, p, func(k int, r *msgp.Reader) (err error) {
+	run, _, e := c.runParams(p, func(k int, r *msgp.Reader) (err error) {
 		switch k {
 		case protocol.RunPriors:
 			c.priors, err = r.F32Bin(c.priors)
@@ -126,11 +124,11 @@ func (c *conn) selfplayNext(p []byte) *Error {
 	var ae *az.AnswerError
 	switch {
 	case errors.As(err, &ae):
-		return errorf(protocol.CodeBadRequest, "%s: params.%s: %s", method, ae.Field, ae.Msg)
+		return errorf(protocol.CodeBadRequest, "params.%s: %s", ae.Field, ae.Msg)
 	case errors.Is(err, az.ErrTimeout):
-		return errorf(protocol.CodeEvalTimeout, "%s: %v", method, err)
+		return errorf(protocol.CodeEvalTimeout, "%v", err)
 	case err != nil:
-		return errorf(protocol.CodeInternal, "%s: the run failed: %v", method, err)
+		return errorf(protocol.CodeInternal, "the run failed: %v", err)
 	}
 	sum := run.Summary()
 	c.out = msgp.AppendMapHeader(c.out, 8)
@@ -155,7 +153,7 @@ func (c *conn) selfplayNext(p []byte) *Error {
 
 // selfplayClose cancels a run (its finished shards stay) and forgets it.
 func (c *conn) selfplayClose(p []byte) *Error {
-	run, id, e := c.runParams("selfplay_close", p, nil)
+	run, id, e := c.runParams(p, nil)
 	if e != nil {
 		return e
 	}
