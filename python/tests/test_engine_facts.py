@@ -10,14 +10,15 @@ fails, naming file and line, on
 * a literal tuple, list, set or dict keys of two or more throw, route or phase names;
 * a string spelling the throw back-do (``"back-do"`` alone or in a message, ``"backdo"``);
 * a phase name compared with, or chosen by a conditional expression;
-* a number of the action encoding or the packed state (NUM_ACTIONS, NUM_SOURCES,
-  ENTER_SOURCE, NUM_STATIONS, PACKED_STATE_SIZE, PACKED_STATE_V1_SIZE), except as a shift
-  or power (``1 << 30`` is a byte count);
+* the number of actions or a packed state's size (NUM_ACTIONS, PACKED_STATE_SIZE,
+  PACKED_STATE_V1_SIZE), except as a shift or power;
+* the number of sources, the enter source or the number of stations (NUM_SOURCES,
+  ENTER_SOURCE, NUM_STATIONS) in action arithmetic: ``%``, ``//``, ``*``, ``divmod`` or a comparison;
 * the number of throws, or the last throw id, compared with, ranged over or repeating a list,
   in a function (or module statement) that speaks of throws or the pool;
 * a module constant named after a packed field (``_SEAT``, ``_HAND``...) or ``PACKED`` set
   from a number;
-* the ``players`` option's bounds given as a keyword ``min_num_players``, ``max_players``... .
+* the ``players`` option's bounds given to a keyword ``min_num_players``, ``max_players`` and the like.
 """
 
 from __future__ import annotations
@@ -44,10 +45,22 @@ NAME_SETS = {
     "route": ("ROUTES", {_norm(n) for n in _protocol.ROUTES}),
     "phase": ("PHASES", {_norm(n) for n in _protocol.PHASES}),
 }
-NUMBERS: dict[int, str] = {}
-for _name in ("NUM_ACTIONS", "NUM_SOURCES", "ENTER_SOURCE", "NUM_STATIONS", "PACKED_STATE_SIZE", "PACKED_STATE_V1_SIZE"):
-    _v = getattr(_protocol, _name)
-    NUMBERS[_v] = f"{NUMBERS[_v]} or {_name}" if _v in NUMBERS else _name
+
+
+def _numbers(*names: str) -> dict[int, str]:
+    """The values of these constants of yutenv._protocol -> the names of each."""
+    out: dict[int, str] = {}
+    for name in names:
+        v = getattr(_protocol, name)
+        out[v] = f"{out[v]} or {name}" if v in out else name
+    return out
+
+
+#: Numbers distinctive enough to flag anywhere in code.
+NUMBERS = _numbers("NUM_ACTIONS", "PACKED_STATE_SIZE", "PACKED_STATE_V1_SIZE")
+#: Numbers flagged in action arithmetic only (``a % 30``, ``a // 30``, ``t * 30``, ``divmod(a, 30)``,
+#: ``src == 29``): elsewhere 30 is as often a timeout.
+SOURCE_NUMBERS = _numbers("NUM_SOURCES", "ENTER_SOURCE", "NUM_STATIONS")
 THROW_COUNTS = {_protocol.NUM_THROWS: "NUM_THROWS", _protocol.NUM_THROWS - 1: "NUM_THROWS - 1"}
 #: A module constant holds a packed offset or size when its name's words are a packed field's name
 #: or "packed", with only these words besides ("version" and "start" alone are too common).
@@ -130,6 +143,10 @@ def copies(source: str, name: str) -> list[str]:
             shift = isinstance(up, ast.BinOp) and isinstance(up.op, (ast.LShift, ast.RShift, ast.Pow))
             if v in NUMBERS and not shift:
                 flag(node, f"{v} written out: use yutenv._protocol.{NUMBERS[v]} (or what it derives from)")
+            arithmetic = isinstance(up, ast.BinOp) and isinstance(up.op, (ast.Mod, ast.FloorDiv, ast.Mult))
+            divmod_ = isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id == "divmod"
+            if v in SOURCE_NUMBERS and (arithmetic or divmod_ or isinstance(up, ast.Compare)):
+                flag(node, f"{v} written out: use yutenv._protocol.{SOURCE_NUMBERS[v]}")
             if v in THROW_COUNTS and _speaks_of_throws(_words(scope[node])):
                 ranged = isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id == "range"
                 repeats = isinstance(up, ast.BinOp) and isinstance(up.op, ast.Mult) and isinstance(up.left, ast.List)
@@ -161,6 +178,7 @@ name = k.replace("backdo", "back-do")  # copy
 ok = s.phase == "over"  # copy
 ph = "move" if pool else "throw"  # copy
 src = action % 30  # copy
+throw, src = divmod(action, 30)  # copy
 enter = src == 29  # copy
 legal = 0 <= a < 180  # copy
 _SEAT, _PHASE = 1, 2  # copy
@@ -182,6 +200,7 @@ _SEAT = PACKED_FIELDS["seat"].offset
 _THROW, _MOVE, _OVER = PHASES
 MAX_BYTES = 1 << 30
 timeout = 30.0
+q.get(timeout=30)
 opts = ("on", "off")
 info = GameType(max_num_players=_MAX_PLAYERS, num_players=2)
 SEAT_WIDTH = 12
