@@ -159,3 +159,42 @@ func ExampleState_AppendPacked() {
 	fmt.Println(len(packed), back == s, back.LegalActions(nil))
 	// Output: 108 true [gae@enter]
 }
+
+// PackedFields tiles the packed bytes, and each field holds what its name
+// says: the offsets other languages read (yutenv's Python, generated) are
+// the ones AppendPacked writes.
+func TestPackedFields(t *testing.T) {
+	fields := env.PackedFields()
+	at := map[string]env.PackedField{}
+	end := 0
+	for _, f := range fields {
+		assert.Equal(t, end, f.Offset, "%s starts where the field before it ends", f.Name)
+		assert.Positive(t, f.Size, f.Name)
+		end = f.Offset + f.Size
+		at[f.Name] = f
+	}
+	assert.Equal(t, env.PackedSize, end, "the fields cover every byte")
+	assert.Equal(t, env.PackedSizeV1, at["missed"].Offset, "version 1 is version 2 without the missed turns")
+
+	p := env.Position{
+		Rules: mustRules(t, "players=3,obstacles=4:skip"), ToMove: 2, Phase: env.PhaseMove,
+		Pool: [env.NumThrows]int{env.Mo: 1}, Hand: [env.MaxPlayers]int{1, 4, 2}, Finished: [env.MaxPlayers]int{2, 0, 0},
+		Stacks: []env.Stack{{Seat: 0, Station: 7, Route: env.RouteOuter, Height: 1}, {Seat: 2, Station: 22, Route: env.RouteCentreC2, Height: 2}},
+		Missed: []int{0, 3, 0},
+	}
+	s, err := env.FromPosition(p, 1)
+	require.NoError(t, err)
+	b := s.AppendPacked(nil)
+	field := func(name string) []byte { return b[at[name].Offset : at[name].Offset+at[name].Size] }
+	assert.Equal(t, []byte{env.PackedVersion}, field("version"))
+	assert.Equal(t, []byte{2}, field("seat"))
+	assert.Equal(t, []byte{uint8(env.PhaseMove)}, field("phase"))
+	assert.Equal(t, []byte{0, 0, 0, 0, 0, 1}, field("pool"))
+	assert.Equal(t, []byte{1, 4, 2, 0}, field("hand"))
+	assert.Equal(t, []byte{2, 0, 0, 0}, field("finished"))
+	assert.Equal(t, []byte{0, 0, 0, 0}, field("place"))
+	assert.Equal(t, []byte{0, 3, 0, 0}, field("missed"))
+	cells := field("cells")
+	assert.Equal(t, []byte{1, 0<<4 | uint8(env.RouteOuter)}, cells[2*7:2*7+2])
+	assert.Equal(t, []byte{2, 2<<4 | uint8(env.RouteCentreC2)}, cells[2*22:2*22+2])
+}

@@ -176,6 +176,39 @@ def test_constructed_position_round_trips() -> None:
     assert c != s and s == game.deserialize(blob)
 
 
+#: Line boards (RULES.md, "Boards"): alone, the kata preset, and one with more seats, finish=stop and an obstacle.
+LINE_BOARDS = ["board=line", "kata", "board=line,players=3,pieces=2,finish=stop,obstacles=4:skip"]
+
+
+@pytest.mark.parametrize("rules", LINE_BOARDS)
+def test_a_line_board_stack_given_by_route_id_round_trips(rules: str) -> None:
+    """Route ids are the engine's: id 5 is LINE, a line board's route. (The package's hand-typed
+    route list once stopped at CENTRE/C2, id 4, and refused it.)"""
+    game = Game(rules)
+    pos = dict(to_move=0, pool={"do": 1}, seed=3)
+    s = game.state_from_position(stacks=[(0, 1, 5)], **pos)
+    assert s == game.state_from_position(stacks=[{"seat": 0, "station": 1, "route": "LINE"}], **pos)
+    assert s.position()["stacks"] == [{"seat": 0, "station": 1, "route": "LINE", "height": 1}]
+    cell = _protocol.PACKED_FIELDS["cells"].offset + 2 * 1  # station 1: height, then owner << 4 | route id
+    assert s.packed[cell : cell + 2] == bytes([1, 0 << 4 | 5])
+    assert game.state_from_position(**s.position(), seed=3) == s
+    # The env holds the same state, and plays on identically.
+    with yutenv.Session() as session:
+        batch = yutenv.Batch(session, n=1, rules=rules, mode="multi")
+        batch.reset(seed=0)
+        mask = batch.load(0, s.serialize())["mask"]
+        assert State.deserialize(batch.save(0)) == s
+        assert s.legal_actions() == [int(a) for a in np.flatnonzero(mask)]
+        for a in (s.legal_actions()[0], s.legal_actions()[-1]):
+            t = s.child(a)
+            while t.is_chance_node():  # the env throws on with the state's own generator
+                t.sample_throw()
+            batch.load(0, s.serialize())
+            batch.step([a])
+            assert State.deserialize(batch.save(0)) == t
+        batch.close()
+
+
 def test_chance_outcomes_and_phases() -> None:
     game = Game("back_do=off")
     s = game.new_initial_state(seed=2)

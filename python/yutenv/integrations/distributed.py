@@ -63,6 +63,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import json
+import math
 import os
 import signal
 import subprocess
@@ -79,6 +80,7 @@ from ..data.datasets import MANIFEST, DatasetError
 from ..tools.evaluate import EvalResult
 from .._extras import import_extra
 from .._progress import progress_bar
+from .._protocol import RULE_OPTIONS
 from ..connection.server import binary_path
 from ..tools.stats import elo_diff, wilson
 
@@ -555,8 +557,11 @@ def _from_json(d: Mapping[str, Any]) -> EvalResult:
 
 
 #: ``yutenv eval`` plays a pair's games in groups of one game per seat (seat orders balanced),
-#: so a chunk of an agents' evaluation starts on a multiple of every seat count (2, 3, 4).
-SEAT_GROUPS = 12
+#: so a chunk of an agents' evaluation starts on a multiple of every seat count (2, 3, 4: the range
+#: of the ``players`` option), 12.
+SEAT_GROUPS = next(
+    math.lcm(*range(int(o.min), int(o.max) + 1)) for o in RULE_OPTIONS if o.key == "players" and o.min is not None and o.max is not None
+)
 
 
 def _chunks(games: int, chunk_games: int, align: int = 1) -> list[tuple[int, int]]:

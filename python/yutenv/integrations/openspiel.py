@@ -35,8 +35,9 @@ from .._extras import import_extra
 import_extra("pyspiel", "openspiel", "yutenv.openspiel")
 import pyspiel  # noqa: E402
 
+from .._protocol import ENTER_SOURCE, NUM_SOURCES, NUM_THROWS, RULE_OPTIONS, THROW_NAMES
 from ..errors import InvalidArgumentError
-from ..positions.state import THROW_NAMES, Game, State
+from ..positions.state import CHANCE, TERMINAL, Game, State
 
 __all__ = ["DEFAULT_TIER", "GAME_NAME", "YutSpielGame", "YutSpielState", "load_game"]
 
@@ -49,6 +50,11 @@ MAX_GAME_LENGTH = 100_000
 #: the observation tier of the tensors when the game parameter ``tier`` is not given.
 DEFAULT_TIER = "compact"
 
+#: the rules' bounds on the number of seats (the range of the ``players`` option).
+_MIN_PLAYERS, _MAX_PLAYERS = next(
+    (int(o.min), int(o.max)) for o in RULE_OPTIONS if o.key == "players" and o.min is not None and o.max is not None
+)
+
 def _game_type(zero_sum: bool) -> Any:
     return pyspiel.GameType(
         short_name=GAME_NAME,
@@ -58,8 +64,8 @@ def _game_type(zero_sum: bool) -> Any:
         information=pyspiel.GameType.Information.PERFECT_INFORMATION,
         utility=pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=4,
-        min_num_players=2,
+        max_num_players=_MAX_PLAYERS,
+        min_num_players=_MIN_PLAYERS,
         provides_information_state_string=False,
         provides_information_state_tensor=True,
         provides_observation_string=True,
@@ -89,7 +95,7 @@ class YutSpielGame(pyspiel.Game):  # type: ignore[misc]
         zero_sum = self.yut.players == 2 or "end=rank" in self.yut.rules
         info = pyspiel.GameInfo(
             num_distinct_actions=self.yut.num_actions,
-            max_chance_outcomes=len(THROW_NAMES),
+            max_chance_outcomes=NUM_THROWS,
             num_players=self.yut.players,
             min_utility=-1.0,
             max_utility=1.0,
@@ -125,9 +131,9 @@ class YutSpielState(pyspiel.State):  # type: ignore[misc]
 
     def current_player(self) -> int:
         p = self.yut.current_player()
-        if p == -1:
+        if p == CHANCE:
             return int(pyspiel.PlayerId.CHANCE)
-        if p == -4:
+        if p == TERMINAL:
             return int(pyspiel.PlayerId.TERMINAL)
         return p
 
@@ -149,8 +155,8 @@ class YutSpielState(pyspiel.State):  # type: ignore[misc]
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
             return THROW_NAMES[action]
-        src = action % 30
-        return f"{THROW_NAMES[action // 30]}@{'enter' if src == 29 else src}"
+        throw, src = divmod(action, NUM_SOURCES)
+        return f"{THROW_NAMES[throw]}@{'enter' if src == ENTER_SOURCE else src}"
 
     def is_terminal(self) -> bool:
         return self.yut.is_terminal()

@@ -35,7 +35,10 @@ import numpy.typing as npt
 
 from ..envs.config import check_rules
 from .._progress import progress_bar
-from .._protocol import NUM_ACTIONS
+from .._protocol import NUM_ACTIONS, NUM_THROWS, PACKED_FIELDS, PACKED_STATE_SIZE, PACKED_STATE_V1_SIZE, PACKED_STATE_VERSION
+from .._protocol import PHASES as PHASES
+from .._protocol import ROUTES as ROUTES
+from .._protocol import THROW_NAMES as THROW_NAMES
 from .._wire.args import check_action, check_seed
 from ..connection.session import close_shared_session as close_shared_session
 from ..connection.session import forget_shared_session, shared_session
@@ -56,27 +59,26 @@ __all__ = [
     "TERMINAL",
 ]
 
+# The engine's names and numbers come from the generated yutenv._protocol (THROW_NAMES, PHASES
+# and ROUTES, by id, are re-exported from it); python/tests/test_engine_facts.py fails on a copy.
 #: Throw ids, in the engine's order (RULES.md).
-BACK_DO, DO, GAE, GEOL, YUT, MO = range(6)
-THROW_NAMES = ("back-do", "do", "gae", "geol", "yut", "mo")
+BACK_DO, DO, GAE, GEOL, YUT, MO = range(NUM_THROWS)
+_THROW, _MOVE, _OVER = PHASES
+#: The ids of a throw's names: each name, and each name without its hyphen ("backdo").
+_THROW_IDS = {**{n: t for t, n in enumerate(THROW_NAMES)}, **{n.replace("-", ""): t for t, n in enumerate(THROW_NAMES)}}
 #: current_player() at a chance node and after the game, as in OpenSpiel.
 CHANCE = -1
 TERMINAL = -4
-PHASES = ("throw", "move", "over")
-ROUTES = ("OUTER", "C1", "C2", "CENTRE/C1", "CENTRE/C2")
 
-# Offsets of the packed layout that Python reads itself (env/packed.go).
-_SEAT, _PHASE = 1, 2
-_HAND = 4 + 6
-_PLACE = _HAND + 4 + 4
-# Packed version 1 (104 bytes) had no missed turns; version 2 appends one byte per seat.
-_PACKED_V1_SIZE, _PACKED_VERSION, _MISSED_BYTES = 104, 2, 4
+# Offsets of the packed layout that Python reads itself (env.PackedFields).
+_SEAT, _PHASE, _HAND, _FINISHED, _PLACE = (PACKED_FIELDS[f].offset for f in ("seat", "phase", "hand", "finished", "place"))
 
 
 def _upgrade_packed(b: bytes) -> bytes:
-    """A version 1 packed state (an old pickle, a saved array) as version 2: nobody misses a turn."""
-    if len(b) == _PACKED_V1_SIZE and b[:1] == b"\x01":
-        return bytes([_PACKED_VERSION]) + b[1:] + bytes(_MISSED_BYTES)
+    """A version 1 packed state (an old pickle, a saved array) as this version, as the engine reads
+    one: the same bytes, then zeros (version 2 appended the missed turns: nobody misses one)."""
+    if len(b) == PACKED_STATE_V1_SIZE and b[:1] == b"\x01":
+        return bytes([PACKED_STATE_VERSION]) + b[1:] + bytes(PACKED_STATE_SIZE - PACKED_STATE_V1_SIZE)
     return b
 
 # Requests and replies are split into chunks of about this many bytes, below the
@@ -222,11 +224,12 @@ class Game:
             to_move: the seat to throw or move.
             phase: ``"throw"``, ``"move"`` or ``"over"``; default ``"move"`` if the pool
                 holds a result, else ``"throw"``.
-            pool: the results waiting to be used: ``{"gae": 1, "yut": 1}`` or six counts by id.
+            pool: the results waiting to be used: ``{"gae": 1, "yut": 1}`` or six counts by id
+                (:data:`THROW_NAMES`).
             stacks: the stacks on the board: ``{"seat", "station", "route", "height"}`` maps or
-                ``(seat, station, route, height)`` tuples; route is a name (``"OUTER"``,
-                ``"C1"``, ``"C2"``, ``"CENTRE/C1"``, ``"CENTRE/C2"``) or its id; height
-                defaults to 1.
+                ``(seat, station, route, height)`` tuples; route is a name of :data:`ROUTES`
+                (``"OUTER"``, ``"C1"``, ``"C2"``, ``"CENTRE/C1"``, ``"CENTRE/C2"``; ``"LINE"`` on
+                a line board) or its id, its index there; height defaults to 1.
             hand: pieces in hand per seat; default: whatever is neither on the board nor finished.
             finished: finished pieces per seat (default none).
             place: final places per seat (1 = first; 0 while playing).
@@ -236,21 +239,21 @@ class Game:
         Raises:
             BadStateError: the position is inconsistent (the message says how).
         """
-        counts = [0] * 6
+        counts = [0] * NUM_THROWS
         if isinstance(pool, Mapping):
             for k, v in pool.items():
-                name = k.lower().replace("backdo", "back-do")
-                if name not in THROW_NAMES:
+                t = _THROW_IDS.get(k.lower())
+                if t is None:
                     raise ValueError(f"pool: unknown throw {k!r} (throws: {', '.join(THROW_NAMES)})")
-                counts[THROW_NAMES.index(name)] = int(v)
+                counts[t] = int(v)
         elif pool is not None:
-            if len(pool) != 6:
-                raise ValueError(f"pool: {len(pool)} counts, want 6 (by throw id: {', '.join(THROW_NAMES)})")
+            if len(pool) != NUM_THROWS:
+                raise ValueError(f"pool: {len(pool)} counts, want {NUM_THROWS} (by throw id: {', '.join(THROW_NAMES)})")
             counts = [int(v) for v in pool]
         st: list[dict[str, Any]] = []
         for i, s in enumerate(stacks):
             if isinstance(s, Mapping):
-                d = {"seat": s["seat"], "station": s["station"], "route": s.get("route", "OUTER"), "height": s.get("height", 1)}
+                d = {"seat": s["seat"], "station": s["station"], "route": s.get("route", ROUTES[0]), "height": s.get("height", 1)}
             else:
                 if not 3 <= len(s) <= 4:
                     raise ValueError(f"stacks[{i}]: want (seat, station, route[, height]), got {s!r}")
@@ -269,7 +272,7 @@ class Game:
                     for seat in range(self.players)]
         pos: dict[str, Any] = {
             "to_move": _int(to_move, "to_move"),
-            "phase": phase if phase is not None else ("move" if any(counts) else "throw"),
+            "phase": phase if phase is not None else (_MOVE if any(counts) else _THROW),
             "pool": counts,
             "hand": [_int(v, "hand") for v in hand],
             "finished": fin,
@@ -319,10 +322,10 @@ class Game:
                 raise TypeError(f"packed states are uint8, got {a.dtype}")
             if a.ndim == 1:
                 a = a.reshape(1, -1)
-            if a.ndim == 2 and a.shape[1] == _PACKED_V1_SIZE and len(a) and (a[:, 0] == 1).all():
+            if a.ndim == 2 and a.shape[1] == PACKED_STATE_V1_SIZE and len(a) and (a[:, 0] == 1).all():
                 # version 1 rows (an array saved before missed turns were packed): upgrade them
-                a = np.concatenate([a, np.zeros((len(a), _MISSED_BYTES), np.uint8)], axis=1)
-                a[:, 0] = _PACKED_VERSION
+                a = np.concatenate([a, np.zeros((len(a), PACKED_STATE_SIZE - PACKED_STATE_V1_SIZE), np.uint8)], axis=1)
+                a[:, 0] = PACKED_STATE_VERSION
             if a.ndim != 2 or a.shape[1] != self.state_size:
                 raise ValueError(f"packed states have shape (N, {self.state_size}), got {states.shape}")
             return a
@@ -354,8 +357,8 @@ class Game:
         state's own generator (sampled mode); returns the children."""
         b, n = self._bytes(states)
         t = _per_state(throws, n, "apply_throws", "throws")
-        if ((t < -1) | (t > 5)).any():
-            raise ValueError("apply_throws: a throw is an id 0..5 (back-do, do, gae, geol, yut, mo) or -1 to sample")
+        if ((t < -1) | (t >= NUM_THROWS)).any():
+            raise ValueError(f"apply_throws: a throw is an id 0..{NUM_THROWS - 1} ({', '.join(THROW_NAMES)}) or -1 to sample")
         th = t.astype(np.int8)
         return self._chunks(b, n, self.state_size + 1, lambda lo, hi, rows: self._rows(
             self._call("apply", {"states": rows, "throws": th[lo:hi].tobytes()})["states"]))
@@ -577,15 +580,15 @@ class State:
         return self._byte(_SEAT, self.game.players - 1, "the seat to move")
 
     def is_chance_node(self) -> bool:
-        return self.phase == "throw"
+        return self.phase == _THROW
 
     def is_terminal(self) -> bool:
-        return self.phase == "over"
+        return self.phase == _OVER
 
     def current_player(self) -> int:
         """The seat to move at a decision, CHANCE (-1) at a chance node, TERMINAL (-4) after."""
         ph = self.phase
-        return CHANCE if ph == "throw" else TERMINAL if ph == "over" else self.to_move
+        return CHANCE if ph == _THROW else TERMINAL if ph == _OVER else self.to_move
 
     def places(self) -> list[int]:
         """Every seat's final place (1 = first), 0 while it plays."""
@@ -602,7 +605,7 @@ class State:
         """Pieces of ``seat`` that have finished."""
         if not 0 <= seat < self.game.players:
             _seat_error(seat, self.game.players)
-        return self._byte(_HAND + 4 + seat, self.game.pieces, f"seat {seat}'s finished pieces")
+        return self._byte(_FINISHED + seat, self.game.pieces, f"seat {seat}'s finished pieces")
 
     def winner(self) -> int:
         """The seat that finished first, or -1."""
@@ -630,7 +633,7 @@ class State:
 
     def legal_actions(self) -> list[int]:
         """The legal action ids, increasing ([] unless the state is a decision)."""
-        if self.phase != "move":
+        if self.phase != _MOVE:
             return []
         return [int(a) for a in np.flatnonzero(self.legal_actions_mask())]
 
@@ -642,8 +645,8 @@ class State:
     def apply_throw(self, throw: int) -> None:
         """Resolve the chance node with throw id ``throw`` (explicit chance, in place)."""
         t = _int(throw, "apply_throw")
-        if not 0 <= t <= 5:
-            raise ValueError(f"apply_throw: a throw id is 0..5 ({', '.join(THROW_NAMES)}), got {t}")
+        if not 0 <= t < NUM_THROWS:
+            raise ValueError(f"apply_throw: a throw id is 0..{NUM_THROWS - 1} ({', '.join(THROW_NAMES)}), got {t}")
         self._set(self.game.apply_throws([self], [t]))
 
     def sample_throw(self) -> None:

@@ -32,6 +32,7 @@ import numpy.typing as npt
 from tabulate import tabulate
 
 from .._progress import progress_bar
+from .._protocol import NUM_ACTIONS
 from ..errors import IllegalActionError
 from .stats import elo_diff, wilson
 from ..envs.opponents import check_obs_size, is_torch_module, torch_actions
@@ -306,7 +307,7 @@ def evaluate(
                         chosen = np.asarray(chosen).reshape(-1)
                         if chosen.shape != (len(idx),):
                             raise ValueError(f"the policy returned {chosen.shape[0]} actions for {len(idx)} observations")
-                        bad = [(int(i), int(a)) for i, a in zip(idx, chosen) if not (0 <= a < 180 and mask[i, a])]
+                        bad = [(int(i), int(a)) for i, a in zip(idx, chosen) if not (0 <= a < NUM_ACTIONS and mask[i, a])]
                         if bad:
                             i, a = bad[0]
                             raise IllegalActionError(
