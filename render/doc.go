@@ -6,7 +6,9 @@
 // Every rendering is Width x Height pixels. The board fills the left
 // square: the outer ring of 20 stations, both diagonals crossing at the
 // centre (22), the corners C1 (5, top right), C2 (10, top left), C3 (15,
-// bottom left) and HOME (0, bottom right) drawn large, as in RULES.md. Each
+// bottom left) and HOME (0, bottom right) drawn large, as in RULES.md, with
+// "start & finish at" before HOME's label and an arrow beside the ring
+// pointing up from HOME, the way the pieces go (counter-clockwise). Each
 // stack is a disc in its owner's colour (SeatColor) with the seat's letter
 // and, above one piece, its height. The panel on the right shows the seat to
 // move, each seat's pieces in hand and finished (and its place once ranked),

@@ -187,7 +187,18 @@ func boardItems(b *geom, numbers bool) []item {
 		label(env.Home, 33, "HOME"), label(env.CornerC1, -23, "C1"),
 		label(env.CornerC2, -23, "C2"), label(env.CornerC3, 33, "C3"),
 	}})
+	sc.add(homeMarker(p[env.Home]))
 	return sc.items
+}
+
+// homeMarker says where the pieces start and finish and which way they go:
+// "start & finish at" before the HOME label, and an arrow beside the ring
+// from HOME up towards station 1 (counter-clockwise).
+func homeMarker(home point) item {
+	x := home.X + cornerR + 10
+	g := []item{textItem{p: point{home.X - 24, home.Y + 33}, s: "start & finish at", size: 10, anchor: anchorEnd, fill: colMuted}}
+	g = append(g, arrow([]point{{x, home.Y - 14}, {x, home.Y - 54}}, colMuted, 2)...)
+	return groupItem{class: "direction", items: g}
 }
 
 // highlights are the legal moves of the seat to move, by where they start and end.

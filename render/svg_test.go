@@ -327,6 +327,18 @@ func TestSVGStatus(t *testing.T) {
 	}
 }
 
+// The cross says beside HOME that the pieces start and finish there, with
+// an arrow up the right side: the way they go. A line has START and END.
+func TestSVGHomeMarker(t *testing.T) {
+	cross, err := env.New(env.Standard(), 1, 1)
+	require.NoError(t, err)
+	dir := byClass(parseSVG(t, SVG(&cross, Options{})), "direction")
+	require.Len(t, dir, 1)
+	assert.Equal(t, []string{"start & finish at"}, dir[0].text)
+	line := kataBoard(t)
+	assert.Empty(t, byClass(parseSVG(t, SVG(&line, Options{})), "direction"))
+}
+
 // Names names the seats in the panel, in place of "Seat N"; seats it has no
 // name for keep "Seat N", and a long name is cut to fit.
 func TestSVGNames(t *testing.T) {
