@@ -137,7 +137,7 @@ func legendFor(r env.Rules) webLegend {
 	end := "HOME"
 	if r.Board == env.BoardLine {
 		end = "END"
-		l.Board = fmt.Sprintf("Pieces enter before space 0 (START, top left) and run along the line, row by row, to space %d (END). ", r.Spaces-1)
+		l.Board = fmt.Sprintf("Pieces enter before space 0 (START) and run along the line, row by row, to space %d (END). ", r.Spaces-1)
 	} else {
 		l.Board = "Pieces enter from HOME (bottom right) and run counter-clockwise, as the arrow beside it shows: " +
 			"up the right side to 5, along the top to 10, down the left side to 15 and along the bottom back to HOME. " +

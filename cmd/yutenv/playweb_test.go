@@ -310,7 +310,7 @@ func TestPlayWebLegend(t *testing.T) {
 			"up the right side to 5", "short way home", "finishes by moving past HOME"}, []string{"Obstacles", "END"}},
 		{"back_do=off,finish=stop", []string{"counts like the others", "reaches or passes HOME"}, []string{"back-do"}},
 		{"finish=wrap,obstacles=4:skip+9:back2", []string{"stopping exactly on HOME; a move past it goes round the ring again", "skip makes", "-N pushes"}, nil},
-		{"kata", []string{"START, top left", "to space 14 (END)", "stopping exactly on END", "on its own it is a do"}, []string{"HOME", "counter-clockwise", "back-do"}},
+		{"kata", []string{"space 0 (START)", "to space 14 (END)", "stopping exactly on END", "on its own it is a do"}, []string{"HOME", "counter-clockwise", "back-do"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.rules, func(t *testing.T) {
