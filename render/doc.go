@@ -12,8 +12,9 @@
 // stack is a disc in its owner's colour (SeatColor) with the seat's letter
 // and, above one piece, its height. The panel on the right shows the seat to
 // move, each seat's pieces in hand and finished (and its place once ranked),
-// the pool of throws and an optional caption. Options add the last move as
-// an arrow along the path it took and highlight the legal moves.
+// the pool of throws and an optional caption; seats are "Seat N" unless
+// Options.Names names them. Options add the last move as an arrow along the
+// path it took and highlight the legal moves.
 //
 // SVG and raster are built from one list of shapes, so they show the same
 // thing; the raster fills them with golang.org/x/image/vector and writes
