@@ -254,7 +254,8 @@ func TestPlayWebReloadInBrowser(t *testing.T) {
 	// An id the server does not have (evicted, or the server restarted).
 	const stale = "0123456789abcdef01234567"
 	do("leave the page", chromedp.Navigate("about:blank"))
-	do("open a game the server does not have", chromedp.Navigate(url+"#game="+stale), ready)
+	do("open a game the server does not have", chromedp.Navigate(url+"#game="+stale), ready,
+		chromedp.Poll[chromedp.Void](`document.body.dataset.replaced !== undefined`))
 	b := body()
 	assert.NotEqual(t, stale, b["game"])
 	assert.NotContains(t, []string{id, second}, b["game"], "a new game")
