@@ -217,7 +217,7 @@ func TestPlayWebReloadInBrowser(t *testing.T) {
 	assert.Equal(t, "#game="+id, hash(), "the URL names the game")
 	assert.Contains(t, cdpRun(t, ctx, "the header", chromedp.Text(chromedp.CSS(`#meta`))), "You (A) against greedy (B)")
 	legend := cdpRun(t, ctx, "the legend", chromedp.Text(chromedp.CSS(`#legend`)))
-	for _, want := range []string{"flat side up", "the marked stick", "back-do", "counter-clockwise", "HOME (bottom right)"} {
+	for _, want := range []string{"flat side up", "marked stick", "back-do", "counter-clockwise", "HOME (bottom right)"} {
 		assert.Contains(t, legend, want)
 	}
 	assert.Equal(t, 3, cdpRun(t, ctx, "the legend's sticks", chromedp.Evaluate[int](`document.querySelectorAll('#legend .stick').length`)))
