@@ -75,16 +75,7 @@ func (s *State) KataBoard() string {
 // space numbers, with obstacles listed under it.
 func (s *State) Render() string {
 	var b strings.Builder
-	if s.rules.Board == BoardLine {
-		b.WriteString(s.KataBoard())
-		b.WriteString("\nspaces 0..")
-		fmt.Fprintf(&b, "%d; pieces enter before space 0 and finish on space %d (finish=%s)\n", s.rules.Spaces-1, s.rules.Spaces-1, s.rules.Finish)
-	} else {
-		s.renderCross(&b)
-	}
-	if !s.rules.Obstacles.IsZero() {
-		fmt.Fprintf(&b, "obstacles: %s\n", s.rules.Obstacles)
-	}
+	b.WriteString(s.RenderBoard())
 	b.WriteByte('\n')
 	for seat := 0; seat < s.rules.Players; seat++ {
 		var stacks []string
@@ -120,6 +111,25 @@ func (s *State) Render() string {
 		fmt.Fprintf(&b, "seat %d (%s) to throw; pool [%s]\n", s.seat, SeatGlyph(int(s.seat)), strings.Join(pool, " "))
 	default:
 		fmt.Fprintf(&b, "seat %d (%s) to move; pool [%s]\n", s.seat, SeatGlyph(int(s.seat)), strings.Join(pool, " "))
+	}
+	return b.String()
+}
+
+// RenderBoard draws the board as Render does, without what Render writes
+// under it: the cross as a key of station numbers beside the stacks, or a
+// line board as KataBoard above its ruler, then the obstacles if the rules
+// have any.
+func (s *State) RenderBoard() string {
+	var b strings.Builder
+	if s.rules.Board == BoardLine {
+		b.WriteString(s.KataBoard())
+		b.WriteString("\nspaces 0..")
+		fmt.Fprintf(&b, "%d; pieces enter before space 0 and finish on space %d (finish=%s)\n", s.rules.Spaces-1, s.rules.Spaces-1, s.rules.Finish)
+	} else {
+		s.renderCross(&b)
+	}
+	if !s.rules.Obstacles.IsZero() {
+		fmt.Fprintf(&b, "obstacles: %s\n", s.rules.Obstacles)
 	}
 	return b.String()
 }

@@ -1,9 +1,11 @@
 package env_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
 )
@@ -30,10 +32,36 @@ seat 1 (B) to move; pool [back-do gae yut]
 `
 	assert.Equal(t, want, s.Render())
 	assert.Equal(t, want, s.String())
+	assert.Equal(t, want[:strings.Index(want, "\n\n")+1], s.RenderBoard(), "RenderBoard is the drawing alone")
 
 	over := setup{rules: "pieces=1", pool: []env.Throw{gae}, stacks: []env.Stack{stack(0, 19, outer, 1)}}.state(t)
 	_, err := over.Apply(act(gae, 19))
 	assert.NoError(t, err)
 	assert.Contains(t, over.Render(), "\n  seat 0 (A): hand 0, finished 1, board [], place 1\n")
 	assert.Contains(t, over.Render(), "game over: seat 0 (A) wins after 1 decisions\n")
+}
+
+// RenderBoard is what Render draws above the seats, on every board.
+func TestRenderBoard(t *testing.T) {
+	tests := []struct {
+		name, rules string
+		want        string
+	}{
+		{"cross", "standard", "stations"},
+		{"cross with obstacles", "obstacles=4:skip+9:back2", "obstacles: 4:skip+9:back2\n"},
+		{"line", "kata", "[[],[],[],"},
+		{"line with obstacles", "kata,obstacles=4:skip", "obstacles: 4:skip\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := env.ParseRules(tc.rules)
+			require.NoError(t, err)
+			s, err := env.New(r, 1, env.AnySeat)
+			require.NoError(t, err)
+			board := s.RenderBoard()
+			assert.Contains(t, board, tc.want)
+			assert.NotContains(t, board, "seat ")
+			assert.True(t, strings.HasPrefix(s.Render(), board+"\n"), "Render begins with RenderBoard and a blank line")
+		})
+	}
 }

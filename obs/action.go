@@ -42,7 +42,25 @@ func DecodeAction(a env.Action) (t env.Throw, source int) { return a.Throw(), a.
 // "do: stack of 2 at HOME -> finishes", "geol: stack at 3 -> 6, captures 2 of
 // seat 1". An action that is not legal now is described as far as possible
 // and marked "(illegal: reason)". Describe never panics, whatever a is.
-func Describe(s *env.State, a env.Action) string {
+func Describe(s *env.State, a env.Action) string { return describe(s, a, seatNumber) }
+
+// DescribeNamed is Describe with every seat named by name(seat) where
+// Describe writes "seat N": "geol: stack at 3 -> 6, captures 2 of greedy (B)"
+// for a name that gives "greedy (B)" for seat 1. The name is the object of
+// "captures 2 of" and the subject of "has no stack there" (an illegal
+// action). A nil name is Describe's "seat N".
+func DescribeNamed(s *env.State, a env.Action, name func(seat int) string) string {
+	if name == nil {
+		name = seatNumber
+	}
+	return describe(s, a, name)
+}
+
+// seatNumber names a seat as Describe does: "seat 1".
+func seatNumber(seat int) string { return "seat " + strconv.Itoa(seat) }
+
+// describe is Describe with seats named by name.
+func describe(s *env.State, a env.Action, name func(seat int) string) string {
 	if !a.Valid() {
 		return fmt.Sprintf("action %d (illegal: out of range 0..%d)", uint8(a), env.NumActions-1)
 	}
@@ -73,7 +91,7 @@ func Describe(s *env.State, a env.Action) string {
 		st := a.Station()
 		seat, h, rt, here := s.StackAt(st)
 		if !here || seat != me {
-			fmt.Fprintf(&b, "stack at %s (illegal: seat %d has no stack there)", stationName(st), me)
+			fmt.Fprintf(&b, "stack at %s (illegal: %s has no stack there)", stationName(st), name(me))
 			return b.String()
 		}
 		moved, from = h, rt
@@ -111,7 +129,7 @@ func Describe(s *env.State, a env.Action) string {
 			if seat == me {
 				fmt.Fprintf(&b, ", joins own stack (height %d)", h+moved)
 			} else {
-				fmt.Fprintf(&b, ", captures %d of seat %d", h, seat)
+				fmt.Fprintf(&b, ", captures %d of %s", h, name(seat))
 			}
 		}
 		switch o := r.Obstacles[to]; {

@@ -1,6 +1,8 @@
 package obs
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -120,6 +122,63 @@ func TestDescribe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := tc.pos.state(t)
 			assert.Equal(t, tc.want, Describe(&s, tc.a))
+		})
+	}
+}
+
+func TestDescribeNamed(t *testing.T) {
+	o, c1 := env.RouteOuter, env.RouteC1
+	move := env.PhaseMove
+	all := map[env.Throw]int{env.BackDo: 1, env.Do: 1, env.Gae: 1, env.Geol: 1, env.Yut: 1, env.Mo: 1}
+	names := func(seat int) string { return []string{"yours", "greedy (B)", "mc:3 (C)"}[seat] }
+	tests := []struct {
+		name string
+		pos  spec
+		a    env.Action
+		seat func(int) string
+		want string
+	}{
+		{"capture names the victim", spec{phase: move, pool: all, stacks: []env.Stack{stack(0, 3, o, 1), stack(1, 6, o, 2)}},
+			env.NewAction(env.Geol, 3), names, "geol: stack at 3 -> 6, captures 2 of greedy (B)"},
+		{"capture of the player", spec{phase: move, pool: all, toMove: 1, stacks: []env.Stack{stack(1, 3, o, 1), stack(0, 6, o, 1)}},
+			env.NewAction(env.Geol, 3), names, "geol: stack at 3 -> 6, captures 1 of yours"},
+		{"shortcut and capture", spec{phase: move, pool: all, stacks: []env.Stack{stack(0, 2, o, 1), stack(1, 5, c1, 1)}},
+			env.NewAction(env.Geol, 2), names, "geol: stack at 2 -> 5, takes the C1 shortcut, captures 1 of greedy (B)"},
+		{"third seat", spec{rules: "players=3", phase: move, pool: all, stacks: []env.Stack{stack(0, 7, o, 1), stack(2, 9, o, 1)}},
+			env.NewAction(env.Gae, 7), names, "gae: stack at 7 -> 9, captures 1 of mc:3 (C)"},
+		{"no seat named", spec{phase: move, pool: all, stacks: []env.Stack{stack(0, 7, o, 1)}},
+			env.NewAction(env.Gae, 7), names, "gae: stack at 7 -> 9"},
+		{"illegal: no stack there", spec{phase: move, pool: all, stacks: []env.Stack{stack(1, 7, o, 1)}},
+			env.NewAction(env.Gae, 7), func(int) string { return "You" }, "gae: stack at 7 (illegal: You has no stack there)"},
+		{"nil name is Describe's", spec{phase: move, pool: all, stacks: []env.Stack{stack(0, 3, o, 1), stack(1, 6, o, 2)}},
+			env.NewAction(env.Geol, 3), nil, "geol: stack at 3 -> 6, captures 2 of seat 1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.pos.state(t)
+			assert.Equal(t, tc.want, DescribeNamed(&s, tc.a, tc.seat))
+		})
+	}
+}
+
+// Describe is DescribeNamed with seats named "seat N", for every action
+// (legal or not) of many random states: naming changes nothing else.
+func TestDescribeNamedIsDescribe(t *testing.T) {
+	seatN := func(seat int) string { return fmt.Sprintf("seat %d", seat) }
+	marked := func(seat int) string { return fmt.Sprintf("<%d>", seat) }
+	for _, spec := range []string{"standard", "players=4,pieces=5,finish=stop", "kata"} {
+		r := mustRules(t, spec)
+		playRandom(r, scaled(4), 5, func(s *env.State) {
+			for a := env.Action(0); a < env.NumActions+2; a++ {
+				d := Describe(s, a)
+				require.Equal(t, d, DescribeNamed(s, a, seatN), "action %d", a)
+				n := DescribeNamed(s, a, marked)
+				assert.NotContains(t, n, "seat ", n)
+				for seat := 0; seat < r.Players; seat++ {
+					d = strings.ReplaceAll(d, fmt.Sprintf("seat %d", seat), fmt.Sprintf("<%d>", seat))
+				}
+				require.Equal(t, d, n, "action %d", a)
+			}
 		})
 	}
 }

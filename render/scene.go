@@ -29,6 +29,20 @@ type Options struct {
 	// Caption is a line of text (an event in words, say) written at the
 	// bottom of the panel, wrapped to at most three lines.
 	Caption string
+	// Names, if not nil, names the seats in the panel: Names[seat] beside
+	// the seat's letter in place of "Seat N", and in the status line
+	// ("To move: greedy (B)", "Winner: You"), for each seat it has a
+	// non-empty name for. A name too wide for the panel is cut short with
+	// "...".
+	Names []string
+}
+
+// seatName returns the name Names gives seat, if any.
+func (o *Options) seatName(seat int) (string, bool) {
+	if seat < 0 || seat >= len(o.Names) || o.Names[seat] == "" {
+		return "", false
+	}
+	return o.Names[seat], true
 }
 
 // anchor is how a text is placed relative to its point.
@@ -123,7 +137,7 @@ func build(s *env.State, opts Options, f *faces) (board, overlay []item) {
 		sc.lastMove(g, s, *opts.LastMove)
 	}
 	sc.stacks(g, s, players, hl)
-	sc.panel(s, players, hl, opts.Caption)
+	sc.panel(s, players, hl, &opts)
 	return board, sc.items
 }
 
@@ -173,7 +187,18 @@ func boardItems(b *geom, numbers bool) []item {
 		label(env.Home, 33, "HOME"), label(env.CornerC1, -23, "C1"),
 		label(env.CornerC2, -23, "C2"), label(env.CornerC3, 33, "C3"),
 	}})
+	sc.add(homeMarker(p[env.Home]))
 	return sc.items
+}
+
+// homeMarker says where the pieces start and finish and which way they go:
+// "start & finish at" before the HOME label, and an arrow beside the ring
+// from HOME up towards station 1 (counter-clockwise).
+func homeMarker(home point) item {
+	x := home.X + cornerR + 10
+	g := []item{textItem{p: point{home.X - 24, home.Y + 33}, s: "start & finish at", size: 10, anchor: anchorEnd, fill: colMuted}}
+	g = append(g, arrow([]point{{x, home.Y - 14}, {x, home.Y - 54}}, colMuted, 2)...)
+	return groupItem{class: "direction", items: g}
 }
 
 // highlights are the legal moves of the seat to move, by where they start and end.
@@ -478,21 +503,32 @@ func ordinal(n int) string {
 }
 
 // panel draws the status line, one block per seat, the pool and the caption.
-func (sc *scene) panel(s *env.State, players int, hl highlights, caption string) {
+func (sc *scene) panel(s *env.State, players int, hl highlights, opts *Options) {
 	toMove := s.ToMove()
 	phase := s.Phase()
 	var status string
+	winner, wNamed := opts.seatName(s.Winner())
+	mover, mNamed := opts.seatName(toMove)
 	switch {
 	case players == 0:
 		status = "No game"
+	case phase == env.PhaseOver && s.Winner() >= 0 && wNamed:
+		status = "Winner: " + winner
 	case phase == env.PhaseOver && s.Winner() >= 0:
 		status = fmt.Sprintf("Seat %d (%s) wins", s.Winner(), env.SeatGlyph(s.Winner()))
 	case phase == env.PhaseOver:
 		status = "Game over"
+	case phase == env.PhaseThrow && mNamed:
+		status = "To throw: " + mover
 	case phase == env.PhaseThrow:
 		status = fmt.Sprintf("Seat %d (%s) to throw", toMove, env.SeatGlyph(toMove))
+	case mNamed:
+		status = "To move: " + mover
 	default:
 		status = fmt.Sprintf("Seat %d (%s) to move", toMove, env.SeatGlyph(toMove))
+	}
+	if wNamed || mNamed {
+		status = sc.fit(status, panelW-8, 17, true) // a name may be long
 	}
 	sc.add(groupItem{class: "status", data: [][2]string{{"phase", phase.String()}, {"to-move", strconv.Itoa(toMove)}}, items: []item{
 		textItem{p: point{panelX + 4, 40}, s: status, size: 17, bold: true, fill: colText},
@@ -503,16 +539,35 @@ func (sc *scene) panel(s *env.State, players int, hl highlights, caption string)
 		pieces = env.MaxPieces
 	}
 	for seat := 0; seat < players; seat++ {
-		sc.seatBlock(s, seat, pieces, seat == toMove && phase != env.PhaseOver, hl)
+		name, named := opts.seatName(seat)
+		if !named {
+			name = fmt.Sprintf("Seat %d", seat)
+		}
+		sc.seatBlock(s, seat, name, named, pieces, seat == toMove && phase != env.PhaseOver, hl)
 	}
 	yp := panelSeatTop + float64(players)*panelSeatH + 4
 	rows := sc.pool(s, players, yp)
-	if caption != "" {
-		sc.caption(caption, yp+10+float64(rows)*26+20)
+	if opts.Caption != "" {
+		sc.caption(opts.Caption, yp+10+float64(rows)*26+20)
 	}
 }
 
-func (sc *scene) seatBlock(s *env.State, seat, pieces int, active bool, hl highlights) {
+// fit returns text, cut short with "..." if it is wider than width at
+// size (and weight bold).
+func (sc *scene) fit(text string, width, size float64, bold bool) string {
+	if sc.fonts == nil || sc.fonts.measure(text, size, bold) <= width {
+		return text
+	}
+	r := []rune(text)
+	for len(r) > 0 && sc.fonts.measure(string(r)+"...", size, bold) > width {
+		r = r[:len(r)-1]
+	}
+	return strings.TrimRight(string(r), " ") + "..."
+}
+
+// seatBlock draws a seat's part of the panel: its letter and name (cut to
+// fit when named is true), hand, finished pieces and place.
+func (sc *scene) seatBlock(s *env.State, seat int, name string, named bool, pieces int, active bool, hl highlights) {
 	col, _ := SeatColor(seat)
 	y := panelSeatTop + float64(seat)*panelSeatH
 	hand, fin, place := s.Hand(seat), s.Finished(seat), s.Place(seat)
@@ -525,8 +580,15 @@ func (sc *scene) seatBlock(s *env.State, seat, pieces int, active bool, hl highl
 	g = append(g,
 		circleItem{c: point{panelX + 17, y}, r: 10, fill: col},
 		textItem{p: point{panelX + 17, y + 4.2}, s: env.SeatGlyph(seat), size: 12, bold: true, anchor: anchorMiddle, fill: colWhite},
-		textItem{p: point{panelX + 34, y + 5}, s: fmt.Sprintf("Seat %d", seat), size: 14, bold: true, fill: colText},
 	)
+	if named {
+		nameW := panelW - 42.0
+		if place > 0 {
+			nameW -= 80 // room for "1st place"
+		}
+		name = sc.fit(name, nameW, 14, true)
+	}
+	g = append(g, textItem{p: point{panelX + 34, y + 5}, s: name, size: 14, bold: true, fill: colText})
 	if place > 0 {
 		g = append(g, textItem{p: point{panelX + panelW - 8, y + 5}, s: ordinal(place) + " place", size: 13, bold: true, anchor: anchorEnd, fill: colText})
 	}

@@ -327,6 +327,68 @@ func TestSVGStatus(t *testing.T) {
 	}
 }
 
+// The cross says beside HOME that the pieces start and finish there, with
+// an arrow up the right side: the way they go. A line has START and END.
+func TestSVGHomeMarker(t *testing.T) {
+	cross, err := env.New(env.Standard(), 1, 1)
+	require.NoError(t, err)
+	dir := byClass(parseSVG(t, SVG(&cross, Options{})), "direction")
+	require.Len(t, dir, 1)
+	assert.Equal(t, []string{"start & finish at"}, dir[0].text)
+	line := kataBoard(t)
+	assert.Empty(t, byClass(parseSVG(t, SVG(&line, Options{})), "direction"))
+}
+
+// Names names the seats in the panel, in place of "Seat N"; seats it has no
+// name for keep "Seat N", and a long name is cut to fit.
+func TestSVGNames(t *testing.T) {
+	opening, err := env.New(env.Standard(), 1, 1)
+	require.NoError(t, err)
+	mid := midGame(t)
+	over := lastPiece(t)
+	apply(t, &over, "do@0")
+	long := "net:" + strings.Repeat("very-long-network-name/", 4) + "final.onnx (B)"
+	tests := []struct {
+		name   string
+		state  env.State
+		names  []string
+		status string
+		seats  []string
+	}{
+		{"throw", opening, []string{"You", "greedy (B)"}, "To throw: greedy (B)", []string{"You", "greedy (B)"}},
+		{"move", mid, []string{"You", "greedy (B)"}, "To move: You", []string{"You", "greedy (B)"}},
+		{"over", over, []string{"You", "greedy (B)"}, "Winner: greedy (B)", []string{"You", "greedy (B)"}},
+		{"nil", mid, nil, "Seat 0 (A) to move", []string{"Seat 0", "Seat 1"}},
+		{"one name short", mid, []string{"", "greedy (B)"}, "Seat 0 (A) to move", []string{"Seat 0", "greedy (B)"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := parseSVG(t, SVG(&tc.state, Options{Names: tc.names}))
+			status := byClass(g, "status")
+			require.Len(t, status, 1)
+			assert.Equal(t, tc.status, status[0].text[0])
+			seats := byClass(g, "seat")
+			require.Len(t, seats, len(tc.seats))
+			for i, want := range tc.seats {
+				require.GreaterOrEqual(t, len(seats[i].text), 2)
+				assert.Equal(t, want, seats[i].text[1], "seat %d: its letter, then its name", i)
+			}
+		})
+	}
+	t.Run("long name", func(t *testing.T) {
+		g := parseSVG(t, SVG(&opening, Options{Names: []string{"You", long}}))
+		status := byClass(g, "status")[0].text[0]
+		assert.True(t, strings.HasPrefix(status, "To throw: net:very-long"), status)
+		assert.True(t, strings.HasSuffix(status, "..."), status)
+		f := newFaces()
+		defer f.close()
+		assert.LessOrEqual(t, f.measure(status, 17, true), float64(panelW-8))
+		seat := byClass(g, "seat")[1].text
+		assert.True(t, strings.HasPrefix(seat[1], "net:") && strings.HasSuffix(seat[1], "..."), seat)
+		assert.LessOrEqual(t, f.measure(seat[1], 14, true), float64(panelW-42))
+	})
+}
+
 func TestSVGLongPool(t *testing.T) {
 	s := position(t, env.Position{Rules: env.Standard(), Phase: env.PhaseMove,
 		Pool: [env.NumThrows]int{env.Yut: 9, env.Mo: 3, env.Gae: 1}, Hand: [env.MaxPlayers]int{4, 4}})

@@ -107,13 +107,12 @@ func playMain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	p.seed = sd
-	fmt.Fprintf(stdout, "Yut Nori, rules %s, seed %d. You are seat %d (%s).\n", rules, sd, *seat, env.SeatGlyph(*seat))
-	for i, n := range p.names {
-		if i != *seat {
-			fmt.Fprintf(stdout, "Seat %d (%s): %s\n", i, env.SeatGlyph(i), n)
-		}
+	fmt.Fprintf(stdout, "Yut Nori, rules %s, seed %d: %s.\n", rules, sd, p.lineup())
+	starts := p.who(s.ToMove()) + " starts"
+	if s.ToMove() == *seat {
+		starts = "You start"
 	}
-	fmt.Fprintf(stdout, "Seat %d (%s) starts. Type a move's number; h for help, q to quit.\n\n", s.ToMove(), env.SeatGlyph(s.ToMove()))
+	fmt.Fprintf(stdout, "%s. Type a move's number; h for help, q to quit.\n\n", starts)
 	p.rec.Players = p.names
 	err = p.play(&s)
 	if *recordPath != "" {
@@ -203,18 +202,178 @@ type playSession struct {
 
 // narrator tells a game in words from one player's side: the terminal game
 // prints it, the web game (play --web) shows it as the game log.
+//
+// Every text of the game names the seats one way: the player is "You" and
+// every other seat its agent and letter, "greedy (B)". Where the board's
+// letters need a key (the line-up, the board summary) the player is
+// "You (A)".
 type narrator struct {
 	me     int
 	names  []string
 	noPool bool // rules pool=off: yut and mo earn their throw after the move
 }
 
-// who names a seat for the narration.
+// who names a seat for the narration: "You", or "greedy (B)".
 func (p *narrator) who(seat int) string {
 	if seat == p.me {
 		return "You"
 	}
 	return fmt.Sprintf("%s (%s)", p.names[seat], env.SeatGlyph(seat))
+}
+
+// keyed names a seat with its letter on the board: "You (A)", "greedy (B)".
+func (p *narrator) keyed(seat int) string {
+	if seat == p.me {
+		return "You (" + env.SeatGlyph(seat) + ")"
+	}
+	return p.who(seat)
+}
+
+// of names a seat as the owner of pieces in a move's description
+// ("captures 2 of greedy (B)", "captures 1 of yours").
+func (p *narrator) of(seat int) string {
+	if seat == p.me {
+		return "yours"
+	}
+	return p.who(seat)
+}
+
+// describe says what action a does in s, the seats named as in the narration.
+func (p *narrator) describe(s *env.State, a env.Action) string {
+	return obs.DescribeNamed(s, a, p.of)
+}
+
+// lineup names the seats of the game: "You (A) against greedy (B)", "You
+// (C) against mc:3 (A) and mc:3 (B)".
+func (p *narrator) lineup() string {
+	var others []string
+	for seat := range p.names {
+		if seat != p.me {
+			others = append(others, p.keyed(seat))
+		}
+	}
+	switch n := len(others); n {
+	case 0:
+		return p.keyed(p.me)
+	case 1:
+		return p.keyed(p.me) + " against " + others[0]
+	default:
+		return p.keyed(p.me) + " against " + strings.Join(others[:n-1], ", ") + " and " + others[n-1]
+	}
+}
+
+// board draws the position for the player: the board of env.Render, then a
+// line per seat in words (pieces in hand, finished and where each stack
+// stands and goes; > marks the seat to move) and whose turn it is with the
+// throws to use.
+func (p *narrator) board(s *env.State) string {
+	var b strings.Builder
+	b.WriteString(s.RenderBoard())
+	b.WriteByte('\n')
+	r := s.Rules()
+	for seat := 0; seat < r.Players; seat++ {
+		mark := "  "
+		if seat == s.ToMove() && !s.IsOver() {
+			mark = "> "
+		}
+		fmt.Fprintf(&b, "%s%s: %d in hand, %d finished", mark, p.keyed(seat), s.Hand(seat), s.Finished(seat))
+		if pl := s.Place(seat); pl > 0 {
+			fmt.Fprintf(&b, ", %s place", ordinal(pl))
+		}
+		if m := s.MissedTurns(seat); m == 1 {
+			b.WriteString(", misses the next turn (obstacle)")
+		} else if m > 1 {
+			fmt.Fprintf(&b, ", misses the next %d turns (obstacles)", m)
+		}
+		var stacks []string
+		for st := env.Station(0); int(st) < r.NumPlaces(); st++ {
+			if owner, h, route, ok := s.StackAt(st); ok && owner == seat {
+				stacks = append(stacks, stackWords(r, st, route, h, len(stacks) == 0))
+			}
+		}
+		if len(stacks) == 0 {
+			b.WriteString("; nothing on the board\n")
+		} else {
+			fmt.Fprintf(&b, "; on the board: %s\n", strings.Join(stacks, ", "))
+		}
+	}
+	var pool []string
+	for t, n := range s.Pool() {
+		for range n {
+			pool = append(pool, env.Throw(t).String())
+		}
+	}
+	switch turn := p.who(s.ToMove()) + " to move"; {
+	case s.IsOver():
+	case s.IsChance():
+		if s.ToMove() == p.me {
+			b.WriteString("Your throw.\n")
+		} else {
+			fmt.Fprintf(&b, "%s to throw.\n", p.who(s.ToMove()))
+		}
+	default:
+		if s.ToMove() == p.me {
+			turn = "Your move"
+		}
+		fmt.Fprintf(&b, "%s; throws to use: %s.\n", turn, strings.Join(pool, ", "))
+	}
+	return b.String()
+}
+
+// stackWords says where a stack of height h stands on station st and, where
+// its route decides it, which way it goes on: "1 piece at 3", "a stack of 2
+// at 5 (takes the shortcut to the centre)". first: the first stack of its
+// seat's list ("1 at 7" after it).
+func stackWords(r env.Rules, st env.Station, route env.Route, h int, first bool) string {
+	var b strings.Builder
+	switch {
+	case h > 1:
+		fmt.Fprintf(&b, "a stack of %d at ", h)
+	case first:
+		b.WriteString("1 piece at ")
+	default:
+		b.WriteString("1 at ")
+	}
+	if r.Board == env.BoardLine {
+		fmt.Fprintf(&b, "%d", st)
+		if int(st) == r.Spaces-1 {
+			b.WriteString(" (the last space: its next move finishes it)")
+		}
+		return b.String()
+	}
+	if st == env.Home {
+		b.WriteString("HOME")
+	} else {
+		fmt.Fprintf(&b, "%d", st)
+	}
+	switch {
+	case st == env.Home && r.Finish == env.FinishWrap:
+		b.WriteString(" (goes round the ring again)")
+	case st == env.Home:
+		b.WriteString(" (its next move forward finishes it)")
+	case (st == env.CornerC1 || st == env.CornerC2) && route == env.RouteOuter:
+		b.WriteString(" (stays on the outer ring: no shortcut)")
+	case st == env.CornerC1 || st == env.CornerC2:
+		b.WriteString(" (takes the shortcut to the centre)")
+	case st == env.Centre && route == env.RouteC1:
+		b.WriteString(" (goes on down to 15, the long way)")
+	case st == env.Centre:
+		b.WriteString(" (takes the short way home)")
+	}
+	return b.String()
+}
+
+// ordinal returns "1st", "2nd", "3rd", "4th".
+func ordinal(n int) string {
+	switch n {
+	case 1:
+		return "1st"
+	case 2:
+		return "2nd"
+	case 3:
+		return "3rd"
+	}
+	return strconv.Itoa(n) + "th"
 }
 
 func (p *playSession) play(s *env.State) error {
@@ -248,7 +407,7 @@ func (p *playSession) play(s *env.State) error {
 				return err
 			}
 		}
-		desc := obs.Describe(s, a)
+		desc := p.describe(s, a)
 		ev, err := s.Apply(a)
 		if err != nil {
 			return err
@@ -257,7 +416,7 @@ func (p *playSession) play(s *env.State) error {
 		fmt.Fprintf(p.out, "%s: %s.%s\n", p.who(seat), desc, p.explainMove(ev))
 	}
 	fmt.Fprintln(p.out)
-	fmt.Fprint(p.out, s.Render())
+	fmt.Fprint(p.out, p.board(s))
 	if w := s.Winner(); w == p.me {
 		fmt.Fprintf(p.out, "You win after %d decisions!\n", s.Decisions())
 	} else {
@@ -269,7 +428,7 @@ func (p *playSession) play(s *env.State) error {
 // ask shows the board and the numbered moves and reads the player's choice.
 func (p *playSession) ask(s *env.State, legal []env.Action) (env.Action, error) {
 	fmt.Fprintln(p.out)
-	fmt.Fprint(p.out, s.Render())
+	fmt.Fprint(p.out, p.board(s))
 	p.listMoves(s, legal)
 	for {
 		fmt.Fprintf(p.out, "Your move [1-%d]: ", len(legal))
@@ -285,12 +444,12 @@ func (p *playSession) ask(s *env.State, legal []env.Action) (env.Action, error) 
 		case "q", "quit", "exit":
 			return 0, errQuit
 		case "b", "board":
-			fmt.Fprint(p.out, s.Render())
+			fmt.Fprint(p.out, p.board(s))
 			p.listMoves(s, legal)
 			continue
 		case "h", "help", "?":
 			fmt.Fprintln(p.out, "Type the number of a move and Enter. b: board and moves again, q: quit.")
-			fmt.Fprintln(p.out, "Stacks are shown as a seat letter and a height (A2 = two pieces of seat A); stations as in the key.")
+			fmt.Fprintf(p.out, "On the board a stack is its owner's letter and height (%s2 = two of your pieces); stations are numbered as in the key.\n", env.SeatGlyph(p.me))
 			continue
 		case "":
 			continue
@@ -307,7 +466,7 @@ func (p *playSession) ask(s *env.State, legal []env.Action) (env.Action, error) 
 func (p *playSession) listMoves(s *env.State, legal []env.Action) {
 	fmt.Fprintln(p.out, "Your moves:")
 	for i, a := range legal {
-		fmt.Fprintf(p.out, "  %2d) %s\n", i+1, obs.Describe(s, a))
+		fmt.Fprintf(p.out, "  %2d) %s\n", i+1, p.describe(s, a))
 	}
 }
 

@@ -107,12 +107,60 @@ type webView struct {
 	Start   int           `json:"start"`
 	Seat    int           `json:"seat"`
 	Players []string      `json:"players"`
+	Lineup  string        `json:"lineup"` // the seats as the page names them: "You (A) against greedy (B)"
+	Legend  webLegend     `json:"legend"`
 	Colors  []string      `json:"colors"`
 	State   env.StateJSON `json:"state"`
 	Log     []webLogEntry `json:"log"`
 	Moves   []webMove     `json:"moves"`
 	Board   string        `json:"board"` // the position as SVG, legal moves marked
 	Status  string        `json:"status"`
+}
+
+// webLegend is the page's key to the throws and the board, in words for the
+// game's rules.
+type webLegend struct {
+	Sticks string `json:"sticks"` // how the sticks make a throw
+	Board  string `json:"board"`  // where pieces start, which way they go, how they finish
+}
+
+// legendFor writes the legend of the rules r.
+func legendFor(r env.Rules) webLegend {
+	var l webLegend
+	l.Sticks = "Four sticks are thrown; count those that land flat side up (light; round side up is dark): " +
+		"one is do (1 step), two gae (2), three geol (3), four yut (4), none mo (5). Yut and mo earn another throw. "
+	if r.BackDo {
+		l.Sticks += "The marked stick (striped) flat side up on its own is back-do: 1 step back."
+	} else {
+		l.Sticks += "The marked stick (striped) counts like the others: on its own it is a do."
+	}
+	end := "HOME"
+	if r.Board == env.BoardLine {
+		end = "END"
+		l.Board = fmt.Sprintf("Pieces enter before space 0 (START) and run along the line, row by row, to space %d (END). ", r.Spaces-1)
+	} else {
+		l.Board = "Pieces enter from HOME (bottom right) and run counter-clockwise, as the arrow beside it shows: " +
+			"up the right side to 5, along the top to 10, down the left side to 15 and along the bottom back to HOME. " +
+			"A piece that stops on 5 or 10 turns down that corner's diagonal; one that stops on the centre (22) takes the short way home. "
+	}
+	switch r.Finish {
+	case env.FinishPass:
+		l.Board += "A piece finishes by moving past " + end + "; one that stops on " + end + " waits there."
+	case env.FinishStop:
+		l.Board += "A piece finishes when it reaches or passes " + end + "."
+	case env.FinishExact:
+		l.Board += "A piece finishes only by stopping exactly on " + end + "."
+	case env.FinishWrap:
+		again := "goes round the ring again"
+		if r.Board == env.BoardLine {
+			again = "starts again from space 0"
+		}
+		l.Board += "A piece finishes by stopping exactly on " + end + "; a move past it " + again + "."
+	}
+	if !r.Obstacles.IsZero() {
+		l.Board += " Obstacles are circled, with their effect under them: skip makes the seat that stops there miss its next turn, -N pushes the stack back N steps."
+	}
+	return l
 }
 
 // newGameRequest is the body of POST /api/games (optional, as is each field).
@@ -262,7 +310,7 @@ func (g *webGame) advance() error {
 		if err != nil {
 			return err
 		}
-		desc := obs.Describe(&g.state, a)
+		desc := g.tell.describe(&g.state, a)
 		ev, err := g.state.Apply(a)
 		if err != nil {
 			return err
@@ -280,7 +328,7 @@ func (g *webGame) move(a env.Action) error {
 	if !g.state.IsLegal(a) {
 		return fmt.Errorf("%w: %s", errIllegalMove, obs.Describe(&g.state, a))
 	}
-	desc := obs.Describe(&g.state, a)
+	desc := g.tell.describe(&g.state, a)
 	ev, err := g.state.Apply(a)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errIllegalMove, err)
@@ -299,18 +347,27 @@ func (g *webGame) preview(a env.Action) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", errIllegalMove, err)
 	}
-	return render.SVG(&g.state, render.Options{Legal: true, Numbers: true, LastMove: &ev}), nil
+	return render.SVG(&g.state, render.Options{Legal: true, Numbers: true, LastMove: &ev, Names: g.names()}), nil
+}
+
+// names names every seat as the page does: "You", "greedy (B)".
+func (g *webGame) names() []string {
+	names := make([]string, len(g.tell.names))
+	for seat := range names {
+		names[seat] = g.tell.who(seat)
+	}
+	return names
 }
 
 // view is the game as the page shows it.
 func (g *webGame) view(w *webGames) webView {
 	s := &g.state
 	v := webView{ID: g.id, Rules: s.Rules().String(), Seed: g.seed, Start: env.AnySeat, Seat: g.tell.me,
-		Players: g.tell.names, Colors: w.colors, State: s.JSON(), Log: g.log, Moves: []webMove{}}
+		Players: g.tell.names, Lineup: g.tell.lineup(), Legend: legendFor(s.Rules()), Colors: w.colors, State: s.JSON(), Log: g.log, Moves: []webMove{}}
 	if v.Log == nil {
 		v.Log = []webLogEntry{}
 	}
-	opts := render.Options{Legal: true, Numbers: true}
+	opts := render.Options{Legal: true, Numbers: true, Names: g.names()}
 	if g.moved {
 		opts.LastMove = &g.last // the arrow shows the last move, whoever made it
 	}
@@ -334,7 +391,7 @@ func (g *webGame) view(w *webGames) webView {
 				continue
 			}
 			j := ev.JSON()
-			v.Moves = append(v.Moves, webMove{Action: int(a), Text: obs.Describe(s, a), Throw: j.Throw, From: j.From,
+			v.Moves = append(v.Moves, webMove{Action: int(a), Text: g.tell.describe(s, a), Throw: j.Throw, From: j.From,
 				To: *j.To, Entered: j.Entered, Finishes: j.Finished > 0, Captures: j.Captured})
 		}
 	}
@@ -479,8 +536,8 @@ func playWeb(ctx context.Context, cfg webConfig, listen string, open bool, stdou
 		return fmt.Errorf("--addr %s: %w", listen, err)
 	}
 	url := fmt.Sprintf("http://%s/", ln.Addr())
-	fmt.Fprintf(stdout, "yutenv play --web: rules %s, you are seat %d (%s) against %s: %s\n",
-		cfg.rules, cfg.seat, env.SeatGlyph(cfg.seat), cfg.spec, url)
+	fmt.Fprintf(stdout, "yutenv play --web: rules %s, You (%s) against %s: %s\n",
+		cfg.rules, env.SeatGlyph(cfg.seat), cfg.spec, url)
 	fmt.Fprintln(stdout, "press Ctrl-C to stop")
 	if open {
 		if err := openBrowser(url); err != nil {

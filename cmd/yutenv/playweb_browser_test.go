@@ -149,6 +149,7 @@ func TestPlayWebInBrowser(t *testing.T) {
 			} else {
 				assert.Contains(t, status, "wins after")
 			}
+			assertPageNamesSeats(t, ctx)
 			var want []pageStack
 			for stn := env.Station(0); stn < env.NumStations; stn++ {
 				if seat, h, _, ok := s.StackAt(stn); ok {
@@ -167,6 +168,102 @@ func TestPlayWebInBrowser(t *testing.T) {
 			assert.Less(t, logLen, len(log), "the log starts again")
 		})
 	}
+}
+
+// pageTextsJS collects every text the play page shows a person: the header,
+// the status, the throw, the move buttons, the log, the legend and the
+// board's texts.
+const pageTextsJS = `[...document.querySelectorAll('#meta, #status, #throw-text, #moves button, #log li, #legend p, #board text')].map(e => e.textContent)`
+
+// assertPageNamesSeats checks that no text of the page names a seat by its
+// number: the player is "You", the others their agent and letter.
+func assertPageNamesSeats(t *testing.T, ctx context.Context) {
+	t.Helper()
+	texts := cdpRun(t, ctx, "the page's texts", chromedp.Evaluate[[]string](pageTextsJS))
+	require.NotEmpty(t, texts)
+	for _, s := range texts {
+		assert.NotRegexp(t, reSeatNumber, s)
+	}
+}
+
+// TestPlayWebReloadInBrowser: the page keeps its game's id in the URL, so a
+// reload mid-game shows the same game (its log and decisions), New game
+// changes the URL, an address naming another game shows it, and an id the
+// server no longer has starts a new game and says so. Every seat is named
+// as in the log, never by number, and the legend is shown.
+func TestPlayWebReloadInBrowser(t *testing.T) {
+	bin := chromium(t)
+	url := startPlayWeb(t, "--agent", "greedy", "--seed", "21")
+	ctx := browser(t, bin)
+	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+	body := func() map[string]string {
+		return cdpRun(t, ctx, "read the body", chromedp.Evaluate[map[string]string](`Object.assign({}, document.body.dataset)`))
+	}
+	hash := func() string { return cdpRun(t, ctx, "the URL", chromedp.Evaluate[string](`location.hash`)) }
+	logTexts := func() []string {
+		return cdpRun(t, ctx, "the log", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#log li')].map(li => li.textContent)`))
+	}
+	moveTexts := func() []string {
+		return cdpRun(t, ctx, "the moves", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#moves button')].map(b => b.textContent)`))
+	}
+	ready := chromedp.WaitVisible(chromedp.CSS(`body[data-phase="you"] #moves button`))
+
+	do("load the page", chromedp.Navigate(url), ready)
+	id := body()["game"]
+	require.NotEmpty(t, id)
+	assert.Equal(t, "#game="+id, hash(), "the URL names the game")
+	assert.Contains(t, cdpRun(t, ctx, "the header", chromedp.Text(chromedp.CSS(`#meta`))), "You (A) against greedy (B)")
+	legend := cdpRun(t, ctx, "the legend", chromedp.Text(chromedp.CSS(`#legend`)))
+	for _, want := range []string{"flat side up", "marked stick", "back-do", "counter-clockwise", "HOME (bottom right)"} {
+		assert.Contains(t, legend, want)
+	}
+	assert.Equal(t, 3, cdpRun(t, ctx, "the legend's sticks", chromedp.Evaluate[int](`document.querySelectorAll('#legend .stick').length`)))
+	assert.Equal(t, 1, cdpRun(t, ctx, "the way round", chromedp.Evaluate[int](`document.querySelectorAll('#board g.direction').length`)), "the board marks where pieces start and which way they go")
+
+	// A few moves, then reload: the same game, log, decisions and moves.
+	for i := 0; i < 3; i++ {
+		b := body()
+		do("click a move", chromedp.Click(chromedp.CSS(`#moves li:nth-child(1) button`)),
+			chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.body.dataset.phase !== 'busy' && document.body.dataset.decisions !== %q`, b["decisions"])),
+			chromedp.Poll[chromedp.Void](`document.body.dataset.phase === 'over' || document.body.dataset.phase === 'you'`))
+	}
+	require.Equal(t, "you", body()["phase"], "the game is still on after 3 moves")
+	assertPageNamesSeats(t, ctx)
+	before, log, moves := body(), logTexts(), moveTexts()
+	do("reload", chromedp.Reload(), ready)
+	after := body()
+	assert.Equal(t, id, after["game"], "the same game after a reload")
+	assert.Equal(t, before["decisions"], after["decisions"])
+	assert.Equal(t, log, logTexts(), "the same log")
+	assert.Equal(t, moves, moveTexts(), "the same moves")
+	assert.Equal(t, "#game="+id, hash())
+	assert.Equal(t, "", cdpRun(t, ctx, "the error line", chromedp.Text(chromedp.CSS(`#error`))))
+
+	// New game changes the URL; an address naming the first game shows it.
+	do("start a new game", chromedp.Click(chromedp.CSS(`#new-game`)),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.body.dataset.game !== %q && document.body.dataset.phase === 'you'`, id)))
+	second := body()["game"]
+	assert.Equal(t, "#game="+second, hash(), "New game updates the URL")
+	do("name the first game in the address", chromedp.Evaluate[chromedp.Void](`location.hash = '#game=`+id+`'`),
+		chromedp.Poll[chromedp.Void](fmt.Sprintf(`document.body.dataset.game === %q && document.body.dataset.phase === 'you'`, id)))
+	assert.Equal(t, log, logTexts(), "the first game again")
+
+	// An id the server does not have (evicted, or the server restarted).
+	const stale = "0123456789abcdef01234567"
+	do("leave the page", chromedp.Navigate("about:blank"))
+	do("open a game the server does not have", chromedp.Navigate(url+"#game="+stale), ready,
+		chromedp.Poll[chromedp.Void](`document.body.dataset.replaced !== undefined`))
+	b := body()
+	assert.NotEqual(t, stale, b["game"])
+	assert.NotContains(t, []string{id, second}, b["game"], "a new game")
+	assert.Equal(t, stale, b["replaced"])
+	assert.Equal(t, "#game="+b["game"], hash(), "the URL names the new game")
+	assert.Contains(t, cdpRun(t, ctx, "the status", chromedp.Text(chromedp.CSS(`#status`))), "no longer on the server")
+	assert.Equal(t, "", cdpRun(t, ctx, "the error line", chromedp.Text(chromedp.CSS(`#error`))))
+	assertPageNamesSeats(t, ctx)
 }
 
 // browser starts headless Chromium (bin) with a fresh profile for the test

@@ -101,17 +101,53 @@ func logSteps(log []webLogEntry) []env.Step {
 	return steps
 }
 
+// reSeatNumber finds a seat named by its number ("seat 1", "Seat 0 (A)"),
+// which no text of the play page may say.
+var reSeatNumber = regexp.MustCompile(`(?i)\bseat \d`)
+
+// reSVGText finds the text of the elements of an SVG.
+var reSVGText = regexp.MustCompile(`>([^<]+)<`)
+
+// assertSeatsNamed checks that no text of the view names a seat by number:
+// the line-up, the status, the moves, the log and the board's texts.
+func assertSeatsNamed(t *testing.T, v webView) {
+	t.Helper()
+	texts := []string{v.Lineup, v.Status}
+	for _, m := range v.Moves {
+		texts = append(texts, m.Text)
+	}
+	for _, e := range v.Log {
+		texts = append(texts, e.Say)
+	}
+	for _, m := range reSVGText.FindAllStringSubmatch(v.Board, -1) {
+		texts = append(texts, m[1])
+	}
+	for _, s := range texts {
+		assert.NotRegexp(t, reSeatNumber, s)
+	}
+}
+
 // TestPlayWebAPIGame plays whole games through the JSON API (no browser),
-// always the last legal move, and replays the log through the engine.
+// always the last legal move, and replays the log through the engine. No
+// text the page shows names a seat by its number.
 func TestPlayWebAPIGame(t *testing.T) {
-	for _, rules := range []string{"standard", "kata", "players=3"} {
+	for _, tc := range []struct{ rules, lineup string }{
+		{"standard", "You (B) against greedy (A)"},
+		{"kata", "You (B) against greedy (A)"},
+		{"players=3", "You (B) against greedy (A) and greedy (C)"},
+	} {
+		rules := tc.rules
 		t.Run(rules, func(t *testing.T) {
 			url := startPlayWeb(t, "--agent", "greedy", "--rules", rules, "--seat", "1")
 			var v webView
 			code, body := apiCall(t, "POST", url+"api/games", `{"seed": 11}`, &v)
 			require.Equal(t, http.StatusCreated, code, "%s", body)
 			assert.Equal(t, uint64(11), v.Seed)
+			assert.Equal(t, tc.lineup, v.Lineup)
+			assert.Equal(t, legendFor(v.rulesOf(t)), v.Legend)
+			captures := 0
 			for n := 0; v.State.Phase != "over"; n++ {
+				assertSeatsNamed(t, v)
 				require.Less(t, n, 2000, "the game ends")
 				require.NotEmpty(t, v.Moves, "the game waits for the player")
 				assert.Equal(t, 1, v.State.ToMove)
@@ -121,6 +157,14 @@ func TestPlayWebAPIGame(t *testing.T) {
 				require.Equal(t, http.StatusOK, code, "%s", body)
 				v = next
 			}
+			assertSeatsNamed(t, v)
+			for _, e := range v.Log {
+				if strings.Contains(e.Say, ", captures ") {
+					captures++
+					assert.Regexp(t, `, captures \d of (yours|greedy \([AC]\))`, e.Say)
+				}
+			}
+			assert.Positive(t, captures, "the game had a capture to name")
 			assert.Empty(t, v.Moves)
 			s := webReplay(t, v.Rules, v.Seed, v.Start, logSteps(v.Log))
 			require.True(t, s.IsOver())
@@ -243,6 +287,43 @@ func TestPlayWebFlagErrors(t *testing.T) {
 			err := playMain(context.Background(), tc.args, io.Discard, io.Discard)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.err)
+		})
+	}
+}
+
+// rulesOf parses the view's rules.
+func (v webView) rulesOf(t *testing.T) env.Rules {
+	t.Helper()
+	r, err := env.ParseRules(v.Rules)
+	require.NoError(t, err)
+	return r
+}
+
+// The legend says how the sticks make each throw and how the pieces go,
+// for the game's rules.
+func TestPlayWebLegend(t *testing.T) {
+	tests := []struct {
+		rules     string
+		want, not []string
+	}{
+		{"standard", []string{"none mo (5)", "back-do: 1 step back", "from HOME (bottom right)", "counter-clockwise",
+			"up the right side to 5", "short way home", "finishes by moving past HOME"}, []string{"Obstacles", "END"}},
+		{"back_do=off,finish=stop", []string{"counts like the others", "reaches or passes HOME"}, []string{"back-do"}},
+		{"finish=wrap,obstacles=4:skip+9:back2", []string{"stopping exactly on HOME; a move past it goes round the ring again", "skip makes", "-N pushes"}, nil},
+		{"kata", []string{"space 0 (START)", "to space 14 (END)", "stopping exactly on END", "on its own it is a do"}, []string{"HOME", "counter-clockwise", "back-do"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.rules, func(t *testing.T) {
+			r, err := env.ParseRules(tc.rules)
+			require.NoError(t, err)
+			l := legendFor(r)
+			all := l.Sticks + "\n" + l.Board
+			for _, w := range tc.want {
+				assert.Contains(t, all, w)
+			}
+			for _, w := range tc.not {
+				assert.NotContains(t, all, w)
+			}
 		})
 	}
 }

@@ -1,6 +1,7 @@
 // yutenv play --web: one game against the server's agents. The server holds
 // the game (the JSON API of docs/PLAY.md); this page shows the board, lists
 // the player's legal moves as buttons, announces the throws and keeps the log.
+// The game's id is in the URL (#game=ID), so a reload shows the same game.
 'use strict';
 (() => {
   const $ = (id) => document.getElementById(id);
@@ -9,6 +10,12 @@
   let view = null;
   let busy = false;
   let hovered = null; // the move whose preview is wanted, if any
+
+  // The game the URL names (#game=ID), or null.
+  function gameInURL() {
+    const m = /^#(?:.*&)?game=([0-9a-f]+)(?:&|$)/.exec(location.hash);
+    return m ? m[1] : null;
+  }
 
   function setPhase() {
     const b = document.body.dataset;
@@ -115,6 +122,7 @@
     const before = view && view.id === v.id ? view.log.length : 0;
     view = v;
     delete document.body.dataset.preview;
+    delete document.body.dataset.replaced;
     showBoard(v.board);
     showLog(before);
     // Announce the last throw of the player's own, or else the last throw.
@@ -124,20 +132,29 @@
     }
     if (last || before === 0) showThrow(last);
     showMoves();
-    const names = v.players.map((n, s) => String.fromCharCode(65 + s) + ': ' + n).join(', ');
-    $('meta').textContent = 'rules ' + v.rules + ' \u00b7 seed ' + v.seed + ' \u00b7 ' + names;
+    $('meta').textContent = 'rules ' + v.rules + ' \u00b7 seed ' + v.seed + ' \u00b7 ' + v.lineup;
     $('status').textContent = v.status;
     $('error').textContent = '';
+    $('legend-sticks').textContent = v.legend.sticks;
+    $('legend-board').textContent = v.legend.board;
+    if (gameInURL() !== v.id) history.replaceState(null, '', '#game=' + v.id);
   }
 
+  // call sends a request and shows the game it answers; it returns the
+  // HTTP status (0 when the server could not be reached).
   async function call(method, url, body) {
     busy = true;
     setPhase();
     for (const b of document.querySelectorAll('#moves button, #new-game')) b.disabled = true;
+    let status = 0;
     try {
-      const r = await fetch(url, {
-        method, headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-      });
+      const init = { method };
+      if (body !== undefined) {
+        init.headers = { 'Content-Type': 'application/json' };
+        init.body = JSON.stringify(body);
+      }
+      const r = await fetch(url, init);
+      status = r.status;
       const data = await r.json();
       if (!r.ok) throw new Error(data.error || ('HTTP ' + r.status));
       busy = false;
@@ -150,6 +167,7 @@
       for (const b of document.querySelectorAll('#moves button')) b.disabled = false;
       setPhase();
     }
+    return status;
   }
 
   function play(action) {
@@ -162,6 +180,26 @@
     call('POST', 'api/games', {});
   }
 
+  // load shows the game the URL names, or starts one. A game the server no
+  // longer has (dropped for newer games, or the server was restarted) is
+  // replaced by a new game, and the status line says so.
+  async function load() {
+    const id = gameInURL();
+    if (id === null) { await call('POST', 'api/games', {}); return; }
+    if (view && view.id === id) return;
+    const status = await call('GET', 'api/games/' + id); // a GET starts no work
+    if (status !== 404) return;
+    if (await call('POST', 'api/games', {}) !== 201) return;
+    $('status').textContent = 'The game in the address is no longer on the server (it was dropped for newer games, ' +
+      'or the server was restarted), so this is a new game. ' + view.status;
+    document.body.dataset.replaced = id;
+  }
+
   $('new-game').addEventListener('click', newGame);
-  newGame();
+  // An address naming another game (typed or pasted) shows that game.
+  window.addEventListener('hashchange', () => {
+    const id = gameInURL();
+    if (!busy && id !== null && (!view || view.id !== id)) load();
+  });
+  load();
 })();
