@@ -19,6 +19,10 @@ What a block may say about itself, in an HTML comment right before it (invisible
 Heavy blocks run small. One switch, ``YUTENV_DOCS_FULL=1``, runs them as written; without it
 (as in ``make test``) :func:`shrink` lowers the sizes (games, generations, simulations, envs,
 training steps) and turns cluster addresses and bucket URIs into a local run.
+
+The same files are also checked as text: every relative link names a file of the checkout and
+every ``#anchor`` a heading, and the user docs (all of them but the research log,
+docs/RESEARCH.md) hold no issue numbers, commit hashes or work-log notes.
 """
 
 from __future__ import annotations
@@ -290,3 +294,103 @@ def test_relative_links_resolve_inside_the_repository() -> None:
             if not path.is_relative_to(REPO) or not path.exists():
                 broken.append(f"{p.relative_to(REPO)}: {target}")
     assert not broken, broken
+
+
+def _anchors(path: Path) -> set[str]:
+    """The anchors GitHub gives the headings of a Markdown file: lower case, punctuation but '-'
+    and '_' dropped, spaces made '-', a repeated one suffixed -1, -2, ..."""
+    out: set[str] = set()
+    seen: dict[str, int] = {}
+    fenced = False
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if line.startswith("```"):
+            fenced = not fenced
+        m = None if fenced else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if m:
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower()).replace(" ", "-")
+            out.add(f"{slug}-{seen[slug]}" if slug in seen else slug)
+            seen[slug] = seen.get(slug, 0) + 1
+    return out
+
+
+def test_anchor_links_name_a_heading() -> None:
+    # A link to a section (file.md#section, or #section in the same file) names a heading that
+    # exists: moving or renaming a section fails here until its links follow.
+    link = re.compile(r"\[[^\]]*\]\(([^)\s]*#[^)\s]+)\)")
+    broken = []
+    for p in DOCS:
+        for target in link.findall(p.read_text(encoding="utf-8")):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):
+                continue
+            file, anchor = target.split("#", 1)
+            doc = (p.parent / file).resolve() if file else p
+            if doc.suffix == ".md" and doc.is_file() and anchor not in _anchors(doc):
+                broken.append(f"{p.relative_to(REPO)}: {target}")
+    assert not broken, broken
+
+
+# A user doc says what the software is and does now. Issue numbers, commit hashes and notes on who
+# ran what beside whom belong to the project's history: experiments, dated, go to the research
+# log docs/RESEARCH.md (docs/DEVELOPING.md, "Docs that run"), the only doc this check skips.
+RESEARCH_LOG = REPO / "docs" / "RESEARCH.md"
+USER_DOCS = [p for p in DOCS if p != RESEARCH_LOG]
+_HEX = r"[0-9a-f]{7,40}"
+NOT_FOR_USERS = [
+    ("an issue reference", re.compile(r"\b(?:issues?|pull requests?|PRs?)\s+#?\d+", re.I)),
+    # '#12' alone; not an HTML entity (&#124;) nor an anchor of a dated heading (#2026-11-27-...).
+    ("an issue reference", re.compile(r"(?<![\w&#/])#\d+(?![\w-])")),
+    ("a commit hash", re.compile(rf"\bcommits?\s+{_HEX}\b", re.I)),
+    # A word of 7 to 40 lowercase hex digits with a letter and a digit in it: a hash. Not a part of
+    # a number (1.0809242156060622e-7: a dot before it, a sign after) nor of a longer run of hex (a
+    # SHA-256 digest has 64 digits), and a word of digits alone is a number.
+    ("a commit hash", re.compile(rf"(?<![\w.+-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}(?![\w.+-])")),
+    ("a work-log note", re.compile(r"\bother engineers?\b|\bworktrees?\b|\bwt-[\w-]+"
+                                   r"|\b(?:this|that|another|other|previous)\s+sessions?\b", re.I)),
+]
+
+
+def not_for_users(text: str) -> list[tuple[int, str, str]]:
+    """(line number, what, the text) of every issue reference, hash and work-log note in text,
+    each once ('issue #12' is not also reported as '#12')."""
+    found: list[tuple[int, str, str]] = []
+    for n, line in enumerate(text.split("\n"), 1):
+        spans: list[tuple[int, int]] = []
+        for what, pat in NOT_FOR_USERS:
+            for m in pat.finditer(line):
+                if not any(a <= m.start() and m.end() <= b for a, b in spans):
+                    spans.append(m.span())
+                    found.append((n, what, m.group(0)))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("text", "caught"),
+    [
+        ("as issue 12 asks", ["issue 12"]),
+        ("see issue #12 and issues 12 and 14", ["issue #12", "issues 12"]),
+        ("fixed in #12.", ["#12"]),
+        ("the binary of commit 7934867", ["commit 7934867"]),
+        ("main (ba9d437) against the branch", ["ba9d437"]),
+        ("3f9c2e1d0b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e", ["3f9c2e1d0b8a7f6e5d4c3b2a1f0e9d8c7b6a5f4e"]),
+        ("while other engineers' builds ran", ["other engineers"]),
+        ("in the worktree of branch wt-docs", ["worktree", "wt-docs"]),
+        ("a run of this session", ["this session"]),
+        # What stays: numbers, digests, entities, dated anchors, servers' sessions.
+        ('"sha256":"636df9d66e5510507024103d85a3f4175fa897f2a1a2bcc971e36bed3439ee2c"', []),
+        ('"allocs_per_decision":1.0809242156060622e-7', []),
+        ("owner << 4 &#124; route id; 20000000 games; seat 1", []),
+        ("[a run](RESEARCH.md#2026-11-27-the-shipped-az) [b](#2026-11-27-distilling)", []),
+        ("its own server session; a deadbeef value", []),
+    ],
+)
+def test_the_work_log_check_catches_what_it_should(text: str, caught: list[str]) -> None:
+    assert [t for _, _, t in not_for_users(text)] == caught
+
+
+def test_user_docs_hold_no_issue_numbers_hashes_or_work_log_notes() -> None:
+    found = [f"{p.relative_to(REPO)}:{n}: {what}: {t!r}" for p in USER_DOCS
+             for n, what, t in not_for_users(p.read_text(encoding="utf-8"))]  # fmt: skip
+    assert not found, (
+        "user docs describe the software as it is; move experiment history to docs/RESEARCH.md and "
+        "drop issue numbers, hashes and work-log notes:\n" + "\n".join(found)
+    )

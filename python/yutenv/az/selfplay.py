@@ -91,7 +91,7 @@ class SelfPlay:
         sims: MCTS simulations per decision.
         games_in_flight: games played at once; a batch holds at most one leaf of each.
             With ``games_in_flight = 2 * max_batch`` half the games search while the other
-            half's leaves are evaluated (docs/BASELINES.md: 60,000 leaves/s at batch 256).
+            half's leaves are evaluated (docs/BENCHMARKS.md: 60,000 leaves/s at batch 256).
         c_puct: the PUCT exploration constant.
         dirichlet_alpha, dirichlet_frac: root noise, ``(1-frac)·prior + frac·Dir(alpha)``
             (``alpha`` 0 turns it off).
@@ -275,7 +275,7 @@ class _NumpyMLP:
 
 def main(argv: list[str] | None = None) -> None:
     """``python -m yutenv.az.selfplay``: leaf evaluations per second through the
-    protocol with a small numpy MLP (docs/BASELINES.md)."""
+    protocol with a small numpy MLP (docs/BENCHMARKS.md)."""
     import argparse
     import tempfile
 
