@@ -281,8 +281,9 @@ def evaluate(
             venv = YutVectorEnv(n_envs, rules=rules, opponent=opponent, seat=seat, tier=tier, info=True, **env_kwargs)
             try:
                 if players is None:  # the first env tells the number of seats
-                    if venv.obs_type != "dict":  # a model trained on another tier: said here, not as torch's shape error
-                        check_obs_size(policy, f"the policy ({policy_name})", int(venv.single_observation_space.shape[0]), venv.tier)
+                    shape = venv.single_observation_space.shape
+                    if venv.obs_type != "dict" and shape:  # a model trained on another tier: said here, not as torch's shape error
+                        check_obs_size(policy, f"the policy ({policy_name})", int(shape[0]), venv.tier)
                     players, rules_text, opponent_name = venv.players, venv.rules, venv.opponent
                     per_seat_games = -(-games // players)
                     total = per_seat_games * players
