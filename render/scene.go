@@ -489,8 +489,9 @@ func plural(n int, noun string) string {
 	return strconv.Itoa(n) + " " + noun + "s"
 }
 
-// ordinal returns "1st", "2nd", "3rd", "4th".
-func ordinal(n int) string {
+// Ordinal returns "1st", "2nd", "3rd", "4th": a place in a game, for the
+// board's panel and the terminal game.
+func Ordinal(n int) string {
 	switch n {
 	case 1:
 		return "1st"
@@ -590,7 +591,7 @@ func (sc *scene) seatBlock(s *env.State, seat int, name string, named bool, piec
 	}
 	g = append(g, textItem{p: point{panelX + 34, y + 5}, s: name, size: 14, bold: true, fill: colText})
 	if place > 0 {
-		g = append(g, textItem{p: point{panelX + panelW - 8, y + 5}, s: ordinal(place) + " place", size: 13, bold: true, anchor: anchorEnd, fill: colText})
+		g = append(g, textItem{p: point{panelX + panelW - 8, y + 5}, s: Ordinal(place) + " place", size: 13, bold: true, anchor: anchorEnd, fill: colText})
 	}
 	rowHand, rowFin := y+20, y+36
 	g = append(g,

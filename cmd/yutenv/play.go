@@ -15,6 +15,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
 )
 
@@ -278,7 +279,7 @@ func (p *narrator) board(s *env.State) string {
 		}
 		fmt.Fprintf(&b, "%s%s: %d in hand, %d finished", mark, p.keyed(seat), s.Hand(seat), s.Finished(seat))
 		if pl := s.Place(seat); pl > 0 {
-			fmt.Fprintf(&b, ", %s place", ordinal(pl))
+			fmt.Fprintf(&b, ", %s place", render.Ordinal(pl))
 		}
 		if m := s.MissedTurns(seat); m == 1 {
 			b.WriteString(", misses the next turn (obstacle)")
@@ -361,19 +362,6 @@ func stackWords(r env.Rules, st env.Station, route env.Route, h int, first bool)
 		b.WriteString(" (takes the short way home)")
 	}
 	return b.String()
-}
-
-// ordinal returns "1st", "2nd", "3rd", "4th".
-func ordinal(n int) string {
-	switch n {
-	case 1:
-		return "1st"
-	case 2:
-		return "2nd"
-	case 3:
-		return "3rd"
-	}
-	return strconv.Itoa(n) + "th"
 }
 
 func (p *playSession) play(s *env.State) error {

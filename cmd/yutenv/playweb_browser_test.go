@@ -52,13 +52,8 @@ func TestPlayWebInBrowser(t *testing.T) {
 		t.Run(tc.rules, func(t *testing.T) {
 			url := startPlayWeb(t, "--agent", tc.agent, "--rules", tc.rules, "--seed", "21")
 			ctx := browser(t, bin)
-			do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-				t.Helper()
-				require.NoError(t, chromedp.Do(ctx, actions...), what)
-			}
-			body := func() map[string]string {
-				return cdpRun(t, ctx, "read the body", chromedp.Evaluate[map[string]string](`Object.assign({}, document.body.dataset)`))
-			}
+			do := pageDo(t, ctx)
+			body := pageBody(t, ctx)
 
 			do("load the page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(`body[data-phase="you"] #moves button`)))
 			assert.True(t, cdpRun(t, ctx, "undo", chromedp.Evaluate[bool](`document.getElementById('undo').disabled`)), "undo is disabled")
@@ -195,13 +190,8 @@ func TestPlayWebReloadInBrowser(t *testing.T) {
 	bin := chromium(t)
 	url := startPlayWeb(t, "--agent", "greedy", "--seed", "21")
 	ctx := browser(t, bin)
-	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		require.NoError(t, chromedp.Do(ctx, actions...), what)
-	}
-	body := func() map[string]string {
-		return cdpRun(t, ctx, "read the body", chromedp.Evaluate[map[string]string](`Object.assign({}, document.body.dataset)`))
-	}
+	do := pageDo(t, ctx)
+	body := pageBody(t, ctx)
 	hash := func() string { return cdpRun(t, ctx, "the URL", chromedp.Evaluate[string](`location.hash`)) }
 	logTexts := func() []string {
 		return cdpRun(t, ctx, "the log", chromedp.Evaluate[[]string](`[...document.querySelectorAll('#log li')].map(li => li.textContent)`))
@@ -291,6 +281,24 @@ func cdpRun[T any](t *testing.T, ctx context.Context, what string, a chromedp.Ac
 	return v
 }
 
+// pageDo returns a function that runs actions in the browser tab ctx and
+// fails the test, naming what, if they fail.
+func pageDo(t *testing.T, ctx context.Context) func(what string, actions ...chromedp.Action[chromedp.Void]) {
+	return func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx, actions...), what)
+	}
+}
+
+// pageBody returns a function that reads the page's body data attributes
+// (what play.js sets: phase, game, decisions...).
+func pageBody(t *testing.T, ctx context.Context) func() map[string]string {
+	return func() map[string]string {
+		t.Helper()
+		return cdpRun(t, ctx, "read the body", chromedp.Evaluate[map[string]string](`Object.assign({}, document.body.dataset)`))
+	}
+}
+
 // hostilePage is a page of another site, as an attacker would write it: it
 // makes the browser that opens it send game requests to the play server
 // (%[1]s, its base URL) without asking anybody. It needs no answer: its
@@ -349,10 +357,7 @@ func TestPlayWebRefusesOtherPagesInBrowser(t *testing.T) {
 	require.NotEqual(t, evil.URL+"/", play)
 
 	ctx := browser(t, bin)
-	do := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		require.NoError(t, chromedp.Do(ctx, actions...), what)
-	}
+	do := pageDo(t, ctx)
 	do("load the play page", chromedp.Navigate(play), chromedp.WaitVisible(chromedp.CSS(`body[data-phase="you"] #moves button`)))
 	id := cdpRun(t, ctx, "the game", chromedp.Evaluate[string](`document.body.dataset.game`))
 	require.Equal(t, 1, w.numGames(), "the page made its game")
