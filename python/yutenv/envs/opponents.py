@@ -58,7 +58,8 @@ def _is_sb3_model(x: object) -> bool:
     return hasattr(x, "predict") and hasattr(x, "policy") and hasattr(x, "observation_space")
 
 
-def _is_torch_module(x: object) -> bool:
+def is_torch_module(x: object) -> bool:
+    """True for a torch ``nn.Module`` (without importing torch when it is not loaded)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.nn.Module)
 
@@ -85,11 +86,6 @@ def torch_actions(module: Any, obs: npt.NDArray[np.float32], mask: npt.NDArray[n
     return np.where(mask, logits, -np.inf).argmax(axis=1)  # type: ignore[no-any-return]
 
 
-def is_torch_module(x: object) -> bool:
-    """True for a torch ``nn.Module`` (without importing torch when it is not loaded)."""
-    return _is_torch_module(x)
-
-
 def policy_obs_size(policy: object) -> int | None:
     """The observation length a policy was built for, when it says: an SB3 model's flat
     ``observation_space``, a torch module's first ``in_features`` (nn.Linear); None for a plain
@@ -97,7 +93,7 @@ def policy_obs_size(policy: object) -> int | None:
     if _is_sb3_model(policy):
         shape = getattr(getattr(policy, "observation_space", None), "shape", None)
         return int(np.prod(shape)) if shape else None
-    if _is_torch_module(policy):
+    if is_torch_module(policy):
         for m in policy.modules():  # type: ignore[attr-defined]
             n = getattr(m, "in_features", None)
             if isinstance(n, int):
@@ -182,7 +178,7 @@ class PolicyOpponent:
         if _is_sb3_model(p):
             actions, _ = p.predict(obs, action_masks=mask, deterministic=True)
             return actions
-        if _is_torch_module(p):
+        if is_torch_module(p):
             return torch_actions(p, obs, mask)
         return p(obs, mask)
 
