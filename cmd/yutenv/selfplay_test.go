@@ -329,13 +329,38 @@ func TestSelfplayErrors(t *testing.T) {
 		{[]string{"--shard-games", "0"}, "--shard-games must be"},
 		{[]string{"--first-game", "100"}, "--first-game needs --tier"},
 		{[]string{"--rules", "players=1"}, "players must be"},
-		{[]string{"--out", "/nonexistent/dir/file.jsonl"}, "no such file or directory"},
+		{[]string{"--out", "/nonexistent/dir/file.jsonl"}, "the folder /nonexistent/dir does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {
 			code, _, errs := runCmd(t, append([]string{"selfplay", "--quiet"}, tt.args...)...)
 			assert.Equal(t, 1, code)
 			assert.Contains(t, errs, tt.msg)
+		})
+	}
+}
+
+// Without --tier, --out is the records file: a folder (existing, or a name
+// ending in a slash) is refused before any game is played, with a line that
+// says what --out means and how to write a dataset folder instead.
+func TestSelfplayOutFolderWithoutTier(t *testing.T) {
+	existing := t.TempDir()
+	fresh := filepath.Join(t.TempDir(), "ds")
+	for _, out := range []string{existing, existing + "/", fresh + "/"} {
+		t.Run(out, func(t *testing.T) {
+			code, stdout, errs := runCmd(t, "selfplay", "--games", "3", "--progress", "always", "--out", out)
+			assert.Equal(t, 1, code)
+			assert.Empty(t, stdout)
+			lines := strings.Split(strings.TrimSpace(errs), "\n")
+			require.NotEmpty(t, lines)
+			assert.Contains(t, lines[0], "without --tier --out is the file the game records are written to")
+			assert.Contains(t, lines[0], "to write a training dataset folder add --tier")
+			assert.NotContains(t, errs, "games/s", "refused before any game was played")
+			entries, err := os.ReadDir(existing)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "nothing written into the folder")
+			_, err = os.Stat(fresh)
+			assert.True(t, os.IsNotExist(err), "no folder created")
 		})
 	}
 }
