@@ -197,12 +197,13 @@ func selfplayGames(cfg selfplayConfig, first, last int, stop <-chan struct{}) <-
 				pg.cols.AddTargetDecision(cfg.enc, buf, s, a, st, g, !st.Fast)
 				return nil
 			}
+			game.OnEnd = func(s *env.State) error {
+				pg.cols.EndGame(cfg.enc, s)
+				return nil
+			}
 		}
 		res, err := game.Play()
 		pg.rec, pg.err = res.Record, err
-		if err == nil && pg.cols != nil {
-			pg.cols.SetValues(res.Outcomes[:])
-		}
 		return pg
 	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 func TestSelfplayRecords(t *testing.T) {
@@ -178,6 +179,13 @@ func TestSelfplayDataset(t *testing.T) {
 			assert.Equal(t, spec.Dtype, a.dtype, spec.Name)
 			assert.Equal(t, append([]int{sh.Decisions}, spec.Shape...), a.shape, spec.Name)
 		}
+		require.Equal(t, dataset.GameArrays(2, 213), m.GameArrays)
+		for _, spec := range m.GameArrays {
+			a, ok := arr[spec.Name]
+			require.True(t, ok, spec.Name)
+			assert.Equal(t, spec.Dtype, a.dtype, spec.Name)
+			assert.Equal(t, append([]int{sh.Games}, spec.Shape...), a.shape, spec.Name)
+		}
 		b, err := os.ReadFile(filepath.Join(dir, sh.Records))
 		require.NoError(t, err)
 		recs, err := env.ReadRecords(bytes.NewReader(b))
@@ -185,15 +193,32 @@ func TestSelfplayDataset(t *testing.T) {
 		require.Len(t, recs, sh.Games)
 
 		// Every row matches its game record: action, seat, decision index,
-		// mask, and value = the game's outcome for the mover.
+		// mask, value = the game's outcome for the mover, the mover's
+		// shaping potential before the move and whether its agent searched
+		// (mcts:8 in seat 0 unless the move was forced; greedy never); and
+		// final_obs is the final position's observation for each seat.
 		actions, seats, games, decisions := arr["action"].ints(), arr["seat"].ints(), arr["game"].ints(), arr["decision"].ints()
 		values, policy, mask := arr["value"].float32s(), arr["policy"].float32s(), arr["mask"].ints()
+		potential, searched, final := arr["potential"].float32s(), arr["searched"].ints(), arr["final_obs"].float32s()
+		enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+		require.NoError(t, err)
+		buf := make([]float32, enc.Size())
 		row := 0
 		for gi, rec := range recs {
-			_, err := rec.Replay(func(step int, ev env.Event, s *env.State) error {
+			var before env.State
+			last, err := rec.Replay(func(step int, ev env.Event, s *env.State) error {
+				defer func() { before = *s }()
 				if step < 0 || ev.Kind != env.EventMove {
 					return nil
 				}
+				var phi [env.MaxPlayers]float32
+				vecenv.Potentials(&before, &phi)
+				assert.Equal(t, phi[ev.Seat], potential[row])
+				legal := 0
+				for _, v := range mask[row*env.NumActions : (row+1)*env.NumActions] {
+					legal += v
+				}
+				assert.Equal(t, ev.Seat == 0 && legal > 1, searched[row] == 1, "row %d", row)
 				assert.Equal(t, sh.FirstGame+gi, games[row])
 				assert.Equal(t, int(ev.Action), actions[row])
 				assert.Equal(t, int(ev.Seat), seats[row])
@@ -214,6 +239,11 @@ func TestSelfplayDataset(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
+			for seat := range 2 {
+				enc.Encode(&last, seat, buf)
+				off := (gi*2 + seat) * enc.Size()
+				assert.Equal(t, buf, final[off:off+enc.Size()], "final_obs of game %d, seat %d", gi, seat)
+			}
 		}
 		assert.Equal(t, sh.Decisions, row)
 		total += row

@@ -86,7 +86,7 @@ def test_subset_of_arrays(made: Path) -> None:
 
 def test_plain_numpy_reads_a_shard(made: Path) -> None:
     with np.load(made / "shard-000000.npz") as z:
-        assert sorted(z.files) == sorted(datasets.ARRAYS)
+        assert sorted(z.files) == sorted(datasets.ARRAYS + datasets.GAME_ARRAYS)
         assert z["obs"].dtype == np.float32
 
 
@@ -158,7 +158,11 @@ def test_mismatched_manifest(copy: Path) -> None:
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda m: m.update(version=2), "version 2; this reader knows version 1"),
+        (lambda m: m.update(version=3), "version 3; this reader knows versions 1 to 2"),
+        (lambda m: m.update(version=True), "version True; this reader knows versions 1 to 2"),
+        (lambda m: m.pop("game_arrays"), "field 'game_arrays' is missing"),
+        (lambda m: m["game_arrays"][0].update(name="last_obs"), r"game_arrays \['last_obs'\], this reader expects \['final_obs'\]"),
+        (lambda m: m["arrays"].pop(9), "this reader expects for version 2"),
         (lambda m: m.update(format="zip"), "format 'zip'"),
         (lambda m: m["shards"][1].update(first_game=7), "starts at game 7, expected 2"),
         (lambda m: m["shards"][0].update(file="../evil.npz"), "want a plain file name"),
