@@ -366,3 +366,22 @@ def test_manifest_before_the_seed_scheme_loads(copy: Path) -> None:
     edit_manifest(copy, lambda m: m.pop("seed_scheme"))
     ds = datasets.load(copy)
     assert "seed_scheme" not in ds.manifest and ds.games == 5
+
+
+def test_load_peaks_at_the_arrays_it_returns(tmp_path: Path) -> None:
+    """load allocates every array once, at its full size, and reads each shard into its rows:
+    its peak is the arrays it returns plus the reading buffers (a megabyte, whatever the size;
+    it was twice the arrays: the shards, then their concatenation)."""
+    import tracemalloc
+
+    d = tmp_path / "big"
+    selfplay(d, "--tier", "tactical", "--games", "24", "--shard-games", "6", "--agents", "greedy", "--seed", "1")
+    tracemalloc.start()
+    try:
+        ds = datasets.load(d)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    held = sum(a.nbytes for a in ds.arrays().values()) + (ds.final_obs.nbytes if ds.final_obs is not None else 0)
+    assert held > 8 << 20
+    assert peak < held + (2 << 20), f"peak {peak} bytes for {held} bytes of arrays"  # reading buffers: 1 MB

@@ -20,7 +20,9 @@ is wrong.
 
 Format versions 1 and 2 are read; version 2 adds every row's ``potential`` and
 ``searched`` and every game's ``final_obs``, from which :func:`transitions` gives each
-seat's (obs, action, reward, next obs, terminated) view of the games.
+seat's (obs, action, reward, next obs, terminated) view of the games, the exports to
+Minari (:func:`to_minari`) and Parquet (:func:`to_parquet`) are built, and
+``yutenv.datasets.torch`` streams them into PyTorch (imported when first used).
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ __all__ = [
     "iter_transitions",
     "load",
     "read_manifest",
+    "to_minari",
+    "to_parquet",
     "transitions",
 ]
 
@@ -346,7 +350,7 @@ def _read_npy(
     buf = arr.reshape(-1).data.cast("B")
     got = 0
     while got < len(buf):
-        n = f.readinto(buf[got : got + min(len(buf) - got, 1 << 20)])  # type: ignore[attr-defined]
+        n = f.readinto(buf[got : got + min(len(buf) - got, 1 << 18)])  # type: ignore[attr-defined]
         if not n:
             raise DatasetError(f"{p}: {name}: {got} bytes of data, the header says {len(buf)} (truncated)")
         got += n
@@ -421,4 +425,14 @@ _ALL_NAMES = ARRAYS + OPTIONAL_ARRAYS + GAME_ARRAYS
 
 # The offline-RL views and exports; imported last, as they read datasets through this module.
 from .transitions import Transitions, iter_transitions, transitions  # noqa: E402
+from .export import to_minari, to_parquet  # noqa: E402
 
+
+def __getattr__(name: str) -> Any:
+    """``yutenv.datasets.torch``: PyTorch datasets over a dataset folder, imported (with torch)
+    when first used."""
+    if name == "torch":
+        from . import torch_data
+
+        return torch_data
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
