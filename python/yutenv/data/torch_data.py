@@ -58,7 +58,9 @@ class ShardStream(torch.utils.data.IterableDataset):  # type: ignore[misc]
         buffer_shards: shards shuffled together; memory holds about twice that many shards.
         shuffle: False reads the shards and their rows in order.
         seed: the shuffle's seed; each pass (``iter``) uses ``seed`` plus the pass number, or
-            :meth:`set_epoch`'s epoch.
+            :meth:`set_epoch`'s epoch. A ``DataLoader`` with workers iterates copies of the
+            stream, which do not count the passes: call ``set_epoch(epoch)`` before each epoch
+            for a new shuffle.
         verify: check every shard's SHA-256 (the other checks always run).
     """
 
