@@ -211,6 +211,27 @@ def test_minari_round_trip(made: Path, minari_root: Path) -> None:
         env.close()
 
 
+def test_minari_box_observations(made: Path, minari_root: Path) -> None:
+    """obs_type="box": the observation alone (what d3rlpy's get_minari takes), the mask in the
+    infos, as the env's info["action_mask"]; the recovered env is a box env."""
+    minari = pytest.importorskip("minari")
+    pytest.importorskip("h5py")
+    datasets.to_minari(made, "yutenv/box-v0", seat=1, obs_type="box")
+    ds = minari.load_dataset("yutenv/box-v0")
+    t = datasets.transitions(made, seat=1)
+    eps = list(ds.iterate_episodes())
+    np.testing.assert_array_equal(np.concatenate([ep.observations[:-1] for ep in eps]), t.obs)
+    np.testing.assert_array_equal(np.concatenate([ep.observations[1:] for ep in eps]), t.next_obs)
+    np.testing.assert_array_equal(np.concatenate([ep.infos["action_mask"][:-1] for ep in eps]), t.mask.astype(np.int8))
+    env = ds.recover_environment()
+    try:
+        assert env.observation_space.shape == (t.obs.shape[1],) and env.unwrapped.opponent == "mcts:8"
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match="obs_type must be 'dict' or 'box'"):
+        datasets.to_minari(made, "yutenv/pixels-v0", seat=1, obs_type="pixels")
+
+
 def test_minari_refuses_what_it_cannot_write(made: Path, damaged: Path, minari_root: Path) -> None:
     pytest.importorskip("minari")
     pytest.importorskip("h5py")

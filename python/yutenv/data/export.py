@@ -142,10 +142,10 @@ def _opponent(m: Mapping[str, Any], seats: Sequence[int]) -> str:
     return found.pop()
 
 
-def env_spec(m: Mapping[str, Any], seat: int | None, reward: str, max_decisions: int) -> Any:
+def env_spec(m: Mapping[str, Any], seat: int | None, reward: str, max_decisions: int, obs_type: str = "dict") -> Any:
     """The Gymnasium spec of ``yutenv/Yut-v0`` whose episodes are the seat's view of the
-    dataset's games: the same rules, tier, opponent and reward, the action mask in the
-    observation (``obs_type="dict"``)."""
+    dataset's games: the same rules, tier, opponent and reward, and ``obs_type`` (``"dict"``:
+    the action mask in the observation; ``"box"``: in ``info["action_mask"]``)."""
     import gymnasium
 
     from .. import ENV_ID
@@ -153,7 +153,7 @@ def env_spec(m: Mapping[str, Any], seat: int | None, reward: str, max_decisions:
     players = int(m["rules"].get("players", 2)) if isinstance(m.get("rules"), dict) else 2
     seats = list(range(players)) if seat is None else [seat]
     kwargs = {"rules": m["rules_text"], "tier": m["tier"], "opponent": _opponent(m, seats),
-              "seat": "random" if seat is None else int(seat), "reward": reward, "obs_type": "dict",
+              "seat": "random" if seat is None else int(seat), "reward": reward, "obs_type": obs_type,
               "max_decisions": max_decisions}  # fmt: skip
     return dataclasses.replace(gymnasium.spec(ENV_ID), kwargs=kwargs)
 
@@ -173,7 +173,7 @@ def _minari_root(root: Path) -> Iterator[None]:
                 os.environ["MINARI_DATASETS_PATH"] = old
 
 
-def _episodes(buffer: Any, t: Transitions) -> list[Any]:
+def _episodes(buffer: Any, t: Transitions, obs_type: str) -> list[Any]:
     """The episodes (one seat's view of one game) of ``t`` as Minari episode buffers: n steps,
     n+1 observations (the last is the terminal one), the env's infos at each observation."""
     out = []
@@ -195,7 +195,7 @@ def _episodes(buffer: Any, t: Transitions) -> list[Any]:
         }
         out.append(buffer(
             seed=int(t.seed[lo]), options={"seat": seat},
-            observations={"observation": obs, "action_mask": mask},
+            observations={"observation": obs, "action_mask": mask} if obs_type == "dict" else obs,
             actions=t.action[lo:hi].astype(np.int64), rewards=t.reward[lo:hi].astype(np.float64),
             terminations=t.terminated[lo:hi].copy(), truncations=t.truncated[lo:hi].copy(), infos=infos,
         ))  # fmt: skip
@@ -204,8 +204,8 @@ def _episodes(buffer: Any, t: Transitions) -> list[Any]:
 
 def to_minari(
     path: str | os.PathLike[str], dataset_id: str, *, seat: int | None = None, reward: str = "win",
-    max_decisions: int = 0, verify: bool = True, author: str | None = None, description: str | None = None,
-    data_format: str | None = None,
+    max_decisions: int = 0, obs_type: str = "dict", verify: bool = True, author: str | None = None,
+    description: str | None = None, data_format: str | None = None,
 ) -> Any:
     """Write the transitions of the dataset at ``path`` as the Minari dataset ``dataset_id``
     (in Minari's folder, ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``) and return it
@@ -213,9 +213,10 @@ def to_minari(
 
     Minari holds single-agent data: each episode is one seat's view of one game
     (:func:`~yutenv.datasets.transitions` with the same ``seat``, ``reward`` and
-    ``max_decisions``; ``seat=None``: every seat's). Observations are the env's
-    ``obs_type="dict"`` observations, ``{"observation": obs, "action_mask": int8 mask}``, with
-    the terminal one last; actions, rewards, terminations and truncations as the env returns
+    ``max_decisions``; ``seat=None``: every seat's). Observations are the env's ``obs_type``
+    observations: ``"dict"``, ``{"observation": obs, "action_mask": int8 mask}``, or ``"box"``,
+    the observation alone (what d3rlpy's ``get_minari`` takes; the mask is then in the infos),
+    with the terminal one last; actions, rewards, terminations and truncations as the env returns
     them; infos at every observation: ``action_mask``, ``seat``, and the search's ``policy``,
     ``search_value``, ``searched`` and the ``decision`` index (zeros and -1 at the terminal
     observation). Each episode's ``seed`` is the game seed and its ``options`` ``{"seat": s}``,
@@ -232,10 +233,12 @@ def to_minari(
 
     from .. import __version__
 
+    if obs_type not in ("dict", "box"):
+        raise ValueError(f"obs_type must be 'dict' or 'box', got {obs_type!r}")
     namespace = parse_id(dataset_id)[0]  # a malformed id: Minari's ValueError, before anything is read
     m = _ds.read_manifest(path)
     check_v2(path, m, "to_minari")
-    spec = env_spec(m, seat, reward, max_decisions)
+    spec = env_spec(m, seat, reward, max_decisions, obs_type)
     dest = Path(minari.storage.get_dataset_path(dataset_id))
     if dest.exists():
         raise ExportError(f"{dest}: a Minari dataset {dataset_id!r} already exists: give another id (or a new version, -v1) or delete it first")
@@ -251,14 +254,14 @@ def to_minari(
             root = Path(tempfile.mkdtemp(prefix=".yutenv-minari.", dir=tmp))
             with _minari_root(root):
                 made = minari.create_dataset_from_buffers(
-                    dataset_id=dataset_id, buffer=_episodes(buffer, first) if first is not None else [], env=env,
+                    dataset_id=dataset_id, buffer=_episodes(buffer, first, obs_type) if first is not None else [], env=env,
                     algorithm_name=f"yutenv selfplay ({agents})", author=author, description=desc,
                     requirements=[f"yutenv>={__version__}"], observation_space=obs_space, action_space=act_space,
                     data_format=data_format,
                 )  # fmt: skip
                 del first
                 for t in parts:
-                    made.storage.update_episodes(_episodes(buffer, t))
+                    made.storage.update_episodes(_episodes(buffer, t, obs_type))
                     del t
             inner = root / dataset_id
             for item in inner.iterdir():
