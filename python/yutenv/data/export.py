@@ -24,7 +24,7 @@ import numpy as np
 from .._extras import import_extra
 from .._protocol import THROWS
 from . import datasets as _ds
-from .transitions import COLUMNS, Transitions, check_v2, iter_transitions
+from .transitions import COLUMNS, Transitions, check_options, check_v2, iter_transitions, players_of
 
 __all__ = ["ExportError", "to_minari", "to_parquet"]
 
@@ -91,6 +91,7 @@ def to_parquet(
     pq = import_extra("pyarrow.parquet", "parquet", "yutenv.datasets.to_parquet")
     m = _ds.read_manifest(path)
     check_v2(path, m, "to_parquet")
+    check_options(m, seat, reward, max_decisions)
     dest = Path(out)
     written: list[str] = []
     meta = {"format": "yutenv-transitions", "version": 1, "seat": seat, "reward": reward, "max_decisions": max_decisions,
@@ -150,8 +151,7 @@ def env_spec(m: Mapping[str, Any], seat: int | None, reward: str, max_decisions:
 
     from .. import ENV_ID
 
-    players = int(m["rules"].get("players", 2)) if isinstance(m.get("rules"), dict) else 2
-    seats = list(range(players)) if seat is None else [seat]
+    seats = list(range(players_of(m))) if seat is None else [seat]
     kwargs = {"rules": m["rules_text"], "tier": m["tier"], "opponent": _opponent(m, seats),
               "seat": "random" if seat is None else int(seat), "reward": reward, "obs_type": obs_type,
               "max_decisions": max_decisions}  # fmt: skip
@@ -238,6 +238,7 @@ def to_minari(
     namespace = parse_id(dataset_id)[0]  # a malformed id: Minari's ValueError, before anything is read
     m = _ds.read_manifest(path)
     check_v2(path, m, "to_minari")
+    check_options(m, seat, reward, max_decisions)
     spec = env_spec(m, seat, reward, max_decisions, obs_type)
     dest = Path(minari.storage.get_dataset_path(dataset_id))
     if dest.exists():

@@ -30,7 +30,7 @@ import numpy.typing as npt
 from .._extras import import_extra
 from . import datasets as _ds
 from .stream import shuffled_batches
-from .transitions import COLUMNS, check_v2, iter_transitions
+from .transitions import COLUMNS, check_options, check_v2, iter_transitions
 
 torch: Any = import_extra("torch", "torch", "yutenv.datasets.torch")
 
@@ -77,6 +77,7 @@ class ShardStream(torch.utils.data.IterableDataset):  # type: ignore[misc]
         m = _ds.read_manifest(path)
         if kind == "transitions":
             check_v2(path, m, "a stream of transitions")
+            check_options(m, seat, reward, max_decisions)
             known: Sequence[str] = [c for c in COLUMNS if c != "seed"]
             default = TRANSITION_COLUMNS
         else:

@@ -125,14 +125,22 @@ def check_v2(path: str | os.PathLike[str], m: Mapping[str, Any], what: str) -> N
             f"observations, which {what} needs: write the dataset again with this yutenv's `yutenv selfplay` (the same flags, another --out)")
 
 
-def _check_reward(reward: str) -> None:
+def players_of(m: Mapping[str, Any]) -> int:
+    """The number of seats of the dataset's rules."""
+    rules = m.get("rules")
+    return int(rules.get("players", 2)) if isinstance(rules, dict) else 2
+
+
+def check_options(m: Mapping[str, Any], seat: int | None, reward: str, max_decisions: int) -> None:
+    """Refuse a seat the rules lack, an unknown reward scheme, a bad ``max_decisions``
+    (ValueError naming the option)."""
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {', '.join(map(repr, REWARDS))}; got {reward!r}")
-
-
-def _check_seat(seat: int | None, players: int) -> None:
+    players = players_of(m)
     if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < players):
         raise ValueError(f"seat must be a seat of the dataset's rules (0..{players - 1}) or None for every seat; got {seat!r}")
+    if isinstance(max_decisions, bool) or not isinstance(max_decisions, int) or max_decisions < 0:
+        raise ValueError(f"max_decisions must be an integer >= 0 (0: never truncate), got {max_decisions!r}")
 
 
 def iter_transitions(
@@ -142,14 +150,11 @@ def iter_transitions(
     """Yield the transitions of one shard at a time (a shard holds whole games), as
     :func:`transitions` returns them for the whole dataset; memory holds one shard.
     ``order`` gives the shards' indices to read, in that order (default: all, in order)."""
-    _check_reward(reward)
-    if isinstance(max_decisions, bool) or not isinstance(max_decisions, int) or max_decisions < 0:
-        raise ValueError(f"max_decisions must be an integer >= 0 (0: never truncate), got {max_decisions!r}")
     d = Path(path)
     m = _ds.read_manifest(d)
     check_v2(d, m, "transitions")
-    players = int(m["rules"].get("players", 2)) if isinstance(m.get("rules"), dict) else 2
-    _check_seat(seat, players)
+    check_options(m, seat, reward, max_decisions)
+    players = players_of(m)
     entries = m["shards"] if order is None else [m["shards"][int(i)] for i in order]
     for entry in entries:
         got = _ds._read_shard(d, m, entry, verify, _NEEDED)
