@@ -4,8 +4,8 @@ Shared by behaviour cloning (:func:`yutenv.imitation.batches`, rows of decisions
 PyTorch datasets (``yutenv.datasets.torch``, rows of decisions or of transitions): each epoch
 reads the shards in a shuffled order, ``buffer_shards`` at a time; the rows of those shards are
 shuffled together and cut into batches (rows left over join the next shards' rows). Memory
-holds at most ``buffer_shards`` shards (twice, while they are joined) plus one batch, whatever
-the number of shards; no shard is read ahead.
+holds at most ``buffer_shards`` shards (and one column more while they are joined) plus one
+batch, whatever the number of shards; no shard is read ahead.
 """
 
 from __future__ import annotations
@@ -52,8 +52,10 @@ def shuffled_batches(
             if not group and carry is None:
                 break
             parts = ([carry] if carry is not None else []) + [{k: g[k] for k in names} for g in group]
-            del group
-            pool = {k: np.concatenate([p[k] for p in parts]) for k in names}
+            del group, carry
+            pool: dict[str, npt.NDArray[Any]] = {}
+            for k in names:  # a column at a time, each freed from the parts once joined
+                pool[k] = np.concatenate([p.pop(k) for p in parts])
             del parts
             rows = len(pool[names[0]])
             perm = rng.permutation(rows) if shuffle else np.arange(rows)

@@ -104,10 +104,14 @@ class ShardStream(torch.utils.data.IterableDataset):  # type: ignore[misc]
         if self.kind == "transitions":
             for t in iter_transitions(self.path, seat=self.seat, reward=self.reward, max_decisions=self.max_decisions,
                                       verify=self.verify, order=order):  # fmt: skip
-                yield {c: t[c] for c in self.columns}
+                cols = {c: t[c] for c in self.columns}
+                del t  # the columns not asked for go now
+                yield cols
         else:
             for s in _ds.iter_shards(self.path, verify=self.verify, arrays=self.columns, order=order):
-                yield {c: s[c] for c in self.columns}
+                cols = {c: s[c] for c in self.columns}
+                del s
+                yield cols
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         info = torch.utils.data.get_worker_info()

@@ -159,7 +159,10 @@ def iter_transitions(
     for entry in entries:
         got = _ds._read_shard(d, m, entry, verify, _NEEDED)
         recs = _read_records(d, entry, verify)
-        yield _shard_transitions(d / entry["file"], got, recs, entry, m, seat, reward, max_decisions, players)
+        t = _shard_transitions(d / entry["file"], got, recs, entry, m, seat, reward, max_decisions, players)
+        del got, recs  # not held while the caller has the shard's transitions
+        yield t
+        del t
 
 
 def transitions(
