@@ -16,6 +16,7 @@ import os
 import shutil
 import tempfile
 import threading
+import uuid
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -56,7 +57,8 @@ def _staged(out: Path, what: str) -> Iterator[Path]:
     when it fails."""
     _refuse_taken(out, what)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = out.parent / f".{out.name}.{uuid.uuid4().hex[:12]}.tmp"
+    tmp.mkdir()  # with the umask's permissions (mkdtemp's would be 0700)
     try:
         yield tmp
         _refuse_taken(out, what)  # taken meanwhile
