@@ -1,6 +1,8 @@
 package dataset
 
 import (
+	"slices"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
@@ -73,7 +75,7 @@ func (c *Columns) EndGame(enc *obs.Encoder, s *env.State) {
 	d := enc.Size()
 	for p := 0; p < s.Rules().Players; p++ {
 		n := len(c.final)
-		c.final = append(c.final, make([]float32, d)...)
+		c.final = slices.Grow(c.final, d)[:n+d]
 		enc.Encode(s, p, c.final[n:n+d])
 	}
 	c.games++
