@@ -404,11 +404,12 @@ func (r *Run) work(sp agent.Spec) {
 			p.cols.AddDecision(r.enc, buf, s, a, st, gg)
 			return nil
 		}
+		game.OnEnd = func(s *env.State) error {
+			p.cols.EndGame(r.enc, s)
+			return nil
+		}
 		res, err := game.Play()
 		p.rec, p.err = res.Record, err
-		if err == nil {
-			p.cols.SetValues(res.Outcomes[:])
-		}
 		if !r.send(event{game: p}) {
 			return
 		}

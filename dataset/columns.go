@@ -1,13 +1,18 @@
 package dataset
 
 import (
+	"slices"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // Columns holds the dataset rows of one game or one shard, in the order of
-// Arrays. The zero value is not usable: NewColumns sets the observation size.
+// Arrays, and the rows of its games (GameArrays: every seat's observation
+// of the final position). The zero value is not usable: NewColumns sets the
+// observation size.
 type Columns struct {
 	obsSize     int
 	obs         []float32
@@ -19,11 +24,15 @@ type Columns struct {
 	seat        []int8
 	game        []int64
 	decision    []int32
+	potential   []float32 // the shaping potential of the seat to move (vecenv.Potentials)
+	searched    []uint8   // 1 if the agent searched the decision (Stats.Simulations > 0)
 	visits      []float32 // only withVisits
 	withVisits  bool
 	target      []uint8 // only withTargets: 1 if the row's policy is a target
 	withTargets bool
 	rows        int
+	final       []float32 // per game: the final position's observation for every seat
+	games       int       // games ended (EndGame)
 }
 
 // NewColumns returns empty columns for observations of obsSize values.
@@ -44,6 +53,9 @@ func NewTargetColumns(obsSize int) *Columns {
 // Rows returns the number of rows (decisions).
 func (c *Columns) Rows() int { return c.rows }
 
+// Games returns the number of games ended by EndGame.
+func (c *Columns) Games() int { return c.games }
+
 // SetValues sets every row's value target to the outcome of its seat.
 func (c *Columns) SetValues(outcomes []float64) {
 	for i := range c.value {
@@ -51,10 +63,29 @@ func (c *Columns) SetValues(outcomes []float64) {
 	}
 }
 
+// EndGame ends the game whose rows were added last: it sets their value
+// targets to the outcomes of the final state s (SetValues) and adds the
+// game's row of GameArrays, the observation of s for every seat (encoded by
+// enc), which is a learner's last observation in the env (the terminal
+// row's). Call it once per game, from agent.Game.OnEnd.
+func (c *Columns) EndGame(enc *obs.Encoder, s *env.State) {
+	for i := range c.value {
+		c.value[i] = float32(s.Outcome(int(c.seat[i])))
+	}
+	d := enc.Size()
+	for p := 0; p < s.Rules().Players; p++ {
+		n := len(c.final)
+		c.final = slices.Grow(c.final, d)[:n+d]
+		enc.Encode(s, p, c.final[n:n+d])
+	}
+	c.games++
+}
+
 // data returns the columns in the order of Arrays (shardArrays): visits,
-// then policy_target, last.
+// then policy_target, after the others, and last the game rows (final_obs).
 func (c *Columns) data() []any {
-	return []any{c.obs, c.mask, c.action, c.policy, c.value, c.searchValue, c.seat, c.game, c.decision, c.visits, c.target}
+	return []any{c.obs, c.mask, c.action, c.policy, c.value, c.searchValue, c.seat, c.game, c.decision,
+		c.potential, c.searched, c.visits, c.target, c.final}
 }
 
 // Append adds every row of o.
@@ -68,16 +99,21 @@ func (c *Columns) Append(o *Columns) {
 	c.seat = append(c.seat, o.seat...)
 	c.game = append(c.game, o.game...)
 	c.decision = append(c.decision, o.decision...)
+	c.potential = append(c.potential, o.potential...)
+	c.searched = append(c.searched, o.searched...)
 	c.visits = append(c.visits, o.visits...)
 	c.target = append(c.target, o.target...)
+	c.final = append(c.final, o.final...)
 	c.rows += o.rows
+	c.games += o.games
 }
 
 // AddDecision appends the row of one decision of game: the observation of
 // s for the seat to move (encoded by enc into buf, of enc.Size() values),
 // its mask, the action a, the search policy and value of st (a one-hot
-// policy of a when the agent does not search). Its value target is 0 until
-// SetValues.
+// policy of a when the agent does not search), the seat's shaping potential
+// (vecenv.Potentials) and whether the agent searched (st.Simulations > 0).
+// Its value target is 0 until EndGame (or SetValues).
 func (c *Columns) AddDecision(enc *obs.Encoder, buf []float32, s *env.State, a env.Action, st agent.Stats, game int) {
 	enc.Encode(s, s.ToMove(), buf)
 	c.obs = append(c.obs, buf...)
@@ -97,6 +133,14 @@ func (c *Columns) AddDecision(enc *obs.Encoder, buf []float32, s *env.State, a e
 	c.seat = append(c.seat, int8(s.ToMove()))
 	c.game = append(c.game, int64(game))
 	c.decision = append(c.decision, int32(s.Decisions()))
+	var phi [env.MaxPlayers]float32
+	vecenv.Potentials(s, &phi)
+	c.potential = append(c.potential, phi[s.ToMove()])
+	searched := uint8(0)
+	if st.Simulations > 0 {
+		searched = 1
+	}
+	c.searched = append(c.searched, searched)
 	if c.withVisits {
 		if st.Visits != nil {
 			c.visits = append(c.visits, st.Visits...)

@@ -28,10 +28,13 @@ import (
 var ErrDataset = errors.New("dataset")
 
 // Dataset format identifiers (docs/DATASETS.md): the manifest's format and
-// version, its file name, and the largest manifest Open reads.
+// version, its file name, and the largest manifest Open reads. Version 2
+// added the arrays potential and searched to every row and the game array
+// final_obs, which make a game's transitions (reward, next observation)
+// computable offline; readers read version 1 too.
 const (
 	Format          = "yutenv-dataset"
-	FormatVersion   = 1
+	FormatVersion   = 2
 	ManifestName    = "manifest.json"
 	MaxManifestSize = 256 << 20
 )
@@ -74,12 +77,16 @@ type Manifest struct {
 	Games       int   `json:"games"`
 	Decisions   int64 `json:"decisions"`
 	Complete    bool  `json:"complete"`
-	// Arrays lists every array of a shard: its name, numpy dtype and the
-	// shape of one row (the first axis, the decisions, is left out).
-	Arrays  []Array `json:"arrays"`
-	Shards  []Shard `json:"shards"`
-	Created string  `json:"created"`
-	Updated string  `json:"updated"`
+	// Arrays lists every array of a shard whose rows are decisions: its
+	// name, numpy dtype and the shape of one row (the first axis, the
+	// decisions, is left out).
+	Arrays []Array `json:"arrays"`
+	// GameArrays lists the arrays of a shard whose rows are its games
+	// (version 2 on; absent in version 1), likewise.
+	GameArrays []Array `json:"game_arrays,omitempty"`
+	Shards     []Shard `json:"shards"`
+	Created    string  `json:"created"`
+	Updated    string  `json:"updated"`
 }
 
 // Scheme returns the manifest's seed scheme: SeedScheme, or 1 for a
@@ -128,9 +135,16 @@ type Shard struct {
 	RecordsSHA256 string `json:"records_sha256"`
 }
 
-// Arrays is the array list of a dataset whose observations have obsSize values.
-func Arrays(obsSize int) []Array {
-	return []Array{
+// Arrays is the array list of a dataset of this format version whose
+// observations have obsSize values.
+func Arrays(obsSize int) []Array { return ArraysOf(FormatVersion, obsSize) }
+
+// ArraysOf is the array list of every shard of a dataset of format version
+// (1 or 2). Version 2 added, after decision: potential (float32, the
+// shaping potential of the seat to move, vecenv.Potentials) and searched
+// (uint8, 1 if the agent searched the decision: Stats.Simulations > 0).
+func ArraysOf(version, obsSize int) []Array {
+	arrays := []Array{
 		{"obs", "<f4", []int{obsSize}},
 		{"mask", "|u1", []int{env.NumActions}},
 		{"action", "<i4", []int{}},
@@ -141,6 +155,18 @@ func Arrays(obsSize int) []Array {
 		{"game", "<i8", []int{}},
 		{"decision", "<i4", []int{}},
 	}
+	if version >= 2 {
+		arrays = append(arrays, Array{"potential", "<f4", []int{}}, Array{"searched", "|u1", []int{}})
+	}
+	return arrays
+}
+
+// GameArrays is the list of arrays whose rows are a shard's games, for
+// rules of players seats and observations of obsSize values: final_obs,
+// the observation of the game's final position for every seat (the
+// learner's last observation in the env), float32 [players, obsSize].
+func GameArrays(players, obsSize int) []Array {
+	return []Array{{"final_obs", "<f4", []int{players, obsSize}}}
 }
 
 // VisitsArray is the optional array of raw root visit counts (Config.Visits).
@@ -179,14 +205,26 @@ type Config struct {
 	FirstGame int
 }
 
+// arrays is the array list of the shards of a dataset of cfg in format version.
+func (cfg Config) arrays(version int) []Array {
+	arrays := ArraysOf(version, cfg.Space.Size)
+	if cfg.Visits {
+		arrays = append(arrays, VisitsArray)
+	}
+	if cfg.PolicyTargets {
+		arrays = append(arrays, PolicyTargetArray)
+	}
+	return arrays
+}
+
 // Open reads dir's manifest, checks it was made by the same run
 // (rules, agents, tier, seed) under this build's observation layout (an
 // error wrapping ErrDataset and obs.ErrLayout if not) and tidies the directory, or starts a new
 // dataset in an empty or missing dir. games is the number of games the run
 // asks for: a larger number than the manifest's target extends it. A
-// dataset of another seed scheme (Manifest.Scheme) opens only when no game
-// is to be added (games <= its games): adding games would mix two schemes
-// in one run.
+// dataset of another seed scheme (Manifest.Scheme), or of format version 1,
+// opens only when no game is to be added (games <= its games): adding games
+// would mix two schemes, or two versions, in one dataset.
 func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -199,16 +237,10 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 		Format: Format, Version: FormatVersion, Software: cfg.Software,
 		Rules: cfg.Rules, RulesText: cfg.Rules.String(), Agents: cfg.Agents,
 		Tier: sp.Tier, ObsSize: sp.Size, ObsLayout: obs.LayoutVersion, Seed: cfg.Seed, ShardGames: cfg.ShardGames,
-		FirstGame: cfg.FirstGame, Arrays: Arrays(sp.Size), Shards: []Shard{},
+		FirstGame: cfg.FirstGame, Arrays: cfg.arrays(FormatVersion), GameArrays: GameArrays(cfg.Rules.Players, sp.Size), Shards: []Shard{},
 	}
-	if cfg.Visits {
-		want.Arrays = append(want.Arrays, VisitsArray)
-	}
-	if cfg.PolicyTargets {
-		if !cfg.Visits {
-			return nil, fmt.Errorf("%w: policy targets need visits: a dataset of network self-play", ErrDataset)
-		}
-		want.Arrays = append(want.Arrays, PolicyTargetArray)
+	if cfg.PolicyTargets && !cfg.Visits {
+		return nil, fmt.Errorf("%w: policy targets need visits: a dataset of network self-play", ErrDataset)
 	}
 	for _, p := range sp.Parts {
 		want.ObsParts = append(want.ObsParts, Part{Name: p.Name, Offset: p.Offset, Shape: p.Shape})
@@ -243,7 +275,14 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 	if m.Format != Format {
 		return nil, fmt.Errorf("%w: %s: format %q, want %q", ErrDataset, path, m.Format, Format)
 	}
-	if m.Version != FormatVersion {
+	switch {
+	case m.Version == 1 && games > m.Games:
+		return nil, fmt.Errorf("%w: %s is in format version 1 (%s), this build writes version %d (with every row's potential and search flag, "+
+			"and the games' final observations): its next shards would not match; finish it with the yutenv that made it, or write a new dataset to another --out",
+			ErrDataset, dir, m.Software, FormatVersion)
+	case m.Version == 1: // complete: opened to be checked, nothing is added
+		want.Arrays, want.GameArrays = cfg.arrays(1), nil
+	case m.Version != FormatVersion:
 		return nil, fmt.Errorf("%w: %s: version %d, this build writes %d", ErrDataset, path, m.Version, FormatVersion)
 	}
 	if err := obs.CheckLayout(m.ObsLayout); err != nil {
@@ -265,6 +304,7 @@ func Open(dir string, cfg Config, games int) (*Manifest, error) {
 		{"seed", m.Seed, want.Seed},
 		{"first_game", m.FirstGame, want.FirstGame},
 		{"arrays", m.Arrays, want.Arrays},
+		{"game_arrays", m.GameArrays, want.GameArrays},
 	} {
 		if !reflect.DeepEqual(c.have, c.now) {
 			return nil, fmt.Errorf("%w: %s was made with %s %v, this run asks for %v: use the same flags to resume, or another --out",
@@ -382,6 +422,9 @@ var ShardHook func()
 // them, each atomically. Shard files are numbered from FirstGame/ShardGames
 // on, so the parts of a distributed run name their shards as one run would.
 func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Record) error {
+	if c.games != len(recs) {
+		return fmt.Errorf("%w: %d records for %d games ended by EndGame", ErrDataset, len(recs), c.games)
+	}
 	return m.writeShard(dir, first, len(recs), func(w io.Writer) error {
 		for _, r := range recs {
 			if _, err := r.WriteTo(w); err != nil {
@@ -389,13 +432,13 @@ func (m *Manifest) AddShard(dir string, first int, c *Columns, recs []*env.Recor
 			}
 		}
 		return nil
-	}, shardArrays(c.rows, c.obsSize, c.withVisits, c.withTargets, c.data()))
+	}, m.shardArrays(c.rows, len(recs), c.obsSize, c.withVisits, c.withTargets, c.data()))
 }
 
-// shardArrays names and shapes the arrays of a shard of n rows, whose data
-// (slices, or readers of their little-endian bytes) come in the order of
-// Columns.data.
-func shardArrays(n, obsSize int, withVisits, withTargets bool, data []any) []NPYArray {
+// shardArrays names and shapes the arrays of a shard of n rows and games
+// games, whose data (slices, or readers of their little-endian bytes) come
+// in the order of Columns.data.
+func (m *Manifest) shardArrays(n, games, obsSize int, withVisits, withTargets bool, data []any) []NPYArray {
 	arrays := []NPYArray{
 		{"obs", "<f4", []int{n, obsSize}, data[0]},
 		{"mask", "|u1", []int{n, env.NumActions}, data[1]},
@@ -406,12 +449,17 @@ func shardArrays(n, obsSize int, withVisits, withTargets bool, data []any) []NPY
 		{"seat", "|i1", []int{n}, data[6]},
 		{"game", "<i8", []int{n}, data[7]},
 		{"decision", "<i4", []int{n}, data[8]},
+		{"potential", "<f4", []int{n}, data[9]},
+		{"searched", "|u1", []int{n}, data[10]},
 	}
 	if withVisits {
-		arrays = append(arrays, NPYArray{"visits", "<f4", []int{n, env.NumActions}, data[9]})
+		arrays = append(arrays, NPYArray{"visits", "<f4", []int{n, env.NumActions}, data[11]})
 	}
 	if withTargets {
-		arrays = append(arrays, NPYArray{PolicyTargetArray.Name, PolicyTargetArray.Dtype, []int{n}, data[10]})
+		arrays = append(arrays, NPYArray{PolicyTargetArray.Name, PolicyTargetArray.Dtype, []int{n}, data[12]})
+	}
+	for _, a := range m.GameArrays {
+		arrays = append(arrays, NPYArray{a.Name, a.Dtype, append([]int{games}, a.Shape...), data[13]})
 	}
 	return arrays
 }

@@ -188,3 +188,42 @@ func TestOpenRefusesAnotherLayout(t *testing.T) {
 		})
 	}
 }
+
+// A dataset of format version 1 (no potential, searched or final_obs) is
+// still opened to be checked when no game is to be added, with version 1's
+// arrays; adding games is refused with a line naming both versions, since
+// its next shards would not match its first ones.
+func TestOpenVersion1(t *testing.T) {
+	enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+	require.NoError(t, err)
+	cfg := Config{Rules: env.Standard(), Agents: []string{"random", "random"}, Space: enc.Space(), Seed: 6, SeedScheme: 2, ShardGames: 1, Software: "test"}
+	dir := t.TempDir()
+	m, err := Open(dir, cfg, 0)
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.Version)
+	assert.Equal(t, []Array{{"final_obs", "<f4", []int{2, enc.Size()}}}, m.GameArrays)
+	names := func(arrays []Array) (out []string) {
+		for _, a := range arrays {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	assert.Equal(t, []string{"obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "potential", "searched"}, names(m.Arrays))
+
+	m.Version, m.Arrays, m.GameArrays = 1, ArraysOf(1, enc.Size()), nil
+	require.NoError(t, m.save(dir))
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "game_arrays", "a version 1 manifest has none")
+
+	got, err := Open(dir, cfg, 0)
+	require.NoError(t, err, "nothing to add: opened")
+	assert.Equal(t, 1, got.Version)
+	_, err = Open(dir, cfg, 1)
+	assert.ErrorIs(t, err, ErrDataset)
+	assert.ErrorContains(t, err, "is in format version 1 (test), this build writes version 2")
+	other := cfg
+	other.Seed = 7
+	_, err = Open(dir, other, 0)
+	assert.ErrorContains(t, err, "was made with seed 6", "another run's version 1 dataset is still refused")
+}

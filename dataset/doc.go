@@ -5,8 +5,8 @@
 // with its size and SHA-256.
 //
 // The schema is declared once: Arrays names every array, its numpy dtype
-// and the shape of one row (one decision), and Columns collects the rows in
-// that order. Every file is written atomically (AtomicFile: a temporary
+// and the shape of one row (one decision), GameArrays those whose rows are
+// games, and Columns collects the rows in that order. Every file is written atomically (AtomicFile: a temporary
 // name, fsync, rename, fsync of the directory), shards before the manifest
 // that lists them, so a killed run leaves a consistent dataset that Open
 // resumes; the bytes of a shard depend only on its arrays (WriteNPZ stores
@@ -23,7 +23,8 @@
 //		Seed: seed, SeedScheme: vecenv.SeedScheme, ShardGames: 100, Software: "yutenv 0.1.0"}, games)
 //	if err != nil { ... }
 //	cols := dataset.NewColumns(enc.Size())
-//	... cols.AddDecision(enc, buf, &state, action, stats, game) for each decision,
-//	    cols.SetValues(outcomes) when a game ends ...
+//	... cols.AddDecision(enc, buf, &state, action, stats, game) for each decision
+//	    (agent.Game.OnDecision), cols.EndGame(enc, &final) when a game ends
+//	    (agent.Game.OnEnd) ...
 //	err = m.AddShard(dir, m.Games, cols, records)
 package dataset

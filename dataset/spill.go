@@ -35,7 +35,7 @@ type ShardWriter struct {
 func (m *Manifest) NewShardWriter(dir string, first, obsSize int, withVisits bool) (*ShardWriter, error) {
 	w := &ShardWriter{m: m, dir: dir, first: first, obsSize: obsSize, withVisits: withVisits, withTargets: m.hasArray(PolicyTargetArray.Name)}
 	name := fmt.Sprintf("shard-%06d", m.FirstGame/m.ShardGames+len(m.Shards))
-	for _, part := range []string{"obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "visits", "policy_target", "records"} {
+	for _, part := range []string{"obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "potential", "searched", "visits", "policy_target", "final_obs", "records"} {
 		f, err := os.Create(filepath.Join(dir, name+"."+part+".spill"+TmpSuffix))
 		if err != nil {
 			w.Abort()
@@ -55,6 +55,9 @@ func (w *ShardWriter) Add(c *Columns, rec *env.Record) error {
 	if c.obsSize != w.obsSize || c.withVisits != w.withVisits || c.withTargets != w.withTargets {
 		return fmt.Errorf("%w: columns of %d values (visits %v, policy targets %v) for a shard of %d (visits %v, policy targets %v)",
 			ErrDataset, c.obsSize, c.withVisits, c.withTargets, w.obsSize, w.withVisits, w.withTargets)
+	}
+	if c.games != 1 {
+		return fmt.Errorf("%w: Add takes one game ended by EndGame, got %d", ErrDataset, c.games)
 	}
 	for i, d := range c.data() {
 		if err := writeLE(w.bufs[i], d); err != nil {
@@ -87,7 +90,7 @@ func (w *ShardWriter) Finish() error {
 	return w.m.writeShard(w.dir, w.first, w.games, func(out io.Writer) error {
 		_, err := io.Copy(out, recs)
 		return err
-	}, shardArrays(w.rows, w.obsSize, w.withVisits, w.withTargets, readers[:len(readers)-1]))
+	}, w.m.shardArrays(w.rows, w.games, w.obsSize, w.withVisits, w.withTargets, readers[:len(readers)-1]))
 }
 
 // Abort removes the temporary files; it is meant to be deferred.

@@ -57,9 +57,12 @@ func TestShardWriterMatchesAddShard(t *testing.T) {
 					cols.AddTargetDecision(enc, buf, s, a, st, g, s.Decisions()%3 == 0)
 					return nil
 				}
+				game.OnEnd = func(s *env.State) error {
+					cols.EndGame(enc, s)
+					return nil
+				}
 				res, err := game.Play()
 				require.NoError(t, err)
-				cols.SetValues(res.Outcomes[:])
 				require.NoError(t, w.Add(cols, res.Record))
 				all.Append(cols)
 				recs = append(recs, res.Record)

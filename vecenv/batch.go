@@ -584,7 +584,7 @@ func (b *Batch) resumeOpen(i int, sl *slot, w *worker) error {
 			return err
 		}
 		if !sl.s.IsOver() || !b.single() {
-			potentials(&sl.s, &sl.phi)
+			Potentials(&sl.s, &sl.phi)
 			b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], false)
 			return nil
 		}
@@ -879,12 +879,17 @@ func (b *Batch) fail(lo int, err error) {
 // home while its opponents have not moved is worth +0.5 (a win is +1).
 const progressScale = 0.5
 
-// potentials writes each seat's shaping potential: progressScale times its
-// race progress minus the mean progress of the other seats. A seat's progress
-// is the fraction of the total steps its pieces have covered (a piece in
-// hand has covered none, a finished piece all, a piece on the board the steps
-// its route needs from entry minus what it still needs).
-func potentials(s *env.State, phi *[env.MaxPlayers]float32) {
+// Potentials writes each seat's shaping potential of the reward scheme
+// RewardProgress: progressScale times its race progress minus the mean
+// progress of the other seats. A seat's progress is the fraction of the
+// total steps its pieces have covered (a piece in hand has covered none, a
+// finished piece all, a piece on the board the steps its route needs from
+// entry minus what it still needs). A learner's shaped reward for a step is
+// the potential of its seat at its next decision minus the one at its last
+// (0 in place of the next once the game is over); datasets record every
+// decision's potential of the seat to move, so that the same reward is
+// computed offline.
+func Potentials(s *env.State, phi *[env.MaxPlayers]float32) {
 	r := s.Rules()
 	full := float64(r.LapSteps()) // steps from hand to finished on the rules' board
 	var prog [env.MaxPlayers]float64
@@ -920,7 +925,7 @@ func potentials(s *env.State, phi *[env.MaxPlayers]float32) {
 func (b *Batch) shape(sl *slot, rew []float32, terminated bool) {
 	var next [env.MaxPlayers]float32
 	if !terminated {
-		potentials(&sl.s, &next)
+		Potentials(&sl.s, &next)
 	}
 	if b.single() {
 		rew[0] += next[sl.learner] - sl.phi[sl.learner]
@@ -985,7 +990,7 @@ func (b *Batch) loaded(i int, sl *slot, w *worker) (pending bool, err error) {
 	}
 	over := sl.s.IsOver()
 	sl.ended = over
-	potentials(&sl.s, &sl.phi)
+	Potentials(&sl.s, &sl.phi)
 	b.writeRow(sl, b.obsRow(i), b.maskRow(i), &b.rows.ToMove[i], over)
 	return false, nil
 }

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/yutenv/yutenv/dataset"
@@ -22,7 +25,8 @@ const selfplayArgs = `[flags]
 
 Without --tier: plays --games games and writes their records as JSON lines
 (docs/FORMATS.md) to --out (a file, written atomically; '-' or nothing for
-stdout).
+stdout). A folder as --out is refused before any game is played: a dataset
+folder needs --tier.
 
 With --tier: writes a training dataset to the directory --out: every
 decision as (observation, mask, action, search policy, value target, seat,
@@ -61,7 +65,7 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	games := fs.Int("games", 100, "games to play (with --tier: the dataset's total, counting games already written)")
 	seed := fs.Uint64("seed", 1, "seed of the run: every game's and agent's seed derives from it")
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (e.g. players=3)")
-	out := fs.String("out", "-", "records file ('-' = stdout), or with --tier the dataset directory")
+	out := fs.String("out", "-", "records file ('-' = stdout); with --tier, the dataset directory")
 	tierName := fs.String("tier", "", "observation tier (compact, tactical, planes): write a dataset instead of records")
 	shardGames := fs.Int("shard-games", 100, "games per dataset shard")
 	firstGame := fs.Int("first-game", 0, "with --tier: the first game of the dataset (one part of a distributed run)")
@@ -92,6 +96,9 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg := selfplayConfig{rules: rules, specs: specs, seed: *seed, workers: *workers, capped: capped}
 	if *tierName == "" {
+		if err := checkRecordsOut(*out); err != nil {
+			return err
+		}
 		return selfplayRecords(cfg, *games, *out, stdout, stderr, prog)
 	}
 	tier, err := obs.ParseTier(*tierName)
@@ -105,6 +112,28 @@ func runSelfplay(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return writeDataset(cfg, *firstGame, *games, *shardGames, *out, stdout, stderr, prog)
+}
+
+// checkRecordsOut refuses, before any game is played, an --out that cannot
+// be the records file of a run without --tier: a folder (an existing one, or
+// a name ending in a path separator, which reads as one), or a file in a
+// folder that does not exist.
+func checkRecordsOut(out string) error {
+	if out == "-" || out == "" {
+		return nil
+	}
+	st, err := os.Stat(out)
+	isDir := err == nil && st.IsDir()
+	if isDir || strings.HasSuffix(out, "/") || strings.HasSuffix(out, string(filepath.Separator)) {
+		return fmt.Errorf("--out %s names a folder, but without --tier --out is the file the game records are written to "+
+			"(JSON lines, docs/FORMATS.md); to write a training dataset folder add --tier compact, tactical or planes "+
+			"(docs/DATASETS.md), or give a file name such as --out games.jsonl", out)
+	}
+	parent := filepath.Dir(out)
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		return fmt.Errorf("--out %s: the folder %s does not exist (without --tier, --out is the records file; create its folder first)", out, parent)
+	}
+	return nil
 }
 
 // seatSpecs turns --agents into one canonical spec per seat, and says
@@ -168,12 +197,13 @@ func selfplayGames(cfg selfplayConfig, first, last int, stop <-chan struct{}) <-
 				pg.cols.AddTargetDecision(cfg.enc, buf, s, a, st, g, !st.Fast)
 				return nil
 			}
+			game.OnEnd = func(s *env.State) error {
+				pg.cols.EndGame(cfg.enc, s)
+				return nil
+			}
 		}
 		res, err := game.Play()
 		pg.rec, pg.err = res.Record, err
-		if err == nil && pg.cols != nil {
-			pg.cols.SetValues(res.Outcomes[:])
-		}
 		return pg
 	})
 }

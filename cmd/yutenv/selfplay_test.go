@@ -24,6 +24,7 @@ import (
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 func TestSelfplayRecords(t *testing.T) {
@@ -178,6 +179,13 @@ func TestSelfplayDataset(t *testing.T) {
 			assert.Equal(t, spec.Dtype, a.dtype, spec.Name)
 			assert.Equal(t, append([]int{sh.Decisions}, spec.Shape...), a.shape, spec.Name)
 		}
+		require.Equal(t, dataset.GameArrays(2, 213), m.GameArrays)
+		for _, spec := range m.GameArrays {
+			a, ok := arr[spec.Name]
+			require.True(t, ok, spec.Name)
+			assert.Equal(t, spec.Dtype, a.dtype, spec.Name)
+			assert.Equal(t, append([]int{sh.Games}, spec.Shape...), a.shape, spec.Name)
+		}
 		b, err := os.ReadFile(filepath.Join(dir, sh.Records))
 		require.NoError(t, err)
 		recs, err := env.ReadRecords(bytes.NewReader(b))
@@ -185,15 +193,32 @@ func TestSelfplayDataset(t *testing.T) {
 		require.Len(t, recs, sh.Games)
 
 		// Every row matches its game record: action, seat, decision index,
-		// mask, and value = the game's outcome for the mover.
+		// mask, value = the game's outcome for the mover, the mover's
+		// shaping potential before the move and whether its agent searched
+		// (mcts:8 in seat 0 unless the move was forced; greedy never); and
+		// final_obs is the final position's observation for each seat.
 		actions, seats, games, decisions := arr["action"].ints(), arr["seat"].ints(), arr["game"].ints(), arr["decision"].ints()
 		values, policy, mask := arr["value"].float32s(), arr["policy"].float32s(), arr["mask"].ints()
+		potential, searched, final := arr["potential"].float32s(), arr["searched"].ints(), arr["final_obs"].float32s()
+		enc, err := obs.NewEncoder(env.Standard(), obs.Compact)
+		require.NoError(t, err)
+		buf := make([]float32, enc.Size())
 		row := 0
 		for gi, rec := range recs {
-			_, err := rec.Replay(func(step int, ev env.Event, s *env.State) error {
+			var before env.State
+			last, err := rec.Replay(func(step int, ev env.Event, s *env.State) error {
+				defer func() { before = *s }()
 				if step < 0 || ev.Kind != env.EventMove {
 					return nil
 				}
+				var phi [env.MaxPlayers]float32
+				vecenv.Potentials(&before, &phi)
+				assert.Equal(t, phi[ev.Seat], potential[row])
+				legal := 0
+				for _, v := range mask[row*env.NumActions : (row+1)*env.NumActions] {
+					legal += v
+				}
+				assert.Equal(t, ev.Seat == 0 && legal > 1, searched[row] == 1, "row %d", row)
 				assert.Equal(t, sh.FirstGame+gi, games[row])
 				assert.Equal(t, int(ev.Action), actions[row])
 				assert.Equal(t, int(ev.Seat), seats[row])
@@ -214,6 +239,11 @@ func TestSelfplayDataset(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
+			for seat := range 2 {
+				enc.Encode(&last, seat, buf)
+				off := (gi*2 + seat) * enc.Size()
+				assert.Equal(t, buf, final[off:off+enc.Size()], "final_obs of game %d, seat %d", gi, seat)
+			}
 		}
 		assert.Equal(t, sh.Decisions, row)
 		total += row
@@ -329,13 +359,38 @@ func TestSelfplayErrors(t *testing.T) {
 		{[]string{"--shard-games", "0"}, "--shard-games must be"},
 		{[]string{"--first-game", "100"}, "--first-game needs --tier"},
 		{[]string{"--rules", "players=1"}, "players must be"},
-		{[]string{"--out", "/nonexistent/dir/file.jsonl"}, "no such file or directory"},
+		{[]string{"--out", "/nonexistent/dir/file.jsonl"}, "the folder /nonexistent/dir does not exist"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.msg, func(t *testing.T) {
 			code, _, errs := runCmd(t, append([]string{"selfplay", "--quiet"}, tt.args...)...)
 			assert.Equal(t, 1, code)
 			assert.Contains(t, errs, tt.msg)
+		})
+	}
+}
+
+// Without --tier, --out is the records file: a folder (existing, or a name
+// ending in a slash) is refused before any game is played, with a line that
+// says what --out means and how to write a dataset folder instead.
+func TestSelfplayOutFolderWithoutTier(t *testing.T) {
+	existing := t.TempDir()
+	fresh := filepath.Join(t.TempDir(), "ds")
+	for _, out := range []string{existing, existing + "/", fresh + "/"} {
+		t.Run(out, func(t *testing.T) {
+			code, stdout, errs := runCmd(t, "selfplay", "--games", "3", "--progress", "always", "--out", out)
+			assert.Equal(t, 1, code)
+			assert.Empty(t, stdout)
+			lines := strings.Split(strings.TrimSpace(errs), "\n")
+			require.NotEmpty(t, lines)
+			assert.Contains(t, lines[0], "without --tier --out is the file the game records are written to")
+			assert.Contains(t, lines[0], "to write a training dataset folder add --tier")
+			assert.NotContains(t, errs, "games/s", "refused before any game was played")
+			entries, err := os.ReadDir(existing)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "nothing written into the folder")
+			_, err = os.Stat(fresh)
+			assert.True(t, os.IsNotExist(err), "no folder created")
 		})
 	}
 }

@@ -397,6 +397,24 @@ func TestGameErrors(t *testing.T) {
 	_, err = Game{Rules: env.Standard(), Seed: 1, Start: 0, Seats: []Agent{r, r},
 		OnDecision: func(*env.State, env.Action, Stats) error { return stop }}.Play()
 	assert.ErrorIs(t, err, stop)
+	_, err = Game{Rules: env.Standard(), Seed: 1, Start: 0, Seats: []Agent{r, r},
+		OnEnd: func(*env.State) error { return stop }}.Play()
+	assert.ErrorIs(t, err, stop, "OnEnd's error fails the game")
+}
+
+// OnEnd is called once, with the final state: over, with the result's
+// winner and decisions.
+func TestGameOnEnd(t *testing.T) {
+	r, err := New("random", 1)
+	require.NoError(t, err)
+	var final []env.State
+	res, err := Game{Rules: env.Standard(), Seed: 3, Start: env.AnySeat, Seats: []Agent{r, r},
+		OnEnd: func(s *env.State) error { final = append(final, *s); return nil }}.Play()
+	require.NoError(t, err)
+	require.Len(t, final, 1)
+	assert.True(t, final[0].IsOver())
+	assert.Equal(t, res.Winner, final[0].Winner())
+	assert.Equal(t, res.Decisions, final[0].Decisions())
 }
 
 func TestNoAllocations(t *testing.T) {

@@ -37,6 +37,9 @@ type Game struct {
 	// before the action, the action and the agent's statistics (whose
 	// Policy is only valid during the call). An error stops the game.
 	OnDecision func(s *env.State, a env.Action, st Stats) error
+	// OnEnd, if not nil, is called once the game is over with its final
+	// state (valid only during the call). An error fails the game.
+	OnEnd func(s *env.State) error
 }
 
 // Result is how a game went.
@@ -112,6 +115,11 @@ func (g Game) Play() (Result, error) {
 		res.SeatDecisions[seat]++
 		if res.Record != nil {
 			res.Record.Add(ev, &s)
+		}
+	}
+	if g.OnEnd != nil {
+		if err := g.OnEnd(&s); err != nil {
+			return res, err
 		}
 	}
 	res.Winner = s.Winner()

@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/yutenv/yutenv/az"
+	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
@@ -82,7 +83,7 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(w, format+"\n", arg
 type section func(w *writer) error
 
 // sections are written in order, each after a blank line.
-var sections = []section{rulesSection, actionsSection, namesSection, tiersSection, packedSection, methodsSection, selfplaySection, shippedSection, netSection, errorsSection}
+var sections = []section{rulesSection, actionsSection, namesSection, tiersSection, packedSection, rewardsSection, datasetSection, methodsSection, selfplaySection, shippedSection, netSection, errorsSection}
 
 // render returns the whole module.
 func render() ([]byte, error) {
@@ -209,6 +210,13 @@ func actionsSection(w *writer) error {
 	w.p("NUM_THROWS: Final = %d", env.NumThrows)
 	w.p(`"""The number of throw results (chance outcomes)."""`)
 	w.p("")
+	var throws []string
+	for t := range env.NumThrows {
+		throws = append(throws, env.Throw(t).String())
+	}
+	w.p("THROWS: Final[tuple[str, ...]] = %s", pyTuple(throws))
+	w.p(`"""The throw results by id, as game records name them (env.Throw)."""`)
+	w.p("")
 	w.p("NUM_STATIONS: Final = %d", env.NumStations)
 	w.p(`"""The number of stations of the cross board (and the most spaces of a line)."""`)
 	w.p("")
@@ -289,6 +297,41 @@ func packedSection(w *writer) error {
 	}
 	w.p("}")
 	w.p(`"""The fields of a packed state by name, in order; they tile its PACKED_STATE_SIZE bytes."""`)
+	return nil
+}
+
+func rewardsSection(w *writer) error {
+	w.p("REWARDS: Final[tuple[str, ...]] = %s", pyTuple(vecenv.RewardNames()))
+	w.p(`"""The reward schemes of an env (vecenv.RewardNames; make's param reward): the terminal outcome alone, or with potential-based shaping by race progress."""`)
+	return nil
+}
+
+func datasetSection(w *writer) error {
+	names := func(arrays []dataset.Array) []string {
+		var out []string
+		for _, a := range arrays {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	w.p("DATASET_FORMAT: Final = %s", py(dataset.Format))
+	w.p(`"""The format name of a self-play dataset's manifest (docs/DATASETS.md)."""`)
+	w.p("")
+	w.p("DATASET_VERSION: Final = %d", dataset.FormatVersion)
+	w.p(`"""The dataset format version this build writes (dataset.FormatVersion); readers read every version from 1 up to it."""`)
+	w.p("")
+	w.p("DATASET_ARRAYS: Final[dict[int, tuple[str, ...]]] = {")
+	for v := 1; v <= dataset.FormatVersion; v++ {
+		w.p("    %d: %s,", v, pyTuple(names(dataset.ArraysOf(v, 1))))
+	}
+	w.p("}")
+	w.p(`"""The arrays of every shard whose rows are decisions, in order, by format version (dataset.ArraysOf)."""`)
+	w.p("")
+	w.p("DATASET_OPTIONAL_ARRAYS: Final[tuple[str, ...]] = %s", pyTuple(names([]dataset.Array{dataset.VisitsArray, dataset.PolicyTargetArray})))
+	w.p(`"""Arrays of decisions a dataset may add after those, in this order (dataset.VisitsArray, dataset.PolicyTargetArray)."""`)
+	w.p("")
+	w.p("DATASET_GAME_ARRAYS: Final[tuple[str, ...]] = %s", pyTuple(names(dataset.GameArrays(2, 1))))
+	w.p(`"""The arrays of every shard whose rows are games, from version 2 on (dataset.GameArrays)."""`)
 	return nil
 }
 

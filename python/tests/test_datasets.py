@@ -86,7 +86,7 @@ def test_subset_of_arrays(made: Path) -> None:
 
 def test_plain_numpy_reads_a_shard(made: Path) -> None:
     with np.load(made / "shard-000000.npz") as z:
-        assert sorted(z.files) == sorted(datasets.ARRAYS)
+        assert sorted(z.files) == sorted(datasets.ARRAYS + datasets.GAME_ARRAYS)
         assert z["obs"].dtype == np.float32
 
 
@@ -158,7 +158,11 @@ def test_mismatched_manifest(copy: Path) -> None:
 @pytest.mark.parametrize(
     "change, message",
     [
-        (lambda m: m.update(version=2), "version 2; this reader knows version 1"),
+        (lambda m: m.update(version=3), "version 3; this reader knows versions 1 to 2"),
+        (lambda m: m.update(version=True), "version True; this reader knows versions 1 to 2"),
+        (lambda m: m.pop("game_arrays"), "field 'game_arrays' is missing"),
+        (lambda m: m["game_arrays"][0].update(name="last_obs"), r"game_arrays \['last_obs'\], this reader expects \['final_obs'\]"),
+        (lambda m: m["arrays"].pop(9), "this reader expects for version 2"),
         (lambda m: m.update(format="zip"), "format 'zip'"),
         (lambda m: m["shards"][1].update(first_game=7), "starts at game 7, expected 2"),
         (lambda m: m["shards"][0].update(file="../evil.npz"), "want a plain file name"),
@@ -362,3 +366,22 @@ def test_manifest_before_the_seed_scheme_loads(copy: Path) -> None:
     edit_manifest(copy, lambda m: m.pop("seed_scheme"))
     ds = datasets.load(copy)
     assert "seed_scheme" not in ds.manifest and ds.games == 5
+
+
+def test_load_peaks_at_the_arrays_it_returns(tmp_path: Path) -> None:
+    """load allocates every array once, at its full size, and reads each shard into its rows:
+    its peak is the arrays it returns plus the reading buffers (a megabyte, whatever the size;
+    it was twice the arrays: the shards, then their concatenation)."""
+    import tracemalloc
+
+    d = tmp_path / "big"
+    selfplay(d, "--tier", "tactical", "--games", "24", "--shard-games", "6", "--agents", "greedy", "--seed", "1")
+    tracemalloc.start()
+    try:
+        ds = datasets.load(d)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    held = sum(a.nbytes for a in ds.arrays().values()) + (ds.final_obs.nbytes if ds.final_obs is not None else 0)
+    assert held > 8 << 20
+    assert peak < held + (2 << 20), f"peak {peak} bytes for {held} bytes of arrays"  # reading buffers: 1 MB

@@ -47,7 +47,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", REPO / "python" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FULL = os.environ.get("YUTENV_DOCS_FULL") == "1"
 RUNS = {"python", "sh"}
-EXTRA_MODULES = {"sb3": "sb3_contrib", "rllib": "ray.rllib", "ray": "ray", "az": "torch", "openspiel": "pyspiel"}
+EXTRA_MODULES = {"sb3": "sb3_contrib", "rllib": "ray.rllib", "ray": "ray", "az": "torch", "openspiel": "pyspiel", "parquet": "datasets"}
 
 
 @dataclass
@@ -278,6 +278,7 @@ def test_compatibility_table_states_the_current_numbers() -> None:
     assert f"| {_protocol.NUM_ACTIONS} actions" in text
     assert f"| {yutenv.core.PROTOCOL} (docs/PROTOCOL.md)" in text
     assert f"`{yutenv.ENV_ID}`" in text
+    assert f"| dataset | `{_protocol.DATASET_FORMAT}` version {_protocol.DATASET_VERSION}," in text
 
 
 def test_relative_links_resolve_inside_the_repository() -> None:

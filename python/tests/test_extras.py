@@ -96,3 +96,23 @@ def test_report_plot_without_matplotlib_names_the_extra() -> None:
     r = _run_without(("matplotlib",), "-c", code)
     assert r.returncode != 0
     assert "pip install 'yutenv[az]'" in r.stderr.strip().splitlines()[-1], r.stderr
+
+
+LAZY = [
+    # (code run, the extra's modules made missing, the extra named): the dataset exports and
+    # streams import their packages when used, and name their extra then.
+    ("from yutenv import datasets; datasets.to_parquet('ds', 'out')", ("pyarrow",), "parquet"),
+    ("from yutenv import datasets; datasets.to_minari('ds', 'yutenv/ds-v0')", ("minari",), "minari"),
+    ("from yutenv.datasets import torch", ("torch",), "torch"),
+]
+
+
+@pytest.mark.parametrize(("code", "blocked", "extra"), LAZY, ids=[c[2] for c in LAZY])
+def test_dataset_exports_name_their_extra(code: str, blocked: tuple[str, ...], extra: str) -> None:
+    r = _run_without(blocked, "-c", code)
+    assert r.returncode != 0
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("yutenv.errors.MissingExtraError: "), r.stderr
+    assert f"pip install 'yutenv[{extra}]'" in last
+    r = _run_without((), "-c", "import yutenv.datasets, sys; sys.exit('torch' in sys.modules or 'pyarrow' in sys.modules or 'minari' in sys.modules)")
+    assert r.returncode == 0, "importing yutenv.datasets imports none of them"

@@ -253,6 +253,9 @@ ENTER_SOURCE: Final = 29
 NUM_THROWS: Final = 6
 """The number of throw results (chance outcomes)."""
 
+THROWS: Final[tuple[str, ...]] = ("back-do", "do", "gae", "geol", "yut", "mo")
+"""The throw results by id, as game records name them (env.Throw)."""
+
 NUM_STATIONS: Final = 29
 """The number of stations of the cross board (and the most spaces of a line)."""
 
@@ -315,6 +318,27 @@ PACKED_FIELDS: Final[dict[str, PackedField]] = {
     "missed": PackedField(104, 4),
 }
 """The fields of a packed state by name, in order; they tile its PACKED_STATE_SIZE bytes."""
+
+REWARDS: Final[tuple[str, ...]] = ("win", "progress")
+"""The reward schemes of an env (vecenv.RewardNames; make's param reward): the terminal outcome alone, or with potential-based shaping by race progress."""
+
+DATASET_FORMAT: Final = "yutenv-dataset"
+"""The format name of a self-play dataset's manifest (docs/DATASETS.md)."""
+
+DATASET_VERSION: Final = 2
+"""The dataset format version this build writes (dataset.FormatVersion); readers read every version from 1 up to it."""
+
+DATASET_ARRAYS: Final[dict[int, tuple[str, ...]]] = {
+    1: ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision"),
+    2: ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "potential", "searched"),
+}
+"""The arrays of every shard whose rows are decisions, in order, by format version (dataset.ArraysOf)."""
+
+DATASET_OPTIONAL_ARRAYS: Final[tuple[str, ...]] = ("visits", "policy_target")
+"""Arrays of decisions a dataset may add after those, in this order (dataset.VisitsArray, dataset.PolicyTargetArray)."""
+
+DATASET_GAME_ARRAYS: Final[tuple[str, ...]] = ("final_obs",)
+"""The arrays of every shard whose rows are games, from version 2 on (dataset.GameArrays)."""
 
 
 class MethodSpec(NamedTuple):

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .data import datasets
+from .data.stream import shuffled_batches
 
 __all__ = ["batches", "clone"]
 
@@ -48,37 +49,15 @@ def batches(
     those shards are shuffled together and cut into batches (rows left over join the next
     shards' rows). Memory holds at most ``buffer_shards`` shards plus one batch, whatever
     the number of shards. The same ``seed`` gives the same batches.
+    (:func:`yutenv.data.stream.shuffled_batches`, which ``yutenv.datasets.torch`` shares.)
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if buffer_shards < 1:
-        raise ValueError(f"buffer_shards must be at least 1, got {buffer_shards}")
-    n = len(datasets.read_manifest(path)["shards"])
-    rng = np.random.default_rng(seed)
     names = list(arrays)
-    for _ in range(epochs):
-        order = [int(i) for i in rng.permutation(n)]
-        carry: dict[str, npt.NDArray[Any]] | None = None
-        shards = _Peek(datasets.iter_shards(path, verify=verify, arrays=names, order=order))
-        while True:
-            group = [s.arrays() for s in shards.take(buffer_shards)]
-            if not group and carry is None:
-                break
-            parts = ([carry] if carry is not None else []) + [{k: g[k] for k in names} for g in group]
-            del group
-            pool = {k: np.concatenate([p[k] for p in parts]) for k in names}
-            del parts
-            rows = len(pool[names[0]])
-            perm = rng.permutation(rows)
-            more = shards.more()
-            last = rows if not more else rows - rows % batch_size
-            for lo in range(0, last, batch_size):
-                idx = perm[lo : min(lo + batch_size, last)]
-                yield {k: v[idx] for k, v in pool.items()}
-            carry = {k: v[perm[last:]] for k, v in pool.items()} if last < rows else None
-            del pool
-            if not more and carry is None:
-                break
+    n = len(datasets.read_manifest(path)["shards"])
+
+    def read(order: Sequence[int]) -> Iterator[dict[str, npt.NDArray[Any]]]:
+        return (s.arrays() for s in datasets.iter_shards(path, verify=verify, arrays=names, order=order))
+
+    return shuffled_batches(read, range(n), batch_size, names, buffer_shards=buffer_shards, epochs=epochs, seed=seed)
 
 
 def _forward(policy: Any, obs: Any, mask: Any) -> tuple[Any, Any]:
@@ -94,41 +73,6 @@ def _forward(policy: Any, obs: Any, mask: Any) -> tuple[Any, Any]:
         latent_vf = policy.mlp_extractor.forward_critic(vf_features)
     logits = policy.action_net(latent_pi).masked_fill(~mask, -1e8)
     return logits, policy.value_net(latent_vf)
-
-
-class _Peek:
-    """An iterator that can say whether it has more."""
-
-    def __init__(self, it: Iterator[Any]) -> None:
-        self._it = it
-        self._next: list[Any] = []
-
-    def __iter__(self) -> "_Peek":
-        return self
-
-    def __next__(self) -> Any:
-        if self._next:
-            return self._next.pop()
-        return next(self._it)
-
-    def take(self, k: int) -> list[Any]:
-        """Up to ``k`` more items."""
-        out = []
-        for _ in range(k):
-            try:
-                out.append(next(self))
-            except StopIteration:
-                break
-        return out
-
-    def more(self) -> bool:
-        if self._next:
-            return True
-        try:
-            self._next.append(next(self._it))
-        except StopIteration:
-            return False
-        return True
 
 
 def clone(

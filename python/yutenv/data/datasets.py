@@ -17,6 +17,12 @@ Every shard is checked against the manifest: its size and SHA-256, and the name,
 dtype and shape of every array; zip's CRC-32 protects each array too. A damaged,
 missing or mismatched shard raises :class:`DatasetError` naming the file and what
 is wrong.
+
+Format versions 1 and 2 are read; version 2 adds every row's ``potential`` and
+``searched`` and every game's ``final_obs``, from which :func:`transitions` gives each
+seat's (obs, action, reward, next obs, terminated) view of the games, the exports to
+Minari (:func:`to_minari`) and Parquet (:func:`to_parquet`) are built, and
+``yutenv.datasets.torch`` streams them into PyTorch (imported when first used).
 """
 
 from __future__ import annotations
@@ -34,23 +40,44 @@ import numpy.typing as npt
 
 from .._files import sha256_file
 from .._layout import check_layout
+from .._protocol import DATASET_ARRAYS, DATASET_FORMAT, DATASET_GAME_ARRAYS, DATASET_OPTIONAL_ARRAYS, DATASET_VERSION
 from ..errors import YutEnvError
 
-FORMAT = "yutenv-dataset"
-VERSION = 1
+FORMAT = DATASET_FORMAT
+#: The newest format version read (and the one ``yutenv selfplay`` writes); every version from 1 up to it is read.
+VERSION = DATASET_VERSION
 MANIFEST = "manifest.json"
 #: The largest manifest read (a real one is a few kB; this keeps a hostile one from filling memory).
 MAX_MANIFEST = 64 << 20
 
-#: The arrays of every shard, in the order the manifest lists them.
-ARRAYS = ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision")
+#: The arrays of every shard of the newest version, in the order the manifest lists them
+#: (a version 1 dataset has the first nine: no ``potential`` or ``searched``).
+ARRAYS: tuple[str, ...] = DATASET_ARRAYS[DATASET_VERSION]
 #: Arrays a dataset may add after those: ``visits`` (float32 [180], the raw root visit
 #: counts; written by network-guided self-play, :class:`yutenv.az.SelfPlay`), then
 #: ``policy_target`` (uint8: 1 if the row's policy is a target, 0 for a fast search of
 #: playout cap randomization; a dataset without it has a target in every row).
-OPTIONAL_ARRAYS = ("visits", "policy_target")
+OPTIONAL_ARRAYS: tuple[str, ...] = DATASET_OPTIONAL_ARRAYS
+#: Arrays whose rows are games (version 2 on): ``final_obs`` (float32 [players, D], the
+#: observation of the game's final position for every seat).
+GAME_ARRAYS: tuple[str, ...] = DATASET_GAME_ARRAYS
 
-__all__ = ["ARRAYS", "OPTIONAL_ARRAYS", "Dataset", "DatasetError", "Shard", "iter_shards", "load", "read_manifest"]
+__all__ = [
+    "ARRAYS",
+    "GAME_ARRAYS",
+    "OPTIONAL_ARRAYS",
+    "Dataset",
+    "DatasetError",
+    "Shard",
+    "Transitions",
+    "iter_shards",
+    "iter_transitions",
+    "load",
+    "read_manifest",
+    "to_minari",
+    "to_parquet",
+    "transitions",
+]
 
 
 class DatasetError(YutEnvError, ValueError):
@@ -74,6 +101,10 @@ class Shard:
     1 if ``policy[i]`` is a policy target, 0 if it is the policy of a fast search of
     playout cap randomization, not to be learned from) when the dataset has it, else
     None: every row's policy is a target (:meth:`policy_targets` says so either way).
+    Version 2 datasets add ``potential[i]`` (float32, the shaping potential of the seat to
+    move, as the env's ``reward="progress"`` computes it), ``searched[i]`` (uint8, 1 if
+    the agent searched the decision) and, one row per game, ``final_obs[g]`` (float32
+    [players, D], every seat's observation of the final position); None in version 1.
     """
 
     obs: npt.NDArray[np.float32]
@@ -94,23 +125,27 @@ class Shard:
     visits: npt.NDArray[np.float32] | None = None
     #: 1 where the row's policy is a target (self-play with playout cap randomization), else None.
     policy_target: npt.NDArray[np.uint8] | None = None
+    #: Version 2: the shaping potential of the seat to move at every decision, else None.
+    potential: npt.NDArray[np.float32] | None = None
+    #: Version 2: 1 where the agent searched the decision, else None.
+    searched: npt.NDArray[np.uint8] | None = None
+    #: Version 2: per game, every seat's observation of the final position [G, players, D], else None.
+    final_obs: npt.NDArray[np.float32] | None = None
 
     def __len__(self) -> int:
         return int(self.action.shape[0])
 
     def __getitem__(self, name: str) -> np.ndarray:
-        arr: np.ndarray | None = getattr(self, name) if name in ARRAYS + OPTIONAL_ARRAYS else None
+        arr: np.ndarray | None = getattr(self, name) if name in _ALL_NAMES else None
         if arr is None:
             raise KeyError(name)
         return arr
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """The arrays by name (``visits`` and ``policy_target`` only when the dataset has them)."""
-        out = {name: getattr(self, name) for name in ARRAYS}
-        for name in OPTIONAL_ARRAYS:
-            if getattr(self, name) is not None:
-                out[name] = getattr(self, name)
-        return out
+        """The arrays of decisions by name (``potential``, ``searched``, ``visits`` and
+        ``policy_target`` only when the dataset has them; ``final_obs``, whose rows are
+        games, is not among them)."""
+        return {name: getattr(self, name) for name in ARRAYS + OPTIONAL_ARRAYS if getattr(self, name) is not None}
 
     def policy_targets(self, rows: int | None = None) -> npt.NDArray[np.bool_]:
         """Which rows' policy is a target: ``policy_target`` as bools, or all True for a
@@ -150,13 +185,16 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise DatasetError(f"{mp}: not valid JSON: {e}") from None
     if not isinstance(m, dict) or m.get("format") != FORMAT:
         raise DatasetError(f"{mp}: format {m.get('format') if isinstance(m, dict) else None!r}, want {FORMAT!r}")
-    if m.get("version") != VERSION:
-        raise DatasetError(f"{mp}: version {m.get('version')!r}; this reader knows version {VERSION} (upgrade yutenv)")
+    version = m.get("version")
+    if isinstance(version, bool) or version not in DATASET_ARRAYS:
+        raise DatasetError(f"{mp}: version {version!r}; this reader knows versions 1 to {VERSION} (upgrade yutenv)")
     why = check_layout(m.get("obs_layout"))
     if why is not None:
         raise DatasetError(f"{mp}: {why}: its observations do not read as this build's (regenerate the dataset, "
                            "or read it with the yutenv that made it)")
-    for key, kind in (("arrays", list), ("shards", list), ("obs_size", int), ("tier", str), ("agents", list)):
+    for key, kind in (("arrays", list), ("shards", list), ("obs_size", int), ("tier", str), ("agents", list), ("game_arrays", list)):
+        if key == "game_arrays" and version == 1:
+            continue
         if not isinstance(m.get(key), kind) or isinstance(m.get(key), bool):
             raise DatasetError(f"{mp}: field {key!r} is missing or not a {kind.__name__}")
     if "games" in m and not _count(m["games"]):
@@ -164,8 +202,16 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     for i, a in enumerate(m["arrays"]):
         _check_array_spec(mp, i, a)
     names = [a["name"] for a in m["arrays"]]
-    if tuple(names[: len(ARRAYS)]) != ARRAYS or any(n not in OPTIONAL_ARRAYS for n in names[len(ARRAYS) :]):
-        raise DatasetError(f"{mp}: arrays {names}, this reader expects {list(ARRAYS)} and optionally {list(OPTIONAL_ARRAYS)}")
+    base = DATASET_ARRAYS[version]
+    extra = names[len(base) :]
+    if tuple(names[: len(base)]) != base or extra != [n for n in OPTIONAL_ARRAYS if n in extra]:
+        raise DatasetError(f"{mp}: arrays {names}, this reader expects for version {version} {list(base)} and optionally {list(OPTIONAL_ARRAYS)}")
+    if version > 1:
+        for i, a in enumerate(m["game_arrays"]):
+            _check_array_spec(mp, i, a, "game_arrays")
+        gnames = [a["name"] for a in m["game_arrays"]]
+        if tuple(gnames) != GAME_ARRAYS:
+            raise DatasetError(f"{mp}: game_arrays {gnames}, this reader expects {list(GAME_ARRAYS)}")
     nxt = 0
     seen: set[str] = set()
     for i, s in enumerate(m["shards"]):
@@ -192,32 +238,41 @@ def _count(v: object) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _check_array_spec(mp: Path, i: int, a: object) -> None:
-    """Check one entry of the manifest's ``arrays``: {name, dtype, shape}."""
+def _check_array_spec(mp: Path, i: int, a: object, where: str = "arrays") -> None:
+    """Check one entry of the manifest's ``arrays`` (or ``game_arrays``): {name, dtype, shape}."""
     if not isinstance(a, dict):
-        raise DatasetError(f"{mp}: arrays[{i}] is {type(a).__name__}, want an object")
+        raise DatasetError(f"{mp}: {where}[{i}] is {type(a).__name__}, want an object")
     for key in ("name", "dtype", "shape"):
         if key not in a:
-            raise DatasetError(f"{mp}: arrays[{i}] has no {key!r}")
+            raise DatasetError(f"{mp}: {where}[{i}] has no {key!r}")
     if not isinstance(a["name"], str):
-        raise DatasetError(f"{mp}: arrays[{i}]: name {a['name']!r} is not a string")
+        raise DatasetError(f"{mp}: {where}[{i}]: name {a['name']!r} is not a string")
     if not isinstance(a["shape"], list) or not all(_count(n) for n in a["shape"]):
-        raise DatasetError(f"{mp}: arrays[{i}] ({a['name']}): shape {a['shape']!r}, want a list of counts")
+        raise DatasetError(f"{mp}: {where}[{i}] ({a['name']}): shape {a['shape']!r}, want a list of counts")
     try:
         if not isinstance(a["dtype"], str):
             raise TypeError("not a string")
         if np.dtype(a["dtype"]).hasobject:
             raise ValueError("object arrays are not data")
     except (TypeError, ValueError, SyntaxError) as e:
-        raise DatasetError(f"{mp}: arrays[{i}] ({a['name']}): dtype {a['dtype']!r} is not a numpy dtype ({e})") from None
+        raise DatasetError(f"{mp}: {where}[{i}] ({a['name']}): dtype {a['dtype']!r} is not a numpy dtype ({e})") from None
 
 
 def _sha256(path: Path) -> str:
     return sha256_file(path)[0]
 
 
-def _read_shard(d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify: bool, names: Sequence[str]) -> dict[str, np.ndarray]:
-    p = d / entry["file"]
+def _specs(m: Mapping[str, Any]) -> dict[str, tuple[np.dtype, tuple[int, ...], str]]:
+    """Every array of the manifest: its dtype, the shape of one row, and what its rows are
+    (``"decisions"`` or ``"games"``, the key of a shard entry that counts them)."""
+    out = {a["name"]: (np.dtype(a["dtype"]), tuple(a["shape"]), "decisions") for a in m["arrays"]}
+    for a in m.get("game_arrays", ()) if m["version"] > 1 else ():
+        out[a["name"]] = (np.dtype(a["dtype"]), tuple(a["shape"]), "games")
+    return out
+
+
+def _check_shard_file(p: Path, entry: Mapping[str, Any], verify: bool) -> None:
+    """The shard file is there, a regular file of the listed size (and SHA-256 when ``verify``)."""
     try:
         st = p.stat()
     except FileNotFoundError:
@@ -236,8 +291,17 @@ def _read_shard(d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify:
             raise DatasetError(f"{p}: cannot read the shard: {e.strerror or e}") from e
         if got != entry["sha256"]:
             raise DatasetError(f"{p}: SHA-256 {got} does not match the manifest's {entry['sha256']} (damaged)")
-    specs = {a["name"]: a for a in m["arrays"]}
-    n = entry["decisions"]
+
+
+def _read_shard(
+    d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify: bool, names: Sequence[str],
+    into: Mapping[str, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """Read the arrays ``names`` of one shard, checked; into the given arrays when ``into``
+    has them (views of the caller's, of the shard's shape), else into new ones."""
+    p = d / entry["file"]
+    _check_shard_file(p, entry, verify)
+    specs = _specs(m)
     out: dict[str, np.ndarray] = {}
     try:
         with open(p, "rb") as fh, zipfile.ZipFile(fh) as z:
@@ -246,9 +310,10 @@ def _read_shard(d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify:
             if missing:
                 raise DatasetError(f"{p}: arrays {missing} are missing")
             for name in names:
-                spec = specs[name]
+                dtype, row, per = specs[name]
                 with z.open(name + ".npy") as f:
-                    out[name] = _read_npy(p, name, f, np.dtype(spec["dtype"]), (n, *spec["shape"]))
+                    dest = into.get(name) if into is not None else None
+                    out[name] = _read_npy(p, name, f, dtype, (entry[per], *row), dest)
     except DatasetError:
         raise
     except Exception as e:  # noqa: BLE001
@@ -260,8 +325,11 @@ def _read_shard(d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify:
     return out
 
 
-def _read_npy(p: Path, name: str, f: IO[bytes], dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-    """Read one .npy member whose header must say dtype and shape (C order).
+def _read_npy(
+    p: Path, name: str, f: IO[bytes], dtype: np.dtype, shape: tuple[int, ...], out: np.ndarray | None = None,
+) -> np.ndarray:
+    """Read one .npy member whose header must say dtype and shape (C order), into ``out``
+    (a C-contiguous array of that dtype and shape) or a new array.
 
     The header is checked before anything is allocated, so a damaged or hostile
     one cannot make the reader allocate for a shape the manifest does not list;
@@ -278,15 +346,14 @@ def _read_npy(p: Path, name: str, f: IO[bytes], dtype: np.dtype, shape: tuple[in
     if got_dtype != dtype or got_shape != shape or fortran:
         order = " (Fortran order)" if fortran else ""
         raise DatasetError(f"{p}: {name} is {got_dtype.str} {got_shape}{order}, the manifest says {dtype.str} {shape}")
-    arr = np.empty(shape, dtype)
+    arr = np.empty(shape, dtype) if out is None else out
     buf = arr.reshape(-1).data.cast("B")
     got = 0
     while got < len(buf):
-        chunk = f.read(min(len(buf) - got, 1 << 20))
-        if not chunk:
+        n = f.readinto(buf[got : got + min(len(buf) - got, 1 << 18)])  # type: ignore[attr-defined]
+        if not n:
             raise DatasetError(f"{p}: {name}: {got} bytes of data, the header says {len(buf)} (truncated)")
-        buf[got : got + len(chunk)] = chunk
-        got += len(chunk)
+        got += n
     if f.read(1):
         raise DatasetError(f"{p}: {name}: bytes after the array's data")
     return arr
@@ -300,7 +367,8 @@ def iter_shards(
 
     ``verify`` also compares every shard's SHA-256 with the manifest (the size,
     the arrays' shapes and dtypes and zip's CRC-32 are always checked).
-    ``arrays`` limits which arrays are read (the others are empty arrays).
+    ``arrays`` limits which arrays are read (the others are empty arrays); by default
+    every array, ``final_obs`` included.
     ``order`` gives the shards' indices to read, in that order (default: all, in order).
     """
     d = Path(path)
@@ -319,31 +387,27 @@ def load(path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[
     ``manifest`` is the parsed ``manifest.json`` (rules, agents, tier, seed, ``seed_scheme``
     (absent in datasets written before it was recorded: scheme 1), counts,
     ``complete``). A dataset still being written (``complete`` false) loads the shards
-    finished so far. For data larger than memory use :func:`iter_shards`.
+    finished so far. Each array is allocated once, at its full size from the manifest's
+    counts, and every shard is read straight into its rows, so memory peaks at the arrays
+    returned plus a megabyte. For data larger than memory use :func:`iter_shards`.
     """
     d = Path(path)
     m = read_manifest(d)
     names = _names(arrays, m)
-    parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    specs = _specs(m)
+    totals = {per: sum(int(e[per]) for e in m["shards"]) for per in ("decisions", "games")}
+    out = {n: np.empty((totals[specs[n][2]], *specs[n][1]), dtype=specs[n][0]) for n in names}
+    at = {"decisions": 0, "games": 0}
     for entry in m["shards"]:
-        got = _read_shard(d, m, entry, verify, names)
-        for n in names:
-            parts[n].append(got[n])
-    cat: dict[str, np.ndarray] = {}
-    specs = {a["name"]: a for a in m["arrays"]}
-    for n in names:
-        if parts[n]:
-            cat[n] = np.concatenate(parts[n])
-        else:
-            cat[n] = np.zeros((0, *specs[n]["shape"]), dtype=np.dtype(specs[n]["dtype"]))
-    total = sum(e["decisions"] for e in m["shards"])
-    if names and len(cat[names[0]]) != total:
-        raise DatasetError(f"{d}: {len(cat[names[0]])} rows read, the manifest counts {total}")
-    return Dataset(**_fill(cat, m), games=int(m.get("games", 0)), manifest=m)  # type: ignore[arg-type]
+        views = {n: out[n][at[specs[n][2]] : at[specs[n][2]] + entry[specs[n][2]]] for n in names}
+        _read_shard(d, m, entry, verify, names, views)
+        for per in at:
+            at[per] += int(entry[per])
+    return Dataset(**_fill(out, m), games=int(m.get("games", 0)), manifest=m)  # type: ignore[arg-type]
 
 
 def _names(arrays: Sequence[str] | None, m: Mapping[str, Any]) -> list[str]:
-    have = [a["name"] for a in m["arrays"]]
+    have = list(_specs(m))
     if arrays is None:
         return have
     unknown = [a for a in arrays if a not in have]
@@ -354,6 +418,21 @@ def _names(arrays: Sequence[str] | None, m: Mapping[str, Any]) -> list[str]:
 
 def _fill(got: Mapping[str, np.ndarray], m: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """Every array by name; those not read are empty with the right dtype and row shape."""
-    specs = {a["name"]: a for a in m["arrays"]}
-    names = [n for n in ARRAYS + OPTIONAL_ARRAYS if n in specs]
-    return {n: got[n] if n in got else np.zeros((0, *specs[n]["shape"]), dtype=np.dtype(specs[n]["dtype"])) for n in names}
+    return {n: got[n] if n in got else np.zeros((0, *row), dtype=dt) for n, (dt, row, _) in _specs(m).items()}
+
+
+_ALL_NAMES = ARRAYS + OPTIONAL_ARRAYS + GAME_ARRAYS
+
+# The offline-RL views and exports; imported last, as they read datasets through this module.
+from .transitions import Transitions, iter_transitions, transitions  # noqa: E402
+from .export import to_minari, to_parquet  # noqa: E402
+
+
+def __getattr__(name: str) -> Any:
+    """``yutenv.datasets.torch``: PyTorch datasets over a dataset folder, imported (with torch)
+    when first used."""
+    if name == "torch":
+        from . import torch_data
+
+        return torch_data
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -104,7 +104,7 @@ __all__ = [
 PARTS = "parts"
 
 # Manifest fields every part of a dataset must share.
-_SAME = ("format", "version", "rules", "rules_text", "agents", "tier", "obs_size", "obs_parts", "obs_layout", "seed", "seed_scheme", "shard_games", "arrays")
+_SAME = ("format", "version", "rules", "rules_text", "agents", "tier", "obs_size", "obs_parts", "obs_layout", "seed", "seed_scheme", "shard_games", "arrays", "game_arrays")
 
 
 class WorkerCrash(RuntimeError):
