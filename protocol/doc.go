@@ -1,7 +1,7 @@
 // Package protocol declares the yutenv socket protocol (docs/PROTOCOL.md)
 // once, for the server (package server), the Go client (package client)
 // and the generators of docs/PROTOCOL.md's tables and of the Python
-// module yutenv/_protocol.py (internal/genpy):
+// module yutenv/_protocol.py (cmd/genpy):
 //
 //   - every method as a typed descriptor, Method[P, R]: its name, doc, the
 //     budgets it draws on and its params and result structs, whose msgpack

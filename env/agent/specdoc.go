@@ -156,7 +156,7 @@ func orNone(s string) string {
 
 // SpecMarkdown is the spec grammar as docs/BASELINES.md shows it: a table of
 // the agents' forms and a table of the options, written from the same tables
-// ParseSpec reads (go generate ./internal/genpy writes it into the docs).
+// ParseSpec reads (go generate ./cmd/genpy writes it into the docs).
 func SpecMarkdown() string {
 	var b strings.Builder
 	b.WriteString("| spec | what it does |\n|---|---|\n")

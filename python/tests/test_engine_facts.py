@@ -1,7 +1,7 @@
 """The package copies no engine fact by hand: it reads them from the generated ``yutenv._protocol``.
 
 The Go engine declares the throw, route and phase names, the action encoding and the packed
-state's layout once; ``go generate ./internal/genpy`` writes them into ``yutenv/_protocol.py``,
+state's layout once; ``go generate ./cmd/genpy`` writes them into ``yutenv/_protocol.py``,
 and a Go test fails when that file is stale. A copy typed into another module goes stale
 silently: the route list of ``yutenv.positions.state`` once lacked ``LINE``, so a line board's
 stack given by route id 5 was refused. This test reads the package's code (docstrings aside) and

@@ -17,7 +17,7 @@ import (
 // lies between a begin marker naming it and the end marker; the prose around
 // them is kept.
 const (
-	beginMarker = "<!-- BEGIN GENERATED: %s (go generate ./internal/genpy; do not edit) -->"
+	beginMarker = "<!-- BEGIN GENERATED: %s (go generate ./cmd/genpy; do not edit) -->"
 	endMarker   = "<!-- END GENERATED -->"
 )
 

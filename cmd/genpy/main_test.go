@@ -19,7 +19,7 @@ import (
 const generated = "../../python/yutenv/_protocol.py"
 
 // python/yutenv/_protocol.py is what the generator writes now; regenerate it
-// with "go generate ./internal/genpy" after changing a declaration.
+// with "go generate ./cmd/genpy" after changing a declaration.
 func TestProtocolModuleIsFresh(t *testing.T) {
 	fresh := filepath.Join(t.TempDir(), "_protocol.py")
 	b, err := render()
@@ -28,9 +28,9 @@ func TestProtocolModuleIsFresh(t *testing.T) {
 	want, err := os.ReadFile(fresh)
 	require.NoError(t, err)
 	got, err := os.ReadFile(generated)
-	require.NoError(t, err, "generate it with: go generate ./internal/genpy")
+	require.NoError(t, err, "generate it with: go generate ./cmd/genpy")
 	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is stale: run go generate ./internal/genpy", generated)
+		t.Fatalf("%s is stale: run go generate ./cmd/genpy", generated)
 	}
 }
 
@@ -84,7 +84,7 @@ func TestDocsAreFresh(t *testing.T) {
 			want, err := tt.render(got)
 			require.NoError(t, err)
 			if !bytes.Equal(got, want) {
-				t.Fatalf("%s is stale: run go generate ./internal/genpy", tt.path)
+				t.Fatalf("%s is stale: run go generate ./cmd/genpy", tt.path)
 			}
 			for _, row := range tt.rows {
 				assert.Contains(t, string(got), row)
