@@ -1,6 +1,9 @@
 package env
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // PositionDesc is a readable description of a position, for people and
 // clients: the phase and routes by name, per-seat lists as long as the rules
@@ -118,4 +121,30 @@ func clipText(s string) string {
 		return s[:64] + "..."
 	}
 	return s
+}
+
+// StateDesc is one state made readable: the protocol's describe result
+// (protocol.DescribeResult, positions.Description).
+type StateDesc struct {
+	// Position is the position (Describe), every field of it.
+	Position PositionDesc `msgpack:"position"`
+	// Start is the seat that moved first.
+	Start int `msgpack:"start"`
+	// Decisions and Throws count the game's decisions and throws so far.
+	Decisions int `msgpack:"decisions"`
+	Throws    int `msgpack:"throws"`
+	// JSON is the state's JSON form (State.JSON).
+	JSON string `msgpack:"json"`
+	// Text is the text board (State.Render).
+	Text string `msgpack:"text"`
+}
+
+// DescribeState describes one state.
+func DescribeState(s *State) (StateDesc, error) {
+	js, err := json.Marshal(s.JSON())
+	if err != nil {
+		return StateDesc{}, err
+	}
+	return StateDesc{Position: Describe(s.Position()), Start: s.StartSeat(), Decisions: s.Decisions(),
+		Throws: s.Throws(), JSON: string(js), Text: s.Render()}, nil
 }

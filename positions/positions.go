@@ -13,7 +13,6 @@ package positions
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -284,30 +283,12 @@ func (g *Game) CheckDecisions(p *vecenv.Pool, in []byte) error {
 	})
 }
 
-// Description is one state made readable: describe's result.
-type Description struct {
-	// Position is the position (env.Describe), every field of it.
-	Position env.PositionDesc `msgpack:"position"`
-	// Start is the seat that moved first.
-	Start int `msgpack:"start"`
-	// Decisions and Throws count the game's decisions and throws so far.
-	Decisions int `msgpack:"decisions"`
-	Throws    int `msgpack:"throws"`
-	// JSON is the state's JSON form (env.State.JSON).
-	JSON string `msgpack:"json"`
-	// Text is the text board (env.State.Render).
-	Text string `msgpack:"text"`
-}
+// Description is one state made readable: describe's result
+// (env.StateDesc, where the protocol declares it too).
+type Description = env.StateDesc
 
-// Describe describes one state.
-func Describe(s *env.State) (Description, error) {
-	js, err := json.Marshal(s.JSON())
-	if err != nil {
-		return Description{}, err
-	}
-	return Description{Position: env.Describe(s.Position()), Start: s.StartSeat(), Decisions: s.Decisions(),
-		Throws: s.Throws(), JSON: string(js), Text: s.Render()}, nil
-}
+// Describe describes one state (env.DescribeState).
+func Describe(s *env.State) (Description, error) { return env.DescribeState(s) }
 
 // FromDesc returns the packed state of a readable position under the
 // game's rules, its chance stream seeded by seed.

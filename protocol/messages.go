@@ -5,7 +5,6 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/msgp"
-	"github.com/yutenv/yutenv/positions"
 )
 
 // The params and results of every method, by their msgpack tags. The
@@ -390,7 +389,7 @@ type StateParams struct {
 }
 
 // DescribeResult is describe's result.
-type DescribeResult = positions.Description
+type DescribeResult = env.StateDesc
 
 // PositionParams are position's params.
 type PositionParams struct {
