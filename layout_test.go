@@ -1,0 +1,192 @@
+// Package layout_test holds the module's layout: which package may import
+// which (the layers), declared once in layers below.
+package layout_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/yutenv/yutenv/"
+
+// layers lists every package of the module, bottom layer first, with the
+// packages of the module it may import (run-time imports; tests may also use
+// test helpers such as nnet/nettest). A package may list only packages above
+// it in this table, so the table has no cycle and nothing imports up:
+// dependencies point one way, cmd -> server -> (az, positions, analysis,
+// dataset, vecenv/wire) -> vecenv -> (obs, env/agent) -> env. A new package
+// is placed here, or the test fails.
+var layers = []struct {
+	pkg string
+	may []string
+}{
+	// Leaf libraries: nothing of ours.
+	{"internal/detmath", nil},
+	{"internal/confine", nil},
+	{"internal/msgp", nil},
+	{"internal/ratelog", nil},
+	{"stats", nil},
+	{"env", nil},
+	{"internal/latency", []string{"internal/msgp"}},
+
+	// Over the game.
+	{"env/agent", []string{"env", "internal/detmath"}},
+	{"obs", []string{"env"}},
+	{"render", []string{"env"}},
+	{"protocol", []string{"env", "internal/msgp"}},
+	{"client", []string{"protocol", "internal/msgp"}},
+	{"nnet", []string{"env", "env/agent", "obs", "internal/confine", "internal/detmath"}},
+	{"nnet/nettest", []string{"nnet", "env", "obs"}},
+	{"analysis", []string{"env", "env/agent"}},
+
+	// The RL-environment semantics, and the work the server's methods do over them.
+	{"vecenv", []string{"env", "env/agent", "obs"}},
+	{"vecenv/wire", []string{"vecenv", "protocol", "env", "obs", "internal/msgp"}},
+	{"positions", []string{"vecenv", "env", "obs", "internal/msgp"}},
+	{"dataset", []string{"vecenv", "env", "env/agent", "obs"}},
+	// az reads its own params off the wire (Config.SetParam: wire.Rules).
+	{"az", []string{"dataset", "vecenv", "vecenv/wire", "env", "env/agent", "obs", "internal/msgp"}},
+
+	// The transport over all of them.
+	{"server", []string{"analysis", "az", "dataset", "positions", "protocol", "render", "nnet", "vecenv", "vecenv/wire",
+		"env", "env/agent", "obs", "internal/confine", "internal/latency", "internal/msgp", "internal/ratelog"}},
+
+	// Commands: the binary, and the generators of docs and of the Python
+	// constants (each reads the declarations it writes out).
+	{"cmd/yutenv", []string{"server", "dataset", "nnet", "protocol", "render", "stats", "vecenv", "env", "env/agent", "obs"}},
+	{"env/internal/genrules", []string{"env"}},
+	{"obs/internal/gendocs", []string{"obs"}},
+	{"cmd/genpy", []string{"az", "dataset", "nnet", "protocol", "vecenv", "env", "env/agent", "obs"}},
+}
+
+type goPackage struct {
+	ImportPath string
+	Imports    []string
+	GoFiles    []string
+}
+
+// packages lists the module's packages with their run-time imports.
+func packages(t *testing.T) []goPackage {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	out, err := exec.Command(goBin, "list", "-json=ImportPath,Imports,GoFiles", "./...").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []goPackage
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p goPackage
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.GoFiles) > 0 { // not a directory of tests alone, such as this one
+			pkgs = append(pkgs, p)
+		}
+	}
+	return pkgs
+}
+
+// TestLayersAreATable checks the table itself: each package once, and each
+// allowed import a package below it.
+func TestLayersAreATable(t *testing.T) {
+	rank := map[string]int{}
+	for i, l := range layers {
+		if _, dup := rank[l.pkg]; dup {
+			t.Errorf("layers: %s is listed twice", l.pkg)
+		}
+		rank[l.pkg] = i
+	}
+	for i, l := range layers {
+		for _, m := range l.may {
+			r, ok := rank[m]
+			switch {
+			case !ok:
+				t.Errorf("layers: %s may import %s, which is not in the table", l.pkg, m)
+			case r >= i:
+				t.Errorf("layers: %s may import %s, which is not below it: the table would allow a cycle", l.pkg, m)
+			}
+		}
+	}
+}
+
+// TestNoImportUpTheLayers checks every package's imports against layers.
+func TestNoImportUpTheLayers(t *testing.T) {
+	may := map[string][]string{}
+	for _, l := range layers {
+		may[l.pkg] = l.may
+	}
+	for _, p := range packages(t) {
+		pkg, ok := strings.CutPrefix(p.ImportPath, module)
+		if !ok {
+			continue
+		}
+		allowed, ok := may[pkg]
+		if !ok {
+			t.Errorf("%s is not in the layers table of layout_test.go: place it in its layer", pkg)
+			continue
+		}
+		for _, imp := range p.Imports {
+			dep, ours := strings.CutPrefix(imp, module)
+			if ours && !slices.Contains(allowed, dep) {
+				t.Errorf("%s imports %s, which is not below it (layout_test.go allows %v)", pkg, dep, allowed)
+			}
+		}
+	}
+}
+
+// TestNoImportCycle follows the imports themselves: Go refuses a cycle
+// through run-time imports at compile time, so this guards the table's
+// promise (every import points down) independently of the table.
+func TestNoImportCycle(t *testing.T) {
+	graph := map[string][]string{}
+	for _, p := range packages(t) {
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, module) {
+				graph[p.ImportPath] = append(graph[p.ImportPath], imp)
+			}
+		}
+	}
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var visit func(string)
+	visit = func(n string) {
+		state[n] = open
+		stack = append(stack, n)
+		for _, m := range graph[n] {
+			switch state[m] {
+			case open:
+				i := slices.Index(stack, m)
+				t.Errorf("import cycle: %s -> %s", strings.Join(stack[i:], " -> "), m)
+			case unseen:
+				visit(m)
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[n] = done
+	}
+	for n := range graph {
+		if state[n] == unseen {
+			visit(n)
+		}
+	}
+}
