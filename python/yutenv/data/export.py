@@ -24,7 +24,7 @@ import numpy as np
 
 from .._extras import import_extra
 from .._protocol import THROWS
-from . import datasets as _ds
+from . import shards as _ds
 from .transitions import COLUMNS, Transitions, check_options, check_v2, iter_transitions, players_of
 
 __all__ = ["ExportError", "to_minari", "to_parquet"]
@@ -151,7 +151,7 @@ def env_spec(m: Mapping[str, Any], seat: int | None, reward: str, max_decisions:
     the action mask in the observation; ``"box"``: in ``info["action_mask"]``)."""
     import gymnasium
 
-    from .. import ENV_ID
+    from .._ids import ENV_ID
 
     seats = list(range(players_of(m))) if seat is None else [seat]
     kwargs = {"rules": m["rules_text"], "tier": m["tier"], "opponent": _opponent(m, seats),
@@ -233,7 +233,7 @@ def to_minari(
     parse_id = import_extra("minari.dataset.minari_dataset", "minari", "yutenv.datasets.to_minari").parse_dataset_id
     import gymnasium
 
-    from .. import __version__
+    from .._ids import __version__
 
     if obs_type not in ("dict", "box"):
         raise ValueError(f"obs_type must be 'dict' or 'box', got {obs_type!r}")

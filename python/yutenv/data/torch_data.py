@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._extras import import_extra
-from . import datasets as _ds
+from . import shards as _ds
 from .stream import shuffled_batches
 from .transitions import COLUMNS, check_options, check_v2, iter_transitions
 

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from .._files import sha256_file
 from .._protocol import REWARDS, THROWS
-from . import datasets as _ds
+from . import shards as _ds
 
 __all__ = ["COLUMNS", "Transitions", "iter_transitions", "transitions"]
 
