@@ -26,7 +26,7 @@ import pytest
 import torch
 
 import yutenv
-from yutenv.az import buffer, ladder, net, report, train
+from yutenv.az import buffer, judge, net, report, train
 from yutenv.evaluate import run_eval_json
 
 REPO = Path(__file__).resolve().parents[2]
@@ -472,7 +472,7 @@ def test_import_yutenv_az_needs_no_torch() -> None:
 
 
 def test_bench_evaluator(capsys: pytest.CaptureFixture[str]) -> None:
-    from yutenv.az import bench
+    from yutenv.az import bench_net as bench
 
     assert bench.main(["--hidden", "16", "--batch", "8", "--seconds", "0.2"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -531,7 +531,7 @@ def test_a_checkpoint_plays_in_go(full_run: Path) -> None:
 
 @needs_selfplay
 def test_bench_through_selfplay(capsys: pytest.CaptureFixture[str]) -> None:
-    from yutenv.az import bench
+    from yutenv.az import bench_net as bench
 
     assert bench.main(["--hidden", "16", "--batch", "4", "--seconds", "0.1", "--selfplay", "--games", "4", "--sims", "4"]) == 0
     sp = json.loads(capsys.readouterr().out)["selfplay"]
@@ -542,12 +542,12 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     # Every complete generation against every other (a real `yutenv eval` round robin of the
     # networks' files), then the last one with search against mcts at the same sims and alone
     # against a baseline.
-    assert ladder.pick_generations(full_run, every=0) == [0, 1, 2]
-    assert ladder.pick_generations(full_run, every=2) == [0, 2]
-    assert ladder.pick_generations(full_run, gens=[1, 2]) == [1, 2]
+    assert judge.pick_generations(full_run, every=0) == [0, 1, 2]
+    assert judge.pick_generations(full_run, every=2) == [0, 2]
+    assert judge.pick_generations(full_run, gens=[1, 2]) == [1, 2]
     with pytest.raises(ValueError, match=r"\[7\]"):
-        ladder.pick_generations(full_run, gens=[1, 7])
-    assert ladder.main([str(full_run), "--every", "0", "--games", "4", "--search-sims", "4",
+        judge.pick_generations(full_run, gens=[1, 7])
+    assert judge.main([str(full_run), "--every", "0", "--games", "4", "--search-sims", "4",
                         "--baselines", "greedy", "--against", "random;greedy", "--quiet"]) == 0  # fmt: skip
     md = (full_run / "ladder.md").read_text()
     rows = md_rows(md)
@@ -577,7 +577,7 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
         assert f["wins_a"] + f["wins_b"] <= f["games"] == 4
         assert f["win_rate_a_low"] <= f["win_rate_a"] <= f["win_rate_a_high"]
     # a run with no complete generation, and a bad agent, are clear errors
-    assert ladder.main([str(tmp_path), "--quiet"]) == 2
+    assert judge.main([str(tmp_path), "--quiet"]) == 2
     with pytest.raises(yutenv.errors.InvalidArgumentError, match="nope"):
         run_eval_json(["--a", "nope", "--b", "greedy", "--games", "2"])
 
@@ -585,7 +585,7 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
 def test_ladder_against_fixed_agents_without_the_round_robin(full_run: Path) -> None:
     # A run trained with --eval= measured after the fact: the chosen generations against one
     # agent, and no round robin of the generations.
-    assert ladder.main([str(full_run), "--gens", "1,2", "--games", "2", "--against", "random", "--baselines", "",
+    assert judge.main([str(full_run), "--gens", "1,2", "--games", "2", "--against", "random", "--baselines", "",
                         "--no-round-robin", "--quiet"]) == 0  # fmt: skip
     rep = json.loads((full_run / "ladder.json").read_text())
     assert "ladder" not in rep and "final" not in rep
@@ -594,7 +594,7 @@ def test_ladder_against_fixed_agents_without_the_round_robin(full_run: Path) -> 
     assert "Generation against generation" not in md and "vs `random`" in md
     assert rep["plot"] == "ladder.png" and is_png(full_run / "ladder.png") and "(ladder.png)" in md
     # judged again without --against: no plot, and the old one is not left to pass for the new judgement
-    assert ladder.main([str(full_run), "--gens", "1,2", "--games", "2", "--baselines", "", "--quiet"]) == 0
+    assert judge.main([str(full_run), "--gens", "1,2", "--games", "2", "--baselines", "", "--quiet"]) == 0
     assert not (full_run / "ladder.png").exists() and "plot" not in json.loads((full_run / "ladder.json").read_text())
 
 
@@ -605,7 +605,7 @@ def test_ladder_tables_read_from_the_newer_side() -> None:
     for a, b, wr, elo in ((old, new, 0.2, -240.8), (new, old, 0.8, 240.8)):
         m = {"a": a, "b": b, "games": 100, "win_rate_a": wr, "win_rate_a_low": wr - 0.05,
              "win_rate_a_high": wr + 0.05, "elo_diff": elo}  # fmt: skip
-        md = ladder._ladder_markdown([0, 1], [old, new], {"matches": [m], "ranking": []})
+        md = judge._ladder_markdown([0, 1], [old, new], {"matches": [m], "ranking": []})
         rows = md_rows(md)
         assert ["gen 1", "gen 0", "80.0% [75.0, 85.0]", "+241"] in rows, md
         assert ["gen 0", "", "20%"] in rows and ["gen 1", "80%", ""] in rows, md

@@ -187,9 +187,9 @@ def test_a_run_of_an_older_yutenv_resumes(tiny_run: Path, tmp_path: Path) -> Non
 def test_ladder_plays_the_shipped_az_by_default(tiny_run: Path, tmp_path: Path) -> None:
     import shutil
 
-    from yutenv.az import ladder
+    from yutenv.az import judge
 
-    assert ladder.main([str(tiny_run), "--gens", "2", "--games", "2", "--quiet"]) == 0
+    assert judge.main([str(tiny_run), "--gens", "2", "--games", "2", "--quiet"]) == 0
     rep = json.loads((tiny_run / "ladder.json").read_text())
     assert [f["opponent"] for f in rep["final"]] == list(ladder.DEFAULT_BASELINES)
     assert {"az", "az,sims=200"} <= set(ladder.DEFAULT_BASELINES)
@@ -199,7 +199,7 @@ def test_ladder_plays_the_shipped_az_by_default(tiny_run: Path, tmp_path: Path) 
     cfg = json.loads((other / "config.json").read_text())
     cfg["rules"] = "pieces=2"
     (other / "config.json").write_text(json.dumps(cfg))
-    assert ladder.main([str(other), "--gens", "2", "--games", "2", "--baselines", "greedy;az", "--quiet"]) == 0
+    assert judge.main([str(other), "--gens", "2", "--games", "2", "--baselines", "greedy;az", "--quiet"]) == 0
     assert [f["opponent"] for f in json.loads((other / "ladder.json").read_text())["final"]] == ["greedy"]
     assert "Skipped `az`" in (other / "ladder.md").read_text()
 

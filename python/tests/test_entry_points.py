@@ -92,7 +92,7 @@ def test_maskable_ppo_example_refuses_bad_arguments(argv: list[str], message: st
     assert message in r.stderr
 
 
-MODULES = ["yutenv.bench", "yutenv.bench_sb3", "yutenv.demo", "yutenv.distributed", "yutenv.az.bench", "yutenv.az.ladder",
+MODULES = ["yutenv.bench", "yutenv.bench_sb3", "yutenv.demo", "yutenv.distributed", "yutenv.az.bench_net", "yutenv.az.judge",
            "yutenv.az.report", "yutenv.az.selfplay", "yutenv.az.train"]  # fmt: skip
 
 

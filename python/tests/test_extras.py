@@ -52,7 +52,7 @@ CASES = [
     ("yutenv.rllib", ("ray",), "rllib"),
     ("yutenv.openspiel", ("pyspiel", "open_spiel"), "openspiel"),
     ("yutenv.az.train", ("torch",), "az"),
-    ("yutenv.az.bench", ("torch",), "az"),
+    ("yutenv.az.bench_net", ("torch",), "az"),
     ("yutenv.az.net", ("torch",), "az"),
 ]
 

@@ -12,7 +12,7 @@ import pytest
 import yutenv
 from yutenv.errors import InvalidArgumentError
 from yutenv.evaluate import RATING_ANCHORS, evaluate
-from yutenv.tools.ladder import LadderResult, ladder, published
+from yutenv.evaluation.ladder import LadderResult, ladder, published
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "BASELINES.md"
 

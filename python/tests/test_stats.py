@@ -69,7 +69,7 @@ def test_bradley_terry_refuses() -> None:
 
 def test_bradley_terry_same_figures_as_go(tmp_path: Path) -> None:
     """The Python fit of the binary's pair results gives the binary's ratings and intervals."""
-    from yutenv.tools.ladder import _fit, ladder
+    from yutenv.evaluation.ladder import _fit, ladder
 
     r = ladder(["random", "greedy", "mc:5"], games=12, seed=5)
     mine = {x.agent: x for x in _fit(r.raw["agents"], r.pairs, 0, 0.0)}

@@ -1,7 +1,7 @@
-"""The import paths of the flat layout, kept working after the modules moved into rooms.
+"""The import paths of the flat layout, kept working after the modules moved into subpackages.
 
 yutenv's modules used to sit side by side (``yutenv.gym_env``, ``yutenv.state``, ...). They
-now live in rooms (see the package docstring); :data:`MOVED` maps every old module to its new
+now live in subpackages, one layer each (see the package docstring); :data:`MOVED` maps every old module to its new
 home. :func:`install` puts a finder on ``sys.meta_path`` that answers an old name with the
 *same module object* as the new one (not a copy): ``import yutenv.gym_env``,
 ``from yutenv.state import Game``, ``python -m yutenv.bench``, monkeypatching
@@ -37,13 +37,22 @@ MOVED: dict[str, str] = {
     "yutenv.sb3": "yutenv.integrations.sb3",
     "yutenv.rllib": "yutenv.integrations.rllib",
     "yutenv.openspiel": "yutenv.integrations.openspiel",
-    "yutenv.distributed": "yutenv.integrations.distributed",
-    "yutenv.bench": "yutenv.tools.bench",
+    "yutenv.distributed": "yutenv.az.distributed",
+    "yutenv.bench": "yutenv.tools.bench_envs",
     "yutenv.bench_sb3": "yutenv.tools.bench_sb3",
     "yutenv.demo": "yutenv.tools.demo",
     "yutenv.cli": "yutenv.tools.cli",
-    "yutenv.evaluate": "yutenv.tools.evaluate",
-    "yutenv.stats": "yutenv.tools.stats",
+    "yutenv.evaluate": "yutenv.evaluation.evaluate",
+    "yutenv.stats": "yutenv.evaluation.stats",
+    # Second moves: library code out of tools/ into evaluation/, Ray self-play into az/, and
+    # names that say which ladder and which benchmark a module holds.
+    "yutenv.tools.evaluate": "yutenv.evaluation.evaluate",
+    "yutenv.tools.ladder": "yutenv.evaluation.ladder",
+    "yutenv.tools.stats": "yutenv.evaluation.stats",
+    "yutenv.tools.bench": "yutenv.tools.bench_envs",
+    "yutenv.integrations.distributed": "yutenv.az.distributed",
+    "yutenv.az.ladder": "yutenv.az.judge",
+    "yutenv.az.bench": "yutenv.az.bench_net",
 }
 
 
@@ -90,8 +99,8 @@ def install() -> None:
         sys.meta_path.append(_AliasFinder())
     for old, new in MOVED.items():
         module = sys.modules.get(new)
-        if module is not None and old not in sys.modules:
+        parent, _, child = old.rpartition(".")
+        if module is not None and old not in sys.modules and parent in sys.modules:
             sys.modules[old] = module
-            parent, _, child = old.rpartition(".")
             if not hasattr(sys.modules[parent], child):  # as importing it would have bound it
                 setattr(sys.modules[parent], child, module)

@@ -230,9 +230,9 @@ class League:
     def rate(self, m: Member) -> Member:
         """Rate snapshot ``m`` on the published scale: ``rate_games`` games in Go against each
         anchor, then the Bradley-Terry rating with the anchors' published ratings held fixed."""
-        from .tools.evaluate import evaluate
-        from .tools.ladder import published
-        from .tools.stats import place
+        from .evaluation.evaluate import evaluate
+        from .evaluation.ladder import published
+        from .evaluation.stats import place
 
         pub = published()
         results = []

@@ -57,7 +57,7 @@ def run(
     from . import imitation
     from .integrations.sb3 import LeagueCallback, vec_env
     from .league import League
-    from .tools.evaluate import evaluate
+    from .evaluation.evaluate import evaluate
 
     if kind not in ("fixed", "league"):
         raise ValueError(f"kind must be 'fixed' or 'league', got {kind!r}")

@@ -14,14 +14,26 @@ import socket
 import struct
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol
 
 import msgpack
 
 from ..errors import ClosedError, ProtocolError, ServerDiedError, YutEnvError, YutTimeoutError, error_from_wire
 
-if TYPE_CHECKING:  # the wire does not import the layer above it; it only reports through a Server
-    from ..connection.server import Server
+
+class ServerProcess(Protocol):
+    """What the client asks of the server process behind its address, to explain a broken
+    connection: :class:`yutenv.Server` is one. Declared here so that the wire does not import
+    the layer above it."""
+
+    pid: int
+
+    def alive(self) -> bool: ...
+
+    def state(self) -> str: ...
+
+    def died_error(self, what: str) -> ServerDiedError: ...
+
 
 MAX_FRAME = 16 << 20
 """Largest frame this client accepts or sends (the server's default limit)."""
@@ -101,7 +113,7 @@ class Client:
     def __init__(
         self,
         address: str,
-        server: Server | None = None,
+        server: ServerProcess | None = None,
         timeout: float | None = None,
         max_frame: int = MAX_FRAME,
     ) -> None:

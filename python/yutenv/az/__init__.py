@@ -10,12 +10,15 @@ Or from the shell: ``python -m yutenv.az.train --out runs/x --generations 10`` (
 
 Modules: :mod:`yutenv.az.net` (the network, the ``yutenv-net`` file, the network as a
 policy and as self-play's evaluator), :mod:`yutenv.az.buffer` (the replay buffer over
-datasets), :mod:`yutenv.az.train` (the loop and its command line),
+datasets), :mod:`yutenv.az.train` (the loop and its command line; :mod:`yutenv.az.config` holds the run's
+settings, :mod:`yutenv.az.train_cli` the parser),
 :mod:`yutenv.az.report` (win rates by generation: markdown and PNG),
 :mod:`yutenv.az.checkpoint` (the checksums of a generation's files and the checked ``model.pt`` loader),
-:mod:`yutenv.az.ladder` (generations head to head, the final network against the baselines),
+:mod:`yutenv.az.judge` (generations head to head, the final network against the baselines),
 :mod:`yutenv.az.fit` (a network fitted to existing datasets, scored on a held-out one) and
-:mod:`yutenv.az.selfplay` (``SelfPlay``: network-guided MCTS self-play in the Go server).
+:mod:`yutenv.az.selfplay` (``SelfPlay``: network-guided MCTS self-play in the Go server),
+:mod:`yutenv.az.cluster` and :mod:`yutenv.az.distributed` (self-play and evaluation fanned out
+on Ray) and :mod:`yutenv.az.bench_net` (the network evaluator's speed).
 
 The names below are loaded on first use, so ``import yutenv.az`` needs neither torch nor
 matplotlib; the network and the loop need the ``az`` extra (``pip install 'yutenv[az]'``).
@@ -54,7 +57,7 @@ _WHERE = {
     "load_start_net": "net",
     "ReplayBuffer": "buffer",
     "RunResult": "train",
-    "TrainConfig": "train",
+    "TrainConfig": "config",
     "load_checkpoint": "checkpoint",
     "run": "train",
     "write_report": "report",

@@ -1,7 +1,7 @@
 """Measure the network evaluator: alone, and through network-guided self-play.
 
-    python -m yutenv.az.bench --hidden 256,256 --batch 256            # torch alone
-    python -m yutenv.az.bench --hidden 256,256 --batch 256 --selfplay --games 256 --sims 32
+    python -m yutenv.az.bench_net --hidden 256,256 --batch 256            # torch alone
+    python -m yutenv.az.bench_net --hidden 256,256 --batch 256 --selfplay --games 256 --sims 32
 
 ``--selfplay`` plays ``--games`` games with :class:`yutenv.az.SelfPlay` (``games_in_flight``
 and ``max_batch`` = ``--batch``), the leaves valued by :class:`~yutenv.az.net.NetEvaluator`
@@ -24,7 +24,7 @@ from typing import Any, Sequence
 import numpy as np
 from .._extras import import_extra
 
-import_extra("torch", "az", "yutenv.az.bench")
+import_extra("torch", "az", "yutenv.az.bench_net")
 import torch  # noqa: E402
 
 from ..envs.batch import NUM_ACTIONS
@@ -71,7 +71,7 @@ def bench_selfplay(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module doc)."""
-    p = argparse.ArgumentParser(prog="python -m yutenv.az.bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m yutenv.az.bench_net", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tier", default="compact", choices=sorted(TIER_SIZES), help="observation tier, the network's input (default compact)")
     p.add_argument("--hidden", default="256,256", help="trunk widths, comma-separated")
     p.add_argument("--batch", type=int, default=256, help="rows per evaluator call (and games in flight with --selfplay)")

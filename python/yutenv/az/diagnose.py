@@ -55,7 +55,7 @@ import_extra("torch", "az", "yutenv.az.diagnose")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from .. import datasets  # noqa: E402
+from ..data import datasets  # noqa: E402
 from ..errors import YutEnvError  # noqa: E402
 from .checkpoint import load_checkpoint  # noqa: E402
 from .net import infer  # noqa: E402

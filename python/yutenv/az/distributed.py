@@ -75,14 +75,14 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..az.selfplay import SelfPlay
+from .selfplay import SelfPlay
 from ..data.datasets import MANIFEST, DatasetError
-from ..tools.evaluate import EvalResult
+from ..evaluation.evaluate import EvalResult
 from .._extras import import_extra
 from .._progress import progress_bar
 from .._protocol import RULE_OPTIONS
 from ..connection.server import binary_path
-from ..tools.stats import elo_diff, wilson
+from ..evaluation.stats import elo_diff, wilson
 
 __all__ = [
     "AzPlayRange",
@@ -446,7 +446,7 @@ class AzPlayRange:
     def __call__(self, task: RangeTask, out_dir: str) -> None:
         """Play ``task`` into the empty local directory ``out_dir`` (a dataset part)."""
         torch = import_extra("torch", "az", "yutenv.distributed's network-guided self-play")
-        from ..az.net import NetEvaluator, PolicyValueNet
+        from .net import NetEvaluator, PolicyValueNet
 
         # The threads of torch's kernels decide the order of float sums: fixed, so that a
         # range gives the same bits on every worker (and as a one-machine run with as many).
@@ -610,7 +610,7 @@ def evaluate_agents(
 
 
 def _eval_policy_chunk(policy: Any, opponent: str, games: int, seed: int, kwargs: Mapping[str, Any]) -> EvalResult:
-    from ..tools.evaluate import evaluate
+    from ..evaluation.evaluate import evaluate
 
     return evaluate(policy, opponent, games, seed=seed, progress=False, **kwargs)
 

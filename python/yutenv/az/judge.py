@@ -2,11 +2,11 @@
 
 Example (not run by the tests: it needs a trained run, a cluster or real data)::
 
-    from yutenv.az.ladder import judge
+    from yutenv.az.judge import judge
     md = judge("runs/x", every=10, games=400, search_sims=[200], baselines=["greedy", "mc:100", "mcts:400"])
     print(md.read_text())                  # runs/x/ladder.md (and runs/x/ladder.json)
 
-``python -m yutenv.az.ladder runs/x --every 10 --games 400 --search-sims 200`` does the same.
+``python -m yutenv.az.judge runs/x --every 10 --games 400 --search-sims 200`` does the same.
 
 The training loop's own report (:mod:`yutenv.az.report`) measures every generation against
 fixed baselines. This module answers the other two questions of a run:
@@ -50,8 +50,8 @@ from tabulate import tabulate
 
 from .._files import atomic_write
 from ..errors import InvalidArgumentError, YutEnvError
-from ..tools.evaluate import run_eval_json
-from ..tools.ladder import _run_ladder
+from ..evaluation.evaluate import run_eval_json
+from ..evaluation.ladder import _run_ladder
 
 __all__ = ["judge", "pick_generations", "net_spec", "DEFAULT_BASELINES"]
 
@@ -254,8 +254,8 @@ def _against(d: Path, chosen: list[int], sims: int, against: Sequence[str], game
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m yutenv.az.ladder RUN_DIR [options]``."""
-    ap = argparse.ArgumentParser(prog="python -m yutenv.az.ladder", description=__doc__.split("\n\n")[0])
+    """``python -m yutenv.az.judge RUN_DIR [options]``."""
+    ap = argparse.ArgumentParser(prog="python -m yutenv.az.judge", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="the run directory of python -m yutenv.az.train")
     ap.add_argument("--every", type=int, default=10, help="judge generation 0, every N-th and the last (0: all)")
     ap.add_argument("--gens", default="", help="comma-separated generations to judge instead of --every")
@@ -278,7 +278,7 @@ def main(argv: list[str] | None = None) -> int:
             round_robin=not a.no_round_robin,
         )
     except (ValueError, OSError, YutEnvError) as e:
-        print(f"python -m yutenv.az.ladder: {e}", file=sys.stderr)
+        print(f"python -m yutenv.az.judge: {e}", file=sys.stderr)
         return 2
     print(md.read_text(encoding="utf-8"))
     return 0

@@ -388,7 +388,7 @@ def _rate(main: EvalResult, policy: Any, anchors: Sequence[str] | None, games: i
           tier: str | None, num_envs: int, seed: int, deterministic: bool, batched: bool, progress: bool | None,
           env_kwargs: dict[str, Any]) -> EvalResult:
     """``main`` with the policy's rating on the published scale, from games against ``anchors``."""
-    from .ladder import published
+    from .scale import published
     from .stats import place
 
     pub = published()

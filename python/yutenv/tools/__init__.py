@@ -1,3 +1,3 @@
-"""Programs and their library parts: head-to-head evaluation (:mod:`.evaluate`, :mod:`.stats`),
-benchmarks (:mod:`.bench`, :mod:`.bench_sb3`), the demo (:mod:`.demo`) and the ``yutenv``
-console script (:mod:`.cli`)."""
+"""Programs: benchmarks (:mod:`.bench_envs`, :mod:`.bench_sb3`), the demo (:mod:`.demo`) and the
+``yutenv`` console script (:mod:`.cli`). The library code they use lives in the layers below
+(evaluation is :mod:`yutenv.evaluation`)."""

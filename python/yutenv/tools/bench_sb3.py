@@ -26,9 +26,9 @@ from typing import Any, Callable
 import numpy as np
 from tabulate import tabulate
 
-import yutenv
-
 from .._extras import import_extra
+from ..connection.server import Server
+from ..envs.gym_env import YutEnv
 
 for _module in ("torch", "sb3_contrib", "stable_baselines3"):
     import_extra(_module, "sb3", "yutenv.bench_sb3")
@@ -42,10 +42,10 @@ from ..integrations.sb3 import YutSB3VecEnv
 SETUPS = ("dummy", "yutenv")
 
 
-def build(setup: str, num_envs: int, server: yutenv.Server, seed: int) -> VecEnv:
+def build(setup: str, num_envs: int, server: Server, seed: int) -> VecEnv:
     kwargs: dict[str, Any] = {"server": server, "opponent": "random", "seat": "random"}
     if setup == "dummy":
-        return make_vec_env(yutenv.YutEnv, n_envs=num_envs, seed=seed, env_kwargs=kwargs)
+        return make_vec_env(YutEnv, n_envs=num_envs, seed=seed, env_kwargs=kwargs)
     venv = YutSB3VecEnv(num_envs, **kwargs)
     venv.seed(seed)
     return venv
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
             ap.error(f"unknown setup {s!r}; known: {', '.join(SETUPS)}")
     torch.set_num_threads(args.threads)
     results: dict[str, dict[str, list[float]]] = {s: {"train": [], "rollout": [], "env": []} for s in setups}
-    with yutenv.Server() as server:
+    with Server() as server:
         for r in range(args.repeats):
             for s in setups:
                 venv = build(s, args.num_envs, server, args.seed + r)

@@ -26,10 +26,10 @@ import numpy as np
 from tabulate import tabulate
 
 from ..envs import pettingzoo as ypz
-from .evaluate import EvalResult, evaluate
+from ..evaluation.evaluate import EvalResult, evaluate
 from ..envs.gym_env import YutEnv
 from ..connection.server import Server
-from .stats import wilson
+from ..evaluation.stats import wilson
 from ..envs.vector import YutVectorEnv
 
 
