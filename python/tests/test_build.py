@@ -70,7 +70,7 @@ def test_license_ships_in_sdist_and_wheel(built: tuple[Path, Path]) -> None:
 
 
 def test_every_room_ships(built: tuple[Path, Path]) -> None:
-    """Every module of every subpackage (the rooms), and ``py.typed``, is in the sdist and the wheel."""
+    """Every module of every subpackage, and ``py.typed``, is in the sdist and the wheel."""
     sources = {
         p.relative_to(PYTHON_DIR).as_posix()
         for p in (PYTHON_DIR / "yutenv").rglob("*")

@@ -1,4 +1,4 @@
-"""The package's rooms keep every documented import path working.
+"""The package's layers keep every documented import path working, and point one way.
 
 The paths are found, not listed: every ``yutenv.X.Y`` name, ``from yutenv.X import a, b`` line,
 ``import yutenv.X`` and ``python -m yutenv.X`` command in README.md, python/README.md, docs/*.md
@@ -161,50 +161,154 @@ def test_public_classes_pickle_by_their_home(name: str) -> None:
 
 
 PACKAGE = PYTHON_DIR / "yutenv"
-#: What each lower room may import from the package (besides itself): the wire knows only the
-#: protocol and the errors, the connection only the wire, and no front end, position or dataset
-#: module reaches up into training, tools or integrations.
-MAY_IMPORT = {
-    "_wire": {"_protocol", "errors"},
-    "connection": {"_protocol", "errors", "_wire"},
-    "envs": {"_protocol", "_layout", "errors", "_wire", "connection"},
-    "positions": {"_protocol", "_progress", "errors", "_wire", "connection", "envs"},
-    "data": {"_files", "_layout", "errors"},
-}
+ROOT_LAYER = "yutenv"  # the package's own __init__.py, the facade: it may use any layer below it
+
+#: Every subpackage and top-level module of the package (a layer), bottom first, with the layers
+#: it may import besides itself. A layer may list only layers above it in this table, so the
+#: table has no cycle: the wire knows only the protocol and the errors, the connection only the
+#: wire, no front end, position, dataset or evaluation module reaches up into training, and
+#: nothing imports the package root. A new module is placed here, or the test fails.
+LAYERS: list[tuple[str, set[str]]] = [
+    ("_protocol", set()),
+    ("errors", set()),
+    ("_ids", set()),
+    ("_files", set()),
+    ("_progress", set()),
+    ("_moved", set()),
+    ("_extras", {"errors"}),
+    ("_layout", {"_protocol"}),
+    ("_wire", {"_protocol", "errors"}),
+    ("connection", {"_protocol", "errors", "_wire"}),
+    ("envs", {"_protocol", "_layout", "errors", "_wire", "connection"}),
+    ("positions", {"_protocol", "_progress", "errors", "_wire", "connection", "envs"}),
+    ("data", {"_extras", "_files", "_ids", "_layout", "_protocol", "errors"}),
+    ("evaluation", {"_progress", "_protocol", "errors", "connection", "envs"}),
+    ("imitation", {"_progress", "data"}),
+    ("az", {"_extras", "_files", "_layout", "_progress", "_protocol", "errors", "connection", "envs", "data", "evaluation"}),
+    ("nets", {"_extras", "_files", "_protocol", "errors", "az"}),
+    ("league", {"_files", "_protocol", "errors", "evaluation", "nets"}),
+    ("integrations", {"_extras", "_protocol", "errors", "envs", "positions", "league"}),
+    ("recipes", {"evaluation", "imitation", "integrations", "league"}),
+    ("tools", {"_extras", "errors", "connection", "envs", "evaluation", "integrations"}),
+    (ROOT_LAYER, {"_ids", "_moved", "_protocol", "errors", "connection", "envs", "positions", "data", "evaluation", "nets"}),
+]
+MAY_IMPORT = dict(LAYERS)
 
 
-def _imports(path: Path) -> list[str]:
-    """The yutenv rooms a module imports at run time (not under ``if TYPE_CHECKING``)."""
+def _module_name(path: Path) -> str:
+    """``yutenv/az/train.py`` -> ``az.train``; a package's ``__init__.py`` is the package ("" for the root)."""
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> str:
+    return module.split(".")[0] if module else ROOT_LAYER
+
+
+def _is_module(module: str) -> bool:
+    p = PACKAGE.joinpath(*module.split("."))
+    return p.with_suffix(".py").is_file() or (p / "__init__.py").is_file()
+
+
+def _home(full: str) -> str | None:
+    """A ``yutenv`` module's name inside the package, an old path answered by its new home; None
+    for a name outside the package."""
+    full = MOVED.get(full, full)
+    if full == "yutenv":
+        return ""
+    return full.removeprefix("yutenv.") if full.startswith("yutenv.") else None
+
+
+def _imports(path: Path) -> set[str]:
+    """The package's modules ``path`` imports: at the top, in functions, under ``if TYPE_CHECKING``
+    (a type is a dependency too) and through ``importlib.import_module("...")`` with a literal
+    name; ``from X import name`` counts ``X.name`` when that is a module."""
     import ast
 
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    rel = path.relative_to(PACKAGE).with_suffix("").parts
-    pkg = list(rel[:-1])
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip.update(id(n) for n in ast.walk(node))
-    out = []
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        if isinstance(node, ast.ImportFrom) and node.level:
-            base = pkg[: len(pkg) - (node.level - 1)]
-            target = [*base, *(node.module.split(".") if node.module else [])]
-            rooms = [target[0]] if target else [a.name for a in node.names]
-            out += rooms
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            out += [n.split(".")[1] for n in names if n.startswith("yutenv.")]
+    me = _module_name(path)
+    package = me.split(".") if path.name == "__init__.py" else me.split(".")[:-1]
+    package = [p for p in package if p]
+
+    def absolute(name: str, level: int) -> str:
+        base = package[: len(package) - (level - 1)] if level else []
+        return ".".join(["yutenv", *base, *([name] if name else [])]) if level else name
+
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = absolute(node.module or "", node.level)
+            for a in node.names:
+                sub = f"{module}.{a.name}"
+                home = _home(sub)
+                names.append(sub if sub in MOVED or (home is not None and _is_module(home)) else module)
+        elif (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module") and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            name = node.args[0].value
+            names = [absolute(name.lstrip("."), len(name) - len(name.lstrip(".")))]
+        out.update(h for h in map(_home, names) if h is not None)
+    out.discard(me)
     return out
 
 
-@pytest.mark.parametrize("room", sorted(MAY_IMPORT))
-def test_rooms_import_only_the_layers_below(room: str) -> None:
-    allowed = MAY_IMPORT[room] | {room}
-    for path in sorted((PACKAGE / room).rglob("*.py")):
-        for imported in _imports(path):
-            assert imported in allowed, f"{path.relative_to(PYTHON_DIR)} imports yutenv.{imported}; {room}/ may use {sorted(allowed)}"
+GRAPH = {_module_name(p): _imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def test_the_layers_are_a_table() -> None:
+    """Each layer once, each allowed import a layer below it, and every module in a layer."""
+    rank = {name: i for i, (name, _) in enumerate(LAYERS)}
+    assert len(rank) == len(LAYERS), "a layer is listed twice"
+    for i, (name, may) in enumerate(LAYERS):
+        for m in may:
+            assert rank.get(m, len(LAYERS)) < i, f"LAYERS: {name} may import {m}, which is not a layer below it"
+    missing = sorted({_layer(m) for m in GRAPH} - set(rank))
+    assert not missing, f"not in LAYERS (place each in its layer): {missing}"
+
+
+@pytest.mark.parametrize("layer", [name for name, _ in LAYERS])
+def test_layers_import_only_the_layers_below(layer: str) -> None:
+    allowed = MAY_IMPORT[layer] | {layer}
+    for module, imported in sorted(GRAPH.items()):
+        if _layer(module) != layer:
+            continue
+        for target in sorted(imported):
+            assert _layer(target) in allowed, (
+                f"yutenv.{module} imports yutenv.{target or '(the package root)'}; {layer} may use {sorted(allowed)}"
+            )
+
+
+def test_no_import_cycle() -> None:
+    """No module imports, however indirectly, one that imports it back: not between layers, and
+    not between the modules of one layer (the table cannot see those)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[str] = []
+
+    def visit(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(GRAPH.get(n, ())):
+            if state.get(m) == 1:
+                cycles.append(" -> ".join(stack[stack.index(m) :] + [m]))
+            elif m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(GRAPH):
+        if n not in state:
+            visit(n)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_graph_sees_hidden_imports() -> None:
+    # The scan reads what a plain top-level scan misses: a function's import, importlib with a
+    # literal name, an old path; were it blind to them, the cycle test would pass for nothing.
+    assert "az.cluster" in GRAPH["az.train"]  # importlib.import_module(".cluster", __package__)
+    assert "evaluation.evaluate" in GRAPH["evaluation.ladder"]  # inside a function
+    assert "data.datasets" in GRAPH["az.diagnose"]
 
 
 def test_one_wire_and_one_connection_model() -> None:
