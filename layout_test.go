@@ -7,7 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -190,3 +194,44 @@ func TestNoImportCycle(t *testing.T) {
 		}
 	}
 }
+
+// maxLines is the most lines a hand-written file may have: a longer one holds
+// several concerns, to be split by concern (in Go, declarations moved to files
+// of the package named for theirs). Tests, testdata and generated files
+// ("// Code generated ... DO NOT EDIT." at the top) are exempt. The Python
+// package's files are held to the same rule by python/tests/test_layout.py.
+const maxLines = 600
+
+func TestNoHandWrittenFileOverMaxLines(t *testing.T) {
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin" || name == "python") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if generated.Match(b) {
+			return nil
+		}
+		if n := bytes.Count(b, []byte("\n")); n > maxLines {
+			t.Errorf("%s has %d lines (at most %d for a hand-written file): split it by concern", path, n, maxLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// generated is Go's marker of a generated file.
+var generated = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
