@@ -563,7 +563,7 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     # The generations and random, on the published scale's fit (random = 0).
     assert len(rep["ladder"]["pairs"]) == 6 and all(m["games"] == 4 for m in rep["ladder"]["pairs"])
     assert {e["agent"] for e in rep["ladder"]["ratings"]} == {
-        "random", *(ladder.net_spec(full_run, g) for g in (0, 1, 2))}
+        "random", *(judge.net_spec(full_run, g) for g in (0, 1, 2))}
     assert rep["ladder"]["anchor"] == "random"
     assert next(e for e in rep["ladder"]["ratings"] if e["agent"] == "random")["elo"] == 0
     assert any(r[1] == "random" and r[2] == "+0" for r in rows), md
@@ -571,8 +571,8 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     for b in ("random", "greedy"):
         assert [m["generation"] for m in rep["against"][b]] == [0, 1, 2]
         assert all(m["b"] == b and m["games"] == 4 for m in rep["against"][b])
-        assert [m["a"] for m in rep["against"][b]] == [ladder.net_spec(full_run, g) for g in (0, 1, 2)]
-    assert rep["final"][0]["a"] == ladder.net_spec(full_run, 2, 4)
+        assert [m["a"] for m in rep["against"][b]] == [judge.net_spec(full_run, g) for g in (0, 1, 2)]
+    assert rep["final"][0]["a"] == judge.net_spec(full_run, 2, 4)
     for f in rep["final"]:
         assert f["wins_a"] + f["wins_b"] <= f["games"] == 4
         assert f["win_rate_a_low"] <= f["win_rate_a"] <= f["win_rate_a_high"]

@@ -191,8 +191,8 @@ def test_ladder_plays_the_shipped_az_by_default(tiny_run: Path, tmp_path: Path) 
 
     assert judge.main([str(tiny_run), "--gens", "2", "--games", "2", "--quiet"]) == 0
     rep = json.loads((tiny_run / "ladder.json").read_text())
-    assert [f["opponent"] for f in rep["final"]] == list(ladder.DEFAULT_BASELINES)
-    assert {"az", "az,sims=200"} <= set(ladder.DEFAULT_BASELINES)
+    assert [f["opponent"] for f in rep["final"]] == list(judge.DEFAULT_BASELINES)
+    assert {"az", "az,sims=200"} <= set(judge.DEFAULT_BASELINES)
     # under other rules the shipped network cannot play: skipped, and said so
     other = tmp_path / "other"
     shutil.copytree(tiny_run, other)

@@ -6,7 +6,6 @@ generation. Imports no torch: :mod:`.cluster` and :mod:`.train_cli` read it with
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -61,28 +61,20 @@ worker), each in chunks merged by :func:`merge_results` into one
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
-import math
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping
 
 from .selfplay import SelfPlay
 from ..data.datasets import MANIFEST, DatasetError
-from ..evaluation.evaluate import EvalResult
 from .._extras import import_extra
 from .._progress import progress_bar
-from .._protocol import RULE_OPTIONS
-from ..connection.server import binary_path
-from ..evaluation.stats import elo_diff, wilson
 
 __all__ = [
     "AzPlayRange",
@@ -100,15 +92,16 @@ __all__ = [
     "selfplay",
 ]
 
+from .distributed_eval import SEAT_GROUPS as SEAT_GROUPS
+from .distributed_eval import _eval_agents_chunk as _eval_agents_chunk
+from .distributed_eval import evaluate_agents, evaluate_policy, merge_results
+from .ray_tasks import WorkerCrash, _ray_init, _run_tasks, _run_yutenv
+
 #: The folder of the dataset that holds one manifest per finished range.
 PARTS = "parts"
 
 # Manifest fields every part of a dataset must share.
 _SAME = ("format", "version", "rules", "rules_text", "agents", "tier", "obs_size", "obs_parts", "obs_layout", "seed", "seed_scheme", "shard_games", "arrays", "game_arrays")
-
-
-class WorkerCrash(RuntimeError):
-    """The ``yutenv`` process of a task was killed: Ray retries such a task."""
 
 
 @dataclass(frozen=True)
@@ -137,27 +130,6 @@ class RangeTask:
 #: loop: pass a function that plays the range with the current network (its weights
 #: captured by the function, which Ray ships to the workers) and writes the same format.
 PlayRange = Callable[[RangeTask, str], None]
-
-
-def _die_with_parent() -> None:
-    # Linux: the yutenv process gets SIGKILL when the Ray worker that started it dies,
-    # so a killed worker leaves no orphan playing on.
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def _run_yutenv(args: list[str], what: str, error: type[Exception], cwd: str | None = None) -> str:
-    """Run the package's ``yutenv`` binary (in folder ``cwd``, if given); its stdout. A process
-    killed by a signal raises :class:`WorkerCrash` (retried by Ray), a failure ``error``."""
-    pre = _die_with_parent if sys.platform.startswith("linux") else None
-    proc = subprocess.run([str(binary_path()), *args], capture_output=True, text=True, preexec_fn=pre, check=False, cwd=cwd)  # noqa: PLW1509
-    if proc.returncode < 0:
-        raise WorkerCrash(f"{what} was killed by signal {-proc.returncode}")
-    if proc.returncode != 0:
-        raise error(f"{what} failed: {proc.stderr.strip()}")
-    return proc.stdout
 
 
 def play_range_cli(task: RangeTask, out_dir: str) -> None:
@@ -307,42 +279,6 @@ def merge(url: str, games_target: int | None = None) -> dict[str, Any]:
     )
     _put_atomic(fs, (json.dumps(m, indent=2, ensure_ascii=False) + "\n").encode(), None, f"{root}/{MANIFEST}")
     return m
-
-
-def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | None, done: Callable[[int, Any], None]) -> list[Any]:
-    """Submit the tasks, at most ``max_tasks`` in flight (None: all at once), call
-    ``done(k, result)`` as task ``k`` ends, and return the results in task order. The
-    first error cancels the tasks still running and is raised."""
-    if max_tasks is not None and max_tasks < 1:
-        raise ValueError(f"max_tasks must be at least 1, got {max_tasks}")
-    limit = len(submit) if max_tasks is None else max_tasks
-    results: list[Any] = [None] * len(submit)
-    pending: dict[Any, int] = {}
-    nxt = 0
-    try:
-        while nxt < len(submit) or pending:
-            while nxt < len(submit) and len(pending) < limit:
-                pending[submit[nxt]()] = nxt
-                nxt += 1
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                k = pending.pop(ref)
-                results[k] = ray.get(ref)  # raises the task's error
-                done(k, results[k])
-    finally:
-        for ref in pending:
-            ray.cancel(ref, force=True)
-    return results
-
-
-def _ray_init(address: str | None, num_cpus: int | None) -> Any:
-    ray = import_extra("ray", "ray", "yutenv.distributed")
-    if not ray.is_initialized():
-        if address and address != "local":
-            ray.init(address=address, log_to_driver=False)
-        else:  # a new Ray here: never the cluster RAY_ADDRESS or another user's `ray start` announces
-            ray.init(address="local", num_cpus=num_cpus, log_to_driver=False)
-    return ray
 
 
 def selfplay(
@@ -504,149 +440,6 @@ def az_selfplay(out: str, games: int, model: Any, settings: SelfPlay, **run: Any
 
 
 # --- evaluation ---------------------------------------------------------------------
-
-
-def merge_results(results: Sequence[EvalResult | Mapping[str, Any]]) -> EvalResult:
-    """Merge the results of chunks of one evaluation (same agents and rules) into one,
-    with the Wilson interval and Elo difference of all games. Accepts
-    :class:`EvalResult` objects or ``yutenv eval --json`` objects."""
-    rs = [r if isinstance(r, EvalResult) else _from_json(r) for r in results]
-    if not rs:
-        raise ValueError("no results to merge")
-    a, b, rules = rs[0].a, rs[0].b, rs[0].rules
-    for r in rs[1:]:
-        if (r.a, r.b, r.rules) != (a, b, rules):
-            raise ValueError(f"cannot merge {r.a} vs {r.b} ({r.rules}) into {a} vs {b} ({rules})")
-    n = sum(r.games for r in rs)
-    wins = sum(r.wins_a for r in rs)
-
-    def mean(attr: str) -> float:
-        return float(sum(getattr(r, attr) * r.games for r in rs)) / n
-
-    def per_decision(ms: str, per_game: str) -> float:
-        d = sum(getattr(r, per_game) * r.games for r in rs)
-        return float(sum(getattr(r, ms) * getattr(r, per_game) * r.games for r in rs)) / d if d else 0.0
-
-    lo, hi = wilson(wins, n)
-    rate = wins / n
-    two = rs[0].chance_rate == 0.5
-    per_seat: dict[int, tuple[int, int]] = {}
-    for r in rs:
-        for seat, (g, w) in r.per_seat.items():
-            pg, pw = per_seat.get(seat, (0, 0))
-            per_seat[seat] = (pg + g, pw + w)
-    return EvalResult(
-        a=a, b=b, games=n, wins_a=wins, wins_b=sum(r.wins_b for r in rs),
-        win_rate_a=rate, win_rate_a_low=lo, win_rate_a_high=hi, chance_rate=rs[0].chance_rate,
-        elo_diff=elo_diff(rate) if two else None, elo_diff_low=elo_diff(lo) if two else None,
-        elo_diff_high=elo_diff(hi) if two else None,
-        mean_outcome_a=mean("mean_outcome_a"), decisions_per_game=mean("decisions_per_game"),
-        a_decisions_per_game=mean("a_decisions_per_game"), b_decisions_per_game=mean("b_decisions_per_game"),
-        ms_per_decision_a=per_decision("ms_per_decision_a", "a_decisions_per_game"),
-        ms_per_decision_b=per_decision("ms_per_decision_b", "b_decisions_per_game"),
-        rules=rules, seed=rs[0].seed, truncated=sum(r.truncated for r in rs),
-        seconds=max(r.seconds for r in rs), per_seat=per_seat,
-    )  # fmt: skip
-
-
-def _from_json(d: Mapping[str, Any]) -> EvalResult:
-    names = {f.name for f in fields(EvalResult)}
-    kw = {k: v for k, v in d.items() if k in names}
-    kw["per_seat"] = {int(k): (int(v[0]), int(v[1])) for k, v in dict(d.get("per_seat") or {}).items()}
-    return EvalResult(**kw)
-
-
-#: ``yutenv eval`` plays a pair's games in groups of one game per seat (seat orders balanced),
-#: so a chunk of an agents' evaluation starts on a multiple of every seat count (2, 3, 4: the range
-#: of the ``players`` option), 12.
-SEAT_GROUPS = next(
-    math.lcm(*range(int(o.min), int(o.max) + 1)) for o in RULE_OPTIONS if o.key == "players" and o.min is not None and o.max is not None
-)
-
-
-def _chunks(games: int, chunk_games: int, align: int = 1) -> list[tuple[int, int]]:
-    """(first game, games) of each chunk; every chunk but the last holds a multiple of ``align``."""
-    if games < 1 or chunk_games < 1:
-        raise ValueError(f"games ({games}) and chunk_games ({chunk_games}) must be at least 1")
-    size = -(-chunk_games // align) * align
-    return [(g, min(size, games - g)) for g in range(0, games, size)]
-
-
-def _eval_agents_chunk(a: str, b: str, first: int, games: int, seed: int, rules: str, threads: int) -> dict[str, Any]:
-    args = ["eval", "--json", "--quiet", "--a", a, "--b", b, "--games", str(games), "--first-game", str(first),
-            "--seed", str(seed), "--rules", rules, "--workers", str(threads)]  # fmt: skip
-    d: dict[str, Any] = json.loads(_run_yutenv(args, f"yutenv eval {a} vs {b}", ValueError))
-    d["rules"], d["seed"] = rules, seed  # rules as given, so that every chunk agrees
-    return d
-
-
-def evaluate_agents(
-    a: str,
-    b: str,
-    games: int = 2000,
-    *,
-    seed: int = 1,
-    rules: str = "standard",
-    chunk_games: int = 200,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    threads_per_task: int = 1,
-    max_retries: int = 3,
-    max_tasks: int | None = None,
-) -> EvalResult:
-    """Built-in agent ``a`` against ``b`` (agent specs, as ``yutenv eval --a/--b``) on
-    Ray: ``games`` games in chunks of ``chunk_games`` (rounded up to a multiple of
-    :data:`SEAT_GROUPS`), each a ``yutenv eval --seed SEED --first-game G`` run on one worker,
-    merged by :func:`merge_results`; at most ``max_tasks`` chunks at once (None: as many as
-    the cluster runs). The chunks play exactly the games of one ``yutenv eval --seed SEED``
-    run (the one seed scheme), so the merged result is that run's."""
-    ray = _ray_init(address, num_cpus)
-    run = ray.remote(_eval_agents_chunk).options(num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash])
-    submit = [lambda g=g, n=n: run.remote(a, b, g, n, seed, rules, threads_per_task) for g, n in _chunks(games, chunk_games, SEAT_GROUPS)]
-    t0 = time.perf_counter()
-    res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
-    res.seed, res.seconds = seed, time.perf_counter() - t0
-    return res
-
-
-def _eval_policy_chunk(policy: Any, opponent: str, games: int, seed: int, kwargs: Mapping[str, Any]) -> EvalResult:
-    from ..evaluation.evaluate import evaluate
-
-    return evaluate(policy, opponent, games, seed=seed, progress=False, **kwargs)
-
-
-def evaluate_policy(
-    policy: Any,
-    opponent: str = "mcts:200",
-    games: int = 1000,
-    *,
-    seed: int = 0,
-    chunk_games: int = 200,
-    address: str | None = None,
-    num_cpus: int | None = None,
-    max_retries: int = 3,
-    max_tasks: int | None = None,
-    **evaluate_kwargs: Any,
-) -> EvalResult:
-    """:func:`yutenv.evaluate.evaluate` of a Python ``policy`` on Ray, in chunks.
-
-    The policy (a callable or a Stable-Baselines3 model, with its weights) is put once
-    in Ray's object store and sent to the worker of every chunk; each chunk starts its
-    own yutenv server and plays ``chunk_games`` games, the chunk starting at game ``G``
-    with the seed ``seed + G`` (its env ``i`` plays the game seed ``seed + G + i`` first: the
-    one seed scheme, so chunks never share a first game while ``num_envs <= chunk_games``), at
-    most ``max_tasks`` chunks at once. The
-    chunks are merged by :func:`merge_results`. ``evaluate_kwargs`` go to ``evaluate``
-    (``rules``, ``tier``, ``num_envs``, ``deterministic``, ``batched``, ``name``, ...).
-    """
-    ray = _ray_init(address, num_cpus)
-    ref = ray.put(policy)
-    run = ray.remote(_eval_policy_chunk).options(max_retries=max_retries)
-    submit = [lambda g=g, n=n: run.remote(ref, opponent, n, seed + g, evaluate_kwargs) for g, n in _chunks(games, chunk_games)]
-    t0 = time.perf_counter()
-    res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
-    res.seed, res.seconds = seed, time.perf_counter() - t0
-    return res
 
 
 # --- command line ---------------------------------------------------------------------

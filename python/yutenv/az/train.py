@@ -52,7 +52,6 @@ and trains them again from the last good one (the same networks: every draw is s
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import importlib
 import json
@@ -64,7 +63,7 @@ import sys
 import time
 import uuid
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -78,7 +77,6 @@ import torch.nn.functional as F  # noqa: E402
 
 from ..data import datasets
 from .._files import atomic_write, error_text, sha256_bytes
-from .._protocol import SELFPLAY_DEFAULTS
 from ..errors import CheckpointError, YutEnvError
 from ..evaluation.evaluate import evaluate
 from ..connection.server import binary_path
@@ -88,9 +86,8 @@ from .config import SELFPLAY_MODES as SELFPLAY_MODES
 from .config import TrainConfig, learning_rate
 from .config import cosine_lr as cosine_lr
 from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
-from .net import NUM_ACTIONS, SHIPPED, TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, start_net_bytes
+from .net import TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, start_net_bytes
 from .report import write_report
-from .schedule import Schedule, canonical_schedule, parse_schedule, schedule_at, schedule_values
 from .train_cli import config_from_args
 
 __all__ = ["losses", "TrainConfig", "RunResult", "CheckpointWarning", "run", "main", "load_checkpoint", "gen_dir"]
