@@ -7,11 +7,14 @@ PY      := $(VENV)/bin/python
 GOBIN   := $(CURDIR)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 BENCHSTAT   := $(GOBIN)/benchstat
+# The Python linter and formatter, pinned, in the venv (its settings: python/pyproject.toml).
+RUFF_VERSION := 0.17.6
+RUFF         := $(VENV)/bin/ruff
 
 .DEFAULT_GOAL := build
 include python/Makefile.inc
 
-.PHONY: demo build test test-deps go-test py-test lint tools bench bench-compare clean wheels
+.PHONY: demo build test test-deps go-test py-test lint tools ruff bench bench-compare clean wheels
 
 # The main job: the package (with the server built inside it) plays and evaluates real games.
 # The demo needs none of the trainer extras (torch, Ray, ...): it installs the package alone.
@@ -28,7 +31,15 @@ $(STATICCHECK):
 $(BENCHSTAT):
 	GOBIN=$(GOBIN) $(GO) install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
-tools: $(STATICCHECK) $(BENCHSTAT)
+# Included after PY_BOOT (python/Makefile.inc): the venv first, then ruff at the pinned version.
+RUFF_STAMP := $(VENV)/.yutenv-ruff-$(RUFF_VERSION)
+$(RUFF_STAMP): $(PY_BOOT)
+	$(PY) -m pip install -q 'ruff==$(RUFF_VERSION)'
+	touch $@
+
+ruff: $(RUFF_STAMP)
+
+tools: $(STATICCHECK) $(BENCHSTAT) $(RUFF_STAMP)
 
 # Interleaved before/after benchmarks of two revisions: make bench-compare OLD=main NEW=HEAD
 # (docs/BENCHMARKS.md, "Comparing two revisions").
@@ -39,6 +50,8 @@ lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	$(RUFF) check python
+	$(RUFF) format --check python
 
 # Once at full size (property tests trim themselves under -race), once under the race detector.
 go-test:

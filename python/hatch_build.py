@@ -139,7 +139,7 @@ class GoBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             for name in GO_FILES:
                 build_data["force_include"][str(root / name)] = f"_go/{name}"
             for d in sorted(root.iterdir()):
-                if d.is_dir() and d.name not in GO_EXCLUDE_DIRS and not d.name.startswith("."):
+                if d.is_dir() and d.name not in GO_EXCLUDE_DIRS and not d.name.startswith("."):  # noqa: SIM102
                     if any(d.rglob("*.go")):
                         build_data["force_include"][str(d)] = f"_go/{d.name}"
             return

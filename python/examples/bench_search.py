@@ -12,9 +12,9 @@ import argparse
 import time
 
 import numpy as np
+from expectimax import expectimax
 
 import yutenv
-from expectimax import expectimax
 
 _FIN = 4 + 6 + 4  # offset of the finished counts in a packed state (env/packed.go)
 

@@ -35,7 +35,7 @@ try:
     from torch import nn
     from torch.distributions import Categorical
 except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"this example needs torch: pip install './python[sb3]' ({e})")
+    raise SystemExit(f"this example needs torch: pip install './python[sb3]' ({e})") from None
 
 
 class Agent(nn.Module):

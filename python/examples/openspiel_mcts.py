@@ -17,10 +17,10 @@ import math
 import time
 
 import numpy as np
+import yutenv.openspiel
 from open_spiel.python.algorithms import mcts
 
 import yutenv
-import yutenv.openspiel
 
 
 def play(game: yutenv.openspiel.YutSpielGame, bot: mcts.MCTSBot, opponent: str, bot_seat: int, seed: int) -> float:

@@ -18,19 +18,17 @@ import argparse
 import time
 from typing import Any
 
-
 import yutenv
 
 try:
     import torch
+    import yutenv.sb3
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecMonitor
-
-    import yutenv.sb3
 except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"this example needs the sb3 extra: pip install './python[sb3]' ({e})")
+    raise SystemExit(f"this example needs the sb3 extra: pip install './python[sb3]' ({e})") from None
 
 
 class EvalCallback(BaseCallback):

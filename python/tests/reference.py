@@ -38,7 +38,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, TextIO, Tuple
+from typing import Any, Callable, Iterable, Sequence, TextIO
 
 # --- board ------------------------------------------------------------------
 
@@ -56,7 +56,7 @@ CENTRE_C1 = "CENTRE/C1"
 CENTRE_C2 = "CENTRE/C2"
 
 #: Every route as its stations in order; each ends at HOME (RULES.md, "Board").
-ROUTES: Dict[str, Tuple[int, ...]] = {
+ROUTES: dict[str, tuple[int, ...]] = {
     OUTER: tuple(range(20)) + (HOME,),
     ROUTE_C1: (5, 20, 21, 22, 23, 24, 15, 16, 17, 18, 19, HOME),
     ROUTE_C2: (10, 25, 26, 22, 27, 28, HOME),
@@ -68,8 +68,8 @@ ROUTES: Dict[str, Tuple[int, ...]] = {
 
 BACK_DO, DO, GAE, GEOL, YUT, MO = range(6)
 NUM_THROWS = 6
-THROW_NAMES: Tuple[str, ...] = ("back-do", "do", "gae", "geol", "yut", "mo")
-THROW_STEPS: Tuple[int, ...] = (-1, 1, 2, 3, 4, 5)
+THROW_NAMES: tuple[str, ...] = ("back-do", "do", "gae", "geol", "yut", "mo")
+THROW_STEPS: tuple[int, ...] = (-1, 1, 2, 3, 4, 5)
 
 NUM_SOURCES = 30
 ENTER = 29
@@ -81,7 +81,7 @@ def action_id(throw: int, source: int) -> int:
     return throw * NUM_SOURCES + source
 
 
-def throw_probabilities(p: float, back_do: bool) -> List[float]:
+def throw_probabilities(p: float, back_do: bool) -> list[float]:
     """Probability of each throw id for sticks that land flat with probability ``p``.
 
     Without back-do the marked stick counts as do (RULES.md, "Variants").
@@ -169,9 +169,9 @@ class Rules:
                 raise InvalidRules(f"no obstacle may stand on station {st}")
 
     @functools.cached_property
-    def obstacle_map(self) -> Dict[int, Optional[int]]:
+    def obstacle_map(self) -> dict[int, int | None]:
         """The obstacles by station: None for skip, k for back<k> (parsed once)."""
-        out: Dict[int, Optional[int]] = {}
+        out: dict[int, int | None] = {}
         for item in filter(None, self.obstacles.split("+")):
             station, effect = item.split(":")
             if effect == "skip":
@@ -191,7 +191,7 @@ class Rules:
         return 0 if self.board == "line" else 1
 
     @classmethod
-    def from_json(cls, obj: Dict[str, Any]) -> "Rules":
+    def from_json(cls, obj: dict[str, Any]) -> Rules:
         """Build rules from the JSON object a Go record holds; missing keys keep standard values."""
         known = {f for f in cls.__dataclass_fields__}
         unknown = set(obj) - known
@@ -206,11 +206,11 @@ class Rules:
         rules.validate()
         return rules
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """Return the rules as the JSON object the Go engine writes."""
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
-    def probabilities(self) -> List[float]:
+    def probabilities(self) -> list[float]:
         """Probability of each throw id under these rules."""
         return throw_probabilities(self.flat_prob, self.back_do)
 
@@ -252,7 +252,7 @@ def _turn(station: int, route: str) -> Landing:
     return Landing(station, route)
 
 
-def _past_end(rules: Rules, beyond: int) -> Optional[Landing]:
+def _past_end(rules: Rules, beyond: int) -> Landing | None:
     """A forward move that would go ``beyond`` steps past the end (RULES.md, "Finishing").
 
     None when the move is not legal (``exact``).
@@ -271,7 +271,7 @@ def _past_end(rules: Rules, beyond: int) -> Optional[Landing]:
     return _turn(beyond, OUTER)
 
 
-def _stop_forward(rules: Rules, route: str, index: int) -> Optional[Landing]:
+def _stop_forward(rules: Rules, route: str, index: int) -> Landing | None:
     """Resolve a forward move that reaches position ``index`` of ``route`` on the cross."""
     stations = ROUTES[route]
     last = len(stations) - 1
@@ -284,7 +284,7 @@ def _stop_forward(rules: Rules, route: str, index: int) -> Optional[Landing]:
     return _turn(stations[index], route)
 
 
-def _line_forward(rules: Rules, position: int, steps: int) -> Optional[Landing]:
+def _line_forward(rules: Rules, position: int, steps: int) -> Landing | None:
     """A forward move on a line from ``position`` (-1: in hand) by ``steps``."""
     last = rules.spaces - 1
     target = position + steps
@@ -295,7 +295,7 @@ def _line_forward(rules: Rules, position: int, steps: int) -> Optional[Landing]:
     return Landing(target, LINE)
 
 
-def forward(rules: Rules, station: int, route: str, steps: int) -> Optional[Landing]:
+def forward(rules: Rules, station: int, route: str, steps: int) -> Landing | None:
     """Where a stack on the board at ``station`` on ``route`` goes with ``steps`` (1..5).
 
     None when the move is not legal (it would go past the end under ``finish=exact``).
@@ -311,14 +311,14 @@ def forward(rules: Rules, station: int, route: str, steps: int) -> Optional[Land
     return _stop_forward(rules, route, _index(route, station) + steps)
 
 
-def enter(rules: Rules, steps: int) -> Optional[Landing]:
+def enter(rules: Rules, steps: int) -> Landing | None:
     """Where a piece entered from hand with ``steps`` (1..5) goes: station k of OUTER, space k-1 of a line."""
     if rules.board == "line":
         return _line_forward(rules, -1, steps)
     return _stop_forward(rules, OUTER, steps)
 
 
-def backward(station: int, route: str) -> Optional[Landing]:
+def backward(station: int, route: str) -> Landing | None:
     """Where a back-do takes a stack at ``station`` on ``route`` (RULES.md, "Back-do").
 
     None on space 0 of a line, where back-do has no use.
@@ -360,9 +360,9 @@ class Event:
     kind: str
     seat: int
     throw: int
-    action: Optional[int] = None
-    source: Optional[int] = None
-    to: Optional[int] = None
+    action: int | None = None
+    source: int | None = None
+    to: int | None = None
     entered: bool = False
     moved: int = 0
     shortcut: bool = False
@@ -378,9 +378,9 @@ class Event:
     pushed: int = 0
     turns_missed: int = 0
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The event as env.EventJSON writes it, without the "text" field (zero values omitted)."""
-        out: Dict[str, Any] = {"kind": self.kind, "seat": self.seat, "throw": THROW_NAMES[self.throw]}
+        out: dict[str, Any] = {"kind": self.kind, "seat": self.seat, "throw": THROW_NAMES[self.throw]}
         if self.kind == "move":
             out["action"] = self.action
             if not self.entered:
@@ -413,16 +413,16 @@ class State:
     rules: Rules
     to_move: int
     phase: str = "throw"
-    pool: List[int] = field(default_factory=lambda: [0] * NUM_THROWS)
-    board: List[Optional[Stack]] = field(default_factory=lambda: [None] * NUM_STATIONS)
-    hand: List[int] = field(default_factory=list)
-    finished: List[int] = field(default_factory=list)
-    places: List[int] = field(default_factory=list)
+    pool: list[int] = field(default_factory=lambda: [0] * NUM_THROWS)
+    board: list[Stack | None] = field(default_factory=lambda: [None] * NUM_STATIONS)
+    hand: list[int] = field(default_factory=list)
+    finished: list[int] = field(default_factory=list)
+    places: list[int] = field(default_factory=list)
     winner: int = -1
-    missed: List[int] = field(default_factory=list)
+    missed: list[int] = field(default_factory=list)
 
     @classmethod
-    def new(cls, rules: Rules, start: int) -> "State":
+    def new(cls, rules: Rules, start: int) -> State:
         """A new game: every piece in hand, seat ``start`` to throw."""
         rules.validate()
         if not 0 <= start < rules.players:
@@ -430,7 +430,7 @@ class State:
         n = rules.players
         return cls(rules, start, hand=[rules.pieces] * n, finished=[0] * n, places=[0] * n, missed=[0] * n)
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         """An independent copy (stacks are immutable, so shallow list copies suffice)."""
         return State(
             self.rules,
@@ -446,7 +446,7 @@ class State:
         )
 
     @classmethod
-    def from_json(cls, rules: Rules, obj: Dict[str, Any]) -> "State":
+    def from_json(cls, rules: Rules, obj: dict[str, Any]) -> State:
         """Rebuild a state from its JSON form (env.StateJSON); the "legal" list is ignored.
 
         Pieces on one station must agree on seat and route; they form one stack.
@@ -482,20 +482,20 @@ class State:
 
     # -- queries --
 
-    def stacks_of(self, seat: int) -> List[int]:
+    def stacks_of(self, seat: int) -> list[int]:
         """Stations holding ``seat``'s stacks, in increasing order."""
         return [st for st, stack in enumerate(self.board) if stack is not None and stack.seat == seat]
 
-    def legal_actions(self) -> List[int]:
+    def legal_actions(self) -> list[int]:
         """Legal action ids of the seat to move, increasing; empty unless the phase is ``move``."""
         if self.phase != "move":
             return []
         return self._actions()
 
-    def _actions(self) -> List[int]:
+    def _actions(self) -> list[int]:
         seat = self.to_move
         own = self.stacks_of(seat)
-        out: List[int] = []
+        out: list[int] = []
         for t in range(NUM_THROWS):
             if self.pool[t] == 0:
                 continue
@@ -511,7 +511,7 @@ class State:
                     out.append(action_id(t, ENTER))
         return out
 
-    def _landing(self, throw: int, station: int) -> Optional[Landing]:
+    def _landing(self, throw: int, station: int) -> Landing | None:
         """Where result ``throw`` takes the stack at ``station``; None if that is not a legal move."""
         stack = self.board[station]
         assert stack is not None
@@ -519,7 +519,7 @@ class State:
             return backward(station, stack.route)
         return forward(self.rules, station, stack.route, THROW_STEPS[throw])
 
-    def chance_outcomes(self) -> List[Tuple[int, float]]:
+    def chance_outcomes(self) -> list[tuple[int, float]]:
         """The throw outcomes with non-zero probability, empty unless the phase is ``throw``."""
         if self.phase != "throw":
             return []
@@ -615,7 +615,7 @@ class State:
             height = 1
             self.hand[seat] -= 1
             if throw == BACK_DO:
-                landing: Optional[Landing] = Landing(HOME, OUTER)  # back_do_enters: onto HOME
+                landing: Landing | None = Landing(HOME, OUTER)  # back_do_enters: onto HOME
             else:
                 landing = enter(self.rules, THROW_STEPS[throw])
         else:
@@ -707,9 +707,9 @@ class State:
 
     # -- JSON --
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The state as env.StateJSON writes it, keys in the same order."""
-        pieces: List[Dict[str, Any]] = []
+        pieces: list[dict[str, Any]] = []
         for seat in range(self.rules.players):
             for st, stack in enumerate(self.board):
                 if stack is not None and stack.seat == seat:
@@ -736,9 +736,9 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-def json_line(step: int, event: Optional[Event], state: State) -> str:
+def json_line(step: int, event: Event | None, state: State) -> str:
     """One replay line as env.MarshalJSONLine writes it (the event without its text)."""
-    line: Dict[str, Any] = {"step": step}
+    line: dict[str, Any] = {"step": step}
     if step >= 0 and event is not None:
         line["event"] = event.to_json()
     line["state"] = state.to_json()
@@ -769,9 +769,9 @@ def perft(state: State, depth: int) -> int:
     return total
 
 
-def divide(state: State, depth: int) -> List[Tuple[str, int, int]]:
+def divide(state: State, depth: int) -> list[tuple[str, int, int]]:
     """Split perft by first step: ``("throw", id, count)`` or ``("action", id, count)``."""
-    out: List[Tuple[str, int, int]] = []
+    out: list[tuple[str, int, int]] = []
     if depth == 0:
         return out
     if state.phase == "throw":
@@ -790,7 +790,7 @@ def divide(state: State, depth: int) -> List[Tuple[str, int, int]]:
 # --- records ----------------------------------------------------------------
 
 
-def replay_record(record: Dict[str, Any], emit: Callable[[int, Optional[Event], State], None]) -> State:
+def replay_record(record: dict[str, Any], emit: Callable[[int, Event | None, State], None]) -> State:
     """Replay a Go game record (format ``yutenv-record``), calling ``emit`` on every state.
 
     ``emit`` gets the initial state with step -1, then every step's index, event and
@@ -801,7 +801,7 @@ def replay_record(record: Dict[str, Any], emit: Callable[[int, Optional[Event], 
     if record.get("format") != "yutenv-record" or record.get("version") != 1:
         raise ValueError("not a version 1 yutenv-record")
     rules = Rules.from_json(record.get("rules", {}))
-    steps: Sequence[Dict[str, Any]] = record.get("steps") or []
+    steps: Sequence[dict[str, Any]] = record.get("steps") or []
     start = int(record.get("start", -1))
     if start < 0:
         start = int(steps[0]["seat"]) if steps else 0
@@ -829,12 +829,12 @@ class PlayoutResult:
     """The end of a random game."""
 
     winner: int
-    places: List[int]
+    places: list[int]
     decisions: int
     throws: int
 
 
-def random_playout(rules: Rules, seed: int, start: Optional[int] = None) -> PlayoutResult:
+def random_playout(rules: Rules, seed: int, start: int | None = None) -> PlayoutResult:
     """Play one game with uniformly random legal actions, using its own ``random.Random(seed)``.
 
     This is the pure-Python loop of equal work that the package's benchmark
@@ -857,7 +857,7 @@ def random_playout(rules: Rules, seed: int, start: Optional[int] = None) -> Play
 # --- command line -----------------------------------------------------------
 
 
-def _read_json_lines(stream: TextIO) -> Iterable[Dict[str, Any]]:
+def _read_json_lines(stream: TextIO) -> Iterable[dict[str, Any]]:
     for line in stream:
         line = line.strip()
         if line:
@@ -868,7 +868,7 @@ def _cmd_replay(inp: TextIO, out: TextIO) -> int:
     """Print every record's states; a step that does not fit prints {"error": ...} and ends that record."""
     for record in _read_json_lines(inp):
 
-        def emit(step: int, ev: Optional[Event], state: State) -> None:
+        def emit(step: int, ev: Event | None, state: State) -> None:
             out.write(json_line(step, ev, state) + "\n")
 
         try:
@@ -903,7 +903,7 @@ def _cmd_playout(games: int, seed: int, rules: Rules, out: TextIO) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point (see the module docstring)."""
     ap = argparse.ArgumentParser(description="Pure-Python reference of the yutenv rules")
     sub = ap.add_subparsers(dest="cmd", required=True)

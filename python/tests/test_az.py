@@ -24,10 +24,10 @@ import msgpack
 import numpy as np
 import pytest
 import torch
+from yutenv.evaluate import run_eval_json
 
 import yutenv
 from yutenv.az import buffer, judge, net, report, train
-from yutenv.evaluate import run_eval_json
 
 REPO = Path(__file__).resolve().parents[2]
 # Network-guided self-play (yutenv.az.selfplay) and the Go agent net:PATH come from the az-go

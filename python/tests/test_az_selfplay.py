@@ -88,7 +88,7 @@ def test_same_seed_same_dataset_whatever_the_batching(srv: yutenv.Server, tmp_pa
     assert set(net.sizes) == {1}
     assert a.decisions == b.decisions
     assert digest(tmp_path / "a") == digest(tmp_path / "b")
-    c = sp(server=srv, seed=5).run(net, games=3, out=tmp_path / "c")
+    sp(server=srv, seed=5).run(net, games=3, out=tmp_path / "c")
     assert digest(tmp_path / "c") != digest(tmp_path / "a")
 
 

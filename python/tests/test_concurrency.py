@@ -92,7 +92,7 @@ def test_processes_share_one_server_by_address(srv: yutenv.Server) -> None:
     assert [t for _, t in out] == [trajectory(s, server=srv) for s in (21, 22)]
 
 
-def _use_inherited(env: yutenv.YutEnv, q: "mp.Queue[str]") -> None:
+def _use_inherited(env: yutenv.YutEnv, q: mp.Queue[str]) -> None:
     try:
         env.reset(seed=1)
         q.put("no error")
@@ -104,7 +104,7 @@ def test_forked_child_cannot_use_parent_env(srv: yutenv.Server) -> None:
     env = yutenv.YutEnv(server=srv)
     env.reset(seed=1)
     ctx = mp.get_context("fork")
-    q: "mp.Queue[str]" = ctx.Queue()
+    q: mp.Queue[str] = ctx.Queue()
     p = ctx.Process(target=_use_inherited, args=(env, q))
     p.start()
     msg = q.get(timeout=30)

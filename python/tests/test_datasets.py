@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from yutenv.datasets import DatasetError
 
 import yutenv
 from yutenv import datasets
-from yutenv.datasets import DatasetError
 
 
 def selfplay(out: Path, *args: str) -> None:

@@ -135,7 +135,7 @@ def copies(source: str, name: str) -> list[str]:
         if s is not None and ("back-do" in s.lower() or s.lower() == "backdo"):
             flag(node, f"the throw name back-do written out in {s!r}: use yutenv._protocol.THROW_NAMES")
         up = parent.get(node)
-        if s is not None and _norm(s) in NAME_SETS["phase"][1]:
+        if s is not None and _norm(s) in NAME_SETS["phase"][1]:  # noqa: SIM102
             if isinstance(up, ast.Compare) or (isinstance(up, ast.IfExp) and node is not up.test):
                 flag(node, f"the phase name {s!r} written out: use yutenv._protocol.PHASES")
         if isinstance(node, ast.Constant) and type(node.value) is int:

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from yutenv.evaluate import EvalResult, elo_diff, evaluate, wilson
 
 import yutenv
-from yutenv.evaluate import EvalResult, elo_diff, evaluate, wilson
 
 
 def first_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:

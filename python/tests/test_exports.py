@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from yutenv.datasets import DatasetError
 
 import yutenv
 from yutenv import datasets
-from yutenv.datasets import DatasetError
 
 GAMES = 4
 

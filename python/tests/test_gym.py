@@ -142,7 +142,7 @@ def test_full_game_rewards(srv: yutenv.Server) -> None:
 def test_max_decisions_truncates(srv: yutenv.Server) -> None:
     env = yutenv.YutEnv(server=srv, max_decisions=3)
     obs, info = env.reset(seed=4)
-    for i in range(3):
+    for _ in range(3):
         obs, r, term, trunc, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
         if term:
             pytest.skip("game ended before the limit")

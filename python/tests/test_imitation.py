@@ -69,7 +69,6 @@ def test_clone_learns_the_datasets_moves(data: Path) -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
-
     from yutenv.sb3 import vec_env
 
     torch.set_num_threads(1)
@@ -100,7 +99,6 @@ def test_one_forward_pass_is_evaluate_actions(data: Path, share: bool) -> None:
     # numbers as sb3-contrib's evaluate_actions, with shared or separate feature extractors.
     torch = pytest.importorskip("torch")
     from sb3_contrib import MaskablePPO
-
     from yutenv.sb3 import vec_env
 
     venv = vec_env(2, opponent="random", tier="compact")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+import yutenv.pettingzoo as ypz
 from conftest import pick, pick_batch
 from gymnasium.utils.env_checker import check_env
 
 import yutenv
-import yutenv.pettingzoo as ypz
 
 
 def test_make_kata_plays_whole_games() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from yutenv.evaluate import RATING_ANCHORS, evaluate
 
 import yutenv
 from yutenv.errors import InvalidArgumentError
-from yutenv.evaluate import RATING_ANCHORS, evaluate
 from yutenv.evaluation.ladder import LadderResult, ladder, published
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "BASELINES.md"

@@ -15,12 +15,12 @@ import pickle
 import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import gymnasium
 import pytest
+import tomllib
 
 import yutenv
 from yutenv._moved import MOVED

@@ -17,9 +17,8 @@ import pytest
 import yutenv
 
 pyspiel = pytest.importorskip("pyspiel")  # the [openspiel] extra; `make py-test` installs it
-from open_spiel.python.algorithms import mcts  # noqa: E402
-
 import yutenv.openspiel  # noqa: E402
+from open_spiel.python.algorithms import mcts  # noqa: E402
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -8,10 +8,10 @@ import time
 from typing import Any, Iterator
 
 import gymnasium
-from gymnasium.utils.env_checker import check_env
 import numpy as np
 import numpy.typing as npt
 import pytest
+from gymnasium.utils.env_checker import check_env
 
 import yutenv
 from yutenv._protocol import NUM_ACTIONS, TIER_SIZES
@@ -237,7 +237,6 @@ def test_sb3_models_and_torch_modules_play_as_opponents(server: yutenv.Server) -
     torch = pytest.importorskip("torch")
     pytest.importorskip("sb3_contrib")
     from sb3_contrib import MaskablePPO
-
     from yutenv.sb3 import vec_env
 
     torch.set_num_threads(1)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, parallel_api_test
 from pettingzoo.utils.conversions import aec_to_parallel, parallel_to_aec, turn_based_aec_to_parallel
+from yutenv.pettingzoo_parallel import YutParallelEnv, parallel_env
 
 import yutenv
-from yutenv.pettingzoo_parallel import YutParallelEnv, parallel_env
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,11 @@ import functools
 
 import numpy as np
 import pytest
+import yutenv.pettingzoo as ypz
 from conftest import pick
 from pettingzoo.test import api_test, render_test, seed_test
 
 import yutenv
-import yutenv.pettingzoo as ypz
 
 
 # api_test warns about any observation that is not a bare Box array; a Dict with
@@ -106,7 +106,7 @@ def test_illegal_actions(srv: yutenv.Server) -> None:
 
     wrapped = ypz.env(server=srv)
     wrapped.reset(seed=1)
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - any error: the env refuses it
         wrapped.step(500)  # AssertOutOfBoundsWrapper
     wrapped.close()
 

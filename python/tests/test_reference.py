@@ -12,7 +12,7 @@ import importlib.util
 import json
 import sys
 from pathlib import Path
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Sequence
 
 import pytest
 
@@ -33,8 +33,8 @@ def act(throw: int, source: int) -> int:
 
 def position(
     pool: Sequence[int],
-    stacks: Sequence[Tuple[int, int, str, int]],
-    rules: Optional[Any] = None,
+    stacks: Sequence[tuple[int, int, str, int]],
+    rules: Any | None = None,
     seat: int = 0,
     finished: Sequence[int] = (),
 ) -> Any:
@@ -54,7 +54,7 @@ def position(
     return s
 
 
-def board(s: Any) -> List[Tuple[int, int, str, int]]:
+def board(s: Any) -> list[tuple[int, int, str, int]]:
     return [(st.seat, i, st.route, st.height) for i, st in enumerate(s.board) if st is not None]
 
 
@@ -97,7 +97,7 @@ STOP = ref.Rules(finish="stop")
         ("from HOME any move finishes", 0, "C2", 1, (0, "C2", True, False)),
     ],
 )
-def test_forward(name: str, station: int, route: str, steps: int, want: Tuple[int, str, bool, bool]) -> None:
+def test_forward(name: str, station: int, route: str, steps: int, want: tuple[int, str, bool, bool]) -> None:
     got = ref.forward(STD, station, route, steps)
     assert (got.station, got.route, got.finished, got.shortcut) == want, name
 
@@ -126,7 +126,7 @@ def test_finish_stop_variant() -> None:
         (20, "C1", (5, "C1")),
     ],
 )
-def test_back_do(station: int, route: str, want: Tuple[int, str]) -> None:
+def test_back_do(station: int, route: str, want: tuple[int, str]) -> None:
     got = ref.backward(station, route)
     assert (got.station, got.route) == want
 
@@ -205,7 +205,7 @@ GOLDEN = [
 
 
 @pytest.mark.parametrize("rules, counts", GOLDEN)
-def test_perft_matches_the_engine_goldens(rules: Any, counts: List[int]) -> None:
+def test_perft_matches_the_engine_goldens(rules: Any, counts: list[int]) -> None:
     s = ref.State.new(rules, 0)
     assert [ref.perft(s, d) for d in range(1, len(counts) + 1)] == counts
 
@@ -238,7 +238,7 @@ def test_replay_record() -> None:
         "steps": [{"seat": 0, "throw": "yut"}, {"seat": 0, "throw": "gae"}, {"seat": 0, "action": act(YUT, ENTER)},
                   {"seat": 0, "action": act(GAE, 4)}, {"seat": 1, "throw": "back-do"}, {"seat": 0, "throw": "do"}],
     }
-    lines: List[str] = []
+    lines: list[str] = []
     final = ref.replay_record(record, lambda i, ev, s: lines.append(ref.json_line(i, ev, s)))
     assert len(lines) == 7
     assert board(final) == [(0, 6, "OUTER", 1)] and final.phase == "move"

@@ -11,6 +11,7 @@ pytest.importorskip("ray.rllib", reason="the rllib extra is not installed", exc_
 pytest.importorskip("torch", reason="the rllib extra is not installed").set_num_threads(1)
 
 import ray  # noqa: E402
+import yutenv.rllib  # noqa: E402
 from ray.rllib.algorithms.ppo import PPOConfig  # noqa: E402
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec  # noqa: E402
 from ray.rllib.utils.metrics import (  # noqa: E402
@@ -20,10 +21,9 @@ from ray.rllib.utils.metrics import (  # noqa: E402
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_EPISODES_LIFETIME,
 )  # noqa: E402
+from yutenv.rllib import YutRLlibEnv, YutRLlibMultiEnv, YutRLlibVectorEnv  # noqa: E402
 
 import yutenv  # noqa: E402
-import yutenv.rllib  # noqa: E402
-from yutenv.rllib import YutRLlibEnv, YutRLlibMultiEnv, YutRLlibVectorEnv  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -8,11 +8,11 @@ import pickle
 
 import numpy as np
 import pytest
+from yutenv.state import Game, State, close_shared_session
 
 import yutenv
 from yutenv import _protocol
 from yutenv.errors import _CODE_CLASSES, _PROTOCOL_CODES
-from yutenv.state import Game, State, close_shared_session
 
 
 @pytest.mark.parametrize(
@@ -59,9 +59,8 @@ def test_local_check_matches_the_server(srv: yutenv.Server) -> None:
     # The message raised before any server is involved is the server's own.
     from yutenv.core import Session
 
-    with Session(server=srv) as session:
-        with pytest.raises(yutenv.InvalidRulesError) as ei:
-            session.client.call("game", {"rules": {"playerz": 2}})
+    with Session(server=srv) as session, pytest.raises(yutenv.InvalidRulesError) as ei:
+        session.client.call("game", {"rules": {"playerz": 2}})
     with pytest.raises(yutenv.InvalidRulesError) as local:
         Game({"playerz": 2})
     assert local.value.message.removeprefix("invalid rules: ") in ei.value.message

@@ -17,7 +17,6 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.env_checker import check_env  # noqa: E402
 from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env  # noqa: E402
 from stable_baselines3.common.vec_env import DummyVecEnv, VecEnv, VecMonitor, VecNormalize  # noqa: E402
-
 from yutenv.sb3 import YutSB3VecEnv, vec_env  # noqa: E402
 
 # One torch thread: the server needs the other core, and two threads on a busy 2-core machine

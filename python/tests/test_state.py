@@ -9,10 +9,10 @@ from typing import Iterator
 
 import numpy as np
 import pytest
+from yutenv.state import CHANCE, GAE, TERMINAL, Game, State, close_shared_session
 
 import yutenv
 from yutenv import _protocol
-from yutenv.state import CHANCE, GAE, TERMINAL, Game, State, close_shared_session
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -288,7 +288,7 @@ def test_analyse_labels_positions() -> None:
     assert (mask[np.arange(len(rows)), a.actions] == 1).all()
     assert np.allclose(a.policy.sum(axis=1), 1, atol=1e-5)
     assert (a.policy[mask == 0] == 0).all()
-    assert ((-1 <= a.value) & (a.value <= 1)).all()
+    assert ((a.value >= -1) & (a.value <= 1)).all()
     assert a.agent.startswith("mcts:64")
     again = game.analyse(rows, "mcts:64", seed=1)
     assert (again.actions == a.actions).all() and (again.policy == a.policy).all()
@@ -372,9 +372,9 @@ def test_forged_packed_states_raise_bad_state_everywhere(what: str) -> None:
             game.states(np.stack([np.frombuffer(game.new_initial_state().packed, np.uint8), np.frombuffer(forged, np.uint8)]))
     s = pickle.loads(pickle.dumps(State(game, forged)))
     with pytest.raises(yutenv.BadStateError) if what in ("phase", "short") else nullcontext():
-        s.phase
+        s.phase  # noqa: B018 - the property raises
     with pytest.raises(yutenv.BadStateError) if what in ("seat", "short") else nullcontext():
-        s.to_move
+        s.to_move  # noqa: B018 - the property raises
     with pytest.raises(yutenv.BadStateError) if what in ("place", "two winners", "short") else nullcontext():
         s.winner()
     assert ("damaged" in repr(s)) == (what in ("phase", "seat", "short"))  # repr never raises

@@ -8,7 +8,6 @@ import importlib
 from pathlib import Path
 
 import pytest
-
 import yutenv.stats
 from yutenv.evaluate import run_eval_json
 from yutenv.stats import bradley_terry, elo_diff, place, wilson

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from yutenv.datasets import DatasetError
 
 import yutenv
 from yutenv import datasets
 from yutenv._protocol import THROWS
-from yutenv.datasets import DatasetError
 
 GAMES = 4
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from yutenv.client import Client
+from yutenv.server import default_transport
 
 import yutenv
-from yutenv.client import Client
 from yutenv.errors import ServerStartError, UnauthorizedError
-from yutenv.server import default_transport
 
 
 @pytest.fixture(scope="module")

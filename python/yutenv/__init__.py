@@ -52,20 +52,18 @@ from typing import Any, overload
 
 import gymnasium
 
-from . import _moved
+from . import _moved, nets
+from ._ids import ENV_ID as ENV_ID
+from ._ids import __version__ as __version__
 from ._protocol import NUM_ACTIONS
 from .connection.server import Server, binary_path
 from .connection.session import DEFAULT_TIMEOUT, Session
-from . import nets
 from .data import datasets
 from .envs import pettingzoo
 from .envs.batch import Batch
 from .envs.config import EnvConfig
 from .envs.gym_env import YutEnv
 from .envs.vector import YutVectorEnv
-from .positions.state import Analysis, Game, State
-from .evaluation.evaluate import EvalResult, evaluate
-from .evaluation.ladder import LadderResult, ladder
 from .errors import (
     BadStateError,
     CheckpointError,
@@ -89,9 +87,9 @@ from .errors import (
     YutEnvError,
     YutTimeoutError,
 )
-
-from ._ids import ENV_ID as ENV_ID
-from ._ids import __version__ as __version__
+from .evaluation.evaluate import EvalResult, evaluate
+from .evaluation.ladder import LadderResult, ladder
+from .positions.state import Analysis, Game, State
 
 __all__ = [
     "DEFAULT_TIMEOUT",

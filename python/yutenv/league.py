@@ -33,7 +33,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping
 
 import numpy as np
 
@@ -166,7 +166,7 @@ class League:
         self._save()
 
     @classmethod
-    def open(cls, folder: str | os.PathLike[str]) -> "League":
+    def open(cls, folder: str | os.PathLike[str]) -> League:
         """The league in ``folder``, which must hold one (:class:`LeagueError` otherwise):
         for readers, which must not create a league where a trainer is about to."""
         state = Path(folder) / STATE

@@ -55,9 +55,9 @@ def run(
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 
     from . import imitation
+    from .evaluation.evaluate import evaluate
     from .integrations.sb3 import LeagueCallback, vec_env
     from .league import League
-    from .evaluation.evaluate import evaluate
 
     if kind not in ("fixed", "league"):
         raise ValueError(f"kind must be 'fixed' or 'league', got {kind!r}")

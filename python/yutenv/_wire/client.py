@@ -192,7 +192,7 @@ class Client:
         while self._end - self._start < need:
             try:
                 n = self._sock.recv_into(self._view[self._end:])
-            except (socket.timeout, BlockingIOError) as e:  # BlockingIOError: SO_RCVTIMEO expired
+            except (TimeoutError, BlockingIOError) as e:  # BlockingIOError: SO_RCVTIMEO expired
                 raise self._timed_out(what) from e
             except OSError as e:
                 raise self._broken(what, e) from e
@@ -257,7 +257,7 @@ class Client:
                 raise YutEnvError(f"{method}: request of {len(body)} bytes is above the frame limit {self.max_frame}")
             try:
                 self._sock.sendall(_HDR.pack(len(body)) + body)
-            except (socket.timeout, BlockingIOError) as e:  # BlockingIOError: SO_SNDTIMEO expired
+            except (TimeoutError, BlockingIOError) as e:  # BlockingIOError: SO_SNDTIMEO expired
                 raise self._timed_out(method) from e
             except OSError as e:
                 raise self._broken(method, e) from e
@@ -288,7 +288,7 @@ class Client:
         if not self.closed:
             self._close_socket()
 
-    def __enter__(self) -> "Client":
+    def __enter__(self) -> Client:
         return self
 
     def __exit__(self, *exc: object) -> None:

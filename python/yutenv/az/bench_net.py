@@ -22,6 +22,7 @@ import time
 from typing import Any, Sequence
 
 import numpy as np
+
 from .._extras import import_extra
 
 import_extra("torch", "az", "yutenv.az.bench_net")

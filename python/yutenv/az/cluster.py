@@ -36,14 +36,14 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import distributed
 from ..data.datasets import MANIFEST
+from . import distributed
 from .schedule import schedule_at
 from .selfplay import SelfPlay
 
 if TYPE_CHECKING:
-    from .net import PolicyValueNet
     from .config import TrainConfig
+    from .net import PolicyValueNet
 
 __all__ = ["LOCAL", "STAGING", "ray_selfplay"]
 

@@ -71,10 +71,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Callable, Iterable, Mapping
 
-from .selfplay import SelfPlay
-from ..data.datasets import MANIFEST, DatasetError
 from .._extras import import_extra
 from .._progress import progress_bar
+from ..data.datasets import MANIFEST, DatasetError
+from .selfplay import SelfPlay
 
 __all__ = [
     "AzPlayRange",

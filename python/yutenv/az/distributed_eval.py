@@ -11,8 +11,8 @@ import time
 from dataclasses import fields
 from typing import Any, Mapping, Sequence
 
-from ..evaluation.evaluate import EvalResult
 from .._protocol import RULE_OPTIONS
+from ..evaluation.evaluate import EvalResult
 from ..evaluation.stats import elo_diff, wilson
 
 __all__ = ["evaluate_agents", "evaluate_policy", "merge_results"]

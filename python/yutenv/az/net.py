@@ -44,6 +44,7 @@ from typing import Any, Final, Sequence
 import msgpack
 import numpy as np
 import numpy.typing as npt
+
 from .._extras import import_extra
 
 import_extra("torch", "az", "yutenv.az")
@@ -51,11 +52,10 @@ import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from .._files import atomic_write, read_regular
-from .._protocol import NET_ACTIVATIONS, NET_LEAKY_SLOPE, NET_MAX_LAYERS, NET_MAX_WIDTH, NET_VERSION
-from .._protocol import NUM_ACTIONS as NUM_ACTIONS
-from .._protocol import SHIPPED_NET
-from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
 from .._layout import OBS_LAYOUT, check_layout
+from .._protocol import NET_LEAKY_SLOPE, NET_MAX_LAYERS, NET_MAX_WIDTH, NET_VERSION, SHIPPED_NET
+from .._protocol import NUM_ACTIONS as NUM_ACTIONS
+from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
 from ..errors import YutEnvError
 
 __all__ = [

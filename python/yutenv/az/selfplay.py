@@ -39,8 +39,8 @@ import numpy.typing as npt
 
 from .._progress import progress_bar
 from .._protocol import SELFPLAY_DEFAULTS as _DEFAULTS
-from ..envs.batch import NUM_ACTIONS, Session
 from ..connection.server import Server
+from ..envs.batch import NUM_ACTIONS, Session
 
 __all__ = ["Evaluate", "SelfPlay", "SelfPlaySummary"]
 

@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
+
 from .._extras import import_extra
 from .._progress import progress_bar
 
@@ -75,18 +76,29 @@ import_extra("torch", "az", "yutenv.az.train")
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from ..data import datasets
 from .._files import atomic_write, error_text, sha256_bytes
+from ..connection.server import binary_path
+from ..data import datasets
 from ..errors import CheckpointError, YutEnvError
 from ..evaluation.evaluate import evaluate
-from ..connection.server import binary_path
 from .buffer import ReplayBuffer
+from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
 from .config import LR_SCHEDULES as LR_SCHEDULES
 from .config import SELFPLAY_MODES as SELFPLAY_MODES
 from .config import TrainConfig, learning_rate
 from .config import cosine_lr as cosine_lr
-from .checkpoint import CHECKSUM_VERSION, check_generation, file_records, load_checkpoint, read_json
-from .net import TIER_SIZES, NetEvaluator, NetFileError, NetPolicy, PolicyValueNet, export_net, load_net, load_start_net, masked_logits, start_net_bytes
+from .net import (
+    TIER_SIZES,
+    NetEvaluator,
+    NetFileError,
+    NetPolicy,
+    PolicyValueNet,
+    export_net,
+    load_net,
+    load_start_net,
+    masked_logits,
+    start_net_bytes,
+)
 from .report import write_report
 from .train_cli import config_from_args
 

@@ -30,7 +30,7 @@ import time
 import weakref
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any, Deque, Sequence
+from typing import IO, Any, Sequence
 
 from ..errors import ServerDiedError, ServerStartError
 
@@ -65,7 +65,7 @@ class _LogReader:
     """Reads a child's stream line by line into a ring buffer (daemon thread)."""
 
     def __init__(self, stream: IO[bytes], name: str, maxlen: int = LOG_LINES) -> None:
-        self.lines: Deque[str] = collections.deque(maxlen=maxlen)
+        self.lines: collections.deque[str] = collections.deque(maxlen=maxlen)
         self._lock = threading.Lock()
         self._stream = stream
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -89,9 +89,9 @@ class _LogReader:
         self._thread.join(timeout)
 
 
-_live: "weakref.WeakSet[Server]" = weakref.WeakSet()
+_live: weakref.WeakSet[Server] = weakref.WeakSet()
 _live_lock = threading.Lock()
-_shared: "Server | None" = None
+_shared: Server | None = None
 
 
 def _stop_all_at_exit() -> None:
@@ -308,7 +308,7 @@ class Server:
 
     def _wait_ready(self, stdout: IO[bytes], timeout: float) -> dict[str, Any]:
         """Wait for the server's ready line: a JSON object with a ``listening`` key on stdout."""
-        lines: "queue.Queue[bytes]" = queue.Queue()
+        lines: queue.Queue[bytes] = queue.Queue()
 
         def read() -> None:
             try:
@@ -436,15 +436,15 @@ class Server:
             _live.discard(self)
         self._finalizer()
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         return self
 
     # A Server is a handle to one external process: copies are the same server (gymnasium.make
     # deep-copies its kwargs, which may hold server=...). It cannot be pickled to another process.
-    def __copy__(self) -> "Server":
+    def __copy__(self) -> Server:
         return self
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "Server":
+    def __deepcopy__(self, memo: dict[int, Any]) -> Server:
         return self
 
     def __reduce__(self) -> Any:

@@ -140,7 +140,7 @@ class Session:
         self.closed = True
         self._end()
 
-    def __enter__(self) -> "Session":
+    def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -30,12 +30,11 @@ from __future__ import annotations
 from typing import Any
 
 from .export import to_minari, to_parquet
-from .shards import ARRAYS, GAME_ARRAYS, OPTIONAL_ARRAYS
+from .shards import ARRAYS, GAME_ARRAYS, OPTIONAL_ARRAYS, Dataset, DatasetError, Shard, iter_shards, load, read_manifest
 from .shards import FORMAT as FORMAT  # the names of the format outside __all__, importable from here as before
 from .shards import MANIFEST as MANIFEST
 from .shards import MAX_MANIFEST as MAX_MANIFEST
 from .shards import VERSION as VERSION
-from .shards import Dataset, DatasetError, Shard, iter_shards, load, read_manifest
 from .transitions import Transitions, iter_transitions, transitions
 
 __all__ = [

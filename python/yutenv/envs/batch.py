@@ -15,7 +15,6 @@ import os
 import struct
 import sys
 import time
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
 
@@ -23,8 +22,8 @@ import msgpack
 import numpy as np
 import numpy.typing as npt
 
-from .._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
 from .._layout import OBS_LAYOUT, TIER_SIZES  # noqa: F401  # re-exported
+from .._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
 from .._wire.args import check_action as check_action
 from .._wire.args import check_seed as check_seed
 from ..connection.session import PROTOCOL as PROTOCOL
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
     import gymnasium
 
 
-def obs_box(space: Mapping[str, Any]) -> "gymnasium.spaces.Box":
+def obs_box(space: Mapping[str, Any]) -> gymnasium.spaces.Box:
     """The Box of one observation, from a server space ``{size, low, high, parts}``.
 
     Bounds are per element when the server describes parts (each part has its own
@@ -72,7 +71,7 @@ def obs_part(space: Mapping[str, Any], obs: npt.NDArray[np.float32], name: str) 
     raise KeyError(f"no observation part {name!r} in tier {space.get('tier')!r} (parts: {', '.join(names)})")
 
 
-def mask_box(actions: int) -> "gymnasium.spaces.Box":
+def mask_box(actions: int) -> gymnasium.spaces.Box:
     """The Box of an action mask: ``actions`` values in {0, 1}, int8 (Gymnasium's mask dtype
     for ``Discrete.sample(mask=...)``), a view of the wire's 0/1 bytes."""
     import gymnasium
@@ -112,7 +111,7 @@ def fit_info(info: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def render_frame(batch: "Batch", mode: str, index: int) -> str | npt.NDArray[np.uint8]:
+def render_frame(batch: Batch, mode: str, index: int) -> str | npt.NDArray[np.uint8]:
     """Env ``index``'s position in a Gymnasium render mode: ``"ansi"`` (text) or
     ``"rgb_array"`` (a writable (H, W, 3) uint8 array)."""
     if mode == "rgb_array":
@@ -131,7 +130,7 @@ class HumanRender:
         self._period = 1.0 / fps if fps > 0 else 0.0
         self._due = 0.0
 
-    def show(self, batch: "Batch", index: int = 0) -> None:
+    def show(self, batch: Batch, index: int = 0) -> None:
         text = batch.render(index)
         wait = self._due - time.monotonic()
         if wait > 0:

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 from .._protocol import PRESETS, RULE_KEYS, RULE_OPTIONS, RuleOption
-from ..errors import InvalidRulesError
-from .opponents import check_opponent
 from ..connection.server import Server
 from ..connection.session import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
+from ..errors import InvalidRulesError
+from .opponents import check_opponent
 
 RENDER_MODES = ("ansi", "rgb_array")
 """Render modes of every front end: the board as text, or as a (480, 720, 3) uint8 image."""
@@ -139,7 +139,7 @@ class EnvConfig:
             raise ValueError(f"timeout must be a number of seconds > 0, or None for no limit; got {t!r}")
 
     @classmethod
-    def build(cls, config: "EnvConfig | None" = None, **options: Any) -> "EnvConfig":
+    def build(cls, config: EnvConfig | None = None, **options: Any) -> EnvConfig:
         """``config`` (default: all defaults) with ``options`` replacing some fields.
 
         Raises TypeError naming an unknown option, ValueError/TypeError for a bad value."""

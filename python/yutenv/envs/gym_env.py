@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import struct
-from typing import Any, Dict, Union
+from typing import Any, Union
 
 import gymnasium
 import numpy as np
@@ -13,18 +13,18 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from .._wire.client import SINGLE_ENV_SPIN
-from .config import HUMAN_RENDER_MODES, EnvConfig
-from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
+from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
+from .config import HUMAN_RENDER_MODES, EnvConfig
 
-ObsType = Union[npt.NDArray[np.float32], Dict[str, npt.NDArray[Any]]]
+ObsType = Union[npt.NDArray[np.float32], dict[str, npt.NDArray[Any]]]  # noqa: UP007 - a run-time alias
 
 _RESET_OPTIONS = ("start", "seat")
 _f32 = struct.Struct("<f").unpack
 
 # What happened to the env since its last reset, to rebuild it exactly in a copy: an int is a
 # step with that action; ("reset", seed, options) and ("load", state, seat) are the others.
-_Event = Union[int, tuple[Any, ...]]
+_Event = Union[int, tuple[Any, ...]]  # noqa: UP007 - a run-time alias
 
 
 def _by_address(cfg: EnvConfig) -> EnvConfig:
@@ -341,7 +341,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             self.close()
             raise
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "YutEnv":
+    def __deepcopy__(self, memo: dict[int, Any]) -> YutEnv:
         st = self._copy_state()
         st["np_random"] = copy.deepcopy(st["np_random"], memo)
         new = YutEnv.__new__(YutEnv)

@@ -37,12 +37,13 @@ import queue
 import sys
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import numpy.typing as npt
 
-from .._protocol import MAX_OPPONENTS as _MAX_OPPONENTS, NUM_ACTIONS, TIER_SIZES
+from .._protocol import MAX_OPPONENTS as _MAX_OPPONENTS
+from .._protocol import NUM_ACTIONS, TIER_SIZES
 from ..errors import OpponentError, OpponentTimeoutError
 
 CLIENT = "client"

@@ -27,7 +27,6 @@ final position, gets its reward (+1 / -1 with two seats; places spread from +1 t
 from __future__ import annotations
 
 import dataclasses
-
 import warnings
 from typing import Any
 
@@ -39,9 +38,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .._wire.client import SINGLE_ENV_SPIN
-from .config import HUMAN_RENDER_MODES, EnvConfig
-from .batch import HumanRender, NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
 from ..errors import ClosedError, IllegalActionError, ResetNeeded
+from .batch import HumanRender, NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
+from .config import HUMAN_RENDER_MODES, EnvConfig
 
 __all__ = ["env", "raw_env", "YutAECEnv"]
 

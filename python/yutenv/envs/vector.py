@@ -11,9 +11,20 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from .config import RENDER_MODES, EnvConfig
-from .batch import NotCopyable, ResetResult, StepResult, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from ..errors import ClosedError, IllegalActionError, OpponentError, ResetNeeded
+from .batch import (
+    NotCopyable,
+    ResetResult,
+    StepResult,
+    check_seed,
+    fit_info,
+    mask_box,
+    obs_box,
+    obs_part,
+    open_batch,
+    render_frame,
+)
+from .config import RENDER_MODES, EnvConfig
 from .opponents import OpponentStats
 
 _RESET_OPTIONS = ("start", "seat")

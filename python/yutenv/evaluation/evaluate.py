@@ -33,10 +33,10 @@ from tabulate import tabulate
 
 from .._progress import progress_bar
 from .._protocol import NUM_ACTIONS
-from ..errors import IllegalActionError
-from .stats import elo_diff, wilson
 from ..envs.opponents import check_obs_size, is_torch_module, torch_actions
 from ..envs.vector import YutVectorEnv
+from ..errors import IllegalActionError
+from .stats import elo_diff, wilson
 
 # wilson and elo_diff live in yutenv.stats; they stay importable from here.
 __all__ = ["EvalResult", "RATING_ANCHORS", "evaluate", "wilson", "elo_diff"]
@@ -427,8 +427,8 @@ def run_eval_json(args: Sequence[str], quiet: bool = True, method: str = "eval")
     import json
     import subprocess
 
-    from ..errors import InvalidArgumentError
     from ..connection.server import binary_path
+    from ..errors import InvalidArgumentError
 
     cmd = [str(binary_path()), "eval", "--json", *(["--quiet"] if quiet else []), *args]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, text=True, check=False)

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import InvalidArgumentError
 from .scale import PUBLISHED_FILE, LadderPair, LadderRating, LadderResult, published
-from .stats import Rating, Z95, bradley_terry
+from .stats import Z95, Rating, bradley_terry
 
 __all__ = ["LadderPair", "LadderRating", "LadderResult", "PUBLISHED_FILE", "ladder", "published"]
 

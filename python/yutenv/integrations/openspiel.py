@@ -111,11 +111,11 @@ class YutSpielGame(pyspiel.Game):  # type: ignore[misc]
         # its actor processes.
         return (YutSpielGame, (dict(self.get_parameters()),))
 
-    def new_initial_state(self, seed: int = 0) -> "YutSpielState":
+    def new_initial_state(self, seed: int = 0) -> YutSpielState:
         """The initial state, first seat 0 (a chance node)."""
         return YutSpielState(self, self.yut.new_initial_state(seed=seed, start=0))
 
-    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> "_Observer":
+    def make_py_observer(self, iig_obs_type: Any = None, params: Any = None) -> _Observer:
         """The observer behind the observation and information-state tensors and strings
         (the same for both: perfect information)."""
         return _Observer(self.tier, self.yut.obs_size[self.tier], params)

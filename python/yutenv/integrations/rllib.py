@@ -52,6 +52,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
+
 from .._extras import import_extra
 
 import_extra("ray.rllib", "rllib", "yutenv.rllib")

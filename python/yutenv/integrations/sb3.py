@@ -35,19 +35,18 @@ import it.
 from __future__ import annotations
 
 import warnings
-
 from typing import Any, Iterable, Sequence
 
 import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium.vector import AutoresetMode
+
 from .._extras import import_extra
 
 import_extra("stable_baselines3", "sb3", "yutenv.sb3")
-from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
-
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
+from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
 from ..envs.vector import YutVectorEnv
 from ..league import League
@@ -68,7 +67,7 @@ class _EnvView:
     Attributes not set on the view are those of the batch (shared by every env); methods
     are the few that make sense for one env of a server-side batch."""
 
-    def __init__(self, owner: "YutSB3VecEnv", index: int) -> None:
+    def __init__(self, owner: YutSB3VecEnv, index: int) -> None:
         self._owner = owner
         self._index = index
         self._attrs: dict[str, Any] = {}

@@ -32,7 +32,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, c
 import numpy as np
 import numpy.typing as npt
 
-from ..envs.config import check_rules
 from .._progress import progress_bar
 from .._protocol import NUM_ACTIONS, NUM_THROWS, PACKED_FIELDS, PACKED_STATE_SIZE, PACKED_STATE_V1_SIZE, PACKED_STATE_VERSION
 from .._protocol import PHASES as PHASES
@@ -40,6 +39,7 @@ from .._protocol import ROUTES as ROUTES
 from .._protocol import THROW_NAMES as THROW_NAMES
 from .._wire.args import check_action, check_seed
 from ..connection.session import close_shared_session as close_shared_session
+from ..envs.config import check_rules
 from ..errors import BadStateError, LimitExceededError
 from .calls import _CHUNK_BYTES, _call, _declare, _int, _join, _per_state, _seat_error, _upgrade_packed
 
@@ -75,7 +75,7 @@ _SEAT, _PHASE, _HAND, _FINISHED, _PLACE = (PACKED_FIELDS[f].offset for f in ("se
 
 _T = TypeVar("_T")
 
-States = Union[npt.NDArray[np.uint8], Sequence["State"]]
+States = Union[npt.NDArray[np.uint8], Sequence["State"]]  # noqa: UP007 - a run-time alias
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class Game:
 
     # ---- making states -------------------------------------------------------------------
 
-    def new_initial_state(self, seed: int = 0, start: int | None = 0) -> "State":
+    def new_initial_state(self, seed: int = 0, start: int | None = 0) -> State:
         """The initial state (a chance node: the first seat throws). ``seed`` seeds the
         state's own generator (used by :meth:`State.sample_throw`); ``start`` is the first
         seat, or None to draw it from the seed."""
@@ -161,7 +161,7 @@ class Game:
         place: Sequence[int] | None = None,
         missed: Sequence[int] | None = None,
         seed: int = 0,
-    ) -> "State":
+    ) -> State:
         """Build a state from a readable position; the engine checks it thoroughly.
 
         Args:
@@ -229,12 +229,12 @@ class Game:
         r = self._call("position", {"position": pos, "seed": check_seed(seed)})
         return State(self, bytes(r["state"]))
 
-    def deserialize(self, blob: bytes) -> "State":
+    def deserialize(self, blob: bytes) -> State:
         """A state from :meth:`State.serialize`'s saved-state blob, whose rules must be this game's."""
         r = self._call("state_load", {"blob": bytes(blob)})
         return State(self, bytes(r["state"]))
 
-    def state(self, packed: bytes | npt.NDArray[np.uint8]) -> "State":
+    def state(self, packed: bytes | npt.NDArray[np.uint8]) -> State:
         """The :class:`State` of one packed row, checked by the server (one round trip).
 
         Raises:
@@ -247,7 +247,7 @@ class Game:
         self.query(np.frombuffer(b, dtype=np.uint8))
         return State(self, b)
 
-    def states(self, rows: npt.NDArray[np.uint8]) -> list["State"]:
+    def states(self, rows: npt.NDArray[np.uint8]) -> list[State]:
         """One :class:`State` per row of an (N, state_size) array, checked by the server (one
         round trip per chunk): BadStateError naming the first damaged or forged row."""
         a = self._array(rows)
@@ -456,12 +456,12 @@ class State:
 
     # ---- value semantics -----------------------------------------------------------------
 
-    def clone(self) -> "State":
+    def clone(self) -> State:
         return State(self.game, self._b)
 
     __copy__ = clone
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "State":
+    def __deepcopy__(self, memo: dict[int, Any]) -> State:
         return self.clone()
 
     def __reduce__(self) -> Any:
@@ -577,7 +577,7 @@ class State:
         """Resolve the chance node by throwing with the state's own generator (in place)."""
         self._set(self.game.apply_throws([self], [-1]))
 
-    def child(self, action: int) -> "State":
+    def child(self, action: int) -> State:
         """A new state: this one after ``action`` (at a decision) or throw ``action`` (at a
         chance node)."""
         c = self.clone()
@@ -618,7 +618,7 @@ class State:
         return bytes(self.game._call("state_save", {"state": self._b})["blob"])
 
     @staticmethod
-    def deserialize(blob: bytes) -> "State":
+    def deserialize(blob: bytes) -> State:
         """The state of a saved-state blob, under the rules it names."""
         r = _call("state_load", {"blob": bytes(blob)})
         return State(Game(str(r["rules"])), bytes(r["state"]))

@@ -27,11 +27,11 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 import numpy as np
-from tabulate import tabulate
 import numpy.typing as npt
+from tabulate import tabulate
 
-from ..envs.gym_env import YutEnv
 from ..connection.server import Server
+from ..envs.gym_env import YutEnv
 from ..envs.vector import YutVectorEnv
 
 

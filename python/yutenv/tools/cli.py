@@ -12,8 +12,8 @@ import os
 import subprocess
 import sys
 
-from ..errors import YutEnvError
 from ..connection.server import binary_path
+from ..errors import YutEnvError
 
 
 def main(argv: list[str] | None = None) -> int:

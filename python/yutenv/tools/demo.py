@@ -25,13 +25,12 @@ from typing import Callable
 import numpy as np
 from tabulate import tabulate
 
-from ..envs import pettingzoo as ypz
-from ..evaluation.evaluate import EvalResult, evaluate
-from ..envs.gym_env import YutEnv
 from ..connection.server import Server
-from ..evaluation.stats import wilson
+from ..envs import pettingzoo as ypz
+from ..envs.gym_env import YutEnv
 from ..envs.vector import YutVectorEnv
-
+from ..evaluation.evaluate import EvalResult, evaluate
+from ..evaluation.stats import wilson
 
 # Both tables: two name columns, then numbers.
 _COLALIGN = ("left", "left", "right", "right", "right", "right", "right")
