@@ -123,9 +123,7 @@ def go_build(go: str, root: Path, out: Path, target: str) -> None:
     except OSError as e:
         raise GoBuildError(f"cannot run {go}: {e}") from e
     if res.returncode != 0:
-        raise GoBuildError(
-            f"`go build ./cmd/yutenv` failed in {root} (exit {res.returncode}):\n{res.stdout}{res.stderr}"
-        )
+        raise GoBuildError(f"`go build ./cmd/yutenv` failed in {root} (exit {res.returncode}):\n{res.stdout}{res.stderr}")
 
 
 class GoBuildHook(BuildHookInterface):  # type: ignore[type-arg]

@@ -41,8 +41,12 @@ except ImportError as e:  # pragma: no cover - an optional extra
 class Agent(nn.Module):
     def __init__(self, obs_size: int, n_actions: int, hidden: int) -> None:
         super().__init__()
-        self.critic = nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1))
-        self.actor = nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, n_actions))
+        self.critic = nn.Sequential(
+            nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, 1)
+        )
+        self.actor = nn.Sequential(
+            nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, n_actions)
+        )
 
     def value(self, x: torch.Tensor) -> torch.Tensor:
         return self.critic(x).squeeze(-1)
@@ -173,7 +177,14 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             print(league.table(), flush=True)
         sps = (it - first + 1) * batch / (time.perf_counter() - start)
         mean_return = float(np.mean(returns_seen)) if returns_seen else float("nan")
-        last = {"iteration": it, "timesteps": it * batch, "games": len(returns_seen), "mean_return": mean_return, "sps": sps, "loss": loss.item()}
+        last = {
+            "iteration": it,
+            "timesteps": it * batch,
+            "games": len(returns_seen),
+            "mean_return": mean_return,
+            "sps": sps,
+            "loss": loss.item(),
+        }
         print(
             f"iteration {it}/{iterations}: {it * batch} timesteps, {len(returns_seen)} games, "
             f"mean return {mean_return:+.3f}, loss {loss.item():.4f}, {sps:.0f} steps/s",

@@ -62,8 +62,13 @@ def main() -> None:
     dt = time.perf_counter() - t0
     q = game.query(states, mask=True, obs=args.tier)
     np.savez_compressed(
-        args.out, states=states, obs=q["obs"], mask=q["mask"],
-        action=labels.actions, policy=labels.policy, value=labels.value,
+        args.out,
+        states=states,
+        obs=q["obs"],
+        mask=q["mask"],
+        action=labels.actions,
+        policy=labels.policy,
+        value=labels.value,
     )
     print(f"{len(states)} positions labelled by {labels.agent} in {dt:.1f} s ({len(states) / dt:.0f} positions/s) -> {args.out}")
 

@@ -59,7 +59,9 @@ def main() -> None:
         dt = time.perf_counter() - t0
         p = wins / args.games
         half = 1.96 * math.sqrt(p * (1 - p) / args.games)
-        rows.append(f"| MCTSBot({args.sims} sims, {args.rollouts} rollout) | {opp} | {args.games} | {wins} | {100 * p:.0f}% ± {100 * half:.0f} | {dt / args.games:.1f} s |")
+        rows.append(
+            f"| MCTSBot({args.sims} sims, {args.rollouts} rollout) | {opp} | {args.games} | {wins} | {100 * p:.0f}% ± {100 * half:.0f} | {dt / args.games:.1f} s |"
+        )
         print(rows[-1], flush=True)
     print("\n| bot | opponent | games | bot wins | win rate (95% normal CI) | time per game |")
     print("|---|---|---|---|---|---|")

@@ -68,8 +68,12 @@ def main() -> None:
     ap.add_argument("--minutes", type=float, default=8.0, help="wall-clock training budget (default 8)")
     ap.add_argument("--timesteps", type=int, default=2_000_000, help="upper bound on training timesteps")
     ap.add_argument("--n-envs", type=int, default=8, help="envs stepped together (default 8)")
-    ap.add_argument("--vec", choices=("yutenv", "dummy"), default="yutenv",
-                    help="yutenv: one YutSB3VecEnv (one round trip per step); dummy: DummyVecEnv of YutEnvs")
+    ap.add_argument(
+        "--vec",
+        choices=("yutenv", "dummy"),
+        default="yutenv",
+        help="yutenv: one YutSB3VecEnv (one round trip per step); dummy: DummyVecEnv of YutEnvs",
+    )
     ap.add_argument("--opponent", default="random", help="training opponent (default random)")
     ap.add_argument("--tier", default=None, help="observation tier (default: the server's)")
     ap.add_argument("--eval-every", type=int, default=50_000, help="timesteps between evaluations (default 50000)")

@@ -908,9 +908,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Pure-Python reference of the yutenv rules")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("replay", help="replay yutenv-record JSON lines from stdin, print every state as JSON lines")
-    sub.add_parser(
-        "perft", help='read {"rules":..,"start":..,"depth":..} lines (or "state" instead of "start"), print counts'
-    )
+    sub.add_parser("perft", help='read {"rules":..,"start":..,"depth":..} lines (or "state" instead of "start"), print counts')
     po = sub.add_parser("playout", help="random playouts, timed")
     po.add_argument("--games", type=int, default=100)
     po.add_argument("--seed", type=int, default=1)

@@ -350,7 +350,9 @@ def test_the_loop_connects(full_run: Path) -> None:
                 assert summary["selfplay"]["summary"]["leaves"] == summary["selfplay"]["evaluations"] > 0
             assert summary["train"]["steps"] == 150 and np.isfinite(summary["train"]["policy_loss"])
     assert json.loads((full_run / "gen-0002" / "gen.json").read_text())["train"]["buffer"] == ["gen-0001", "gen-0002"]
-    assert not torch.equal(weights(full_run / "gen-0000/model.pt")["policy.weight"], weights(full_run / "gen-0002/model.pt")["policy.weight"])
+    assert not torch.equal(
+        weights(full_run / "gen-0000/model.pt")["policy.weight"], weights(full_run / "gen-0002/model.pt")["policy.weight"]
+    )
     assert is_png(full_run / "report.png")
     md = (full_run / "report.md").read_text()
     assert "vs greedy" in md and md.count("\n| ") == 4  # header + gens 0..2
@@ -424,9 +426,15 @@ def test_init_starts_from_another_runs_network(full_run: Path, tmp_path: Path) -
     for k, v in weights(full_run / "gen-0002/model.pt").items():  # generation 0 is the start network itself
         assert torch.equal(v, weights(out / "gen-0000/model.pt")[k]), k
     assert (out / "gen-0000" / "net.ynet").read_bytes() == start.read_bytes()
-    assert not torch.equal(weights(out / "gen-0000/model.pt")["policy.weight"], weights(out / "gen-0001/model.pt")["policy.weight"])
+    assert not torch.equal(
+        weights(out / "gen-0000/model.pt")["policy.weight"], weights(out / "gen-0001/model.pt")["policy.weight"]
+    )
     with pytest.raises(ValueError, match="other settings"):  # the start network is part of the run
-        train.run(train.config_from_args(["--out", str(out), "--generations", "1", *TINY, "--init", str(full_run / "gen-0001" / "net.ynet")]))
+        train.run(
+            train.config_from_args(
+                ["--out", str(out), "--generations", "1", *TINY, "--init", str(full_run / "gen-0001" / "net.ynet")]
+            )
+        )
 
 
 def test_init_az_starts_from_the_shipped_network(tmp_path: Path) -> None:
@@ -448,14 +456,25 @@ def test_init_az_starts_from_the_shipped_network(tmp_path: Path) -> None:
     ],
 )
 def test_init_refuses_a_network_that_does_not_fit(full_run: Path, tmp_path: Path, extra: list[str], why: str) -> None:
-    args = ["--out", str(tmp_path / "run"), "--generations", "1", *TINY, *extra, "--init", str(full_run / "gen-0001" / "net.ynet")]
+    args = [
+        "--out",
+        str(tmp_path / "run"),
+        "--generations",
+        "1",
+        *TINY,
+        *extra,
+        "--init",
+        str(full_run / "gen-0001" / "net.ynet"),
+    ]
     p = subprocess.run([sys.executable, "-m", "yutenv.az.train", *args], capture_output=True, text=True, timeout=300)
     assert p.returncode == 1
     assert re.search(why, p.stderr) and p.stderr.count("\n") == 1, p.stderr
     assert not (tmp_path / "run").exists(), "a refused start leaves no run behind"
     damaged = tmp_path / "damaged.ynet"
     damaged.write_bytes((full_run / "gen-0001" / "net.ynet").read_bytes()[:100])
-    p = subprocess.run([sys.executable, "-m", "yutenv.az.train", *args[:-1], str(damaged)], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "yutenv.az.train", *args[:-1], str(damaged)], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 1 and "damaged.ynet" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
@@ -512,7 +531,9 @@ def test_a_rows_outputs_do_not_depend_on_its_batch() -> None:
 def test_mcts_warm_start(tmp_path: Path) -> None:
     """--selfplay mcts: the baseline agents play, the network only learns."""
     args = TINY[:-2] if HAVE_SELFPLAY else TINY  # without --eval-sims
-    res = train.run(train.config_from_args(["--out", str(tmp_path / "run"), "--generations", "1", *args, "--selfplay", "mcts", "--eval", ""]))
+    res = train.run(
+        train.config_from_args(["--out", str(tmp_path / "run"), "--generations", "1", *args, "--selfplay", "mcts", "--eval", ""])
+    )
     g1 = res.generations[-1]
     assert g1["generation"] == 1 and g1["selfplay"]["command"][:3] == ["selfplay", "--agents", "mcts:8"]
     assert yutenv.datasets.load(tmp_path / "run" / "gen-0001" / "selfplay").manifest["agents"] == ["mcts:8", "mcts:8"]
@@ -556,14 +577,18 @@ def test_ladder_judges_generations_and_the_final_network(full_run: Path, tmp_pat
     assert [r[0] for r in rows if len(r) == 3 and r[0] in ("0", "1", "2")] == ["0", "1", "2"], md
     assert "![win rate by generation](ladder.png)" in md
     assert is_png(full_run / "ladder.png")
-    for row in (["gen 1", "gen 0"], ["gen 2", "gen 1"], ["gen 2 with search, sims=4", "`mcts:4`"], ["gen 2 alone (no search)", "`greedy`"]):
+    for row in (
+        ["gen 1", "gen 0"],
+        ["gen 2", "gen 1"],
+        ["gen 2 with search, sims=4", "`mcts:4`"],
+        ["gen 2 alone (no search)", "`greedy`"],
+    ):
         assert any(r[:2] == row for r in rows), md
     rep = json.loads((full_run / "ladder.json").read_text())
     assert rep["generations"] == [0, 1, 2]
     # The generations and random, on the published scale's fit (random = 0).
     assert len(rep["ladder"]["pairs"]) == 6 and all(m["games"] == 4 for m in rep["ladder"]["pairs"])
-    assert {e["agent"] for e in rep["ladder"]["ratings"]} == {
-        "random", *(judge.net_spec(full_run, g) for g in (0, 1, 2))}
+    assert {e["agent"] for e in rep["ladder"]["ratings"]} == {"random", *(judge.net_spec(full_run, g) for g in (0, 1, 2))}
     assert rep["ladder"]["anchor"] == "random"
     assert next(e for e in rep["ladder"]["ratings"] if e["agent"] == "random")["elo"] == 0
     assert any(r[1] == "random" and r[2] == "+0" for r in rows), md
@@ -690,7 +715,7 @@ def _damage_run(out: Path, what: str) -> str:
         (out / "config.json").write_text("[1, 2, 3]")
         return "config.json.*another --out"
     if what == "config.json garbage":
-        (out / "config.json").write_bytes(b"{\"generations\": 2, ")
+        (out / "config.json").write_bytes(b'{"generations": 2, ')
         return "config.json.*not valid JSON.*another --out"
     if what == "config.json missing":
         (out / "config.json").unlink()
@@ -724,7 +749,9 @@ def _resume_args(out: Path) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "what,legacy", [(w, False) for w in DAMAGES] + [(w, True) for w in LEGACY], ids=[*DAMAGES, *(f"{w} (no checksums)" for w in LEGACY)]
+    "what,legacy",
+    [(w, False) for w in DAMAGES] + [(w, True) for w in LEGACY],
+    ids=[*DAMAGES, *(f"{w} (no checksums)" for w in LEGACY)],
 )
 def test_a_damaged_checkpoint_is_refused_with_one_clear_line(
     full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str, legacy: bool
@@ -851,7 +878,9 @@ def test_a_crash_while_saving_leaves_no_half_written_generation(
 
 
 @pytest.mark.parametrize("body", [b"[1, 2]", b"\xff garbage", b'{"eval": {}}'])
-def test_the_report_of_a_damaged_run_is_one_line(full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes) -> None:
+def test_the_report_of_a_damaged_run_is_one_line(
+    full_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], body: bytes
+) -> None:
     out = tmp_path / "run"
     shutil.copytree(full_run, out)
     (out / "gen-0001" / "gen.json").write_bytes(body)
@@ -860,7 +889,9 @@ def test_the_report_of_a_damaged_run_is_one_line(full_run: Path, tmp_path: Path,
     assert len(err) == 1 and "gen-0001/gen.json" in err[0], err
 
 
-@pytest.mark.parametrize(("given", "want"), [("random", ("random",)), ("greedy; mc:100", ("greedy", "mc:100")), (("mcts:4",), ("mcts:4",)), ("", ())])
+@pytest.mark.parametrize(
+    ("given", "want"), [("random", ("random",)), ("greedy; mc:100", ("greedy", "mc:100")), (("mcts:4",), ("mcts:4",)), ("", ())]
+)
 def test_train_config_eval_takes_a_string_or_specs(given: Any, want: tuple[str, ...]) -> None:
     # TrainConfig(eval="random") once meant the six opponents "r", "a", "n", ... and failed late.
     cfg = train.TrainConfig(out="unused", eval=given)

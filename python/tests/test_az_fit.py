@@ -41,7 +41,11 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_fit_learns_scores_the_holdout_and_plays_in_go(sets: dict[str, str], tmp_path: Path) -> None:
     out = tmp_path / "n.ynet"
-    res = fit.fit(fit.FitConfig(data=[sets["a"], sets["b"]], holdout=sets["held"], out=str(out), hidden=(32,), epochs=6, batch=64, progress=False))
+    res = fit.fit(
+        fit.FitConfig(
+            data=[sets["a"], sets["b"]], holdout=sets["held"], out=str(out), hidden=(32,), epochs=6, batch=64, progress=False
+        )
+    )
     assert res.path == out and res.tier == "compact" and res.rules == "standard"
     assert res.rows == len(yutenv.datasets.load(sets["a"])) + len(yutenv.datasets.load(sets["b"]))
     assert res.holdout_rows == len(yutenv.datasets.load(sets["held"]))
@@ -55,7 +59,11 @@ def test_fit_learns_scores_the_holdout_and_plays_in_go(sets: dict[str, str], tmp
     r = yutenv.evaluate(f"net:{out}", opponent="random", games=4, seed=1)  # the Go agent plays the file
     assert r.games == 4
     again = tmp_path / "again.ynet"  # the same seed fits the same bits
-    fit.fit(fit.FitConfig(data=[sets["a"], sets["b"]], holdout=sets["held"], out=str(again), hidden=(32,), epochs=6, batch=64, progress=False))
+    fit.fit(
+        fit.FitConfig(
+            data=[sets["a"], sets["b"]], holdout=sets["held"], out=str(again), hidden=(32,), epochs=6, batch=64, progress=False
+        )
+    )
     assert again.read_bytes() == out.read_bytes()
 
 
@@ -64,7 +72,19 @@ def test_cli_prints_the_epochs_and_goes_on_from_init(sets: dict[str, str], tmp_p
     p = run_cli("--data", sets["a"], "--out", str(first), "--hidden", "16", "--epochs", "1", "--quiet")
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("| epoch | policy loss | value loss | seconds |") and "network: " in p.stdout
-    p = run_cli("--data", sets["b"], "--holdout", sets["held"], "--init", str(first), "--out", str(tmp_path / "second.ynet"), "--epochs", "1", "--quiet")
+    p = run_cli(
+        "--data",
+        sets["b"],
+        "--holdout",
+        sets["held"],
+        "--init",
+        str(first),
+        "--out",
+        str(tmp_path / "second.ynet"),
+        "--epochs",
+        "1",
+        "--quiet",
+    )
     assert p.returncode == 0, p.stderr
     assert "holdout policy kl" in p.stdout
     assert net.load_net(tmp_path / "second.ynet").hidden == (16,)  # --init's trunk, not --hidden's default

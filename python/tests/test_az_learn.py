@@ -97,9 +97,13 @@ def test_diagnose_figures_match_a_direct_computation(tiny_run: Path) -> None:
 
 
 def test_diagnose_refuses_missing_generations_in_one_line(tiny_run: Path, tmp_path: Path) -> None:
-    p = subprocess.run([sys.executable, "-m", "yutenv.az.diagnose", str(tiny_run), "--gens", "7"], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "yutenv.az.diagnose", str(tiny_run), "--gens", "7"], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 1 and "no complete generation 7" in p.stderr and "Traceback" not in p.stderr
-    p = subprocess.run([sys.executable, "-m", "yutenv.az.diagnose", str(tmp_path / "none")], capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "yutenv.az.diagnose", str(tmp_path / "none")], capture_output=True, text=True, timeout=300
+    )
     assert p.returncode == 2 and "no such folder" in p.stderr
     with pytest.raises(ValueError, match="generation 1 or later"):
         diagnose.diagnose_generation(tiny_run, 0)

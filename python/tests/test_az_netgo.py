@@ -15,7 +15,24 @@ from yutenv.az import train  # noqa: E402
 from yutenv.data import datasets  # noqa: E402
 
 NETGO = ["--selfplay", "net-go", "--dirichlet-alpha", "0", "--temperature-moves", "0"]
-TINY = ["--games", "6", "--sims", "8", "--hidden", "16", "--batch", "32", "--steps", "20", "--eval=", "--seed", "3", "--workers", "1", "--quiet"]
+TINY = [
+    "--games",
+    "6",
+    "--sims",
+    "8",
+    "--hidden",
+    "16",
+    "--batch",
+    "32",
+    "--steps",
+    "20",
+    "--eval=",
+    "--seed",
+    "3",
+    "--workers",
+    "1",
+    "--quiet",
+]
 
 
 def run(out: Path, generations: int, *extra: str) -> train.RunResult:
@@ -54,7 +71,9 @@ def test_net_go_is_deterministic(tmp_path: Path) -> None:
     a, b = tmp_path / "a" / "gen-0001" / "selfplay", tmp_path / "b" / "gen-0001" / "selfplay"
     assert shards(a) and shards(a) == shards(b)
     ma, mb = (json.loads((d / datasets.MANIFEST).read_text()) for d in (a, b))
-    assert {k: v for k, v in ma.items() if k not in ("created", "updated")} == {k: v for k, v in mb.items() if k not in ("created", "updated")}
+    assert {k: v for k, v in ma.items() if k not in ("created", "updated")} == {
+        k: v for k, v in mb.items() if k not in ("created", "updated")
+    }
 
 
 def test_net_go_plays_the_games_of_net(tmp_path: Path) -> None:

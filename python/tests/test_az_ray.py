@@ -26,7 +26,9 @@ from yutenv.az import cluster as az_cluster  # noqa: E402
 from yutenv.az import train  # noqa: E402
 
 # Two tiny generations of 6 games, cut into 3 ranges of 2 games (3 Ray tasks a generation).
-TINY: dict[str, Any] = dict(games=6, sims=4, hidden=(16,), batch=16, steps=2, games_in_flight=4, shard_games=2, eval=(), seed=3, progress=False)
+TINY: dict[str, Any] = dict(
+    games=6, sims=4, hidden=(16,), batch=16, steps=2, games_in_flight=4, shard_games=2, eval=(), seed=3, progress=False
+)
 CLI = ["--games", "6", "--sims", "4", "--hidden", "16", "--batch", "16", "--steps", "2", "--games-in-flight", "4",
        "--shard-games", "2", "--eval=", "--seed", "3", "--quiet"]  # fmt: skip
 
@@ -197,7 +199,9 @@ def test_ray_local_starts_its_own_ray(cluster: Cluster, tmp_path: Path) -> None:
     would fail (num_cpus is refused when connecting) or send the work elsewhere."""
     out = tmp_path / "run"
     env = {**os.environ, "RAY_ADDRESS": cluster.address}
-    p = subprocess.run(cli(out, 1, "--ray", az_cluster.LOCAL, "--ray-cpus", "1"), capture_output=True, text=True, timeout=600, env=env)
+    p = subprocess.run(
+        cli(out, 1, "--ray", az_cluster.LOCAL, "--ray-cpus", "1"), capture_output=True, text=True, timeout=600, env=env
+    )
     assert p.returncode == 0, p.stderr
     assert selfplay_info(out, 1)["ray"]["address"] == "local"
     assert "Started a local Ray instance" in p.stderr

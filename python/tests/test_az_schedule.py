@@ -17,7 +17,9 @@ from yutenv.az.schedule import canonical_schedule, parse_schedule, schedule_at, 
         ("8,4@10", ((1, 8), (10, 4)), "8,4@10"),  # a schedule may fall as well as rise
     ],
 )
-def test_schedules_parse_to_stages_and_one_spelling(given: int | str, stages: tuple[tuple[int, int], ...], canonical: int | str) -> None:
+def test_schedules_parse_to_stages_and_one_spelling(
+    given: int | str, stages: tuple[tuple[int, int], ...], canonical: int | str
+) -> None:
     assert parse_schedule(given) == stages
     assert canonical_schedule(given) == canonical
     assert parse_schedule(canonical) == stages

@@ -170,7 +170,9 @@ def test_a_network_file_plays_through_evaluate() -> None:
 
 
 @pytest.mark.parametrize(("progress", "bar"), [(None, False), (True, True), (False, False)])
-def test_progress_bar(srv: yutenv.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str], progress: bool | None, bar: bool) -> None:
+def test_progress_bar(
+    srv: yutenv.Server, tmp_path: Path, capsys: pytest.CaptureFixture[str], progress: bool | None, bar: bool
+) -> None:
     # None: on a terminal only (pytest's captured stderr is not one); True: always.
     sp(server=srv).run(uniform, games=2, out=tmp_path / "sp", progress=progress)
     err = capsys.readouterr().err

@@ -13,7 +13,9 @@ from conftest import pick
 import yutenv
 
 
-def trajectory(seed: int, steps: int = 120, address: str | None = None, server: yutenv.Server | None = None, token: str | None = None) -> bytes:
+def trajectory(
+    seed: int, steps: int = 120, address: str | None = None, server: yutenv.Server | None = None, token: str | None = None
+) -> bytes:
     """A digest-free record (all bytes) of a seeded game with seeded random legal actions."""
     env = yutenv.YutEnv(address=address, token=token, server=server, opponent="greedy")
     rng = np.random.default_rng(seed)

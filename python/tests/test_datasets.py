@@ -161,7 +161,10 @@ def test_mismatched_manifest(copy: Path) -> None:
         (lambda m: m.update(version=3), "version 3; this reader knows versions 1 to 2"),
         (lambda m: m.update(version=True), "version True; this reader knows versions 1 to 2"),
         (lambda m: m.pop("game_arrays"), "field 'game_arrays' is missing"),
-        (lambda m: m["game_arrays"][0].update(name="last_obs"), r"game_arrays \['last_obs'\], this reader expects \['final_obs'\]"),
+        (
+            lambda m: m["game_arrays"][0].update(name="last_obs"),
+            r"game_arrays \['last_obs'\], this reader expects \['final_obs'\]",
+        ),
         (lambda m: m["arrays"].pop(9), "this reader expects for version 2"),
         (lambda m: m.update(format="zip"), "format 'zip'"),
         (lambda m: m["shards"][1].update(first_game=7), "starts at game 7, expected 2"),

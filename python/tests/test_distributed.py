@@ -179,10 +179,16 @@ def test_memory_backend_and_merge_refusals(reference: Path) -> None:
     url = "memory://yutenv-merge-test"
     fs = fsspec.filesystem("memory")
     for first in (0, 2 * SHARD):  # a gap: games SHARD..2*SHARD-1 missing
-        distributed._run_range(distributed.RangeTask(first, SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD), url, distributed.play_range_cli)
+        distributed._run_range(
+            distributed.RangeTask(first, SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD),
+            url,
+            distributed.play_range_cli,
+        )
     m = distributed.merge(url, 3 * SHARD)
     assert m["games"] == SHARD and not m["complete"], "merge stops at the gap"
-    distributed._run_range(distributed.RangeTask(SHARD, SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD), url, distributed.play_range_cli)
+    distributed._run_range(
+        distributed.RangeTask(SHARD, SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD), url, distributed.play_range_cli
+    )
     m = distributed.merge(url, 3 * SHARD)
     assert m["games"] == 3 * SHARD and m["complete"]
     want = datasets.read_manifest(reference)["shards"][:3]
@@ -191,15 +197,23 @@ def test_memory_backend_and_merge_refusals(reference: Path) -> None:
         assert fs.cat_file(f"/yutenv-merge-test/{sh['file']}") == (reference / sh["file"]).read_bytes()
 
     # A part of another run (other seed) is refused, naming the field.
-    distributed._run_range(distributed.RangeTask(3 * SHARD, SHARD, FLAGS["agents"], "compact", 12, "standard", SHARD), url, distributed.play_range_cli)
+    distributed._run_range(
+        distributed.RangeTask(3 * SHARD, SHARD, FLAGS["agents"], "compact", 12, "standard", SHARD),
+        url,
+        distributed.play_range_cli,
+    )
     with pytest.raises(DatasetError, match="made with seed 12"):
         distributed.merge(url)
     fs.rm("/yutenv-merge-test", recursive=True)
 
     # Overlapping parts (made by hand from two real ranges) are refused.
     url2 = "memory://yutenv-overlap-test"
-    distributed._run_range(distributed.RangeTask(0, 2 * SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD), url2, distributed.play_range_cli)
-    distributed._run_range(distributed.RangeTask(SHARD, SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD), url2, distributed.play_range_cli)
+    distributed._run_range(
+        distributed.RangeTask(0, 2 * SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD), url2, distributed.play_range_cli
+    )
+    distributed._run_range(
+        distributed.RangeTask(SHARD, SHARD, FLAGS["agents"], "compact", 11, "standard", SHARD), url2, distributed.play_range_cli
+    )
     with pytest.raises(DatasetError, match="overlaps"):
         distributed.merge(url2)
     fs.rm("/yutenv-overlap-test", recursive=True)
@@ -228,7 +242,10 @@ def test_evaluate_agents(cluster: Cluster) -> None:
     one = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=300).stdout)
     assert (r.wins_a, r.games) == (one["wins_a"], one["games"])
     assert r.decisions_per_game == pytest.approx(one["decisions_per_game"])
-    parts = [distributed._eval_agents_chunk("greedy", "random", g, n, 3, "standard", 1) for g, n in [(0, 60), (60, 60), (120, 60), (180, 20)]]
+    parts = [
+        distributed._eval_agents_chunk("greedy", "random", g, n, 3, "standard", 1)
+        for g, n in [(0, 60), (60, 60), (120, 60), (180, 20)]
+    ]
     assert distributed.merge_results(parts).wins_a == r.wins_a
 
 
@@ -343,6 +360,7 @@ def test_az_selfplay_matches_one_machine(cluster: Cluster, tmp_path: Path) -> No
 def test_node_lost(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
     """A whole node (its raylet and workers) dies mid-run: its ranges are played again
     on the nodes left, and the dataset is the one-machine one."""
+
     def slow_play(task: distributed.RangeTask, out_dir: str) -> None:
         # Nested, so that Ray ships it by value (the test module is not importable there).
         distributed.play_range_cli(task, out_dir)
@@ -355,7 +373,9 @@ def test_node_lost(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
 
     def run() -> None:
         try:
-            result["m"] = distributed.selfplay(str(out), GAMES, **{**FLAGS, "range_games": SHARD}, max_retries=10, play_range=slow_play)
+            result["m"] = distributed.selfplay(
+                str(out), GAMES, **{**FLAGS, "range_games": SHARD}, max_retries=10, play_range=slow_play
+            )
         except BaseException as e:  # noqa: BLE001 - reported below
             result["err"] = e
 

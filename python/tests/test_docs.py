@@ -47,7 +47,14 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", REPO / "python" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FULL = os.environ.get("YUTENV_DOCS_FULL") == "1"
 RUNS = {"python", "sh"}
-EXTRA_MODULES = {"sb3": "sb3_contrib", "rllib": "ray.rllib", "ray": "ray", "az": "torch", "openspiel": "pyspiel", "parquet": "datasets"}
+EXTRA_MODULES = {
+    "sb3": "sb3_contrib",
+    "rllib": "ray.rllib",
+    "ray": "ray",
+    "az": "torch",
+    "openspiel": "pyspiel",
+    "parquet": "datasets",
+}
 
 
 @dataclass
@@ -148,10 +155,13 @@ SHRINK = [
     (r"(--rate-games[ =]|\brate_games=)(\d+)", _cap(4)),
     (r"(\bsnapshot_every=)(\d[\d_]*)", _cap(128)),
     # RLlib: one small iteration (what python/tests/test_rllib.py trains with).
-    (r"\.build_algo\(\)", ".env_runners(num_env_runners=1, num_envs_per_env_runner=2, rollout_fragment_length=64, "
-     "num_cpus_per_env_runner=0).learners(num_learners=0).training(train_batch_size_per_learner=256, minibatch_size=64, "
-     "num_epochs=1).build_algo()"),
-    (r'\s*--address auto', ""),
+    (
+        r"\.build_algo\(\)",
+        ".env_runners(num_env_runners=1, num_envs_per_env_runner=2, rollout_fragment_length=64, "
+        "num_cpus_per_env_runner=0).learners(num_learners=0).training(train_batch_size_per_learner=256, minibatch_size=64, "
+        "num_epochs=1).build_algo()",
+    ),
+    (r"\s*--address auto", ""),
     (r'address="auto"', "address=None"),
     (r"s3://bucket/", "bucket/"),  # a local folder for the bucket
 ]
@@ -188,12 +198,17 @@ _DAEMONS = re.compile(r"^(\s*)((?:bin/)?yutenv (view|serve|play)\b.*?)(\s+#.*)?$
 def run_shell(b: Block, scratch: Path) -> str:
     (scratch / "ones").write_text("1\n" * 5000)
     code = b.code if b.full else shrink(b.code)
-    code = _DAEMONS.sub(lambda m: f"{m.group(1)}yutenv_{'play' if m.group(3) == 'play' and '--web' not in m.group(2) else 'daemon'} {m.group(2)}", code)
+    code = _DAEMONS.sub(
+        lambda m: f"{m.group(1)}yutenv_{'play' if m.group(3) == 'play' and '--web' not in m.group(2) else 'daemon'} {m.group(2)}",
+        code,
+    )
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     r = subprocess.run(["bash", "-c", _shell_prelude(scratch) + code], cwd=scratch, env=env,
                        capture_output=True, text=True, timeout=1200)  # fmt: skip
-    assert r.returncode == 0, f"{b.id}: exit {r.returncode}\n{code}\n--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}"
+    assert r.returncode == 0, (
+        f"{b.id}: exit {r.returncode}\n{code}\n--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}"
+    )
     return r.stdout
 
 
@@ -259,8 +274,9 @@ def _has(module: str) -> bool:
 
 def test_directives_are_known_and_skips_are_rare() -> None:
     skips = [b for p in DOCS for b in blocks(p) if b.skip]
-    assert [(b.path.name, b.code.split()[:4]) for b in skips] == [("README.md", ["make", "demo", "#", "builds"])], \
+    assert [(b.path.name, b.code.split()[:4]) for b in skips] == [("README.md", ["make", "demo", "#", "builds"])], (
         "only the two commands that run this very suite (make demo, make test) are not run"
+    )
     for p in DOCS:
         for b in blocks(p):
             assert b.lang in {"python", "sh", "text", "", "json", "go", "toml", "yaml", "mermaid", "svg"}, f"{b.id}: {b.lang}"
@@ -273,7 +289,10 @@ def test_compatibility_table_states_the_current_numbers() -> None:
 
     text = (REPO / "docs" / "COMPATIBILITY.md").read_text(encoding="utf-8")
     sizes = _protocol.TIER_SIZES
-    assert f"| {_protocol.OBS_LAYOUT} (compact {sizes['compact']}, tactical {sizes['tactical']}, planes {sizes['planes']} values)" in text
+    assert (
+        f"| {_protocol.OBS_LAYOUT} (compact {sizes['compact']}, tactical {sizes['tactical']}, planes {sizes['planes']} values)"
+        in text
+    )
     assert f"| version {_protocol.PACKED_STATE_VERSION}, {_protocol.PACKED_STATE_SIZE} bytes" in text
     assert f"| {_protocol.NUM_ACTIONS} actions" in text
     assert f"| {yutenv.core.PROTOCOL} (docs/PROTOCOL.md)" in text
@@ -345,8 +364,14 @@ NOT_FOR_USERS = [
     # a number (1.0809242156060622e-7: a dot before it, a sign after) nor of a longer run of hex (a
     # SHA-256 digest has 64 digits), and a word of digits alone is a number.
     ("a commit hash", re.compile(rf"(?<![\w.+-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9]){_HEX}(?![\w.+-])")),
-    ("a work-log note", re.compile(r"\bother engineers?\b|\bworktrees?\b|\bwt-[\w-]+"
-                                   r"|\b(?:this|that|another|other|previous)\s+sessions?\b", re.I)),
+    (
+        "a work-log note",
+        re.compile(
+            r"\bother engineers?\b|\bworktrees?\b|\bwt-[\w-]+"
+            r"|\b(?:this|that|another|other|previous)\s+sessions?\b",
+            re.I,
+        ),
+    ),
 ]
 
 

@@ -18,7 +18,16 @@ from yutenv.errors import MissingExtraError
 MODULES = sorted(m.name for m in pkgutil.walk_packages(yutenv.__path__, "yutenv.") if not m.name.endswith("__main__"))
 # The modules whose examples are doctests: each must keep at least one (a test that tried
 # nothing would pass for the wrong reason).
-WITH_EXAMPLES = {"yutenv", "yutenv.envs.config", "yutenv.evaluation.evaluate", "yutenv.evaluation.ladder", "yutenv.envs.pettingzoo", "yutenv.envs.pettingzoo_parallel", "yutenv.evaluation.stats", "yutenv.az.schedule"}
+WITH_EXAMPLES = {
+    "yutenv",
+    "yutenv.envs.config",
+    "yutenv.evaluation.evaluate",
+    "yutenv.evaluation.ladder",
+    "yutenv.envs.pettingzoo",
+    "yutenv.envs.pettingzoo_parallel",
+    "yutenv.evaluation.stats",
+    "yutenv.az.schedule",
+}
 assert {"yutenv", *MODULES} >= WITH_EXAMPLES, "a module of WITH_EXAMPLES moved: name its new home"
 
 

@@ -215,4 +215,3 @@ def grow(files):
 def test_no_engine_fact_is_copied_by_hand(path: Path) -> None:
     found = copies(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))
     assert not found, "engine facts copied by hand (generate them into yutenv/_protocol.py instead):\n" + "\n".join(found)
-

@@ -58,7 +58,10 @@ def test_matches_the_cli(srv: yutenv.Server) -> None:
     assert 0.35 < r.win_rate_a < 0.65
     out = subprocess.run(
         [str(yutenv.binary_path()), "eval", "--a", "random", "--b", "random", "--games", "200", "--json", "--quiet"],
-        check=True, capture_output=True, text=True, timeout=120,
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
     ).stdout
     cli = json.loads(out)
     assert set(EvalResult.__dataclass_fields__) >= set(cli) - {"workers", "version", "seconds", "rules", "seed"}
@@ -86,8 +89,14 @@ class MaskedModel:
     def __init__(self) -> None:
         self.calls = 0
 
-    def predict(self, observation: np.ndarray, state: Any = None, episode_start: Any = None,
-                deterministic: bool = False, action_masks: np.ndarray | None = None) -> tuple[np.ndarray, None]:
+    def predict(
+        self,
+        observation: np.ndarray,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = False,
+        action_masks: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, None]:
         assert action_masks is not None and deterministic
         self.calls += 1
         return action_masks.argmax(axis=1), None

@@ -269,7 +269,9 @@ def test_torch_stream_yields_every_transition_once(made: Path) -> None:
     assert len(np.concatenate(again)) == len(t)
 
     # Rows one at a time, batched by a DataLoader of two workers that split the shards.
-    loader = torch.utils.data.DataLoader(ytorch.ShardStream(made, columns=("game", "decision", "policy")), batch_size=7, num_workers=2)
+    loader = torch.utils.data.DataLoader(
+        ytorch.ShardStream(made, columns=("game", "decision", "policy")), batch_size=7, num_workers=2
+    )
     rows = np.concatenate([b["game"].numpy() * 1000 + b["decision"].numpy() for b in loader])
     ds = datasets.load(made)
     assert sorted(rows) == sorted(ds.game * 1000 + ds.decision)

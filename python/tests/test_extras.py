@@ -114,5 +114,9 @@ def test_dataset_exports_name_their_extra(code: str, blocked: tuple[str, ...], e
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("yutenv.errors.MissingExtraError: "), r.stderr
     assert f"pip install 'yutenv[{extra}]'" in last
-    r = _run_without((), "-c", "import yutenv.datasets, sys; sys.exit('torch' in sys.modules or 'pyarrow' in sys.modules or 'minari' in sys.modules)")
+    r = _run_without(
+        (),
+        "-c",
+        "import yutenv.datasets, sys; sys.exit('torch' in sys.modules or 'pyarrow' in sys.modules or 'minari' in sys.modules)",
+    )
     assert r.returncode == 0, "importing yutenv.datasets imports none of them"

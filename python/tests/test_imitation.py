@@ -15,8 +15,26 @@ from yutenv import imitation
 
 
 def selfplay(out: Path, games: int, shard_games: int, agents: str = "greedy", tier: str = "compact") -> Path:
-    subprocess.run([str(yutenv.binary_path()), "selfplay", "--agents", agents, "--games", str(games), "--tier", tier,
-                    "--shard-games", str(shard_games), "--seed", "3", "--out", str(out), "--quiet"], check=True)
+    subprocess.run(
+        [
+            str(yutenv.binary_path()),
+            "selfplay",
+            "--agents",
+            agents,
+            "--games",
+            str(games),
+            "--tier",
+            tier,
+            "--shard-games",
+            str(shard_games),
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        check=True,
+    )
     return out
 
 

@@ -244,8 +244,13 @@ def _imports(path: Path) -> set[str]:
                 sub = f"{module}.{a.name}"
                 home = _home(sub)
                 names.append(sub if sub in MOVED or (home is not None and _is_module(home)) else module)
-        elif (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module") and node.args
-              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func).endswith("import_module")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
             name = node.args[0].value
             names = [absolute(name.lstrip("."), len(name) - len(name.lstrip(".")))]
         out.update(h for h in map(_home, names) if h is not None)

@@ -48,8 +48,14 @@ def test_snapshots_play_in_go_and_pfsp_samples_the_hard_ones(tmp_path: Path) -> 
     assert w["snap-000003"] == pytest.approx(0.5), "the latest"
     assert sum(w.values()) == pytest.approx(1.0)
     # PFSP: the learner beats random and snap-1 often, loses to greedy: greedy gets the most weight.
-    league.record({"greedy": {"wins": 2, "losses": 18}, "random": {"wins": 19, "losses": 1},
-                   "snap-000001": {"wins": 15, "losses": 5}, "snap-000002": {"wins": 10, "losses": 10}})
+    league.record(
+        {
+            "greedy": {"wins": 2, "losses": 18},
+            "random": {"wins": 19, "losses": 1},
+            "snap-000001": {"wins": 15, "losses": 5},
+            "snap-000002": {"wins": 10, "losses": 10},
+        }
+    )
     w = league.weights()
     assert w["greedy"] > w["snap-000002"] > w["snap-000001"] > w["random"]
     assert w["greedy"] / w["snap-000002"] == pytest.approx(((1 - 2.5 / 21) / (1 - 10.5 / 21)) ** 2)
@@ -91,8 +97,11 @@ def test_a_damaged_league_is_refused_in_one_line(tmp_path: Path) -> None:
     state.write_text(json.dumps(doc))
     with pytest.raises(LeagueError, match=r"league.json: damaged: its content does not match its sha256"):
         League(tmp_path / "lg")
-    for bad, match in [("{", "not JSON"), ('{"format": "other"}', "not a league state"),
-                       (good.replace('"version": 1', '"version": 9'), "version 9")]:
+    for bad, match in [
+        ("{", "not JSON"),
+        ('{"format": "other"}', "not a league state"),
+        (good.replace('"version": 1', '"version": 9'), "version 9"),
+    ]:
         state.write_text(bad)
         with pytest.raises(LeagueError, match=match) as e:
             League(tmp_path / "lg")
@@ -140,8 +149,9 @@ def test_sb3_league_resumes_after_kill_9(tmp_path: Path) -> None:
     script.write_text(TRAIN)
     folder = tmp_path / "league"
     env = dict(os.environ)
-    proc = subprocess.Popen([sys.executable, str(script), str(folder), "100000"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(folder), "100000"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:  # until the league has a few snapshots
@@ -152,7 +162,9 @@ def test_sb3_league_resumes_after_kill_9(tmp_path: Path) -> None:
                 pass  # between the first writes
             time.sleep(0.2)
         else:
-            pytest.fail("no snapshots within 2 minutes: " + proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "")
+            pytest.fail(
+                "no snapshots within 2 minutes: " + proc.stderr.read().decode()[-2000:] if proc.poll() is not None else ""
+            )
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.communicate()
@@ -168,8 +180,22 @@ def test_sb3_league_resumes_after_kill_9(tmp_path: Path) -> None:
 
 def test_cleanrl_league_trains_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     main = runpy.run_path(str(EXAMPLES / "cleanrl_ppo.py"))["main"]
-    args = ["--num-envs", "8", "--num-steps", "16", "--hidden", "16", "--league", str(tmp_path / "lg"),
-            "--opponent", "greedy,random", "--snapshot-every", "1", "--rate-games", "0"]
+    args = [
+        "--num-envs",
+        "8",
+        "--num-steps",
+        "16",
+        "--hidden",
+        "16",
+        "--league",
+        str(tmp_path / "lg"),
+        "--opponent",
+        "greedy,random",
+        "--snapshot-every",
+        "1",
+        "--rate-games",
+        "0",
+    ]
     first = main(args + ["--total-timesteps", "256"])
     assert first["iteration"] == 2
     league = League(tmp_path / "lg")

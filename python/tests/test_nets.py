@@ -58,5 +58,7 @@ def test_a_missing_net_is_said_plainly(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     with yutenv.Server() as srv:
         for name in ("nope.ynet", str(tmp_path / "nope.ynet")):
-            with pytest.raises(yutenv.NetError, match=r"no such network file: .*nope\.ynet.* is in none of the server's --net-dir folders"):
+            with pytest.raises(
+                yutenv.NetError, match=r"no such network file: .*nope\.ynet.* is in none of the server's --net-dir folders"
+            ):
                 yutenv.make(opponent=f"net:{name}", server=srv)

@@ -90,7 +90,9 @@ def masked_greedy(logits: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.
 def assert_same_actions(torch_actions: np.ndarray, gap: np.ndarray, go: np.ndarray) -> None:
     clear = gap > NEAR_TIE
     differ = torch_actions != go
-    assert not (differ & clear).any(), f"{int((differ & clear).sum())} positions of a clear choice differ, e.g. row {int(np.flatnonzero(differ & clear)[0])}"
+    assert not (differ & clear).any(), (
+        f"{int((differ & clear).sum())} positions of a clear choice differ, e.g. row {int(np.flatnonzero(differ & clear)[0])}"
+    )
     # a near-tie may go either way; with SB3's initialisation (action_net's gain 0.01, logits of
     # about 0.01) several hundred positions are near-ties, of which one or two differ
     assert int(differ.sum()) <= 5, f"{int(differ.sum())} near-ties of {int((~clear).sum())} differ"
@@ -211,7 +213,9 @@ def test_go_plays_the_exported_policy_as_torch_does(
     assert len(set(want.tolist())) > 10  # the positions ask for many different actions
 
 
-def test_every_activation_plays_the_same_in_go(positions: tuple[Any, np.ndarray], observations: dict[str, np.ndarray], tmp_path: Path) -> None:
+def test_every_activation_plays_the_same_in_go(
+    positions: tuple[Any, np.ndarray], observations: dict[str, np.ndarray], tmp_path: Path
+) -> None:
     rows, mask = positions[0][:2000], positions[1][:2000]
     obs = observations["compact"][:2000]
     for name in NET_ACTIVATIONS:
@@ -245,7 +249,10 @@ def test_an_sb3_policy_is_a_version_2_file(tmp_path: Path) -> None:
         logits, value = back(obs)
         np.testing.assert_allclose(value.numpy(), model.policy.predict_values(obs).squeeze(-1).numpy(), atol=1e-6)
         np.testing.assert_allclose(logits.numpy(), sb3_logits(model, obs.numpy()), atol=1e-6)
-    with pytest.raises(net.NetFileError, match="activation 'tanh', a policy trunk, a value trunk, no shared hidden layer.*is not a PolicyValueNet"):
+    with pytest.raises(
+        net.NetFileError,
+        match="activation 'tanh', a policy trunk, a value trunk, no shared hidden layer.*is not a PolicyValueNet",
+    ):
         net.load_net(tmp_path / "p.ynet")
 
 
@@ -290,27 +297,94 @@ def vec_normalized() -> Any:
 
 
 REFUSED: list[tuple[str, Callable[[], Any], dict[str, Any], str]] = [
-    ("gelu", lambda: nn.Sequential(nn.Linear(213, 8), nn.GELU(), nn.Linear(8, 180)), {}, r"Sequential\[1\] is GELU: a network file holds nn.Linear layers and one of the activations ReLU, Tanh"),
-    ("leaky slope", lambda: nn.Sequential(nn.Linear(213, 8), nn.LeakyReLU(0.2), nn.Linear(8, 180)), {}, r"LeakyReLU\(negative_slope=0.2\): the format holds LeakyReLU\(negative_slope=0.01\) only"),
-    ("mixed", lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 180)), {}, r"mixes the activations relu \(Sequential\[1\]\) and tanh \(Sequential\[3\]\)"),
-    ("two linears", lambda: nn.Sequential(nn.Linear(213, 8), nn.Linear(8, 180)), {}, r"Sequential\[1\] is an nn.Linear right after Sequential\[0\]"),
-    ("dropout", lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Dropout(), nn.Linear(8, 180)), {}, r"Sequential\[2\] is Dropout: a network file holds nn.Linear layers"),
-    ("outputs", lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Linear(8, 9)), {}, r"Sequential\[2\] gives 9 outputs, want the 180 action logits"),
-    ("last activation", lambda: nn.Sequential(nn.Linear(213, 180), nn.ReLU()), {}, r"Sequential\[1\] is an activation after the last nn.Linear"),
-    ("no tier", lambda: nn.Sequential(nn.Linear(200, 180)), {}, r"reads observations of 200 values, no observation tier's size \(compact 213, tactical 2042, planes 598\)"),
-    ("tier mismatch", lambda: nn.Sequential(nn.Linear(213, 180)), {"tier": "tactical"}, r"reads observations of 213 values, but tier 'tactical' has 2042"),
-    ("unknown tier", lambda: nn.Sequential(nn.Linear(213, 180)), {"tier": "huge"}, r"tier 'huge', want one of compact, tactical, planes"),
-    ("chain", lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Linear(9, 180)), {}, r"a layer of 9 inputs follows one of 8 outputs"),
+    (
+        "gelu",
+        lambda: nn.Sequential(nn.Linear(213, 8), nn.GELU(), nn.Linear(8, 180)),
+        {},
+        r"Sequential\[1\] is GELU: a network file holds nn.Linear layers and one of the activations ReLU, Tanh",
+    ),
+    (
+        "leaky slope",
+        lambda: nn.Sequential(nn.Linear(213, 8), nn.LeakyReLU(0.2), nn.Linear(8, 180)),
+        {},
+        r"LeakyReLU\(negative_slope=0.2\): the format holds LeakyReLU\(negative_slope=0.01\) only",
+    ),
+    (
+        "mixed",
+        lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 180)),
+        {},
+        r"mixes the activations relu \(Sequential\[1\]\) and tanh \(Sequential\[3\]\)",
+    ),
+    (
+        "two linears",
+        lambda: nn.Sequential(nn.Linear(213, 8), nn.Linear(8, 180)),
+        {},
+        r"Sequential\[1\] is an nn.Linear right after Sequential\[0\]",
+    ),
+    (
+        "dropout",
+        lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Dropout(), nn.Linear(8, 180)),
+        {},
+        r"Sequential\[2\] is Dropout: a network file holds nn.Linear layers",
+    ),
+    (
+        "outputs",
+        lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Linear(8, 9)),
+        {},
+        r"Sequential\[2\] gives 9 outputs, want the 180 action logits",
+    ),
+    (
+        "last activation",
+        lambda: nn.Sequential(nn.Linear(213, 180), nn.ReLU()),
+        {},
+        r"Sequential\[1\] is an activation after the last nn.Linear",
+    ),
+    (
+        "no tier",
+        lambda: nn.Sequential(nn.Linear(200, 180)),
+        {},
+        r"reads observations of 200 values, no observation tier's size \(compact 213, tactical 2042, planes 598\)",
+    ),
+    (
+        "tier mismatch",
+        lambda: nn.Sequential(nn.Linear(213, 180)),
+        {"tier": "tactical"},
+        r"reads observations of 213 values, but tier 'tactical' has 2042",
+    ),
+    (
+        "unknown tier",
+        lambda: nn.Sequential(nn.Linear(213, 180)),
+        {"tier": "huge"},
+        r"tier 'huge', want one of compact, tactical, planes",
+    ),
+    (
+        "chain",
+        lambda: nn.Sequential(nn.Linear(213, 8), nn.ReLU(), nn.Linear(9, 180)),
+        {},
+        r"a layer of 9 inputs follows one of 8 outputs",
+    ),
     ("conv", lambda: nn.Conv1d(1, 1, 3), {}, r"takes a MaskablePPO .* got torch.nn.modules.conv.Conv1d"),
-    ("extractor", lambda: ppo("compact", features_extractor_class=MLPExtractor), {}, r"MaskableActorCriticPolicy.features_extractor is MLPExtractor: only the FlattenExtractor"),
+    (
+        "extractor",
+        lambda: ppo("compact", features_extractor_class=MLPExtractor),
+        {},
+        r"MaskableActorCriticPolicy.features_extractor is MLPExtractor: only the FlattenExtractor",
+    ),
     ("sb3 activation", lambda: ppo("compact", activation_fn=nn.GELU), {}, r"mlp_extractor.policy_net\[1\] is GELU"),
     ("vec normalize", vec_normalized, {}, r"normalizes observations \(VecNormalize\(norm_obs=True\)\)"),
-    ("custom forward", lambda: ppo("compact", SkippingPolicy), {}, r"the exported network's logits differ from the model's by .*\(a custom forward\?\)"),
+    (
+        "custom forward",
+        lambda: ppo("compact", SkippingPolicy),
+        {},
+        r"the exported network's logits differ from the model's by .*\(a custom forward\?\)",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("make", "kwargs", "why"), [r[1:] for r in REFUSED], ids=[r[0] for r in REFUSED])
-def test_unsupported_models_are_refused_in_one_line(make: Callable[[], Any], kwargs: dict[str, Any], why: str, tmp_path: Path) -> None:
+def test_unsupported_models_are_refused_in_one_line(
+    make: Callable[[], Any], kwargs: dict[str, Any], why: str, tmp_path: Path
+) -> None:
     with pytest.raises(nets.UnsupportedModelError, match=why) as info:
         nets.export(make(), tmp_path / "x.ynet", **kwargs)
     assert "\n" not in str(info.value)
@@ -336,19 +410,37 @@ def nan_bytes(b: bytes) -> bytes:
 
 DAMAGED: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("version 3", lambda d: d.update(version=3), "version 3; this reader knows versions 1 to 2"),
-    ("unknown activation", lambda d: d.update(activation="gelu"), "activation 'gelu', want one of relu, tanh, leaky_relu, elu, silu"),
+    (
+        "unknown activation",
+        lambda d: d.update(activation="gelu"),
+        "activation 'gelu', want one of relu, tanh, leaky_relu, elu, silu",
+    ),
     ("no activation", lambda d: d.pop("activation"), "activation None"),
-    ("policy trunk chain", lambda d: d["policy_trunk"][0].update({"in": 9}), r"policy_trunk\[0\]: in=9, but the layer before it has 16 outputs"),
-    ("value trunk chain", lambda d: d["value_trunk"][1].update({"in": 9}), r"value_trunk\[1\]: in=9, but the layer before it has 10 outputs"),
+    (
+        "policy trunk chain",
+        lambda d: d["policy_trunk"][0].update({"in": 9}),
+        r"policy_trunk\[0\]: in=9, but the layer before it has 16 outputs",
+    ),
+    (
+        "value trunk chain",
+        lambda d: d["value_trunk"][1].update({"in": 9}),
+        r"value_trunk\[1\]: in=9, but the layer before it has 10 outputs",
+    ),
     ("value head", lambda d: d.pop("value_trunk"), "value: in=6, but the layer before it has 16 outputs"),
-    ("value trunk nan", lambda d: d["value_trunk"][0].update(w=nan_bytes(d["value_trunk"][0]["w"])), r"value_trunk\[0\]: a weight is NaN"),
+    (
+        "value trunk nan",
+        lambda d: d["value_trunk"][0].update(w=nan_bytes(d["value_trunk"][0]["w"])),
+        r"value_trunk\[0\]: a weight is NaN",
+    ),
     ("too deep", lambda d: d.update(policy_trunk=[{}] * 65), "policy_trunk must be a list of 0 to 64 layers"),
     ("not a list", lambda d: d.update(value_trunk="x"), "value_trunk must be a list"),
 ]
 
 
 @pytest.mark.parametrize(("damage", "why"), [d[1:] for d in DAMAGED], ids=[d[0] for d in DAMAGED])
-def test_damaged_version_2_files_are_refused_by_both_readers(damage: Callable[[dict[str, Any]], None], why: str, tmp_path: Path) -> None:
+def test_damaged_version_2_files_are_refused_by_both_readers(
+    damage: Callable[[dict[str, Any]], None], why: str, tmp_path: Path
+) -> None:
     doc = v2_doc()
     damage(doc)
     p = tmp_path / "bad.ynet"

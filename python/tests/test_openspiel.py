@@ -134,9 +134,15 @@ def test_openspiel_dqn_trains_on_the_information_state_tensor() -> None:
     assert env.observation_spec()["info_state"] == (size,)
     agents = [
         dqn.DQN(
-            player_id=p, state_representation_size=size, num_actions=env.action_spec()["num_actions"],
-            hidden_layers_sizes=[16], batch_size=4, replay_buffer_capacity=256,
-            min_buffer_size_to_learn=4, learn_every=4, seed=p,  # learn_every > 2: its first learn() needs a transition
+            player_id=p,
+            state_representation_size=size,
+            num_actions=env.action_spec()["num_actions"],
+            hidden_layers_sizes=[16],
+            batch_size=4,
+            replay_buffer_capacity=256,
+            min_buffer_size_to_learn=4,
+            learn_every=4,
+            seed=p,  # learn_every > 2: its first learn() needs a transition
         )  # fmt: skip
         for p in range(2)
     ]

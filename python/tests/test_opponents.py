@@ -178,7 +178,11 @@ def test_evaluate_against_a_mixture_breaks_the_result_down(server: yutenv.Server
 @pytest.mark.parametrize(
     "policy, error, match",
     [
-        (lambda o, m: (_ for _ in ()).throw(RuntimeError("boom")), yutenv.OpponentError, r"opponent 'policy' raised RuntimeError for envs? [0-9].*: boom"),
+        (
+            lambda o, m: (_ for _ in ()).throw(RuntimeError("boom")),
+            yutenv.OpponentError,
+            r"opponent 'policy' raised RuntimeError for envs? [0-9].*: boom",
+        ),
         (lambda o, m: np.zeros(len(o) + 1, np.int64), yutenv.OpponentError, r"returned actions of shape \(\d+,\) for \d+ envs"),
         (lambda o, m: np.full(len(o), 200), yutenv.OpponentError, r"returned action 200 for env \d+, which is not legal"),
         (lambda o, m: (~m).argmax(axis=1), yutenv.OpponentError, r"which is not legal there \(legal: \["),
@@ -186,7 +190,9 @@ def test_evaluate_against_a_mixture_breaks_the_result_down(server: yutenv.Server
     ],
     ids=["raises", "wrong-shape", "out-of-range", "illegal", "not-ints"],
 )
-def test_a_bad_python_opponent_gets_one_clear_error_and_the_env_goes_on(server: yutenv.Server, policy: Any, error: type, match: str) -> None:
+def test_a_bad_python_opponent_gets_one_clear_error_and_the_env_goes_on(
+    server: yutenv.Server, policy: Any, error: type, match: str
+) -> None:
     vector = yutenv.make(num_envs=4, opponent=policy, seat=1, server=server)
     one = yutenv.make(opponent=policy, seat=1, server=server)
     try:
@@ -225,8 +231,14 @@ def test_a_hanging_opponent_times_out(server: yutenv.Server) -> None:
 
 
 def test_bad_mixtures_are_refused_before_the_server(server: yutenv.Server) -> None:
-    for bad, err in [([], ValueError), ([("greedy", 0)], ValueError), ([("greedy", float("nan"))], ValueError),
-                     (["client"], ValueError), ([3], TypeError), (["greedy"] * 65, ValueError)]:
+    for bad, err in [
+        ([], ValueError),
+        ([("greedy", 0)], ValueError),
+        ([("greedy", float("nan"))], ValueError),
+        (["client"], ValueError),
+        ([3], TypeError),
+        (["greedy"] * 65, ValueError),
+    ]:
         with pytest.raises(err):
             yutenv.make(opponent=bad, server=server)
     with pytest.raises(yutenv.InvalidArgumentError, match=r"params.opponents\[1\]"):

@@ -179,8 +179,8 @@ def test_observe_every_agent_sees_its_own_view(srv: yutenv.Server) -> None:
         # each knows whose turn it is (issue 21, bug 4): the mover in its self slot, the
         # waiting agent in its opp1 slot
         tm = parts["to_move"]["offset"]
-        assert list(mine["observation"][tm:tm + 4]) == [1, 0, 0, 0]
-        assert list(theirs["observation"][tm:tm + 4]) == [0, 1, 0, 0]
+        assert list(mine["observation"][tm : tm + 4]) == [1, 0, 0, 0]
+        assert list(theirs["observation"][tm : tm + 4]) == [0, 1, 0, 0]
         checked += 1
         env.step(pick(rng, obs["action_mask"]))
     assert checked > 20

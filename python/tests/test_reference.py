@@ -133,7 +133,12 @@ def test_back_do(station: int, route: str, want: tuple[int, str]) -> None:
 
 def test_entering() -> None:
     assert [(ref.enter(STD, k).station, ref.enter(STD, k).route) for k in range(1, 6)] == [
-        (1, "OUTER"), (2, "OUTER"), (3, "OUTER"), (4, "OUTER"), (5, "C1")]
+        (1, "OUTER"),
+        (2, "OUTER"),
+        (3, "OUTER"),
+        (4, "OUTER"),
+        (5, "C1"),
+    ]
     s = position([BACK_DO, GAE], [(0, 7, "OUTER", 1)])
     assert s.legal_actions() == [act(BACK_DO, 7), act(GAE, 7), act(GAE, ENTER)]
     s = position([GAE, GAE], [])
@@ -212,8 +217,14 @@ def test_perft_matches_the_engine_goldens(rules: Any, counts: list[int]) -> None
 
 def test_divide() -> None:
     s = ref.State.new(STD, 0)
-    assert ref.divide(s, 5) == [("throw", 0, 250), ("throw", 1, 75), ("throw", 2, 75), ("throw", 3, 75),
-                                ("throw", 4, 229), ("throw", 5, 229)]
+    assert ref.divide(s, 5) == [
+        ("throw", 0, 250),
+        ("throw", 1, 75),
+        ("throw", 2, 75),
+        ("throw", 3, 75),
+        ("throw", 4, 229),
+        ("throw", 5, 229),
+    ]
 
 
 def test_json_form() -> None:
@@ -221,22 +232,42 @@ def test_json_form() -> None:
     hand = '{"seat":%d,"status":"hand"}'
     pieces = ",".join([hand % 0] * 4 + [hand % 1] * 4)
     assert ref.json_line(-1, None, s) == (
-        '{"step":-1,"state":{"to_move":0,"phase":"throw","pool":[0,0,0,0,0,0],"pieces":[' + pieces
-        + '],"winner":-1,"places":[0,0],"legal":[]}}')
+        '{"step":-1,"state":{"to_move":0,"phase":"throw","pool":[0,0,0,0,0,0],"pieces":['
+        + pieces
+        + '],"winner":-1,"places":[0,0],"legal":[]}}'
+    )
     s = position([GAE], [(0, 22, "CENTRE/C1", 2), (1, 0, "OUTER", 1)], finished=(1, 0))
     back = ref.State.from_json(STD, json.loads(ref.dumps(s.to_json())))
     assert back.to_json() == s.to_json()
     assert s.to_json()["legal"] == [82, 89]
     ev = s.apply(82)
-    assert ev.to_json() == {"kind": "move", "seat": 0, "throw": "gae", "action": 82, "from": 22, "to": 28,
-                            "moved": 2, "turn_ended": True}
+    assert ev.to_json() == {
+        "kind": "move",
+        "seat": 0,
+        "throw": "gae",
+        "action": 82,
+        "from": 22,
+        "to": 28,
+        "moved": 2,
+        "turn_ended": True,
+    }
 
 
 def test_replay_record() -> None:
     record: Any = {
-        "format": "yutenv-record", "version": 1, "rules": {"players": 2}, "seed": 1, "start": 0,
-        "steps": [{"seat": 0, "throw": "yut"}, {"seat": 0, "throw": "gae"}, {"seat": 0, "action": act(YUT, ENTER)},
-                  {"seat": 0, "action": act(GAE, 4)}, {"seat": 1, "throw": "back-do"}, {"seat": 0, "throw": "do"}],
+        "format": "yutenv-record",
+        "version": 1,
+        "rules": {"players": 2},
+        "seed": 1,
+        "start": 0,
+        "steps": [
+            {"seat": 0, "throw": "yut"},
+            {"seat": 0, "throw": "gae"},
+            {"seat": 0, "action": act(YUT, ENTER)},
+            {"seat": 0, "action": act(GAE, 4)},
+            {"seat": 1, "throw": "back-do"},
+            {"seat": 0, "throw": "do"},
+        ],
     }
     lines: list[str] = []
     final = ref.replay_record(record, lambda i, ev, s: lines.append(ref.json_line(i, ev, s)))
@@ -252,8 +283,12 @@ def test_replay_record() -> None:
 
 @pytest.mark.parametrize(
     "rules",
-    [ref.Rules(), ref.Rules(players=4, pieces=5, end="rank"), ref.Rules(pieces=1, finish="stop", back_do=False),
-     ref.Rules(players=3, back_do_enters=True, capture_bonus_yut_mo=True)],
+    [
+        ref.Rules(),
+        ref.Rules(players=4, pieces=5, end="rank"),
+        ref.Rules(pieces=1, finish="stop", back_do=False),
+        ref.Rules(players=3, back_do_enters=True, capture_bonus_yut_mo=True),
+    ],
 )
 def test_random_playouts(rules: Any) -> None:
     for seed in range(30):
@@ -266,10 +301,22 @@ def test_random_playouts(rules: Any) -> None:
 
 
 def test_rules_are_validated() -> None:
-    for bad in ({"players": 5}, {"pieces": 0}, {"flat_prob": 0.7}, {"shortcut": "choice"}, {"finish": "never"},
-                {"end": "never"}, {"back_do": False, "back_do_enters": True}, {"colour": "red"},
-                {"spaces": 5}, {"board": "line", "spaces": 30}, {"board": "line", "spaces": 5, "back_do_enters": True},
-                {"pool": "off", "capture_bonus_yut_mo": True}, {"obstacles": "0:skip"},
-                {"board": "line", "spaces": 5, "obstacles": "4:back1"}, {"obstacles": "3:jump"}):
+    for bad in (
+        {"players": 5},
+        {"pieces": 0},
+        {"flat_prob": 0.7},
+        {"shortcut": "choice"},
+        {"finish": "never"},
+        {"end": "never"},
+        {"back_do": False, "back_do_enters": True},
+        {"colour": "red"},
+        {"spaces": 5},
+        {"board": "line", "spaces": 30},
+        {"board": "line", "spaces": 5, "back_do_enters": True},
+        {"pool": "off", "capture_bonus_yut_mo": True},
+        {"obstacles": "0:skip"},
+        {"board": "line", "spaces": 5, "obstacles": "4:back1"},
+        {"obstacles": "3:jump"},
+    ):
         with pytest.raises(ref.InvalidRules):
             ref.Rules.from_json(bad)

@@ -121,15 +121,12 @@ def test_ppo_single_agent(local_ray: None) -> None:
 
 def test_ppo_single_agent_one_batch_per_env_runner(local_ray: None) -> None:
     """gym_env_vectorize_mode="vector_entry_point": the env runner's games are one server batch."""
-    config = (
-        _small(
-            PPOConfig()
-            .environment(yutenv.rllib.ENV_NAME, env_config={"opponent": "random", "seat": "random"})
-            .rl_module(rl_module_spec=yutenv.rllib.module_spec(hiddens=(32,)))
-        )
-        .env_runners(
-            num_env_runners=0, num_envs_per_env_runner=8, rollout_fragment_length=32, gym_env_vectorize_mode="vector_entry_point"
-        )
+    config = _small(
+        PPOConfig()
+        .environment(yutenv.rllib.ENV_NAME, env_config={"opponent": "random", "seat": "random"})
+        .rl_module(rl_module_spec=yutenv.rllib.module_spec(hiddens=(32,)))
+    ).env_runners(
+        num_env_runners=0, num_envs_per_env_runner=8, rollout_fragment_length=32, gym_env_vectorize_mode="vector_entry_point"
     )
     algo = config.build_algo()
     try:

@@ -218,7 +218,9 @@ def test_maskable_ppo_on_dummy_vec_env(server: yutenv.Server) -> None:
     venv = sb3_make_vec_env(yutenv.YutEnv, n_envs=4, seed=0, env_kwargs={"server": server, "seat": "random"})
     try:
         assert isinstance(venv, DummyVecEnv) and is_masking_supported(venv)
-        model = MaskablePPO("MlpPolicy", venv, n_steps=128, batch_size=128, n_epochs=1, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu")
+        model = MaskablePPO(
+            "MlpPolicy", venv, n_steps=128, batch_size=128, n_epochs=1, policy_kwargs={"net_arch": [32]}, seed=0, device="cpu"
+        )
         model.learn(total_timesteps=1024)
         assert model.num_timesteps >= 1024 and len(model.ep_info_buffer) > 0
     finally:

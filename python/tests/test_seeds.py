@@ -26,9 +26,22 @@ Step = tuple[int, str, int]  # (seat, throw name or "", action or -1)
 def records(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     out = tmp_path_factory.mktemp("seeds") / "x.jsonl"
     p = subprocess.run(
-        [str(SCRIPT), "selfplay", "--agents", "greedy;mc:20", "--seed", str(BASE), "--games", str(GAMES),
-         "--out", str(out), "--quiet"],
-        capture_output=True, text=True, timeout=120,
+        [
+            str(SCRIPT),
+            "selfplay",
+            "--agents",
+            "greedy;mc:20",
+            "--seed",
+            str(BASE),
+            "--games",
+            str(GAMES),
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert p.returncode == 0, p.stderr
     recs = [json.loads(line) for line in out.read_text().splitlines() if line.strip()]

@@ -66,7 +66,14 @@ PERFT = [
         dict(
             to_move=0,
             pool={"back-do": 1, "gae": 1, "yut": 1},
-            stacks=[(0, 0, "C1", 1), (0, 22, "CENTRE/C2", 1), (0, 5, "OUTER", 1), (1, 1, "OUTER", 2), (1, 21, "C1", 1), (1, 28, "CENTRE/C1", 1)],
+            stacks=[
+                (0, 0, "C1", 1),
+                (0, 22, "CENTRE/C2", 1),
+                (0, 5, "OUTER", 1),
+                (1, 1, "OUTER", 2),
+                (1, 21, "C1", 1),
+                (1, 28, "CENTRE/C1", 1),
+            ],
         ),
         [11, 75, 297, 1861],
     ),
@@ -154,9 +161,13 @@ def test_a_waiting_seat_sees_whose_turn_it_is(tier: str) -> None:
 def test_constructed_position_round_trips() -> None:
     game = Game("players=3,end=rank")
     s = game.state_from_position(
-        to_move=2, phase="move", pool={"yut": 1, "do": 1},
+        to_move=2,
+        phase="move",
+        pool={"yut": 1, "do": 1},
         stacks=[{"seat": 0, "station": 22, "route": "CENTRE/C1", "height": 2}, (2, 7, "OUTER")],
-        finished=[0, 4, 0], place=[0, 1, 0], seed=5,
+        finished=[0, 4, 0],
+        place=[0, 1, 0],
+        seed=5,
     )
     assert s.current_player() == 2 and s.places() == [0, 1, 0]
     # serialize / deserialize, under the same game and standalone

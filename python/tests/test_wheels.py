@@ -21,8 +21,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 # target -> (the wheel's platform tag, what `file` says of its binary)
 TARGETS = {
-    "linux-amd64": ("manylinux_2_17_x86_64.manylinux2014_x86_64", ("ELF 64-bit LSB executable, x86-64", "statically linked", "stripped")),
-    "linux-arm64": ("manylinux_2_17_aarch64.manylinux2014_aarch64", ("ELF 64-bit LSB executable, ARM aarch64", "statically linked", "stripped")),
+    "linux-amd64": (
+        "manylinux_2_17_x86_64.manylinux2014_x86_64",
+        ("ELF 64-bit LSB executable, x86-64", "statically linked", "stripped"),
+    ),
+    "linux-arm64": (
+        "manylinux_2_17_aarch64.manylinux2014_aarch64",
+        ("ELF 64-bit LSB executable, ARM aarch64", "statically linked", "stripped"),
+    ),
     "darwin-amd64": ("macosx_12_0_x86_64", ("Mach-O 64-bit x86_64 executable",)),
     "darwin-arm64": ("macosx_12_0_arm64", ("Mach-O 64-bit arm64 executable",)),
     "windows-amd64": ("win_amd64", ("PE32+ executable", "x86-64")),

@@ -102,8 +102,10 @@ def clone(
     want = int(policy.observation_space.shape[0])
     got = int(m["obs_size"])
     if got != want:
-        raise ValueError(f"{path}: the dataset's observations have {got} values (tier {m.get('tier')!r}); "
-                         f"the model reads {want}: make the dataset with the model's tier")
+        raise ValueError(
+            f"{path}: the dataset's observations have {got} values (tier {m.get('tier')!r}); "
+            f"the model reads {want}: make the dataset with the model's tier"
+        )
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     total_rows = int(sum(e["decisions"] for e in m["shards"])) * epochs
     bar = progress_bar(total_rows, "behaviour cloning", show=progress)

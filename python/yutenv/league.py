@@ -97,8 +97,10 @@ class LeagueConfig:
             raise ValueError(f"p_latest must be in [0, 1], got {self.p_latest!r}")
         room = MAX_MIXTURE - 1 - len(self.fixed)
         if not (isinstance(self.max_members, int) and 0 <= self.max_members <= room):
-            raise ValueError(f"max_members must be 0..{room} (a mixture holds {MAX_MIXTURE} entries: the fixed specs, "
-                             f"the past snapshots and the latest), got {self.max_members!r}")
+            raise ValueError(
+                f"max_members must be 0..{room} (a mixture holds {MAX_MIXTURE} entries: the fixed specs, "
+                f"the past snapshots and the latest), got {self.max_members!r}"
+            )
         if not (isinstance(self.rate_games, int) and self.rate_games >= 0):
             raise ValueError(f"rate_games must be an integer >= 0, got {self.rate_games!r}")
 
@@ -293,15 +295,30 @@ class League:
         rows = []
         for m in self.members:
             rating = "" if m.rating is None else f"{m.rating:+.0f} [{m.rating_low:+.0f}, {m.rating_high:+.0f}]"
-            rows.append([m.name, m.step if m.step >= 0 else "", m.games,
-                         f"{100 * m.wins / m.games:.1f}%" if m.games else "", f"{100 * w.get(m.name, 0):.1f}%", rating])
-        return tabulate(rows, headers=["member", "step", "games", "learner wins", "weight", "rating"], tablefmt="pretty", stralign="right")
+            rows.append(
+                [
+                    m.name,
+                    m.step if m.step >= 0 else "",
+                    m.games,
+                    f"{100 * m.wins / m.games:.1f}%" if m.games else "",
+                    f"{100 * w.get(m.name, 0):.1f}%",
+                    rating,
+                ]
+            )
+        return tabulate(
+            rows, headers=["member", "step", "games", "learner wins", "weight", "rating"], tablefmt="pretty", stralign="right"
+        )
 
     # ---- the folder ---------------------------------------------------------------------
 
     def _content(self) -> dict[str, Any]:
-        return {"format": FORMAT, "version": VERSION, "config": asdict(self.config), "step": self.step,
-                "members": [asdict(m) for m in self.members]}
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "config": asdict(self.config),
+            "step": self.step,
+            "members": [asdict(m) for m in self.members],
+        }
 
     def _save(self) -> None:
         content = self._content()
@@ -318,7 +335,9 @@ class League:
         except ValueError as e:
             raise LeagueError(f"{state}: not a league state (not JSON: {e})") from e
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise LeagueError(f"{state}: not a league state (format {doc.get('format') if isinstance(doc, dict) else None!r}, want {FORMAT!r})")
+            raise LeagueError(
+                f"{state}: not a league state (format {doc.get('format') if isinstance(doc, dict) else None!r}, want {FORMAT!r})"
+            )
         if doc.get("version") != VERSION:
             raise LeagueError(f"{state}: league state version {doc.get('version')!r}; this yutenv reads version {VERSION}")
         digest = doc.pop("sha256", None)

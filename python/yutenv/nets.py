@@ -130,7 +130,10 @@ def _sb3(module: str, name: str) -> Any:
 
 
 def _is_sb3_policy(model: Any) -> bool:
-    classes = [_sb3("stable_baselines3.common.policies", "ActorCriticPolicy"), _sb3("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy")]
+    classes = [
+        _sb3("stable_baselines3.common.policies", "ActorCriticPolicy"),
+        _sb3("sb3_contrib.common.maskable.policies", "MaskableActorCriticPolicy"),
+    ]
     return any(c is not None and isinstance(model, c) for c in classes)
 
 
@@ -200,7 +203,9 @@ def _activation(module: Any, where: str) -> str | None:
                 raise UnsupportedModelError(f"{where} is {module}: the format holds {cls.__name__}({want}) only")
             return str(name)
     known = ", ".join(cls.__name__ for cls, _ in net.ACTIVATIONS.values())
-    raise UnsupportedModelError(f"{where} is {type(module).__name__}: a network file holds nn.Linear layers and one of the activations {known}")
+    raise UnsupportedModelError(
+        f"{where} is {type(module).__name__}: a network file holds nn.Linear layers and one of the activations {known}"
+    )
 
 
 def _layers(mods: list[tuple[str, Any]], acts: dict[str, str]) -> list[tuple[str, Any]]:
@@ -211,7 +216,9 @@ def _layers(mods: list[tuple[str, Any]], acts: dict[str, str]) -> list[tuple[str
         name = _activation(m, where)
         if k % 2 == 0 and name is not None:
             after = f" after {mods[k - 1][0]}" if k else ""
-            raise UnsupportedModelError(f"{where} is {type(m).__name__}{after}, want an nn.Linear (one activation after each layer)")
+            raise UnsupportedModelError(
+                f"{where} is {type(m).__name__}{after}, want an nn.Linear (one activation after each layer)"
+            )
         if k % 2 == 1 and name is None:
             raise UnsupportedModelError(f"{where} is an nn.Linear right after {mods[k - 1][0]}: want an activation between them")
         if name is None:
@@ -245,7 +252,9 @@ def _from_sequential(net: Any, seq: Any, tier: str | None, rules: str) -> FileNe
     if not linears:
         raise UnsupportedModelError("the nn.Sequential has no nn.Linear layer")
     if len(mods) % 2 == 0:
-        raise UnsupportedModelError(f"{mods[-1][0]} is an activation after the last nn.Linear, whose outputs must be the {NUM_ACTIONS} logits")
+        raise UnsupportedModelError(
+            f"{mods[-1][0]} is an activation after the last nn.Linear, whose outputs must be the {NUM_ACTIONS} logits"
+        )
     where, last = linears[-1]
     if last.out_features != NUM_ACTIONS:
         raise UnsupportedModelError(f"{where} gives {last.out_features} outputs, want the {NUM_ACTIONS} action logits")
@@ -271,7 +280,9 @@ def _from_sb3(net: Any, policy: Any, tier: str | None, rules: str) -> FileNet:
     for name in ("features_extractor", "pi_features_extractor", "vf_features_extractor"):
         fe = getattr(policy, name, None)
         if fe is not None and type(fe) is not FlattenExtractor:
-            raise UnsupportedModelError(f"{what}.{name} is {type(fe).__name__}: only the FlattenExtractor of an MlpPolicy can be exported")
+            raise UnsupportedModelError(
+                f"{what}.{name} is {type(fe).__name__}: only the FlattenExtractor of an MlpPolicy can be exported"
+            )
     ex = policy.mlp_extractor
     nets = ["policy_net", "value_net"]
     if type(ex) is not MlpExtractor:
@@ -294,10 +305,22 @@ def _from_sb3(net: Any, policy: Any, tier: str | None, rules: str) -> FileNet:
             raise UnsupportedModelError(f"{what}.{name} is {head}, want an nn.Linear of {out} outputs")
     t = _tier(int(obs_space.shape[0]), tier, f"the {what}")
     shared = layers.get("shared_net", [])
-    return _build(net, t, rules, _one_activation(acts), shared, layers["policy_net"], layers["value_net"], policy.action_net, policy.value_net)
+    return _build(
+        net,
+        t,
+        rules,
+        _one_activation(acts),
+        shared,
+        layers["policy_net"],
+        layers["value_net"],
+        policy.action_net,
+        policy.value_net,
+    )
 
 
-def _build(net: Any, tier: str, rules: str, activation: str, trunk: list[Any], pi: list[Any], vf: list[Any], policy: Any, value: Any) -> FileNet:
+def _build(
+    net: Any, tier: str, rules: str, activation: str, trunk: list[Any], pi: list[Any], vf: list[Any], policy: Any, value: Any
+) -> FileNet:
     """A FileNet of these torch linear layers (weights copied, as float32 on the CPU; a layer
     without bias gets zeros)."""
     import torch
@@ -336,7 +359,10 @@ def _check(net: Any, model: Any, data: bytes) -> None:
                 want_logits, want_value = model(x.to(next(model.parameters()).device)), torch.zeros_like(value)
     finally:
         model.train(training)
-    pairs = (("logits", torch.log_softmax(logits, -1), torch.log_softmax(want_logits.cpu().float(), -1)), ("value", value, want_value.cpu().float()))
+    pairs = (
+        ("logits", torch.log_softmax(logits, -1), torch.log_softmax(want_logits.cpu().float(), -1)),
+        ("value", value, want_value.cpu().float()),
+    )
     for what, got, want in pairs:
         err = float((got - want).abs().max())
         if not err <= 1e-4 * (1 + float(want.abs().max())):

@@ -68,17 +68,39 @@ def run(
     deadline = start + 60 * minutes
     opp: Any = opponent if kind == "fixed" else list(fixed)
     venv = vec_env(num_envs, seed=seed, opponent=opp, tier="compact", seat="random", reward=reward)
-    result: dict[str, Any] = {"kind": kind, "minutes": minutes, "clone": clone, "opponent": opponent if kind == "fixed" else list(fixed),
-                              "num_envs": num_envs, "net_arch": list(net_arch), "seed": seed, "lr": lr, "ent_coef": ent_coef,
-                              "target_kl": target_kl, "reward": reward}
+    result: dict[str, Any] = {
+        "kind": kind,
+        "minutes": minutes,
+        "clone": clone,
+        "opponent": opponent if kind == "fixed" else list(fixed),
+        "num_envs": num_envs,
+        "net_arch": list(net_arch),
+        "seed": seed,
+        "lr": lr,
+        "ent_coef": ent_coef,
+        "target_kl": target_kl,
+        "reward": reward,
+    }
     try:
-        model = MaskablePPO("MlpPolicy", venv, seed=seed, n_steps=256, batch_size=2048, n_epochs=4, learning_rate=lr,
-                            ent_coef=ent_coef, target_kl=target_kl, gamma=0.995, policy_kwargs={"net_arch": list(net_arch)},
-                            verbose=0)
+        model = MaskablePPO(
+            "MlpPolicy",
+            venv,
+            seed=seed,
+            n_steps=256,
+            batch_size=2048,
+            n_epochs=4,
+            learning_rate=lr,
+            ent_coef=ent_coef,
+            target_kl=target_kl,
+            gamma=0.995,
+            policy_kwargs={"net_arch": list(net_arch)},
+            verbose=0,
+        )
         if clone:
             t0 = time.monotonic()
-            result["clone_stats"] = imitation.clone(model, clone, epochs=clone_epochs, batch_size=1024, lr=1e-3, seed=seed,
-                                                    progress=progress)
+            result["clone_stats"] = imitation.clone(
+                model, clone, epochs=clone_epochs, batch_size=1024, lr=1e-3, seed=seed, progress=progress
+            )
             result["clone_seconds"] = time.monotonic() - t0
 
         class Budget(BaseCallback):  # type: ignore[misc]
@@ -126,16 +148,37 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--lr", type=float, default=3e-4, help="PPO's learning rate")
     ap.add_argument("--ent-coef", type=float, default=0.01, help="PPO's entropy bonus")
     ap.add_argument("--target-kl", type=float, default=None, help="stop an update's epochs past this KL (PPO's target_kl)")
-    ap.add_argument("--reward", default="win", choices=("win", "progress"),
-                    help="the training env's reward: the outcome alone, or with potential-based shaping by race progress")
+    ap.add_argument(
+        "--reward",
+        default="win",
+        choices=("win", "progress"),
+        help="the training env's reward: the outcome alone, or with potential-based shaping by race progress",
+    )
     a = ap.parse_args(argv)
-    res = run(a.kind, a.out, minutes=a.minutes, clone=a.clone, clone_epochs=a.clone_epochs, opponent=a.opponent,
-              fixed=[s for s in a.fixed.split(",") if s], num_envs=a.num_envs, snapshot_every=a.snapshot_every,
-              net_arch=[int(x) for x in a.net_arch.split(",")], seed=a.seed, rate_games=a.rate_games, threads=a.threads,
-              lr=a.lr, ent_coef=a.ent_coef, target_kl=a.target_kl, reward=a.reward)
+    res = run(
+        a.kind,
+        a.out,
+        minutes=a.minutes,
+        clone=a.clone,
+        clone_epochs=a.clone_epochs,
+        opponent=a.opponent,
+        fixed=[s for s in a.fixed.split(",") if s],
+        num_envs=a.num_envs,
+        snapshot_every=a.snapshot_every,
+        net_arch=[int(x) for x in a.net_arch.split(",")],
+        seed=a.seed,
+        rate_games=a.rate_games,
+        threads=a.threads,
+        lr=a.lr,
+        ent_coef=a.ent_coef,
+        target_kl=a.target_kl,
+        reward=a.reward,
+    )
     rt = res["rating"]
-    print(f"{a.kind}{' after cloning' if a.clone else ''}: {res['timesteps']} steps in {res['train_seconds'] / 60:.1f} min; "
-          f"rating {rt['elo']:+.0f} [{rt['low']:+.0f}, {rt['high']:+.0f}] on the published scale")
+    print(
+        f"{a.kind}{' after cloning' if a.clone else ''}: {res['timesteps']} steps in {res['train_seconds'] / 60:.1f} min; "
+        f"rating {rt['elo']:+.0f} [{rt['low']:+.0f}, {rt['high']:+.0f}] on the published scale"
+    )
 
 
 if __name__ == "__main__":

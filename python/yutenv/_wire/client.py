@@ -49,7 +49,7 @@ def parse_address(address: str) -> tuple[int, Any]:
     """
     a = address.strip()
     if a.startswith("unix:"):
-        path = a[len("unix:"):]
+        path = a[len("unix:") :]
         if path.startswith("//"):
             path = path[2:]
         return socket.AF_UNIX, path
@@ -57,16 +57,13 @@ def parse_address(address: str) -> tuple[int, Any]:
         return socket.AF_UNIX, a
     for prefix in ("tcp://", "tcp:"):
         if a.startswith(prefix):
-            a = a[len(prefix):]
+            a = a[len(prefix) :]
             break
     host, sep, port = a.rpartition(":")
     if not sep or not port.isdigit():
-        raise ValueError(
-            f"bad server address {address!r}: want unix:/path, /abs/path.sock, tcp://host:port or host:port"
-        )
+        raise ValueError(f"bad server address {address!r}: want unix:/path, /abs/path.sock, tcp://host:port or host:port")
     host = host.strip("[]") or "127.0.0.1"
     return socket.AF_INET6 if ":" in host else socket.AF_INET, (host, int(port))
-
 
 
 _TIMEVAL = struct.Struct("@ll")
@@ -181,17 +178,17 @@ class Client:
             # Move the unread tail to the front, growing the buffer if the frame is bigger.
             if need > len(self._buf):
                 nb = bytearray(max(need, 2 * len(self._buf)))
-                nb[:have] = self._view[self._start:self._end]
+                nb[:have] = self._view[self._start : self._end]
                 self._buf = nb
                 self._view = memoryview(nb)
             else:
-                self._buf[:have] = self._view[self._start:self._end]
+                self._buf[:have] = self._view[self._start : self._end]
             self._start, self._end = 0, have
         if self.spin > 0:
             self._poll(need)
         while self._end - self._start < need:
             try:
-                n = self._sock.recv_into(self._view[self._end:])
+                n = self._sock.recv_into(self._view[self._end :])
             except (TimeoutError, BlockingIOError) as e:  # BlockingIOError: SO_RCVTIMEO expired
                 raise self._timed_out(what) from e
             except OSError as e:
@@ -205,7 +202,7 @@ class Client:
         deadline = time.perf_counter() + self.spin
         while self._end - self._start < need and time.perf_counter() < deadline:
             try:
-                n = self._sock.recv_into(self._view[self._end:], 0, socket.MSG_DONTWAIT)
+                n = self._sock.recv_into(self._view[self._end :], 0, socket.MSG_DONTWAIT)
             except (BlockingIOError, InterruptedError):
                 continue
             except OSError:
@@ -222,7 +219,7 @@ class Client:
             raise ProtocolError(f"{what}: the server sent a frame of {n} bytes, above the limit of {self.max_frame}")
         self._start += 4
         self._fill(n, what)
-        body = self._view[self._start:self._start + n]
+        body = self._view[self._start : self._start + n]
         self._start += n
         if self._start == self._end:
             self._start = self._end = 0

@@ -45,16 +45,38 @@ def bench_evaluator(model: PolicyValueNet, batch: int, seconds: float = 3.0) -> 
     while (elapsed := time.perf_counter() - t0) < seconds:
         ev(obs, mask)
         n += 1
-    return {"batch": batch, "calls": n, "seconds": elapsed, "rows_per_second": n * batch / elapsed, "ms_per_call": 1000 * elapsed / n}
+    return {
+        "batch": batch,
+        "calls": n,
+        "seconds": elapsed,
+        "rows_per_second": n * batch / elapsed,
+        "ms_per_call": 1000 * elapsed / n,
+    }
 
 
 def bench_selfplay(
-    model: PolicyValueNet, batch: int, games: int, sims: int, rules: str = "standard", seed: int = 0, fast_sims: int = 0, full_prob: float = 0.25
+    model: PolicyValueNet,
+    batch: int,
+    games: int,
+    sims: int,
+    rules: str = "standard",
+    seed: int = 0,
+    fast_sims: int = 0,
+    full_prob: float = 0.25,
 ) -> dict[str, Any]:
     """Leaves and positions (dataset rows) per second through :class:`yutenv.az.SelfPlay` with
     ``model`` as the evaluator (with ``fast_sims``: playout cap randomization)."""
     sp_cls = importlib.import_module(".selfplay", __package__).SelfPlay
-    sp = sp_cls(rules=rules, tier=model.tier, sims=sims, games_in_flight=batch, max_batch=batch, seed=seed, fast_sims=fast_sims, full_prob=full_prob)
+    sp = sp_cls(
+        rules=rules,
+        tier=model.tier,
+        sims=sims,
+        games_in_flight=batch,
+        max_batch=batch,
+        seed=seed,
+        fast_sims=fast_sims,
+        full_prob=full_prob,
+    )
     ev = NetEvaluator(model)
     with tempfile.TemporaryDirectory() as d:
         summary = sp.run(ev, games=games, out=f"{d}/selfplay")
@@ -72,8 +94,12 @@ def bench_selfplay(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The command line (see the module doc)."""
-    p = argparse.ArgumentParser(prog="python -m yutenv.az.bench_net", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tier", default="compact", choices=sorted(TIER_SIZES), help="observation tier, the network's input (default compact)")
+    p = argparse.ArgumentParser(
+        prog="python -m yutenv.az.bench_net", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--tier", default="compact", choices=sorted(TIER_SIZES), help="observation tier, the network's input (default compact)"
+    )
     p.add_argument("--hidden", default="256,256", help="trunk widths, comma-separated")
     p.add_argument("--batch", type=int, default=256, help="rows per evaluator call (and games in flight with --selfplay)")
     p.add_argument("--seconds", type=float, default=3.0, help="how long to time the evaluator alone")
@@ -81,13 +107,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--selfplay", action="store_true", help="also measure through yutenv.az.SelfPlay")
     p.add_argument("--games", type=int, default=256, help="self-play games for --selfplay")
     p.add_argument("--sims", type=int, default=32, help="simulations per decision for --selfplay")
-    p.add_argument("--fast-sims", type=int, default=0, help="playout cap randomization for --selfplay: fast searches of N simulations (0: off)")
+    p.add_argument(
+        "--fast-sims",
+        type=int,
+        default=0,
+        help="playout cap randomization for --selfplay: fast searches of N simulations (0: off)",
+    )
     p.add_argument("--full-prob", type=float, default=0.25, help="with --fast-sims: the probability of a full search")
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     model = PolicyValueNet(TIER_SIZES[a.tier], [int(x) for x in a.hidden.split(",")], tier=a.tier)
-    out: dict[str, Any] = {"tier": a.tier, "hidden": a.hidden, "threads": a.threads, "evaluator": bench_evaluator(model, a.batch, a.seconds)}
+    out: dict[str, Any] = {
+        "tier": a.tier,
+        "hidden": a.hidden,
+        "threads": a.threads,
+        "evaluator": bench_evaluator(model, a.batch, a.seconds),
+    }
     if a.selfplay:
         out["selfplay"] = bench_selfplay(model, a.batch, a.games, a.sims, fast_sims=a.fast_sims, full_prob=a.full_prob)
     print(json.dumps(out, indent=1))

@@ -28,7 +28,9 @@ __all__ = ["Batch", "ReplayBuffer"]
 
 _ARRAYS = ("obs", "mask", "policy", "value", "search_value")
 
-_Arrays = tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_]]
+_Arrays = tuple[
+    npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_]
+]
 
 
 @dataclass

@@ -92,7 +92,10 @@ def check_generation(d: Path, g: int, run_id: str, summary: Mapping[str, Any]) -
     if not isinstance(rec, dict) or rec.get("version") != CHECKSUM_VERSION or not isinstance(rec.get("files"), dict):
         raise bad(gp, f"its checkpoint record is not a version {CHECKSUM_VERSION} record (damaged)")
     if rec.get("generation") != g:
-        raise bad(gp, f"its checkpoint record says generation {rec.get('generation')!r}, but it is in {d.name} (copied from another generation)")
+        raise bad(
+            gp,
+            f"its checkpoint record says generation {rec.get('generation')!r}, but it is in {d.name} (copied from another generation)",
+        )
     if rec.get("run") != run_id:
         raise bad(gp, f"belongs to run {rec.get('run')!r}, not to this run ({run_id}): copied from another run")
     files: dict[str, Any] = rec["files"]
@@ -157,7 +160,9 @@ def load_checkpoint(
         raise bad(f"belongs to run {ck.get('run')!r}, not to this run ({run_id}): copied from another run")
     sp = ck["spec"]
     if spec is not None and (list(sp.get("hidden", [])) != list(spec["hidden"]) or sp.get("tier") != spec["tier"]):
-        raise bad(f"holds a network of hidden={sp.get('hidden')!r} tier={sp.get('tier')!r}, this run trains hidden={list(spec['hidden'])} tier={spec['tier']!r}")
+        raise bad(
+            f"holds a network of hidden={sp.get('hidden')!r} tier={sp.get('tier')!r}, this run trains hidden={list(spec['hidden'])} tier={spec['tier']!r}"
+        )
     why = weight_problem(ck["model"].items())
     if why:
         raise bad(f"{why} (damaged or diverged)")

@@ -68,7 +68,14 @@ def _key(model: PolicyValueNet | None, settings: SelfPlay | None, agents: str, s
             h.update(name.encode())
             h.update(t.detach().cpu().contiguous().numpy().tobytes())
     else:
-        doc = {"agents": agents, "seed": seed, "tier": cfg.tier, "rules": cfg.rules, "games": games, "shard_games": cfg.shard_games}
+        doc = {
+            "agents": agents,
+            "seed": seed,
+            "tier": cfg.tier,
+            "rules": cfg.rules,
+            "games": games,
+            "shard_games": cfg.shard_games,
+        }
         h.update(json.dumps(doc, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -128,7 +135,9 @@ def ray_selfplay(
             raise ValueError(f"the self-play settings cut shards of {settings.shard_games} games, the run {cfg.shard_games}")
         distributed.az_selfplay(url, games, model, settings, **run)
     else:
-        distributed.selfplay(url, games, agents=agents, tier=cfg.tier, seed=seed, rules=cfg.rules, shard_games=cfg.shard_games, cwd=cwd, **run)
+        distributed.selfplay(
+            url, games, agents=agents, tier=cfg.tier, seed=seed, rules=cfg.rules, shard_games=cfg.shard_games, cwd=cwd, **run
+        )
     _fetch(url, out)
     fs.rm(root, recursive=True)
     if local:  # the staging folder, unless another generation's ranges (or a dead driver's last write) are there

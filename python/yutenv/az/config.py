@@ -100,7 +100,17 @@ class TrainConfig:
                 parse_schedule(getattr(self, name))
             except ValueError as e:
                 raise ValueError(f"{name}: {e}") from None
-        for name in ("generations", "batch", "window", "eval_games", "eval_every", "eval_envs", "threads", "games_in_flight", "shard_games"):
+        for name in (
+            "generations",
+            "batch",
+            "window",
+            "eval_games",
+            "eval_every",
+            "eval_envs",
+            "threads",
+            "games_in_flight",
+            "shard_games",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.ray_cpus < 0 or self.ray_tasks < 0:
@@ -120,12 +130,16 @@ class TrainConfig:
         if not 0.0 <= self.full_prob <= 1.0:
             raise ValueError(f"full_prob must be in [0, 1], got {self.full_prob}")
         if self.fast_sims and self.selfplay == "mcts":
-            raise ValueError("fast_sims (playout cap randomization) is a setting of network self-play: use --selfplay net or net-go")
+            raise ValueError(
+                "fast_sims (playout cap randomization) is a setting of network self-play: use --selfplay net or net-go"
+            )
         if self.selfplay_opts and self.selfplay == "mcts":
             raise ValueError("selfplay options (--selfplay-opt) are parameters of network self-play: use --selfplay net")
         for k in self.selfplay_opts:
             if k in _SELFPLAY_OWN:
-                raise ValueError(f"selfplay option {k!r} has its own setting (--{k.replace('_', '-')} or the run's): pass it there")
+                raise ValueError(
+                    f"selfplay option {k!r} has its own setting (--{k.replace('_', '-')} or the run's): pass it there"
+                )
 
     def _check_net_go(self) -> None:
         """Refuse what ``--selfplay net-go`` (the Go agent ``net:PATH,sims=N,gumbel=1``) cannot play."""
@@ -136,12 +150,16 @@ class TrainConfig:
             raise ValueError(f"{why}: pass --temperature-moves 0 (sampled opening moves are a setting of --selfplay net)")
         extra = set(self.selfplay_opts) - {"gumbel", "gumbel_m"}
         if extra or self.selfplay_opts.get("gumbel", True) is not True:
-            raise ValueError(f"{why}: its only --selfplay-opt is gumbel_m=M (the root actions it starts from), got {self.selfplay_opts}")
+            raise ValueError(
+                f"{why}: its only --selfplay-opt is gumbel_m=M (the root actions it starts from), got {self.selfplay_opts}"
+            )
         m = self.selfplay_opts.get("gumbel_m", 0)
         if not isinstance(m, int) or isinstance(m, bool) or not 0 <= m <= NUM_ACTIONS:
             raise ValueError(f"{why}: gumbel_m must be an integer 0..{NUM_ACTIONS} (0: the agent's default), got {m!r}")
         if self.ray and self.ray_storage:
-            raise ValueError(f"{why}, reading the network from the run folder: with --ray-storage the workers may not see it; use --selfplay net")
+            raise ValueError(
+                f"{why}, reading the network from the run folder: with --ray-storage the workers may not see it; use --selfplay net"
+            )
         where = str(Path(self.out).resolve())
         if "," in where or ";" in where:
             raise ValueError(f"--selfplay net-go plays net:PATH, and PATH may not hold ',' or ';': {self.out}")
@@ -170,7 +188,22 @@ SELFPLAY_MODES = ("net", "net-go", "mcts")
 LR_SCHEDULES = ("constant", "cosine", "step")
 
 #: The ``selfplay_new`` parameters the loop sets itself; ``--selfplay-opt`` may not override them.
-_SELFPLAY_OWN = {"rules", "tier", "sims", "c", "dirichlet_alpha", "dirichlet_frac", "temperature_moves", "seed", "games", "games_in_flight", "out", "first_game", "fast_sims", "full_prob"}
+_SELFPLAY_OWN = {
+    "rules",
+    "tier",
+    "sims",
+    "c",
+    "dirichlet_alpha",
+    "dirichlet_frac",
+    "temperature_moves",
+    "seed",
+    "games",
+    "games_in_flight",
+    "out",
+    "first_game",
+    "fast_sims",
+    "full_prob",
+}
 
 
 def cosine_lr(lr: float, t: float) -> float:

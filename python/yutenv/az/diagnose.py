@@ -83,7 +83,9 @@ def entropy(p: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return out
 
 
-def network_outputs(model: torch.nn.Module, obs: npt.ArrayLike, mask: npt.ArrayLike, chunk: int = 8192) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+def network_outputs(
+    model: torch.nn.Module, obs: npt.ArrayLike, mask: npt.ArrayLike, chunk: int = 8192
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """The network's log-policy over the legal actions [B, 180] and its tanh value [B], as
     float64, ``chunk`` rows at a time (:func:`yutenv.az.net.infer`: evaluation mode, no gradients)."""
     obs, mask = np.asarray(obs), np.asarray(mask)
@@ -157,7 +159,9 @@ def diagnose_generation(run: str | os.PathLike[str], g: int, rows: int = 20_000,
     }
 
 
-def diagnose(run: str | os.PathLike[str], gens: Sequence[int] | None = None, rows: int = 20_000, bins: int = 10, seed: int = 0) -> list[dict[str, Any]]:
+def diagnose(
+    run: str | os.PathLike[str], gens: Sequence[int] | None = None, rows: int = 20_000, bins: int = 10, seed: int = 0
+) -> list[dict[str, Any]]:
     """:func:`diagnose_generation` of every generation of ``gens`` (default: every complete
     generation from 1 on)."""
     have = [g for g in _generations(Path(run)) if g >= 1]
@@ -194,7 +198,9 @@ def markdown(res: Sequence[dict[str, Any]]) -> str:
                 c = next((c for c in r["calibration"] if c["low"] == lo), None)
                 row.append(f"{c['predicted']:+.2f} / {c['outcome']:+.2f} ({c['count']})" if c else "")
             crows.append(row)
-        text += "\n\nValue calibration (reliability):\n\n" + str(tabulate(crows, headers=chead, tablefmt="github", disable_numparse=True))
+        text += "\n\nValue calibration (reliability):\n\n" + str(
+            tabulate(crows, headers=chead, tablefmt="github", disable_numparse=True)
+        )
     return text + "\n"
 
 
@@ -251,7 +257,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("run_dir", metavar="RUN_DIR", help="the run's folder (the --out of python -m yutenv.az.train)")
-    p.add_argument("--gens", default="", help="comma-separated generations (>= 1; 'last' for the last complete one); default: all")
+    p.add_argument(
+        "--gens", default="", help="comma-separated generations (>= 1; 'last' for the last complete one); default: all"
+    )
     p.add_argument("--rows", type=int, default=20_000, help="decisions sampled from each generation's dataset at most")
     p.add_argument("--bins", type=int, default=10, help="bins of the calibration table")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample")

@@ -101,7 +101,22 @@ from .ray_tasks import WorkerCrash, _ray_init, _run_tasks, _run_yutenv
 PARTS = "parts"
 
 # Manifest fields every part of a dataset must share.
-_SAME = ("format", "version", "rules", "rules_text", "agents", "tier", "obs_size", "obs_parts", "obs_layout", "seed", "seed_scheme", "shard_games", "arrays", "game_arrays")
+_SAME = (
+    "format",
+    "version",
+    "rules",
+    "rules_text",
+    "agents",
+    "tier",
+    "obs_size",
+    "obs_parts",
+    "obs_layout",
+    "seed",
+    "seed_scheme",
+    "shard_games",
+    "arrays",
+    "game_arrays",
+)
 
 
 @dataclass(frozen=True)
@@ -192,7 +207,9 @@ def plan_ranges(games: int, shard_games: int, range_games: int, start: int = 0) 
     if start >= games:  # complete: a run asked again has nothing to play
         return []
     if start % shard_games:
-        raise ValueError(f"a dataset holding {start} games (not a multiple of shard_games={shard_games}) is extended by yutenv selfplay, not by ranges")
+        raise ValueError(
+            f"a dataset holding {start} games (not a multiple of shard_games={shard_games}) is extended by yutenv selfplay, not by ranges"
+        )
     return [(g, min(range_games, games - g)) for g in range(start, games, range_games)]
 
 
@@ -259,7 +276,9 @@ def merge(url: str, games_target: int | None = None) -> dict[str, Any]:
     for p in pieces:
         first = p.get("first_game", 0)
         if first < nxt:
-            raise DatasetError(f"{url}: the part of games {first}..{first + p['games'] - 1} overlaps games already listed (up to {nxt - 1})")
+            raise DatasetError(
+                f"{url}: the part of games {first}..{first + p['games'] - 1} overlaps games already listed (up to {nxt - 1})"
+            )
         if first > nxt:
             break  # a gap: the missing range is not played yet
         shards.extend(p["shards"])
@@ -323,7 +342,9 @@ def selfplay(
     if base is not None:
         for key, want in (("seed", seed), ("tier", tier), ("shard_games", shard_games)):
             if base.get(key) != want:
-                raise DatasetError(f"{out} was made with {key} {base.get(key)!r}, this run asks for {want!r}: use the same arguments to resume, or another out")
+                raise DatasetError(
+                    f"{out} was made with {key} {base.get(key)!r}, this run asks for {want!r}: use the same arguments to resume, or another out"
+                )
     todo = [
         r for r in plan_ranges(games, shard_games, range_games or shard_games, base["games"] if base else 0)
         if r[0] not in parts
@@ -331,9 +352,7 @@ def selfplay(
     if todo:
         ray = _ray_init(address, num_cpus)
         url = fs.unstrip_protocol(root)  # absolute: a worker's working directory is not this one
-        run = ray.remote(_run_range).options(
-            num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash]
-        )
+        run = ray.remote(_run_range).options(num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash])
         play = play_range or play_range_cli
         bar = progress_bar(sum(n for _, n in todo), "selfplay", show=progress)
         tasks = [RangeTask(first, n, agents, tier, seed, rules, shard_games, threads_per_task, cwd) for first, n in todo]
@@ -458,7 +477,9 @@ def _count(text: str) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The command line of ``python -m yutenv.distributed``."""
-    p = argparse.ArgumentParser(prog="python -m yutenv.distributed", description="yutenv self-play datasets and evaluations on Ray")
+    p = argparse.ArgumentParser(
+        prog="python -m yutenv.distributed", description="yutenv self-play datasets and evaluations on Ray"
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("selfplay", help="play games on the cluster into one dataset (one part per range of games)",
                    description="Play --games games of --agents on a Ray cluster into one self-play dataset at "
@@ -468,16 +489,28 @@ def parser() -> argparse.ArgumentParser:
                    description="Play --games games between agents --a and --b (seats balanced) on a Ray "
                    "cluster, in chunks of --chunk-games, and print the win rate with its interval.")  # fmt: skip
     for s in sub.choices.values():
-        s.add_argument("--address", default=None, help="Ray cluster address ('auto': the one RAY_ADDRESS or `ray start` announces); default: a new local Ray")
+        s.add_argument(
+            "--address",
+            default=None,
+            help="Ray cluster address ('auto': the one RAY_ADDRESS or `ray start` announces); default: a new local Ray",
+        )
         s.add_argument("--num-cpus", type=_count, default=None, help="CPUs of the local Ray (without --address)")
-        s.add_argument("--seed", type=int, default=1, help="seed of the run: every game's and agent's seed derives from it (default 1)")
+        s.add_argument(
+            "--seed", type=int, default=1, help="seed of the run: every game's and agent's seed derives from it (default 1)"
+        )
         s.add_argument("--rules", default="standard", help="rules string or preset, as `yutenv --rules` (default standard)")
         s.add_argument("--threads-per-task", type=_count, default=1, help="CPUs (games at once) of one task")
-        s.add_argument("--max-tasks", type=_count, default=None, help="tasks in flight at most (default: as many as the cluster runs)")
+        s.add_argument(
+            "--max-tasks", type=_count, default=None, help="tasks in flight at most (default: as many as the cluster runs)"
+        )
     sp = sub.choices["selfplay"]
     sp.add_argument("--games", type=_count, default=100, help="games to play (default 100)")
-    sp.add_argument("--agents", default="random", help="agent spec of every seat (';'-separated), or one spec for all seats (default random)")
-    sp.add_argument("--tier", default="compact", help="observation tier of the dataset: compact, tactical or planes (default compact)")
+    sp.add_argument(
+        "--agents", default="random", help="agent spec of every seat (';'-separated), or one spec for all seats (default random)"
+    )
+    sp.add_argument(
+        "--tier", default="compact", help="observation tier of the dataset: compact, tactical or planes (default compact)"
+    )
     sp.add_argument("--out", required=True, help="dataset folder or fsspec URI")
     sp.add_argument("--shard-games", type=_count, default=100, help="games per shard file (default 100)")
     sp.add_argument("--range-games", type=_count, default=None, help="games of one task (a multiple of --shard-games)")
@@ -502,7 +535,9 @@ def main(argv: Iterable[str] | None = None) -> int:
                          shard_games=args.shard_games, range_games=args.range_games, address=args.address,
                          num_cpus=args.num_cpus, threads_per_task=args.threads_per_task, max_tasks=args.max_tasks,
                          progress=False if args.quiet else None)  # fmt: skip
-            print(f"{args.out}: {m['games']} games, {m['decisions']} decisions in {len(m['shards'])} shards ({time.perf_counter() - t0:.1f} s)")
+            print(
+                f"{args.out}: {m['games']} games, {m['decisions']} decisions in {len(m['shards'])} shards ({time.perf_counter() - t0:.1f} s)"
+            )
         else:
             r = evaluate_agents(args.a, args.b, args.games, seed=args.seed, rules=args.rules, chunk_games=args.chunk_games,
                                 address=args.address, num_cpus=args.num_cpus, threads_per_task=args.threads_per_task,

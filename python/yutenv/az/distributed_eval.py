@@ -74,7 +74,9 @@ def _from_json(d: Mapping[str, Any]) -> EvalResult:
 #: so a chunk of an agents' evaluation starts on a multiple of every seat count (2, 3, 4: the range
 #: of the ``players`` option), 12.
 SEAT_GROUPS = next(
-    math.lcm(*range(int(o.min), int(o.max) + 1)) for o in RULE_OPTIONS if o.key == "players" and o.min is not None and o.max is not None
+    math.lcm(*range(int(o.min), int(o.max) + 1))
+    for o in RULE_OPTIONS
+    if o.key == "players" and o.min is not None and o.max is not None
 )
 
 
@@ -115,8 +117,13 @@ def evaluate_agents(
     the cluster runs). The chunks play exactly the games of one ``yutenv eval --seed SEED``
     run (the one seed scheme), so the merged result is that run's."""
     ray = _ray_init(address, num_cpus)
-    run = ray.remote(_eval_agents_chunk).options(num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash])
-    submit = [lambda g=g, n=n: run.remote(a, b, g, n, seed, rules, threads_per_task) for g, n in _chunks(games, chunk_games, SEAT_GROUPS)]
+    run = ray.remote(_eval_agents_chunk).options(
+        num_cpus=threads_per_task, max_retries=max_retries, retry_exceptions=[WorkerCrash]
+    )
+    submit = [
+        lambda g=g, n=n: run.remote(a, b, g, n, seed, rules, threads_per_task)
+        for g, n in _chunks(games, chunk_games, SEAT_GROUPS)
+    ]
     t0 = time.perf_counter()
     res = merge_results(_run_tasks(ray, submit, max_tasks, lambda k, r: None))
     res.seed, res.seconds = seed, time.perf_counter() - t0

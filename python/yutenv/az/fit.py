@@ -123,7 +123,9 @@ def fit(cfg: FitConfig) -> FitResult:
         raise ValueError("epochs and lr must be > 0, batch and threads at least 1")
     kinds = {p: _kind(p) for p in [*cfg.data, *([cfg.holdout] if cfg.holdout else [])]}
     if len(set(kinds.values())) > 1:
-        raise ValueError("the datasets differ in tier or rules: " + "; ".join(f"{p}: tier {t}, rules {r!r}" for p, (t, r) in kinds.items()))
+        raise ValueError(
+            "the datasets differ in tier or rules: " + "; ".join(f"{p}: tier {t}, rules {r!r}" for p, (t, r) in kinds.items())
+        )
     tier, rules = next(iter(kinds.values()))
     if tier not in TIER_SIZES:
         raise ValueError(f"tier {tier!r} of the datasets: want one of {sorted(TIER_SIZES)}")
@@ -132,7 +134,9 @@ def fit(cfg: FitConfig) -> FitResult:
     if cfg.init:
         model = load_start_net(cfg.init)
         if (model.tier, model.rules) != (tier, rules):
-            raise ValueError(f"--init {cfg.init}: tier {model.tier!r}, rules {model.rules!r}; the datasets' are {tier!r}, {rules!r}")
+            raise ValueError(
+                f"--init {cfg.init}: tier {model.tier!r}, rules {model.rules!r}; the datasets' are {tier!r}, {rules!r}"
+            )
     else:
         model = PolicyValueNet(TIER_SIZES[tier], cfg.hidden, tier=tier, rules=rules)
     buf = ReplayBuffer(len(cfg.data), value_mix=cfg.value_mix)
@@ -157,7 +161,9 @@ def fit(cfg: FitConfig) -> FitResult:
             group["lr"] = cosine_lr(cfg.lr, i / total)
         logits, v = model(torch.from_numpy(b.obs))
         target = None if b.policy_target is None else torch.from_numpy(b.policy_target)
-        policy_loss, value_loss = losses(logits, v, torch.from_numpy(b.mask), torch.from_numpy(b.policy), torch.from_numpy(b.value), target)
+        policy_loss, value_loss = losses(
+            logits, v, torch.from_numpy(b.mask), torch.from_numpy(b.policy), torch.from_numpy(b.value), target
+        )
         loss = policy_loss + cfg.value_weight * value_loss
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -199,10 +205,17 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
     )
     p.add_argument("--data", nargs="+", required=True, metavar="DIR", help="dataset directories to train on (one tier and rules)")
-    p.add_argument("--holdout", default=d.holdout, metavar="DIR", help="a dataset scored after every epoch, never trained on ('': none)")
+    p.add_argument(
+        "--holdout", default=d.holdout, metavar="DIR", help="a dataset scored after every epoch, never trained on ('': none)"
+    )
     p.add_argument("--out", required=True, help="the yutenv-net file to write")
     p.add_argument("--hidden", default=",".join(map(str, d.hidden)), help="trunk widths, comma-separated (ignored with --init)")
-    p.add_argument("--init", default=d.init, metavar="PATH", help="start from this yutenv-net file's network, or 'az' for the network shipped in the binary ('': a fresh one)")
+    p.add_argument(
+        "--init",
+        default=d.init,
+        metavar="PATH",
+        help="start from this yutenv-net file's network, or 'az' for the network shipped in the binary ('': a fresh one)",
+    )
     p.add_argument("--epochs", type=float, default=d.epochs, help="passes over the training rows")
     p.add_argument("--batch", type=int, default=d.batch, help="minibatch size")
     p.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate at the start (cosine down to lr/20)")

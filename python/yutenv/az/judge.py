@@ -110,8 +110,14 @@ def _pct(m: dict[str, Any]) -> str:
 
 def _flip(m: dict[str, Any]) -> dict[str, Any]:
     """The same match seen from agent b."""
-    f = {**m, "a": m["b"], "b": m["a"], "win_rate_a": 1 - m["win_rate_a"],
-         "win_rate_a_low": 1 - m["win_rate_a_high"], "win_rate_a_high": 1 - m["win_rate_a_low"]}
+    f = {
+        **m,
+        "a": m["b"],
+        "b": m["a"],
+        "win_rate_a": 1 - m["win_rate_a"],
+        "win_rate_a_low": 1 - m["win_rate_a_high"],
+        "win_rate_a_high": 1 - m["win_rate_a_low"],
+    }
     if m.get("elo_diff") is not None:
         f["elo_diff"] = -m["elo_diff"]
     return f
@@ -138,11 +144,22 @@ def _ladder_markdown(gens: list[int], specs: list[str], rr: dict[str, Any]) -> s
     cross = [[name[r], *("" if r == c else f"{100 * pair[(r, c)]['win_rate_a']:.0f}%" for c in cols)] for r in specs]
     lines.append(_md(cross, ["", *(name.get(s, s) for s in cols)]))
     if rr.get("ratings"):
-        ranks = [[str(i), name.get(e["agent"], e["agent"]), f"{e['elo']:+.0f}", f"[{e['elo_low']:+.0f}, {e['elo_high']:+.0f}]",
-                  f"{100 * e['win_rate']:.1f}%"] for i, e in enumerate(rr["ratings"], 1)]
+        ranks = [
+            [
+                str(i),
+                name.get(e["agent"], e["agent"]),
+                f"{e['elo']:+.0f}",
+                f"[{e['elo_low']:+.0f}, {e['elo_high']:+.0f}]",
+                f"{100 * e['win_rate']:.1f}%",
+            ]
+            for i, e in enumerate(rr["ratings"], 1)
+        ]
         lines += ["", _md(ranks, ["rank", "agent", "Elo (random = 0)", "95% interval", "win rate over all its games"])]
     elif rr.get("ranking"):
-        ranks = [[str(i), name.get(e["agent"], e["agent"]), f"{100 * e['win_rate']:.1f}%", f"{e['elo']:.0f}"] for i, e in enumerate(rr["ranking"], 1)]
+        ranks = [
+            [str(i), name.get(e["agent"], e["agent"]), f"{100 * e['win_rate']:.1f}%", f"{e['elo']:.0f}"]
+            for i, e in enumerate(rr["ranking"], 1)
+        ]
         lines += ["", _md(ranks, ["rank", "network", "win rate over all its games", "Elo (weakest = 0)"])]
     return "\n".join(lines) + "\n"
 
@@ -181,14 +198,18 @@ def judge(
     if round_robin and len(chosen) > 1:
         specs = [net_spec(d, g, ladder_sims) for g in chosen]
         try:
-            rr = _run_ladder(["--agents", ";".join(["random", *specs]), "--games", str(games), "--state", "", *common],
-                             None if not quiet else False)
+            rr = _run_ladder(
+                ["--agents", ";".join(["random", *specs]), "--games", str(games), "--state", "", *common],
+                None if not quiet else False,
+            )
         except InvalidArgumentError as e:
             if "two-seat rules" not in str(e):
                 raise
             rr = run_eval_json(["--agents", ";".join(specs), "--games", str(games), *common], quiet=quiet)
         report["ladder"] = rr
-        how = f"with {ladder_sims} simulations of search each" if ladder_sims else "without search (each plays its policy's argmax)"
+        how = (
+            f"with {ladder_sims} simulations of search each" if ladder_sims else "without search (each plays its policy's argmax)"
+        )
         text += f"## Generation against generation\n\nThe networks {how}.\n\n"
         text += _ladder_markdown(chosen, specs, rr) + "\n"
 
@@ -261,19 +282,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--games", type=int, default=400, help="games per pair of generations (and per final match)")
     ap.add_argument("--ladder-sims", type=int, default=0, help="the generations search with N simulations (0: no search)")
     ap.add_argument("--search-sims", default="", help="comma-separated N: the final network with N sims against mcts:N")
-    ap.add_argument("--baselines", default=";".join(DEFAULT_BASELINES), help="';'-separated agents the final network alone plays ('' for none)")
+    ap.add_argument(
+        "--baselines",
+        default=";".join(DEFAULT_BASELINES),
+        help="';'-separated agents the final network alone plays ('' for none)",
+    )
     ap.add_argument("--search-games", type=int, default=0, help="games per final match (0: --games)")
     ap.add_argument("--no-round-robin", action="store_true", help="skip the generations' round robin")
-    ap.add_argument("--against", default="", help="';'-separated agents every chosen generation plays (a table and RUN/ladder.png)")
+    ap.add_argument(
+        "--against", default="", help="';'-separated agents every chosen generation plays (a table and RUN/ladder.png)"
+    )
     ap.add_argument("--seed", type=int, default=1, help="seed of the games' throws and the agents")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
     try:
         md = judge(
-            a.run, every=a.every, gens=[int(x) for x in a.gens.split(",") if x.strip()], games=a.games,
-            ladder_sims=a.ladder_sims, search_sims=[int(x) for x in a.search_sims.split(",") if x.strip()],
-            baselines=[b for b in a.baselines.split(";") if b.strip()], search_games=a.search_games or None,
-            seed=a.seed, quiet=a.quiet, against=[b for b in a.against.split(";") if b.strip()],
+            a.run,
+            every=a.every,
+            gens=[int(x) for x in a.gens.split(",") if x.strip()],
+            games=a.games,
+            ladder_sims=a.ladder_sims,
+            search_sims=[int(x) for x in a.search_sims.split(",") if x.strip()],
+            baselines=[b for b in a.baselines.split(";") if b.strip()],
+            search_games=a.search_games or None,
+            seed=a.seed,
+            quiet=a.quiet,
+            against=[b for b in a.against.split(";") if b.strip()],
             round_robin=not a.no_round_robin,
         )
     except (ValueError, OSError, YutEnvError) as e:

@@ -124,7 +124,9 @@ class PolicyValueNet(nn.Module):  # type: ignore[misc]  # torch is not followed 
         rules: the rules string it is trained on (informative).
     """
 
-    def __init__(self, obs_size: int, hidden: Sequence[int] = (256, 256), *, tier: str = "compact", rules: str = "standard") -> None:
+    def __init__(
+        self, obs_size: int, hidden: Sequence[int] = (256, 256), *, tier: str = "compact", rules: str = "standard"
+    ) -> None:
         super().__init__()
         if obs_size < 1 or not hidden or any(h < 1 for h in hidden):
             raise ValueError(f"obs_size {obs_size} and hidden {list(hidden)} must be positive, with at least one hidden layer")
@@ -199,7 +201,9 @@ class FileNet(nn.Module):  # type: ignore[misc]  # torch is not followed (pyproj
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation {activation!r}, want one of {', '.join(ACTIVATIONS)}")
         widths = [obs_size, *trunk, *policy_trunk, *value_trunk]
-        if any(w < 1 or w > NET_MAX_WIDTH for w in widths) or any(len(t) > NET_MAX_LAYERS for t in (trunk, policy_trunk, value_trunk)):
+        if any(w < 1 or w > NET_MAX_WIDTH for w in widths) or any(
+            len(t) > NET_MAX_LAYERS for t in (trunk, policy_trunk, value_trunk)
+        ):
             raise ValueError(f"sizes {widths} must be 1..{NET_MAX_WIDTH}, with at most {NET_MAX_LAYERS} layers a trunk")
         if tier in TIER_SIZES and TIER_SIZES[tier] != obs_size:
             raise ValueError(f"tier {tier!r} has observations of {TIER_SIZES[tier]} values, not {obs_size}")
@@ -285,7 +289,13 @@ def file_net_bytes(model: FileNet) -> bytes:
     """The ``yutenv-net`` encoding of ``model`` in the oldest version that holds it
     (:meth:`FileNet.version`): what :func:`yutenv.nets.export` writes."""
     trunk, policy_trunk, value_trunk = model.linears()
-    doc: dict[str, Any] = {"format": FORMAT, "version": model.version(), "tier": model.tier, "obs_layout": OBS_LAYOUT, "rules": model.rules}
+    doc: dict[str, Any] = {
+        "format": FORMAT,
+        "version": model.version(),
+        "tier": model.tier,
+        "obs_layout": OBS_LAYOUT,
+        "rules": model.rules,
+    }
     if doc["version"] > 1:
         doc["activation"] = model.activation
     doc["trunk"] = [_layer(lin) for lin in trunk]
@@ -313,11 +323,18 @@ def export_net(model: PolicyValueNet, path: str | os.PathLike[str]) -> Path:
     return atomic_write(p, lambda f: f.write(data))
 
 
-def _read_layer(where: str, d: Any, want_in: int | None, want_out: int | None) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+def _read_layer(
+    where: str, d: Any, want_in: int | None, want_out: int | None
+) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     if not isinstance(d, dict):
         raise NetFileError(f"{where}: not a map")
     n_in, n_out = d.get("in"), d.get("out")
-    if not isinstance(n_in, int) or not isinstance(n_out, int) or not (0 < n_in <= NET_MAX_WIDTH) or not (0 < n_out <= NET_MAX_WIDTH):
+    if (
+        not isinstance(n_in, int)
+        or not isinstance(n_out, int)
+        or not (0 < n_in <= NET_MAX_WIDTH)
+        or not (0 < n_out <= NET_MAX_WIDTH)
+    ):
         raise NetFileError(f"{where}: sizes in={n_in!r} out={n_out!r} are not positive integers up to {NET_MAX_WIDTH}")
     if want_in is not None and n_in != want_in:
         raise NetFileError(f"{where}: in={n_in}, but the layer before it has {want_in} outputs")
@@ -407,7 +424,9 @@ def _parse_net(raw: bytes, p: str) -> PolicyValueNet:
         ("no shared hidden layer", not trunk),
     ) if bad]  # fmt: skip
     if why:
-        raise NetFileError(f"{p}: a network with {', '.join(why)} is not a PolicyValueNet (ReLU and one shared trunk); yutenv.nets.load reads it")
+        raise NetFileError(
+            f"{p}: a network with {', '.join(why)} is not a PolicyValueNet (ReLU and one shared trunk); yutenv.nets.load reads it"
+        )
     model = PolicyValueNet(fn.obs_size, [lin.out_features for lin in trunk], tier=fn.tier, rules=fn.rules)
     with torch.no_grad():
         pairs = [*zip(_linears(model), trunk), (model.policy, fn.policy), (model.value, fn.value)]
@@ -418,7 +437,9 @@ def _parse_net(raw: bytes, p: str) -> PolicyValueNet:
     return model
 
 
-def _read_layers(where: str, layers: Any, width: int, least: int) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]:
+def _read_layers(
+    where: str, layers: Any, width: int, least: int
+) -> list[tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]]:
     """The layers of one trunk (a list of least..NET_MAX_LAYERS), the first taking width values."""
     if not isinstance(layers, list) or not least <= len(layers) <= NET_MAX_LAYERS:
         raise NetFileError(f"{where} must be a list of {least} to {NET_MAX_LAYERS} layers")
@@ -459,15 +480,22 @@ def _parse_file_net(raw: bytes, p: str) -> FileNet:
     width: int = TIER_SIZES[tier]
     trunk = _read_layers(f"{p}: trunk", layers("trunk"), width, 1 if version == 1 else 0)
     h = trunk[-1][0].shape[0] if trunk else width
-    branches = {key: _read_layers(f"{p}: {key}", layers(key) if version > 1 else [], h, 0) for key in ("policy_trunk", "value_trunk")}
+    branches = {
+        key: _read_layers(f"{p}: {key}", layers(key) if version > 1 else [], h, 0) for key in ("policy_trunk", "value_trunk")
+    }
     p_in = branches["policy_trunk"][-1][0].shape[0] if branches["policy_trunk"] else h
     v_in = branches["value_trunk"][-1][0].shape[0] if branches["value_trunk"] else h
-    heads = [_read_layer(f"{p}: policy", doc.get("policy"), p_in, NUM_ACTIONS), _read_layer(f"{p}: value", doc.get("value"), v_in, 1)]
+    heads = [
+        _read_layer(f"{p}: policy", doc.get("policy"), p_in, NUM_ACTIONS),
+        _read_layer(f"{p}: value", doc.get("value"), v_in, 1),
+    ]
     sizes = [[w.shape[0] for w, _ in ls] for ls in (trunk, branches["policy_trunk"], branches["value_trunk"])]
     model = FileNet(width, *sizes, activation=activation, tier=tier, rules=rules)
     t, pt, vt = model.linears()
     with torch.no_grad():
-        for lin, (w, b) in zip([*t, *pt, *vt, model.policy, model.value], [*trunk, *branches["policy_trunk"], *branches["value_trunk"], *heads]):
+        for lin, (w, b) in zip(
+            [*t, *pt, *vt, model.policy, model.value], [*trunk, *branches["policy_trunk"], *branches["value_trunk"], *heads]
+        ):
             lin.weight.copy_(torch.from_numpy(w))
             lin.bias.copy_(torch.from_numpy(b))
     model.eval()
@@ -523,7 +551,9 @@ class NetEvaluator:
         self.calls = 0
         self.rows = 0
 
-    def __call__(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[Any]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    def __call__(
+        self, obs: npt.NDArray[np.float32], mask: npt.NDArray[Any]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
         self.calls += 1
         self.rows += len(obs)
         logits, v = infer(self.model, obs, mask)
@@ -556,7 +586,9 @@ def _golden_obs(n: int, size: int, seed: int) -> tuple[npt.NDArray[np.float32], 
     return obs, mask
 
 
-def write_golden(directory: str | os.PathLike[str], *, seed: int = 14, hidden: Sequence[int] = (16, 8), rows: int = 4) -> tuple[Path, Path]:
+def write_golden(
+    directory: str | os.PathLike[str], *, seed: int = 14, hidden: Sequence[int] = (16, 8), rows: int = 4
+) -> tuple[Path, Path]:
     """Write ``tiny.ynet`` and ``tiny.expected.json`` into ``directory``: the shared golden of a
     version 1 network (a :class:`PolicyValueNet`).
 

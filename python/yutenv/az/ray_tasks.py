@@ -16,7 +16,6 @@ from ..connection.server import binary_path
 __all__ = ["WorkerCrash"]
 
 
-
 class WorkerCrash(RuntimeError):
     """The ``yutenv`` process of a task was killed: Ray retries such a task."""
 
@@ -42,7 +41,9 @@ def _run_yutenv(args: list[str], what: str, error: type[Exception], cwd: str | N
     return proc.stdout
 
 
-def _run_tasks(ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | None, done: Callable[[int, Any], None]) -> list[Any]:
+def _run_tasks(
+    ray: Any, submit: Sequence[Callable[[], Any]], max_tasks: int | None, done: Callable[[int, Any], None]
+) -> list[Any]:
     """Submit the tasks, at most ``max_tasks`` in flight (None: all at once), call
     ``done(k, result)`` as task ``k`` ends, and return the results in task order. The
     first error cancels the tasks still running and is raised."""

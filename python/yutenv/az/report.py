@@ -53,7 +53,9 @@ def _opponents(gens: list[dict[str, Any]], key: str = "eval") -> list[str]:
 
 def markdown(gens: list[dict[str, Any]]) -> str:
     """A markdown table: one row per generation, one win-rate column per opponent."""
-    cols = [("eval", o, f"vs {o}") for o in _opponents(gens)] + [("eval_search", o, f"search vs {o}") for o in _opponents(gens, "eval_search")]
+    cols = [("eval", o, f"vs {o}") for o in _opponents(gens)] + [
+        ("eval_search", o, f"search vs {o}") for o in _opponents(gens, "eval_search")
+    ]
     head = ["gen", "self-play games", "rows", "buffer", "policy loss", "value loss"] + [c[2] for c in cols] + ["minutes"]
     rows = []
     for g in gens:
@@ -68,7 +70,9 @@ def markdown(gens: list[dict[str, Any]]) -> str:
         ]
         for key, o, _ in cols:
             e = g.get(key, {}).get(o)
-            cells.append(f"{100 * e['win_rate']:.1f}% [{100 * e['low']:.1f}, {100 * e['high']:.1f}] (n={e['games']})" if e else "")
+            cells.append(
+                f"{100 * e['win_rate']:.1f}% [{100 * e['low']:.1f}, {100 * e['high']:.1f}] (n={e['games']})" if e else ""
+            )
         cells.append(f"{g.get('seconds', 0) / 60:.1f}")
         rows.append(cells)
     return tabulate(rows, headers=head, tablefmt="github", disable_numparse=True) + "\n"
@@ -116,7 +120,7 @@ def write_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
         keys = ("tier", "rules", "hidden", "games", "sims", "selfplay", "window", "batch", "lr", "seed")
         text += "Run: " + ", ".join(f"`{k}={cfg[k]}`" for k in keys if k in cfg) + "\n\n"
     text += (
-        "Win rates of the network playing its policy's argmax (no search; \"search vs\": the Go agent "
+        'Win rates of the network playing its policy\'s argmax (no search; "search vs": the Go agent '
         "`net:PATH,sims=N` of `--eval-sims`), with 95% Wilson intervals.\n\n"
     )
     text += markdown(gens)
@@ -145,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in paths:
         print(path)
     return 0
+
 
 if __name__ == "__main__":
     sys.exit(main())

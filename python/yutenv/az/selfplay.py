@@ -291,7 +291,9 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = a.out or os.path.join(tmp, "selfplay")
         net = _NumpyMLP(a.hidden)
-        s = SelfPlay(tier=a.tier, sims=a.sims, games_in_flight=a.in_flight, max_batch=a.max_batch, seed=1).run(net, games=a.games, out=out)
+        s = SelfPlay(tier=a.tier, sims=a.sims, games_in_flight=a.in_flight, max_batch=a.max_batch, seed=1).run(
+            net, games=a.games, out=out
+        )
     print(
         f"{s.games} games, {s.decisions} decisions, {s.leaves} leaves in {s.batches} batches "
         f"(mean {s.mean_batch:.1f}) in {s.seconds:.2f}s: {s.leaves_per_second:,.0f} leaves/s; "

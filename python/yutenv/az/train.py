@@ -213,7 +213,9 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             cmd += ["--workers", str(cfg.workers)]
         if cfg.ray:
             cluster = importlib.import_module(".cluster", __package__)
-            info = cluster.ray_selfplay(cfg, g, out, None, None, seed, agents=agents, net_sha=net_sha, cwd=str(out.parent.resolve()))
+            info = cluster.ray_selfplay(
+                cfg, g, out, None, None, seed, agents=agents, net_sha=net_sha, cwd=str(out.parent.resolve())
+            )
         else:
             p = subprocess.run(cmd, capture_output=True, text=True, cwd=out.parent)
             if p.returncode != 0:
@@ -230,7 +232,12 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
 
 
 def losses(
-    logits: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, pi: torch.Tensor, z: torch.Tensor, target: torch.Tensor | None = None
+    logits: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor,
+    pi: torch.Tensor,
+    z: torch.Tensor,
+    target: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The policy and value losses of one batch.
 
@@ -251,7 +258,9 @@ def losses(
     return policy_loss, value_loss
 
 
-def _train(cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, buf: ReplayBuffer, g: int, bar: bool) -> dict[str, Any]:
+def _train(
+    cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, buf: ReplayBuffer, g: int, bar: bool
+) -> dict[str, Any]:
     rng = np.random.default_rng([cfg.seed, g])
     torch.manual_seed(cfg.seed * 100_003 + g)
     steps = cfg.steps or max(1, math.ceil(cfg.epochs * len(buf) / cfg.batch))
@@ -323,12 +332,21 @@ def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int, ynet: Path) -> tu
         plain[opp] = _result(r)
         if cfg.eval_sims:
             spec = f"net:{ynet},sims={cfg.eval_sims}"  # played in the Go binary (yutenv eval)
-            search[opp] = _result(evaluate(spec, opponent=opp, games=cfg.eval_games, rules=cfg.rules, seed=seed, name=f"gen{g}+search"))
+            search[opp] = _result(
+                evaluate(spec, opponent=opp, games=cfg.eval_games, rules=cfg.rules, seed=seed, name=f"gen{g}+search")
+            )
     return plain, search
 
 
 def _checkpoint(d: Path, cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, g: int, run_id: str) -> None:
-    ck = {"generation": g, "run": run_id, "spec": model.spec(), "model": model.state_dict(), "optimizer": opt.state_dict(), "config": cfg.as_dict()}
+    ck = {
+        "generation": g,
+        "run": run_id,
+        "spec": model.spec(),
+        "model": model.state_dict(),
+        "optimizer": opt.state_dict(),
+        "config": cfg.as_dict(),
+    }
     _atomic_torch(d / "model.pt", ck)
     export_net(model, d / "net.ynet")
 
@@ -357,14 +375,24 @@ def _open_run(cfg: TrainConfig) -> tuple[int, str]:
         except CheckpointError as e:
             raise CheckpointError(f"{e}: {_RESTORE}", e.path) from None
         if not isinstance(old, dict) or not isinstance(old.get("run_id", ""), str):
-            raise CheckpointError(f"{cfg_path}: the run's settings are not a JSON object of settings (damaged): {_RESTORE}", str(cfg_path))
+            raise CheckpointError(
+                f"{cfg_path}: the run's settings are not a JSON object of settings (damaged): {_RESTORE}", str(cfg_path)
+            )
         defaults = TrainConfig(out="").as_dict()  # a setting added since the run began had its default
-        diff = sorted(k for k in set(old) | set(mine) if k not in _RESUMABLE and k not in ("out", "run_id") and old.get(k, defaults.get(k)) != mine.get(k))
+        diff = sorted(
+            k
+            for k in set(old) | set(mine)
+            if k not in _RESUMABLE and k not in ("out", "run_id") and old.get(k, defaults.get(k)) != mine.get(k)
+        )
         if diff:
-            raise ValueError(f"{out} holds a run made with other settings ({', '.join(f'{k}: {old.get(k)!r} != {mine.get(k)!r}' for k in diff)}): use another --out")
+            raise ValueError(
+                f"{out} holds a run made with other settings ({', '.join(f'{k}: {old.get(k)!r} != {mine.get(k)!r}' for k in diff)}): use another --out"
+            )
         run_id = old.get("run_id", "")
     elif top >= 0:
-        raise CheckpointError(f"{cfg_path}: the run's settings are missing, but {out} holds generations: {_RESTORE}", str(cfg_path))
+        raise CheckpointError(
+            f"{cfg_path}: the run's settings are missing, but {out} holds generations: {_RESTORE}", str(cfg_path)
+        )
     mine["run_id"] = run_id or uuid.uuid4().hex  # a run made by an older yutenv gets an id now
     _atomic_json(cfg_path, mine)
     for g, d in sorted(gens.items()):
@@ -382,7 +410,9 @@ def _fix(d: int, top: int) -> str:
     return f"restore it from a backup, or rerun with --redo-damaged to delete {_span(d, top)} and train again {since}"
 
 
-def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str, start: PolicyValueNet | None = None) -> tuple[PolicyValueNet, torch.optim.Optimizer, ReplayBuffer, list[str]]:
+def _resume(
+    cfg: TrainConfig, out: Path, top: int, run_id: str, start: PolicyValueNet | None = None
+) -> tuple[PolicyValueNet, torch.optim.Optimizer, ReplayBuffer, list[str]]:
     """The network, optimiser and replay buffer after generation ``top``, every generation
     they read checked (:mod:`yutenv.az.checkpoint`); with no generation yet, ``start`` (or
     :func:`initial_net`'s network); the generations without checksums
@@ -401,7 +431,11 @@ def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str, start: PolicyVal
         if not isinstance(s, dict):
             raise CheckpointError(f"{gp}: not a JSON object (damaged)", str(gp), g)
         if s.get("generation") != g:
-            raise CheckpointError(f"{gp}: says generation {s.get('generation')!r}, but it is in {gp.parent.name} (copied from another generation)", str(gp), g)
+            raise CheckpointError(
+                f"{gp}: says generation {s.get('generation')!r}, but it is in {gp.parent.name} (copied from another generation)",
+                str(gp),
+                g,
+            )
         summaries[g] = s
     unchecked = []
     for g in range(max(0, top - cfg.window + 1), top + 1):  # the generations read: the last one and the replay window
@@ -411,7 +445,9 @@ def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str, start: PolicyVal
             more = f" and {len(files) - 5} more" if len(files) > 5 else ""
             unchecked.append(f"{d.name} ({', '.join(files[:5])}{more})")
     d = gen_dir(out, top)
-    model, ck = load_checkpoint(d / "model.pt", generation=top, run_id=run_id, spec={"hidden": list(cfg.hidden), "tier": cfg.tier})
+    model, ck = load_checkpoint(
+        d / "model.pt", generation=top, run_id=run_id, spec={"hidden": list(cfg.hidden), "tier": cfg.tier}
+    )
     try:
         load_net(d / "net.ynet")
     except NetFileError as e:
@@ -420,7 +456,9 @@ def _resume(cfg: TrainConfig, out: Path, top: int, run_id: str, start: PolicyVal
     try:
         opt.load_state_dict(ck["optimizer"])
     except Exception as e:  # noqa: BLE001  # a damaged state dict of an older run: any type at all
-        raise CheckpointError(f"{d / 'model.pt'}: its optimiser state does not fit the network ({type(e).__name__}: {e})", str(d / "model.pt"), top) from None
+        raise CheckpointError(
+            f"{d / 'model.pt'}: its optimiser state does not fit the network ({type(e).__name__}: {e})", str(d / "model.pt"), top
+        ) from None
     for g in range(max(1, top - cfg.window + 1), top + 1):
         try:
             buf.add(gen_dir(out, g) / "selfplay")
@@ -440,11 +478,15 @@ def initial_net(cfg: TrainConfig) -> PolicyValueNet:
     want = {"tier": cfg.tier, "hidden": list(cfg.hidden), "rules": cfg.rules}
     diff = [f"{k} {have[k]!r}, the run's {want[k]!r}" for k in want if have[k] != want[k]]
     if diff:
-        raise ValueError(f"--init {cfg.init}: the network does not fit the run ({'; '.join(diff)}): pass the run's settings to match it")
+        raise ValueError(
+            f"--init {cfg.init}: the network does not fit the run ({'; '.join(diff)}): pass the run's settings to match it"
+        )
     return model
 
 
-def _open_checked(cfg: TrainConfig, start: PolicyValueNet | None = None) -> tuple[int, str, PolicyValueNet, torch.optim.Optimizer, ReplayBuffer]:
+def _open_checked(
+    cfg: TrainConfig, start: PolicyValueNet | None = None
+) -> tuple[int, str, PolicyValueNet, torch.optim.Optimizer, ReplayBuffer]:
     """:func:`_open_run`, then :func:`_resume`; a damaged generation is refused with the fix,
     or with ``redo_damaged`` deleted with every later one (and the resume retried)."""
     out = Path(cfg.out)
@@ -490,7 +532,9 @@ def run(cfg: TrainConfig) -> RunResult:
                 summary["init"] = {"path": cfg.init, "sha256": sha256_bytes(start_net_bytes(cfg.init))}
             if g > 0:
                 gcfg = cfg.at(g)  # this generation's games and simulations
-                prog.say(f"gen {g}: self-play ({gcfg.games} games, {cfg.selfplay}, {gcfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})")
+                prog.say(
+                    f"gen {g}: self-play ({gcfg.games} games, {cfg.selfplay}, {gcfg.sims} sims{f', fast {cfg.fast_sims} at p={1 - cfg.full_prob:g}' if cfg.fast_sims else ''})"
+                )
                 summary["selfplay"] = _selfplay(gcfg, model, g, d / "selfplay")
                 buf.add(d / "selfplay")
                 prog.say(f"gen {g}: training on {len(buf)} rows from {len(buf.paths)} generation(s)")

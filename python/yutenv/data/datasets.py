@@ -54,6 +54,7 @@ __all__ = [
     "transitions",
 ]
 
+
 def __getattr__(name: str) -> Any:
     """``yutenv.datasets.torch``: PyTorch datasets over a dataset folder, imported (with torch)
     when first used."""

@@ -74,8 +74,14 @@ def _staged(out: Path, what: str) -> Iterator[Path]:
 
 
 def to_parquet(
-    path: str | os.PathLike[str], out: str | os.PathLike[str], *, seat: int | None = None, reward: str = "win",
-    max_decisions: int = 0, verify: bool = True, compression: str = "zstd",
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    *,
+    seat: int | None = None,
+    reward: str = "win",
+    max_decisions: int = 0,
+    verify: bool = True,
+    compression: str = "zstd",
 ) -> list[Path]:
     """Write the transitions of the dataset at ``path`` (:func:`~yutenv.datasets.transitions`,
     the same ``seat``, ``reward`` and ``max_decisions``) as Parquet files into the new folder
@@ -205,9 +211,17 @@ def _episodes(buffer: Any, t: Transitions, obs_type: str) -> list[Any]:
 
 
 def to_minari(
-    path: str | os.PathLike[str], dataset_id: str, *, seat: int | None = None, reward: str = "win",
-    max_decisions: int = 0, obs_type: str = "dict", verify: bool = True, author: str | None = None,
-    description: str | None = None, data_format: str | None = None,
+    path: str | os.PathLike[str],
+    dataset_id: str,
+    *,
+    seat: int | None = None,
+    reward: str = "win",
+    max_decisions: int = 0,
+    obs_type: str = "dict",
+    verify: bool = True,
+    author: str | None = None,
+    description: str | None = None,
+    data_format: str | None = None,
 ) -> Any:
     """Write the transitions of the dataset at ``path`` as the Minari dataset ``dataset_id``
     (in Minari's folder, ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``) and return it
@@ -244,7 +258,9 @@ def to_minari(
     spec = env_spec(m, seat, reward, max_decisions, obs_type)
     dest = Path(minari.storage.get_dataset_path(dataset_id))
     if dest.exists():
-        raise ExportError(f"{dest}: a Minari dataset {dataset_id!r} already exists: give another id (or a new version, -v1) or delete it first")
+        raise ExportError(
+            f"{dest}: a Minari dataset {dataset_id!r} already exists: give another id (or a new version, -v1) or delete it first"
+        )
     env = gymnasium.make(spec)
     try:
         obs_space, act_space = env.observation_space, env.action_space

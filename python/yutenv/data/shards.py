@@ -166,9 +166,18 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise DatasetError(f"{mp}: version {version!r}; this reader knows versions 1 to {VERSION} (upgrade yutenv)")
     why = check_layout(m.get("obs_layout"))
     if why is not None:
-        raise DatasetError(f"{mp}: {why}: its observations do not read as this build's (regenerate the dataset, "
-                           "or read it with the yutenv that made it)")
-    for key, kind in (("arrays", list), ("shards", list), ("obs_size", int), ("tier", str), ("agents", list), ("game_arrays", list)):
+        raise DatasetError(
+            f"{mp}: {why}: its observations do not read as this build's (regenerate the dataset, "
+            "or read it with the yutenv that made it)"
+        )
+    for key, kind in (
+        ("arrays", list),
+        ("shards", list),
+        ("obs_size", int),
+        ("tier", str),
+        ("agents", list),
+        ("game_arrays", list),
+    ):
         if key == "game_arrays" and version == 1:
             continue
         if not isinstance(m.get(key), kind) or isinstance(m.get(key), bool):
@@ -181,7 +190,9 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
     base = DATASET_ARRAYS[version]
     extra = names[len(base) :]
     if tuple(names[: len(base)]) != base or extra != [n for n in OPTIONAL_ARRAYS if n in extra]:
-        raise DatasetError(f"{mp}: arrays {names}, this reader expects for version {version} {list(base)} and optionally {list(OPTIONAL_ARRAYS)}")
+        raise DatasetError(
+            f"{mp}: arrays {names}, this reader expects for version {version} {list(base)} and optionally {list(OPTIONAL_ARRAYS)}"
+        )
     if version > 1:
         for i, a in enumerate(m["game_arrays"]):
             _check_array_spec(mp, i, a, "game_arrays")
@@ -270,7 +281,11 @@ def _check_shard_file(p: Path, entry: Mapping[str, Any], verify: bool) -> None:
 
 
 def _read_shard(
-    d: Path, m: Mapping[str, Any], entry: Mapping[str, Any], verify: bool, names: Sequence[str],
+    d: Path,
+    m: Mapping[str, Any],
+    entry: Mapping[str, Any],
+    verify: bool,
+    names: Sequence[str],
     into: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Read the arrays ``names`` of one shard, checked; into the given arrays when ``into``
@@ -302,7 +317,12 @@ def _read_shard(
 
 
 def _read_npy(
-    p: Path, name: str, f: IO[bytes], dtype: np.dtype, shape: tuple[int, ...], out: np.ndarray | None = None,
+    p: Path,
+    name: str,
+    f: IO[bytes],
+    dtype: np.dtype,
+    shape: tuple[int, ...],
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Read one .npy member whose header must say dtype and shape (C order), into ``out``
     (a C-contiguous array of that dtype and shape) or a new array.
@@ -336,7 +356,10 @@ def _read_npy(
 
 
 def iter_shards(
-    path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[str] | None = None,
+    path: str | os.PathLike[str],
+    *,
+    verify: bool = True,
+    arrays: Sequence[str] | None = None,
     order: Sequence[int] | None = None,
 ) -> Iterator[Shard]:
     """Yield the dataset's shards one at a time, in game order, each checked.

@@ -89,7 +89,13 @@ class ShardStream(torch.utils.data.IterableDataset):  # type: ignore[misc]
             raise ValueError(f"unknown columns {unknown} for {kind}; known: {list(known)}" if unknown else "columns is empty")
         self.path, self.kind, self.columns = path, kind, cols
         self.seat, self.reward, self.max_decisions = seat, reward, max_decisions
-        self.batch_size, self.buffer_shards, self.shuffle, self.seed, self.verify = batch_size, buffer_shards, shuffle, seed, verify
+        self.batch_size, self.buffer_shards, self.shuffle, self.seed, self.verify = (
+            batch_size,
+            buffer_shards,
+            shuffle,
+            seed,
+            verify,
+        )
         self.shards = len(m["shards"])
         #: Rows of decisions (and of transitions with ``seat=None``); one seat's view has about 1/players of them.
         self.rows = sum(int(e["decisions"]) for e in m["shards"])

@@ -38,7 +38,20 @@ from . import shards as _ds
 __all__ = ["COLUMNS", "Transitions", "iter_transitions", "transitions"]
 
 #: The arrays of decisions a transition needs from a shard.
-_NEEDED = ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "potential", "searched", "final_obs")
+_NEEDED = (
+    "obs",
+    "mask",
+    "action",
+    "policy",
+    "value",
+    "search_value",
+    "seat",
+    "game",
+    "decision",
+    "potential",
+    "searched",
+    "final_obs",
+)
 _THROW_ID = {name: i for i, name in enumerate(THROWS)}
 
 
@@ -114,7 +127,9 @@ class Transitions:
 
 _THROW_ARRAYS = ("throws", "throw_seats", "throw_offsets")
 #: The arrays of :class:`Transitions` with one row per transition, in order.
-COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(Transitions) if f.name not in _THROW_ARRAYS + ("reward_scheme", "manifest"))
+COLUMNS: tuple[str, ...] = tuple(
+    f.name for f in fields(Transitions) if f.name not in _THROW_ARRAYS + ("reward_scheme", "manifest")
+)
 
 
 def check_v2(path: str | os.PathLike[str], m: Mapping[str, Any], what: str) -> None:
@@ -122,7 +137,8 @@ def check_v2(path: str | os.PathLike[str], m: Mapping[str, Any], what: str) -> N
     if m["version"] < 2:
         raise _ds.DatasetError(
             f"{path}: format version {m['version']} ({m.get('software', 'an older yutenv')}) has no potential or final "
-            f"observations, which {what} needs: write the dataset again with this yutenv's `yutenv selfplay` (the same flags, another --out)")
+            f"observations, which {what} needs: write the dataset again with this yutenv's `yutenv selfplay` (the same flags, another --out)"
+        )
 
 
 def players_of(m: Mapping[str, Any]) -> int:
@@ -144,8 +160,13 @@ def check_options(m: Mapping[str, Any], seat: int | None, reward: str, max_decis
 
 
 def iter_transitions(
-    path: str | os.PathLike[str], *, seat: int | None = None, reward: str = "win", max_decisions: int = 0,
-    verify: bool = True, order: Any = None,
+    path: str | os.PathLike[str],
+    *,
+    seat: int | None = None,
+    reward: str = "win",
+    max_decisions: int = 0,
+    verify: bool = True,
+    order: Any = None,
 ) -> Iterator[Transitions]:
     """Yield the transitions of one shard at a time (a shard holds whole games), as
     :func:`transitions` returns them for the whole dataset; memory holds one shard.
@@ -166,7 +187,11 @@ def iter_transitions(
 
 
 def transitions(
-    path: str | os.PathLike[str], *, seat: int | None = None, reward: str = "win", max_decisions: int = 0,
+    path: str | os.PathLike[str],
+    *,
+    seat: int | None = None,
+    reward: str = "win",
+    max_decisions: int = 0,
     verify: bool = True,
 ) -> Transitions:
     """Every transition of ``seat``'s view of the dataset's games (``seat=None``: every seat's,
@@ -254,8 +279,15 @@ def _read_records(d: Path, entry: Mapping[str, Any], verify: bool) -> list[dict[
 
 
 def _shard_transitions(
-    p: Path, a: Mapping[str, np.ndarray], recs: list[dict[str, Any]], entry: Mapping[str, Any], m: dict[str, Any],
-    seat: int | None, reward: str, max_decisions: int, players: int,
+    p: Path,
+    a: Mapping[str, np.ndarray],
+    recs: list[dict[str, Any]],
+    entry: Mapping[str, Any],
+    m: dict[str, Any],
+    seat: int | None,
+    reward: str,
+    max_decisions: int,
+    players: int,
 ) -> Transitions:
     first = int(entry["first_game"])
     games = int(entry["games"])
@@ -276,10 +308,14 @@ def _shard_transitions(
                     tseat.append(int(st["seat"]))
                     tid.append(_THROW_ID[st["throw"]])
         except (KeyError, TypeError, ValueError) as e:
-            raise _ds.DatasetError(f"{p.with_name(str(entry['records']))}: game {first + g}: a step is not a throw or an action ({e!r})") from None
+            raise _ds.DatasetError(
+                f"{p.with_name(str(entry['records']))}: game {first + g}: a step is not a throw or an action ({e!r})"
+            ) from None
         nrows = int(np.count_nonzero(a["game"] == first + g))
         if actions != nrows:
-            raise _ds.DatasetError(f"{p}: game {first + g} has {nrows} rows, its record {actions} actions: the records do not match the arrays")
+            raise _ds.DatasetError(
+                f"{p}: game {first + g} has {nrows} rows, its record {actions} actions: the records do not match the arrays"
+            )
     tkey = np.asarray(keys, np.int64)
     # The rows of the view: one seat's decisions, or every seat's, episode by episode.
     seat_col = a["seat"]

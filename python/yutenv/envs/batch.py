@@ -51,9 +51,9 @@ def obs_box(space: Mapping[str, Any]) -> gymnasium.spaces.Box:
         off = int(part["offset"])
         n = int(np.prod(part.get("shape") or [0]))
         if "low" in part:
-            low[off:off + n] = part["low"]
+            low[off : off + n] = part["low"]
         if "high" in part:
-            high[off:off + n] = part["high"]
+            high[off : off + n] = part["high"]
     return gymnasium.spaces.Box(low=low, high=high, shape=(size,), dtype=np.float32)
 
 
@@ -383,7 +383,9 @@ class Batch:
         running episodes finish against the entry they drew. Returns the entries' names."""
         self._check("set_opponents")
         if self.mixture is None:
-            raise ValueError("set_opponents: this env was made with one opponent spec; make it with a mixture (a list) to change it")
+            raise ValueError(
+                "set_opponents: this env was made with one opponent spec; make it with a mixture (a list) to change it"
+            )
         m = mixture(opponent if is_mixture(opponent) else [opponent], self.session.timeout)
         m.check_obs_size(self.obs_size, str(self.made["tier"]))
         self._call("set_opponents", {"handle": self.handle, **self._params(m)})
@@ -453,8 +455,11 @@ class Batch:
         if self._answers and r.get("pending") == b"\x01":
             full = answer(self, r, index=int(index))
             i, d, a = int(index), self.obs_size, self.actions
-            r = {"obs": full["obs"][4 * d * i : 4 * d * (i + 1)], "mask": full["mask"][a * i : a * (i + 1)],
-                 "to_move": full["to_move"][i : i + 1]}
+            r = {
+                "obs": full["obs"][4 * d * i : 4 * d * (i + 1)],
+                "mask": full["mask"][a * i : a * (i + 1)],
+                "to_move": full["to_move"][i : i + 1],
+            }
         return {
             "obs": _f32(r["obs"], (1, self.obs_size)),
             "mask": _mask(r["mask"], (1, self.actions)),

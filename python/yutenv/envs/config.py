@@ -133,9 +133,7 @@ class EnvConfig:
         if self.server is not None and not isinstance(self.server, Server):
             raise TypeError(f"server must be a yutenv.Server, got {self.server!r}")
         t = self.timeout
-        if t is not None and (
-            isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0
-        ):
+        if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t <= 0):
             raise ValueError(f"timeout must be a number of seconds > 0, or None for no limit; got {t!r}")
 
     @classmethod
@@ -208,7 +206,7 @@ def check_rules(rules: str | Mapping[str, Any]) -> None:
             if not eq:
                 raise _invalid(
                     f'"{item}" is not key=value (keys: {", ".join(o.key for o in RULE_OPTIONS)}; '
-                    f'presets first: {", ".join(PRESETS)})'
+                    f"presets first: {', '.join(PRESETS)})"
                 )
             pairs.append((name.strip(), text.strip()))
     else:

@@ -98,9 +98,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
 
     # ---- Gymnasium API -------------------------------------------------------------
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[ObsType, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsType, dict[str, Any]]:
         """Start a new game.
 
         ``seed`` seeds the game itself: ``reset(seed=s)`` plays the engine's

@@ -170,7 +170,9 @@ class PolicyOpponent:
 
     def __post_init__(self) -> None:
         if not (callable(self.policy) or _is_sb3_model(self.policy)):
-            raise TypeError(f"an opponent policy must be callable (obs, mask) -> actions, an SB3 model or a torch module; got {self.policy!r}")
+            raise TypeError(
+                f"an opponent policy must be callable (obs, mask) -> actions, an SB3 model or a torch module; got {self.policy!r}"
+            )
         if not self.name:
             self.name = policy_name(self.policy)
 
@@ -323,8 +325,12 @@ class OpponentStats:
 
     def as_dict(self) -> dict[str, float]:
         return {
-            "episodes": self.episodes, "wins": self.wins, "losses": self.losses, "draws": self.draws,
-            "truncated": self.truncated, "win_rate": self.win_rate,
+            "episodes": self.episodes,
+            "wins": self.wins,
+            "losses": self.losses,
+            "draws": self.draws,
+            "truncated": self.truncated,
+            "win_rate": self.win_rate,
             "mean_reward": self.total_reward / self.episodes if self.episodes else math.nan,
         }
 

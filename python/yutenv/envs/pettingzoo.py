@@ -138,7 +138,9 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         if options:
             unknown = set(options) - set(_RESET_OPTIONS)
             if unknown:
-                warnings.warn(f"yutenv: ignoring unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}", stacklevel=2)
+                warnings.warn(
+                    f"yutenv: ignoring unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}", stacklevel=2
+                )
             opts = {k: v for k, v in options.items() if k in _RESET_OPTIONS} or None
         r = self._batch.reset(game_seed, opts)
         self.game_seed = r.seeds[0]
@@ -251,7 +253,6 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         self._obs = [self._zero_obs] * self.players
         self._set_decision(r["obs"][0], r["mask"][0], int(r["to_move"][0]))
         self._skip_agent_selection = None
-
 
 
 def raw_env(config: EnvConfig | None = None, **kwargs: Any) -> YutAECEnv:

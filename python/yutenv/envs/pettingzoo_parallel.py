@@ -93,9 +93,7 @@ class YutParallelEnv(ParallelEnv[str, ObsDict, int]):  # type: ignore[misc]
 
     def step(
         self, actions: Mapping[str, Any]
-    ) -> tuple[
-        dict[str, ObsDict], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]
-    ]:
+    ) -> tuple[dict[str, ObsDict], dict[str, float], dict[str, bool], dict[str, bool], dict[str, dict[str, Any]]]:
         """Play the action of the agent to move; the other agents' actions are ignored."""
         if not self.agents:
             raise IllegalActionError("step: the game is over (or not started); call reset()", method="step")

@@ -184,7 +184,9 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
                 infos = self._add_info(infos, fit_info(inf), i)
         return self._observations(r.obs, r.mask), infos
 
-    def step(self, actions: Any) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+    def step(
+        self, actions: Any
+    ) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         if not self._started:
             if self.closed:
                 raise ClosedError("step: the vector env is closed")

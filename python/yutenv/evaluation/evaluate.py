@@ -110,11 +110,24 @@ class EvalResult:
         )
         head = ["agent", "wins", "win rate", "95% Wilson", "Elo diff (95%)", "decisions/game", "ms/decision"]
         rows = [
-            [self.a, str(self.wins_a), pct(self.win_rate_a), f"[{pct(self.win_rate_a_low)}, {pct(self.win_rate_a_high)}]",
-             elo_cell, f"{self.a_decisions_per_game:.1f}", f"{self.ms_per_decision_a:.4g}"],
-            [self.b, str(self.wins_b), pct(1 - self.win_rate_a),
-             f"[{pct(1 - self.win_rate_a_high)}, {pct(1 - self.win_rate_a_low)}]",
-             "", f"{self.b_decisions_per_game:.1f}", f"{self.ms_per_decision_b:.4g}"],
+            [
+                self.a,
+                str(self.wins_a),
+                pct(self.win_rate_a),
+                f"[{pct(self.win_rate_a_low)}, {pct(self.win_rate_a_high)}]",
+                elo_cell,
+                f"{self.a_decisions_per_game:.1f}",
+                f"{self.ms_per_decision_a:.4g}",
+            ],
+            [
+                self.b,
+                str(self.wins_b),
+                pct(1 - self.win_rate_a),
+                f"[{pct(1 - self.win_rate_a_high)}, {pct(1 - self.win_rate_a_low)}]",
+                "",
+                f"{self.b_decisions_per_game:.1f}",
+                f"{self.ms_per_decision_b:.4g}",
+            ],
         ]
         out = [
             f"rules {self.rules}, {self.games} games (seat orders balanced), seed {self.seed}, {self.seconds:.1f} s",
@@ -125,16 +138,22 @@ class EvalResult:
             f"{pct(self.win_rate_a)} (chance: {pct(self.chance_rate)})"
         )
         if self.per_opponent:
-            out.append("against each opponent: " + ", ".join(
-                f"{k} {w}/{g} ({pct(w / g) if g else 'n/a'})" for k, (g, w) in self.per_opponent.items()))
+            out.append(
+                "against each opponent: "
+                + ", ".join(f"{k} {w}/{g} ({pct(w / g) if g else 'n/a'})" for k, (g, w) in self.per_opponent.items())
+            )
         if self.rating is not None:
             against = ", ".join(f"{k} {w}/{g}" for k, (g, w) in self.rating_games.items())
-            out.append(f"rating {self.rating:+.0f} [{self.rating_low:+.0f}, {self.rating_high:+.0f}] on the published "
-                       f"scale (random = 0), from its wins against {against}")
+            out.append(
+                f"rating {self.rating:+.0f} [{self.rating_low:+.0f}, {self.rating_high:+.0f}] on the published "
+                f"scale (random = 0), from its wins against {against}"
+            )
         return "\n".join(out)
 
 
-def _adapter(policy: Any, deterministic: bool, batched: bool) -> tuple[Callable[[Any, npt.NDArray[np.bool_]], npt.NDArray[np.int64]], str]:
+def _adapter(
+    policy: Any, deterministic: bool, batched: bool
+) -> tuple[Callable[[Any, npt.NDArray[np.bool_]], npt.NDArray[np.int64]], str]:
     """A batched callable (obs, mask) -> actions, and a name for the policy."""
     predict = getattr(policy, "predict", None)
     if callable(predict):  # a Stable-Baselines3 model (MaskablePPO passes action_masks)
@@ -246,14 +265,27 @@ def evaluate(
         InvalidArgumentError: a spec string the binary refused (its message says why).
     """
     if rating:
-        main = evaluate(policy, opponent, games, rules=rules, tier=tier, num_envs=num_envs, seed=seed,
-                        deterministic=deterministic, batched=batched, progress=progress, name=name, **env_kwargs)
-        return _rate(main, policy, anchors, games, rules, tier, num_envs, seed, deterministic, batched, progress,
-                     env_kwargs)
+        main = evaluate(
+            policy,
+            opponent,
+            games,
+            rules=rules,
+            tier=tier,
+            num_envs=num_envs,
+            seed=seed,
+            deterministic=deterministic,
+            batched=batched,
+            progress=progress,
+            name=name,
+            **env_kwargs,
+        )
+        return _rate(main, policy, anchors, games, rules, tier, num_envs, seed, deterministic, batched, progress, env_kwargs)
     if isinstance(policy, str):
         if not isinstance(opponent, str):
-            raise TypeError("a policy given as an agent spec plays in the binary against one agent spec; "
-                            "evaluate a mixture or a Python opponent with a Python policy (e.g. the spec's net loaded in torch)")
+            raise TypeError(
+                "a policy given as an agent spec plays in the binary against one agent spec; "
+                "evaluate a mixture or a Python opponent with a Python policy (e.g. the spec's net loaded in torch)"
+            )
         return _evaluate_spec(policy, opponent, games, rules, seed, name)
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
@@ -282,7 +314,9 @@ def evaluate(
             try:
                 if players is None:  # the first env tells the number of seats
                     shape = venv.single_observation_space.shape
-                    if venv.obs_type != "dict" and shape:  # a model trained on another tier: said here, not as torch's shape error
+                    if (
+                        venv.obs_type != "dict" and shape
+                    ):  # a model trained on another tier: said here, not as torch's shape error
                         check_obs_size(policy, f"the policy ({policy_name})", int(shape[0]), venv.tier)
                     players, rules_text, opponent_name = venv.players, venv.rules, venv.opponent
                     per_seat_games = -(-games // players)
@@ -384,17 +418,30 @@ def evaluate(
 RATING_ANCHORS = ("random", "greedy", "mc:100", "mcts:400")
 
 
-def _rate(main: EvalResult, policy: Any, anchors: Sequence[str] | None, games: int, rules: str | Mapping[str, Any],
-          tier: str | None, num_envs: int, seed: int, deterministic: bool, batched: bool, progress: bool | None,
-          env_kwargs: dict[str, Any]) -> EvalResult:
+def _rate(
+    main: EvalResult,
+    policy: Any,
+    anchors: Sequence[str] | None,
+    games: int,
+    rules: str | Mapping[str, Any],
+    tier: str | None,
+    num_envs: int,
+    seed: int,
+    deterministic: bool,
+    batched: bool,
+    progress: bool | None,
+    env_kwargs: dict[str, Any],
+) -> EvalResult:
     """``main`` with the policy's rating on the published scale, from games against ``anchors``."""
     from .scale import published
     from .stats import place
 
     pub = published()
     if main.rules != pub.rules:
-        raise ValueError(f"rating=True places a policy on the published ladder of rules {pub.rules!r}; "
-                         f"these games use rules {main.rules!r} (run yutenv.ladder on them instead)")
+        raise ValueError(
+            f"rating=True places a policy on the published ladder of rules {pub.rules!r}; "
+            f"these games use rules {main.rules!r} (run yutenv.ladder on them instead)"
+        )
     chosen = list(RATING_ANCHORS if anchors is None else anchors)
     if not chosen:
         raise ValueError("rating=True needs at least one anchor")
@@ -404,13 +451,24 @@ def _rate(main: EvalResult, policy: Any, anchors: Sequence[str] | None, games: i
         try:
             elo = pub.rating(a).elo
         except KeyError:
-            raise ValueError(f"anchor {a!r} is not on the published ladder "
-                             f"({[r.agent for r in pub.ratings]})") from None
+            raise ValueError(f"anchor {a!r} is not on the published ladder ({[r.agent for r in pub.ratings]})") from None
         if a == main.b:
             g, w = main.games, main.wins_a
         else:
-            r = evaluate(policy, a, games, rules=rules, tier=tier, num_envs=num_envs, seed=seed,
-                         deterministic=deterministic, batched=batched, progress=progress, name=main.a, **env_kwargs)
+            r = evaluate(
+                policy,
+                a,
+                games,
+                rules=rules,
+                tier=tier,
+                num_envs=num_envs,
+                seed=seed,
+                deterministic=deterministic,
+                batched=batched,
+                progress=progress,
+                name=main.a,
+                **env_kwargs,
+            )
             g, w = r.games, r.wins_a
         played[a] = (g, w)
         results.append((elo, w, g))
@@ -444,12 +502,15 @@ def _evaluate_spec(
     """:func:`evaluate` of an agent spec: ``yutenv eval --json`` run by the bundled binary."""
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
-    rules_text = rules if isinstance(rules, str) else ",".join(
-        f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in rules.items()
+    rules_text = (
+        rules
+        if isinstance(rules, str)
+        else ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in rules.items())
     )
     t0 = time.perf_counter()
-    m = run_eval_json(["--a", policy, "--b", opponent, "--games", str(games), "--rules", rules_text, "--seed", str(seed)],
-                      method="evaluate")
+    m = run_eval_json(
+        ["--a", policy, "--b", opponent, "--games", str(games), "--rules", rules_text, "--seed", str(seed)], method="evaluate"
+    )
     fields = {k: m[k] for k in EvalResult.__dataclass_fields__ if k in m}
     fields["a"] = name or m["a"]
     fields.setdefault("seconds", time.perf_counter() - t0)

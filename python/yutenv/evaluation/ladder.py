@@ -56,8 +56,7 @@ def _run_ladder(args: list[str], progress: bool | None) -> dict[str, Any]:
         # With a bar the binary's stderr is the user's (the bar, and any error message).
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=None if show else subprocess.PIPE, text=True, check=False)
         if p.returncode != 0:
-            raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv ladder exited with {p.returncode}",
-                                       method="ladder")
+            raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv ladder exited with {p.returncode}", method="ladder")
         data: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
         return data
 
@@ -105,8 +104,20 @@ def ladder(
         raise ValueError(f"games must be at least 1, got {games}")
     if png is not None and policies:
         raise ValueError("png= plots the spec agents' ladder only; leave it out with Python policies")
-    args = ["--games", str(games), "--rules", _rules_text(rules), "--seed", str(seed), "--anchor", anchor,
-            "--anchor-elo", repr(float(anchor_elo)), "--state", "" if state is None else os.fspath(state)]
+    args = [
+        "--games",
+        str(games),
+        "--rules",
+        _rules_text(rules),
+        "--seed",
+        str(seed),
+        "--anchor",
+        anchor,
+        "--anchor-elo",
+        repr(float(anchor_elo)),
+        "--state",
+        "" if state is None else os.fspath(state),
+    ]
     if specs:
         args += ["--agents", ";".join(specs)]
     if workers is not None:
@@ -119,8 +130,9 @@ def ladder(
     return _with_policies(rep, policies, names, games, rules, seed)
 
 
-def _with_policies(rep: LadderResult, policies: list[Any], names: Sequence[str] | None, games: int,
-                   rules: str | Mapping[str, Any], seed: int) -> LadderResult:
+def _with_policies(
+    rep: LadderResult, policies: list[Any], names: Sequence[str] | None, games: int, rules: str | Mapping[str, Any], seed: int
+) -> LadderResult:
     """The ladder ``rep`` refitted with every policy's games against its spec agents."""
     from .evaluate import evaluate
 
@@ -141,8 +153,7 @@ def _with_policies(rep: LadderResult, policies: list[Any], names: Sequence[str] 
     ratings = _fit(everyone, pairs, everyone.index(rep.anchor), rep.anchor_elo)
     ms = {r.agent: r.ms_per_decision for r in rep.ratings}
     ratings = [LadderRating(**{**asdict(r), "ms_per_decision": ms.get(r.agent, 0.0)}) for r in ratings]
-    return LadderResult(ratings, pairs, rep.anchor, rep.anchor_elo, rep.rules, rep.seed, rep.games_per_pair,
-                        rep.interval, {})
+    return LadderResult(ratings, pairs, rep.anchor, rep.anchor_elo, rep.rules, rep.seed, rep.games_per_pair, rep.interval, {})
 
 
 def _fit(agents: list[str], pairs: Sequence[LadderPair], anchor: int, anchor_elo: float) -> list[LadderRating]:
@@ -164,6 +175,8 @@ def _fit(agents: list[str], pairs: Sequence[LadderPair], anchor: int, anchor_elo
         won[i] += p.wins_a
         won[j] += p.wins_b
     fit: list[Rating] = bradley_terry(wins, games, anchor, anchor_elo, Z95)
-    out = [LadderRating(a, r.elo, r.low, r.high, r.se, played[i], won[i], won[i] / max(played[i], 1))
-           for i, (a, r) in enumerate(zip(agents, fit))]
+    out = [
+        LadderRating(a, r.elo, r.low, r.high, r.se, played[i], won[i], won[i] / max(played[i], 1))
+        for i, (a, r) in enumerate(zip(agents, fit))
+    ]
     return sorted(out, key=lambda r: -r.elo)

@@ -87,21 +87,53 @@ class LadderResult:
 
     def __str__(self) -> str:
         head = ["rank", "agent", "Elo", "95% interval", "games", "wins", "win rate"]
-        rows = [[str(i), r.agent, f"{r.elo:+.0f}", f"[{r.elo_low:+.0f}, {r.elo_high:+.0f}]", str(r.games),
-                 str(r.wins), f"{100 * r.win_rate:.1f}%"] for i, r in enumerate(self.ratings, 1)]
-        return (f"rules {self.rules}, {self.games_per_pair} games per pair, seed {self.seed}; "
-                f"Bradley-Terry Elo, {self.anchor} = {self.anchor_elo:+.0f}\n"
-                + tabulate(rows, headers=head, tablefmt="pretty", stralign="right", disable_numparse=True))
+        rows = [
+            [
+                str(i),
+                r.agent,
+                f"{r.elo:+.0f}",
+                f"[{r.elo_low:+.0f}, {r.elo_high:+.0f}]",
+                str(r.games),
+                str(r.wins),
+                f"{100 * r.win_rate:.1f}%",
+            ]
+            for i, r in enumerate(self.ratings, 1)
+        ]
+        return (
+            f"rules {self.rules}, {self.games_per_pair} games per pair, seed {self.seed}; "
+            f"Bradley-Terry Elo, {self.anchor} = {self.anchor_elo:+.0f}\n"
+            + tabulate(rows, headers=head, tablefmt="pretty", stralign="right", disable_numparse=True)
+        )
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> LadderResult:
         """A ladder from the JSON ``yutenv ladder --json`` writes."""
-        ratings = [LadderRating(str(r["agent"]), float(r["elo"]), float(r["elo_low"]), float(r["elo_high"]), float(r["se"]),
-                                int(r["games"]), int(r["wins"]), float(r["win_rate"]), float(r.get("ms_per_decision", 0.0)))
-                   for r in d["ratings"]]
+        ratings = [
+            LadderRating(
+                str(r["agent"]),
+                float(r["elo"]),
+                float(r["elo_low"]),
+                float(r["elo_high"]),
+                float(r["se"]),
+                int(r["games"]),
+                int(r["wins"]),
+                float(r["win_rate"]),
+                float(r.get("ms_per_decision", 0.0)),
+            )
+            for r in d["ratings"]
+        ]
         pairs = [LadderPair(p["a"], p["b"], p["games"], p["wins_a"], p["wins_b"]) for p in d["pairs"]]
-        return cls(ratings, pairs, str(d["anchor"]), float(d.get("anchor_elo", 0.0)), str(d.get("rules", "standard")),
-                   int(d.get("seed", 1)), int(d.get("games_per_pair", 0)), str(d.get("interval", "")), dict(d))
+        return cls(
+            ratings,
+            pairs,
+            str(d["anchor"]),
+            float(d.get("anchor_elo", 0.0)),
+            str(d.get("rules", "standard")),
+            int(d.get("seed", 1)),
+            int(d.get("games_per_pair", 0)),
+            str(d.get("interval", "")),
+            dict(d),
+        )
 
 
 def published() -> LadderResult:

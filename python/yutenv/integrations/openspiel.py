@@ -55,6 +55,7 @@ _MIN_PLAYERS, _MAX_PLAYERS = next(
     (int(o.min), int(o.max)) for o in RULE_OPTIONS if o.key == "players" and o.min is not None and o.max is not None
 )
 
+
 def _game_type(zero_sum: bool) -> Any:
     return pyspiel.GameType(
         short_name=GAME_NAME,

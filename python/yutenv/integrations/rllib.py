@@ -172,7 +172,9 @@ class YutRLlibVectorEnv(gymnasium.vector.VectorEnv[MaskedObs, npt.NDArray[Any], 
         obs, infos = self.venv.reset(seed=seed, options=options)
         return _masked(obs, infos["action_mask"]), _vinfos(infos)
 
-    def step(self, actions: Any) -> tuple[MaskedObs, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+    def step(
+        self, actions: Any
+    ) -> tuple[MaskedObs, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         obs, reward, terminated, truncated, infos = self.venv.step(np.asarray(actions).astype(np.int64, copy=False))
         return _masked(obs, infos["action_mask"]), reward.copy(), terminated.copy(), truncated.copy(), _vinfos(infos)
 
@@ -205,14 +207,18 @@ class YutRLlibMultiEnv(MultiAgentEnv):  # type: ignore[misc]
         assert isinstance(inner, spaces.Dict)
         space = spaces.Dict({"action_mask": _mask_space(), "observations": inner["observation"]})
         self.observation_spaces = {a: space for a in self.possible_agents}
-        self.action_spaces: dict[str, gymnasium.spaces.Space[Any]] = {a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents}
+        self.action_spaces: dict[str, gymnasium.spaces.Space[Any]] = {
+            a: spaces.Discrete(NUM_ACTIONS) for a in self.possible_agents
+        }
         self._played: list[str] = []  # agents that received an observation this episode, in order
 
     def _obs(self, agent: str) -> MaskedObs:
         o = self.aec.observe(agent)
         return _masked(o["observation"], o["action_mask"])
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[dict[str, MaskedObs], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, MaskedObs], dict[str, Any]]:
         self.aec.reset(seed=seed, options=options)
         actor = str(self.aec.agent_selection)
         self._played = [actor]

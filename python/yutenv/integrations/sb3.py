@@ -56,8 +56,19 @@ __all__ = ["LeagueCallback", "YutSB3VecEnv", "make_vec_env", "vec_env"]
 # Attributes fixed when the batch was made: set_attr refuses them instead of silently
 # changing a Python attribute the server never sees.
 _FIXED = frozenset(
-    {"rules", "opponent", "tier", "players", "obs_type", "illegal", "render_mode", "num_envs",
-     "observation_space", "action_space", "metadata"}
+    {
+        "rules",
+        "opponent",
+        "tier",
+        "players",
+        "obs_type",
+        "illegal",
+        "render_mode",
+        "num_envs",
+        "observation_space",
+        "action_space",
+        "metadata",
+    }
 )
 
 

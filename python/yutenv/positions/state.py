@@ -212,8 +212,10 @@ class Game:
             st.append(d)
         fin = [0] * self.players if finished is None else [_int(v, "finished") for v in finished]
         if hand is None:
-            hand = [self.pieces - (fin[seat] if seat < len(fin) else 0) - sum(d["height"] for d in st if d["seat"] == seat)
-                    for seat in range(self.players)]
+            hand = [
+                self.pieces - (fin[seat] if seat < len(fin) else 0) - sum(d["height"] for d in st if d["seat"] == seat)
+                for seat in range(self.players)
+            ]
         pos: dict[str, Any] = {
             "to_move": _int(to_move, "to_move"),
             "phase": phase if phase is not None else (_MOVE if any(counts) else _THROW),
@@ -293,8 +295,12 @@ class Game:
         """
         b, n = self._bytes(states)
         acts = _per_state(actions, n, "apply_actions", "actions").astype("<i4")
-        return self._chunks(b, n, self.state_size + 4, lambda lo, hi, rows: self._rows(
-            self._call("apply", {"states": rows, "actions": acts[lo:hi].tobytes()})["states"]))
+        return self._chunks(
+            b,
+            n,
+            self.state_size + 4,
+            lambda lo, hi, rows: self._rows(self._call("apply", {"states": rows, "actions": acts[lo:hi].tobytes()})["states"]),
+        )
 
     def apply_throws(self, states: States, throws: npt.ArrayLike) -> npt.NDArray[np.uint8]:
         """Resolve one chance node per state with a throw id 0..5, or -1 to throw with the
@@ -304,8 +310,12 @@ class Game:
         if ((t < -1) | (t >= NUM_THROWS)).any():
             raise ValueError(f"apply_throws: a throw is an id 0..{NUM_THROWS - 1} ({', '.join(THROW_NAMES)}) or -1 to sample")
         th = t.astype(np.int8)
-        return self._chunks(b, n, self.state_size + 1, lambda lo, hi, rows: self._rows(
-            self._call("apply", {"states": rows, "throws": th[lo:hi].tobytes()})["states"]))
+        return self._chunks(
+            b,
+            n,
+            self.state_size + 1,
+            lambda lo, hi, rows: self._rows(self._call("apply", {"states": rows, "throws": th[lo:hi].tobytes()})["states"]),
+        )
 
     def query(
         self,
@@ -488,7 +498,9 @@ class State:
         """The byte at ``offset``, which must be at most ``most``, or BadStateError."""
         b = self._b
         if len(b) != self.game.state_size:
-            raise BadStateError(f"a damaged or forged packed state: {len(b)} bytes, want {self.game.state_size}", code="bad_state")
+            raise BadStateError(
+                f"a damaged or forged packed state: {len(b)} bytes, want {self.game.state_size}", code="bad_state"
+            )
         if b[offset] > most:
             raise BadStateError(f"a damaged or forged packed state: {what} is {b[offset]}, want 0..{most}", code="bad_state")
         return b[offset]
@@ -535,7 +547,10 @@ class State:
         """The seat that finished first, or -1."""
         p = self.places()
         if p.count(1) > 1:
-            raise BadStateError(f"a damaged or forged packed state: seats {[i for i, x in enumerate(p) if x == 1]} all hold place 1", code="bad_state")
+            raise BadStateError(
+                f"a damaged or forged packed state: seats {[i for i, x in enumerate(p) if x == 1]} all hold place 1",
+                code="bad_state",
+            )
         return p.index(1) if 1 in p else -1
 
     def chance_outcomes(self) -> list[tuple[int, float]]:

@@ -102,9 +102,7 @@ def vector_runner(server: Server, n: int, opponent: str, tier: str | None) -> tu
     return run, v.close
 
 
-def measure(
-    configs: list[tuple[str, int, Runner]], seconds: float, warmup: float, rounds: int
-) -> list[Row]:
+def measure(configs: list[tuple[str, int, Runner]], seconds: float, warmup: float, rounds: int) -> list[Row]:
     """Run every configuration ``rounds`` times in turn (interleaved, so that a change in the
     machine's load hits all of them alike) and report each one's median rate over its rounds."""
     for _, _, run in configs:
@@ -118,10 +116,7 @@ def measure(
             dt = time.perf_counter() - t0
             rates[i].append(steps / dt)
             totals[i] = (totals[i][0] + steps, totals[i][1] + dt)
-    return [
-        Row(name, envs, totals[i][0], totals[i][1], float(np.median(rates[i])))
-        for i, (name, envs, _) in enumerate(configs)
-    ]
+    return [Row(name, envs, totals[i][0], totals[i][1], float(np.median(rates[i]))) for i, (name, envs, _) in enumerate(configs)]
 
 
 # ---- main -----------------------------------------------------------------------------------

@@ -140,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--num-envs", type=int, default=256, help="size of the vector env (default 256)")
     ap.add_argument("--opponents", default="random,greedy", help="server-side opponents (default random,greedy)")
     ap.add_argument("--eval-games", type=int, default=400, help="games per baseline in the evaluation (default 400)")
-    ap.add_argument("--baselines", default="random,greedy,mc:50", help="baselines to evaluate against (default random,greedy,mc:50)")
+    ap.add_argument(
+        "--baselines", default="random,greedy,mc:50", help="baselines to evaluate against (default random,greedy,mc:50)"
+    )
     ap.add_argument("--seed", type=int, default=0, help="seed of the games (default 0)")
     args = ap.parse_args(argv)
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
