@@ -169,7 +169,7 @@ MAY_IMPORT = {
     "connection": {"_protocol", "errors", "_wire"},
     "envs": {"_protocol", "_layout", "errors", "_wire", "connection"},
     "positions": {"_protocol", "_progress", "errors", "_wire", "connection", "envs"},
-    "data": {"_protocol", "_files", "_layout", "errors"},
+    "data": {"_protocol", "_extras", "_files", "_layout", "errors"},
 }
 
 
