@@ -166,10 +166,10 @@ PACKAGE = PYTHON_DIR / "yutenv"
 #: module reaches up into training, tools or integrations.
 MAY_IMPORT = {
     "_wire": {"_protocol", "errors"},
-    "connection": {"_protocol", "errors", "_wire"},
+    "connection": {"_protocol", "_meta", "errors", "_wire"},
     "envs": {"_protocol", "_layout", "errors", "_wire", "connection"},
     "positions": {"_protocol", "_progress", "errors", "_wire", "connection", "envs"},
-    "data": {"_protocol", "_extras", "_files", "_layout", "errors"},
+    "data": {"_protocol", "_extras", "_files", "_layout", "_meta", "errors"},
 }
 
 

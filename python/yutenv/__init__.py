@@ -88,9 +88,8 @@ from .errors import (
     YutTimeoutError,
 )
 
-__version__ = "0.1.0"
-
-ENV_ID = "yutenv/Yut-v0"
+from ._meta import ENV_ID as ENV_ID
+from ._meta import __version__ as __version__
 
 __all__ = [
     "DEFAULT_TIMEOUT",
