@@ -177,7 +177,7 @@ func readFull(r io.Reader, b []byte, what string) error {
 func readBody(r *countReader, h hash.Hash32, size int64) (*Table, error) {
 	var fixed [headerFixed]byte
 	if err := readFull(r, fixed[:], "header"); err != nil {
-		if errors.Is(err, ErrCorrupt) && !bytes.HasPrefix([]byte(Magic), fixed[:min(len(Magic), int(r.n))]) {
+		if errors.Is(err, ErrCorrupt) && (r.n == 0 || !bytes.HasPrefix([]byte(Magic), fixed[:min(len(Magic), int(r.n))])) {
 			return nil, corrupt("not a solved table (no %s header)", Magic)
 		}
 		return nil, err

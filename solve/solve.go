@@ -444,6 +444,9 @@ func Solve(r env.Rules, opt Options) (*Table, error) {
 		return nil, fmt.Errorf("%w: residual %.3g after %d sweeps (tolerance %.3g)", ErrNotConverged, res, iters, opt.Tol)
 	}
 	t := &Table{c: c, PoolCap: opt.PoolCap, Iterations: iters, EnumerateTime: enumTime, SolveTime: time.Since(start), Edges: len(g.edges)}
+	for i, x := range v { // sums of probabilities may round a hair past 1
+		v[i] = min(max(x, 0), 1)
+	}
 	t.Residual = g.residual(v)
 	g.edges, g.off, g.kind = nil, nil, nil
 	t.setSorted(g.keys[2:], v[2:])
