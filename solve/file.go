@@ -53,6 +53,9 @@ func (t *Table) Save(path string) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
+	if err := f.Chmod(0o644); err != nil { // CreateTemp made it private
+		return fmt.Errorf("save table: %w", err)
+	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	if err := t.Write(w); err != nil {
 		return fmt.Errorf("save table %s: %w", path, err)
