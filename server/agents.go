@@ -25,6 +25,9 @@ func (c *conn) agentSpec(ctx context.Context, field, text string, n int) (sp, bu
 	if e := c.budget.Search(field, text, sp, n); e != nil {
 		return sp, build, e
 	}
+	if sp.Name == "optimal" { // its PATH would open any file on the server's machine
+		return sp, build, errorf(protocol.CodeBadRequest, "params.%s: %q: the server does not open solved tables for its clients (agent optimal plays only in the command line tools)", field, text)
+	}
 	if sp.Name != "net" {
 		return sp, sp, nil
 	}

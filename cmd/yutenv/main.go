@@ -15,7 +15,8 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
-	_ "github.com/yutenv/yutenv/nnet" // registers the agent spec net:PATH
+	_ "github.com/yutenv/yutenv/nnet"  // registers the agent spec net:PATH
+	_ "github.com/yutenv/yutenv/solve" // registers the agent spec optimal:PATH
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's

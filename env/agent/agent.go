@@ -85,6 +85,9 @@ func NewFromSpec(sp Spec, seed uint64) (Agent, error) {
 	if sp.Name == "net" || sp.Name == "az" {
 		return nil, fmt.Errorf("%w: agent %s is not linked into this program (import github.com/yutenv/yutenv/nnet)", ErrSpec, sp.Name)
 	}
+	if sp.Name == "optimal" {
+		return nil, fmt.Errorf("%w: agent %s is not linked into this program (import github.com/yutenv/yutenv/solve)", ErrSpec, sp.Name)
+	}
 	f, ok := registry[sp.Name]
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown agent %q", ErrSpec, sp.Name)
@@ -101,9 +104,10 @@ var external = map[string]func(sp Spec, seed uint64) (Agent, error){}
 
 // Register installs the constructor of an agent of the spec grammar that
 // lives in another package: today "net" and "az", which package nnet
-// registers in its init. It panics on another name (a programming error).
+// registers in its init, and "optimal", which package solve registers. It
+// panics on another name (a programming error).
 func Register(name string, f func(sp Spec, seed uint64) (Agent, error)) {
-	if name != "net" && name != "az" {
+	if name != "net" && name != "az" && name != "optimal" {
 		panic("agent.Register: no external agent " + name)
 	}
 	external[name] = f

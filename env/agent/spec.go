@@ -115,7 +115,8 @@ type Spec struct {
 	// most visited action; T > 0 samples an action with probability
 	// proportional to visits^(1/T), for diverse self-play data.
 	Temp float64
-	// Path is the network file of agent "net" ("net:PATH"); N is then its
+	// Path is the network file of agent "net" ("net:PATH"), or the solved
+	// table of agent "optimal" ("optimal:PATH"). For net, N is then its
 	// simulations per decision (option sims; 0: no search, the policy's
 	// most likely legal action). Agent "az" (the network shipped inside
 	// the binary, package nnet) takes the same options and no path.
@@ -176,6 +177,10 @@ var kindTable = []kindInfo{
 			{"az", "the network shipped inside the binary (no file, no torch) alone; it plays only the rules it was trained for (`standard`) and refuses others with an error naming them. See \"The shipped agent az\""},
 			{"az,sims=N[,m=M]", "the shipped network guiding a Gumbel search, the stronger of its two searches"},
 			{"az,sims=N,gumbel=0", "the shipped network guiding the PUCT search of `net:PATH,sims=N`"},
+		}},
+	{name: "optimal", arg: "PATH",
+		forms: []specForm{
+			{"optimal:PATH", "perfect play from a solved table (a `yutenv-solve` file written by `yutenv solve`, docs/FORMATS.md): the legal action whose successor has the highest exactly solved value; it plays only the rules the table was solved for and refuses others with an error naming them. A server's clients may not name it"},
 		}},
 }
 
@@ -249,10 +254,11 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, err
 	}
 	info := kinds[name]
-	if name == "net" {
+	if name == "net" || name == "optimal" {
 		sp.Path = strings.TrimSpace(nText)
 		if !hasN || sp.Path == "" || strings.Contains(sp.Path, ";") {
-			return Spec{}, fmt.Errorf("%w: %q: net needs the network file: net:PATH", ErrSpec, s)
+			what := map[string]string{"net": "the network file", "optimal": "the solved table file"}[name]
+			return Spec{}, fmt.Errorf("%w: %q: %s needs %s: %s:PATH", ErrSpec, s, name, what, name)
 		}
 	} else if hasN {
 		if info.defaultN == 0 {
@@ -444,6 +450,8 @@ func (sp Spec) String() string {
 	b.WriteString(sp.Name)
 	def, _ := DefaultSpec(sp.Name)
 	switch {
+	case sp.Name == "optimal":
+		return sp.Name + ":" + sp.Path
 	case sp.Name == "net" || sp.Name == "az":
 		if sp.Name == "net" {
 			b.WriteString(":" + sp.Path)

@@ -23,6 +23,7 @@ func TestParseSpec(t *testing.T) {
 		canon string
 	}{
 		{"random", Spec{Name: "random"}, "random"},
+		{"optimal: tables/kata.ysolve ", Spec{Name: "optimal", Path: "tables/kata.ysolve"}, "optimal:tables/kata.ysolve"},
 		{"  greedy ", Spec{Name: "greedy"}, "greedy"},
 		{"mc", mc(DefaultMCRollouts), "mc:100"},
 		{"mc:100", mc(100), "mc:100"},
@@ -112,6 +113,9 @@ func TestParseSpecErrors(t *testing.T) {
 		{"net:a.ynet,sims=8,gumbel=1,temp=1", "gumbel=1 takes no temp:"},
 		{"net:a.ynet,sims=8,gumbel=1,workers=2,c=1", "gumbel=1 takes no c, workers:"},
 		{"az:200", "az takes no count"},
+		{"optimal", "optimal needs the solved table file: optimal:PATH"},
+		{"optimal:", "optimal needs the solved table file"},
+		{"optimal:t.ysolve,sims=8", "optimal takes no options"},
 		{"az:x.ynet", "az takes no count"},
 		{"az,rollout=greedy", `az has no option "rollout"`},
 		{"az,sims=-1", "sims must be an integer 0..100000"},
@@ -173,11 +177,11 @@ func TestSplitSpecs(t *testing.T) {
 }
 
 func TestNamesAndRegistry(t *testing.T) {
-	assert.Equal(t, []string{"az", "greedy", "mc", "mcts", "net", "random"}, Names())
+	assert.Equal(t, []string{"az", "greedy", "mc", "mcts", "net", "optimal", "random"}, Names())
 	for _, n := range Names() {
-		if n == "net" || n == "az" {
-			_, err := New(map[string]string{"net": "net:x.ynet", "az": "az"}[n], 1)
-			assert.ErrorIs(t, err, ErrSpec, "%s is registered by package nnet, not linked here", n)
+		if n == "net" || n == "az" || n == "optimal" {
+			_, err := New(map[string]string{"net": "net:x.ynet", "az": "az", "optimal": "optimal:x.ysolve"}[n], 1)
+			assert.ErrorIs(t, err, ErrSpec, "%s is registered by package nnet or solve, not linked here", n)
 			continue
 		}
 		a, err := New(n, 1)
@@ -194,7 +198,7 @@ func TestNamesAndRegistry(t *testing.T) {
 // to a spec whose canonical form parses back to the same spec and builds an
 // agent, and that SplitSpecs only returns specs that parse.
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2", "net:a.ynet,sims=16,gumbel=1,m=4", "net:a.ynet,gumbel=0,sims=3", "az,sims=8", "az,sims=8,gumbel=0,c=2", "az,sims=8,m=4", "mcts:16,fast=4", "az,sims=8,fast=2,full_prob=0.5"} {
+	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2", "net:a.ynet,sims=16,gumbel=1,m=4", "net:a.ynet,gumbel=0,sims=3", "az,sims=8", "az,sims=8,gumbel=0,c=2", "az,sims=8,m=4", "mcts:16,fast=4", "az,sims=8,fast=2,full_prob=0.5", "optimal:t.ysolve"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -221,8 +225,8 @@ func FuzzParseSpec(f *testing.F) {
 		if again != sp {
 			t.Fatalf("%q: round trip %+v != %+v", s, again, sp)
 		}
-		if sp.N > 1000 || sp.Workers > 4 || sp.Name == "net" || sp.Name == "az" {
-			return // valid, but too big to build in a fuzz loop, or built by package nnet
+		if sp.N > 1000 || sp.Workers > 4 || sp.Name == "net" || sp.Name == "az" || sp.Name == "optimal" {
+			return // valid, but too big to build in a fuzz loop, or built by package nnet or solve
 		}
 		if _, err := NewFromSpec(sp, 1); err != nil {
 			t.Fatalf("%q: %v", s, err)

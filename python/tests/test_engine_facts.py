@@ -215,3 +215,18 @@ def grow(files):
 def test_no_engine_fact_is_copied_by_hand(path: Path) -> None:
     found = copies(path.read_text(encoding="utf-8"), str(path.relative_to(PACKAGE.parent)))
     assert not found, "engine facts copied by hand (generate them into yutenv/_protocol.py instead):\n" + "\n".join(found)
+
+
+def test_the_package_and_its_server_have_one_version() -> None:
+    """The wheel's version (pyproject.toml reads yutenv/_meta.py) is the server's: a release bumps
+    ``cmd/yutenv.Version`` and ``yutenv._meta.__version__`` together, and this fails on a bump of one."""
+    import subprocess
+
+    import yutenv
+    from yutenv.connection.server import binary_path
+
+    out = subprocess.run([str(binary_path()), "version"], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["yutenv", yutenv.__version__]
+    import importlib.metadata
+
+    assert importlib.metadata.version("yutenv") == yutenv.__version__

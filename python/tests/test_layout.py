@@ -171,17 +171,17 @@ ROOT_LAYER = "yutenv"  # the package's own __init__.py, the facade: it may use a
 LAYERS: list[tuple[str, set[str]]] = [
     ("_protocol", set()),
     ("errors", set()),
-    ("_ids", set()),
+    ("_meta", set()),
     ("_files", set()),
     ("_progress", set()),
     ("_moved", set()),
     ("_extras", {"errors"}),
     ("_layout", {"_protocol"}),
     ("_wire", {"_protocol", "errors"}),
-    ("connection", {"_protocol", "errors", "_wire"}),
+    ("connection", {"_protocol", "_meta", "errors", "_wire"}),
     ("envs", {"_protocol", "_layout", "errors", "_wire", "connection"}),
     ("positions", {"_protocol", "_progress", "errors", "_wire", "connection", "envs"}),
-    ("data", {"_extras", "_files", "_ids", "_layout", "_protocol", "errors"}),
+    ("data", {"_extras", "_files", "_meta", "_layout", "_protocol", "errors"}),
     ("evaluation", {"_progress", "_protocol", "errors", "connection", "envs"}),
     ("imitation", {"_progress", "data"}),
     ("az", {"_extras", "_files", "_layout", "_progress", "_protocol", "errors", "connection", "envs", "data", "evaluation"}),
@@ -190,7 +190,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("integrations", {"_extras", "_protocol", "errors", "envs", "positions", "league"}),
     ("recipes", {"evaluation", "imitation", "integrations", "league"}),
     ("tools", {"_extras", "errors", "connection", "envs", "evaluation", "integrations"}),
-    (ROOT_LAYER, {"_ids", "_moved", "_protocol", "errors", "connection", "envs", "positions", "data", "evaluation", "nets"}),
+    (ROOT_LAYER, {"_meta", "_moved", "_protocol", "errors", "connection", "envs", "positions", "data", "evaluation", "nets"}),
 ]
 MAY_IMPORT = dict(LAYERS)
 

@@ -53,8 +53,8 @@ from typing import Any, overload
 import gymnasium
 
 from . import _moved, nets
-from ._ids import ENV_ID as ENV_ID
-from ._ids import __version__ as __version__
+from ._meta import ENV_ID as ENV_ID
+from ._meta import __version__ as __version__
 from ._protocol import NUM_ACTIONS
 from .connection.server import Server, binary_path
 from .connection.session import DEFAULT_TIMEOUT, Session

@@ -23,13 +23,14 @@ import threading
 import weakref
 from typing import Any
 
+from .._meta import __version__
 from .._wire.client import Client
 from ..errors import ClosedError, ProtocolError
 from .server import Server, acquire_shared_server
 
 PROTOCOL = 1
 """The protocol version this client speaks (``hello``)."""
-CLIENT_NAME = "yutenv-python 0.1.0"
+CLIENT_NAME = f"yutenv-python {__version__}"
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a request waits for the server's reply by default (``timeout``)."""

@@ -157,7 +157,7 @@ def env_spec(m: Mapping[str, Any], seat: int | None, reward: str, max_decisions:
     the action mask in the observation; ``"box"``: in ``info["action_mask"]``)."""
     import gymnasium
 
-    from .._ids import ENV_ID
+    from .._meta import ENV_ID
 
     seats = list(range(players_of(m))) if seat is None else [seat]
     kwargs = {"rules": m["rules_text"], "tier": m["tier"], "opponent": _opponent(m, seats),
@@ -247,7 +247,7 @@ def to_minari(
     parse_id = import_extra("minari.dataset.minari_dataset", "minari", "yutenv.datasets.to_minari").parse_dataset_id
     import gymnasium
 
-    from .._ids import __version__
+    from .._meta import __version__
 
     if obs_type not in ("dict", "box"):
         raise ValueError(f"obs_type must be 'dict' or 'box', got {obs_type!r}")

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._files import sha256_file
-from .._protocol import REWARDS, THROWS
+from .._protocol import NUM_ACTIONS, REWARDS, THROWS
 from . import shards as _ds
 
 __all__ = ["COLUMNS", "Transitions", "iter_transitions", "transitions"]
@@ -235,9 +235,9 @@ def concat(parts: list[Transitions], reward: str, m: dict[str, Any]) -> Transiti
 
 def _empty(d: int) -> dict[str, np.ndarray]:
     return {
-        "obs": np.zeros((0, d), np.float32), "mask": np.zeros((0, 180), np.uint8), "action": np.zeros(0, np.int32),
-        "reward": np.zeros(0, np.float32), "next_obs": np.zeros((0, d), np.float32), "next_mask": np.zeros((0, 180), np.uint8),
-        "terminated": np.zeros(0, bool), "truncated": np.zeros(0, bool), "policy": np.zeros((0, 180), np.float32),
+        "obs": np.zeros((0, d), np.float32), "mask": np.zeros((0, NUM_ACTIONS), np.uint8), "action": np.zeros(0, np.int32),
+        "reward": np.zeros(0, np.float32), "next_obs": np.zeros((0, d), np.float32), "next_mask": np.zeros((0, NUM_ACTIONS), np.uint8),
+        "terminated": np.zeros(0, bool), "truncated": np.zeros(0, bool), "policy": np.zeros((0, NUM_ACTIONS), np.float32),
         "search_value": np.zeros(0, np.float32), "searched": np.zeros(0, bool), "value": np.zeros(0, np.float32),
         "seat": np.zeros(0, np.int8), "game": np.zeros(0, np.int64), "seed": np.zeros(0, np.uint64),
         "decision": np.zeros(0, np.int32), "step": np.zeros(0, np.int32), "throws": np.zeros(0, np.int8),

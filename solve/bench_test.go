@@ -1,0 +1,49 @@
+package solve
+
+import (
+	"testing"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// BenchmarkSolve measures whole solves (listing the states and value
+// iteration); docs/BASELINES.md quotes its figures.
+func BenchmarkSolve(b *testing.B) {
+	for _, v := range []struct{ name, rules string }{
+		{"kata", "kata"},
+		{"cross_pieces1", "pieces=1"},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			r := mustRules(b, v.rules)
+			var tb *Table
+			for b.Loop() {
+				var err error
+				if tb, err = Solve(r, Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(tb.Len()), "states")
+			b.ReportMetric(float64(tb.Iterations), "sweeps")
+		})
+	}
+}
+
+// BenchmarkBest measures one optimal decision (the agent's cost).
+func BenchmarkBest(b *testing.B) {
+	tb := mustSolve(b, "kata", 0)
+	s, err := tb.State(tb.Len() / 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; s.Phase() != env.PhaseMove; i++ {
+		if s, err = tb.State(i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := tb.Best(&s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package solve
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/yutenv/yutenv/env"
+)
+
+// Table holds the solved values of a variant: for every state reachable
+// from the start (a chance node or a decision, seats relabelled so the
+// mover is first), the probability that the seat to move wins under
+// optimal play by both seats. Optimal actions follow by one step of
+// lookahead (Best). A Table is read-only once built and safe for
+// concurrent use.
+type Table struct {
+	c      *codec
+	keys   []uint64 // sorted
+	values []float64
+
+	// PoolCap is the pool cap the table was solved with (Options.PoolCap).
+	PoolCap int
+	// Iterations is the number of value-iteration sweeps of the solve.
+	Iterations int
+	// Residual is the Bellman residual of the values: the largest change one
+	// more backup would make to any state's value.
+	Residual float64
+	// Edges is the number of successor links the solve iterated over (0 for a loaded table).
+	Edges int
+	// EnumerateTime and SolveTime are how long listing the states and the
+	// whole solve took (0 for a loaded table).
+	EnumerateTime, SolveTime time.Duration
+}
+
+// Rules returns the rules the table was solved for.
+func (t *Table) Rules() env.Rules { return t.c.rules }
+
+// Len returns the number of states in the table.
+func (t *Table) Len() int { return len(t.keys) }
+
+// Bytes returns the memory the table's keys and values take (and the
+// size of a saved table's payload).
+func (t *Table) Bytes() int64 { return int64(len(t.keys)) * 16 }
+
+// ValueAt returns the value of the i-th state (0 <= i < Len).
+func (t *Table) ValueAt(i int) float64 { return t.values[i] }
+
+// State returns the i-th state (0 <= i < Len), with the mover as seat 0.
+func (t *Table) State(i int) (env.State, error) {
+	var stacks [env.NumStations]env.Stack
+	return t.c.state(t.keys[i], stacks[:0])
+}
+
+// checkRules refuses a state of other rules than the table's.
+func (t *Table) checkRules(s *env.State) error {
+	if s.Rules() != t.c.rules {
+		return fmt.Errorf("%w: the table was solved for rules %s, the game plays %s", ErrRules, t.c.rules, s.Rules())
+	}
+	return nil
+}
+
+// lookup returns the value of s for its mover, if the table holds s.
+func (t *Table) lookup(s *env.State) (float64, bool) {
+	key, ok := t.c.encode(s)
+	if !ok {
+		return 0, false
+	}
+	i, found := slices.BinarySearch(t.keys, key)
+	if !found {
+		return 0, false
+	}
+	return t.values[i], true
+}
+
+// Value returns the probability that the seat to move in s wins under
+// optimal play (for a finished game: 1 if it won, else 0). s must be
+// of the table's rules (else ErrRules) and in the table: a state that
+// cannot arise from the start under the table's pool cap is an error
+// wrapping ErrUnknownState.
+func (t *Table) Value(s *env.State) (float64, error) {
+	if err := t.checkRules(s); err != nil {
+		return 0, err
+	}
+	if s.IsOver() {
+		if s.Winner() == s.ToMove() {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	v, ok := t.lookup(s)
+	if !ok {
+		return 0, fmt.Errorf("%w: the state is not in the table (not reachable from the start under pool cap %d)", ErrUnknownState, t.PoolCap)
+	}
+	return v, nil
+}
+
+// Start returns the value of the start of a game for the first seat: its
+// probability of winning when both seats play optimally.
+func (t *Table) Start() float64 {
+	s, err := env.New(t.c.rules, 0, 0)
+	if err != nil {
+		return 0
+	}
+	v, _ := t.lookup(&s)
+	return v
+}
+
+// afterValue returns the value for the mover of s of the state c that one
+// of its actions led to: 1 or 0 if the game is over, the table's value
+// (turned round when the other seat is to move) otherwise, and ok = false
+// when c is not in the table.
+func (t *Table) afterValue(s, c *env.State) (float64, bool) {
+	if c.IsOver() {
+		if c.Outcome(s.ToMove()) > 0 {
+			return 1, true
+		}
+		return 0, true
+	}
+	v, ok := t.lookup(c)
+	if !ok {
+		return 0, false
+	}
+	if c.ToMove() != s.ToMove() {
+		v = 1 - v
+	}
+	return v, true
+}
+
+// Best returns the optimal action of the decision s and its value (the
+// mover's probability of winning): the legal action whose successor has
+// the highest value, the lowest action id on a tie. Successors the table
+// does not hold (states that cannot arise from the start under its pool
+// cap) count as 0.5. s must be a decision (else an error wrapping
+// env.ErrWrongPhase) of the table's rules (else ErrRules).
+func (t *Table) Best(s *env.State) (env.Action, float64, error) {
+	if err := t.checkRules(s); err != nil {
+		return 0, 0, err
+	}
+	if s.Phase() != env.PhaseMove {
+		return 0, 0, fmt.Errorf("%w: the state is in phase %s, not move", env.ErrWrongPhase, s.Phase())
+	}
+	var legal [env.NumActions]env.Action
+	var ev env.Event
+	best, bestV := env.Action(0), -1.0
+	for _, a := range s.LegalActions(legal[:0]) {
+		c := *s
+		if err := c.ApplyTo(a, &ev); err != nil {
+			return 0, 0, err
+		}
+		v, ok := t.afterValue(s, &c)
+		if !ok {
+			v = 0.5
+		}
+		if v > bestV {
+			best, bestV = a, v
+		}
+	}
+	return best, bestV, nil
+}
+
+// ActionValues writes into dst[:env.NumActions] the value of every legal
+// action of the decision s for its mover (-1 for illegal actions and
+// successors the table does not hold). Its errors are Best's.
+func (t *Table) ActionValues(s *env.State, dst []float64) error {
+	if err := t.checkRules(s); err != nil {
+		return err
+	}
+	if s.Phase() != env.PhaseMove {
+		return fmt.Errorf("%w: the state is in phase %s, not move", env.ErrWrongPhase, s.Phase())
+	}
+	dst = dst[:env.NumActions]
+	for i := range dst {
+		dst[i] = -1
+	}
+	var legal [env.NumActions]env.Action
+	var ev env.Event
+	for _, a := range s.LegalActions(legal[:0]) {
+		c := *s
+		if err := c.ApplyTo(a, &ev); err != nil {
+			return err
+		}
+		if v, ok := t.afterValue(s, &c); ok {
+			dst[a] = v
+		}
+	}
+	return nil
+}
