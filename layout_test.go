@@ -48,6 +48,7 @@ var layers = []struct {
 	{"nnet", []string{"env", "env/agent", "obs", "internal/confine", "internal/detmath"}},
 	{"nnet/nettest", []string{"nnet", "env", "obs"}},
 	{"analysis", []string{"env", "env/agent"}},
+	{"solve", []string{"env", "env/agent"}},
 
 	// The RL-environment semantics, and the work the server's methods do over them.
 	{"vecenv", []string{"env", "env/agent", "obs"}},
@@ -63,7 +64,7 @@ var layers = []struct {
 
 	// Commands: the binary, and the generators of docs and of the Python
 	// constants (each reads the declarations it writes out).
-	{"cmd/yutenv", []string{"server", "dataset", "nnet", "protocol", "render", "stats", "vecenv", "env", "env/agent", "obs"}},
+	{"cmd/yutenv", []string{"server", "dataset", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs"}},
 	{"env/internal/genrules", []string{"env"}},
 	{"obs/internal/gendocs", []string{"obs"}},
 	{"cmd/genpy", []string{"az", "dataset", "nnet", "protocol", "vecenv", "env", "env/agent", "obs"}},
