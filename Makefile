@@ -53,10 +53,13 @@ lint: tools
 	$(RUFF) check python
 	$(RUFF) format --check python
 
-# Once at full size (property tests trim themselves under -race), once under the race detector.
+# Every package under the race detector; then, without it, the packages whose tests trim or skip
+# under -race (full-size property tests, allocation and memory bounds: see their race_test.go).
+# The command line's tests are the same either way, and the slowest: they run once.
+GO_NORACE_PKGS = $$($(GO) list ./... | grep -v '/cmd/yutenv$$')
 go-test:
-	$(GO) test -count=1 ./...
 	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 $(GO_NORACE_PKGS)
 
 # Chromium (the replay viewer's browser test), qemu-user-static (the aarch64 wheel, the arm64
 # games of cmd/yutenv/xarch_test.go) and file:
