@@ -229,7 +229,7 @@ func TestForwardSkipsZeroInputs(t *testing.T) {
 }
 
 // golden is the shared golden's expected outputs (written by
-// yutenv.az.net.write_golden, or by this test with -update).
+// yutenv.az.golden.write_golden, or by this test with -update).
 type golden struct {
 	Net       string      `json:"net"`
 	Tier      string      `json:"tier"`

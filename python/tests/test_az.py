@@ -27,7 +27,7 @@ import torch
 from yutenv.evaluate import run_eval_json
 
 import yutenv
-from yutenv.az import buffer, judge, net, report, train
+from yutenv.az import buffer, golden, judge, net, report, train
 
 REPO = Path(__file__).resolve().parents[2]
 # Network-guided self-play (yutenv.az.selfplay) and the Go agent net:PATH come from the az-go
@@ -101,7 +101,7 @@ def test_the_python_golden_is_there() -> None:
 
 
 def test_write_golden_is_consistent(tmp_path: Path) -> None:
-    ynet, expected = net.write_golden(tmp_path)
+    ynet, expected = golden.write_golden(tmp_path)
     exp = json.loads(expected.read_text())
     logits, _ = outputs(net.load_net(ynet), np.asarray(exp["obs"], dtype=np.float32))
     np.testing.assert_allclose(logits, exp["logits"], atol=1e-6)

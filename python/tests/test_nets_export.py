@@ -31,7 +31,7 @@ from torch import nn  # noqa: E402
 import yutenv  # noqa: E402
 from yutenv import nets  # noqa: E402
 from yutenv._protocol import NET_ACTIVATIONS, NET_VERSION, TIER_SIZES, TIERS  # noqa: E402
-from yutenv.az import net  # noqa: E402
+from yutenv.az import golden, net  # noqa: E402
 
 GOLDEN = Path(__file__).resolve().parents[2] / "nnet" / "testdata"
 POSITIONS = 10_000
@@ -277,7 +277,7 @@ def test_a_relu_mlp_and_a_policy_value_net_stay_version_1(tmp_path: Path) -> Non
 def test_write_golden_split_is_consistent(tmp_path: Path) -> None:
     """tanh-split: the version 2 golden both readers reproduce (TestGolden; test_az's golden test
     reads every *.expected.json)."""
-    ynet, expected = net.write_golden_split(tmp_path)
+    ynet, expected = golden.write_golden_split(tmp_path)
     doc, exp = doc_of(ynet), json.loads(expected.read_text())
     assert (doc["version"], doc["activation"]) == (NET_VERSION, "tanh")
     assert [len(doc[k]) for k in ("trunk", "policy_trunk", "value_trunk")] == [1, 1, 2]

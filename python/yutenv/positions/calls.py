@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,23 @@ _CHUNK_BYTES = 8 << 20
 def _join(parts: list[dict[str, Any]]) -> dict[str, Any]:
     """Join the answers of consecutive chunks of rows: arrays end to end, other values from the first."""
     return {key: np.concatenate([p[key] for p in parts]) if isinstance(v, np.ndarray) else v for key, v in parts[0].items()}
+
+
+_T = TypeVar("_T")
+
+
+def in_chunks(b: bytes, n: int, state_size: int, per_row: int, fn: Callable[[int, int, bytes], _T]) -> _T:
+    """Run fn(lo, hi, packed rows) over chunks of the ``n`` packed states ``b`` (``state_size`` bytes
+    each) whose request and reply (at most per_row bytes a row each) fit one frame, and join the
+    results (arrays, or dicts)."""
+    step = max(1, _CHUNK_BYTES // per_row)
+    if n <= step:
+        return fn(0, n, b)
+    k = state_size
+    parts = [fn(lo, min(n, lo + step), b[lo * k : min(n, lo + step) * k]) for lo in range(0, n, step)]
+    if isinstance(parts[0], dict):
+        return cast(_T, _join(cast(list[dict[str, Any]], parts)))
+    return cast(_T, np.concatenate(cast(list[npt.NDArray[Any]], parts)))
 
 
 _lock = threading.Lock()

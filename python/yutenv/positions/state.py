@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union, cast
+from typing import Any, Callable, Iterable, Mapping, Sequence, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -41,7 +41,8 @@ from .._wire.args import check_action, check_seed
 from ..connection.session import close_shared_session as close_shared_session
 from ..envs.config import check_rules
 from ..errors import BadStateError, LimitExceededError
-from .calls import _CHUNK_BYTES, _call, _declare, _int, _join, _per_state, _seat_error, _upgrade_packed
+from .calls import _call, _declare, _int, _join, _per_state, _seat_error, _upgrade_packed, in_chunks
+from .position import position_map
 
 __all__ = [
     "Analysis",
@@ -63,8 +64,6 @@ __all__ = [
 #: Throw ids, in the engine's order (RULES.md).
 BACK_DO, DO, GAE, GEOL, YUT, MO = range(NUM_THROWS)
 _THROW, _MOVE, _OVER = PHASES
-#: The ids of a throw's names: each name, and each name without its hyphen ("backdo").
-_THROW_IDS = {**{n: t for t, n in enumerate(THROW_NAMES)}, **{n.replace("-", ""): t for t, n in enumerate(THROW_NAMES)}}
 #: current_player() at a chance node and after the game, as in OpenSpiel.
 CHANCE = -1
 TERMINAL = -4
@@ -183,51 +182,10 @@ class Game:
         Raises:
             BadStateError: the position is inconsistent (the message says how).
         """
-        counts = [0] * NUM_THROWS
-        if isinstance(pool, Mapping):
-            for k, v in pool.items():
-                t = _THROW_IDS.get(k.lower())
-                if t is None:
-                    raise ValueError(f"pool: unknown throw {k!r} (throws: {', '.join(THROW_NAMES)})")
-                counts[t] = int(v)
-        elif pool is not None:
-            if len(pool) != NUM_THROWS:
-                raise ValueError(f"pool: {len(pool)} counts, want {NUM_THROWS} (by throw id: {', '.join(THROW_NAMES)})")
-            counts = [int(v) for v in pool]
-        st: list[dict[str, Any]] = []
-        for i, s in enumerate(stacks):
-            if isinstance(s, Mapping):
-                d = {"seat": s["seat"], "station": s["station"], "route": s.get("route", ROUTES[0]), "height": s.get("height", 1)}
-            else:
-                if not 3 <= len(s) <= 4:
-                    raise ValueError(f"stacks[{i}]: want (seat, station, route[, height]), got {s!r}")
-                d = {"seat": s[0], "station": s[1], "route": s[2], "height": s[3] if len(s) > 3 else 1}
-            if isinstance(d["route"], (int, np.integer)) and not isinstance(d["route"], bool):
-                if not 0 <= int(d["route"]) < len(ROUTES):
-                    raise ValueError(f"stacks[{i}]: route id {d['route']} out of range 0..{len(ROUTES) - 1}")
-                d["route"] = ROUTES[int(d["route"])]
-            for k in ("seat", "station", "height"):
-                d[k] = _int(d[k], f"stacks[{i}].{k}")
-            d["route"] = str(d["route"])
-            st.append(d)
-        fin = [0] * self.players if finished is None else [_int(v, "finished") for v in finished]
-        if hand is None:
-            hand = [
-                self.pieces - (fin[seat] if seat < len(fin) else 0) - sum(d["height"] for d in st if d["seat"] == seat)
-                for seat in range(self.players)
-            ]
-        pos: dict[str, Any] = {
-            "to_move": _int(to_move, "to_move"),
-            "phase": phase if phase is not None else (_MOVE if any(counts) else _THROW),
-            "pool": counts,
-            "hand": [_int(v, "hand") for v in hand],
-            "finished": fin,
-            "stacks": st,
-        }
-        if place is not None:
-            pos["place"] = [_int(v, "place") for v in place]
-        if missed is not None:
-            pos["missed"] = [_int(v, "missed") for v in missed]
+        pos = position_map(
+            self.players, self.pieces, to_move=to_move, phase=phase, pool=pool, stacks=stacks, hand=hand,
+            finished=finished, place=place, missed=missed,
+        )  # fmt: skip
         r = self._call("position", {"position": pos, "seed": check_seed(seed)})
         return State(self, bytes(r["state"]))
 
@@ -431,16 +389,7 @@ class Game:
         return Analysis(actions=d["actions"], policy=d["policy"], value=d["value"], values=d["values"], agent=d["agent"])
 
     def _chunks(self, b: bytes, n: int, per_row: int, fn: Callable[[int, int, bytes], _T]) -> _T:
-        """Run fn(lo, hi, packed rows) over chunks of rows whose request and reply (at most
-        per_row bytes a row each) fit one frame, and join the results (arrays, or dicts)."""
-        step = max(1, _CHUNK_BYTES // per_row)
-        if n <= step:
-            return fn(0, n, b)
-        k = self.state_size
-        parts = [fn(lo, min(n, lo + step), b[lo * k : min(n, lo + step) * k]) for lo in range(0, n, step)]
-        if isinstance(parts[0], dict):
-            return cast(_T, _join(cast(list[dict[str, Any]], parts)))
-        return cast(_T, np.concatenate(cast(list[npt.NDArray[Any]], parts)))
+        return in_chunks(b, n, self.state_size, per_row, fn)
 
 
 class State:
