@@ -47,6 +47,8 @@ var layers = []struct {
 	{"client", []string{"protocol", "internal/msgp"}},
 	{"nnet", []string{"env", "env/agent", "obs", "internal/confine", "internal/detmath"}},
 	{"nnet/nettest", []string{"nnet", "env", "obs"}},
+	// The luck of a game's throws, valued by a network or a heuristic.
+	{"luck", []string{"env", "nnet"}},
 	{"analysis", []string{"env", "env/agent"}},
 	{"solve", []string{"env", "env/agent"}},
 
@@ -64,7 +66,7 @@ var layers = []struct {
 
 	// Commands: the binary, and the generators of docs and of the Python
 	// constants (each reads the declarations it writes out).
-	{"cmd/yutenv", []string{"server", "dataset", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs"}},
+	{"cmd/yutenv", []string{"server", "dataset", "luck", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs"}},
 	{"env/internal/genrules", []string{"env"}},
 	{"obs/internal/gendocs", []string{"obs"}},
 	{"cmd/genpy", []string{"az", "dataset", "nnet", "protocol", "vecenv", "env", "env/agent", "obs"}},

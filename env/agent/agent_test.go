@@ -460,3 +460,34 @@ func TestValuesMultiSeat(t *testing.T) {
 	assert.InDelta(t, 0, st.Values[0]+st.Values[1]+st.Values[2]+st.Values[3], 1e-9)
 	assert.False(t, math.IsNaN(st.Value))
 }
+
+// TestGameOnThrow: OnThrow sees every throw, at the chance node before it,
+// and leaves the game as it plays without the hook.
+func TestGameOnThrow(t *testing.T) {
+	newSeats := func() []Agent {
+		x, err := New("greedy", 1)
+		require.NoError(t, err)
+		y, err := New("random", 2)
+		require.NoError(t, err)
+		return []Agent{x, y}
+	}
+	g := Game{Rules: env.Standard(), Seed: 9, Start: env.AnySeat, Seats: newSeats(), Record: true}
+	plain, err := g.Play()
+	require.NoError(t, err)
+	n := 0
+	g.Seats = newSeats()
+	g.OnThrow = func(s *env.State, th env.Throw) error {
+		require.True(t, s.IsChance())
+		require.Equal(t, n, s.Throws())
+		n++
+		return nil
+	}
+	g.OnEnd = func(s *env.State) error {
+		assert.Equal(t, n, s.Throws())
+		return nil
+	}
+	hooked, err := g.Play()
+	require.NoError(t, err)
+	assert.Equal(t, plain.Record, hooked.Record)
+	assert.Positive(t, n)
+}

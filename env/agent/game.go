@@ -37,6 +37,10 @@ type Game struct {
 	// before the action, the action and the agent's statistics (whose
 	// Policy is only valid during the call). An error stops the game.
 	OnDecision func(s *env.State, a env.Action, st Stats) error
+	// OnThrow, if not nil, is called at every throw with the chance node
+	// before it (valid only during the call) and the throw drawn, e.g. to
+	// count its luck (package luck). An error stops the game.
+	OnThrow func(s *env.State, t env.Throw) error
 	// OnEnd, if not nil, is called once the game is over with its final
 	// state (valid only during the call). An error fails the game.
 	OnEnd func(s *env.State) error
@@ -80,9 +84,18 @@ func (g Game) Play() (Result, error) {
 	}
 	for !s.IsOver() {
 		if s.IsChance() {
+			var before env.State
+			if g.OnThrow != nil {
+				before = s
+			}
 			ev, err := s.SampleThrow()
 			if err != nil {
 				return res, err
+			}
+			if g.OnThrow != nil {
+				if err := g.OnThrow(&before, ev.Throw); err != nil {
+					return res, err
+				}
 			}
 			if res.Record != nil {
 				res.Record.Add(ev, &s)
