@@ -33,7 +33,7 @@ type Value interface {
 }
 
 // DefaultDepth is the default number of nested chance nodes expanded.
-const DefaultDepth = 3
+const DefaultDepth = 2
 
 // MaxDepth bounds Accountant.Depth.
 const MaxDepth = 8

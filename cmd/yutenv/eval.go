@@ -63,6 +63,8 @@ type evalMatch struct {
 	// the agent took, over all its decisions (forced ones included).
 	MsPerDecisionA float64 `json:"ms_per_decision_a"`
 	MsPerDecisionB float64 `json:"ms_per_decision_b"`
+	// The luck-adjusted result (--luck; absent with --luck off).
+	evalLuck
 
 	outcomeA   float64
 	decisions  int
@@ -107,6 +109,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	firstGame := fs.Int("first-game", 0, "play games G.. of the run (a multiple of the seat count): one part of a distributed evaluation")
 	workers := fs.Int("workers", runtime.NumCPU(), "games played at once")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
+	luckValue := fs.String("luck", "", luckUsage)
 	prog := addProgressFlags(fs)
 	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
@@ -140,9 +143,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := prog.check(); err != nil {
 		return err
 	}
+	lc, err := newLuckCounter(*luckValue, rules)
+	if err != nil {
+		return err
+	}
 	bar := prog.start(stderr, len(pairs)*perPair, "eval", "games")
 	t0 := time.Now()
-	matches, err := playMatches(rules, specs, pairs, *firstGame, perPair, *seed, *workers, bar)
+	matches, err := playMatches(rules, specs, pairs, *firstGame, perPair, *seed, *workers, lc, bar)
 	bar.Finish()
 	if err != nil {
 		return err
@@ -225,6 +232,7 @@ type evalGame struct {
 	pair, game int
 	res        agent.Result
 	aSeat      int
+	luckA      float64 // A's luck, when counted
 	err        error
 }
 
@@ -233,8 +241,9 @@ type evalGame struct {
 // longer run plays exactly that run's games). Game g of a pair is in group k = g/seats, whose games share the game seed
 // vecenv.GameSeed(seed, k) = seed + k, the same in every pair (common random
 // numbers); agent A sits in seat g%seats and B in all the others, and the
-// agents are reseeded before every decision by vecenv.Game's rule.
-func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, perPair int, seed uint64, workers int, bar *progress) ([]evalMatch, error) {
+// agents are reseeded before every decision by vecenv.Game's rule. With lc
+// not nil, the luck of every game's throws is counted with its value.
+func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, perPair int, seed uint64, workers int, lc *luckCounter, bar *progress) ([]evalMatch, error) {
 	n := rules.Players
 	stop := make(chan struct{})
 	defer close(stop)
@@ -257,13 +266,29 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, per
 			seats[i] = b
 		}
 		seats[out.aSeat] = a
-		out.res, out.err = vecenv.Game(rules, vecenv.GameSeed(seed, g/n), env.AnySeat, seats).Play()
+		game := vecenv.Game(rules, vecenv.GameSeed(seed, g/n), env.AnySeat, seats)
+		if lc == nil {
+			out.res, out.err = game.Play()
+			return out
+		}
+		acc, err := lc.get()
+		if err != nil {
+			out.err = err
+			return out
+		}
+		defer lc.put(acc)
+		game.OnThrow = acc.Throw
+		out.res, out.err = game.Play()
+		out.luckA = acc.Luck()[out.aSeat]
 		return out
 	})
 
 	matches := make([]evalMatch, len(pairs))
 	for p, pr := range pairs {
 		matches[p] = evalMatch{A: specs[pr[0]], B: specs[pr[1]], ChanceRate: 1 / float64(n)}
+		if lc != nil {
+			matches[p].Luck = lc.name
+		}
 	}
 	var firstErr error
 	for d := range results {
@@ -282,6 +307,9 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, per
 			m.WinsB++
 		}
 		m.outcomeA += r.res.Outcomes[r.aSeat]
+		if lc != nil {
+			m.sums.add(r.game-firstGame, r.res.Outcomes[r.aSeat], r.luckA)
+		}
 		m.decisions += r.res.Decisions
 		for seat := 0; seat < n; seat++ {
 			if seat == r.aSeat {
@@ -317,6 +345,7 @@ func (m *evalMatch) finish(seats int) {
 	if seats == 2 {
 		m.Elo, m.EloLow, m.EloHigh = finite(stats.EloDiff(m.WinRateA)), finite(stats.EloDiff(m.WilsonLow)), finite(stats.EloDiff(m.WilsonHi))
 	}
+	m.finishLuck(seats)
 }
 
 func msPer(d time.Duration, n int) float64 {
@@ -414,6 +443,7 @@ func printEval(w io.Writer, rep evalReport, perPair int, roundRobin bool) {
 		t.Render()
 		fmt.Fprintf(w, "%d games, %.1f decisions per game; %s wins %s (chance: %s)\n",
 			m.Games, m.DecisionsPerGame, m.A, pct(m.WinRateA), pct(m.ChanceRate))
+		printLuck(w, rep.Matches)
 		return
 	}
 	t.SetHeader([]string{"a", "b", "wins a", "wins b", "win rate a", "95% Wilson", "Elo diff (95%)", "decisions/game"})
@@ -424,6 +454,7 @@ func printEval(w io.Writer, rep evalReport, perPair int, roundRobin bool) {
 			fmt.Sprintf("%.1f", m.DecisionsPerGame)})
 	}
 	t.Render()
+	printLuck(w, rep.Matches)
 	fmt.Fprintln(w, "\nranking (Bradley-Terry Elo, first agent of the list = 0):")
 	r := tablewriter.NewWriter(w)
 	r.SetAutoFormatHeaders(false)

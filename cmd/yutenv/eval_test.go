@@ -37,7 +37,7 @@ func TestEvalTable(t *testing.T) {
 }
 
 func TestEvalJSON(t *testing.T) {
-	m := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "100", "--workers", "1")
+	m := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "100", "--workers", "1", "--luck", "off")
 	assert.Equal(t, "greedy", m.A)
 	assert.Equal(t, 100, m.Games)
 	assert.Equal(t, m.Games, m.WinsA+m.WinsB)
@@ -76,7 +76,7 @@ func TestEvalRoundRobin(t *testing.T) {
 		{"--agents", "random", "--agents", "greedy;mc:3"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			code, out, errs := runCmd(t, append([]string{"eval", "--games", "40", "--json", "--quiet"}, args...)...)
+			code, out, errs := runCmd(t, append([]string{"eval", "--games", "40", "--json", "--quiet", "--luck", "off"}, args...)...)
 			require.Equal(t, 0, code, errs)
 			var rep evalReport
 			require.NoError(t, json.Unmarshal([]byte(out), &rep))

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEvalLuck: eval reports the luck-adjusted score beside the raw one,
+// with the value it used (az by default for az's rules, progress
+// elsewhere), and nothing of it with --luck off.
+func TestEvalLuck(t *testing.T) {
+	for _, c := range []struct{ rules, luck, want string }{
+		{"standard", "", "az"},
+		{"players=3", "", "progress"},
+		{"standard", "progress", "progress"},
+	} {
+		t.Run(c.rules+" "+c.want, func(t *testing.T) {
+			args := []string{"--a", "greedy", "--b", "random", "--games", "30", "--rules", c.rules}
+			if c.luck != "" {
+				args = append(args, "--luck", c.luck)
+			}
+			m := evalJSON(t, args...)
+			assert.Equal(t, c.want, m.Luck)
+			require.NotNil(t, m.LuckAdjustedScoreA)
+			assert.True(t, *m.LuckAdjustedLow < *m.LuckAdjustedScoreA && *m.LuckAdjustedScoreA < *m.LuckAdjustedHigh)
+			require.NotNil(t, m.MeanLuckA)
+			// The adjusted mean outcome is the raw one minus the mean luck.
+			assert.InDelta(t, (1+m.MeanOutcomeA-*m.MeanLuckA)/2, *m.LuckAdjustedScoreA, 1e-9)
+			require.NotNil(t, m.LuckVarianceRatio)
+			assert.Positive(t, *m.LuckVarianceRatio)
+			assert.Equal(t, c.rules == "standard", m.LuckAdjustedElo != nil)
+		})
+	}
+	m := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "10", "--luck", "off")
+	assert.Empty(t, m.Luck)
+	assert.Nil(t, m.LuckAdjustedScoreA)
+
+	code, out, errs := runCmd(t, "eval", "--agents", "greedy;random;mc:2", "--games", "10", "--luck", "progress")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "luck-adjusted (value progress): greedy scores")
+	assert.Contains(t, out, "luck-adjusted (value progress): random scores")
+
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--luck", "az", "--rules", "players=3"}, "values only the rules"},
+		{[]string{"--luck", "dice"}, "--luck must be az, progress or off"},
+	} {
+		code, _, errs := runCmd(t, append([]string{"eval", "--quiet", "--a", "greedy", "--b", "random"}, c.args...)...)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errs, c.msg)
+	}
+}
