@@ -151,3 +151,23 @@ def test_no_progress_bar_into_a_pipe_by_default(srv: yutenv.Server, capsys: pyte
     # pytest's captured stderr is not a terminal: the default (None) draws no bar there.
     evaluate(first_legal, opponent="random", games=4, num_envs=2, server=srv)
     assert "first_legal vs random" not in capsys.readouterr().err
+
+
+def test_evaluate_spec_reports_the_luck_adjusted_result() -> None:
+    """A policy given as an agent spec gets yutenv eval's luck-adjusted figures, named by their value."""
+    r = evaluate("greedy", opponent="random", games=20, luck="progress")
+    assert r.luck == "progress"
+    assert r.luck_adjusted_score_a is not None and r.mean_luck_a is not None
+    assert r.luck_adjusted_score_a_low is not None and r.luck_adjusted_score_a_high is not None
+    assert r.luck_adjusted_score_a_low < r.luck_adjusted_score_a < r.luck_adjusted_score_a_high
+    assert abs((1 + r.mean_outcome_a - r.mean_luck_a) / 2 - r.luck_adjusted_score_a) < 1e-9
+    assert r.luck_variance_ratio is not None and r.luck_variance_ratio > 0
+    assert "luck-adjusted (value progress): greedy scores" in str(r)
+    off = evaluate("greedy", opponent="random", games=4, luck="off")
+    assert off.luck is None and off.luck_adjusted_score_a is None
+    assert "luck-adjusted" not in str(off)
+
+
+def test_evaluate_luck_needs_a_spec_policy() -> None:
+    with pytest.raises(ValueError, match="only a policy given as an agent spec"):
+        evaluate(first_legal, opponent="random", games=2, luck="progress")

@@ -87,6 +87,19 @@ class EvalResult:
     rating_games: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Against a mixture of opponents: ``(games, wins)`` against each entry, by name.
     per_opponent: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: The luck-adjusted result (docs/BASELINES.md, "Luck-adjusted results"): for a policy
+    #: given as an agent spec only, as ``yutenv eval`` reports it; ``None`` otherwise. ``luck``
+    #: names the value function; the score is on the win rate's scale, its interval from the
+    #: per-game adjusted results; ``luck_variance_ratio`` is raw over adjusted variance.
+    luck: str | None = None
+    luck_adjusted_score_a: float | None = None
+    luck_adjusted_score_a_low: float | None = None
+    luck_adjusted_score_a_high: float | None = None
+    luck_adjusted_elo_diff: float | None = None
+    luck_adjusted_elo_diff_low: float | None = None
+    luck_adjusted_elo_diff_high: float | None = None
+    luck_variance_ratio: float | None = None
+    mean_luck_a: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The result as a plain dict (JSON-ready)."""
@@ -141,6 +154,13 @@ class EvalResult:
             out.append(
                 "against each opponent: "
                 + ", ".join(f"{k} {w}/{g} ({pct(w / g) if g else 'n/a'})" for k, (g, w) in self.per_opponent.items())
+            )
+        if self.luck_adjusted_score_a is not None:
+            lo, hi = self.luck_adjusted_score_a_low or 0.0, self.luck_adjusted_score_a_high or 0.0
+            ratio = "n/a" if self.luck_variance_ratio is None else f"{self.luck_variance_ratio:.2f}"
+            out.append(
+                f"luck-adjusted (value {self.luck}): {self.a} scores {pct(self.luck_adjusted_score_a)} "
+                f"[{pct(lo)}, {pct(hi)}]; variance raw/adjusted {ratio}"
             )
         if self.rating is not None:
             against = ", ".join(f"{k} {w}/{g}" for k, (g, w) in self.rating_games.items())
@@ -210,6 +230,7 @@ def evaluate(
     name: str | None = None,
     rating: bool = False,
     anchors: Sequence[str] | None = None,
+    luck: str | None = None,
     **env_kwargs: Any,
 ) -> EvalResult:
     """Play ``policy`` against ``opponent`` for ``games`` games and measure it.
@@ -247,6 +268,10 @@ def evaluate(
             (the scale was measured on them).
         anchors: the ladder agents to play for ``rating`` (default
             :data:`RATING_ANCHORS`); each must be on the published ladder.
+        luck: for a policy given as an agent spec, ``yutenv eval --luck``: the value function
+            of the luck-adjusted result (``"az"``, ``"progress"``, ``"off"``; default: the
+            binary's, ``az`` for the rules it was trained for). A Python policy's games are not
+            luck-adjusted yet: giving ``luck`` with one is a ValueError.
         env_kwargs: more :class:`~yutenv.YutVectorEnv` arguments (``obs_type``,
             ``server``, ``address``, ``token``, ``max_decisions``, ``timeout``).
 
@@ -277,6 +302,7 @@ def evaluate(
             batched=batched,
             progress=progress,
             name=name,
+            luck=luck,
             **env_kwargs,
         )
         return _rate(main, policy, anchors, games, rules, tier, num_envs, seed, deterministic, batched, progress, env_kwargs)
@@ -286,7 +312,9 @@ def evaluate(
                 "a policy given as an agent spec plays in the binary against one agent spec; "
                 "evaluate a mixture or a Python opponent with a Python policy (e.g. the spec's net loaded in torch)"
             )
-        return _evaluate_spec(policy, opponent, games, rules, seed, name)
+        return _evaluate_spec(policy, opponent, games, rules, seed, name, luck)
+    if luck is not None:
+        raise ValueError("luck: only a policy given as an agent spec gets a luck-adjusted result (yutenv eval --luck)")
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     if num_envs < 1:
@@ -497,7 +525,13 @@ def run_eval_json(args: Sequence[str], quiet: bool = True, method: str = "eval")
 
 
 def _evaluate_spec(
-    policy: str, opponent: str, games: int, rules: str | Mapping[str, Any], seed: int, name: str | None
+    policy: str,
+    opponent: str,
+    games: int,
+    rules: str | Mapping[str, Any],
+    seed: int,
+    name: str | None,
+    luck: str | None = None,
 ) -> EvalResult:
     """:func:`evaluate` of an agent spec: ``yutenv eval --json`` run by the bundled binary."""
     if games < 1:
@@ -508,9 +542,8 @@ def _evaluate_spec(
         else ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in rules.items())
     )
     t0 = time.perf_counter()
-    m = run_eval_json(
-        ["--a", policy, "--b", opponent, "--games", str(games), "--rules", rules_text, "--seed", str(seed)], method="evaluate"
-    )
+    args = ["--a", policy, "--b", opponent, "--games", str(games), "--rules", rules_text, "--seed", str(seed)]
+    m = run_eval_json([*args, *(["--luck", luck] if luck is not None else [])], method="evaluate")
     fields = {k: m[k] for k in EvalResult.__dataclass_fields__ if k in m}
     fields["a"] = name or m["a"]
     fields.setdefault("seconds", time.perf_counter() - t0)
