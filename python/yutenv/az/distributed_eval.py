@@ -89,8 +89,9 @@ def _chunks(games: int, chunk_games: int, align: int = 1) -> list[tuple[int, int
 
 
 def _eval_agents_chunk(a: str, b: str, first: int, games: int, seed: int, rules: str, threads: int) -> dict[str, Any]:
+    # The chunks are merged by their wins: no luck-adjusted figures to pay for (--luck off).
     args = ["eval", "--json", "--quiet", "--a", a, "--b", b, "--games", str(games), "--first-game", str(first),
-            "--seed", str(seed), "--rules", rules, "--workers", str(threads)]  # fmt: skip
+            "--seed", str(seed), "--rules", rules, "--workers", str(threads), "--luck", "off"]  # fmt: skip
     d: dict[str, Any] = json.loads(_run_yutenv(args, f"yutenv eval {a} vs {b}", ValueError))
     d["rules"], d["seed"] = rules, seed  # rules as given, so that every chunk agrees
     return d

@@ -191,6 +191,8 @@ def judge(
     chosen = pick_generations(d, every, gens)
     last = chosen[-1]
     common = ["--rules", rules, "--seed", str(seed)]
+    # The judge reads win rates only: no luck-adjusted figures (--luck az costs network passes per throw).
+    evals = [*common, "--luck", "off"]
     report: dict[str, Any] = {"run": str(d), "rules": rules, "seed": seed, "generations": chosen, "games": games}
     t0 = time.perf_counter()
     text = f"# Judging `{d.name}`\n\nRules `{rules}`, seed {seed}, generations {chosen}.\n\n"
@@ -205,7 +207,7 @@ def judge(
         except InvalidArgumentError as e:
             if "two-seat rules" not in str(e):
                 raise
-            rr = run_eval_json(["--agents", ";".join(specs), "--games", str(games), *common], quiet=quiet)
+            rr = run_eval_json(["--agents", ";".join(specs), "--games", str(games), *evals], quiet=quiet)
         report["ladder"] = rr
         how = (
             f"with {ladder_sims} simulations of search each" if ladder_sims else "without search (each plays its policy's argmax)"
@@ -214,7 +216,7 @@ def judge(
         text += _ladder_markdown(chosen, specs, rr) + "\n"
 
     if against:
-        text += _against(d, chosen, ladder_sims, against, games, common, quiet, report)
+        text += _against(d, chosen, ladder_sims, against, games, evals, quiet, report)
 
     sg = search_games or games
     if rules != "standard":  # az plays only the standard rules it was trained for
@@ -224,10 +226,10 @@ def judge(
             text += f"Skipped {', '.join(f'`{b}`' for b in skipped)}: the shipped network plays only the rules it was trained for (standard).\n\n"
     rows: list[tuple[str, str, dict[str, Any]]] = []
     for n in search_sims:
-        m = run_eval_json(["--a", net_spec(d, last, n), "--b", f"mcts:{n}", "--games", str(sg), *common], quiet=quiet)
+        m = run_eval_json(["--a", net_spec(d, last, n), "--b", f"mcts:{n}", "--games", str(sg), *evals], quiet=quiet)
         rows.append((f"gen {last} with search, sims={n}", f"mcts:{n}", m))
     for b in baselines:
-        m = run_eval_json(["--a", net_spec(d, last), "--b", b, "--games", str(sg), *common], quiet=quiet)
+        m = run_eval_json(["--a", net_spec(d, last), "--b", b, "--games", str(sg), *evals], quiet=quiet)
         rows.append((f"gen {last} alone (no search)", b, m))
     if rows:
         report["final"] = [{"who": w, "opponent": o, **m} for w, o, m in rows]
