@@ -28,9 +28,9 @@ func evalJSON(t *testing.T, args ...string) evalMatch {
 }
 
 func TestEvalTable(t *testing.T) {
-	code, out, errs := runCmd(t, "eval", "--a", "greedy", "--b", "random", "--games", "40")
+	code, out, errs := runCmd(t, "eval", "--a", "greedy", "--b", "random", "--games", "10") // the default --luck az: 28 ms a game
 	require.Equal(t, 0, code, errs)
-	for _, want := range []string{"95% Wilson", "Elo diff (95%)", "ms/decision", "decisions/game", "| greedy", "| random", "40 games per pair"} {
+	for _, want := range []string{"95% Wilson", "Elo diff (95%)", "ms/decision", "decisions/game", "| greedy", "| random", "10 games per pair"} {
 		assert.Contains(t, out, want)
 	}
 	assert.NotContains(t, errs, "games/s", "no progress bar into a pipe unless asked for")
@@ -93,7 +93,7 @@ func TestEvalRoundRobin(t *testing.T) {
 			}
 		})
 	}
-	code, out, errs := runCmd(t, "eval", "--agents", "random;greedy", "--games", "20", "--quiet")
+	code, out, errs := runCmd(t, "eval", "--agents", "random;greedy", "--games", "20", "--quiet", "--luck", "off")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, out, "ranking (Bradley-Terry Elo")
 }

@@ -106,7 +106,7 @@ func TestSelfplayIsTheServersGames(t *testing.T) {
 // pairs "greedy vs random" and "greedy vs random" of a round robin
 // (agents 0 and 1 are the same) play the very same games.
 func TestEvalCommonGameSeeds(t *testing.T) {
-	code, out, errs := runCmd(t, "eval", "--agents", "greedy;greedy;random", "--games", "40", "--seed", "5", "--json", "--quiet", "--workers", "2")
+	code, out, errs := runCmd(t, "eval", "--agents", "greedy;greedy;random", "--games", "40", "--seed", "5", "--json", "--quiet", "--workers", "2", "--luck", "off")
 	require.Equal(t, 0, code, errs)
 	var rep evalReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
