@@ -495,6 +495,7 @@ def _rate(
                 batched=batched,
                 progress=progress,
                 name=main.a,
+                luck="off" if isinstance(policy, str) else None,  # only the wins count: no luck accounting
                 **env_kwargs,
             )
             g, w = r.games, r.wins_a
