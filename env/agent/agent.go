@@ -82,11 +82,8 @@ func NewFromSpec(sp Spec, seed uint64) (Agent, error) {
 	if g, ok := external[sp.Name]; ok {
 		return g(sp, seed)
 	}
-	if sp.Name == "net" || sp.Name == "az" {
-		return nil, fmt.Errorf("%w: agent %s is not linked into this program (import github.com/yutenv/yutenv/nnet)", ErrSpec, sp.Name)
-	}
-	if sp.Name == "optimal" {
-		return nil, fmt.Errorf("%w: agent %s is not linked into this program (import github.com/yutenv/yutenv/solve)", ErrSpec, sp.Name)
+	if pkg, ok := externalHome[sp.Name]; ok {
+		return nil, fmt.Errorf("%w: agent %s is not linked into this program (import github.com/yutenv/yutenv/%s)", ErrSpec, sp.Name, pkg)
 	}
 	f, ok := registry[sp.Name]
 	if !ok {
@@ -102,12 +99,16 @@ var registry = map[string]func(sp Spec, seed uint64) Agent{}
 // import them: dependencies point one way) to their constructors.
 var external = map[string]func(sp Spec, seed uint64) (Agent, error){}
 
+// externalHome names the package that registers each external agent of the
+// spec grammar, for the error when a program does not link it.
+var externalHome = map[string]string{"net": "nnet", "az": "nnet", "optimal": "solve"}
+
 // Register installs the constructor of an agent of the spec grammar that
-// lives in another package: today "net" and "az", which package nnet
-// registers in its init, and "optimal", which package solve registers. It
-// panics on another name (a programming error).
+// lives in another package (externalHome: "net" and "az" from package
+// nnet, "optimal" from package solve), in that package's init. It panics
+// on another name (a programming error).
 func Register(name string, f func(sp Spec, seed uint64) (Agent, error)) {
-	if name != "net" && name != "az" && name != "optimal" {
+	if _, ok := externalHome[name]; !ok {
 		panic("agent.Register: no external agent " + name)
 	}
 	external[name] = f

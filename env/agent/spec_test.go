@@ -301,3 +301,20 @@ func TestSpecDocsCoverTheGrammar(t *testing.T) {
 		}
 	}
 }
+
+// An external agent that the program does not link is an ErrSpec naming the
+// package that registers it (this test binary links neither nnet nor solve).
+func TestExternalAgentNotLinked(t *testing.T) {
+	for _, tt := range []struct{ spec, pkg string }{
+		{"net:x.ynet", "yutenv/yutenv/nnet"}, {"az", "yutenv/yutenv/nnet"}, {"optimal:x.ysolve", "yutenv/yutenv/solve"},
+	} {
+		t.Run(tt.spec, func(t *testing.T) {
+			sp, err := ParseSpec(tt.spec)
+			require.NoError(t, err)
+			_, err = NewFromSpec(sp, 1)
+			require.ErrorIs(t, err, ErrSpec)
+			assert.Contains(t, err.Error(), "not linked into this program (import github.com/"+tt.pkg+")")
+		})
+	}
+	assert.Panics(t, func() { Register("greedy", nil) }, "only the external agents register")
+}
