@@ -7,6 +7,9 @@ from typing import Any, Iterator
 import numpy as np
 import pytest
 
+# make test runs these in RLlib's own venv (its third run: `-m rllib`), against RLlib's Gymnasium pin.
+pytestmark = pytest.mark.rllib
+
 pytest.importorskip("ray.rllib", reason="the rllib extra is not installed", exc_type=ImportError)
 pytest.importorskip("torch", reason="the rllib extra is not installed").set_num_threads(1)
 
