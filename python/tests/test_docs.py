@@ -180,13 +180,13 @@ def shrink(code: str) -> str:
 
 
 def _shell_prelude(scratch: Path) -> str:
-    # `make X` builds in the checkout; `pip install` resolves (a dry run: installing would
-    # replace the package under test); long-running servers must start and keep running.
+    # `make X` builds in the checkout; `pip install` is checked (doc_pip_install.py: installing
+    # would replace the package under test); long-running servers must start and keep running.
     return textwrap.dedent(
         f"""
         set -euo pipefail
         make() {{ command make --no-print-directory -C {REPO} "$@" >/dev/null; }}
-        pip() {{ if [ "$1" = install ]; then shift; command python -m pip install --dry-run -q --no-build-isolation "$@"; else command python -m pip "$@"; fi; }}
+        pip() {{ if [ "$1" = install ]; then shift; command python {Path(__file__).parent / "doc_pip_install.py"} "$@"; else command python -m pip "$@"; fi; }}
         yutenv_daemon() {{ timeout 3 "$@" </dev/null >/dev/null || [ $? -eq 124 ]; }}
         yutenv_play() {{ "$@" <{scratch}/ones >/dev/null; }}
         """
@@ -241,7 +241,14 @@ def _scratch(tmp: Path) -> Path:
     return tmp
 
 
-@pytest.mark.parametrize("path", DOCS, ids=[str(p.relative_to(REPO)) for p in DOCS])
+def _doc_param(path: Path) -> object:
+    # A file with an RLlib block runs whole in RLlib's venv (the `rllib` mark), which sees the main
+    # venv's other extras too: its blocks run once, in order, against the Gymnasium RLlib pins.
+    rllib = any("rllib" in b.extras for b in blocks(path))
+    return pytest.param(path, id=str(path.relative_to(REPO)), marks=[pytest.mark.rllib] if rllib else [])
+
+
+@pytest.mark.parametrize("path", [_doc_param(p) for p in DOCS])
 def test_every_block_runs(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     scratch = _scratch(tmp_path)
     monkeypatch.chdir(scratch)
@@ -265,6 +272,24 @@ def test_every_block_runs(path: Path, tmp_path: Path, monkeypatch: pytest.Monkey
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():  # a file's blocks started Ray: the next file starts its own
         ray.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (["./python", "-U", "./python[sb3,openspiel-rl]", "yutenv[az]", "numpy>=1.20"], []),
+        (["./python[nope]"], ["yutenv has no extra 'nope'"]),
+        (["./elsewhere"], ["not the yutenv project folder"]),
+        (["surely-not-a-package-here"], ["not installed by make test"]),
+    ],
+)
+def test_a_docs_pip_install_is_checked_without_the_network(tmp_path: Path, args: list[str], refused: list[str]) -> None:
+    from doc_pip_install import problems
+
+    found = problems(args, _scratch(tmp_path))
+    assert len(found) == len(refused), found
+    for line, want in zip(found, refused):
+        assert want in line
 
 
 def _has(module: str) -> bool:

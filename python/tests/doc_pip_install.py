@@ -1,0 +1,64 @@
+"""What a doc's ``pip install ARGS`` asks for exists, checked without the network.
+
+test_docs.py runs the docs' shell blocks with ``pip install`` standing for this script: the
+package's own folder (``./python``, ``./python[EXTRA,...]``) must be the checkout's, each extra
+one the package declares (the installed package's metadata, which ``make test`` has just built
+from this checkout), and any other requirement a distribution this venv has (so ``make test``
+installed it, resolved from the index). A resolution against the index for every block (pip's
+``--dry-run``) cost the suite a minute and a half of network and builds, and checked nothing
+that ``make test``'s own installs of every extra do not.
+
+Exit 0, or 1 with one line per refused argument.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from importlib import metadata
+from pathlib import Path
+
+_REQ = re.compile(r"^(?P<name>[^\[\]<>=!~;\s]+)(?:\[(?P<extras>[^\]]*)\])?(?P<spec>[<>=!~].*)?$")
+_NORM = re.compile(r"[-_.]+")
+
+
+def _norm(name: str) -> str:
+    return _NORM.sub("-", name).lower()
+
+
+def problems(args: list[str], cwd: Path) -> list[str]:
+    """Why each argument of ``pip install ARGS`` would not install, as one line each."""
+    out: list[str] = []
+    declared = {_norm(x) for x in metadata.metadata("yutenv").get_all("Provides-Extra") or []}
+    for arg in args:
+        if arg.startswith("-"):
+            continue  # options (-U, --upgrade, ...)
+        m = _REQ.match(arg)
+        if not m:
+            out.append(f"{arg!r}: not a requirement pip reads")
+            continue
+        name, extras = m.group("name"), [_norm(x) for x in (m.group("extras") or "").split(",") if x.strip()]
+        if "/" in name or name.startswith("."):
+            project = cwd / name / "pyproject.toml"
+            own = project.is_file() and re.search(r'(?m)^name = "yutenv"$', project.read_text(encoding="utf-8")) is not None
+            if not own:
+                out.append(f"{arg!r}: {name} is not the yutenv project folder")
+        else:
+            own = _norm(name) == "yutenv"
+            if not own:
+                try:
+                    metadata.distribution(name)
+                except metadata.PackageNotFoundError:
+                    out.append(f"{arg!r}: {name} is not installed by make test, so nothing checks it resolves")
+        if own:
+            out += [
+                f"{arg!r}: yutenv has no extra {x!r} (it has {', '.join(sorted(declared))})" for x in extras if x not in declared
+            ]
+    return out
+
+
+if __name__ == "__main__":
+    found = problems(sys.argv[1:], Path.cwd())
+    for line in found:
+        print(f"pip install: {line}", file=sys.stderr)
+    sys.exit(1 if found else 0)
