@@ -3,7 +3,11 @@ installed package); nothing is mocked."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import io
 import os
+import subprocess
 import time
 from typing import Iterator
 
@@ -74,6 +78,23 @@ def no_server_left_behind() -> Iterator[None]:
         s.close()
     for s in live:
         assert not pid_alive(s.pid), f"server {s.pid} still running"
+
+
+def run_main(module: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` run in this process, through the module's ``main(argv)``, and
+    reported as ``subprocess.run`` reports the command: its exit code and what it printed. For
+    tests of what a command refuses and prints, without an interpreter and torch starting for
+    each (some 4 s apiece). An exception that escapes ``main`` fails the test, as a traceback on
+    the real command's stderr would. Each command keeps a test of its real process."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = importlib.import_module(module).main(list(args))
+        except SystemExit as e:  # argparse: --help exits 0, a usage error 2
+            code = e.code
+    if not isinstance(code, int):
+        code = 0 if code is None else 1
+    return subprocess.CompletedProcess(["python", "-m", module, *args], code, out.getvalue(), err.getvalue())
 
 
 def first_legal(mask: np.ndarray) -> int:

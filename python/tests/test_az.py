@@ -24,6 +24,7 @@ import msgpack
 import numpy as np
 import pytest
 import torch
+from conftest import run_main
 from yutenv.evaluate import run_eval_json
 
 import yutenv
@@ -466,20 +467,18 @@ def test_init_refuses_a_network_that_does_not_fit(full_run: Path, tmp_path: Path
         "--init",
         str(full_run / "gen-0001" / "net.ynet"),
     ]
-    p = subprocess.run([sys.executable, "-m", "yutenv.az.train", *args], capture_output=True, text=True, timeout=300)
+    p = run_main("yutenv.az.train", *args)
     assert p.returncode == 1
     assert re.search(why, p.stderr) and p.stderr.count("\n") == 1, p.stderr
     assert not (tmp_path / "run").exists(), "a refused start leaves no run behind"
     damaged = tmp_path / "damaged.ynet"
     damaged.write_bytes((full_run / "gen-0001" / "net.ynet").read_bytes()[:100])
-    p = subprocess.run(
-        [sys.executable, "-m", "yutenv.az.train", *args[:-1], str(damaged)], capture_output=True, text=True, timeout=300
-    )
+    p = run_main("yutenv.az.train", *args[:-1], str(damaged))
     assert p.returncode == 1 and "damaged.ynet" in p.stderr and p.stderr.count("\n") == 1, p.stderr
 
 
 def test_help_documents_the_options() -> None:
-    p = subprocess.run([sys.executable, "-m", "yutenv.az.train", "--help"], capture_output=True, text=True, timeout=120)
+    p = run_main("yutenv.az.train", "--help")
     assert p.returncode == 0
     for opt in ("--out", "--generations", "--games", "--sims", "--window", "--eval", "--selfplay", "--seed", "--redo-damaged"):
         assert opt in p.stdout

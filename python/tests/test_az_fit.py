@@ -13,6 +13,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from conftest import run_main  # noqa: E402
+
 import yutenv  # noqa: E402
 from yutenv.az import fit, net  # noqa: E402
 
@@ -35,7 +37,10 @@ def sets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     }
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, in_process: bool = True) -> subprocess.CompletedProcess[str]:
+    """python -m yutenv.az.fit ARGS; in this process unless asked (the first test runs the real one)."""
+    if in_process:
+        return run_main("yutenv.az.fit", *args)
     return subprocess.run([sys.executable, "-m", "yutenv.az.fit", *args], capture_output=True, text=True, timeout=600)
 
 
@@ -69,7 +74,7 @@ def test_fit_learns_scores_the_holdout_and_plays_in_go(sets: dict[str, str], tmp
 
 def test_cli_prints_the_epochs_and_goes_on_from_init(sets: dict[str, str], tmp_path: Path) -> None:
     first = tmp_path / "first.ynet"
-    p = run_cli("--data", sets["a"], "--out", str(first), "--hidden", "16", "--epochs", "1", "--quiet")
+    p = run_cli("--data", sets["a"], "--out", str(first), "--hidden", "16", "--epochs", "1", "--quiet", in_process=False)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("| epoch | policy loss | value loss | seconds |") and "network: " in p.stdout
     p = run_cli(

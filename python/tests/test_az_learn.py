@@ -15,22 +15,26 @@ import pytest
 
 pytest.importorskip("torch")
 
+from conftest import run_main  # noqa: E402
+
 from yutenv.az import diagnose, train  # noqa: E402
 
 TINY = ["--games", "4", "--sims", "8", "--hidden", "16", "--batch", "32", "--steps", "20", "--eval", "",
         "--seed", "5", "--games-in-flight", "4", "--quiet"]  # fmt: skip
 
 
-def run_train(out: Path, generations: int, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "yutenv.az.train", "--out", str(out), "--generations", str(generations), *TINY, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+def run_train(out: Path, generations: int, *extra: str, in_process: bool = True) -> subprocess.CompletedProcess[str]:
+    args = ["--out", str(out), "--generations", str(generations), *TINY, *extra]
+    if in_process:  # no interpreter and torch start for each; the module's fixture runs the real command
+        return run_main("yutenv.az.train", *args)
+    return subprocess.run([sys.executable, "-m", "yutenv.az.train", *args], capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two generations with the cosine schedule, a warm-up and a self-play option passed through."""
     out = tmp_path_factory.mktemp("learn") / "run"
-    p = run_train(out, 2, "--lr-schedule", "cosine", "--lr-warmup", "0.5", "--selfplay-opt", "max_batch=2")
+    p = run_train(out, 2, "--lr-schedule", "cosine", "--lr-warmup", "0.5", "--selfplay-opt", "max_batch=2", in_process=False)
     assert p.returncode == 0, p.stderr
     return out
 
@@ -97,13 +101,9 @@ def test_diagnose_figures_match_a_direct_computation(tiny_run: Path) -> None:
 
 
 def test_diagnose_refuses_missing_generations_in_one_line(tiny_run: Path, tmp_path: Path) -> None:
-    p = subprocess.run(
-        [sys.executable, "-m", "yutenv.az.diagnose", str(tiny_run), "--gens", "7"], capture_output=True, text=True, timeout=300
-    )
+    p = run_main("yutenv.az.diagnose", str(tiny_run), "--gens", "7")
     assert p.returncode == 1 and "no complete generation 7" in p.stderr and "Traceback" not in p.stderr
-    p = subprocess.run(
-        [sys.executable, "-m", "yutenv.az.diagnose", str(tmp_path / "none")], capture_output=True, text=True, timeout=300
-    )
+    p = run_main("yutenv.az.diagnose", str(tmp_path / "none"))
     assert p.returncode == 2 and "no such folder" in p.stderr
     with pytest.raises(ValueError, match="generation 1 or later"):
         diagnose.diagnose_generation(tiny_run, 0)

@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("torch")
 
 import torch  # noqa: E402
+from conftest import run_main  # noqa: E402
 
 from yutenv import datasets  # noqa: E402
 from yutenv.az import train  # noqa: E402
@@ -31,9 +32,11 @@ def val(t: torch.Tensor) -> float:
     return float(t.detach())
 
 
-def run_train(out: Path, generations: int, *extra: str) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "yutenv.az.train", "--out", str(out), "--generations", str(generations), *TINY, *extra]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+def run_train(out: Path, generations: int, *extra: str, in_process: bool = True) -> subprocess.CompletedProcess[str]:
+    args = ["--out", str(out), "--generations", str(generations), *TINY, *extra]
+    if in_process:  # no interpreter and torch start for each; the module's fixture runs the real command
+        return run_main("yutenv.az.train", *args)
+    return subprocess.run([sys.executable, "-m", "yutenv.az.train", *args], capture_output=True, text=True, timeout=600)
 
 
 def test_the_loss_ignores_the_policy_of_rows_without_a_target() -> None:
@@ -73,7 +76,7 @@ def test_the_loss_ignores_the_policy_of_rows_without_a_target() -> None:
 @pytest.fixture(scope="module")
 def pcr_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("pcr") / "run"
-    p = run_train(out, 2, *PCR)
+    p = run_train(out, 2, *PCR, in_process=False)
     assert p.returncode == 0, p.stderr
     return out
 
