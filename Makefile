@@ -67,7 +67,20 @@ go-test:
 test-deps:
 	@bash scripts/install-test-tools.sh || [ -z "$$YUTENV_REQUIRE_TOOLS" ]
 
-test: lint test-deps go-test py-test
+# Two lanes at once, then the Python suites: lint and the Go tests keep the cores busy while the
+# test tools and the two venvs install (mostly the network and the disk). The venv and ruff come
+# first, since both lanes use the venv.
+test: $(RUFF_STAMP)
+	+$(MAKE) --no-print-directory -j2 --output-sync=line test-cpu-lane test-install-lane
+	+$(MAKE) --no-print-directory py-test
+
+.PHONY: test-cpu-lane test-install-lane
+test-cpu-lane: lint test-deps
+	+$(MAKE) --no-print-directory go-test
+
+test-install-lane:
+	+$(MAKE) --no-print-directory py-install
+	+$(MAKE) --no-print-directory py-install-rllib
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./env/...
