@@ -169,8 +169,7 @@ def test_a_killed_driver_resumes_with_the_ranges_done(cluster: Cluster, one_mach
     finally:
         proc.wait()
     assert not (train.gen_dir(out, 1) / "gen.json").exists(), "killed too late: generation 1 had finished"
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stderr
+    run(out, 2, ray=cluster.address, ray_tasks=1)  # the same run, resumed in this process (joined to the cluster)
     assert selfplay_info(out, 1)["ray"]["ranges_resumed"] >= 1
     assert_same_run(out, one_machine)
 

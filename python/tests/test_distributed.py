@@ -19,6 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray")
 fsspec = pytest.importorskip("fsspec")
+from conftest import run_main  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 from yutenv.datasets import DatasetError  # noqa: E402
 
@@ -167,7 +168,7 @@ def test_driver_killed_and_resumed(cluster: Cluster, reference: Path, tmp_path: 
     first = sorted(parts.glob("part-*.json"))[0]
     shard = out / json.loads(first.read_text())["shards"][0]["file"]
     shard.write_bytes(shard.read_bytes()[:50])
-    r = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    r = run_main("yutenv.az.distributed", *args[3:])  # the same command, resumed in this process (joined to the cluster)
     assert r.returncode == 0, r.stderr
     assert f"{GAMES} games" in r.stdout
     assert_same_dataset(out, reference)
