@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_main
 
 from yutenv import distributed
 from yutenv.az import report
@@ -44,7 +45,7 @@ def test_every_option_has_help(parser: argparse.ArgumentParser) -> None:
     ids=lambda a: " ".join(a),
 )
 def test_help_exits_zero(argv: list[str]) -> None:
-    r = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, timeout=120)
+    r = run_main(*argv)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("usage: python -m ")
     assert len(r.stdout.splitlines()) > 3
@@ -115,7 +116,7 @@ def _undocumented(help_text: str) -> list[str]:
 def test_every_module_entry_point_documents_every_option(module: str) -> None:
     if module.endswith("bench_sb3"):
         pytest.importorskip("sb3_contrib")
-    r = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=120)
+    r = run_main(module, "--help")  # `python -m` itself runs in the docs' blocks
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("usage: ")
     description = r.stdout.split("\n\n")[1]
