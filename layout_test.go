@@ -35,6 +35,7 @@ var layers = []struct {
 	{"internal/confine", nil},
 	{"internal/msgp", nil},
 	{"internal/ratelog", nil},
+	{"internal/israce", nil}, // tests only: is the race detector on
 	{"stats", nil},
 	{"env", nil},
 	{"internal/latency", []string{"internal/msgp"}},

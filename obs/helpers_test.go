@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // playRandom plays games with uniformly random legal actions and sampled
@@ -122,7 +123,7 @@ func stack(seat int, st env.Station, r env.Route, h int) env.Stack {
 // tests then still run every check, on fewer random games. Plain
 // "go test ./obs" runs them in full.
 func scaled(n int) int {
-	if raceEnabled || testing.Short() {
+	if israce.Enabled || testing.Short() {
 		return max(1, n/8)
 	}
 	return n
@@ -131,7 +132,7 @@ func scaled(n int) int {
 // scaledMin is the matching lower bound for a count that grows more slowly
 // than the number of games (pairs of positions that look alike).
 func scaledMin(n int) int {
-	if raceEnabled || testing.Short() {
+	if israce.Enabled || testing.Short() {
 		return max(1, n/16)
 	}
 	return n

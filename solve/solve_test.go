@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // tiny are variants small enough for the brute force of the tests: a line
@@ -163,7 +164,7 @@ func TestSolveResidual(t *testing.T) {
 			if testing.Short() && tt.rules == "pieces=1" {
 				t.Skip("seconds")
 			}
-			if raceEnabled && tt.rules != "kata" {
+			if israce.Enabled && tt.rules != "kata" {
 				t.Skip("the race detector slows value iteration tenfold; the run without it covers this variant")
 			}
 			tb := mustSolve(t, tt.rules, 0)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -297,7 +298,7 @@ func TestSetOpponentsKeepsRunningGames(t *testing.T) {
 // TestOpponentStepAllocatesNothing: answering a client-played opponent is
 // on the hot path too.
 func TestOpponentStepAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if israce.Enabled {
 		t.Skip("the race detector's sync.Pool drops workers on purpose")
 	}
 	b, err := New(Config{Rules: env.Standard(), Tier: obs.Tactical, N: 16, Seat: 1, Opponents: []Opponent{{Client, 1}, {"greedy", 1}}, Autoreset: SameStep})
