@@ -3,6 +3,7 @@ package solve
 import (
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,10 +32,28 @@ func mustRules(t testing.TB, spec string) env.Rules {
 	return r
 }
 
+// solved holds the tables the tests have solved, by rules and pool cap: a
+// table is read-only once solved, and the kata's takes seconds (tenfold
+// under -race), so the tests that read the same one share it.
+var solved struct {
+	sync.Mutex
+	tables map[string]*Table
+}
+
 func mustSolve(t testing.TB, spec string, poolCap int) *Table {
 	t.Helper()
+	key := fmt.Sprint(spec, "/", poolCap)
+	solved.Lock()
+	defer solved.Unlock()
+	if tb, ok := solved.tables[key]; ok {
+		return tb
+	}
 	tb, err := Solve(mustRules(t, spec), Options{PoolCap: poolCap})
 	require.NoError(t, err)
+	if solved.tables == nil {
+		solved.tables = map[string]*Table{}
+	}
+	solved.tables[key] = tb
 	return tb
 }
 
@@ -117,6 +136,9 @@ func (b *bounds) value(s *env.State, depth int) (lo, hi float64) {
 // Every solved value equals an independent brute-force expectimax of the
 // same game to 1e-9, on variants small enough to brute-force.
 func TestSolveMatchesBruteForce(t *testing.T) {
+	if israce.Enabled {
+		t.Skip("a brute force at scale in one goroutine, tenfold slower under -race; the run without it checks every variant")
+	}
 	for _, tt := range tiny {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := mustSolve(t, tt.rules, tt.poolCap)
