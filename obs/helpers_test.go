@@ -2,6 +2,7 @@ package obs
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -117,6 +118,17 @@ func (p spec) state(t testing.TB) env.State {
 // stack is shorthand for env.Stack.
 func stack(seat int, st env.Station, r env.Route, h int) env.Stack {
 	return env.Stack{Seat: seat, Station: st, Route: r, Height: h}
+}
+
+// requireSameObs is require.Equal for observations, with slices.Equal on
+// the passing path: testify's reflect.DeepEqual over thousands of floats
+// costs most of these tests' time, tenfold under -race (which checks every
+// pointer it steps). The two agree on floats: NaN is unequal, -0 is 0.
+func requireSameObs(t testing.TB, want, got []float32, msgAndArgs ...any) {
+	t.Helper()
+	if !slices.Equal(want, got) {
+		require.Equal(t, want, got, msgAndArgs...)
+	}
 }
 
 // scaled returns n, or n/8 (at least 1) under -race or -short: the property

@@ -1,6 +1,7 @@
 package obs
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,9 @@ func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 					for seat := range r.Players {
 						e.Encode(&s, seat, a)
 						e.Encode(&o, seat, b)
-						require.NotEqual(t, a, b, "seat %d sees seat %d and seat %d to move alike: %+v", seat, p.ToMove, q.ToMove, p)
+						if slices.Equal(a, b) { // testify's reflection only to report
+							require.NotEqual(t, a, b, "seat %d sees seat %d and seat %d to move alike: %+v", seat, p.ToMove, q.ToMove, p)
+						}
 					}
 				}
 			})
@@ -83,7 +86,7 @@ func TestRotationInvariance(t *testing.T) {
 						for by := 1; by < r.Players; by++ {
 							rs := mustState(t, rotate(states[i].Position(), by))
 							e.Encode(&rs, (seat+by)%r.Players, b)
-							require.Equal(t, a, b, "seat %d rotated by %d: %+v", seat, by, states[i].Position())
+							requireSameObs(t, a, b, "seat %d rotated by %d: %+v", seat, by, states[i].Position())
 						}
 					}
 				}
@@ -142,7 +145,9 @@ func TestSameFactsFromEverySeat(t *testing.T) {
 					views = append(views, f)
 				}
 				for _, v := range views[1:] {
-					require.Equal(t, views[0], v, "%+v", base)
+					if v != views[0] { // testify's reflection only to report: it costs the test's time
+						require.Equal(t, views[0], v, "%+v", base)
+					}
 				}
 				seen++
 			})
