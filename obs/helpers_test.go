@@ -131,11 +131,15 @@ func requireSameObs(t testing.TB, want, got []float32, msgAndArgs ...any) {
 	}
 }
 
-// scaled returns n, or n/8 (at least 1) under -race or -short: the property
-// tests then still run every check, on fewer random games. Plain
-// "go test ./obs" runs them in full.
+// scaled returns n, or fewer random games for the property tests, which
+// then still run every check: n/8 under -short, n/32 under -race (which slows
+// the engine tenfold and has nothing to find in them: they run in one
+// goroutine), at least 1. Plain "go test ./obs" runs them in full.
 func scaled(n int) int {
-	if israce.Enabled || testing.Short() {
+	switch {
+	case israce.Enabled:
+		return max(1, n/32)
+	case testing.Short():
 		return max(1, n/8)
 	}
 	return n
@@ -144,7 +148,10 @@ func scaled(n int) int {
 // scaledMin is the matching lower bound for a count that grows more slowly
 // than the number of games (pairs of positions that look alike).
 func scaledMin(n int) int {
-	if israce.Enabled || testing.Short() {
+	switch {
+	case israce.Enabled:
+		return max(1, n/64)
+	case testing.Short():
 		return max(1, n/16)
 	}
 	return n
