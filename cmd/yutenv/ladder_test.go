@@ -120,7 +120,7 @@ func TestLadderResumeAfterKill(t *testing.T) {
 			dir := t.TempDir()
 			state, out := filepath.Join(dir, "state"), filepath.Join(dir, "ladder.json")
 			all := append(args, "--state", state, "--json", out)
-			cmd := exec.Command(yutenvBinary(t), all...)
+			cmd := yutenvCommand(t, all...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())

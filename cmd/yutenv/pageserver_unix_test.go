@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,7 +33,7 @@ func TestPageCommandsCtrlC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(yutenvBinary(t), tc.args...)
+			cmd := yutenvCommand(t, tc.args...)
 			out, err := cmd.StdoutPipe()
 			require.NoError(t, err)
 			var stderr syncBuffer
