@@ -443,7 +443,7 @@ func TestEncodeUsesTheStatesRules(t *testing.T) {
 	std := env.Standard()
 	for _, spec := range []string{"players=3,pieces=2,end=rank", "back_do=off,flat_prob=0.5,finish=stop"} {
 		r := mustRules(t, spec)
-		states := randomStates(r, 3, 2)
+		states := randomStates(r, fewGames(3), 2)
 		for _, tier := range Tiers() {
 			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
 				other, err := NewEncoder(std, tier)

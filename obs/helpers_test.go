@@ -145,6 +145,11 @@ func scaled(n int) int {
 	return n
 }
 
+// fewGames is n, or 1 under -race, for the tests that check every state of
+// a few games: they run in one goroutine, where the race detector has
+// nothing to find.
+func fewGames(n int) int { return israce.Scale(n, 1) }
+
 // scaledMin is the matching lower bound for a count that grows more slowly
 // than the number of games (pairs of positions that look alike).
 func scaledMin(n int) int {

@@ -35,7 +35,7 @@ func toMoveOffset(t Tier) int {
 func TestEncodeEverySeat(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2"} {
 		r := mustRules(t, spec)
-		states := randomStates(r, 3, 41)
+		states := randomStates(r, fewGames(3), 41)
 		for _, tier := range Tiers() {
 			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
 				e, err := NewEncoder(r, tier)

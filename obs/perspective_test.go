@@ -40,7 +40,7 @@ func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2", skipRules[0]} {
 		r := mustRules(t, spec)
 		var positions []env.Position
-		for _, s := range randomStates(r, 3, 31) {
+		for _, s := range randomStates(r, fewGames(3), 31) {
 			if s.Phase() == env.PhaseThrow && s.Place((s.ToMove()+1)%r.Players) == 0 {
 				positions = append(positions, s.Position())
 			}
@@ -74,7 +74,7 @@ func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 func TestRotationInvariance(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2"} {
 		r := mustRules(t, spec)
-		states := randomStates(r, 4, 23)
+		states := randomStates(r, fewGames(4), 23)
 		for _, tier := range Tiers() {
 			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
 				e, err := NewEncoder(r, tier)
