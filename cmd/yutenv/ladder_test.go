@@ -109,9 +109,9 @@ func TestLadderResumeAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays a few seconds of games")
 	}
-	// A third of the games under -race, where the ladders in the process are
-	// tenfold slower; the signal still comes long before the last pair ends.
-	games := israce.Scale(60, 20)
+	// A sixth of the games under -race, where the ladders are tenfold slower
+	// (the binary's too); the signal still comes long before the last pair ends.
+	games := israce.Scale(60, 10)
 	args := []string{"ladder", "--quiet", "--workers", "1", "--agents", "random;greedy;mc:30", "--games", strconv.Itoa(games), "--seed", "3"}
 	want := ladderRun(t, t.TempDir(), args[1:]...)
 
