@@ -21,7 +21,9 @@ func TestProgressBars(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 
 	commands := map[string]func(string) []string{
-		"eval": func(string) []string { return []string{"eval", "--a", "greedy", "--b", "random", "--games", "4"} },
+		"eval": func(string) []string {
+			return luckOffUnderRace("eval", "--a", "greedy", "--b", "random", "--games", "4")
+		},
 		"selfplay": func(d string) []string {
 			return []string{"selfplay", "--games", "4", "--out", filepath.Join(d, "out.jsonl")}
 		},
