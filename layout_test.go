@@ -31,11 +31,11 @@ var layers = []struct {
 	may []string
 }{
 	// Leaf libraries: nothing of ours.
+	{"internal/israce", nil}, // tests only: is the race detector on
 	{"internal/detmath", nil},
 	{"internal/confine", nil},
 	{"internal/msgp", nil},
 	{"internal/ratelog", nil},
-	{"internal/israce", nil}, // tests only: is the race detector on
 	{"stats", nil},
 	{"env", nil},
 	{"internal/latency", []string{"internal/msgp"}},
