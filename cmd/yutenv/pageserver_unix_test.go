@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // TestPageCommandsCtrlC runs the real binary of each page command, holds a
@@ -33,6 +35,9 @@ func TestPageCommandsCtrlC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if israce.Enabled && tc.sig == syscall.SIGTERM {
+				t.Skip("the same signal.NotifyContext as SIGINT's, and two seconds of grace: SIGINT's run checks its goroutines under -race")
+			}
 			cmd := yutenvCommand(t, tc.args...)
 			out, err := cmd.StdoutPipe()
 			require.NoError(t, err)
