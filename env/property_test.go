@@ -172,7 +172,10 @@ func checkInvariants(t *testing.T, s *env.State) {
 
 func TestPropertyRandomGames(t *testing.T) {
 	games := 20
-	if trimmed() {
+	switch {
+	case israce.Enabled:
+		games = 2 // properties of games in one goroutine, where the race detector has nothing to find
+	case testing.Short():
 		games = 5
 	}
 	for _, spec := range propertyRules {

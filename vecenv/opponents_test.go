@@ -169,7 +169,8 @@ func TestClientOpponentIsTheSameGame(t *testing.T) {
 			require.NoError(t, wb.Reset(nil, ResetOptions{Start: env.AnySeat, Record: true}))
 			require.NoError(t, gb.Reset(nil, ResetOptions{Start: env.AnySeat, Record: true}))
 			calls := clientPlays(t, gb, ag)
-			for step := range 400 {
+			steps := israce.Scale(400, 100) // in one goroutine: a quarter under -race, still several episodes of 40 decisions
+			for step := range steps {
 				requireSameRows(t, wb, gb, step)
 				FirstLegal(wb.Rows().Mask, wb.Actions())
 				copy(gb.Actions(), wb.Actions())
@@ -179,7 +180,7 @@ func TestClientOpponentIsTheSameGame(t *testing.T) {
 				require.NoError(t, gb.Step(nil, true))
 				calls += clientPlays(t, gb, ag)
 			}
-			requireSameRows(t, wb, gb, 400)
+			requireSameRows(t, wb, gb, steps)
 			assert.Positive(t, calls)
 		})
 	}
