@@ -60,7 +60,7 @@ func TestFollowTheEngine(t *testing.T) {
 				t.Skip("the longest games, two thirds of the test's time; the pool's goroutines are the same under the other rules")
 			}
 			g := newGame(t, rules)
-			const n = 200 // above two pool chunks
+			n := israce.Scale(200, 130) // above two pool chunks, and nearer under -race
 			packed := make([]byte, n*env.PackedSize)
 			require.NoError(t, g.Initial(5, 0, packed))
 			want := make([]env.State, n)
