@@ -31,6 +31,7 @@ var layers = []struct {
 	may []string
 }{
 	// Leaf libraries: nothing of ours.
+	{"internal/israce", nil}, // tests only: is the race detector on
 	{"internal/detmath", nil},
 	{"internal/confine", nil},
 	{"internal/msgp", nil},

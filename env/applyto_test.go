@@ -40,8 +40,12 @@ func TestApplyToMatchesApply(t *testing.T) {
 						require.Error(t, b.ApplyThrowTo(env.Do, &ev))
 						require.Error(t, b.ApplyTo(env.NumActions, &ev))
 					}
-					require.Equal(t, before, b)
-					require.Equal(t, evBefore, ev)
+					// Plain comparisons, testify only to report: its reflection
+					// was most of the test's time.
+					if b != before || ev != evBefore {
+						require.Equal(t, before, b)
+						require.Equal(t, evBefore, ev)
+					}
 
 					var want env.Event
 					if a.IsChance() {
@@ -57,8 +61,10 @@ func TestApplyToMatchesApply(t *testing.T) {
 						require.NoError(t, err)
 						require.NoError(t, b.ApplyTo(act, &ev))
 					}
-					assert.Equal(t, want, ev)
-					require.Equal(t, a, b)
+					if ev != want || a != b {
+						assert.Equal(t, want, ev)
+						require.Equal(t, a, b)
+					}
 				}
 			}
 		})

@@ -18,16 +18,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // The cross-check runs python/tests/reference.py, an independent pure-Python
 // implementation of RULES.md, over the same perft trees and the same games as
 // the engine, and compares every count and every state. It is skipped when
-// python3 is not installed.
+// python3 is not installed, and under -race: its time is the reference's
+// and the engine's in one goroutine, where the race detector has nothing to
+// find (the run without -race cross-checks).
 
 // referencePath returns the reference script, or skips the test.
 func referencePath(t *testing.T) (python, script string) {
 	t.Helper()
+	if israce.Enabled {
+		t.Skip("the cross-check with the Python reference is scale in one goroutine; the run without -race does it")
+	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Skip("python3 not found: skipping the cross-check with the Python reference")
@@ -68,6 +74,7 @@ func mustRules(t testing.TB, spec string) env.Rules {
 }
 
 func TestCrossCheckPerft(t *testing.T) {
+	referencePath(t)
 	type req struct {
 		Rules env.Rules `json:"rules"`
 		Start int       `json:"start"`
@@ -109,6 +116,7 @@ func TestCrossCheckPerft(t *testing.T) {
 // games under every rule set, so that late-game rules (HOME, back-do from
 // HOME and the centre, stacks on diagonals, ranking) are counted too.
 func TestCrossCheckPerftMidGame(t *testing.T) {
+	referencePath(t)
 	type req struct {
 		Rules env.Rules     `json:"rules"`
 		State env.StateJSON `json:"state"`

@@ -79,7 +79,7 @@ func TestPerft(t *testing.T) {
 			before := s
 			for i, want := range g.counts {
 				depth := i + 1
-				if testing.Short() && want > 100000 {
+				if trimmed() && want > 100000 {
 					break
 				}
 				assert.Equal(t, want, env.Perft(s, depth), "perft(%d)", depth)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // maxDecisions bounds the decisions of a game between random players. Measured
@@ -39,7 +40,7 @@ func variantNames(keep func(env.Variant) bool) []string {
 
 // trimmed reports whether the property tests play fewer games: under -race
 // or -short. Plain "go test ./env" runs them in full.
-func trimmed() bool { return raceEnabled || testing.Short() }
+func trimmed() bool { return israce.Enabled || testing.Short() }
 
 // chooser picks actions as a function of the seed and the state alone, so a
 // copy of a state replays exactly the same choices.
@@ -171,7 +172,10 @@ func checkInvariants(t *testing.T, s *env.State) {
 
 func TestPropertyRandomGames(t *testing.T) {
 	games := 20
-	if trimmed() {
+	switch {
+	case israce.Enabled:
+		games = 2 // properties of games in one goroutine, where the race detector has nothing to find
+	case testing.Short():
 		games = 5
 	}
 	for _, spec := range propertyRules {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // chanceNodes plays random games under r and returns up to n of their
@@ -182,12 +183,9 @@ func (sm sample) check() error {
 	return nil
 }
 
-func sampleGames() int {
-	if raceEnabled {
-		return 400
-	}
-	return 4000
-}
+// sampleGames is the games of the unbiasedness tests: a tenth under the race
+// detector, which slows the games some tenfold (they play in one goroutine).
+func sampleGames() int { return israce.Scale(4000, 400) }
 
 // TestAdjustedResultIsUnbiased plays a fixed sample of games and checks
 // that the luck has mean zero, so that the adjusted result estimates the

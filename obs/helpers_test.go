@@ -2,10 +2,12 @@ package obs
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // playRandom plays games with uniformly random legal actions and sampled
@@ -118,20 +120,43 @@ func stack(seat int, st env.Station, r env.Route, h int) env.Stack {
 	return env.Stack{Seat: seat, Station: st, Route: r, Height: h}
 }
 
-// scaled returns n, or n/8 (at least 1) under -race or -short: the property
-// tests then still run every check, on fewer random games. Plain
-// "go test ./obs" runs them in full.
+// requireSameObs is require.Equal for observations, with slices.Equal on
+// the passing path: testify's reflect.DeepEqual over thousands of floats
+// costs most of these tests' time, tenfold under -race (which checks every
+// pointer it steps). The two agree on floats: NaN is unequal, -0 is 0.
+func requireSameObs(t testing.TB, want, got []float32, msgAndArgs ...any) {
+	t.Helper()
+	if !slices.Equal(want, got) {
+		require.Equal(t, want, got, msgAndArgs...)
+	}
+}
+
+// scaled returns n, or fewer random games for the property tests, which
+// then still run every check: n/8 under -short, n/32 under -race (which slows
+// the engine tenfold and has nothing to find in them: they run in one
+// goroutine), at least 1. Plain "go test ./obs" runs them in full.
 func scaled(n int) int {
-	if raceEnabled || testing.Short() {
+	switch {
+	case israce.Enabled:
+		return max(1, n/32)
+	case testing.Short():
 		return max(1, n/8)
 	}
 	return n
 }
 
+// fewGames is n, or 1 under -race, for the tests that check every state of
+// a few games: they run in one goroutine, where the race detector has
+// nothing to find.
+func fewGames(n int) int { return israce.Scale(n, 1) }
+
 // scaledMin is the matching lower bound for a count that grows more slowly
 // than the number of games (pairs of positions that look alike).
 func scaledMin(n int) int {
-	if raceEnabled || testing.Short() {
+	switch {
+	case israce.Enabled:
+		return max(1, n/64)
+	case testing.Short():
 		return max(1, n/16)
 	}
 	return n

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // keyFunc turns a state into the observation a learner sees, as a map key.
@@ -306,7 +307,7 @@ func TestEveryTierIsMarkovUnderEveryVariant(t *testing.T) {
 		t.Run(v.Name, func(t *testing.T) {
 			states := randomStates(v.Rules, scaled(32), 23)
 			tiers := Tiers()
-			if raceEnabled || testing.Short() {
+			if israce.Enabled || testing.Short() {
 				tiers = tiers[i%len(tiers) : i%len(tiers)+1] // trimmed: each variant in one tier, in turn
 			}
 			for _, tier := range tiers {

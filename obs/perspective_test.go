@@ -1,6 +1,7 @@
 package obs
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,7 +40,7 @@ func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2", skipRules[0]} {
 		r := mustRules(t, spec)
 		var positions []env.Position
-		for _, s := range randomStates(r, 3, 31) {
+		for _, s := range randomStates(r, fewGames(3), 31) {
 			if s.Phase() == env.PhaseThrow && s.Place((s.ToMove()+1)%r.Players) == 0 {
 				positions = append(positions, s.Position())
 			}
@@ -58,7 +59,9 @@ func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 					for seat := range r.Players {
 						e.Encode(&s, seat, a)
 						e.Encode(&o, seat, b)
-						require.NotEqual(t, a, b, "seat %d sees seat %d and seat %d to move alike: %+v", seat, p.ToMove, q.ToMove, p)
+						if slices.Equal(a, b) { // testify's reflection only to report
+							require.NotEqual(t, a, b, "seat %d sees seat %d and seat %d to move alike: %+v", seat, p.ToMove, q.ToMove, p)
+						}
 					}
 				}
 			})
@@ -71,7 +74,7 @@ func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 func TestRotationInvariance(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2"} {
 		r := mustRules(t, spec)
-		states := randomStates(r, 4, 23)
+		states := randomStates(r, fewGames(4), 23)
 		for _, tier := range Tiers() {
 			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
 				e, err := NewEncoder(r, tier)
@@ -83,7 +86,7 @@ func TestRotationInvariance(t *testing.T) {
 						for by := 1; by < r.Players; by++ {
 							rs := mustState(t, rotate(states[i].Position(), by))
 							e.Encode(&rs, (seat+by)%r.Players, b)
-							require.Equal(t, a, b, "seat %d rotated by %d: %+v", seat, by, states[i].Position())
+							requireSameObs(t, a, b, "seat %d rotated by %d: %+v", seat, by, states[i].Position())
 						}
 					}
 				}
@@ -142,7 +145,9 @@ func TestSameFactsFromEverySeat(t *testing.T) {
 					views = append(views, f)
 				}
 				for _, v := range views[1:] {
-					require.Equal(t, views[0], v, "%+v", base)
+					if v != views[0] { // testify's reflection only to report: it costs the test's time
+						require.Equal(t, views[0], v, "%+v", base)
+					}
 				}
 				seen++
 			})

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 )
@@ -24,7 +25,7 @@ func rawCall(t *testing.T, c *client.Client, id int, method string, params msgp.
 // TCP, with the same requests: every response is identical byte for byte,
 // through opponents' moves, random learner seats, autoresets and info.
 func TestDeterminism(t *testing.T) {
-	const n = 64
+	n := israce.Scale(64, 16) // under -race fewer envs a batch: the same requests, a quarter of the stepping
 	params := []msgp.Obj{
 		{{"n", n}, {"seat", "random"}, {"autoreset", "same_step"}, {"info", true}, {"max_decisions", 40}, {"rules", "players=3"}},
 		{{"n", n}, {"mode", "multi"}, {"tier", "planes"}, {"info", true}, {"rules", "players=4,end=rank"}},

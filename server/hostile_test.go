@@ -124,6 +124,7 @@ func stepOnce(t *testing.T, c *client.Client, h uint64, seed int) {
 func TestHalfOpenFlood(t *testing.T) {
 	for _, network := range networks {
 		t.Run(network, func(t *testing.T) {
+			t.Parallel() // each waits out the handshake timeout, on its own server
 			cfg := Config{MaxConns: 4, MaxHandshakes: 8, HandshakeTimeout: 2 * time.Second}
 			if network == "tcp" {
 				cfg.Token = "s3cret"

@@ -16,6 +16,7 @@ import (
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
@@ -174,7 +175,7 @@ func bigAnalyse(t testing.TB, g int) []byte {
 // TestAnalyseStopsWhenClientHangsUp: a client that sends a long analyse and
 // hangs up leaves no search running: the process goes idle.
 func TestAnalyseStopsWhenClientHangsUp(t *testing.T) {
-	if raceEnabled {
+	if israce.Enabled {
 		t.Skip("measures the process's CPU time")
 	}
 	ts := startServer(t, "unix", DefaultConfig())

@@ -20,6 +20,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/obs"
 )
@@ -41,7 +42,7 @@ func TestMemoryBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sends max_conns x max_frame bytes")
 	}
-	if raceEnabled {
+	if israce.Enabled {
 		t.Skip("the race detector's shadow memory is not the server's")
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryBoundChild$", "-test.v", "-test.timeout=120s")

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/protocol"
 )
@@ -207,7 +208,7 @@ func handlerName(name string) string {
 // TestStepAndResetAllocateNothing: a step and a reset with info off, once
 // warm, allocate nothing in the server or in the client's Step.
 func TestStepAndResetAllocateNothing(t *testing.T) {
-	if raceEnabled {
+	if israce.Enabled {
 		t.Skip("the race detector allocates")
 	}
 	ts := startServer(t, "unix", Config{Workers: 1})

@@ -3,12 +3,14 @@ package solve
 import (
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // tiny are variants small enough for the brute force of the tests: a line
@@ -30,10 +32,28 @@ func mustRules(t testing.TB, spec string) env.Rules {
 	return r
 }
 
+// solved holds the tables the tests have solved, by rules and pool cap: a
+// table is read-only once solved, and the kata's takes seconds (tenfold
+// under -race), so the tests that read the same one share it.
+var solved struct {
+	sync.Mutex
+	tables map[string]*Table
+}
+
 func mustSolve(t testing.TB, spec string, poolCap int) *Table {
 	t.Helper()
+	key := fmt.Sprint(spec, "/", poolCap)
+	solved.Lock()
+	defer solved.Unlock()
+	if tb, ok := solved.tables[key]; ok {
+		return tb
+	}
 	tb, err := Solve(mustRules(t, spec), Options{PoolCap: poolCap})
 	require.NoError(t, err)
+	if solved.tables == nil {
+		solved.tables = map[string]*Table{}
+	}
+	solved.tables[key] = tb
 	return tb
 }
 
@@ -116,6 +136,9 @@ func (b *bounds) value(s *env.State, depth int) (lo, hi float64) {
 // Every solved value equals an independent brute-force expectimax of the
 // same game to 1e-9, on variants small enough to brute-force.
 func TestSolveMatchesBruteForce(t *testing.T) {
+	if israce.Enabled {
+		t.Skip("a brute force at scale in one goroutine, tenfold slower under -race; the run without it checks every variant")
+	}
 	for _, tt := range tiny {
 		t.Run(tt.name, func(t *testing.T) {
 			tb := mustSolve(t, tt.rules, tt.poolCap)
@@ -163,8 +186,8 @@ func TestSolveResidual(t *testing.T) {
 			if testing.Short() && tt.rules == "pieces=1" {
 				t.Skip("seconds")
 			}
-			if raceEnabled && tt.rules != "kata" {
-				t.Skip("the race detector slows value iteration tenfold; the run without it covers this variant")
+			if israce.Enabled {
+				t.Skip("value iteration in one goroutine, tenfold slower under -race; the run without it solves every variant")
 			}
 			tb := mustSolve(t, tt.rules, 0)
 			assert.Less(t, tb.Residual, 1e-9)
@@ -177,6 +200,9 @@ func TestSolveResidual(t *testing.T) {
 
 // The figures docs/BASELINES.md publishes for the kata.
 func TestSolveKataFigures(t *testing.T) {
+	if israce.Enabled {
+		t.Skip("solves the kata in one goroutine, tenfold slower under -race; the run without it checks the figures")
+	}
 	tb := mustSolve(t, "kata", 0)
 	assert.Equal(t, 84906, tb.Len())
 	assert.InDelta(t, 0.508236225142, tb.Start(), 1e-11)

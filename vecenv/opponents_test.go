@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -168,7 +169,8 @@ func TestClientOpponentIsTheSameGame(t *testing.T) {
 			require.NoError(t, wb.Reset(nil, ResetOptions{Start: env.AnySeat, Record: true}))
 			require.NoError(t, gb.Reset(nil, ResetOptions{Start: env.AnySeat, Record: true}))
 			calls := clientPlays(t, gb, ag)
-			for step := range 400 {
+			steps := israce.Scale(400, 100) // in one goroutine: a quarter under -race, still several episodes of 40 decisions
+			for step := range steps {
 				requireSameRows(t, wb, gb, step)
 				FirstLegal(wb.Rows().Mask, wb.Actions())
 				copy(gb.Actions(), wb.Actions())
@@ -178,7 +180,7 @@ func TestClientOpponentIsTheSameGame(t *testing.T) {
 				require.NoError(t, gb.Step(nil, true))
 				calls += clientPlays(t, gb, ag)
 			}
-			requireSameRows(t, wb, gb, 400)
+			requireSameRows(t, wb, gb, steps)
 			assert.Positive(t, calls)
 		})
 	}
@@ -297,7 +299,7 @@ func TestSetOpponentsKeepsRunningGames(t *testing.T) {
 // TestOpponentStepAllocatesNothing: answering a client-played opponent is
 // on the hot path too.
 func TestOpponentStepAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if israce.Enabled {
 		t.Skip("the race detector's sync.Pool drops workers on purpose")
 	}
 	b, err := New(Config{Rules: env.Standard(), Tier: obs.Tactical, N: 16, Seat: 1, Opponents: []Opponent{{Client, 1}, {"greedy", 1}}, Autoreset: SameStep})

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // runCmd runs the binary's entry point and returns its exit code and output.
@@ -16,6 +18,17 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := run(args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// luckOffUnderRace appends --luck off to args under -race: eval's default
+// luck accounting costs 28 ms a game, tenfold under the race detector, and
+// the tests that call it are not about luck (TestEvalLuck runs it, workers
+// and all, under -race).
+func luckOffUnderRace(args ...string) []string {
+	if israce.Enabled {
+		return append(args, "--luck", "off")
+	}
+	return args
 }
 
 func evalJSON(t *testing.T, args ...string) evalMatch {
@@ -50,10 +63,10 @@ func TestEvalJSON(t *testing.T) {
 	assert.InDelta(t, m.DecisionsPerGame, m.ADecisionsPerGame+m.BDecisionsPerGame, 1e-9)
 	assert.Equal(t, 0.5, m.ChanceRate)
 
-	again := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "100", "--workers", "3")
+	again := evalJSON(t, luckOffUnderRace("--a", "greedy", "--b", "random", "--games", "100", "--workers", "3")...)
 	assert.Equal(t, m.WinsA, again.WinsA, "results do not depend on the number of workers")
 	assert.Equal(t, m.DecisionsPerGame, again.DecisionsPerGame)
-	other := evalJSON(t, "--a", "greedy", "--b", "random", "--games", "100", "--seed", "9")
+	other := evalJSON(t, luckOffUnderRace("--a", "greedy", "--b", "random", "--games", "100", "--seed", "9")...)
 	assert.NotEqual(t, m.DecisionsPerGame, other.DecisionsPerGame, "another seed plays other games")
 }
 
@@ -70,11 +83,15 @@ func TestEvalSeatsBalanced(t *testing.T) {
 }
 
 func TestEvalRoundRobin(t *testing.T) {
-	for _, args := range [][]string{
+	spellings := [][]string{
 		{"--agents", "random;greedy;mc:3"},
 		{"--agents", "random,greedy,mc:3"},
 		{"--agents", "random", "--agents", "greedy;mc:3"},
-	} {
+	}
+	if israce.Enabled {
+		spellings = spellings[:1] // the same round robin: its workers under -race once
+	}
+	for _, args := range spellings {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			code, out, errs := runCmd(t, append([]string{"eval", "--games", "40", "--json", "--quiet", "--luck", "off"}, args...)...)
 			require.Equal(t, 0, code, errs)
@@ -104,11 +121,11 @@ func TestEvalRoundRobin(t *testing.T) {
 func TestEvalFirstGame(t *testing.T) {
 	for _, rules := range []string{"standard", "players=3"} {
 		t.Run(rules, func(t *testing.T) {
-			whole := evalJSON(t, "--a", "greedy", "--b", "random", "--rules", rules, "--seed", "9", "--games", "24")
+			whole := evalJSON(t, luckOffUnderRace("--a", "greedy", "--b", "random", "--rules", rules, "--seed", "9", "--games", "24")...)
 			var wins, decisions int
 			var dpg float64
 			for _, first := range []string{"0", "12"} {
-				part := evalJSON(t, "--a", "greedy", "--b", "random", "--rules", rules, "--seed", "9", "--games", "12", "--first-game", first)
+				part := evalJSON(t, luckOffUnderRace("--a", "greedy", "--b", "random", "--rules", rules, "--seed", "9", "--games", "12", "--first-game", first)...)
 				wins += part.WinsA
 				dpg += part.DecisionsPerGame * float64(part.Games)
 				decisions += part.Games

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // ladderRun runs "yutenv ladder" in the process with a state file in dir
@@ -107,7 +109,10 @@ func TestLadderResumeAfterKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays a few seconds of games")
 	}
-	args := []string{"ladder", "--quiet", "--workers", "1", "--agents", "random;greedy;mc:30", "--games", "60", "--seed", "3"}
+	// A sixth of the games under -race, where the ladders are tenfold slower
+	// (the binary's too); the signal still comes long before the last pair ends.
+	games := israce.Scale(60, 10)
+	args := []string{"ladder", "--quiet", "--workers", "1", "--agents", "random;greedy;mc:30", "--games", strconv.Itoa(games), "--seed", "3"}
 	want := ladderRun(t, t.TempDir(), args[1:]...)
 
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
@@ -115,7 +120,7 @@ func TestLadderResumeAfterKill(t *testing.T) {
 			dir := t.TempDir()
 			state, out := filepath.Join(dir, "state"), filepath.Join(dir, "ladder.json")
 			all := append(args, "--state", state, "--json", out)
-			cmd := exec.Command(yutenvBinary(t), all...)
+			cmd := yutenvCommand(t, all...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
@@ -144,7 +149,7 @@ func TestLadderResumeAfterKill(t *testing.T) {
 			require.NoError(t, err)
 			st, err := decodeLadderState(b)
 			require.NoError(t, err, "the state file is whole")
-			require.Less(t, st.played(), 180)
+			require.Less(t, st.played(), 3*games)
 
 			code, _, errs := runCmd(t, all...)
 			require.Equal(t, 0, code, errs)

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // TestPageCommandsCtrlC runs the real binary of each page command, holds a
@@ -34,7 +35,10 @@ func TestPageCommandsCtrlC(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := exec.Command(yutenvBinary(t), tc.args...)
+			if israce.Enabled && tc.sig == syscall.SIGTERM {
+				t.Skip("the same signal.NotifyContext as SIGINT's, and two seconds of grace: SIGINT's run checks its goroutines under -race")
+			}
+			cmd := yutenvCommand(t, tc.args...)
 			out, err := cmd.StdoutPipe()
 			require.NoError(t, err)
 			var stderr syncBuffer

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/vecenv"
 )
@@ -395,6 +397,16 @@ func TestSelfplayOutFolderWithoutTier(t *testing.T) {
 	}
 }
 
+// killedGames is the games of TestSelfplayKilled's dataset run, in shards
+// of 2: a third under -race, where the runs in the process are tenfold
+// slower; the kill still comes long before the child's run ends.
+var killedGames = israce.Scale(60, 20)
+
+// killedRun is the arguments of TestSelfplayKilled's dataset run into dir.
+func killedRun(dir string) []string {
+	return strings.Fields(fmt.Sprintf("selfplay --tier planes --shard-games 2 --games %d --seed 2 --quiet --out %s", killedGames, dir))
+}
+
 // TestSelfplayKilledChild is the child process of TestSelfplayKilled: it
 // runs a slow dataset run until its parent kills it.
 func TestSelfplayKilledChild(t *testing.T) {
@@ -403,7 +415,7 @@ func TestSelfplayKilledChild(t *testing.T) {
 		t.Skip("only run by TestSelfplayKilled")
 	}
 	dataset.ShardHook = func() { time.Sleep(40 * time.Millisecond) }
-	os.Exit(run(strings.Fields("selfplay --tier planes --shard-games 2 --games 60 --seed 2 --quiet --out "+dir), io.Discard, os.Stderr))
+	os.Exit(run(killedRun(dir), io.Discard, os.Stderr))
 }
 
 func TestSelfplayKilled(t *testing.T) {
@@ -430,15 +442,15 @@ func TestSelfplayKilled(t *testing.T) {
 		assert.Equal(t, sh.SHA256, fileSHA(t, filepath.Join(dir, sh.File)))
 	}
 
-	code, _, errs := runCmd(t, strings.Fields("selfplay --tier planes --shard-games 2 --games 60 --seed 2 --quiet --out "+dir)...)
+	code, _, errs := runCmd(t, killedRun(dir)...)
 	require.Equal(t, 0, code, errs)
 	whole := t.TempDir()
-	code, _, errs = runCmd(t, strings.Fields("selfplay --tier planes --shard-games 2 --games 60 --seed 2 --quiet --out "+whole)...)
+	code, _, errs = runCmd(t, killedRun(whole)...)
 	require.Equal(t, 0, code, errs)
 	assert.Equal(t, readManifest(t, whole).Shards, readManifest(t, dir).Shards, "the resumed run equals an uninterrupted one")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
-	assert.Len(t, entries, 1+2*30, "no stray files are left")
+	assert.Len(t, entries, 1+2*(killedGames/2), "no stray files are left: the manifest and two files a shard")
 }
 
 // A dataset written before the seed scheme was recorded (scheme 1) still

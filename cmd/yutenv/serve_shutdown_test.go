@@ -19,6 +19,7 @@ import (
 
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 var (
@@ -27,7 +28,9 @@ var (
 	binErr  error
 )
 
-// yutenvBinary builds the real yutenv binary once per test run.
+// yutenvBinary builds the real yutenv binary once per test run; under -race
+// with the race detector too, so that the goroutines of the binary's signal
+// handling, shutdown and servers are checked as the tests in the process are.
 func yutenvBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
@@ -37,7 +40,11 @@ func yutenvBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "yutenv")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if israce.Enabled {
+			args = append(args, "-race")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			binErr = err
 			binPath = string(out)
@@ -47,11 +54,23 @@ func yutenvBinary(t *testing.T) string {
 	return binPath
 }
 
+// yutenvCommand is the command that runs the real binary with args. Under
+// -race its race runtime does not sleep the second it sleeps by default at
+// exit (for late reports), which the exit deadlines of the tests would count.
+func yutenvCommand(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(yutenvBinary(t), args...)
+	if israce.Enabled {
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	}
+	return cmd
+}
+
 // startServeBinary runs "yutenv serve" on a Unix socket with args and
 // returns the process and the socket address once it is ready.
 func startServeBinary(t *testing.T, args ...string) (*exec.Cmd, string, *serveBuffer) {
 	t.Helper()
-	cmd := exec.Command(yutenvBinary(t), append([]string{"serve", "--listen", "unix:" + serveSock(t), "--log-level", "info"}, args...)...)
+	cmd := yutenvCommand(t, append([]string{"serve", "--listen", "unix:" + serveSock(t), "--log-level", "info"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	var stderr serveBuffer

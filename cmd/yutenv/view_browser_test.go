@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/render"
 )
 
@@ -242,6 +243,9 @@ func near(a, b color.NRGBA, tol int) bool {
 // in its owner's colour at its station, no piece colour where the record has
 // none, and as many stacks per seat as the record says.
 func TestViewScreenshot(t *testing.T) {
+	if israce.Enabled {
+		t.Skip("checks the viewer's pixels; the viewer's server runs under -race in TestViewInBrowser")
+	}
 	bin := chromium(t)
 	srv, rec := testViewer(t)
 	r := replayAll(t, rec)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 )
 
 // decisionState returns a state at a decision with at least two legal actions.
@@ -29,6 +30,9 @@ func decisionState(t *testing.T, seed uint64) env.State {
 // with probability full_prob and the fast one otherwise, marks the fast ones,
 // and draws the same way after the same reseed.
 func TestCappedDrawsItsSearches(t *testing.T) {
+	if israce.Enabled {
+		t.Skip("shares of 1,600 searches in one goroutine; the run without -race counts them")
+	}
 	for _, tt := range []struct {
 		spec     string
 		low, hig float64 // bounds on the share of full searches over 200 decisions

@@ -1,7 +1,0 @@
-//go:build race
-
-package luck
-
-// raceEnabled: the race detector slows the games some tenfold, so the
-// unbiasedness tests play fewer games.
-const raceEnabled = true
