@@ -200,6 +200,12 @@ func largestRun(t *testing.T, cfg Config) int {
 // for a few seconds more, then hangs up and returns.
 func startSearchLoad(t *testing.T, ts *testServer, cfg Config) func() {
 	sp, an := ts.client(t), ts.client(t)
+	for _, c := range []*client.Client{sp, an} {
+		// They run to the end of the child, whose -test.timeout bounds them: the
+		// dial's 60 s deadline ran out on a loaded machine (make test's installs
+		// beside the Go tests) and failed the run with an i/o timeout.
+		require.NoError(t, c.Conn().SetDeadline(time.Time{}))
+	}
 	inFlight := largestRun(t, cfg)
 	p := selfplayParams(t.TempDir())
 	p["games_in_flight"], p["sims"], p["max_batch"], p["games"], p["shard_games"] = inFlight, 64, 64, 1_000_000, 1_000_000
