@@ -31,10 +31,10 @@ $(STATICCHECK):
 $(BENCHSTAT):
 	GOBIN=$(GOBIN) $(GO) install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
-# Included after PY_BOOT (python/Makefile.inc): the venv first, then ruff at the pinned version.
+# Included after UV_STAMP (python/Makefile.inc): the venv and uv first, then ruff at the pinned version.
 RUFF_STAMP := $(VENV)/.yutenv-ruff-$(RUFF_VERSION)
-$(RUFF_STAMP): $(PY_BOOT)
-	$(PY) -m pip install -q 'ruff==$(RUFF_VERSION)'
+$(RUFF_STAMP): $(UV_STAMP)
+	$(UV) pip install -q --python $(PY) 'ruff==$(RUFF_VERSION)'
 	touch $@
 
 ruff: $(RUFF_STAMP)
@@ -70,7 +70,7 @@ test-deps:
 # test tools and the two venvs install (mostly the network and the disk). The venv and ruff come
 # first, since both lanes use the venv.
 test: $(RUFF_STAMP)
-	+$(MAKE) --no-print-directory -j2 --output-sync=line test-cpu-lane test-install-lane
+	+$(MAKE) --no-print-directory -j2 test-cpu-lane test-install-lane
 	+$(MAKE) --no-print-directory py-test
 
 .PHONY: test-cpu-lane test-install-lane
@@ -95,8 +95,8 @@ WHEEL_TARGETS ?= linux-amd64 linux-arm64 darwin-amd64 darwin-arm64 windows-amd64
 DIST          ?= dist
 WHEEL_TOOLS   := $(VENV)/.yutenv-wheel-tools
 
-$(WHEEL_TOOLS): $(PY_BOOT)
-	$(PY) -m pip install -q 'twine>=5' 'auditwheel>=6'
+$(WHEEL_TOOLS): $(UV_STAMP)
+	$(UV) pip install -q --python $(PY) 'twine>=5' 'auditwheel>=6'
 	touch $@
 
 wheels: $(WHEEL_TOOLS)
