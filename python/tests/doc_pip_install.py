@@ -18,33 +18,38 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-_REQ = re.compile(r"^(?P<name>[^\[\]<>=!~;\s]+)(?:\[(?P<extras>[^\]]*)\])?(?P<spec>[<>=!~].*)?$")
-_NORM = re.compile(r"[-_.]+")
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
-
-def _norm(name: str) -> str:
-    return _NORM.sub("-", name).lower()
+# A local folder with extras (``./python[sb3]``), which packaging's Requirement does not read.
+_FOLDER = re.compile(r"^(?P<name>\.{0,2}/?[^\[\]]*/?[^\[\]]*)(?:\[(?P<extras>[^\]]*)\])?$")
 
 
 def problems(args: list[str], cwd: Path) -> list[str]:
     """Why each argument of ``pip install ARGS`` would not install, as one line each."""
     out: list[str] = []
-    declared = {_norm(x) for x in metadata.metadata("yutenv").get_all("Provides-Extra") or []}
+    declared = {canonicalize_name(x) for x in metadata.metadata("yutenv").get_all("Provides-Extra") or []}
     for arg in args:
         if arg.startswith("-"):
             continue  # options (-U, --upgrade, ...)
-        m = _REQ.match(arg)
-        if not m:
-            out.append(f"{arg!r}: not a requirement pip reads")
-            continue
-        name, extras = m.group("name"), [_norm(x) for x in (m.group("extras") or "").split(",") if x.strip()]
+        if "/" in arg or arg.startswith("."):
+            m = _FOLDER.match(arg)
+            name, raw = (m.group("name"), m.group("extras") or "") if m else (arg, "")
+            extras = [canonicalize_name(x) for x in raw.split(",") if x.strip()]
+        else:
+            try:
+                req = Requirement(arg)
+            except InvalidRequirement:
+                out.append(f"{arg!r}: not a requirement pip reads")
+                continue
+            name, extras = req.name, [canonicalize_name(x) for x in req.extras]
         if "/" in name or name.startswith("."):
             project = cwd / name / "pyproject.toml"
             own = project.is_file() and re.search(r'(?m)^name = "yutenv"$', project.read_text(encoding="utf-8")) is not None
             if not own:
                 out.append(f"{arg!r}: {name} is not the yutenv project folder")
         else:
-            own = _norm(name) == "yutenv"
+            own = canonicalize_name(name) == "yutenv"
             if not own:
                 try:
                     metadata.distribution(name)
