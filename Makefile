@@ -66,20 +66,22 @@ go-test:
 test-deps:
 	@bash scripts/install-test-tools.sh || [ -z "$$YUTENV_REQUIRE_TOOLS" ]
 
-# Two lanes at once, then the Python suites: lint and the Go tests keep the cores busy while the
-# test tools and the two venvs install (mostly the network and the disk). The venv and ruff come
-# first, since both lanes use the venv.
+# Everything at once, in three lanes that share the cores: the main Python suite (the longest:
+# its venv first), the Go lane (lint, then the Go tests twice) and RLlib's venv and run, then the
+# TCP transport's run. Much of the Python suite's time is spent waiting (servers, Ray, the
+# trainers' processes starting), which the Go tests fill. The venv and ruff come first, since
+# every lane uses the venv; Debian's test tools are installed once, before the tests that drive
+# them.
 test: $(RUFF_STAMP)
-	+$(MAKE) --no-print-directory -j2 test-cpu-lane test-install-lane
-	+$(MAKE) --no-print-directory py-test
+	+$(MAKE) --no-print-directory -j3 --output-sync=line py-test-main go-lane rllib-lane py-test-tcp
 
-.PHONY: test-cpu-lane test-install-lane
-test-cpu-lane: lint test-deps
+.PHONY: go-lane rllib-lane
+go-lane: lint test-deps
 	+$(MAKE) --no-print-directory go-test
 
-test-install-lane:
-	+$(MAKE) --no-print-directory py-install
-	+$(MAKE) --no-print-directory py-install-rllib
+# After the main venv's install: both package builds write python/build/.
+rllib-lane: py-install
+	+$(MAKE) --no-print-directory py-test-rllib
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./env/...
