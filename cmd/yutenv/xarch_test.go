@@ -90,11 +90,15 @@ func sha(b []byte) string {
 }
 
 // buildFor builds the yutenv binary into dir with extra environment
-// (GOARCH, GOAMD64) and returns its path.
+// (GOARCH, GOAMD64) and returns its path. It compiles as the wheels'
+// build does (python/hatch_build.py: CGO off, -trimpath), so that the
+// package build and the wheels' tests reuse these compiled packages from
+// Go's cache rather than compile linux/amd64 and linux/arm64 again; it
+// keeps the symbols (no -s -w) that fusedSites reads.
 func buildFor(t *testing.T, dir, name string, env ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, name)
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), append([]string{"CGO_ENABLED=0"}, env...)...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "go build %v: %s", env, out)
