@@ -63,7 +63,7 @@ def report(model: Any, games: int, server: yutenv.Server, t0: float, steps: int,
     print(f"[{train_time:7.1f} s] {steps:>8} timesteps  " + "  ".join(parts), flush=True)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--minutes", type=float, default=8.0, help="wall-clock training budget (default 8)")
     ap.add_argument("--timesteps", type=int, default=2_000_000, help="upper bound on training timesteps")
@@ -81,7 +81,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the envs and the model (default 0)")
     ap.add_argument("--threads", type=int, default=1, help="torch threads (leave a core to the server)")
     ap.add_argument("--save", default=None, help="save the trained model here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     for flag in ("timesteps", "n_envs", "eval_every", "eval_games", "threads"):
         if getattr(args, flag) < 1:
             ap.error(f"--{flag.replace('_', '-')} must be at least 1, got {getattr(args, flag)}")
