@@ -3,11 +3,14 @@ installed package); nothing is mocked."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import io
 import os
+import shutil
 import subprocess
+import tempfile
 import time
 from typing import Iterator
 
@@ -16,6 +19,15 @@ import pytest
 
 import yutenv
 from yutenv import server as server_mod
+
+# Each pytest process (every xdist worker) keeps Ray's files, and the address file through which
+# ray.init() without an address joins a Ray already running on the machine, in a folder of its
+# own. Otherwise a block or test that starts Ray (RLlib's algorithms call ray.init()) joins the
+# cluster that another worker, or the suite run beside this one in make test, has started, and
+# fails when that one stops. Short, under /tmp: Ray's socket paths must fit in 107 bytes.
+_RAY_TMPDIR = tempfile.mkdtemp(prefix="yr", dir="/tmp" if os.path.isdir("/tmp") else None)
+os.environ["RAY_TMPDIR"] = _RAY_TMPDIR
+atexit.register(shutil.rmtree, _RAY_TMPDIR, ignore_errors=True)
 
 
 def pid_alive(pid: int) -> bool:
