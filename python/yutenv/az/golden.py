@@ -88,9 +88,22 @@ def _write_golden(net: Path, seed: int, rows: int) -> tuple[Path, Path]:
     return net, exp
 
 
-if __name__ == "__main__":  # python -m yutenv.az.golden DIR: regenerate the shared goldens
-    import sys
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m yutenv.az.golden [DIR]``: regenerate the shared goldens."""
+    import argparse
 
+    ap = argparse.ArgumentParser(
+        prog="python -m yutenv.az.golden",
+        description="Write the golden network files (a version 1 and a version 2 network, each with the outputs "
+        "its readers must reproduce) that package nnet and yutenv.az are both tested against.",
+    )
+    ap.add_argument("dir", nargs="?", default="nnet/testdata", help="the folder to write them in (default: %(default)s)")
+    args = ap.parse_args(argv)
     for write in (write_golden, write_golden_split):
-        for written in write(sys.argv[1] if len(sys.argv) > 1 else "nnet/testdata"):
+        for written in write(args.dir):
             print(written)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
