@@ -190,9 +190,15 @@ def test_openspiel_alphazero_trains_a_step_on_the_observation_tensor(tmp_path: P
     In a subprocess with a deadline: when its actors die, its learner waits forever."""
     for module in ("jax", "flax", "optax", "chex"):
         pytest.importorskip(module)  # the openspiel-rl extra; `make py-install` installs it
+    # JAX's persistent compilation cache: the driver's actor, evaluator and learner processes
+    # compile the same functions, and it is kept between runs as Go's build cache is (this test:
+    # 41 s without it, 31 s with an empty one, 17 s with a warm one).
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "yutenv-tests" / "jax"
+    env = {**os.environ, "YUTENV_BINARY": str(yutenv.binary_path()), "JAX_COMPILATION_CACHE_DIR": str(cache),
+           "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0", "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"}  # fmt: skip
     p = subprocess.Popen(
         [sys.executable, "-c", _ALPHAZERO, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env={**os.environ, "YUTENV_BINARY": str(yutenv.binary_path())}, start_new_session=True,
+        text=True, env=env, start_new_session=True,
     )  # fmt: skip
     try:
         out, err = p.communicate(timeout=300)
