@@ -69,21 +69,19 @@ test-deps:
 # Everything at once, in three lanes that share the cores: the main Python suite (the longest:
 # its venv first), the Go lane (lint, then the Go tests twice) and RLlib's venv and run, then the
 # TCP transport's run. Much of the Python suite's time is spent waiting (servers, Ray, the
-# trainers' processes starting), which the other lanes fill; they run at a lower priority
-# (LANE_NICE), so that the main suite, the one that ends last, is slowed the least. The venv and
-# ruff come first, since every lane uses the venv; Debian's test tools are installed once, before
-# the tests that drive them.
-LANE_NICE ?= nice -n 5
+# trainers' processes starting), which the other lanes fill. The venv and ruff come first, since
+# every lane uses the venv; Debian's test tools are installed once, before the tests that drive
+# them.
 test: $(RUFF_STAMP)
 	+$(MAKE) --no-print-directory -j3 --output-sync=line py-test-main go-lane rllib-lane py-test-tcp
 
 .PHONY: go-lane rllib-lane
 go-lane: lint test-deps
-	+$(LANE_NICE) $(MAKE) --no-print-directory go-test
+	+$(MAKE) --no-print-directory go-test
 
 # After the main venv's install: both package builds write python/build/.
 rllib-lane: py-install
-	+$(LANE_NICE) $(MAKE) --no-print-directory py-test-rllib
+	+$(MAKE) --no-print-directory py-test-rllib
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./env/...
