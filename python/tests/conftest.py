@@ -6,12 +6,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib
+import importlib.util
 import io
 import os
 import shutil
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 from typing import Iterator
 
 import numpy as np
@@ -92,21 +94,31 @@ def no_server_left_behind() -> Iterator[None]:
         assert not pid_alive(s.pid), f"server {s.pid} still running"
 
 
-def run_main(module: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m MODULE ARGS`` run in this process, through the module's ``main(argv)``, and
-    reported as ``subprocess.run`` reports the command: its exit code and what it printed. For
-    tests of what a command refuses and prints, without an interpreter and torch starting for
-    each (some 4 s apiece). An exception that escapes ``main`` fails the test, as a traceback on
-    the real command's stderr would. Each command keeps a test of its real process."""
+def run_main(module: str | Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m MODULE ARGS`` (or ``python SCRIPT ARGS``, for a path) run in this process,
+    through the module's ``main(argv)``, and reported as ``subprocess.run`` reports the command:
+    its exit code and what it printed. For tests of what a command refuses and prints, without
+    an interpreter and torch starting for each (some 4 s apiece). An exception that escapes
+    ``main`` fails the test, as a traceback on the real command's stderr would. Each command
+    keeps a test of its real process."""
+    if isinstance(module, Path):
+        spec = importlib.util.spec_from_file_location(module.stem, module)
+        assert spec is not None and spec.loader is not None, module
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        cmd = ["python", str(module), *args]
+    else:
+        mod = importlib.import_module(module)
+        cmd = ["python", "-m", module, *args]
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            code = importlib.import_module(module).main(list(args))
+            code = mod.main(list(args))
         except SystemExit as e:  # argparse: --help exits 0, a usage error 2
             code = e.code
     if not isinstance(code, int):
         code = 0 if code is None else 1
-    return subprocess.CompletedProcess(["python", "-m", module, *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(cmd, code, out.getvalue(), err.getvalue())
 
 
 def first_legal(mask: np.ndarray) -> int:

@@ -6,6 +6,7 @@ Regenerate them with ``python -m yutenv.az.golden nnet/testdata`` (needs the ``a
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -90,8 +91,6 @@ def _write_golden(net: Path, seed: int, rows: int) -> tuple[Path, Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m yutenv.az.golden [DIR]``: regenerate the shared goldens."""
-    import argparse
-
     ap = argparse.ArgumentParser(
         prog="python -m yutenv.az.golden",
         description="Write the golden network files (a version 1 and a version 2 network, each with the outputs "
