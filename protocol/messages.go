@@ -103,6 +103,9 @@ type ResetParams struct {
 	Seed    any          `msgpack:"seed"` // int, array of N ints, or nil
 	Options ResetOptions `msgpack:"options"`
 	Info    bool         `msgpack:"info"`
+	// Shared leaves the rows in the handle's shared region (share): the
+	// reply carries only the seeds (and info).
+	Shared bool `msgpack:"shared"`
 }
 
 // ResetOptions is reset's options map.
@@ -131,11 +134,47 @@ type ResetResult struct {
 	Info  []any    `msgpack:"info"`
 }
 
+// A shared handle's reset (params.shared) answers only seeds and info.
+
 // StepParams are step's params (read by hand).
 type StepParams struct {
 	Handle  uint64 `msgpack:"handle"`
 	Actions []byte `msgpack:"actions"` // bin of int32, or array of int
 	Info    bool   `msgpack:"info"`
+	// Shared rings a handle's shared region (share): the actions are the
+	// region's, the rows go there, and the reply carries only seq (and
+	// info). Seq is the region's req the client wrote for this request.
+	Shared bool   `msgpack:"shared"`
+	Seq    uint32 `msgpack:"seq"`
+}
+
+// ShareParams are share's params: the handle, and how long the server
+// polls the region for the next request after serving one (0: it waits on
+// the socket at once; capped by MaxShareSpinUs).
+type ShareParams struct {
+	Handle *uint64 `msgpack:"handle"`
+	SpinUs int     `msgpack:"spin_us" range:"0,2147483647"`
+}
+
+// MaxShareSpinUs is the longest poll share grants, in microseconds.
+const MaxShareSpinUs = 2000
+
+// ShareResult is share's result: the region's layout (its fields' names,
+// offsets, types and shapes) and the poll granted. The region itself
+// travels with the reply as a file descriptor (SCM_RIGHTS).
+type ShareResult struct {
+	Version int          `msgpack:"version"`
+	Size    int          `msgpack:"size"`
+	Fields  []ShareField `msgpack:"fields"`
+	SpinUs  int          `msgpack:"spin_us"`
+}
+
+// ShareField is one field of a shared region (vecenv.SharedField).
+type ShareField struct {
+	Name   string `msgpack:"name"`
+	Offset int    `msgpack:"offset"`
+	Type   string `msgpack:"type"`
+	Shape  []int  `msgpack:"shape"`
 }
 
 // SetOpponentsParams are set_opponents' params: a handle made with an
@@ -165,6 +204,9 @@ type StepResult struct {
 	FinalToMove []byte `msgpack:"final_to_move"`
 	Info        []any  `msgpack:"info"`
 	FinalInfo   []any  `msgpack:"final_info"`
+	// Seq is the request served, for a shared step (params.shared), whose
+	// reply carries only it and info.
+	Seq uint32 `msgpack:"seq"`
 }
 
 // HandleParams are the params of a method that takes a handle only.

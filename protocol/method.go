@@ -137,6 +137,7 @@ var (
 	Analyse       = declare[AnalyseParams, AnalyseResult]("analyse", "A built-in agent's action, policy and value at every packed state.", DrawRows|DrawReply|DrawSearch)
 	OpponentStep  = declare[StepParams, StepResult]("opponent_step", "Apply the client-played opponents' actions to the envs waiting for them.", DrawReply)
 	SetOpponents  = declare[SetOpponentsParams, SetOpponentsResult]("set_opponents", "Replace a handle's opponent mixture from each env's next episode on.", DrawOpponent)
+	Share         = declare[ShareParams, ShareResult]("share", "Move a handle's rows and actions into a shared-memory region passed with the reply (Unix sockets).", 0)
 )
 
 // handshake marks a declaration as hello's.
@@ -210,6 +211,8 @@ const (
 	StepHandle = iota
 	StepActions
 	StepInfo
+	StepShared
+	StepSeq
 )
 
 // The field positions of ResetParams.
@@ -218,6 +221,7 @@ const (
 	ResetSeed
 	ResetOpts
 	ResetInfo
+	ResetShared
 )
 
 // The field positions of ResetOptions.
@@ -236,9 +240,9 @@ const (
 // The key sets of the params read by hand.
 var (
 	// StepKeys are step's params.
-	StepKeys = KeysOf[StepParams]("Handle", "Actions", "Info")
+	StepKeys = KeysOf[StepParams]("Handle", "Actions", "Info", "Shared", "Seq")
 	// ResetKeys are reset's params.
-	ResetKeys = KeysOf[ResetParams]("Handle", "Seed", "Options", "Info")
+	ResetKeys = KeysOf[ResetParams]("Handle", "Seed", "Options", "Info", "Shared")
 	// ResetOptKeys are reset's options.
 	ResetOptKeys = KeysOf[ResetOptions]("Start", "Seat")
 	// RunKeys are selfplay_next's params (selfplay_close takes the first).

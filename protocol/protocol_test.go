@@ -50,7 +50,7 @@ func TestKeys(t *testing.T) {
 // struct's tags, field by field, and a struct whose fields differ from the
 // reader's cases (a field added without a case) fails at init.
 func TestHandReadKeysComeFromTheTags(t *testing.T) {
-	assert.Equal(t, KeySet{"handle", "actions", "info"}, StepKeys)
+	assert.Equal(t, KeySet{"handle", "actions", "info", "shared", "seq"}, StepKeys)
 	assert.Equal(t, Keys(reflect.TypeFor[ResetParams]()), []string(ResetKeys))
 	assert.Equal(t, StepActions, StepKeys.Of([]byte("actions")))
 	assert.Equal(t, -1, StepKeys.Of([]byte("action")))
@@ -124,7 +124,7 @@ func TestMethodOrder(t *testing.T) {
 		"hello", "ping", "make", "reset", "step", "close", "stats", "save", "load",
 		"render", "observe", "selfplay_new", "selfplay_next", "selfplay_close", "game",
 		"initial", "apply", "query", "describe", "position", "state_save", "state_load", "analyse",
-		"opponent_step", "set_opponents",
+		"opponent_step", "set_opponents", "share",
 	}
 	var got []string
 	for _, m := range Methods() {

@@ -79,7 +79,12 @@ type conn struct {
 	priors     []float32               // selfplay_next's answer buffers
 	values     []float32
 	stopped    atomic.Bool
-	st         *stateConn // the state methods' games, made on first use
+	st         *stateConn         // the state methods' games, made on first use
+	regions    map[uint64]*region // shared regions by handle (shared.go)
+	// passFD, when >= 0, is a descriptor to pass with the reply (share).
+	passFD int
+	// pollAfter is 1 + the handle whose region to poll after the reply.
+	pollAfter uint64
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -88,6 +93,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 		// Until hello succeeds, what the client causes is logged rate limited.
 		log:     s.hostile.With("remote", remoteName(nc)),
 		handles: map[uint64]*vecenv.Batch{},
+		passFD:  -1,
 	}
 }
 
@@ -202,6 +208,10 @@ func (c *conn) serve() {
 		if closeAfter {
 			return
 		}
+		if h := c.pollAfter; h > 0 {
+			c.pollAfter = 0
+			c.pollShared(h - 1)
+		}
 	}
 }
 
@@ -300,6 +310,14 @@ func (c *conn) write() bool {
 		}
 	}
 	c.nc.SetWriteDeadline(d)
+	if fd := c.passFD; fd >= 0 {
+		c.passFD = -1
+		if err := writeWithFD(c, c.out, fd); err != nil {
+			c.log.Info("write failed; closing", "err", err)
+			return false
+		}
+		return true
+	}
 	if _, err := c.nc.Write(c.out); err != nil {
 		c.log.Info("write failed; closing", "err", err)
 		return false
@@ -330,6 +348,11 @@ func (c *conn) cleanup() {
 		c.srv.releaseEnvs(b.N(), b.Bytes())
 		c.srv.stats.handles.Add(-1)
 		delete(c.handles, id)
+		c.dropRegion(id)
+	}
+	if c.passFD >= 0 {
+		closeFD(c.passFD)
+		c.passFD = -1
 	}
 	c.envs = 0
 	c.closeRuns()

@@ -87,6 +87,7 @@ func TestHandlerErrorsNameTheirMethodOnce(t *testing.T) {
 		"analyse":        {noGame},
 		"opponent_step":  {{}},
 		"set_opponents":  {{}, {"handle": h}},
+		"share":          {{}, {"handle": 99}, {"handle": h, "spin_us": 1 << 30}},
 	}
 	for _, m := range protocol.Methods() {
 		t.Run(m.Name, func(t *testing.T) {

@@ -152,11 +152,19 @@ func (c *conn) reset(p []byte) *Error {
 	if a.Info >= 0 {
 		o.Record = a.Info == 1
 	}
+	if a.Shared && c.regions[a.Handle] == nil {
+		return errorf(protocol.CodeBadRequest, "params.shared: handle %d has no shared region (call share first)", a.Handle)
+	}
 	if e := c.reserveReply(wire.ReplyBytes(b, o.Record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
 	if err := b.Reset(c.srv.pool, *o); err != nil {
 		return errorf(netCode(err, protocol.CodeInternal), "%v", err)
+	}
+	if a.Shared {
+		c.out = wire.AppendSharedReset(c.out, b, o.Record, c.srv.cfg.MaxFrame)
+		c.pollAfter = a.Handle + 1
+		return nil
 	}
 	c.out = wire.AppendReset(c.out, b, o.Record, c.srv.cfg.MaxFrame)
 	return nil
@@ -191,18 +199,22 @@ func (c *conn) stepWith(p []byte, count bool, check func(*vecenv.Batch) error, r
 		return errorf(protocol.CodeNeedsReset, "handle %d was never reset", a.Handle)
 	}
 	cfg := b.Config()
-	if err := a.Actions(b.Actions()); err != nil {
-		return paramError(err)
-	}
-	if err := check(b); err != nil {
-		if errors.Is(err, vecenv.ErrIllegalAction) {
-			return errorf(protocol.CodeIllegalAction, "%v", err)
-		}
-		return errorf(protocol.CodeBadRequest, "%v", err)
-	}
 	record := cfg.Info
 	if a.Info >= 0 {
 		record = a.Info == 1
+	}
+	if a.Shared {
+		if e := c.sharedStep(a.Handle, b, a, record, count, check, run); e != nil {
+			return e
+		}
+		c.pollAfter = a.Handle + 1
+		return nil
+	}
+	if err := a.Actions(b.Actions()); err != nil {
+		return paramError(err)
+	}
+	if e := checked(b, check); e != nil {
+		return e
 	}
 	if e := c.reserveReply(wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
@@ -214,6 +226,18 @@ func (c *conn) stepWith(p []byte, count bool, check func(*vecenv.Batch) error, r
 		c.srv.stats.steps.Add(uint64(cfg.N))
 	}
 	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)
+	return nil
+}
+
+// checked runs check, the actions' check, and turns its refusal into the
+// error the client gets.
+func checked(b *vecenv.Batch, check func(*vecenv.Batch) error) *Error {
+	if err := check(b); err != nil {
+		if errors.Is(err, vecenv.ErrIllegalAction) {
+			return errorf(protocol.CodeIllegalAction, "%v", err)
+		}
+		return errorf(protocol.CodeBadRequest, "%v", err)
+	}
 	return nil
 }
 
@@ -276,6 +300,7 @@ func (c *conn) close(pr *protocol.HandleParams) *Error {
 		return e
 	}
 	delete(c.handles, *pr.Handle)
+	c.dropRegion(*pr.Handle)
 	c.envs -= b.N()
 	c.srv.releaseEnvs(b.N(), b.Bytes())
 	c.srv.stats.handles.Add(-1)

@@ -102,6 +102,8 @@ func TestMethodResultsAreDeclared(t *testing.T) {
 	answer(res)
 	answer(call("load", map[string]any{"handle": mh, "index": 1, "state": st}))
 	call("set_opponents", map[string]any{"handle": mh, "opponents": []any{"random", "greedy"}})
+	call("share", map[string]any{"handle": mh, "spin_us": 10})
+	call("reset", map[string]any{"handle": mh, "seed": 2, "shared": true})
 	g := call("game", map[string]any{"rules": "standard"})["game"]
 	states := call("initial", map[string]any{"game": g, "seed": 1, "n": 2, "start": 0})["states"].([]byte)
 	thrown := call("apply", map[string]any{"game": g, "states": states, "throws": []byte{2, 2}})["states"]

@@ -73,6 +73,7 @@ var handlers = []handler{
 	decoded(protocol.Load, (*conn).load),
 	decoded(protocol.Render, (*conn).render),
 	decoded(protocol.Observe, (*conn).observe),
+	decoded(protocol.Share, (*conn).share),
 	byHand(protocol.SelfplayNew, (*conn).selfplayNew),
 	byHand(protocol.SelfplayNext, (*conn).selfplayNext),
 	byHand(protocol.SelfplayClose, (*conn).selfplayClose),

@@ -11,6 +11,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/protocol"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 // The generated regions of docs/PROTOCOL.md and docs/BASELINES.md: each
@@ -32,6 +33,7 @@ var protocolRegions = []region{
 	{"methods", methodsTable},
 	{"errors", errorsTable},
 	{"selfplay", selfplayTable},
+	{"shared layout", sharedTable},
 }
 
 // baselinesRegions are the generated regions of docs/BASELINES.md: the
@@ -173,6 +175,25 @@ func selfplayTable([]byte) (string, error) {
 		}
 		num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 		fmt.Fprintf(&b, "| `%s` | %s %s..%s | %s | %s |\n", st.Key, typ, num(st.Min), num(st.Max), num(st.Default), st.Doc)
+	}
+	return b.String(), nil
+}
+
+// sharedTable is the table of a shared region's fields (share), from
+// vecenv.SharedLayoutOf: the header's words at fixed offsets, then the
+// arrays, of a same_step batch with an opponent mixture (every field).
+func sharedTable([]byte) (string, error) {
+	cfg := vecenv.Config{N: 1, Autoreset: vecenv.SameStep, Mode: vecenv.Single, Opponents: []vecenv.Opponent{{Spec: "random", Weight: 1}, {Spec: "greedy", Weight: 1}}}
+	l := vecenv.SharedLayoutOf(cfg, 1)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Layout version %d. All values little-endian.\n\n", l.Version)
+	b.WriteString("| field | offset | type | shape | meaning |\n|---|---|---|---|---|\n")
+	for _, f := range l.Fields {
+		off := strconv.Itoa(f.Offset)
+		if f.Offset >= vecenv.SharedArrays {
+			off = "in `fields`"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", f.Name, off, f.Type, f.Dims, f.Doc)
 	}
 	return b.String(), nil
 }

@@ -379,15 +379,15 @@ METHODS: Final[dict[str, MethodSpec]] = {
         doc="Create a handle of N envs.",
     ),
     "reset": MethodSpec(
-        params=("handle", "seed", "options", "info"),
+        params=("handle", "seed", "options", "info", "shared"),
         result=("obs", "mask", "to_move", "opponent", "pending", "seeds", "info"),
         draws=("reply",),
         hello_first=True,
         doc="Start a new episode in every env of a handle.",
     ),
     "step": MethodSpec(
-        params=("handle", "actions", "info"),
-        result=("obs", "mask", "to_move", "opponent", "pending", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info"),
+        params=("handle", "actions", "info", "shared", "seq"),
+        result=("obs", "mask", "to_move", "opponent", "pending", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info", "seq"),
         draws=("reply",),
         hello_first=True,
         doc="Apply one action per env of a handle.",
@@ -519,8 +519,8 @@ METHODS: Final[dict[str, MethodSpec]] = {
         doc="A built-in agent's action, policy and value at every packed state.",
     ),
     "opponent_step": MethodSpec(
-        params=("handle", "actions", "info"),
-        result=("obs", "mask", "to_move", "opponent", "pending", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info"),
+        params=("handle", "actions", "info", "shared", "seq"),
+        result=("obs", "mask", "to_move", "opponent", "pending", "reward", "terminated", "truncated", "final_obs", "final_mask", "final_to_move", "info", "final_info", "seq"),
         draws=("reply",),
         hello_first=True,
         doc="Apply the client-played opponents' actions to the envs waiting for them.",
@@ -531,6 +531,13 @@ METHODS: Final[dict[str, MethodSpec]] = {
         draws=("opponent",),
         hello_first=True,
         doc="Replace a handle's opponent mixture from each env's next episode on.",
+    ),
+    "share": MethodSpec(
+        params=("handle", "spin_us"),
+        result=("version", "size", "fields", "spin_us"),
+        draws=(),
+        hello_first=True,
+        doc="Move a handle's rows and actions into a shared-memory region passed with the reply (Unix sockets).",
     ),
 }
 """Every method of the protocol, by name, in the server's order."""

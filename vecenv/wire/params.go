@@ -309,7 +309,9 @@ type ResetArgs struct {
 	// Options are the options map's start and seat (Record is Info's).
 	Options vecenv.ResetOptions
 	// Info is -1 (the handle's default), 0 or 1.
-	Info    int8
+	Info int8
+	// Shared leaves the rows in the handle's shared region.
+	Shared  bool
 	seed    uint64
 	seedSet bool
 	seedN   int // length of a seed array, -1 without one
@@ -355,6 +357,8 @@ func ReadReset(p []byte, r *msgp.Reader, a *ResetArgs) error {
 			}
 		case protocol.ResetInfo:
 			a.Info, err = infoFlag(r)
+		case protocol.ResetShared:
+			a.Shared, err = r.Bool()
 		default:
 			err = msgp.ErrUnknownKey
 		}
@@ -426,10 +430,14 @@ type StepArgs struct {
 	Handle    uint64
 	HandleSet bool
 	// Info is -1 (the handle's default), 0 or 1.
-	Info  int8
-	bin   []byte      // actions as a bin of int32
-	list  msgp.Reader // actions as an array of int
-	listN int
+	Info int8
+	// Shared rings the handle's shared region for request Seq; the
+	// actions are then the region's.
+	Shared bool
+	Seq    uint32
+	bin    []byte      // actions as a bin of int32
+	list   msgp.Reader // actions as an array of int
+	listN  int
 }
 
 // ReadStep reads step's params p (nil: none) into a; an error is what
@@ -461,6 +469,14 @@ func ReadStep(p []byte, a *StepArgs) error {
 			}
 		case protocol.StepInfo:
 			a.Info, err = infoFlag(&r)
+		case protocol.StepShared:
+			a.Shared, err = r.Bool()
+		case protocol.StepSeq:
+			var v uint64
+			if v, err = r.Uint64(); err == nil && v > math.MaxUint32 {
+				err = fmt.Errorf("%d is out of range 0..%d", v, uint32(math.MaxUint32))
+			}
+			a.Seq = uint32(v)
 		default:
 			err = msgp.ErrUnknownKey
 		}
@@ -470,6 +486,9 @@ func ReadStep(p []byte, a *StepArgs) error {
 		return nil
 	})
 }
+
+// HasActions reports whether the params carry actions.
+func (a *StepArgs) HasActions() bool { return a.bin != nil || a.listN >= 0 }
 
 // Actions copies the actions into dst, one per env; a wrong count or
 // value is a *ParamError (missing: ErrMissing).

@@ -78,13 +78,36 @@ func AppendReset(out []byte, b *vecenv.Batch, record bool, maxFrame int) []byte 
 	}
 	out = msgp.AppendMapHeader(out, keys)
 	out = AppendRows(out, b.Rows())
+	out = appendSeeds(out, b)
+	if record {
+		out = AppendInfo(out, b, maxFrame)
+	}
+	return out
+}
+
+// AppendSharedReset appends reset's result map for a shared batch (its
+// rows are in the region): its seeds and, when record, the info list.
+func AppendSharedReset(out []byte, b *vecenv.Batch, record bool, maxFrame int) []byte {
+	out = msgp.AppendMapHeader(out, 1+b2i(record))
+	out = appendSeeds(out, b)
+	if record {
+		out = AppendInfo(out, b, maxFrame)
+	}
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func appendSeeds(out []byte, b *vecenv.Batch) []byte {
 	out = msgp.AppendStr(out, "seeds")
 	out = msgp.AppendArrayHeader(out, len(b.Seeds()))
 	for _, s := range b.Seeds() {
 		out = msgp.AppendUint(out, s)
-	}
-	if record {
-		out = AppendInfo(out, b, maxFrame)
 	}
 	return out
 }

@@ -132,6 +132,9 @@ class Client:
         self._end = 0
         self._packer = msgpack.Packer(use_bin_type=True, autoreset=True)
         self.closed = False
+        #: Set while a call expects a file descriptor with its reply (:meth:`call_fd`).
+        self._want_fd = False
+        self._fds: list[int] = []
         family, sockaddr = parse_address(address)
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -184,11 +187,14 @@ class Client:
             else:
                 self._buf[:have] = self._view[self._start : self._end]
             self._start, self._end = 0, have
-        if self.spin > 0:
+        if self.spin > 0 and not self._want_fd:
             self._poll(need)
         while self._end - self._start < need:
             try:
-                n = self._sock.recv_into(self._view[self._end :])
+                if self._want_fd:
+                    n = self._recv_fds()
+                else:
+                    n = self._sock.recv_into(self._view[self._end :])
             except (TimeoutError, BlockingIOError) as e:  # BlockingIOError: SO_RCVTIMEO expired
                 raise self._timed_out(what) from e
             except OSError as e:
@@ -196,6 +202,20 @@ class Client:
             if n == 0:
                 raise self._broken(what)
             self._end += n
+
+    def _recv_fds(self) -> int:
+        """One read that also takes the descriptors passed with the bytes (SCM_RIGHTS)."""
+        n, anc, flags, _ = self._sock.recvmsg_into([self._view[self._end :]], socket.CMSG_SPACE(4 * 4))
+        for level, kind, data in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds = struct.unpack(f"{len(data) // 4}i", data[: len(data) // 4 * 4])
+                self._fds.extend(fds)
+        if flags & socket.MSG_CTRUNC:
+            for fd in self._fds:
+                os.close(fd)
+            self._fds = []
+            raise ProtocolError("the server passed more file descriptors than expected")
+        return n
 
     def _poll(self, need: int) -> None:
         """Read without blocking for up to ``self.spin`` seconds (see ``spin``)."""
@@ -270,6 +290,32 @@ class Client:
             return reply["result"]
         except KeyError:
             raise ProtocolError(f"{method}: the reply has neither result nor error") from None
+
+    @property
+    def passes_fds(self) -> bool:
+        """Whether the connection can carry file descriptors (a Unix socket)."""
+        return self._sock.family == getattr(socket, "AF_UNIX", None)
+
+    def call_fd(self, method: str, params: Mapping[str, Any] | None = None) -> tuple[Any, int]:
+        """:meth:`call` for a method whose reply carries one file descriptor (``share``): the
+        result and the descriptor, which the caller owns. Unix sockets only."""
+        if not self.passes_fds:
+            raise YutEnvError(f"{method}: passing a file descriptor needs a Unix socket, not {self.address}")
+        self._want_fd = True
+        try:
+            result = self.call(method, params)
+        except BaseException:
+            for fd in self._fds:
+                os.close(fd)
+            raise
+        finally:
+            self._want_fd = False
+        fds, self._fds = self._fds, []
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            raise ProtocolError(f"{method}: the reply carried {len(fds)} file descriptors, want 1")
+        return result, fds[0]
 
     # ---- lifetime --------------------------------------------------------------
 

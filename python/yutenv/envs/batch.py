@@ -31,6 +31,11 @@ from ..connection.session import Session as Session
 from ..errors import ClosedError, YutEnvError
 from .config import EnvConfig
 from .opponents import Mixture, answer, is_mixture, mixture
+from .shared import OPPONENT_STEP, STEP, Region
+from .shared import supported as shared_supported
+
+#: The transports of a batch (see :class:`Batch`).
+TRANSPORTS = ("auto", "shared", "socket")
 
 if TYPE_CHECKING:
     import gymnasium
@@ -185,11 +190,22 @@ class Batch:
     Keyword arguments are the ``make`` parameters of docs/PROTOCOL.md (``rules``,
     ``tier``, ``mode``, ``seat``, ``opponent``, ``autoreset``, ``max_decisions``,
     ``reward``, ``illegal``, ``info``); None means the server's default.
+
+    ``transport`` is ``"auto"`` (shared memory where the connection allows it: a Unix socket on
+    Linux or macOS; else the socket), ``"shared"`` (shared memory, or an error) or ``"socket"``
+    (every row through the socket). ``spin_us`` is how long the server polls a shared region for
+    the next step (:mod:`yutenv.envs.shared`). With shared memory, results are fresh bytes unless
+    :attr:`views` is set: then they are read-only views of the region, overwritten by the next
+    reset or step.
     """
 
-    def __init__(self, session: Session, n: int = 1, **params: Any) -> None:
+    def __init__(
+        self, session: Session, n: int = 1, *, transport: str = "auto", spin_us: int = 0, **params: Any
+    ) -> None:
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
+        if transport not in TRANSPORTS:
+            raise ValueError(f"transport must be one of {', '.join(map(repr, TRANSPORTS))}; got {transport!r}")
         self.session = session
         self._call = session.client.call
         p: dict[str, Any] = {"n": int(n)}
@@ -236,6 +252,43 @@ class Batch:
         pk = msgpack.Packer(use_bin_type=True)
         self._one_prefix = b"\x82" + pk.pack("handle") + pk.pack(self.handle) + pk.pack("actions") + b"\xc4\x04"
         self._i32 = struct.Struct("<i").pack
+        self._info = bool(p.get("info", False))
+        #: The shared region of the rows (None: the socket carries them); see ``transport``.
+        self.region: Region | None = None
+        #: With a shared region: return the rows as views of it (else fresh bytes).
+        self.views = False
+        if transport == "shared" or (transport == "auto" and shared_supported(session.client)):
+            try:
+                self.region = Region(session.client, self.handle, spin_us)
+            except BaseException:
+                if transport == "shared" or not session.client.closed:
+                    self._close_quietly()
+                    raise
+                raise
+
+    def _close_quietly(self) -> None:
+        self.closed = True
+        try:
+            self._call("close", {"handle": self.handle})
+        except YutEnvError:
+            pass
+
+    def _rows(self, r: Mapping[str, Any]) -> dict[str, Any]:
+        """A shared handle's reply ``r`` completed with the rows of the region, as the socket
+        would have sent them: fresh bytes, or views of the region with :attr:`views`."""
+        assert self.region is not None
+        out = dict(r)
+        if self.views:
+            out.update(self.region.bytes)
+        else:
+            for k, v in self.region.bytes.items():
+                out[k] = bytes(v)
+        out.pop("actions", None)
+        return out
+
+    def _shared(self, op: int, info: bool | None) -> dict[str, Any]:
+        assert self.region is not None
+        return self._rows(self.region.request(op, self._info if info is None else info))
 
     def _check(self, method: str) -> None:
         if self.closed:
@@ -257,7 +310,11 @@ class Batch:
             p["info"] = info
         self.env_mix = [self.mixture] * self.n  # every env begins an episode
         self._anew[:] = False
-        r = self._call("reset", p)
+        if self.region is not None:
+            p["shared"] = True
+            r = self._rows(self._call("reset", p))
+        else:
+            r = self._call("reset", p)
         if self._answers:
             seeds = r["seeds"]
             r = answer(self, r)
@@ -275,11 +332,17 @@ class Batch:
     def step_bytes(self, actions: bytes, info: bool | None = None) -> StepResult:
         """Step with ``actions`` already encoded as N little-endian int32."""
         self._check("step")
-        p: dict[str, Any] = {"handle": self.handle, "actions": actions}
-        if info is not None:
-            p["info"] = info
         self._begin_step()
-        r = self._call("step", p)
+        if self.region is not None:
+            if len(actions) != 4 * self.n:
+                raise ValueError(f"expected {self.n} actions ({4 * self.n} bytes), got {len(actions)} bytes")
+            self.region.actions[:] = np.frombuffer(actions, dtype="<i4")
+            r = self._shared(STEP, info)
+        else:
+            p: dict[str, Any] = {"handle": self.handle, "actions": actions}
+            if info is not None:
+                p["info"] = info
+            r = self._call("step", p)
         if self._answers:
             r = answer(self, r)
         self._tracked(r)
@@ -322,10 +385,18 @@ class Batch:
         (``obs``, ``mask``, ``reward``, ``terminated``, ... as bytes; see docs/PROTOCOL.md)."""
         if self.closed:
             raise ClosedError("step: the env batch is closed")
+        region = self.region
         if self.mixture is None:
+            if region is not None:
+                region.actions[0] = action
+                return self._shared(STEP, None)
             return self.session.client.call_packed("step", self._one_prefix + self._i32(action))  # type: ignore[no-any-return]
         self._begin_step()
-        r: dict[str, Any] = self.session.client.call_packed("step", self._one_prefix + self._i32(action))
+        if region is not None:
+            region.actions[0] = action
+            r = self._shared(STEP, None)
+        else:
+            r = self.session.client.call_packed("step", self._one_prefix + self._i32(action))
         if self._answers:
             r = answer(self, r)
         self._tracked(r)
@@ -375,6 +446,9 @@ class Batch:
         """Answer the envs that wait for a client-played opponent (``actions``: N little-endian
         int32, ignored for the others); the raw reply, as ``step``'s. :func:`answer` calls it."""
         self._check("opponent_step")
+        if self.region is not None:
+            self.region.actions[:] = np.frombuffer(actions, dtype="<i4")
+            return self._shared(OPPONENT_STEP, None)
         return self._call("opponent_step", {"handle": self.handle, "actions": actions})  # type: ignore[no-any-return]
 
     def set_opponents(self, opponent: Any) -> list[str]:
@@ -476,18 +550,23 @@ class Batch:
                 self._call("close", {"handle": self.handle})
             except YutEnvError:
                 pass
+        if self.region is not None:
+            self.region.close()
 
 
-def open_batch(n: int, config: EnvConfig, mode: Literal["single", "multi"], autoreset: str, spin: float = 0.0) -> Batch:
+def open_batch(
+    n: int, config: EnvConfig, mode: Literal["single", "multi"], autoreset: str, spin: float = 0.0, spin_us: int = 0
+) -> Batch:
     """Connect a session as ``config`` says (``spin``: see :attr:`Client.spin`) and make a
-    batch of ``n`` envs with its options; the session is closed again if ``make`` fails.
-    ``batch.session`` is it. ``n`` is checked first, by the name the front ends give it."""
+    batch of ``n`` envs with its options and transport (``spin_us``: the server's poll of a
+    shared region); the session is closed again if ``make`` fails. ``batch.session`` is it.
+    ``n`` is checked first, by the name the front ends give it."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"num_envs must be an integer >= 1, got {n!r}")
     session = Session(address=config.address, token=config.token, server=config.server, timeout=config.timeout)
     session.client.spin = spin
     try:
-        return Batch(session, n, **config.make_params(mode, autoreset))
+        return Batch(session, n, transport=config.transport, spin_us=spin_us, **config.make_params(mode, autoreset))
     except BaseException:
         session.close()
         raise

@@ -83,6 +83,8 @@ class EnvConfig:
         server: a :class:`~yutenv.Server` to use instead of the shared one.
         timeout: seconds to wait for any reply before raising
             :class:`~yutenv.YutTimeoutError` (default 60; None: wait forever).
+        transport: how rows travel: ``"auto"`` (shared memory over a Unix socket on Linux and
+            macOS, else the socket), ``"shared"`` (shared memory, or an error) or ``"socket"``.
     """
 
     rules: str | Mapping[str, Any] = "standard"
@@ -99,6 +101,7 @@ class EnvConfig:
     token: str | None = field(default=None, repr=False)
     server: Server | None = field(default=None, compare=False)
     timeout: float | None = DEFAULT_TIMEOUT
+    transport: Literal["auto", "shared", "socket"] = "auto"
 
     def __post_init__(self) -> None:
         if isinstance(self.rules, Mapping):
@@ -123,6 +126,7 @@ class EnvConfig:
             _need_choice("render_mode", self.render_mode, HUMAN_RENDER_MODES)
         _need_choice("illegal", self.illegal, ("error", "penalty"))
         _need_choice("reward", self.reward, ("win", "progress"))
+        _need_choice("transport", self.transport, ("auto", "shared", "socket"))
         if isinstance(self.max_decisions, bool) or not isinstance(self.max_decisions, int) or self.max_decisions < 0:
             raise ValueError(f"max_decisions must be an integer >= 0 (0: never truncate), got {self.max_decisions!r}")
         if not isinstance(self.info, bool):

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from .._wire.client import SINGLE_ENV_SPIN
+from .shared import SINGLE_ENV_SPIN_US
 from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
 from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from .config import HUMAN_RENDER_MODES, EnvConfig
@@ -75,7 +76,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self.obs_type = cfg.obs_type
         self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
-        self._batch = open_batch(1, cfg, "single", "next_step", spin=SINGLE_ENV_SPIN)
+        self._batch = open_batch(1, cfg, "single", "next_step", spin=SINGLE_ENV_SPIN, spin_us=SINGLE_ENV_SPIN_US)
         self._session = self._batch.session
         made = self._batch.made
         self.rules: str = str(made["rules"])

@@ -1,0 +1,164 @@
+"""The shared-memory data plane of an env batch (docs/PROTOCOL.md, ``share``).
+
+After ``share``, a batch's rows (observations, masks, rewards, flags) and its actions live in one
+memory region mapped by both the server and this process: a step writes the actions in place and
+rings, and the server writes the rows in place. Nothing but a doorbell crosses the socket, and
+nothing is copied on the way in: the rows are numpy views of the region.
+
+Ringing: the client writes the actions, then the request kind (``op``), then the next request
+counter (``req``). While the server polls the region (``awake`` is 1, for ``spin_us`` after each
+request), it sees the counter change and serves at once; the client polls ``done`` until it equals
+``req``. Otherwise (or when ``awake`` drops while the client waits) the client rings over the
+socket with a tiny ``step {shared, seq}`` request and waits for its reply. Polling needs the
+stores of one side to reach the other in program order, which x86's memory model gives; on other
+CPUs the client always rings over the socket, whose system calls order the memory.
+
+The region's layout is the server's (``share``'s ``fields``): nothing here hard-codes an offset.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import platform
+import sys
+import time
+from typing import Any, Mapping
+
+import msgpack
+import numpy as np
+import numpy.typing as npt
+
+from .._wire.client import Client
+from ..errors import ProtocolError, YutEnvError
+
+#: The layout version this package reads (the server's ``vecenv.SharedVersion``).
+LAYOUT_VERSION = 1
+
+_MAGIC = b"YUTSHM\x00\x00"
+
+_TYPES = {"u8": np.uint8, "i8": np.int8, "u32": np.uint32, "i32": np.int32, "f32": np.float32}
+
+#: How long (seconds) a client polls the region before ringing over the socket anyway: a server
+#: that polls serves long before; one that died or stalls is then found by the socket.
+POLL_LIMIT = 0.005
+
+#: The poll the single-env front ends ask the server for (microseconds).
+SINGLE_ENV_SPIN_US = 500
+
+STEP, OPPONENT_STEP = 1, 2
+
+
+def polling_orders_memory() -> bool:
+    """Whether this CPU keeps stores in program order for the other process (x86): only then
+    may a client poll the region instead of ringing over the socket."""
+    return platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
+
+
+def supported(client: Client) -> bool:
+    """Whether a region can be shared over ``client``: a Unix socket on Linux or macOS,
+    little-endian."""
+    return sys.platform.startswith(("linux", "darwin")) and sys.byteorder == "little" and client.passes_fds
+
+
+class Region:
+    """One handle's shared region, mapped.
+
+    Attributes:
+        views: every array field of the region by name (``obs`` [N, D], ``mask`` [N, A] int8,
+            ``reward``, ``terminated``/``truncated`` as bool, ``to_move``, and the optional
+            ``final_*``, ``opponent``, ``pending``): read-only numpy views, overwritten by the
+            next reset or step.
+        actions: the writable [N] int32 view the next step reads its actions from.
+    """
+
+    def __init__(self, client: Client, handle: int, spin_us: int = 0) -> None:
+        self._client = client
+        self.handle = handle
+        result, fd = client.call_fd("share", {"handle": handle, "spin_us": int(spin_us)})
+        try:
+            size = int(result["size"])
+            self._mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        finally:
+            os.close(fd)
+        if bytes(self._mm[:8]) != _MAGIC or int(result["version"]) != LAYOUT_VERSION:
+            self._mm.close()
+            raise ProtocolError(
+                f"share: a region of layout version {result.get('version')!r}; this package reads version {LAYOUT_VERSION}"
+            )
+        self.spin_us = int(result["spin_us"])
+        self.poll = self.spin_us > 0 and polling_orders_memory()
+        ro = memoryview(self._mm).toreadonly()
+        self.views: dict[str, npt.NDArray[Any]] = {}
+        self.bytes: dict[str, memoryview] = {}
+        words: dict[str, npt.NDArray[np.uint32]] = {}
+        for f in result["fields"]:
+            name, off, typ = str(f["name"]), int(f["offset"]), str(f["type"])
+            shape = tuple(int(d) for d in f.get("shape") or ())
+            count = int(np.prod(shape)) if shape else 1
+            dtype = np.dtype(_TYPES[typ]).newbyteorder("<")
+            if name in ("req", "op", "done", "awake"):
+                words[name] = np.frombuffer(self._mm, dtype=dtype, count=1, offset=off)
+                continue
+            if name in ("magic", "version"):
+                continue
+            nbytes = count * dtype.itemsize
+            self.bytes[name] = ro[off : off + nbytes]
+            if name == "actions":
+                self.actions: npt.NDArray[np.int32] = np.frombuffer(self._mm, dtype=dtype, count=count, offset=off)
+                continue
+            v = np.frombuffer(ro, dtype=dtype, count=count, offset=off)
+            if name in ("terminated", "truncated"):
+                v = v.view(np.bool_)
+            self.views[name] = v.reshape(shape)
+        missing = {"req", "op", "done", "awake"} - set(words)
+        if missing or not hasattr(self, "actions"):
+            self._mm.close()
+            raise ProtocolError(f"share: the region lacks the fields {sorted(missing | {'actions'})}")
+        self._req, self._op, self._done, self._awake = words["req"], words["op"], words["done"], words["awake"]
+        self.seq = int(self._req[0])
+        pk = msgpack.Packer(use_bin_type=True)
+        head = pk.pack("handle") + pk.pack(handle) + pk.pack("shared") + pk.pack(True) + pk.pack("seq")
+        self._ring_prefix = (b"\x83" + head, b"\x84" + pk.pack("info") + pk.pack(True) + head)
+        self.closed = False
+
+    def request(self, op: int, info: bool = False) -> Mapping[str, Any]:
+        """Serve the actions written in :attr:`actions` as request ``op`` (:data:`STEP` or
+        :data:`OPPONENT_STEP`); returns the ring's reply (``seq``, ``info``), or ``{}`` when
+        the server served it while polling. The rows are in :attr:`views` on return."""
+        if self.closed:
+            raise YutEnvError("step: the shared region is closed")
+        k = (self.seq + 1) & 0xFFFFFFFF
+        self._op[0] = op
+        self._req[0] = k
+        self.seq = k
+        if self.poll and not info and self._awake[0]:
+            done, awake = self._done, self._awake
+            until = time.perf_counter() + POLL_LIMIT
+            i = 0
+            while True:
+                if done[0] == k:
+                    return {}
+                if not awake[0]:
+                    break
+                i += 1
+                if i & 255 == 0 and time.perf_counter() > until:
+                    break
+            if done[0] == k:
+                return {}
+        method = "step" if op == STEP else "opponent_step"
+        reply: Mapping[str, Any] = self._client.call_packed(method, self._ring_prefix[info] + msgpack.packb(k))
+        return reply
+
+    def close(self) -> None:
+        """Unmap the region (the views then fail to read: drop them first). Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        self.views.clear()
+        self.bytes.clear()
+        del self.actions, self._req, self._op, self._done, self._awake
+        try:
+            self._mm.close()
+        except BufferError:
+            pass  # views still exported: the map goes when the last one does

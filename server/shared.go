@@ -1,0 +1,189 @@
+package server
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/protocol"
+	"github.com/yutenv/yutenv/vecenv"
+	"github.com/yutenv/yutenv/vecenv/wire"
+)
+
+// errShareUnsupported is share's refusal where no region can be made or
+// passed (a TCP connection, an OS without the calls).
+var errShareUnsupported = errors.New("shared memory needs a Unix-socket connection on Linux or macOS")
+
+// region is a handle's shared region (share): the batch's rows live in
+// mem, the client writes the actions and rings through the header's
+// doorbell words (vecenv.SharedReq and the rest).
+type region struct {
+	mem    []byte
+	layout vecenv.SharedLayout
+	spin   time.Duration // how long to poll req after serving a request
+	last   uint32        // the last request counter served
+	// failed is the error of a request the poll took but could not serve
+	// (its actions were refused): the doorbell of that request reports it.
+	failed *Error
+	unmap  func() error
+}
+
+func (rg *region) word(off int) *uint32 { return (*uint32)(unsafe.Pointer(&rg.mem[off])) }
+
+// share moves a handle's rows into a new shared region and passes it with
+// the reply.
+func (c *conn) share(pr *protocol.ShareParams) *Error {
+	b, e := c.lookupPtr(pr.Handle)
+	if e != nil {
+		return e
+	}
+	h := *pr.Handle
+	if c.regions[h] != nil {
+		return errorf(protocol.CodeBadRequest, "handle %d is already shared", h)
+	}
+	if pr.SpinUs < 0 || pr.SpinUs > protocol.MaxShareSpinUs {
+		return errorf(protocol.CodeBadRequest, "params.spin_us: %d is out of range 0..%d", pr.SpinUs, protocol.MaxShareSpinUs)
+	}
+	if !canPassFD(c) {
+		return errorf(protocol.CodeUnsupported, "%v; this connection is %s (use the socket path: transport=\"socket\")", errShareUnsupported, c.nc.LocalAddr().Network())
+	}
+	l := vecenv.SharedLayoutOf(b.Config(), b.ObsSize())
+	mem, fd, unmap, err := newRegion(l.Size)
+	if err != nil {
+		return errorf(protocol.CodeInternal, "cannot make a shared region of %d bytes: %v", l.Size, err)
+	}
+	if _, err := b.Share(mem); err != nil {
+		unmap()
+		closeFD(fd)
+		return errorf(protocol.CodeUnsupported, "%v", err)
+	}
+	if c.regions == nil {
+		c.regions = map[uint64]*region{}
+	}
+	c.regions[h] = &region{mem: mem, layout: l, spin: time.Duration(pr.SpinUs) * time.Microsecond, unmap: unmap}
+	c.passFD = fd
+	res := protocol.ShareResult{Version: l.Version, Size: l.Size, SpinUs: pr.SpinUs}
+	for _, f := range l.Fields {
+		res.Fields = append(res.Fields, protocol.ShareField{Name: f.Name, Offset: f.Offset, Type: f.Type, Shape: f.Shape})
+	}
+	return c.result(res)
+}
+
+// dropRegion unmaps handle h's region, if it has one, once its batch is
+// gone from the handles.
+func (c *conn) dropRegion(h uint64) {
+	if rg := c.regions[h]; rg != nil {
+		delete(c.regions, h)
+		if err := rg.unmap(); err != nil {
+			c.log.Warn("unmapping a shared region failed", "err", err)
+		}
+	}
+}
+
+// sharedStep serves a step or opponent_step rung over the socket for a
+// shared handle: request a.Seq, unless the poll served it already.
+func (c *conn) sharedStep(h uint64, b *vecenv.Batch, a *wire.StepArgs, record bool, count bool, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
+	rg := c.regions[h]
+	switch {
+	case rg == nil:
+		return errorf(protocol.CodeBadRequest, "params.shared: handle %d has no shared region (call share first)", h)
+	case a.HasActions():
+		return errorf(protocol.CodeBadRequest, "params.actions: a shared step takes its actions from the region")
+	}
+	req := atomic.LoadUint32(rg.word(vecenv.SharedReq))
+	if a.Seq != req {
+		return errorf(protocol.CodeBadRequest, "params.seq: %d, but the region's req is %d (write the actions, then req, then ring)", a.Seq, req)
+	}
+	if e := rg.failed; e != nil && rg.last+1 == req {
+		rg.failed = nil
+		return e
+	}
+	if req != rg.last || record {
+		if req == rg.last {
+			// Served by the poll, but the client wants its info: only the
+			// socket path records it, so this cannot happen with a client
+			// that asks for info through the socket. Refuse.
+			return errorf(protocol.CodeBadRequest, "params.seq: request %d was already served", req)
+		}
+		if e := c.runShared(rg, b, record, count, check, run); e != nil {
+			return e
+		}
+	}
+	c.out = msgp.AppendMapHeader(c.out, 1+boolInt(record))
+	c.out = msgp.AppendStr(c.out, "seq")
+	c.out = msgp.AppendUint(c.out, uint64(req))
+	if record {
+		c.out = wire.AppendInfo(c.out, b, c.srv.cfg.MaxFrame)
+	}
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runShared checks and runs the request under the region's req, then
+// marks it done.
+func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, count bool, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
+	if !b.Started() {
+		return errorf(protocol.CodeNeedsReset, "the handle was never reset")
+	}
+	req := atomic.LoadUint32(rg.word(vecenv.SharedReq))
+	b.SharedActions(rg.mem)
+	if e := checked(b, check); e != nil {
+		return e
+	}
+	if err := run(b, c.srv.pool, record); err != nil {
+		return errorf(netCode(err, protocol.CodeInternal), "%v", err)
+	}
+	if count {
+		c.srv.stats.steps.Add(uint64(b.N()))
+	}
+	rg.last = req
+	atomic.StoreUint32(rg.word(vecenv.SharedDone), req)
+	return nil
+}
+
+// pollShared polls handle h's region after a shared request was served:
+// for up to the region's spin after the last request, each new request
+// (req changed) is served at once, without the socket; the poll ends when
+// the time is up, a frame arrives on the socket, a request cannot be
+// served (its doorbell then gets the error), or the server shuts down.
+// awake tells the client which way to ring.
+func (c *conn) pollShared(h uint64) {
+	rg, b := c.regions[h], c.handles[h]
+	if rg == nil || b == nil || rg.spin <= 0 || b.Config().Info {
+		return // a handle that records info by default answers every step by the socket
+	}
+	awake, req, op := rg.word(vecenv.SharedAwake), rg.word(vecenv.SharedReq), rg.word(vecenv.SharedOp)
+	atomic.StoreUint32(awake, 1)
+	defer atomic.StoreUint32(awake, 0)
+	until := time.Now().Add(rg.spin)
+	for polls := 1; ; polls++ {
+		if r := atomic.LoadUint32(req); r != rg.last {
+			var e *Error
+			switch atomic.LoadUint32(op) {
+			case vecenv.SharedOpStep:
+				e = c.runShared(rg, b, false, true, (*vecenv.Batch).CheckActions, (*vecenv.Batch).Step)
+			case vecenv.SharedOpOpponent:
+				e = c.runShared(rg, b, false, false, (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep)
+			default:
+				e = errorf(protocol.CodeBadRequest, "the region's op is %d, want %d (step) or %d (opponent_step)", atomic.LoadUint32(op), vecenv.SharedOpStep, vecenv.SharedOpOpponent)
+			}
+			if e != nil {
+				rg.failed = e
+				return
+			}
+			until = time.Now().Add(rg.spin)
+			continue
+		}
+		if polls%64 == 0 && (time.Now().After(until) || c.srv.closing.Load() || c.readable()) {
+			return
+		}
+	}
+}
