@@ -63,6 +63,7 @@ from .envs import pettingzoo
 from .envs.batch import Batch
 from .envs.config import EnvConfig
 from .envs.gym_env import YutEnv
+from .envs.pool import YutEnvPool
 from .envs.vector import YutVectorEnv
 from .errors import (
     BadStateError,
@@ -97,6 +98,7 @@ __all__ = [
     "Analysis",
     "EnvConfig",
     "EvalResult",
+    "YutEnvPool",
     "LadderResult",
     "Game",
     "State",

@@ -135,6 +135,8 @@ class Client:
         #: Set while a call expects a file descriptor with its reply (:meth:`call_fd`).
         self._want_fd = False
         self._fds: list[int] = []
+        self._in_flight: str | None = None  # the method of a request sent by send_packed
+        self._rid = 0
         family, sockaddr = parse_address(address)
         sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -257,6 +259,41 @@ class Client:
 
     def call_packed(self, method: str, packed_params: bytes) -> Any:
         """:meth:`call` with ``params`` already msgpack-encoded (the hot path of ``step``)."""
+        with self._lock:
+            self._send(method, packed_params)
+            return self._reply(method)
+
+    def send_packed(self, method: str, packed_params: bytes) -> None:
+        """Send a request without waiting for its reply: :meth:`recv_reply` reads it. Until
+        then no other call may use the connection (one request in flight)."""
+        with self._lock:
+            self._send(method, packed_params)
+            self._in_flight = method
+
+    def reply_waiting(self) -> bool:
+        """Whether the reply of the request :meth:`send_packed` sent has begun to arrive."""
+        if self._end > self._start:
+            return True
+        try:
+            n = self._sock.recv_into(self._view[self._end :], 0, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True  # recv_reply reports it
+        if n == 0:
+            return True
+        self._end += n
+        return True
+
+    def recv_reply(self, method: str) -> Any:
+        """The result of the request :meth:`send_packed` sent (its errors raise)."""
+        with self._lock:
+            if self._in_flight is None:
+                raise YutEnvError(f"{method}: no request is in flight")
+            self._in_flight = None
+            return self._reply(method)
+
+    def _send(self, method: str, packed_params: bytes) -> None:
         if self.closed:
             raise ClosedError(f"{method}: the connection to {self.address} is closed")
         if os.getpid() != self._owner:
@@ -264,21 +301,26 @@ class Client:
                 "a yutenv env or client cannot be used in a forked child process: "
                 "create it in the child (or use the 'spawn'/'forkserver' start method)"
             )
+        if self._in_flight is not None:
+            raise YutEnvError(f"{method}: the reply of {self._in_flight} was not read yet")
         pack = self._packer.pack
-        with self._lock:
-            rid = self._next_id
-            self._next_id += 1
-            # {"id": rid, "method": method, "params": <packed>}: msgpack values concatenate.
-            body = b"\x83\xa2id" + pack(rid) + b"\xa6method" + pack(method) + b"\xa6params" + packed_params
-            if len(body) > self.max_frame:
-                raise YutEnvError(f"{method}: request of {len(body)} bytes is above the frame limit {self.max_frame}")
-            try:
-                self._sock.sendall(_HDR.pack(len(body)) + body)
-            except (TimeoutError, BlockingIOError) as e:  # BlockingIOError: SO_SNDTIMEO expired
-                raise self._timed_out(method) from e
-            except OSError as e:
-                raise self._broken(method, e) from e
-            reply = self._read_frame(method)
+        rid = self._next_id
+        self._next_id += 1
+        # {"id": rid, "method": method, "params": <packed>}: msgpack values concatenate.
+        body = b"\x83\xa2id" + pack(rid) + b"\xa6method" + pack(method) + b"\xa6params" + packed_params
+        if len(body) > self.max_frame:
+            raise YutEnvError(f"{method}: request of {len(body)} bytes is above the frame limit {self.max_frame}")
+        try:
+            self._sock.sendall(_HDR.pack(len(body)) + body)
+        except (TimeoutError, BlockingIOError) as e:  # BlockingIOError: SO_SNDTIMEO expired
+            raise self._timed_out(method) from e
+        except OSError as e:
+            raise self._broken(method, e) from e
+        self._rid = rid
+
+    def _reply(self, method: str) -> Any:
+        rid = self._rid
+        reply = self._read_frame(method)
         if type(reply) is not dict:
             raise ProtocolError(f"{method}: the reply is not a map: {type(reply).__name__}")
         if reply.get("id") != rid:
@@ -307,6 +349,7 @@ class Client:
         except BaseException:
             for fd in self._fds:
                 os.close(fd)
+            self._fds = []
             raise
         finally:
             self._want_fd = False

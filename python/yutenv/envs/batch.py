@@ -199,9 +199,7 @@ class Batch:
     reset or step.
     """
 
-    def __init__(
-        self, session: Session, n: int = 1, *, transport: str = "auto", spin_us: int = 0, **params: Any
-    ) -> None:
+    def __init__(self, session: Session, n: int = 1, *, transport: str = "auto", spin_us: int = 0, **params: Any) -> None:
         if n < 1:
             raise ValueError(f"n must be >= 1, got {n}")
         if transport not in TRANSPORTS:
@@ -253,6 +251,7 @@ class Batch:
         self._one_prefix = b"\x82" + pk.pack("handle") + pk.pack(self.handle) + pk.pack("actions") + b"\xc4\x04"
         self._i32 = struct.Struct("<i").pack
         self._info = bool(p.get("info", False))
+        self._sent = False  # send_step started a step that recv_step has not ended
         #: The shared region of the rows (None: the socket carries them); see ``transport``.
         self.region: Region | None = None
         #: With a shared region: return the rows as views of it (else fresh bytes).
@@ -343,6 +342,9 @@ class Batch:
             if info is not None:
                 p["info"] = info
             r = self._call("step", p)
+        return self._step_result(r)
+
+    def _step_result(self, r: dict[str, Any]) -> StepResult:
         if self._answers:
             r = answer(self, r)
         self._tracked(r)
@@ -360,6 +362,46 @@ class Batch:
             info=r.get("info"),
             raw=r,
         )
+
+    def step_array(self, actions: npt.NDArray[Any], info: bool | None = None) -> StepResult:
+        """Step with ``actions``, an integer array of N actions (checked by the caller): written
+        straight into a shared region, else sent as N little-endian int32."""
+        self.send_step(actions, info)
+        return self.recv_step()
+
+    def send_step(self, actions: npt.NDArray[Any], info: bool | None = None) -> None:
+        """Start a step with ``actions`` (as :meth:`step_array`) and return at once: the server
+        steps while this process goes on; :meth:`recv_step` returns its result."""
+        self._check("step")
+        if self._sent:
+            raise YutEnvError("step: a step was sent and its result not received (call recv_step)")
+        self._begin_step()
+        if self.region is not None:
+            self.region.actions[:] = actions
+            self.region.send(STEP, self._info if info is None else info)
+        else:
+            p: dict[str, Any] = {"handle": self.handle, "actions": actions.astype("<i4", copy=False).tobytes()}
+            if info is not None:
+                p["info"] = info
+            self.session.client.send_packed("step", msgpack.packb(p, use_bin_type=True))
+        self._sent = True
+
+    def step_ready(self) -> bool:
+        """Whether the step :meth:`send_step` started is done (never blocks)."""
+        if self.region is not None:
+            return self.region.ready()
+        return self.session.client.reply_waiting()
+
+    def recv_step(self) -> StepResult:
+        """The result of the step :meth:`send_step` started (waits for it)."""
+        if not self._sent:
+            raise YutEnvError("step: no step was sent (call send_step first)")
+        self._sent = False
+        if self.region is not None:
+            r = self._rows(self.region.wait())
+        else:
+            r = self.session.client.recv_reply("step")
+        return self._step_result(r)
 
     def step(self, actions: Any, info: bool | None = None) -> StepResult:
         """Step every env; ``actions`` is anything ``np.asarray`` turns into N ints."""

@@ -13,10 +13,10 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from .._wire.client import SINGLE_ENV_SPIN
-from .shared import SINGLE_ENV_SPIN_US
 from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
 from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from .config import HUMAN_RENDER_MODES, EnvConfig
+from .shared import SINGLE_ENV_SPIN_US
 
 ObsType = Union[npt.NDArray[np.float32], dict[str, npt.NDArray[Any]]]  # noqa: UP007 - a run-time alias
 

@@ -38,10 +38,10 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .._wire.client import SINGLE_ENV_SPIN
-from .shared import SINGLE_ENV_SPIN_US
 from ..errors import ClosedError, IllegalActionError, ResetNeeded
 from .batch import HumanRender, NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
 from .config import HUMAN_RENDER_MODES, EnvConfig
+from .shared import SINGLE_ENV_SPIN_US
 
 __all__ = ["env", "raw_env", "YutAECEnv"]
 

@@ -120,35 +120,77 @@ class Region:
         pk = msgpack.Packer(use_bin_type=True)
         head = pk.pack("handle") + pk.pack(handle) + pk.pack("shared") + pk.pack(True) + pk.pack("seq")
         self._ring_prefix = (b"\x83" + head, b"\x84" + pk.pack("info") + pk.pack(True) + head)
+        self._pending = self._rung = self._info = False
+        self._method = "step"
         self.closed = False
 
     def request(self, op: int, info: bool = False) -> Mapping[str, Any]:
         """Serve the actions written in :attr:`actions` as request ``op`` (:data:`STEP` or
         :data:`OPPONENT_STEP`); returns the ring's reply (``seq``, ``info``), or ``{}`` when
         the server served it while polling. The rows are in :attr:`views` on return."""
+        self.send(op, info)
+        return self.wait()
+
+    def send(self, op: int, info: bool = False) -> None:
+        """Start request ``op`` (see :meth:`request`) without waiting for it: the server works
+        on it while this process goes on; :meth:`wait` ends it. One request at a time."""
         if self.closed:
             raise YutEnvError("step: the shared region is closed")
+        if self._pending:
+            raise YutEnvError("step: the last request was sent and not waited for (call wait first)")
         k = (self.seq + 1) & 0xFFFFFFFF
         self._op[0] = op
         self._req[0] = k
         self.seq = k
+        self._method = "step" if op == STEP else "opponent_step"
+        self._info = info
+        self._pending = True
         if self.poll and not info and self._awake[0]:
-            done, awake = self._done, self._awake
-            until = time.perf_counter() + POLL_LIMIT
-            i = 0
-            while True:
+            self._rung = False
+        else:
+            self._ring()
+
+    def _ring(self) -> None:
+        self._client.send_packed(self._method, self._ring_prefix[self._info] + msgpack.packb(self.seq))
+        self._rung = True
+
+    def ready(self) -> bool:
+        """Whether the request sent is served, without blocking (a ring whose reply is still in
+        the socket counts as served only once :meth:`wait` reads it)."""
+        if not self._pending:
+            return True
+        if self._rung:
+            return self._client.reply_waiting()
+        if self._done[0] == self.seq:
+            return True
+        if not self._awake[0]:
+            self._ring()  # the server stopped polling before it saw the request
+        return False
+
+    def wait(self) -> Mapping[str, Any]:
+        """End the request :meth:`send` started: returns as :meth:`request` does."""
+        if not self._pending:
+            raise YutEnvError("step: no request was sent")
+        try:
+            if not self._rung:
+                k, done, awake = self.seq, self._done, self._awake
+                until = time.perf_counter() + POLL_LIMIT
+                i = 0
+                while True:
+                    if done[0] == k:
+                        return {}
+                    if not awake[0]:
+                        break
+                    i += 1
+                    if i & 255 == 0 and time.perf_counter() > until:
+                        break
                 if done[0] == k:
                     return {}
-                if not awake[0]:
-                    break
-                i += 1
-                if i & 255 == 0 and time.perf_counter() > until:
-                    break
-            if done[0] == k:
-                return {}
-        method = "step" if op == STEP else "opponent_step"
-        reply: Mapping[str, Any] = self._client.call_packed(method, self._ring_prefix[info] + msgpack.packb(k))
-        return reply
+                self._ring()
+            reply: Mapping[str, Any] = self._client.recv_reply(self._method)
+            return reply
+        finally:
+            self._pending = False
 
     def close(self) -> None:
         """Unmap the region (the views then fail to read: drop them first). Idempotent."""

@@ -47,9 +47,11 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
       terminal info in ``infos["final_info"]`` (with ``_final_obs``/``_final_info`` masks),
       as in Gymnasium's ``SyncVectorEnv``.
 
-    Arrays returned are read-only numpy views of the reply (``np.frombuffer``, no copy):
-    observations float32 [N, D], rewards float32 [N], terminations and truncations bool
-    [N]. Pass ``copy=True`` for writable copies. ``infos`` holds ``action_mask`` (int8
+    Arrays returned are observations float32 [N, D], rewards float32 [N], terminations and
+    truncations bool [N]: writable copies by default, as Gymnasium's vector envs return. With
+    ``copy=False`` they are read-only views of the memory the server writes the rows into (shared
+    memory, ``transport``), with no copy at all: **valid until the next** ``step`` **or**
+    ``reset``, which overwrites them (keep ``arr.copy()`` of what you store). ``infos`` holds ``action_mask`` (int8
     [N, 180]) and ``seat`` (int8 [N]), each with its ``_key`` mask; ``action_masks()``
     returns the same masks as bool [N, 180] without a round trip.
 
@@ -60,7 +62,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             ``illegal``, ``max_decisions``, ``reward``, ``info``, ``address``, ``token``,
             ``server``, ``timeout`` (as :class:`~yutenv.YutEnv`).
         autoreset_mode: an ``AutoresetMode`` (or its value string); NEXT_STEP or SAME_STEP.
-        copy: return writable copies instead of read-only views.
+        copy: return writable copies (default) instead of read-only views that the next step
+            overwrites.
 
     ``render()`` returns a tuple of N frames: strings (``"ansi"``) or (480, 720, 3) uint8
     images (``"rgb_array"``). A vector env is one batch on the server and cannot be pickled
@@ -80,7 +83,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         config: EnvConfig | None = None,
         *,
         autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
-        copy: bool = False,
+        copy: bool = True,
         **options: Any,
     ) -> None:
         mode = autoreset_mode if isinstance(autoreset_mode, AutoresetMode) else AutoresetMode(autoreset_mode)
@@ -99,6 +102,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.copy = copy
         self.illegal = cfg.illegal
         self._batch = open_batch(num_envs, cfg, "single", _WIRE_AUTORESET[mode])
+        self._batch.views = True  # the rows are views of the shared region; copy decides
         self._session = self._batch.session
         made = self._batch.made
         self.num_envs = self._batch.n
@@ -187,6 +191,13 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
     def step(
         self, actions: Any
     ) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        self.step_async(actions)
+        return self.step_wait()
+
+    def step_async(self, actions: Any) -> None:
+        """Start a step with ``actions`` and return at once: the server steps the envs while
+        this process goes on (computing the next batch's actions of another env, say);
+        :meth:`step_wait` returns what :meth:`step` would have. One step at a time."""
         if not self._started:
             if self.closed:
                 raise ClosedError("step: the vector env is closed")
@@ -199,8 +210,14 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         if a.size and (a.min() < 0 or a.max() >= self.num_actions):
             bad = int(np.flatnonzero((a < 0) | (a >= self.num_actions))[0])
             raise IllegalActionError(f"env {bad}: action {int(a[bad])} is out of range 0..{self.num_actions - 1}", method="step")
+        self._batch.send_step(a)
+
+    def step_wait(
+        self,
+    ) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        """The result of the step :meth:`step_async` started, as :meth:`step` returns it."""
         try:
-            r: StepResult = self._batch.step_bytes(a.astype("<i4", copy=False).tobytes())
+            r: StepResult = self._batch.recv_step()
         except OpponentError:
             self._started = False  # the games wait for the failed opponent's moves
             raise

@@ -163,13 +163,15 @@ class YutSB3VecEnv(VecEnv):  # type: ignore[misc]
         return obs
 
     def step_async(self, actions: npt.NDArray[Any]) -> None:
+        # The server starts stepping now: step_wait only collects the result.
         self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int32, copy=False)
+        self.venv.step_async(self._actions)
 
     def step_wait(self) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], list[dict[str, Any]]]:
         if self._actions is None:
             raise RuntimeError("step_wait: call step_async first")
-        actions, self._actions = self._actions, None
-        obs, rewards, terminated, truncated, vinfos = self.venv.step(actions)
+        self._actions = None
+        obs, rewards, terminated, truncated, vinfos = self.venv.step_wait()
         dones = np.logical_or(terminated, truncated)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if "opponent" in vinfos:  # a mixture: each env's running opponent, by name

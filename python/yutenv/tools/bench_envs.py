@@ -2,8 +2,14 @@
 
 Measures, in one run and on one machine:
 
-* ``YutEnv``: one env, one round trip per step;
-* ``YutVectorEnv`` with 64, 256 and 1024 envs: one round trip per batch step.
+* ``YutEnv``: one env, one request per step;
+* ``YutVectorEnv`` with 64, 256 and 1024 envs: one request per batch step;
+
+each over every transport this machine has (``shared``: rows in shared memory, a doorbell per
+step; ``socket``: rows through the socket), and for the vector envs with ``copy=False`` (views
+of the shared rows) and ``copy=True`` (Gymnasium's default, fresh arrays). Besides env steps per
+second, each row gives the time spent inside ``step()`` per call, the figure to compare with the
+in-process ``go test -bench BatchStep ./vecenv/`` (``scripts/bench_seam.py`` runs both).
 
 Rates are compared with the single env's. There is no pure-Python row: the package ships no
 second rules engine to compare with (the project's pure-Python reference engine is a test
@@ -42,33 +48,40 @@ class Row:
     steps: int
     seconds: float
     steps_per_s: float
+    us_per_step_call: float
 
 
-Runner = Callable[[float], int]
-"""Runs its configuration for about the given seconds and returns the env steps it made."""
+Runner = Callable[[float], tuple[int, int, float]]
+"""Runs its configuration for about the given seconds and returns the env steps it made, the
+``step()`` calls and the seconds spent inside them."""
 
 
-def single_runner(server: Server, opponent: str, tier: str | None) -> tuple[Runner, Callable[[], None]]:
-    env = YutEnv(server=server, opponent=opponent, tier=tier)
+def single_runner(server: Server, opponent: str, tier: str | None, transport: str) -> tuple[Runner, Callable[[], None]]:
+    env = YutEnv(server=server, opponent=opponent, tier=tier, transport=transport)
     rng = np.random.default_rng(0)
     _, info = env.reset(seed=1)
     state = {"mask": info["action_mask"]}
 
-    def run(limit: float) -> int:
+    def run(limit: float) -> tuple[int, int, float]:
         n = 0
+        inside = 0.0
         mask = state["mask"]
-        end = time.perf_counter() + limit
+        clock = time.perf_counter
+        end = clock() + limit
         while True:
             for _ in range(256):
                 legal = np.flatnonzero(mask)
-                _, _, term, trunc, info = env.step(int(legal[rng.integers(len(legal))]))
+                a = int(legal[rng.integers(len(legal))])
+                t0 = clock()
+                _, _, term, trunc, info = env.step(a)
+                inside += clock() - t0
                 if term or trunc:
                     _, info = env.reset()
                 mask = info["action_mask"]
             n += 256
-            if time.perf_counter() >= end:
+            if clock() >= end:
                 state["mask"] = mask
-                return n
+                return n, n, inside
 
     return run, env.close
 
@@ -80,24 +93,31 @@ def _random_legal(masks: npt.NDArray[np.bool_], noise: npt.NDArray[np.float32]) 
     return out
 
 
-def vector_runner(server: Server, n: int, opponent: str, tier: str | None) -> tuple[Runner, Callable[[], None]]:
-    v = YutVectorEnv(n, server=server, opponent=opponent, tier=tier)
+def vector_runner(
+    server: Server, n: int, opponent: str, tier: str | None, transport: str, copy: bool
+) -> tuple[Runner, Callable[[], None]]:
+    v = YutVectorEnv(n, server=server, opponent=opponent, tier=tier, transport=transport, copy=copy)
     rng = np.random.default_rng(0)
     noise = rng.random((16, n, v.num_actions), dtype=np.float32)
     v.reset(seed=1)
     k = [0]
 
-    def run(limit: float) -> int:
-        steps = 0
-        end = time.perf_counter() + limit
+    def run(limit: float) -> tuple[int, int, float]:
+        steps = calls = 0
+        inside = 0.0
+        clock = time.perf_counter
+        end = clock() + limit
         while True:
             for _ in range(8):
                 acts = _random_legal(v.action_masks(), noise[k[0] & 15])
                 k[0] += 1
+                t0 = clock()
                 v.step(acts)
+                inside += clock() - t0
                 steps += n
-            if time.perf_counter() >= end:
-                return steps
+                calls += 1
+            if clock() >= end:
+                return steps, calls, inside
 
     return run, v.close
 
@@ -108,15 +128,34 @@ def measure(configs: list[tuple[str, int, Runner]], seconds: float, warmup: floa
     for _, _, run in configs:
         run(warmup)
     rates: list[list[float]] = [[] for _ in configs]
+    inside: list[list[float]] = [[] for _ in configs]
     totals = [(0, 0.0) for _ in configs]
     for _ in range(rounds):
         for i, (_, _, run) in enumerate(configs):
             t0 = time.perf_counter()
-            steps = run(seconds / rounds)
+            steps, calls, spent = run(seconds / rounds)
             dt = time.perf_counter() - t0
             rates[i].append(steps / dt)
+            inside[i].append(spent / calls * 1e6)
             totals[i] = (totals[i][0] + steps, totals[i][1] + dt)
-    return [Row(name, envs, totals[i][0], totals[i][1], float(np.median(rates[i]))) for i, (name, envs, _) in enumerate(configs)]
+    return [
+        Row(name, envs, totals[i][0], totals[i][1], float(np.median(rates[i])), float(np.median(inside[i])))
+        for i, (name, envs, _) in enumerate(configs)
+    ]
+
+
+def transports(server: Server, wanted: list[str]) -> list[str]:
+    """The transports of ``wanted`` this machine and server offer (``shared`` needs a Unix
+    socket on Linux or macOS)."""
+    from .._wire.client import Client
+    from ..envs.shared import supported
+
+    c = Client(server.address)
+    try:
+        shared_ok = supported(c)
+    finally:
+        c.close()
+    return [t for t in wanted if t != "shared" or shared_ok]
 
 
 # ---- main -----------------------------------------------------------------------------------
@@ -130,6 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="64,256,1024", help="vector env sizes (default 64,256,1024)")
     ap.add_argument("--opponent", default="random", help="server-side opponent (default random)")
     ap.add_argument("--tier", default=None, help="observation tier (default: the server's)")
+    ap.add_argument("--transports", default="shared,socket", help="transports to measure (default shared,socket)")
+    ap.add_argument("--copies", default="false,true", help="vector envs' copy settings to measure (default false,true)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args(argv)
@@ -138,13 +179,18 @@ def main(argv: list[str] | None = None) -> int:
     with Server() as server:
         closers: list[Callable[[], None]] = []
         configs: list[tuple[str, int, Runner]] = []
-        run, close = single_runner(server, args.opponent, args.tier)
-        configs.append(("YutEnv (1 env)", 1, run))
-        closers.append(close)
-        for n in sizes:
-            run, close = vector_runner(server, n, args.opponent, args.tier)
-            configs.append((f"YutVectorEnv ({n} envs)", n, run))
+        kinds = transports(server, [t.strip() for t in args.transports.split(",") if t.strip()])
+        copies = [c.strip().lower() in ("true", "1", "yes") for c in args.copies.split(",") if c.strip()]
+        for tr in kinds:
+            run, close = single_runner(server, args.opponent, args.tier, tr)
+            configs.append((f"YutEnv, {tr}", 1, run))
             closers.append(close)
+        for n in sizes:
+            for tr in kinds:
+                for cp in copies:
+                    run, close = vector_runner(server, n, args.opponent, args.tier, tr, cp)
+                    configs.append((f"YutVectorEnv({n}), {tr}, copy={cp}", n, run))
+                    closers.append(close)
         try:
             rows = measure(configs, args.seconds, args.warmup, max(1, args.rounds))
         finally:
@@ -156,8 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"machine": machine, "rows": [asdict(r) for r in rows]}, indent=2))
         return 0
-    head = ["configuration", "env steps/s", "vs YutEnv"]
-    table = [[r.name, f"{r.steps_per_s:,.0f}", f"{r.steps_per_s / base:.1f}x"] for r in rows]
+    head = ["configuration", "env steps/s", "vs the first", "µs inside step()"]
+    table = [[r.name, f"{r.steps_per_s:,.0f}", f"{r.steps_per_s / base:.1f}x", f"{r.us_per_step_call:,.1f}"] for r in rows]
     if args.markdown:
         print(f"Machine: {machine}\n")
         print(tabulate(table, headers=head, tablefmt="github", disable_numparse=True))
@@ -166,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         f"yutenv bench: {machine}; {args.seconds:g} s per configuration in {args.rounds} interleaved "
         f"rounds (median), opponent {args.opponent}"
     )
-    print(tabulate(table, headers=head, disable_numparse=True, colalign=("left", "right", "right")))
+    print(tabulate(table, headers=head, disable_numparse=True, colalign=("left", "right", "right", "right")))
     return 0
 
 
