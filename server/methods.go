@@ -163,7 +163,7 @@ func (c *conn) reset(p []byte) *Error {
 	}
 	if a.Shared {
 		c.out = wire.AppendSharedReset(c.out, b, o.Record, c.srv.cfg.MaxFrame)
-		c.pollAfter = a.Handle + 1
+		c.willPoll(a.Handle)
 		return nil
 	}
 	c.out = wire.AppendReset(c.out, b, o.Record, c.srv.cfg.MaxFrame)
@@ -207,7 +207,7 @@ func (c *conn) stepWith(p []byte, count bool, check func(*vecenv.Batch) error, r
 		if e := c.sharedStep(a.Handle, b, a, record, count, check, run); e != nil {
 			return e
 		}
-		c.pollAfter = a.Handle + 1
+		c.willPoll(a.Handle)
 		return nil
 	}
 	if err := a.Actions(b.Actions()); err != nil {

@@ -149,6 +149,18 @@ func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, count bool, c
 	return nil
 }
 
+// willPoll marks handle h's region awake before the reply that precedes
+// its poll is written (a client reading that reply then polls too,
+// instead of ringing again), and has serve poll it after the reply.
+func (c *conn) willPoll(h uint64) {
+	rg, b := c.regions[h], c.handles[h]
+	if rg == nil || b == nil || rg.spin <= 0 || b.Config().Info {
+		return // a handle that records info by default answers every step by the socket
+	}
+	atomic.StoreUint32(rg.word(vecenv.SharedAwake), 1)
+	c.pollAfter = h + 1
+}
+
 // pollShared polls handle h's region after a shared request was served:
 // for up to the region's spin after the last request, each new request
 // (req changed) is served at once, without the socket; the poll ends when
@@ -157,11 +169,10 @@ func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, count bool, c
 // awake tells the client which way to ring.
 func (c *conn) pollShared(h uint64) {
 	rg, b := c.regions[h], c.handles[h]
-	if rg == nil || b == nil || rg.spin <= 0 || b.Config().Info {
-		return // a handle that records info by default answers every step by the socket
+	if rg == nil || b == nil {
+		return
 	}
 	awake, req, op := rg.word(vecenv.SharedAwake), rg.word(vecenv.SharedReq), rg.word(vecenv.SharedOp)
-	atomic.StoreUint32(awake, 1)
 	defer atomic.StoreUint32(awake, 0)
 	until := time.Now().Add(rg.spin)
 	for polls := 1; ; polls++ {
