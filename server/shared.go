@@ -100,6 +100,15 @@ func (c *conn) sharedStep(h uint64, b *vecenv.Batch, a *wire.StepArgs, record bo
 		rg.failed = nil
 		return e
 	}
+	if req != rg.last {
+		want := uint32(vecenv.SharedOpOpponent)
+		if count { // step's
+			want = vecenv.SharedOpStep
+		}
+		if op := atomic.LoadUint32(rg.word(vecenv.SharedOp)); op != want {
+			return badOp(op)
+		}
+	}
 	if req != rg.last || record {
 		if req == rg.last {
 			// Served by the poll, but the client wants its info: only the
@@ -184,7 +193,7 @@ func (c *conn) pollShared(h uint64) {
 			case vecenv.SharedOpOpponent:
 				e = c.runShared(rg, b, false, false, (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep)
 			default:
-				e = errorf(protocol.CodeBadRequest, "the region's op is %d, want %d (step) or %d (opponent_step)", atomic.LoadUint32(op), vecenv.SharedOpStep, vecenv.SharedOpOpponent)
+				e = badOp(atomic.LoadUint32(op))
 			}
 			if e != nil {
 				rg.failed = e
@@ -197,4 +206,9 @@ func (c *conn) pollShared(h uint64) {
 			return
 		}
 	}
+}
+
+// badOp refuses a request whose region's op is not the one rung (or no op).
+func badOp(op uint32) *Error {
+	return errorf(protocol.CodeBadRequest, "the region's op is %d: want %d for step, %d for opponent_step, written before req", op, vecenv.SharedOpStep, vecenv.SharedOpOpponent)
 }
