@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -202,8 +203,11 @@ func (c *conn) pollShared(h uint64) {
 			until = time.Now().Add(rg.spin)
 			continue
 		}
-		if polls%64 == 0 && (time.Now().After(until) || c.srv.closing.Load() || c.readable()) {
-			return
+		if polls%64 == 0 {
+			if time.Now().After(until) || c.srv.closing.Load() || c.readable() {
+				return
+			}
+			runtime.Gosched() // other connections' goroutines first, if any wait
 		}
 	}
 }

@@ -227,6 +227,12 @@ func actionsSection(w *writer) error {
 	w.p("")
 	w.p("MAX_OPPONENTS: Final = %d", vecenv.MaxOpponents)
 	w.p(`"""The most entries of an opponent mixture (vecenv.MaxOpponents; docs/PROTOCOL.md, make)."""`)
+	w.p("")
+	w.p("MAX_SHARE_SPIN_US: Final = %d", protocol.MaxShareSpinUs)
+	w.p(`"""The longest poll of a shared region a client may ask for (protocol.MaxShareSpinUs; docs/PROTOCOL.md, share)."""`)
+	w.p("")
+	w.p("SHARED_LAYOUT_VERSION: Final = %d", vecenv.SharedVersion)
+	w.p(`"""The shared-region layout this build speaks (vecenv.SharedVersion; docs/PROTOCOL.md, share)."""`)
 	return nil
 }
 

@@ -262,6 +262,12 @@ NUM_STATIONS: Final = 29
 MAX_OPPONENTS: Final = 64
 """The most entries of an opponent mixture (vecenv.MaxOpponents; docs/PROTOCOL.md, make)."""
 
+MAX_SHARE_SPIN_US: Final = 2000
+"""The longest poll of a shared region a client may ask for (protocol.MaxShareSpinUs; docs/PROTOCOL.md, share)."""
+
+SHARED_LAYOUT_VERSION: Final = 1
+"""The shared-region layout this build speaks (vecenv.SharedVersion; docs/PROTOCOL.md, share)."""
+
 THROW_NAMES: Final[tuple[str, ...]] = ("back-do", "do", "gae", "geol", "yut", "mo")
 """The throws by id (env.Throw; docs/RULES.md): the chance outcomes, and the throw an action uses."""
 

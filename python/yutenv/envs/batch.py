@@ -601,14 +601,15 @@ def open_batch(
 ) -> Batch:
     """Connect a session as ``config`` says (``spin``: see :attr:`Client.spin`) and make a
     batch of ``n`` envs with its options and transport (``spin_us``: the server's poll of a
-    shared region); the session is closed again if ``make`` fails. ``batch.session`` is it.
+    shared region, unless the config names one); the session is closed again if ``make`` fails. ``batch.session`` is it.
     ``n`` is checked first, by the name the front ends give it."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"num_envs must be an integer >= 1, got {n!r}")
     session = Session(address=config.address, token=config.token, server=config.server, timeout=config.timeout)
     session.client.spin = spin
     try:
-        return Batch(session, n, transport=config.transport, spin_us=spin_us, **config.make_params(mode, autoreset))
+        sp = spin_us if config.spin_us is None else config.spin_us
+        return Batch(session, n, transport=config.transport, spin_us=sp, **config.make_params(mode, autoreset))
     except BaseException:
         session.close()
         raise

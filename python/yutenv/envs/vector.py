@@ -26,6 +26,7 @@ from .batch import (
 )
 from .config import RENDER_MODES, EnvConfig
 from .opponents import OpponentStats
+from .shared import VECTOR_ENV_SPIN_US
 
 _RESET_OPTIONS = ("start", "seat")
 _WIRE_AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -101,7 +102,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.obs_type = cfg.obs_type
         self.copy = copy
         self.illegal = cfg.illegal
-        self._batch = open_batch(num_envs, cfg, "single", _WIRE_AUTORESET[mode])
+        self._batch = open_batch(num_envs, cfg, "single", _WIRE_AUTORESET[mode], spin_us=VECTOR_ENV_SPIN_US)
         self._batch.views = True  # the rows are views of the shared region; copy decides
         self._session = self._batch.session
         made = self._batch.made
@@ -338,6 +339,17 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         if not ended.size:
             return
         names = self._batch.ended_opponents
+        if not names:  # one opponent: count with numpy
+            st = self._stats.setdefault(self.opponent, OpponentStats())
+            term = r.terminated[ended]
+            rew = r.reward[ended][term]
+            st.episodes += int(ended.size)
+            st.truncated += int(ended.size - np.count_nonzero(term))
+            st.total_reward += float(rew.sum())
+            st.wins += int(np.count_nonzero(rew > 0))
+            st.losses += int(np.count_nonzero(rew < 0))
+            st.draws += int(np.count_nonzero(rew == 0))
+            return
         for i in map(int, ended):
             st = self._stats.setdefault(names.get(i, self.opponent), OpponentStats())
             st.episodes += 1

@@ -38,6 +38,7 @@ from tabulate import tabulate
 
 from ..connection.server import Server
 from ..envs.gym_env import YutEnv
+from ..envs.pool import YutEnvPool
 from ..envs.vector import YutVectorEnv
 
 
@@ -122,6 +123,32 @@ def vector_runner(
     return run, v.close
 
 
+def pool_runner(server: Server, n: int, groups: int, opponent: str, tier: str | None) -> tuple[Runner, Callable[[], None]]:
+    """EnvPool-style stepping: ``groups`` groups of ``n // groups`` envs; the policy (first legal
+    action, as the Go benchmark's) runs on one group while the server steps the others."""
+    pool = YutEnvPool(n, batch_size=n // groups, server=server, opponent=opponent, tier=tier, copy=False)
+    pool.async_reset(seed=1)
+
+    def run(limit: float) -> tuple[int, int, float]:
+        steps = calls = 0
+        inside = 0.0
+        clock = time.perf_counter
+        end = clock() + limit
+        while True:
+            for _ in range(8):
+                t0 = clock()
+                _, _, _, _, info = pool.recv()
+                inside += clock() - t0
+                acts = np.argmax(info["action_mask"], axis=1).astype(np.int32)
+                pool.send(acts, info["env_id"])
+                steps += n // groups
+                calls += 1
+            if clock() >= end:
+                return steps, calls, inside
+
+    return run, pool.close
+
+
 def measure(configs: list[tuple[str, int, Runner]], seconds: float, warmup: float, rounds: int) -> list[Row]:
     """Run every configuration ``rounds`` times in turn (interleaved, so that a change in the
     machine's load hits all of them alike) and report each one's median rate over its rounds."""
@@ -171,6 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tier", default=None, help="observation tier (default: the server's)")
     ap.add_argument("--transports", default="shared,socket", help="transports to measure (default shared,socket)")
     ap.add_argument("--copies", default="false,true", help="vector envs' copy settings to measure (default false,true)")
+    ap.add_argument("--pool", default="1024", help="YutEnvPool sizes, stepped in 2 groups (default 1024; '' for none)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args(argv)
@@ -191,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
                     run, close = vector_runner(server, n, args.opponent, args.tier, tr, cp)
                     configs.append((f"YutVectorEnv({n}), {tr}, copy={cp}", n, run))
                     closers.append(close)
+        for n in [int(x) for x in args.pool.split(",") if x.strip()]:
+            run, close = pool_runner(server, n, 2, args.opponent, args.tier)
+            configs.append((f"YutEnvPool({n}), 2 groups, {kinds[0]}", n, run))
+            closers.append(close)
         try:
             rows = measure(configs, args.seconds, args.warmup, max(1, args.rounds))
         finally:
