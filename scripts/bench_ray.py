@@ -20,7 +20,6 @@ import tempfile
 import time
 
 import ray
-
 import yutenv
 from yutenv import distributed
 
