@@ -58,6 +58,9 @@ var layers = []struct {
 	{"vecenv/wire", []string{"vecenv", "protocol", "env", "obs", "internal/msgp"}},
 	{"positions", []string{"vecenv", "env", "obs", "internal/msgp"}},
 	{"dataset", []string{"vecenv", "env", "env/agent", "obs"}},
+	// Decisions graded against a reference search, in games played by the
+	// game runner of vecenv or read from records.
+	{"grade", []string{"vecenv", "env", "env/agent"}},
 	// az reads its own params off the wire (Config.SetParam: wire.Rules).
 	{"az", []string{"dataset", "vecenv", "vecenv/wire", "env", "env/agent", "obs", "internal/msgp"}},
 
@@ -67,7 +70,7 @@ var layers = []struct {
 
 	// Commands: the binary, and the generators of docs and of the Python
 	// constants (each reads the declarations it writes out).
-	{"cmd/yutenv", []string{"server", "dataset", "luck", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs"}},
+	{"cmd/yutenv", []string{"server", "dataset", "grade", "luck", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs"}},
 	{"env/internal/genrules", []string{"env"}},
 	{"obs/internal/gendocs", []string{"obs"}},
 	{"cmd/genpy", []string{"az", "dataset", "nnet", "protocol", "vecenv", "env", "env/agent", "obs"}},

@@ -43,6 +43,7 @@ type Agent struct {
 	t    *Table
 	name string
 	pol  [env.NumActions]float32
+	q    [env.NumActions]float64
 }
 
 // NewAgent returns the agent that plays from table t.
@@ -73,8 +74,9 @@ func (a *Agent) Act(s *env.State) (env.Action, error) {
 }
 
 // ActStats is Act with the statistics: a one-hot policy of the chosen
-// action and the mover's value in [-1, 1] (2p - 1 for the solved
-// probability p of winning).
+// action, the mover's value in [-1, 1] (2p - 1 for the solved probability
+// p of winning) and Q, that value after every legal action (a successor
+// the table does not hold counting as p = 0.5, as in Best).
 func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	if s.Phase() != env.PhaseMove {
 		return 0, agent.Stats{}, fmt.Errorf("%w: phase %s", agent.ErrNoMove, s.Phase())
@@ -86,6 +88,19 @@ func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	clear(a.pol[:])
 	a.pol[act] = 1
 	st := agent.Stats{Policy: a.pol[:], Value: 2*v - 1}
+	var legal [env.NumActions]env.Action
+	if ls := s.LegalActions(legal[:0]); len(ls) > 1 {
+		if err := a.t.ActionValues(s, a.q[:]); err != nil {
+			return 0, agent.Stats{}, err
+		}
+		for i, p := range a.q {
+			a.q[i] = 0 // not legal, or not held: p = 0.5
+			if p >= 0 {
+				a.q[i] = 2*p - 1
+			}
+		}
+		st.Q = a.q[:]
+	}
 	me := s.ToMove()
 	st.Values[me], st.Values[1-me] = st.Value, -st.Value
 	return act, st, nil

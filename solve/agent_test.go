@@ -118,6 +118,16 @@ func TestBestMatchesValue(t *testing.T) {
 		require.InDelta(t, tb.ValueAt(i), v, 1e-12)
 		require.NoError(t, tb.ActionValues(&s, vals[:]))
 		require.Equal(t, v, vals[a])
+		if s.NumLegalActions() > 1 {
+			_, st, err := NewAgent(tb, "optimal").ActStats(&s)
+			require.NoError(t, err)
+			require.InDelta(t, 2*v-1, st.Q[a], 1e-12, "Stats.Q holds 2p - 1")
+			for x, q := range st.Q {
+				if s.IsLegal(env.Action(x)) {
+					require.LessOrEqual(t, q, st.Q[a], "action %v", env.Action(x))
+				}
+			}
+		}
 		n++
 	}
 	assert.Positive(t, n)

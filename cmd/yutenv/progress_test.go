@@ -33,6 +33,9 @@ func TestProgressBars(t *testing.T) {
 		"ladder": func(string) []string {
 			return []string{"ladder", "--agents", "random;greedy", "--games", "4", "--state", ""}
 		},
+		"grade": func(string) []string {
+			return []string{"grade", "--agent", "random", "--games", "4", "--reference", "mc:5"}
+		},
 		"replay --svg": func(d string) []string { return []string{"replay", "--svg", filepath.Join(d, "svg"), records} },
 	}
 	modes := []struct {

@@ -39,6 +39,16 @@ type Stats struct {
 	// Fast marks a decision of playout cap randomization's fast search
 	// (spec option fast=N): its Policy is not a training target.
 	Fast bool
+	// Q is the agent's estimate, indexed by action, of the mover's outcome
+	// in [-1, 1] after each legal action (entries of other actions are 0):
+	// the mean rollout outcome (mc), the root child's mean outcome (mcts
+	// and a network's PUCT search; an action the search never visited gets
+	// the root's value), the completed Q-value (a Gumbel search), the
+	// solved value (optimal). It is nil for agents without per-action
+	// values (random, greedy, a network without a search) and for forced
+	// decisions. Like Policy it is the agent's buffer. Package grade reads
+	// it as the reference's valuation of every choice.
+	Q []float64
 }
 
 // Agent chooses actions. An agent is not safe for concurrent use; give each

@@ -202,6 +202,7 @@ func TestForcedMoveSkipsSearch(t *testing.T) {
 		assert.Equal(t, env.EnterAction(env.Do), act)
 		assert.Zero(t, st.Simulations)
 		assert.Equal(t, float32(1), st.Policy[act])
+		assert.Nil(t, st.Q, "a forced decision values no actions")
 	}
 }
 
@@ -243,7 +244,28 @@ func TestSearchStats(t *testing.T) {
 			} else {
 				assert.Equal(t, float32(1), st.Policy[act], "mc's policy is one-hot")
 			}
+			checkQ(t, &s, st)
+			if tt.spec[:2] == "mc" && tt.spec[:4] != "mcts" {
+				assert.Equal(t, st.Value, st.Q[act], "mc plays its best mean outcome")
+				for x := range env.NumActions {
+					assert.LessOrEqual(t, st.Q[x], st.Q[act])
+				}
+			}
 		})
+	}
+}
+
+// checkQ checks the per-action values of a search: every legal action
+// valued in [-1, 1], the others 0.
+func checkQ(t *testing.T, s *env.State, st Stats) {
+	t.Helper()
+	require.Len(t, st.Q, env.NumActions)
+	for x, q := range st.Q {
+		if s.IsLegal(env.Action(x)) {
+			assert.True(t, q >= -1 && q <= 1, "action %v: Q %v in [-1, 1]", env.Action(x), q)
+		} else {
+			assert.Zero(t, q, "action %v is not legal", env.Action(x))
+		}
 	}
 }
 

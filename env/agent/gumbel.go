@@ -249,20 +249,24 @@ func checkGumbel(sp Spec, opt MCTSOptions) error {
 }
 
 // actGumbel runs a Gumbel search from s (legal: its legal actions, in the
-// root's edge order) and answers the played action, the improved policy
-// and the visit counts.
+// root's edge order) and answers the played action, the improved policy,
+// the visit counts and the completed Q-values.
 func (m *MCTS) actGumbel(s *env.State, legal []env.Action, deadline time.Time) (env.Action, Stats, error) {
 	t := &m.trees[0]
 	if err := t.search(s, m.spec.N, deadline); err != nil {
 		return 0, Stats{}, err
 	}
 	e := t.gumbelRoot(true) - t.nodes[0].first
+	clear(m.q[:])
+	for i, a := range legal {
+		m.q[a] = t.qs[i] // gumbelRoot's completedQ(0): the completed Q-values
+	}
 	t.improved(0) // after gumbelRoot's completedQ(0)
 	for i, a := range legal {
 		m.policy[a] = float32(t.qs[i])
 		m.counts[a] = float32(t.visits(t.nodes[0].first + int32(i)))
 	}
-	st := Stats{Policy: m.policy[:], Visits: m.counts[:], Simulations: t.sims}
+	st := Stats{Policy: m.policy[:], Visits: m.counts[:], Simulations: t.sims, Q: m.q[:]}
 	root := &t.nodes[0]
 	if root.n > 0 {
 		for p := 0; p < s.Rules().Players; p++ {

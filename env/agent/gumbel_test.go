@@ -186,6 +186,7 @@ func TestGumbelGames(t *testing.T) {
 							}
 						}
 						assert.Equal(t, min(tc.m, len(legal), tc.sims), visited, "the root visits its Gumbel-Top-m")
+						checkQ(t, &s, st)
 						if tc.allocFree {
 							allocs := testing.AllocsPerRun(3, func() {
 								_, _, _ = g.ActStats(&s)

@@ -32,6 +32,7 @@ type MC struct {
 	legal   [env.NumActions]env.Action
 	after   [env.NumActions]env.State // the state after each legal action
 	policy  [env.NumActions]float32
+	q       [env.NumActions]float64
 	stop    *atomic.Bool // polled after every round of rollouts (SetInterrupt); nil: never
 }
 
@@ -60,7 +61,8 @@ func (m *MC) Act(s *env.State) (env.Action, error) {
 
 // ActStats returns the action and its statistics: a one-hot Policy on the
 // chosen action, Value the chosen action's mean outcome for the mover,
-// Values every seat's mean outcome after it, and the rollouts spent.
+// Values every seat's mean outcome after it, Q every legal action's mean
+// outcome for the mover, and the rollouts spent.
 func (m *MC) ActStats(s *env.State) (env.Action, Stats, error) {
 	legal, forced, err := opening(s, &m.legal, &m.policy)
 	if err != nil {
@@ -96,7 +98,8 @@ func (m *MC) ActStats(s *env.State) (env.Action, Stats, error) {
 	best, bestMean, sims := 0, 0.0, 0
 	var bestSum [env.MaxPlayers]float64
 	bestN := 0
-	for i := range legal {
+	clear(m.q[:])
+	for i, a := range legal {
 		var sum [env.MaxPlayers]float64
 		n := 0
 		for w := range m.workers {
@@ -107,11 +110,12 @@ func (m *MC) ActStats(s *env.State) (env.Action, Stats, error) {
 		}
 		sims += n
 		mean := sum[me] / float64(n)
+		m.q[a] = mean
 		if i == 0 || mean > bestMean {
 			best, bestMean, bestSum, bestN = i, mean, sum, n
 		}
 	}
-	st := Stats{Policy: m.policy[:], Value: bestMean, Simulations: sims}
+	st := Stats{Policy: m.policy[:], Value: bestMean, Simulations: sims, Q: m.q[:]}
 	for p := 0; p < s.Rules().Players; p++ {
 		st.Values[p] = bestSum[p] / float64(bestN)
 	}

@@ -64,6 +64,7 @@ type MCTS struct {
 	visits [env.NumActions]float64
 	counts [env.NumActions]float32
 	sums   [env.NumActions][env.MaxPlayers]float64
+	q      [env.NumActions]float64
 	opt    MCTSOptions
 	errs   []error
 }
@@ -87,7 +88,9 @@ func (m *MCTS) Act(s *env.State) (env.Action, error) {
 
 // ActStats returns the action and its statistics: Policy is the root visit
 // distribution over the 180 actions, Value and Values the root's mean
-// outcome for the mover and for every seat, Simulations the simulations run.
+// outcome for the mover and for every seat, Q every legal action's mean
+// outcome for the mover (the root's value for an action never visited),
+// Simulations the simulations run.
 func (m *MCTS) ActStats(s *env.State) (env.Action, Stats, error) {
 	legal, forced, err := opening(s, &m.legal, &m.policy)
 	if err != nil {
@@ -172,6 +175,14 @@ func (m *MCTS) ActStats(s *env.State) (env.Action, Stats, error) {
 		}
 		st.Value = st.Values[me]
 	}
+	clear(m.q[:])
+	for i, a := range legal {
+		m.q[a] = st.Value
+		if m.visits[i] > 0 {
+			m.q[a] = m.sums[i][me] / m.visits[i]
+		}
+	}
+	st.Q = m.q[:]
 	return legal[best], st, nil
 }
 

@@ -33,8 +33,8 @@ Where things live (the package's subpackages, lowest layer first; docs/DEVELOPIN
                      (pettingzoo_parallel)
     positions/       Game, State, Analysis: packed states for search and labelling (state)
     data/            self-play and labelled datasets (datasets; the format itself: shards)
-    evaluation/      policies against agents: evaluate, ladder, the published scale (scale),
-                     the statistics of match results (stats)
+    evaluation/      policies against agents: evaluate, ladder, grade (the per-move error
+                     rate), the published scale (scale), the statistics of match results (stats)
     az/              AlphaZero-style training: net, self-play, config, train, checkpoints,
                      judge (a run's ladder), report, bench_net, distributed (Ray)
     integrations/    other libraries: sb3, rllib, openspiel
@@ -89,6 +89,7 @@ from .errors import (
     YutTimeoutError,
 )
 from .evaluation.evaluate import EvalResult, evaluate
+from .evaluation.grade import GradeResult, grade
 from .evaluation.ladder import LadderResult, ladder
 from .positions.state import Analysis, Game, State
 
@@ -99,6 +100,7 @@ __all__ = [
     "EnvConfig",
     "EvalResult",
     "YutEnvPool",
+    "GradeResult",
     "LadderResult",
     "Game",
     "State",
@@ -132,6 +134,7 @@ __all__ = [
     "binary_path",
     "datasets",
     "evaluate",
+    "grade",
     "ladder",
     "make",
     "nets",

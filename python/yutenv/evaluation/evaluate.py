@@ -507,20 +507,21 @@ def _rate(
     return main
 
 
-def run_eval_json(args: Sequence[str], quiet: bool = True, method: str = "eval") -> dict[str, Any]:
-    """Run ``yutenv eval --json ARGS`` with the bundled binary and return its JSON. A refused
-    argument (an unknown agent, bad rules) raises :class:`InvalidArgumentError` with the
-    command's message. Without ``quiet`` its progress bar goes to stderr."""
+def run_eval_json(args: Sequence[str], quiet: bool = True, method: str = "eval", command: str = "eval") -> dict[str, Any]:
+    """Run ``yutenv COMMAND --json ARGS`` (``eval`` by default) with the bundled binary and
+    return its JSON. A refused argument (an unknown agent, bad rules) raises
+    :class:`InvalidArgumentError` with the command's message. Without ``quiet`` its progress
+    bar goes to stderr."""
     import json
     import subprocess
 
     from ..connection.server import binary_path
     from ..errors import InvalidArgumentError
 
-    cmd = [str(binary_path()), "eval", "--json", *(["--quiet"] if quiet else []), *args]
+    cmd = [str(binary_path()), command, "--json", *(["--quiet"] if quiet else []), *args]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE if quiet else None, text=True, check=False)
     if p.returncode != 0:
-        raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv eval exited with {p.returncode}", method=method)
+        raise InvalidArgumentError((p.stderr or "").strip() or f"yutenv {command} exited with {p.returncode}", method=method)
     out: dict[str, Any] = json.loads(p.stdout)
     return out
 

@@ -1,0 +1,180 @@
+"""Grade an agent's decisions against a reference search: its per-move error rate.
+
+>>> from yutenv import grade
+>>> r = grade("greedy", games=4, reference="mc:10")     # default reference: the binary's (az with a search)
+>>> r.agent, r.games, r.decisions > 0, 0 <= r.error_rate <= 1
+('greedy', 4, True, True)
+>>> r.worst[0].loss == r.max_loss
+True
+
+At every decision of the graded agent the reference (an agent spec that values every
+move: ``az,sims=N``, ``mcts:N``, ``mc:N``, ``optimal:PATH``) searches the state before the
+move; the decision's loss is the best move's value minus the chosen move's, both the
+reference's estimate of the mover's outcome in [-1, 1] (0 when the choice is the
+reference's best; with two seats a loss of 0.02 is one percentage point of winning
+chances). Forced decisions (one legal move) are counted apart (``forced``) and left out of
+every figure. This runs ``yutenv grade --json`` with the bundled binary, so the figures and
+their names are that command's (docs/BASELINES.md, "Grading decisions").
+
+Only agent specs are graded by playing: a Python policy sees observations, not the states
+a reference searches. Recorded games (``records=``, yutenv's record files) and self-play
+datasets (``dataset=``) are graded as they were played.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from os import PathLike
+from typing import Any, Mapping
+
+__all__ = ["GradeResult", "GradedDecision", "LossBin", "grade"]
+
+
+@dataclass
+class LossBin:
+    """One bin of the losses' histogram: ``low <= loss < high`` (``high`` None for the last
+    bin; ``low == high == 0`` for the losses of exactly 0), ``count`` decisions, ``share`` of
+    all graded ones."""
+
+    low: float
+    high: float | None
+    label: str
+    count: int
+    share: float
+
+
+@dataclass
+class GradedDecision:
+    """One of the costliest decisions: where (``game``, ``decision``: every seat's decisions
+    counted, as ``yutenv analyse --decision`` counts them, ``seat``), the move chosen and the
+    reference's best (names and action ids), their values and the loss, and ``position``,
+    the state before the move as a readable position (docs/FORMATS.md): written to a JSON
+    file, ``yutenv analyse --position FILE`` searches it again."""
+
+    game: int
+    decision: int
+    seat: int
+    move: str
+    action: int
+    best_move: str
+    best_action: int
+    value: float
+    best_value: float
+    loss: float
+    position: dict[str, Any]
+
+
+@dataclass
+class GradeResult:
+    """What :func:`grade` found; fields as in ``yutenv grade --json``.
+
+    ``decisions`` counts the graded decisions and ``forced`` those left out. The losses'
+    ``mean_loss``, ``median_loss``, ``p90_loss`` and ``max_loss``; ``best_rate`` the share of
+    decisions that chose the reference's best, ``error_rate`` and ``blunder_rate`` those
+    losing more than ``error_loss`` and ``blunder_loss``.
+    """
+
+    reference: str
+    rules: str
+    seed: int
+    source: str
+    games: int
+    decisions: int
+    forced: int
+    mean_loss: float
+    median_loss: float
+    p90_loss: float
+    max_loss: float
+    best: int
+    best_rate: float
+    error_loss: float
+    blunder_loss: float
+    errors: int
+    blunders: int
+    error_rate: float
+    blunder_rate: float
+    seconds: float
+    agent: str | None = None
+    opponent: str | None = None
+    seat: int | None = None
+    histogram: list[LossBin] = field(default_factory=list)
+    worst: list[GradedDecision] = field(default_factory=list)
+    version: str = ""
+
+    @classmethod
+    def from_json(cls, m: Mapping[str, Any]) -> GradeResult:
+        """The result of ``yutenv grade --json``'s object."""
+        fields = {k: m[k] for k in cls.__dataclass_fields__ if k in m}
+        fields["histogram"] = [LossBin(**b) for b in m.get("histogram") or []]
+        fields["worst"] = [GradedDecision(**w) for w in m.get("worst") or []]
+        return cls(**fields)
+
+
+def grade(
+    agent: str | None = None,
+    *,
+    opponent: str = "greedy",
+    games: int = 200,
+    reference: str | None = None,
+    rules: str | Mapping[str, Any] = "standard",
+    seed: int = 1,
+    workers: int | None = None,
+    worst: int = 5,
+    records: str | PathLike[str] | None = None,
+    dataset: str | PathLike[str] | None = None,
+    seat: int | None = None,
+    png: str | PathLike[str] | None = None,
+    quiet: bool = True,
+) -> GradeResult:
+    """Grade every decision of ``agent`` (an agent spec) in ``games`` games against
+    ``opponent``, or the decisions of recorded games (``records``: a record file or a folder
+    of them; ``dataset``: a self-play dataset's folder; ``seat``: only that seat's), against
+    ``reference`` (an agent spec that values every move; None: the binary's default).
+
+    ``png`` also plots the histogram of the losses. Without ``quiet`` the progress bar goes
+    to stderr.
+
+    Raises:
+        TypeError: ``agent`` is not an agent spec (a Python policy cannot be graded by
+            playing: the reference searches states, and a policy sees observations).
+        ValueError: neither ``agent`` nor ``records``/``dataset`` given, or both.
+        InvalidArgumentError: an argument the binary refused (a bad spec, records of other
+            rules, a reference that is no search), with its one-line message.
+    """
+    from .evaluate import run_eval_json
+
+    if agent is not None and not isinstance(agent, str):
+        raise TypeError(
+            "grade grades agent specs ('greedy', 'mcts:400', 'net:PATH,sims=N', ...); a Python policy "
+            f"cannot be graded by playing, got {type(agent).__name__}"
+        )
+    from_files = records is not None or dataset is not None
+    if (agent is None) == (not from_files):
+        raise ValueError("give an agent spec, or records= or dataset= (not both)")
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    rules_text = (
+        rules
+        if isinstance(rules, str)
+        else ",".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in rules.items())
+    )
+    args = ["--rules", rules_text, "--seed", str(seed), "--worst", str(worst)]
+    if agent is not None:
+        args += ["--agent", agent, "--opponent", opponent, "--games", str(games)]
+    if records is not None:
+        args += ["--records", str(records)]
+    if dataset is not None:
+        args += ["--dataset", str(dataset)]
+    if seat is not None:
+        args += ["--seat", str(seat)]
+    if reference is not None:
+        args += ["--reference", reference]
+    if workers is not None:
+        args += ["--workers", str(workers)]
+    if png is not None:
+        args += ["--png", str(png)]
+    t0 = time.perf_counter()
+    m = run_eval_json(args, quiet=quiet, method="grade", command="grade")
+    m.setdefault("seconds", time.perf_counter() - t0)
+    return GradeResult.from_json(m)
