@@ -16,7 +16,7 @@ from .._wire.client import SINGLE_ENV_SPIN
 from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
 from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from .config import HUMAN_RENDER_MODES, EnvConfig
-from .shared import SINGLE_ENV_SPIN_US
+from .shared import SINGLE_ENV_SPIN_US, STEP
 
 ObsType = Union[npt.NDArray[np.float32], dict[str, npt.NDArray[Any]]]  # noqa: UP007 - a run-time alias
 
@@ -78,6 +78,13 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         # one env per round trip: poll for the reply, do not sleep
         self._batch = open_batch(1, cfg, "single", "next_step", spin=SINGLE_ENV_SPIN, spin_us=SINGLE_ENV_SPIN_US)
         self._session = self._batch.session
+        region = self._batch.region
+        #: The region's rows the one-env fast path reads (obs, mask, reward, terminated,
+        #: truncated): with shared memory, one opponent spec and no server info.
+        self._rows: tuple[npt.NDArray[Any], ...] | None = None
+        if region is not None and self._batch.mixture is None and not cfg.info:
+            v = region.views
+            self._rows = (v["obs"][0], v["mask"][0], v["reward"], v["terminated"], v["truncated"])
         made = self._batch.made
         self.rules: str = str(made["rules"])
         self.players: int = self._batch.players
@@ -156,6 +163,8 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             raise ResetNeeded("step: call reset() first (the episode has not started or has ended)")
         a = check_action(action, self.num_actions)
         was_legal = self._mask[a] != 0
+        if self._rows is not None:
+            return self._step_shared(a, was_legal)
         try:
             r = self._batch.step_one_raw(a)
         except OpponentError:
@@ -274,6 +283,26 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
     @property
     def server_address(self) -> str:
         return self._session.address
+
+    def _step_shared(self, a: int, was_legal: bool) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
+        """step() over a shared region with one opponent spec: the rows are read from the
+        region, the observation and mask copied out (the next step overwrites them)."""
+        region = self._batch.region
+        assert region is not None and self._rows is not None
+        region.actions[0] = a
+        region.request(STEP)
+        self._history.append(a)
+        obs_row, mask_row, reward, term, trunc = self._rows
+        obs, mask = obs_row.copy(), mask_row.copy()
+        self._mask = mask
+        terminated, truncated = bool(term[0]), bool(trunc[0])
+        self._needs_reset = terminated or truncated
+        info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
+        if not was_legal:
+            info["illegal"] = True
+        if self._human is not None:
+            self._human.show(self._batch)
+        return self._observation(obs, mask), reward[0, 0], terminated, truncated, info
 
     def _observation(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> ObsType:
         if self.obs_type == "dict":
