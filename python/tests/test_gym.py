@@ -79,15 +79,23 @@ def test_spaces_and_masks(srv: yutenv.Server) -> None:
     env.close()
 
 
-def test_arrays_are_zero_copy_views(srv: yutenv.Server) -> None:
-    env = yutenv.YutEnv(server=srv)
-    obs, info = env.reset(seed=1)
-    assert_readonly_view(obs)
-    assert_readonly_view(info["action_mask"])
-    obs2, _, _, _, info2 = env.step(int(np.flatnonzero(info["action_mask"])[0]))
-    assert_readonly_view(obs2)
-    assert not np.shares_memory(obs, obs2)
-    env.close()
+def test_arrays_belong_to_the_caller(srv: yutenv.Server) -> None:
+    # Over the socket: read-only views of each reply's own bytes. Over shared memory: copies
+    # of the region's rows (the next step overwrites the region). Either way a step never
+    # changes what an earlier one returned.
+    for transport in ("socket", "shared") if srv.transport == "unix" else ("socket",):
+        env = yutenv.YutEnv(server=srv, transport=transport)
+        obs, info = env.reset(seed=1)
+        kept = obs.copy()
+        if transport == "socket":
+            assert_readonly_view(obs)
+            assert_readonly_view(info["action_mask"])
+        obs2, _, _, _, info2 = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        if transport == "socket":
+            assert_readonly_view(obs2)
+        assert not np.shares_memory(obs, obs2)
+        assert np.array_equal(obs, kept)
+        env.close()
 
 
 def test_seed_determinism_same_server(srv: yutenv.Server) -> None:

@@ -27,17 +27,23 @@ def test_spaces_metadata_and_masks(srv: yutenv.Server) -> None:
     assert list(infos["seed"]) == [1, 2, 3, 4, 5]
     obs, rew, term, trunc, infos = v.step(pick_batch(np.random.default_rng(0), m))
     assert rew.shape == (5,) and term.dtype == np.bool_ and trunc.dtype == np.bool_
-    for a in (obs, rew, term, trunc, infos["action_mask"]):
-        assert_readonly_view(a)
     v.close()
 
 
-def test_copy_gives_writable_arrays(srv: yutenv.Server) -> None:
-    v = yutenv.YutVectorEnv(2, server=srv, copy=True)
+def test_copy_false_gives_read_only_views_and_the_default_writable_copies(srv: yutenv.Server) -> None:
+    # Gymnasium's vector envs copy by default; copy=False returns views of the rows (the
+    # shared region's or the reply's), with no copy at all.
+    v = yutenv.YutVectorEnv(2, server=srv)
     obs, infos = v.reset(seed=1)
     assert obs.flags.writeable
     obs, rew, term, trunc, infos = v.step(pick_batch(np.random.default_rng(0), v.action_masks()))
     assert obs.flags.writeable and rew.flags.writeable and term.flags.writeable
+    v.close()
+    v = yutenv.YutVectorEnv(2, server=srv, copy=False)
+    v.reset(seed=1)
+    obs, rew, term, trunc, infos = v.step(pick_batch(np.random.default_rng(0), v.action_masks()))
+    for a in (obs, rew, term, trunc, infos["action_mask"]):
+        assert_readonly_view(a)
     v.close()
 
 

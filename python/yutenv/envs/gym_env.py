@@ -302,7 +302,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             info["illegal"] = True
         if self._human is not None:
             self._human.show(self._batch)
-        return self._observation(obs, mask), reward[0, 0], terminated, truncated, info
+        return self._observation(obs, mask), float(reward[0, 0]), terminated, truncated, info
 
     def _observation(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> ObsType:
         if self.obs_type == "dict":

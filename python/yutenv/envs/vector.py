@@ -342,13 +342,13 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         if not names:  # one opponent: count with numpy
             st = self._stats.setdefault(self.opponent, OpponentStats())
             term = r.terminated[ended]
-            rew = r.reward[ended][term]
+            final = r.reward[ended][term]
             st.episodes += int(ended.size)
             st.truncated += int(ended.size - np.count_nonzero(term))
-            st.total_reward += float(rew.sum())
-            st.wins += int(np.count_nonzero(rew > 0))
-            st.losses += int(np.count_nonzero(rew < 0))
-            st.draws += int(np.count_nonzero(rew == 0))
+            st.total_reward += float(final.sum())
+            st.wins += int(np.count_nonzero(final > 0))
+            st.losses += int(np.count_nonzero(final < 0))
+            st.draws += int(np.count_nonzero(final == 0))
             return
         for i in map(int, ended):
             st = self._stats.setdefault(names.get(i, self.opponent), OpponentStats())
