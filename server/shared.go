@@ -23,8 +23,14 @@ var errShareUnsupported = errors.New("shared memory needs a Unix-socket connecti
 type region struct {
 	mem    []byte
 	layout vecenv.SharedLayout
-	spin   time.Duration // how long to poll req after serving a request
+	spin   time.Duration // the longest the server polls req after serving a request
 	last   uint32        // the last request counter served
+	// servedAt is when the last request was served, gap the moving
+	// average of the time from then to the next request: the poll lasts
+	// about twice the client's usual gap, and not at all when that is
+	// longer than spin (a slow client rings; polling would only burn a core).
+	servedAt time.Time
+	gap      time.Duration
 	// failed is the error of a request the poll took but could not serve
 	// (its actions were refused): the doorbell of that request reports it.
 	failed *Error
@@ -143,6 +149,7 @@ func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, count bool, c
 	if !b.Started() {
 		return errorf(protocol.CodeNeedsReset, "the handle was never reset")
 	}
+	start := time.Now()
 	req := atomic.LoadUint32(rg.word(vecenv.SharedReq))
 	b.SharedActions(rg.mem)
 	if e := checked(b, check); e != nil {
@@ -156,7 +163,21 @@ func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, count bool, c
 	}
 	rg.last = req
 	atomic.StoreUint32(rg.word(vecenv.SharedDone), req)
+	now := time.Now()
+	if !rg.servedAt.IsZero() {
+		rg.gap = (3*rg.gap + start.Sub(rg.servedAt)) / 4
+	}
+	rg.servedAt = now
 	return nil
+}
+
+// pollWindow is how long to poll after a request: twice the client's
+// usual gap and some, within spin; 0 when the gap is longer than spin.
+func (rg *region) pollWindow() time.Duration {
+	if rg.spin <= 0 || rg.gap > rg.spin {
+		return 0
+	}
+	return min(rg.spin, 2*rg.gap+50*time.Microsecond)
 }
 
 // willPoll marks handle h's region awake before the reply that precedes
@@ -164,7 +185,7 @@ func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, count bool, c
 // instead of ringing again), and has serve poll it after the reply.
 func (c *conn) willPoll(h uint64) {
 	rg, b := c.regions[h], c.handles[h]
-	if rg == nil || b == nil || rg.spin <= 0 || b.Config().Info {
+	if rg == nil || b == nil || rg.pollWindow() <= 0 || b.Config().Info {
 		return // a handle that records info by default answers every step by the socket
 	}
 	atomic.StoreUint32(rg.word(vecenv.SharedAwake), 1)
@@ -184,7 +205,7 @@ func (c *conn) pollShared(h uint64) {
 	}
 	awake, req, op := rg.word(vecenv.SharedAwake), rg.word(vecenv.SharedReq), rg.word(vecenv.SharedOp)
 	defer atomic.StoreUint32(awake, 0)
-	until := time.Now().Add(rg.spin)
+	until := time.Now().Add(rg.pollWindow())
 	for polls := 1; ; polls++ {
 		if r := atomic.LoadUint32(req); r != rg.last {
 			var e *Error
@@ -200,7 +221,7 @@ func (c *conn) pollShared(h uint64) {
 				rg.failed = e
 				return
 			}
-			until = time.Now().Add(rg.spin)
+			until = time.Now().Add(rg.pollWindow())
 			continue
 		}
 		if polls%64 == 0 {

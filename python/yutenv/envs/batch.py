@@ -256,6 +256,7 @@ class Batch:
         self.region: Region | None = None
         #: With a shared region: return the rows as views of it (else fresh bytes).
         self.views = False
+        self._arrays: dict[str, Any] | None = None
         if transport == "shared" or (transport == "auto" and shared_supported(session.client)):
             try:
                 self.region = Region(session.client, self.handle, spin_us)
@@ -284,6 +285,25 @@ class Batch:
                 out[k] = bytes(v)
         out.pop("actions", None)
         return out
+
+    def _region_arrays(self) -> dict[str, Any]:
+        """The region's rows as the arrays of a :class:`StepResult` (made once: they are views
+        of the region, whose contents each step replaces)."""
+        if self._arrays is None:
+            assert self.region is not None
+            v = self.region.views
+            self._arrays = {
+                "obs": v["obs"],
+                "mask": v["mask"].view(np.int8),
+                "reward": v["reward"].reshape(self.reward_shape),
+                "terminated": v["terminated"],
+                "truncated": v["truncated"],
+                "to_move": v["to_move"],
+                "final_obs": v.get("final_obs"),
+                "final_mask": v["final_mask"].view(np.int8) if "final_mask" in v else None,
+                "final_to_move": v.get("final_to_move"),
+            }
+        return self._arrays
 
     def _shared(self, op: int, info: bool | None) -> dict[str, Any]:
         assert self.region is not None
@@ -348,6 +368,8 @@ class Batch:
         if self._answers:
             r = answer(self, r)
         self._tracked(r)
+        if self.views and self.region is not None:
+            return StepResult(**self._region_arrays(), info=r.get("info"), raw=r)
         fo = r.get("final_obs")
         return StepResult(
             obs=_f32(r["obs"], self._obs_shape),

@@ -85,10 +85,11 @@ class EnvConfig:
             :class:`~yutenv.YutTimeoutError` (default 60; None: wait forever).
         transport: how rows travel: ``"auto"`` (shared memory over a Unix socket on Linux and
             macOS, else the socket), ``"shared"`` (shared memory, or an error) or ``"socket"``.
-        spin_us: with shared memory, how long (microseconds, 0..2000) the server keeps polling
-            for the next step after serving one, so that it starts at once instead of waking
-            up (tens of microseconds on a virtual machine); it costs that much of a core per
-            step. None: 500 for one env, 200 for vector envs; 0: never poll.
+        spin_us: with shared memory, the longest (microseconds, 0..2000) the server keeps
+            polling for the next step after serving one, so that it starts at once instead of
+            waking up (tens of microseconds on a virtual machine). The server polls for about
+            twice the client's usual time between steps, and not at all when that is longer
+            than ``spin_us``, so a slow policy costs no polling. None: 2000; 0: never poll.
     """
 
     rules: str | Mapping[str, Any] = "standard"

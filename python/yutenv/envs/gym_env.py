@@ -16,7 +16,7 @@ from .._wire.client import SINGLE_ENV_SPIN
 from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
 from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
 from .config import HUMAN_RENDER_MODES, EnvConfig
-from .shared import SINGLE_ENV_SPIN_US, STEP
+from .shared import DEFAULT_SPIN_US, STEP
 
 ObsType = Union[npt.NDArray[np.float32], dict[str, npt.NDArray[Any]]]  # noqa: UP007 - a run-time alias
 
@@ -76,7 +76,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self.obs_type = cfg.obs_type
         self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
-        self._batch = open_batch(1, cfg, "single", "next_step", spin=SINGLE_ENV_SPIN, spin_us=SINGLE_ENV_SPIN_US)
+        self._batch = open_batch(1, cfg, "single", "next_step", spin=SINGLE_ENV_SPIN, spin_us=DEFAULT_SPIN_US)
         self._session = self._batch.session
         region = self._batch.region
         #: The region's rows the one-env fast path reads (obs, mask, reward, terminated,
@@ -84,7 +84,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self._rows: tuple[npt.NDArray[Any], ...] | None = None
         if region is not None and self._batch.mixture is None and not cfg.info:
             v = region.views
-            self._rows = (v["obs"][0], v["mask"][0], v["reward"], v["terminated"], v["truncated"])
+            self._rows = (v["obs"][0], v["mask"][0].view(np.int8), v["reward"], v["terminated"], v["truncated"])
         made = self._batch.made
         self.rules: str = str(made["rules"])
         self.players: int = self._batch.players

@@ -41,7 +41,7 @@ from .._wire.client import SINGLE_ENV_SPIN
 from ..errors import ClosedError, IllegalActionError, ResetNeeded
 from .batch import HumanRender, NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
 from .config import HUMAN_RENDER_MODES, EnvConfig
-from .shared import SINGLE_ENV_SPIN_US
+from .shared import DEFAULT_SPIN_US
 
 __all__ = ["env", "raw_env", "YutAECEnv"]
 
@@ -92,7 +92,7 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
         self._human = HumanRender(self.metadata["render_fps"]) if cfg.render_mode == "human" else None
         self.illegal = cfg.illegal
         # one env per round trip: poll for the reply, do not sleep
-        self._batch = open_batch(1, cfg, "multi", "next_step", spin=SINGLE_ENV_SPIN, spin_us=SINGLE_ENV_SPIN_US)
+        self._batch = open_batch(1, cfg, "multi", "next_step", spin=SINGLE_ENV_SPIN, spin_us=DEFAULT_SPIN_US)
         self._session = self._batch.session
         self.rules: str = str(self._batch.made["rules"])
         self.players = self._batch.players

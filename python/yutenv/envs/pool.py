@@ -31,7 +31,7 @@ import numpy.typing as npt
 from ..errors import ClosedError, YutEnvError, YutTimeoutError
 from .batch import Batch, StepResult, open_batch
 from .config import EnvConfig
-from .shared import POLL_LIMIT, VECTOR_ENV_SPIN_US
+from .shared import DEFAULT_SPIN_US, POLL_LIMIT
 
 PoolStep = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
 
@@ -60,7 +60,7 @@ class YutEnvPool:
         self._groups: list[Batch] = []
         try:
             for _ in range(self.num_envs // self.batch_size):
-                b = open_batch(self.batch_size, cfg, "single", "next_step", spin_us=VECTOR_ENV_SPIN_US)
+                b = open_batch(self.batch_size, cfg, "single", "next_step", spin_us=DEFAULT_SPIN_US)
                 b.views = True
                 self._groups.append(b)
         except BaseException:

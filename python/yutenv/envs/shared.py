@@ -29,7 +29,7 @@ import msgpack
 import numpy as np
 import numpy.typing as npt
 
-from .._protocol import SHARED_LAYOUT_VERSION
+from .._protocol import MAX_SHARE_SPIN_US, SHARED_LAYOUT_VERSION
 from .._wire.client import Client
 from ..errors import ProtocolError, YutEnvError
 
@@ -44,11 +44,9 @@ _TYPES = {"u8": np.uint8, "i8": np.int8, "u32": np.uint32, "i32": np.int32, "f32
 #: that polls serves long before; one that died or stalls is then found by the socket.
 POLL_LIMIT = 0.005
 
-#: The poll the single-env front ends ask the server for (microseconds).
-SINGLE_ENV_SPIN_US = 500
-
-#: The poll the vector front ends ask the server for (microseconds).
-VECTOR_ENV_SPIN_US = 200
+#: The longest poll the front ends ask the server for (microseconds): the server polls for about
+#: twice the client's usual time between steps, and not at all when that is longer.
+DEFAULT_SPIN_US = MAX_SHARE_SPIN_US
 
 STEP, OPPONENT_STEP = 1, 2
 

@@ -26,7 +26,7 @@ from .batch import (
 )
 from .config import RENDER_MODES, EnvConfig
 from .opponents import OpponentStats
-from .shared import VECTOR_ENV_SPIN_US
+from .shared import DEFAULT_SPIN_US
 
 _RESET_OPTIONS = ("start", "seat")
 _WIRE_AUTORESET = {AutoresetMode.NEXT_STEP: "next_step", AutoresetMode.SAME_STEP: "same_step"}
@@ -102,8 +102,11 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.obs_type = cfg.obs_type
         self.copy = copy
         self.illegal = cfg.illegal
-        self._batch = open_batch(num_envs, cfg, "single", _WIRE_AUTORESET[mode], spin_us=VECTOR_ENV_SPIN_US)
+        self._batch = open_batch(num_envs, cfg, "single", _WIRE_AUTORESET[mode], spin_us=DEFAULT_SPIN_US)
         self._batch.views = True  # the rows are views of the shared region; copy decides
+        #: Every env's flag of the keys every env has (Gymnasium's ``_key`` masks), read-only.
+        self._all = np.ones(self._batch.n, dtype=np.bool_)
+        self._all.flags.writeable = False
         self._session = self._batch.session
         made = self._batch.made
         self.num_envs = self._batch.n
@@ -374,11 +377,10 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         infos["_opponent"] = np.ones(self.num_envs, dtype=np.bool_)
 
     def _base_infos(self, infos: dict[str, Any], mask: npt.NDArray[np.int8], to_move: npt.NDArray[np.int8]) -> None:
-        n = self.num_envs
         infos["action_mask"] = mask.copy() if self.copy else mask
-        infos["_action_mask"] = np.ones(n, dtype=np.bool_)
+        infos["_action_mask"] = self._all
         infos["seat"] = to_move.copy() if self.copy else to_move
-        infos["_seat"] = np.ones(n, dtype=np.bool_)
+        infos["_seat"] = self._all
 
     def _observations(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> Any:
         if self.copy:
