@@ -20,6 +20,7 @@ of the group's shared rows, valid until that group's next :meth:`~YutEnvPool.sen
 
 from __future__ import annotations
 
+import os
 import select
 import time
 from collections import deque
@@ -144,10 +145,13 @@ class YutEnvPool:
     def _wait_any(self, timeout: float | None) -> int:
         order = sorted(self._sent)
         until = time.perf_counter() + POLL_LIMIT
+        pause = getattr(os, "sched_yield", None)  # leave the cores to the server's workers
         while time.perf_counter() < until:
             for g in order:
                 if self._groups[g].step_ready():
                     return g
+            if pause is not None:
+                pause()
         # Past the poll: every group rings over its socket, and the first reply wakes us.
         for g in order:
             region = self._groups[g].region
