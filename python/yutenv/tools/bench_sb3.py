@@ -39,13 +39,15 @@ from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
 from ..integrations.sb3 import YutSB3VecEnv
 
-SETUPS = ("dummy", "yutenv")
+SETUPS = ("dummy", "yutenv", "yutenv-socket")
 
 
 def build(setup: str, num_envs: int, server: Server, seed: int) -> VecEnv:
     kwargs: dict[str, Any] = {"server": server, "opponent": "random", "seat": "random"}
     if setup == "dummy":
         return make_vec_env(YutEnv, n_envs=num_envs, seed=seed, env_kwargs=kwargs)
+    if setup == "yutenv-socket":  # the batch's rows through the socket, not shared memory
+        kwargs["transport"] = "socket"
     venv = YutSB3VecEnv(num_envs, **kwargs)
     venv.seed(seed)
     return venv
@@ -108,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
     ap.add_argument("--env-steps", type=int, default=300, help="VecEnv steps of the env-only measurement")
     ap.add_argument("--seed", type=int, default=0, help="seed of the envs and the model (default 0)")
-    ap.add_argument("--setups", default=",".join(SETUPS), help="which setups to run (dummy,yutenv)")
+    ap.add_argument("--setups", default=",".join(SETUPS), help="which setups to run (dummy,yutenv,yutenv-socket)")
     args = ap.parse_args(argv)
     setups = [s for s in args.setups.split(",") if s]
     for s in setups:
@@ -137,12 +139,15 @@ def main(argv: list[str] | None = None) -> None:
         f"epochs {args.n_epochs}, torch threads {args.threads}; median of {args.repeats}"
     )
     med = {s: {k: statistics.median(v) for k, v in results[s].items()} for s in setups}
-    names = {"dummy": "DummyVecEnv of YutEnv", "yutenv": "YutSB3VecEnv"}
+    names = {"dummy": "DummyVecEnv of YutEnv", "yutenv": "YutSB3VecEnv", "yutenv-socket": "YutSB3VecEnv, transport=socket"}
     keys = ("train", "rollout", "env")
     table = [[names[s], *(f"{med[s][k]:.0f}" for k in keys)] for s in setups]
-    if len(setups) == 2:
+    if "dummy" in med and "yutenv" in med:
         a, b = med["dummy"], med["yutenv"]
-        table.append(["speed-up", *(f"{b[k] / a[k]:.2f}x" for k in keys)])
+        table.append(["YutSB3VecEnv / DummyVecEnv", *(f"{b[k] / a[k]:.2f}x" for k in keys)])
+    if "yutenv-socket" in med and "yutenv" in med:
+        a, b = med["yutenv-socket"], med["yutenv"]
+        table.append(["shared memory / socket", *(f"{b[k] / a[k]:.2f}x" for k in keys)])
     print(tabulate(table, headers=["setup", "train steps/s", "rollout steps/s", "env steps/s"], disable_numparse=True,
                    colalign=("left", "right", "right", "right")))  # fmt: skip
 
