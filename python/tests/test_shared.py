@@ -283,6 +283,32 @@ def test_fork_spawn_pickle_and_deepcopy_keep_their_rules(srv: yutenv.Server) -> 
         env.close()
 
 
+def test_a_forked_child_cannot_step_the_parents_region(srv: yutenv.Server) -> None:
+    # The child inherits the map; a step from it would drive the parent's games unseen.
+    env = yutenv.YutEnv(server=srv)
+    obs, info = env.reset(seed=1)
+    assert env._batch.region is not None
+    a = int(np.flatnonzero(info["action_mask"])[0])
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report what a step does, then leave at once
+        os.close(r)
+        try:
+            env.step(a)
+            msg = b"stepped"
+        except yutenv.YutEnvError as e:
+            msg = str(e).encode()[:200]
+        os.write(w, msg)
+        os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        said = f.read().decode()
+    os.waitpid(pid, 0)
+    assert "forked child" in said
+    env.step(a)  # the parent's env is untouched and goes on
+    env.close()
+
+
 def test_env_pool_returns_groups_as_they_are_ready(srv: yutenv.Server) -> None:
     with yutenv.YutEnvPool(8, batch_size=4, server=srv, opponent="random") as pool:
         pool.async_reset(seed=1)

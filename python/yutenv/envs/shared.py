@@ -122,6 +122,7 @@ class Region:
         pk = msgpack.Packer(use_bin_type=True)
         head = pk.pack("handle") + pk.pack(handle) + pk.pack("shared") + pk.pack(True) + pk.pack("seq")
         self._ring_prefix = (b"\x83" + head, b"\x84" + pk.pack("info") + pk.pack(True) + head)
+        self._owner = os.getpid()
         self._pending = self._rung = self._info = False
         #: Yield the CPU between polls of a request's completion: a batch of several envs is
         #: stepped by the server's workers on every core, and a client that spins without
@@ -142,6 +143,12 @@ class Region:
         on it while this process goes on; :meth:`wait` ends it. One request at a time."""
         if self.closed:
             raise YutEnvError("step: the shared region is closed")
+        if os.getpid() != self._owner:
+            # A forked child inherits the map: writing to it would step the parent's games.
+            raise YutEnvError(
+                "a yutenv env or client cannot be used in a forked child process: "
+                "create it in the child (or use the 'spawn'/'forkserver' start method)"
+            )
         if self._pending:
             raise YutEnvError("step: the last request was sent and not waited for (call wait first)")
         k = (self.seq + 1) & 0xFFFFFFFF
