@@ -245,6 +245,9 @@ type StepResult struct {
 	Pending  []byte `msgpack:"pending"`
 	// Info is the raw msgpack of the info list, or nil.
 	Info []byte `msgpack:"info"`
+	// Seq is the raw msgpack of the request a shared step served (a step
+	// with params.shared; its rows are then in the region), or nil.
+	Seq []byte `msgpack:"seq"`
 	// Size is the number of bytes of the response frame.
 	Size int `msgpack:"-"`
 }
