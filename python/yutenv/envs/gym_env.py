@@ -14,8 +14,9 @@ from gymnasium import spaces
 
 from .._wire.client import SINGLE_ENV_SPIN
 from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
-from .batch import HumanRender, check_action, check_seed, fit_info, mask_box, obs_box, obs_part, open_batch, render_frame
+from .batch import check_action, check_seed, open_batch
 from .config import HUMAN_RENDER_MODES, EnvConfig
+from .frontend import HumanRender, fit_info, mask_box, obs_box, obs_part, render_frame
 from .shared import DEFAULT_SPIN_US, STEP
 
 ObsType = Union[npt.NDArray[np.float32], dict[str, npt.NDArray[Any]]]  # noqa: UP007 - a run-time alias

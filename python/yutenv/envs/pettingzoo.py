@@ -39,8 +39,9 @@ from pettingzoo.utils import wrappers
 
 from .._wire.client import SINGLE_ENV_SPIN
 from ..errors import ClosedError, IllegalActionError, ResetNeeded
-from .batch import HumanRender, NotCopyable, check_action, check_seed, mask_box, obs_box, open_batch, render_frame
+from .batch import check_action, check_seed, open_batch
 from .config import HUMAN_RENDER_MODES, EnvConfig
+from .frontend import HumanRender, NotCopyable, mask_box, obs_box, render_frame
 from .shared import DEFAULT_SPIN_US
 
 __all__ = ["env", "raw_env", "YutAECEnv"]

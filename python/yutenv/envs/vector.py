@@ -12,19 +12,9 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ..errors import ClosedError, IllegalActionError, OpponentError, ResetNeeded
-from .batch import (
-    NotCopyable,
-    ResetResult,
-    StepResult,
-    check_seed,
-    fit_info,
-    mask_box,
-    obs_box,
-    obs_part,
-    open_batch,
-    render_frame,
-)
+from .batch import ResetResult, StepResult, check_seed, open_batch
 from .config import RENDER_MODES, EnvConfig
+from .frontend import NotCopyable, fit_info, mask_box, obs_box, obs_part, render_frame
 from .opponents import OpponentStats
 from .shared import DEFAULT_SPIN_US
 
