@@ -170,23 +170,34 @@ func (c *conn) reset(p []byte) *Error {
 	return nil
 }
 
+// stepKind is what step and opponent_step differ by: the region op that
+// requests it, whether it counts in the server's steps (an opponent_step
+// completes a step already counted), the actions' check and the run.
+type stepKind struct {
+	op    uint32
+	count bool
+	check func(*vecenv.Batch) error
+	run   func(*vecenv.Batch, *vecenv.Pool, bool) error
+}
+
+// The two step kinds, by vecenv.SharedOp value.
+var (
+	stepPlain    = &stepKind{vecenv.SharedOpStep, true, (*vecenv.Batch).CheckActions, (*vecenv.Batch).Step}
+	stepOpponent = &stepKind{vecenv.SharedOpOpponent, false, (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep}
+)
+
 // step applies one action per env. It is the hot path: it reads its params
 // straight from the frame (wire.ReadStep) and allocates nothing.
-func (c *conn) step(p []byte) *Error {
-	return c.stepWith(p, true, (*vecenv.Batch).CheckActions, (*vecenv.Batch).Step)
-}
+func (c *conn) step(p []byte) *Error { return c.stepWith(p, stepPlain) }
 
 // opponentStep applies the client-played opponents' actions to the envs
 // waiting for them, as step does.
-func (c *conn) opponentStep(p []byte) *Error {
-	return c.stepWith(p, false, (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep)
-}
+func (c *conn) opponentStep(p []byte) *Error { return c.stepWith(p, stepOpponent) }
 
 // stepWith serves step and opponent_step: read the params, check the
-// actions with check, run the batch with run and frame its rows; count
-// adds the envs to the server's steps (an opponent_step completes a step
-// already counted).
-func (c *conn) stepWith(p []byte, count bool, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
+// actions, run the batch and frame its rows (or, for a shared handle,
+// serve the request under the region's req).
+func (c *conn) stepWith(p []byte, k *stepKind) *Error {
 	a := &c.stepArgs
 	if err := wire.ReadStep(p, a); err != nil {
 		return paramsError(c.method.keys, err)
@@ -204,7 +215,7 @@ func (c *conn) stepWith(p []byte, count bool, check func(*vecenv.Batch) error, r
 		record = a.Info == 1
 	}
 	if a.Shared {
-		if e := c.sharedStep(a.Handle, b, a, record, count, check, run); e != nil {
+		if e := c.sharedStep(a.Handle, b, a, record, k); e != nil {
 			return e
 		}
 		c.willPoll(a.Handle)
@@ -213,16 +224,16 @@ func (c *conn) stepWith(p []byte, count bool, check func(*vecenv.Batch) error, r
 	if err := a.Actions(b.Actions()); err != nil {
 		return paramError(err)
 	}
-	if e := checked(b, check); e != nil {
+	if e := checked(b, k.check); e != nil {
 		return e
 	}
 	if e := c.reserveReply(wire.ReplyBytes(b, record, c.srv.cfg.MaxFrame), 1); e != nil {
 		return e
 	}
-	if err := run(b, c.srv.pool, record); err != nil {
+	if err := k.run(b, c.srv.pool, record); err != nil {
 		return errorf(netCode(err, protocol.CodeInternal), "%v", err)
 	}
-	if count {
+	if k.count {
 		c.srv.stats.steps.Add(uint64(cfg.N))
 	}
 	c.out = wire.AppendStep(c.out, b, record, c.srv.cfg.MaxFrame)

@@ -91,7 +91,7 @@ func (c *conn) dropRegion(h uint64) {
 
 // sharedStep serves a step or opponent_step rung over the socket for a
 // shared handle: request a.Seq, unless the poll served it already.
-func (c *conn) sharedStep(h uint64, b *vecenv.Batch, a *wire.StepArgs, record bool, count bool, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
+func (c *conn) sharedStep(h uint64, b *vecenv.Batch, a *wire.StepArgs, record bool, k *stepKind) *Error {
 	rg := c.regions[h]
 	switch {
 	case rg == nil:
@@ -107,27 +107,21 @@ func (c *conn) sharedStep(h uint64, b *vecenv.Batch, a *wire.StepArgs, record bo
 		rg.failed = nil
 		return e
 	}
-	if req != rg.last {
-		want := uint32(vecenv.SharedOpOpponent)
-		if count { // step's
-			want = vecenv.SharedOpStep
-		}
-		if op := atomic.LoadUint32(rg.word(vecenv.SharedOp)); op != want {
-			return badOp(op)
-		}
-	}
-	if req != rg.last || record {
-		if req == rg.last {
-			// Served by the poll, but the client wants its info: only the
-			// socket path records it, so this cannot happen with a client
-			// that asks for info through the socket. Refuse.
-			return errorf(protocol.CodeBadRequest, "params.seq: request %d was already served", req)
-		}
-		if e := c.runShared(rg, b, record, count, check, run); e != nil {
+	switch {
+	case req != rg.last:
+		if e := c.runShared(rg, b, record, k); e != nil {
 			return e
 		}
+	case record:
+		// Served by the poll, which records no info: a client that wants
+		// info rings without letting the poll take the request.
+		return errorf(protocol.CodeBadRequest, "params.seq: request %d was already served", req)
 	}
-	c.out = msgp.AppendMapHeader(c.out, 1+boolInt(record))
+	keys := 1
+	if record {
+		keys++
+	}
+	c.out = msgp.AppendMapHeader(c.out, keys)
 	c.out = msgp.AppendStr(c.out, "seq")
 	c.out = msgp.AppendUint(c.out, uint64(req))
 	if record {
@@ -136,29 +130,25 @@ func (c *conn) sharedStep(h uint64, b *vecenv.Batch, a *wire.StepArgs, record bo
 	return nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// runShared checks and runs the request under the region's req, then
-// marks it done.
-func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, count bool, check func(*vecenv.Batch) error, run func(*vecenv.Batch, *vecenv.Pool, bool) error) *Error {
+// runShared checks and runs the request under the region's req, which
+// must be of kind k (its op), then marks it done.
+func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, k *stepKind) *Error {
 	if !b.Started() {
 		return errorf(protocol.CodeNeedsReset, "the handle was never reset")
+	}
+	if op := atomic.LoadUint32(rg.word(vecenv.SharedOp)); op != k.op {
+		return badOp(op)
 	}
 	start := time.Now()
 	req := atomic.LoadUint32(rg.word(vecenv.SharedReq))
 	b.SharedActions(rg.mem)
-	if e := checked(b, check); e != nil {
+	if e := checked(b, k.check); e != nil {
 		return e
 	}
-	if err := run(b, c.srv.pool, record); err != nil {
+	if err := k.run(b, c.srv.pool, record); err != nil {
 		return errorf(netCode(err, protocol.CodeInternal), "%v", err)
 	}
-	if count {
+	if k.count {
 		c.srv.stats.steps.Add(uint64(b.N()))
 	}
 	rg.last = req
@@ -208,15 +198,11 @@ func (c *conn) pollShared(h uint64) {
 	until := time.Now().Add(rg.pollWindow())
 	for polls := 1; ; polls++ {
 		if r := atomic.LoadUint32(req); r != rg.last {
-			var e *Error
-			switch atomic.LoadUint32(op) {
-			case vecenv.SharedOpStep:
-				e = c.runShared(rg, b, false, true, (*vecenv.Batch).CheckActions, (*vecenv.Batch).Step)
-			case vecenv.SharedOpOpponent:
-				e = c.runShared(rg, b, false, false, (*vecenv.Batch).CheckOpponentActions, (*vecenv.Batch).OpponentStep)
-			default:
-				e = badOp(atomic.LoadUint32(op))
+			k := stepPlain
+			if atomic.LoadUint32(op) == vecenv.SharedOpOpponent {
+				k = stepOpponent
 			}
+			e := c.runShared(rg, b, false, k) // an op of neither kind is refused as not step's
 			if e != nil {
 				rg.failed = e
 				return

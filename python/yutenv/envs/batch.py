@@ -158,9 +158,7 @@ class Batch:
             try:
                 self.region = Region(session.client, self.handle, spin_us)
             except BaseException:
-                if transport == "shared" or not session.client.closed:
-                    self._close_quietly()
-                    raise
+                self._close_quietly()
                 raise
 
     def _close_quietly(self) -> None:
@@ -180,7 +178,6 @@ class Batch:
         else:
             for k, v in self.region.bytes.items():
                 out[k] = bytes(v)
-        out.pop("actions", None)
         return out
 
     def _region_arrays(self) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import struct
-from typing import Any, Union
+from typing import Any, Mapping, Union
 
 import gymnasium
 import numpy as np
@@ -80,8 +80,8 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self._batch = open_batch(1, cfg, "single", "next_step", spin=SINGLE_ENV_SPIN, spin_us=DEFAULT_SPIN_US)
         self._session = self._batch.session
         region = self._batch.region
-        #: The region's rows the one-env fast path reads (obs, mask, reward, terminated,
-        #: truncated): with shared memory, one opponent spec and no server info.
+        #: The region's rows step() reads (obs, mask, reward, terminated, truncated): with
+        #: shared memory, one opponent spec and no server info.
         self._rows: tuple[npt.NDArray[Any], ...] | None = None
         if region is not None and self._batch.mixture is None and not cfg.info:
             v = region.views
@@ -164,20 +164,29 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             raise ResetNeeded("step: call reset() first (the episode has not started or has ended)")
         a = check_action(action, self.num_actions)
         was_legal = self._mask[a] != 0
-        if self._rows is not None:
-            return self._step_shared(a, was_legal)
-        try:
-            r = self._batch.step_one_raw(a)
-        except OpponentError:
-            self._needs_reset = True  # the game waits for the failed opponent's move
-            raise
+        r: Mapping[str, Any] = {}
+        if self._rows is not None:  # shared memory: copy the row out of the region
+            region = self._batch.region
+            assert region is not None
+            region.actions[0] = a
+            region.request(STEP)
+            obs_row, mask_row, rew_row, term_row, trunc_row = self._rows
+            obs, mask = obs_row.copy(), mask_row.copy()
+            reward, terminated, truncated = float(rew_row[0, 0]), bool(term_row[0]), bool(trunc_row[0])
+        else:
+            try:
+                r = self._batch.step_one_raw(a)
+            except OpponentError:
+                self._needs_reset = True  # the game waits for the failed opponent's move
+                raise
+            # One env: decode only what is needed; obs and mask are views of the reply's bytes.
+            obs = np.frombuffer(r["obs"], dtype="<f4")
+            mask = np.frombuffer(r["mask"], dtype=np.int8)
+            reward = _f32(r["reward"])[0]
+            terminated = r["terminated"] != b"\x00"
+            truncated = r["truncated"] != b"\x00"
         self._history.append(a)
-        # One env: decode only what is needed; obs and mask are views of the reply's bytes.
-        obs = np.frombuffer(r["obs"], dtype="<f4")
-        mask = np.frombuffer(r["mask"], dtype=np.int8)
         self._mask = mask
-        terminated = r["terminated"] != b"\x00"
-        truncated = r["truncated"] != b"\x00"
         self._needs_reset = terminated or truncated
         info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
         if not was_legal:
@@ -188,7 +197,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             info.update(fit_info(r["info"][0]))
         if self._human is not None:
             self._human.show(self._batch)
-        return self._observation(obs, mask), _f32(r["reward"])[0], terminated, truncated, info
+        return self._observation(obs, mask), reward, terminated, truncated, info
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:
@@ -284,26 +293,6 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
     @property
     def server_address(self) -> str:
         return self._session.address
-
-    def _step_shared(self, a: int, was_legal: bool) -> tuple[ObsType, float, bool, bool, dict[str, Any]]:
-        """step() over a shared region with one opponent spec: the rows are read from the
-        region, the observation and mask copied out (the next step overwrites them)."""
-        region = self._batch.region
-        assert region is not None and self._rows is not None
-        region.actions[0] = a
-        region.request(STEP)
-        self._history.append(a)
-        obs_row, mask_row, reward, term, trunc = self._rows
-        obs, mask = obs_row.copy(), mask_row.copy()
-        self._mask = mask
-        terminated, truncated = bool(term[0]), bool(trunc[0])
-        self._needs_reset = terminated or truncated
-        info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
-        if not was_legal:
-            info["illegal"] = True
-        if self._human is not None:
-            self._human.show(self._batch)
-        return self._observation(obs, mask), float(reward[0, 0]), terminated, truncated, info
 
     def _observation(self, obs: npt.NDArray[np.float32], mask: npt.NDArray[np.int8]) -> ObsType:
         if self.obs_type == "dict":

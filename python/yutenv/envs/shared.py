@@ -67,6 +67,7 @@ class Region:
     """One handle's shared region, mapped.
 
     Attributes:
+        bytes: the same fields as read-only memoryviews, as the socket's reply carries them.
         views: every array field of the region by name (``obs`` [N, D], ``mask`` [N, A] int8,
             ``reward``, ``terminated``/``truncated`` as bool, ``to_move``, and the optional
             ``final_*``, ``opponent``, ``pending``): read-only numpy views, overwritten by the
@@ -104,11 +105,10 @@ class Region:
                 continue
             if name in ("magic", "version"):
                 continue
-            nbytes = count * dtype.itemsize
-            self.bytes[name] = ro[off : off + nbytes]
             if name == "actions":
                 self.actions: npt.NDArray[np.int32] = np.frombuffer(self._mm, dtype=dtype, count=count, offset=off)
                 continue
+            self.bytes[name] = ro[off : off + count * dtype.itemsize]
             v = np.frombuffer(ro, dtype=dtype, count=count, offset=off)
             if name in ("terminated", "truncated"):
                 v = v.view(np.bool_)

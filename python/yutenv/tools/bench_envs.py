@@ -103,24 +103,15 @@ def vector_runner(
     v.reset(seed=1)
     k = [0]
 
-    def run(limit: float) -> tuple[int, int, float]:
-        steps = calls = 0
-        inside = 0.0
-        clock = time.perf_counter
-        end = clock() + limit
-        while True:
-            for _ in range(8):
-                acts = _random_legal(v.action_masks(), noise[k[0] & 15])
-                k[0] += 1
-                t0 = clock()
-                v.step(acts)
-                inside += clock() - t0
-                steps += n
-                calls += 1
-            if clock() >= end:
-                return steps, calls, inside
+    def one() -> None:
+        acts = _random_legal(v.action_masks(), noise[k[0] & 15])
+        k[0] += 1
+        t0 = time.perf_counter()
+        v.step(acts)
+        inside[0] += time.perf_counter() - t0
 
-    return run, v.close
+    inside = [0.0]
+    return _timed(one, n, inside), v.close
 
 
 def pool_runner(server: Server, n: int, groups: int, opponent: str, tier: str | None) -> tuple[Runner, Callable[[], None]]:
@@ -129,24 +120,32 @@ def pool_runner(server: Server, n: int, groups: int, opponent: str, tier: str | 
     pool = YutEnvPool(n, batch_size=n // groups, server=server, opponent=opponent, tier=tier, copy=False)
     pool.async_reset(seed=1)
 
+    def one() -> None:
+        t0 = time.perf_counter()
+        _, _, _, _, info = pool.recv()
+        inside[0] += time.perf_counter() - t0
+        pool.send(np.argmax(info["action_mask"], axis=1).astype(np.int32), info["env_id"])
+
+    inside = [0.0]
+    return _timed(one, n // groups, inside), pool.close
+
+
+def _timed(one: Callable[[], None], envs: int, inside: list[float]) -> Runner:
+    """The runner that calls ``one`` (a step of ``envs`` envs that adds the seconds it spent
+    inside the API to ``inside[0]``) in rounds of 8 for about the given seconds."""
+
     def run(limit: float) -> tuple[int, int, float]:
-        steps = calls = 0
-        inside = 0.0
-        clock = time.perf_counter
-        end = clock() + limit
+        calls = 0
+        before = inside[0]
+        end = time.perf_counter() + limit
         while True:
             for _ in range(8):
-                t0 = clock()
-                _, _, _, _, info = pool.recv()
-                inside += clock() - t0
-                acts = np.argmax(info["action_mask"], axis=1).astype(np.int32)
-                pool.send(acts, info["env_id"])
-                steps += n // groups
-                calls += 1
-            if clock() >= end:
-                return steps, calls, inside
+                one()
+            calls += 8
+            if time.perf_counter() >= end:
+                return calls * envs, calls, inside[0] - before
 
-    return run, pool.close
+    return run
 
 
 def measure(configs: list[tuple[str, int, Runner]], seconds: float, warmup: float, rounds: int) -> list[Row]:
