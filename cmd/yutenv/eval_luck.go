@@ -11,16 +11,9 @@ import (
 	"github.com/yutenv/yutenv/stats"
 )
 
-// The values of --luck.
-const (
-	luckAZ       = "az"
-	luckProgress = "progress"
-	luckOff      = "off"
-)
-
 // luckUsage is the help of --luck.
-const luckUsage = "value function of the luck-adjusted result: az (the shipped network's value; its rules only), progress (a race heuristic, any rules) or off; " +
-	"default az for the rules az was trained for, else progress"
+const luckUsage = "value function of the luck-adjusted result: az (the shipped network's value; its rules only), progress (a race heuristic, any rules), off, " +
+	"or auto (the default): az for the rules az was trained for, else progress"
 
 // luckCounter hands the workers of a match their luck accountants.
 type luckCounter struct {
@@ -31,41 +24,20 @@ type luckCounter struct {
 // newLuckCounter returns the counter of --luck's value for rules, or nil
 // for "off".
 func newLuckCounter(value string, rules env.Rules) (*luckCounter, error) {
-	az := func() (*luck.Net, error) {
-		v, r, err := luck.AZ()
-		if err != nil {
-			return nil, err
-		}
-		if r != rules {
-			return nil, fmt.Errorf("--luck az: the shipped network values only the rules %q, not %q (use --luck progress)", r.String(), rules.String())
-		}
-		return v, nil
+	name, mk, err := luck.For(value, rules)
+	if err != nil {
+		return nil, fmt.Errorf("--%w", err)
 	}
-	if value == "" {
-		value = luckProgress
-		if _, err := az(); err == nil {
-			value = luckAZ
-		}
-	}
-	c := &luckCounter{name: value}
-	switch value {
-	case luckOff:
+	if mk == nil {
 		return nil, nil
-	case luckProgress:
-		c.pool.New = func() any { return luck.New(luck.Progress{}) }
-	case luckAZ:
-		if _, err := az(); err != nil {
-			return nil, err
+	}
+	c := &luckCounter{name: name}
+	c.pool.New = func() any {
+		v, err := mk()
+		if err != nil {
+			return err
 		}
-		c.pool.New = func() any {
-			v, err := az()
-			if err != nil {
-				return err
-			}
-			return luck.New(v)
-		}
-	default:
-		return nil, fmt.Errorf("--luck must be az, progress or off, got %q", value)
+		return luck.New(v)
 	}
 	return c, nil
 }

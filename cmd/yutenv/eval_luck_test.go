@@ -53,7 +53,7 @@ func TestEvalLuck(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"--luck", "az", "--rules", "players=3"}, "values only the rules"},
-		{[]string{"--luck", "dice"}, "--luck must be az, progress or off"},
+		{[]string{"--luck", "dice"}, "--luck: the value function must be one of"},
 	} {
 		code, _, errs := runCmd(t, append([]string{"eval", "--quiet", "--a", "greedy", "--b", "random"}, c.args...)...)
 		assert.Equal(t, 1, code)
