@@ -65,7 +65,7 @@ var layers = []struct {
 	{"az", []string{"dataset", "vecenv", "vecenv/wire", "env", "env/agent", "obs", "internal/msgp"}},
 
 	// The transport over all of them.
-	{"server", []string{"analysis", "az", "dataset", "positions", "protocol", "render", "nnet", "vecenv", "vecenv/wire",
+	{"server", []string{"analysis", "az", "dataset", "luck", "positions", "protocol", "render", "nnet", "vecenv", "vecenv/wire",
 		"env", "env/agent", "obs", "internal/confine", "internal/latency", "internal/msgp", "internal/ratelog"}},
 
 	// Commands: the binary, and the generators of docs and of the Python
@@ -73,7 +73,7 @@ var layers = []struct {
 	{"cmd/yutenv", []string{"server", "dataset", "grade", "luck", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs"}},
 	{"env/internal/genrules", []string{"env"}},
 	{"obs/internal/gendocs", []string{"obs"}},
-	{"cmd/genpy", []string{"az", "dataset", "nnet", "protocol", "vecenv", "env", "env/agent", "obs"}},
+	{"cmd/genpy", []string{"az", "dataset", "luck", "nnet", "protocol", "vecenv", "env", "env/agent", "obs"}},
 }
 
 type goPackage struct {

@@ -71,6 +71,10 @@ type MakeParams struct {
 	Reward       *string            `msgpack:"reward"`
 	Illegal      *string            `msgpack:"illegal"`
 	Info         bool               `msgpack:"info"`
+	// Luck names the value function that values the throws (package
+	// luck: "auto", "az", "progress" or "off", the default): each info
+	// map then carries every seat's luck over the episode.
+	Luck *string `msgpack:"luck"`
 }
 
 // MakeResult is make's result.
@@ -89,6 +93,7 @@ type MakeResult struct {
 	Seat         any       `msgpack:"seat"`                // int, or "random"
 	MaxDecisions uint64    `msgpack:"max_decisions"`
 	Info         bool      `msgpack:"info"`
+	Luck         string    `msgpack:"luck,omitempty"` // the resolved value function; absent when off
 	Rules        string    `msgpack:"rules"`
 	ObsSize      int       `msgpack:"obs_size"`
 	ObsLayout    int       `msgpack:"obs_layout"` // obs.LayoutVersion

@@ -9,6 +9,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/internal/latency"
 	"github.com/yutenv/yutenv/internal/msgp"
+	"github.com/yutenv/yutenv/luck"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
@@ -56,6 +57,22 @@ func (c *conn) make(pr *protocol.MakeParams) *Error {
 		return errorf(protocol.CodeBadRequest, "seat and opponent apply to mode single only")
 	case cfg.Seat >= players:
 		return errorf(protocol.CodeBadRequest, "params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
+	}
+	if pr.Luck != nil {
+		name, mk, err := luck.For(*pr.Luck, cfg.Rules)
+		if err != nil {
+			return errorf(protocol.CodeBadRequest, "params.%v", err)
+		}
+		if mk != nil {
+			cfg.LuckName = name
+			cfg.Luck = func() (vecenv.ThrowLuck, error) {
+				v, err := mk()
+				if err != nil {
+					return nil, err
+				}
+				return luck.New(v), nil
+			}
+		}
 	}
 	opponent := "" // as the client named it, for the reply
 	var opponents []string

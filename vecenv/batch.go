@@ -27,6 +27,9 @@ type EpisodeInfo struct {
 	Learner   int8 // Single mode: the learner's seat
 	Opponent  int8 // Single mode: the episode's opponent entry (Config.Mixture)
 	Illegal   bool // the episode was ended by an illegal action (IllegalPenalty)
+	// Luck is every seat's luck over the episode's throws so far (with
+	// Config.Luck; zero without).
+	Luck [env.MaxPlayers]float64
 }
 
 // slot is one env of a batch: the game, its seeds and its episode counters.
@@ -47,6 +50,7 @@ type slot struct {
 	endedNow bool       // same_step: an episode ended in this step; final holds it
 	events   []env.Event
 	phi      [env.MaxPlayers]float32 // progress potentials at the last row written (reward "progress")
+	luck     [env.MaxPlayers]float64 // every seat's luck in the episode (Config.Luck)
 	final    EpisodeInfo
 	finalEv  []env.Event
 	err      error // a failure while stepping this env (a bug or a failing agent)
@@ -445,7 +449,7 @@ func (b *Batch) SetOpponents(mix []Opponent) error {
 // snapshot records the info of sl's running episode.
 func snapshot(sl *slot) EpisodeInfo {
 	f := EpisodeInfo{Episode: sl.episode, Seed: sl.seed, Steps: sl.steps, Decisions: sl.s.Decisions(),
-		Throws: sl.s.Throws(), Winner: sl.s.Winner(), Learner: sl.learner, Opponent: int8(sl.opp), Illegal: sl.illegal}
+		Throws: sl.s.Throws(), Winner: sl.s.Winner(), Learner: sl.learner, Opponent: int8(sl.opp), Illegal: sl.illegal, Luck: sl.luck}
 	for p := 0; p < sl.s.Rules().Players; p++ {
 		f.Places[p] = int8(sl.s.Place(p))
 	}

@@ -103,6 +103,20 @@ type Config struct {
 	Illegal      Illegal
 	Reward       Reward
 	Info         bool // record events for Info by default
+	// Luck, when not nil, values the games' throws: every env's
+	// EpisodeInfo.Luck then holds each seat's luck over its episode (the
+	// luck-adjusted evaluation, docs/BASELINES.md). It is called once per
+	// worker goroutine, and LuckName names what it values with.
+	Luck     func() (ThrowLuck, error)
+	LuckName string
+}
+
+// ThrowLuck values a chance node's throws (package luck's Accountant is
+// one): for every throw t that s can draw, every seat's luck if t were
+// drawn (the value after t minus the expected value over the throws). It
+// does not change s.
+type ThrowLuck interface {
+	ThrowLuck(s *env.State, luck *[env.NumThrows][env.MaxPlayers]float64) error
 }
 
 // Bytes returns the memory a batch of c holds for its envs, whose

@@ -65,6 +65,7 @@ func (b *Batch) newGame(sl *slot, first bool) error {
 		sl.opp = uint8(OpponentDraw(seed, b.opps.cum))
 	}
 	sl.steps, sl.ended, sl.illegal = 0, false, false
+	sl.luck = [env.MaxPlayers]float64{}
 	return nil
 }
 
@@ -99,9 +100,19 @@ func (b *Batch) resumeOpen(i int, sl *slot, w *worker) error {
 func (b *Batch) settle(i int, sl *slot, w *worker, cont uint8) (pending bool, err error) {
 	for {
 		for sl.s.Phase() == env.PhaseThrow {
+			if b.cfg.Luck != nil {
+				if err := w.throwLuck(&sl.s); err != nil {
+					return false, err
+				}
+			}
 			ev, err := sl.s.SampleThrow()
 			if err != nil {
 				return false, err
+			}
+			if b.cfg.Luck != nil {
+				for p, x := range w.rows[ev.Throw] {
+					sl.luck[p] += x
+				}
 			}
 			if b.record {
 				sl.events = append(sl.events, ev)

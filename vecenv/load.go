@@ -14,7 +14,8 @@ var ErrRulesMismatch = errors.New("the state's rules are not the batch's")
 // In Single mode seat, when not RandomSeat, becomes the env's learner; in
 // Multi mode it must be RandomSeat. The batch plays the opponents (Single
 // mode) and throws up to the next decision; a game that is over reads as
-// ended, so the next Step starts a new episode. The episode counters restart.
+// ended, so the next Step starts a new episode. The episode counters (and
+// the luck, Config.Luck) restart.
 // The env keeps its episode's game seed (EpisodeInfo.Seed, not part of a
 // state): the opponents are reseeded with AgentSeed of it and the loaded
 // state's decision counter, and later episodes continue the env's sequence.
@@ -35,6 +36,7 @@ func (b *Batch) Load(i int, s env.State, seat int) error {
 		sl.learner = int8(seat)
 	}
 	sl.steps, sl.ended, sl.illegal, sl.endedNow, sl.pending = 0, false, false, false, false
+	sl.luck = [env.MaxPlayers]float64{}
 	sl.events = sl.events[:0]
 	b.record = false
 	if b.rows.Pending != nil {

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"sync"
 
+	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 )
 
@@ -152,6 +153,26 @@ type worker struct {
 	ags  [MaxOpponents]agent.Agent
 	from [MaxOpponents]*opponents // the mixture each borrowed agent came from
 	used uint64                   // bit i: ags[i] is borrowed
+	// luck values throws (Config.Luck), made at the worker's first throw;
+	// rows is its scratch.
+	luck ThrowLuck
+	rows [env.NumThrows][env.MaxPlayers]float64
+}
+
+// throwLuck writes into w.rows the luck of every throw the chance node s
+// can draw (Config.Luck).
+func (w *worker) throwLuck(s *env.State) error {
+	if w.luck == nil {
+		l, err := w.b.cfg.Luck()
+		if err != nil {
+			return fmt.Errorf("luck %s: %w", w.b.cfg.LuckName, err)
+		}
+		w.luck = l
+	}
+	if err := w.luck.ThrowLuck(s, &w.rows); err != nil {
+		return fmt.Errorf("luck %s: %w", w.b.cfg.LuckName, err)
+	}
+	return nil
 }
 
 // worker returns an idle worker of b (its agent tables are empty).

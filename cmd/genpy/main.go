@@ -34,6 +34,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/luck"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
@@ -314,6 +315,9 @@ func packedSection(w *writer) error {
 func rewardsSection(w *writer) error {
 	w.p("REWARDS: Final[tuple[str, ...]] = %s", pyTuple(vecenv.RewardNames()))
 	w.p(`"""The reward schemes of an env (vecenv.RewardNames; make's param reward): the terminal outcome alone, or with potential-based shaping by race progress."""`)
+	w.p("")
+	w.p("LUCK_VALUES: Final[tuple[str, ...]] = %s", pyTuple(luck.Names()))
+	w.p(`"""The value functions that measure the throws' luck (luck.Names; make's param luck, yutenv eval --luck): "auto" picks "az" under the rules the shipped network plays, else "progress"."""`)
 	return nil
 }
 

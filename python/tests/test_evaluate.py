@@ -168,6 +168,51 @@ def test_evaluate_spec_reports_the_luck_adjusted_result() -> None:
     assert "luck-adjusted" not in str(off)
 
 
-def test_evaluate_luck_needs_a_spec_policy() -> None:
-    with pytest.raises(ValueError, match="only a policy given as an agent spec"):
-        evaluate(first_legal, opponent="random", games=2, luck="progress")
+def test_python_policy_gets_the_luck_adjusted_result(srv: yutenv.Server) -> None:
+    """A Python policy's games are valued by the server as they are played (az's value by
+    default under the standard rules), and the luck changes no game."""
+    kw: dict[str, Any] = {"opponent": "greedy", "games": 40, "num_envs": 8, "server": srv, "progress": False}
+    r = evaluate(random_policy(2), **kw)
+    assert r.luck == "az"
+    assert r.luck_adjusted_score_a is not None and r.mean_luck_a is not None
+    assert r.luck_adjusted_score_a_low is not None and r.luck_adjusted_score_a_high is not None
+    assert r.luck_adjusted_score_a_low < r.luck_adjusted_score_a < r.luck_adjusted_score_a_high
+    assert abs((1 + r.mean_outcome_a - r.mean_luck_a) / 2 - r.luck_adjusted_score_a) < 1e-9
+    assert r.luck_variance_ratio is not None and r.luck_variance_ratio > 0
+    assert r.luck_adjusted_elo_diff is not None
+    assert f"luck-adjusted (value az): {r.a} scores" in str(r)
+    p = evaluate(random_policy(2), luck="progress", **kw)
+    off = evaluate(random_policy(2), luck="off", **kw)
+    assert p.luck == "progress" and p.mean_luck_a != r.mean_luck_a
+    assert off.luck is None and off.luck_adjusted_score_a is None
+    assert r.wins_a == p.wins_a == off.wins_a and r.decisions_per_game == off.decisions_per_game
+    with pytest.raises(yutenv.InvalidArgumentError, match="az values only the rules"):
+        evaluate(first_legal, opponent="random", games=2, rules="kata", luck="az", server=srv, progress=False)
+    with pytest.raises(ValueError, match="luck must be one of"):
+        evaluate(first_legal, games=2, luck="nope", server=srv, progress=False)
+
+
+def test_env_luck_info(srv: yutenv.Server) -> None:
+    """The env option luck puts every seat's luck over the episode into the info: for two seats
+    one seat's luck is the other's negation, and the env names its value function."""
+    env = yutenv.YutVectorEnv(4, opponent="random", info=True, luck="progress", server=srv)
+    try:
+        assert env.luck == "progress"
+        obs, infos = env.reset(seed=3)
+        ended = 0
+        while ended < 8:
+            mask = infos["action_mask"].astype(bool)
+            obs, _, term, trunc, infos = env.step(mask.argmax(axis=1).astype(np.int64))
+            for i in np.flatnonzero(term | trunc):
+                luck = np.asarray(infos["luck"][i], dtype=np.float64)
+                assert luck.shape == (2,) and abs(luck.sum()) < 1e-9 and luck[0] != 0
+                ended += 1
+    finally:
+        env.close()
+    plain = yutenv.YutVectorEnv(2, opponent="random", info=True, server=srv)
+    try:
+        assert plain.luck == "off"
+        _, infos = plain.reset(seed=3)
+        assert "luck" not in infos
+    finally:
+        plain.close()

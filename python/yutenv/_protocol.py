@@ -328,6 +328,9 @@ PACKED_FIELDS: Final[dict[str, PackedField]] = {
 REWARDS: Final[tuple[str, ...]] = ("win", "progress")
 """The reward schemes of an env (vecenv.RewardNames; make's param reward): the terminal outcome alone, or with potential-based shaping by race progress."""
 
+LUCK_VALUES: Final[tuple[str, ...]] = ("auto", "az", "progress", "off")
+"""The value functions that measure the throws' luck (luck.Names; make's param luck, yutenv eval --luck): "auto" picks "az" under the rules the shipped network plays, else "progress"."""
+
 DATASET_FORMAT: Final = "yutenv-dataset"
 """The format name of a self-play dataset's manifest (docs/DATASETS.md)."""
 
@@ -378,8 +381,8 @@ METHODS: Final[dict[str, MethodSpec]] = {
         doc="Answer {}.",
     ),
     "make": MethodSpec(
-        params=("rules", "tier", "n", "mode", "seat", "opponent", "opponents", "weights", "autoreset", "max_decisions", "reward", "illegal", "info"),
-        result=("handle", "n", "players", "mode", "autoreset", "reward", "illegal", "tier", "opponent", "opponents", "weights", "seat", "max_decisions", "info", "rules", "obs_size", "obs_layout", "obs_space", "actions", "reward_shape"),
+        params=("rules", "tier", "n", "mode", "seat", "opponent", "opponents", "weights", "autoreset", "max_decisions", "reward", "illegal", "info", "luck"),
+        result=("handle", "n", "players", "mode", "autoreset", "reward", "illegal", "tier", "opponent", "opponents", "weights", "seat", "max_decisions", "info", "luck", "rules", "obs_size", "obs_layout", "obs_space", "actions", "reward_shape"),
         draws=("opponent",),
         hello_first=True,
         doc="Create a handle of N envs.",

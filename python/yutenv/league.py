@@ -239,7 +239,7 @@ class League:
         pub = published()
         results = []
         for a in self.config.anchors:
-            r = evaluate(m.spec, a, self.config.rate_games, rules=self.config.rules, seed=1_000_003)
+            r = evaluate(m.spec, a, self.config.rate_games, rules=self.config.rules, seed=1_000_003, luck="off")
             results.append((pub.rating(a).elo, r.wins_a, r.games))
         rt = place(results)
         m.rating, m.rating_low, m.rating_high = rt.elo, rt.low, rt.high

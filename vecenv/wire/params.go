@@ -269,10 +269,18 @@ func MakeResult(cfg vecenv.Config, b *vecenv.Batch, h uint64, opponent string, o
 		Mode: cfg.Mode.String(), Autoreset: cfg.Autoreset.String(), Reward: cfg.Reward.String(),
 		Illegal: cfg.Illegal.String(), Tier: cfg.Tier.String(), Opponent: opponent, Seat: seat,
 		Opponents: opponents, Weights: weights,
-		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Rules: cfg.Rules.String(),
+		MaxDecisions: uint64(cfg.MaxDecisions), Info: cfg.Info, Luck: luckName(cfg), Rules: cfg.Rules.String(),
 		ObsSize: b.ObsSize(), ObsLayout: obs.LayoutVersion, ObsSpace: Space(b.Encoder().Space()), Actions: env.NumActions,
 		RewardShape: rewardShape,
 	}
+}
+
+// luckName is make's luck: the value function's name, or "" (absent) when off.
+func luckName(cfg vecenv.Config) string {
+	if cfg.Luck == nil {
+		return ""
+	}
+	return cfg.LuckName
 }
 
 // Space converts an observation space to its wire form (make's obs_space,

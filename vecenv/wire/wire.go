@@ -169,7 +169,8 @@ func AppendInfo(out []byte, b *vecenv.Batch, maxFrame int) []byte {
 }
 
 // AppendInfoMap appends one env's info map: its episode counters, places,
-// learner (mode single), illegal flag and events; withFinal leaves room for
+// learner (mode single), opponent (a mixture), luck (Config.Luck), illegal
+// flag and events; withFinal leaves room for
 // a final_info key the caller appends.
 func AppendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []env.Event, withFinal bool) []byte {
 	single := b.Config().Mode == vecenv.Single
@@ -182,6 +183,10 @@ func AppendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []e
 		keys++
 	}
 	if withFinal {
+		keys++
+	}
+	lucky := b.Config().Luck != nil
+	if lucky {
 		keys++
 	}
 	out = msgp.AppendMapHeader(out, keys)
@@ -210,6 +215,13 @@ func AppendInfoMap(out []byte, b *vecenv.Batch, f vecenv.EpisodeInfo, events []e
 	if mixed {
 		out = msgp.AppendStr(out, "opponent")
 		out = msgp.AppendInt(out, int64(f.Opponent))
+	}
+	if lucky {
+		out = msgp.AppendStr(out, "luck")
+		out = msgp.AppendArrayHeader(out, p)
+		for s := range p {
+			out = msgp.AppendFloat64(out, f.Luck[s])
+		}
 	}
 	out = msgp.AppendStr(out, "illegal")
 	out = msgp.AppendBool(out, f.Illegal)

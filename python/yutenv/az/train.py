@@ -328,12 +328,13 @@ def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int, ynet: Path) -> tu
         r = evaluate(
             NetPolicy(model, name=f"gen{g}"), opponent=opp, games=cfg.eval_games, rules=cfg.rules, tier=cfg.tier,
             num_envs=min(cfg.eval_envs, cfg.eval_games), seed=seed, progress=None if cfg.progress else False,
+            luck="off",  # the report reads win rates only: no luck accounting
         )  # fmt: skip
         plain[opp] = _result(r)
         if cfg.eval_sims:
             spec = f"net:{ynet},sims={cfg.eval_sims}"  # played in the Go binary (yutenv eval)
             search[opp] = _result(
-                evaluate(spec, opponent=opp, games=cfg.eval_games, rules=cfg.rules, seed=seed, name=f"gen{g}+search")
+                evaluate(spec, opponent=opp, games=cfg.eval_games, rules=cfg.rules, seed=seed, name=f"gen{g}+search", luck="off")
             )
     return plain, search
 

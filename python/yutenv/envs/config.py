@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from .._protocol import MAX_SHARE_SPIN_US, PRESETS, RULE_KEYS, RULE_OPTIONS, RuleOption
+from .._protocol import LUCK_VALUES, MAX_SHARE_SPIN_US, PRESETS, REWARDS, RULE_KEYS, RULE_OPTIONS, RuleOption
 from ..connection.server import Server
 from ..connection.session import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 from ..errors import InvalidRulesError
@@ -64,6 +64,10 @@ class EnvConfig:
         reward: ``"win"`` (+1/-1 at the end only) or ``"progress"`` (the same plus
             potential-based shaping by race progress; see docs/PROTOCOL.md).
         info: also put the server's per-env info map (``seed``, ``episode``, ...) into ``info``.
+        luck: value the throws' luck with this value function: ``"az"``, ``"progress"``, or
+            ``"auto"`` for ``az`` under the rules it plays, else ``progress`` (default ``"off"``): the info map then has ``luck``, every seat's luck
+            over the episode so far, which :func:`yutenv.evaluate` takes from the outcomes
+            (docs/BASELINES.md, "Luck-adjusted results"). It costs server time at every throw.
 
     Python side:
 
@@ -102,6 +106,7 @@ class EnvConfig:
     max_decisions: int = 0
     reward: Literal["win", "progress"] = "win"
     info: bool = False
+    luck: str = "off"
     address: str | None = None
     token: str | None = field(default=None, repr=False)
     server: Server | None = field(default=None, compare=False)
@@ -131,7 +136,8 @@ class EnvConfig:
         if self.render_mode is not None:
             _need_choice("render_mode", self.render_mode, HUMAN_RENDER_MODES)
         _need_choice("illegal", self.illegal, ("error", "penalty"))
-        _need_choice("reward", self.reward, ("win", "progress"))
+        _need_choice("reward", self.reward, REWARDS)
+        _need_choice("luck", self.luck, LUCK_VALUES)
         _need_choice("transport", self.transport, ("auto", "shared", "socket"))
         sp = self.spin_us
         if sp is not None and (isinstance(sp, bool) or not isinstance(sp, int) or not 0 <= sp <= MAX_SHARE_SPIN_US):
@@ -175,6 +181,8 @@ class EnvConfig:
             "illegal": self.illegal,
             "info": self.info,
         }
+        if self.luck != "off":
+            p["luck"] = self.luck
         if self.tier is not None:
             p["tier"] = self.tier
         if mode == "single":

@@ -104,6 +104,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.players: int = self._batch.players
         self.tier: str = str(made["tier"])
         self.opponent: str = str(made["opponent"]) or ";".join(made.get("opponents") or ())
+        #: The value function of ``info["luck"]`` (the ``luck`` option, resolved), or ``"off"``.
+        self.luck: str = str(made.get("luck", "off"))
         #: Finished episodes by opponent name (a mixture's entries, or the one opponent).
         self._stats: dict[str, OpponentStats] = {}
         self.num_actions: int = self._batch.actions

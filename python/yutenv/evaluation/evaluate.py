@@ -36,7 +36,7 @@ from .._protocol import NUM_ACTIONS
 from ..envs.opponents import check_obs_size, is_torch_module, torch_actions
 from ..envs.vector import YutVectorEnv
 from ..errors import IllegalActionError
-from .stats import elo_diff, wilson
+from .stats import elo_diff, luck_adjusted, wilson
 
 # wilson and elo_diff live in yutenv.stats; they stay importable from here.
 __all__ = ["EvalResult", "RATING_ANCHORS", "evaluate", "wilson", "elo_diff"]
@@ -87,8 +87,8 @@ class EvalResult:
     rating_games: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: Against a mixture of opponents: ``(games, wins)`` against each entry, by name.
     per_opponent: dict[str, tuple[int, int]] = field(default_factory=dict)
-    #: The luck-adjusted result (docs/BASELINES.md, "Luck-adjusted results"): for a policy
-    #: given as an agent spec only, as ``yutenv eval`` reports it; ``None`` otherwise. ``luck``
+    #: The luck-adjusted result (docs/BASELINES.md, "Luck-adjusted results"), as ``yutenv
+    #: eval`` reports it; ``None`` with ``luck="off"``. ``luck``
     #: names the value function; the score is on the win rate's scale, its interval from the
     #: per-game adjusted results; ``luck_variance_ratio`` is raw over adjusted variance.
     luck: str | None = None
@@ -268,10 +268,11 @@ def evaluate(
             (the scale was measured on them).
         anchors: the ladder agents to play for ``rating`` (default
             :data:`RATING_ANCHORS`); each must be on the published ladder.
-        luck: for a policy given as an agent spec, ``yutenv eval --luck``: the value function
-            of the luck-adjusted result (``"az"``, ``"progress"``, ``"off"``; default: the
-            binary's, ``az`` for the rules it was trained for). A Python policy's games are not
-            luck-adjusted yet: giving ``luck`` with one is a ValueError.
+        luck: the value function of the luck-adjusted result (docs/BASELINES.md,
+            "Luck-adjusted results"): ``"az"``, ``"progress"``, ``"off"``, or ``"auto"``
+            (the default): ``az`` for the rules it was trained for, else ``progress``. A policy
+            given as an agent spec runs ``yutenv eval --luck``; a Python policy's games are
+            valued by the server as they are played (the env option ``luck``).
         env_kwargs: more :class:`~yutenv.YutVectorEnv` arguments (``obs_type``,
             ``server``, ``address``, ``token``, ``max_decisions``, ``timeout``).
 
@@ -313,8 +314,6 @@ def evaluate(
                 "evaluate a mixture or a Python opponent with a Python policy (e.g. the spec's net loaded in torch)"
             )
         return _evaluate_spec(policy, opponent, games, rules, seed, name, luck)
-    if luck is not None:
-        raise ValueError("luck: only a policy given as an agent spec gets a luck-adjusted result (yutenv eval --luck)")
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     if num_envs < 1:
@@ -327,6 +326,9 @@ def evaluate(
     t_start = time.perf_counter()
     wins = decisions = a_decisions = truncated = 0
     outcome_sum = 0.0
+    outcomes: list[float] = []
+    lucks: list[float] = []
+    luck_name = "off"
     total = 0
     policy_s = env_s = 0.0
     per_seat: dict[int, tuple[int, int]] = {}
@@ -338,7 +340,10 @@ def evaluate(
         seat = 0
         while players is None or seat < players:
             n_envs = min(num_envs, per_seat_games)
-            venv = YutVectorEnv(n_envs, rules=rules, opponent=opponent, seat=seat, tier=tier, info=True, **env_kwargs)
+            venv = YutVectorEnv(
+                n_envs, rules=rules, opponent=opponent, seat=seat, tier=tier, info=True, luck=luck or "auto", **env_kwargs
+            )
+            luck_name = venv.luck
             try:
                 if players is None:  # the first env tells the number of seats
                     shape = venv.single_observation_space.shape
@@ -394,6 +399,9 @@ def evaluate(
                         wins += int(won)
                         truncated += bool(trunc[i])
                         outcome_sum += float(reward[i])
+                        outcomes.append(float(reward[i]))
+                        if luck_name != "off":
+                            lucks.append(float(infos["luck"][i][seat]))
                         decisions += int(infos["decisions"][i])
                         if "opponent" in infos:
                             po = per_opp.setdefault(str(infos["opponent"][i]), [0, 0])
@@ -438,6 +446,7 @@ def evaluate(
         seconds=time.perf_counter() - t_start,
         per_seat=per_seat,
         per_opponent={k: (g, w) for k, (g, w) in sorted(per_opp.items())},
+        **({"luck": luck_name, **luck_adjusted(outcomes, lucks, two)} if luck_name != "off" else {}),  # type: ignore[arg-type]
     )
 
 
@@ -495,7 +504,7 @@ def _rate(
                 batched=batched,
                 progress=progress,
                 name=main.a,
-                luck="off" if isinstance(policy, str) else None,  # only the wins count: no luck accounting
+                luck="off",  # only the wins count: no luck accounting
                 **env_kwargs,
             )
             g, w = r.games, r.wins_a

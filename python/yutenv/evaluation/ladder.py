@@ -117,6 +117,8 @@ def ladder(
         repr(float(anchor_elo)),
         "--state",
         "" if state is None else os.fspath(state),
+        "--luck",
+        "off",  # the result holds the raw fit only: no luck accounting
     ]
     if specs:
         args += ["--agents", ";".join(specs)]
@@ -147,7 +149,7 @@ def _with_policies(
             label = f"{label}#{k}"
         labels.append(label)
         for s in specs:
-            r = evaluate(pol, opponent=s, games=games, rules=rules, seed=seed, progress=False, name=label)
+            r = evaluate(pol, opponent=s, games=games, rules=rules, seed=seed, progress=False, name=label, luck="off")
             pairs.append(LadderPair(label, s, r.games, r.wins_a, r.wins_b))
     everyone = specs + labels
     ratings = _fit(everyone, pairs, everyone.index(rep.anchor), rep.anchor_elo)

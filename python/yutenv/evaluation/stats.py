@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ELO_PER_NAT", "Rating", "Z95", "bradley_terry", "elo_diff", "place", "wilson"]
+__all__ = ["ELO_PER_NAT", "Rating", "Z95", "bradley_terry", "elo_diff", "luck_adjusted", "place", "wilson"]
 
 #: The standard normal quantile of a two-sided 95% interval.
 Z95 = 1.959964
@@ -46,6 +46,37 @@ def elo_diff(p: float) -> float | None:
     if p <= 0 or p >= 1:
         return None
     return 400 * math.log10(p / (1 - p))
+
+
+def luck_adjusted(outcomes: Sequence[float], luck: Sequence[float], two_seats: bool, z: float = Z95) -> dict[str, float | None]:
+    """The luck-adjusted result of a match (Go's ``evalLuck.finishLuck``, ``yutenv eval --luck``):
+    from each game's outcome for the policy (in [-1, 1]) and its luck over the game, the mean of
+    outcome minus luck on the win-rate scale ``(1 + x) / 2`` with its interval from the sample
+    variance, its Elo difference (two seats), the variance ratio raw over adjusted and the mean
+    luck. The keys are :class:`~yutenv.EvalResult`'s ``luck_*`` fields; all None for fewer than
+    two games.
+
+    >>> r = luck_adjusted([1, -1, 1, -1], [0.5, -0.5, 0.5, -0.5], True)
+    >>> r["luck_adjusted_score_a"], r["luck_variance_ratio"]
+    (0.5, 4.0)
+    """
+    keys = ("score_a", "score_a_low", "score_a_high", "elo_diff", "elo_diff_low", "elo_diff_high")
+    out: dict[str, float | None] = {f"luck_adjusted_{k}": None for k in keys}
+    out["luck_variance_ratio"] = out["mean_luck_a"] = None
+    o, lk = np.asarray(outcomes, dtype=np.float64), np.asarray(luck, dtype=np.float64)
+    if len(o) < 2 or len(o) != len(lk):
+        return out
+    adj = o - lk
+    mean, v, raw_v = float(adj.mean()), float(adj.var(ddof=1)), float(o.var(ddof=1))
+    half = z * math.sqrt(v / len(o))
+    scores = [(1 + x) / 2 for x in (mean, mean - half, mean + half)]
+    out.update(zip(("luck_adjusted_score_a", "luck_adjusted_score_a_low", "luck_adjusted_score_a_high"), scores))
+    out["luck_variance_ratio"] = raw_v / v if v > 0 else None
+    out["mean_luck_a"] = float(lk.mean())
+    if two_seats:
+        for k, p in zip(("elo_diff", "elo_diff_low", "elo_diff_high"), scores):
+            out[f"luck_adjusted_{k}"] = elo_diff(min(max(p, 0.0), 1.0))
+    return out
 
 
 #: Elo points per natural-log unit of Bradley-Terry strength: 400 / ln 10.

@@ -128,7 +128,7 @@ def evaluate_policy(server: Server, opponents: list[str], games: int, seed: int)
     probe = YutEnv(server=server, tier="tactical")
     try:
         policy = feature_policy(probe)
-        return [evaluate(policy, opp, games, tier="tactical", seed=seed, server=server) for opp in opponents]
+        return [evaluate(policy, opp, games, tier="tactical", seed=seed, server=server, luck="off") for opp in opponents]
     finally:
         probe.close()
 
