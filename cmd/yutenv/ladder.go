@@ -19,6 +19,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/luck"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/stats"
 	"github.com/yutenv/yutenv/vecenv"
@@ -40,8 +41,14 @@ f(--seed, g/2), each seating once), seats balanced.
 Finished games are saved to --state as they finish (atomic writes, at least
 every few seconds and after every pair); rerunning the same command continues
 where it stopped, and a state file of a different ladder (agents, rules,
-games or seed) is refused. Ctrl-C saves and exits. Two-seat rules only: a
-rating is a pairwise comparison, and a game of more seats is not one.`
+games, seed or --luck) is refused. Ctrl-C saves and exits. Two-seat rules
+only: a rating is a pairwise comparison, and a game of more seats is not one.
+
+With --luck (on by default, as in yutenv eval) every game's throws are
+valued, and a second fit rates the agents on their luck-adjusted results,
+each pair counted as the binomial of as many games as give its adjusted
+score's variance: the same scale, with intervals as wide as the luck left in
+the games.`
 
 // ladderAnchor is the default anchor of the scale.
 const ladderAnchor = "random"
@@ -55,13 +62,19 @@ type ladderRating struct {
 	Elo   float64 `json:"elo"`
 	// Low and High bound the 95% interval of Elo; SE is its standard error
 	// (relative to the anchor, whose own is 0).
-	Low           float64 `json:"elo_low"`
-	High          float64 `json:"elo_high"`
-	SE            float64 `json:"se"`
-	Games         int     `json:"games"`
-	Wins          int     `json:"wins"`
-	WinRate       float64 `json:"win_rate"`
-	MsPerDecision float64 `json:"ms_per_decision"`
+	Low  float64 `json:"elo_low"`
+	High float64 `json:"elo_high"`
+	SE   float64 `json:"se"`
+	// LuckElo and its interval and standard error are the fit of the
+	// luck-adjusted results (absent with --luck off).
+	LuckElo       *float64 `json:"luck_adjusted_elo,omitempty"`
+	LuckLow       *float64 `json:"luck_adjusted_elo_low,omitempty"`
+	LuckHigh      *float64 `json:"luck_adjusted_elo_high,omitempty"`
+	LuckSE        *float64 `json:"luck_adjusted_se,omitempty"`
+	Games         int      `json:"games"`
+	Wins          int      `json:"wins"`
+	WinRate       float64  `json:"win_rate"`
+	MsPerDecision float64  `json:"ms_per_decision"`
 }
 
 // ladderReport is what "yutenv ladder --json FILE" writes (docs/FORMATS.md).
@@ -72,15 +85,22 @@ type ladderReport struct {
 	Anchor       string  `json:"anchor"`
 	AnchorElo    float64 `json:"anchor_elo"`
 	// Interval names how the intervals were computed.
-	Interval string         `json:"interval"`
-	Agents   []string       `json:"agents"`
-	Ratings  []ladderRating `json:"ratings"`
-	Pairs    []evalMatch    `json:"pairs"`
-	Version  string         `json:"version"`
+	Interval string `json:"interval"`
+	// Luck names the value function of the luck-adjusted fit (absent
+	// with --luck off), and LuckInterval how its intervals were computed.
+	Luck         string         `json:"luck,omitempty"`
+	LuckInterval string         `json:"luck_interval,omitempty"`
+	Agents       []string       `json:"agents"`
+	Ratings      []ladderRating `json:"ratings"`
+	Pairs        []evalMatch    `json:"pairs"`
+	Version      string         `json:"version"`
 }
 
 // ladderInterval describes the intervals of the fit, in reports.
 const ladderInterval = "95% Wald interval from the observed Fisher information of the Bradley-Terry MLE (one virtual draw per pair), relative to the anchor"
+
+// ladderLuckInterval describes the intervals of the luck-adjusted fit.
+const ladderLuckInterval = "the same fit of each pair's luck-adjusted score over its effective games (a binomial of the adjusted score's variance)"
 
 type ladderFlags struct {
 	games, workers int
@@ -89,6 +109,7 @@ type ladderFlags struct {
 	anchorElo      float64
 	jsonOut, png   string
 	state          string
+	luck           *luckCounter // nil: off
 }
 
 func runLadder(args []string, stdout, stderr io.Writer) error {
@@ -105,6 +126,7 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&f.jsonOut, "json", "", "write the ratings and pairs as JSON to FILE")
 	fs.StringVar(&f.png, "png", "", "plot the ratings with their intervals as a PNG to FILE")
 	fs.StringVar(&f.state, "state", "yutenv-ladder.state", "the resumable state FILE ('' keeps no state)")
+	luckValue := fs.String("luck", "", luckUsage)
 	prog := addProgressFlags(fs)
 	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
@@ -140,11 +162,24 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 	if anchor < 0 {
 		return fmt.Errorf("--anchor %s is not one of the agents %q", canon, specs)
 	}
-	key := ladderKey{Agents: specs, Rules: rules.String(), Games: (f.games + 1) / 2 * 2, Seed: f.seed}
-	st, err := loadLadderState(f.state, key, stderr)
+	lc, err := newLuckCounter(*luckValue, rules)
 	if err != nil {
 		return err
 	}
+	key := ladderKey{Agents: specs, Rules: rules.String(), Games: (f.games + 1) / 2 * 2, Seed: f.seed, Luck: luck.NameOff}
+	if lc != nil {
+		key.Luck = lc.name
+	}
+	st, err := loadLadderState(f.state, key, fs.Changed("luck"), stderr)
+	if err != nil {
+		return err
+	}
+	if st.Key.Luck != key.Luck { // the state's own, kept
+		if lc, err = newLuckCounter(st.Key.Luck, rules); err != nil {
+			return err
+		}
+	}
+	f.luck = lc
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := playLadder(ctx, rules, st, f, prog, stderr); err != nil {
@@ -277,17 +312,29 @@ func playLadder(ctx context.Context, rules env.Rules, st *ladderState, f ladderF
 		aSeat := job.g % 2
 		seats := []agent.Agent{b, b}
 		seats[aSeat] = a
-		res, err := vecenv.Game(rules, vecenv.GameSeed(seed, job.g/2), env.AnySeat, seats).Play()
+		game := vecenv.Game(rules, vecenv.GameSeed(seed, job.g/2), env.AnySeat, seats)
+		var acc *luck.Accountant
+		if f.luck != nil {
+			if acc, r.err = f.luck.get(); r.err != nil {
+				return r
+			}
+			defer f.luck.put(acc)
+			game.OnThrow = acc.Throw
+		}
+		res, err := game.Play()
 		if err != nil {
 			r.err = err
 			return r
 		}
-		won := int64(0)
+		won, lk := int64(0), int64(0)
 		if res.Winner == aSeat {
 			won = 1
 		}
+		if acc != nil {
+			lk = int64(math.Round(acc.Luck()[aSeat] * ladderLuckScale))
+		}
 		r.game = ladderGame{int64(job.g), won, int64(res.SeatDecisions[aSeat]), int64(res.SeatDecisions[1-aSeat]),
-			int64(res.SeatTime[aSeat]), int64(res.SeatTime[1-aSeat])}
+			int64(res.SeatTime[aSeat]), int64(res.SeatTime[1-aSeat]), lk}
 		return r
 	})
 	bar := prog.start(stderr, len(jobs), "ladder", "games")
@@ -333,9 +380,16 @@ func ladderFit(st *ladderState, anchor int, anchorElo float64) (ladderReport, er
 	specs := st.Key.Agents
 	pairs := ladderPairs(len(specs))
 	matches := make([]evalMatch, len(pairs))
+	lucky := st.Key.Luck != luck.NameOff
 	for p, pr := range pairs {
 		m := evalMatch{A: specs[pr[0]], B: specs[pr[1]], ChanceRate: 0.5}
+		if lucky {
+			m.Luck = st.Key.Luck
+		}
 		for _, g := range st.Pairs[p] {
+			if lucky {
+				m.sums.add(int(g[0]), float64(2*g[1]-1), g.luck())
+			}
 			m.Games++
 			m.WinsA += int(g[1])
 			m.WinsB += 1 - int(g[1])
@@ -355,15 +409,63 @@ func ladderFit(st *ladderState, anchor int, anchorElo float64) (ladderReport, er
 	if err != nil {
 		return ladderReport{}, err
 	}
+	var luckFit []stats.Rating
+	if lucky {
+		wins, games := btLuckCounts(len(specs), pairs, matches)
+		if luckFit, err = stats.BradleyTerry(wins, games, anchor, anchorElo, stats.Z95); err != nil {
+			return ladderReport{}, fmt.Errorf("the luck-adjusted fit: %w", err)
+		}
+	}
 	out := make([]ladderRating, len(ranks))
 	for i, r := range ranks {
-		x := fit[slices.Index(specs, r.Agent)]
+		k := slices.Index(specs, r.Agent)
+		x := fit[k]
 		out[i] = ladderRating{Agent: r.Agent, Elo: x.Elo, Low: x.Low, High: x.High, SE: x.SE,
 			Games: r.Games, Wins: r.Wins, WinRate: r.WinRate, MsPerDecision: r.MsPerDecision}
+		if luckFit != nil {
+			y := luckFit[k]
+			out[i].LuckElo, out[i].LuckLow, out[i].LuckHigh, out[i].LuckSE = &y.Elo, &y.Low, &y.High, &y.SE
+		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Elo > out[b].Elo })
-	return ladderReport{Rules: st.Key.Rules, Seed: st.Key.Seed, GamesPerPair: st.Key.Games, Anchor: specs[anchor],
-		AnchorElo: anchorElo, Interval: ladderInterval, Agents: specs, Ratings: out, Pairs: matches, Version: Version}, nil
+	rep := ladderReport{Rules: st.Key.Rules, Seed: st.Key.Seed, GamesPerPair: st.Key.Games, Anchor: specs[anchor],
+		AnchorElo: anchorElo, Interval: ladderInterval, Agents: specs, Ratings: out, Pairs: matches, Version: Version}
+	if lucky {
+		rep.Luck, rep.LuckInterval = st.Key.Luck, ladderLuckInterval
+	}
+	return rep, nil
+}
+
+// btLuckCounts is btCounts for the luck-adjusted results: each pair counts
+// its adjusted score s of n' games won, n' chosen so that a binomial of n'
+// games has the variance of the adjusted score (s(1-s) over the square of
+// its standard error, read from its 95% interval), plus the same virtual
+// draw. A pair without a usable adjusted result (fewer than two games, no
+// variance left, or s clamped to 0 or 1) counts its raw games and wins.
+func btLuckCounts(k int, pairs [][2]int, matches []evalMatch) ([]float64, [][]float64) {
+	wins := make([]float64, k)
+	games := make([][]float64, k)
+	for i := range games {
+		games[i] = make([]float64, k)
+	}
+	for p, pr := range pairs {
+		m := matches[p]
+		n, won := float64(m.Games), float64(m.WinsA)
+		if m.LuckAdjustedScoreA != nil && m.LuckAdjustedLow != nil && m.LuckAdjustedHigh != nil {
+			s := *m.LuckAdjustedScoreA
+			se := (*m.LuckAdjustedHigh - *m.LuckAdjustedLow) / (2 * stats.Z95)
+			if s > 0 && s < 1 && se > 0 {
+				n = s * (1 - s) / (se * se)
+				won = s * n
+			}
+		}
+		i, j := pr[0], pr[1]
+		wins[i] += won + 0.5
+		wins[j] += n - won + 0.5
+		games[i][j] += n + 1
+		games[j][i] += n + 1
+	}
+	return wins, games
 }
 
 // printLadder writes the ladder's tables.
@@ -374,20 +476,45 @@ func printLadder(w io.Writer, rep ladderReport) {
 	r := tablewriter.NewWriter(w)
 	r.SetAutoFormatHeaders(false)
 	r.SetAlignment(tablewriter.ALIGN_RIGHT)
-	r.SetHeader([]string{"rank", "agent", "Elo", "95% interval", "games", "wins", "win rate", "ms/decision"})
+	head := []string{"rank", "agent", "Elo", "95% interval", "games", "wins", "win rate", "ms/decision"}
+	if rep.Luck != "" {
+		head = slices.Insert(head, 4, "luck-adjusted", "95% interval")
+	}
+	r.SetHeader(head)
 	for i, x := range rep.Ratings {
-		r.Append([]string{fmt.Sprint(i + 1), x.Agent, fmt.Sprintf("%+.0f", x.Elo), fmt.Sprintf("[%+.0f, %+.0f]", x.Low, x.High),
-			fmt.Sprint(x.Games), fmt.Sprint(x.Wins), pct(x.WinRate), fmt.Sprintf("%.4g", x.MsPerDecision)})
+		row := []string{fmt.Sprint(i + 1), x.Agent, fmt.Sprintf("%+.0f", x.Elo), fmt.Sprintf("[%+.0f, %+.0f]", x.Low, x.High),
+			fmt.Sprint(x.Games), fmt.Sprint(x.Wins), pct(x.WinRate), fmt.Sprintf("%.4g", x.MsPerDecision)}
+		if x.LuckElo != nil {
+			row = slices.Insert(row, 4, fmt.Sprintf("%+.0f", *x.LuckElo), fmt.Sprintf("[%+.0f, %+.0f]", *x.LuckLow, *x.LuckHigh))
+		}
+		r.Append(row)
 	}
 	r.Render()
+	if rep.Luck != "" {
+		fmt.Fprintf(w, "luck-adjusted: value %s; %s\n", rep.Luck, rep.LuckInterval)
+	}
 	fmt.Fprintln(w, "\npairs:")
 	t := tablewriter.NewWriter(w)
 	t.SetAutoFormatHeaders(false)
 	t.SetAlignment(tablewriter.ALIGN_RIGHT)
-	t.SetHeader([]string{"a", "b", "games", "wins a", "wins b", "win rate a", "95% Wilson"})
+	head = []string{"a", "b", "games", "wins a", "wins b", "win rate a", "95% Wilson"}
+	if rep.Luck != "" {
+		head = append(head, "luck-adjusted a", "95% interval", "variance ratio")
+	}
+	t.SetHeader(head)
 	for _, m := range rep.Pairs {
-		t.Append([]string{m.A, m.B, fmt.Sprint(m.Games), fmt.Sprint(m.WinsA), fmt.Sprint(m.WinsB), pct(m.WinRateA),
-			fmt.Sprintf("[%s, %s]", pct(m.WilsonLow), pct(m.WilsonHi))})
+		row := []string{m.A, m.B, fmt.Sprint(m.Games), fmt.Sprint(m.WinsA), fmt.Sprint(m.WinsB), pct(m.WinRateA),
+			fmt.Sprintf("[%s, %s]", pct(m.WilsonLow), pct(m.WilsonHi))}
+		if rep.Luck != "" {
+			row = append(row, "", "", "")
+			if m.LuckAdjustedScoreA != nil {
+				row[7], row[8] = pct(*m.LuckAdjustedScoreA), fmt.Sprintf("[%s, %s]", pct(*m.LuckAdjustedLow), pct(*m.LuckAdjustedHigh))
+			}
+			if m.LuckVarianceRatio != nil {
+				row[9] = fmt.Sprintf("%.2f", *m.LuckVarianceRatio)
+			}
+		}
+		t.Append(row)
 	}
 	t.Render()
 }

@@ -12,26 +12,41 @@ import (
 	"time"
 
 	"github.com/yutenv/yutenv/dataset"
+	"github.com/yutenv/yutenv/luck"
 )
 
 // ladderStateFormat names the state file format.
 const ladderStateFormat = "yutenv-ladder-state"
 
 // ladderStateVersion is the state file format's version this yutenv
-// writes: version 2 added the checksum (ladderState.SHA256).
-const ladderStateVersion = 2
+// writes: version 2 added the checksum (ladderState.SHA256), version 3 the
+// luck (the ladder's value function, and each game's luck).
+const ladderStateVersion = 3
 
-// ladderStateUnsummed is the older version, without a checksum, that is
-// still read (with a warning: its damage cannot be detected).
+// ladderStateLuckless is the version before the luck, still continued
+// (without luck-adjusted ratings: its games' luck was not counted).
+const ladderStateLuckless = 2
+
+// ladderStateUnsummed is the oldest version, without a checksum either,
+// still continued (with a warning: its damage cannot be detected).
 const ladderStateUnsummed = 1
+
+// ladderLuckScale is the unit of a game's luck in the state: luck is
+// stored as an integer count of 1e-9 outcome units.
+const ladderLuckScale = 1e9
+
+// ladderLuckMax bounds a stored game's luck, in stored units: a game's luck
+// is a sum of differences of values in [-1, 1], one per throw, and no game
+// throws 10^4 times.
+const ladderLuckMax = 2e4 * ladderLuckScale
 
 // Sizes bounding a state file by what its ladder can hold
 // (ladderStateBound), as save writes it: compact JSON.
 const (
-	// ladderGameBytes bounds one finished game: six int64s of at most 20
-	// characters ("-9223372036854775808"), five commas, two brackets and
+	// ladderGameBytes bounds one finished game: seven int64s of at most 20
+	// characters ("-9223372036854775808"), six commas, two brackets and
 	// the comma before the next game.
-	ladderGameBytes = 6*20 + 5 + 2 + 1
+	ladderGameBytes = 7*20 + 6 + 2 + 1
 	// ladderPairBytes bounds a pair's brackets and the comma after them.
 	ladderPairBytes = 3
 	// ladderHeadBytes bounds the rest: the keys, the format name, the
@@ -56,10 +71,13 @@ type ladderKey struct {
 	Rules  string   `json:"rules"`
 	Games  int      `json:"games"`
 	Seed   uint64   `json:"seed"`
+	// Luck names the value function the games' luck is counted with
+	// (--luck: az, progress), or "off"; empty in states before version 3.
+	Luck string `json:"luck,omitempty"`
 }
 
 func (k ladderKey) equal(o ladderKey) bool {
-	if k.Rules != o.Rules || k.Games != o.Games || k.Seed != o.Seed || len(k.Agents) != len(o.Agents) {
+	if k.Rules != o.Rules || k.Games != o.Games || k.Seed != o.Seed || k.Luck != o.Luck || len(k.Agents) != len(o.Agents) {
 		return false
 	}
 	for i := range k.Agents {
@@ -71,8 +89,13 @@ func (k ladderKey) equal(o ladderKey) bool {
 }
 
 // ladderGame is one finished game of a pair: game index, whether agent A
-// won (1) or not (0), both agents' decisions and nanoseconds of thinking.
-type ladderGame [6]int64
+// won (1) or not (0), both agents' decisions and nanoseconds of thinking,
+// and A's luck in units of 1/ladderLuckScale (0 when the ladder counts
+// none; states before version 3 have six numbers).
+type ladderGame [7]int64
+
+// luck is A's luck in the game, in outcome units.
+func (g ladderGame) luck() float64 { return float64(g[6]) / ladderLuckScale }
 
 // ladderState is the resumable state: the ladder's key and the finished
 // games of each pair (pairs in the order of ladderPairs).
@@ -87,13 +110,34 @@ type ladderState struct {
 	SHA256 string `json:"sha256,omitempty"`
 }
 
+// ladderStateV2 is a version 2 state's content as it was summed: games
+// of six numbers.
+type ladderStateV2 struct {
+	Format  string       `json:"format"`
+	Version int          `json:"version"`
+	Key     ladderKey    `json:"ladder"`
+	Pairs   [][][6]int64 `json:"pairs"`
+	SHA256  string       `json:"sha256,omitempty"`
+}
+
 // sum returns the hex SHA-256 of the state's canonical content: its
 // compact JSON (encoding/json, fields in declaration order) without the
 // checksum itself.
 func (st *ladderState) sum() string {
 	c := *st
 	c.SHA256 = ""
-	b, err := json.Marshal(&c)
+	var v any = &c
+	if c.Version < ladderStateVersion { // its games had six numbers, and it was summed so
+		old := ladderStateV2{Format: c.Format, Version: c.Version, Key: c.Key, Pairs: make([][][6]int64, len(c.Pairs))}
+		for p, games := range c.Pairs {
+			old.Pairs[p] = make([][6]int64, len(games))
+			for i, g := range games {
+				copy(old.Pairs[p][i][:], g[:6])
+			}
+		}
+		v = &old
+	}
+	b, err := json.Marshal(v)
 	if err != nil { // a struct of strings and integers always encodes
 		panic(err)
 	}
@@ -115,8 +159,11 @@ func ladderStateBound(key ladderKey) int64 {
 // loadLadderState reads the state file at path for the ladder key, or
 // starts a new state when the file does not exist (or path is empty). A
 // version 1 state (no checksum) is continued with a warning on warn (nil:
-// none), and saved as the current version.
-func loadLadderState(path string, key ladderKey, warn io.Writer) (*ladderState, error) {
+// none), and saved as the current version. With luckGiven false (--luck
+// not given) the state's own luck value function is kept whatever key
+// says; a state from before the luck (versions 1 and 2) is continued with
+// luck off, or refused when luck was asked for.
+func loadLadderState(path string, key ladderKey, luckGiven bool, warn io.Writer) (*ladderState, error) {
 	st := &ladderState{Format: ladderStateFormat, Version: ladderStateVersion, Key: key,
 		Pairs: make([][]ladderGame, len(ladderPairs(len(key.Agents))))}
 	if path == "" {
@@ -133,17 +180,30 @@ func loadLadderState(path string, key ladderKey, warn io.Writer) (*ladderState, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	if old.Version < ladderStateVersion {
+		if luckGiven && key.Luck != luck.NameOff {
+			return nil, fmt.Errorf("%s: %w: version %d was played before games' luck was counted, so --luck %s cannot continue it; continue it with --luck off, or delete it",
+				path, ErrLadderState, old.Version, key.Luck)
+		}
+		old.Key.Luck = luck.NameOff
+		if !luckGiven && key.Luck != luck.NameOff && warn != nil {
+			fmt.Fprintf(warn, "ladder: %s was played before games' luck was counted (version %d); continuing it without luck-adjusted ratings (--luck off)\n", path, old.Version)
+		}
+	}
+	if !luckGiven {
+		key.Luck = old.Key.Luck
+	}
 	if !old.Key.equal(key) {
-		return nil, fmt.Errorf("%s: %w: it was made by a different ladder (agents %q, rules %s, %d games per pair, seed %d; this one: agents %q, rules %s, %d games, seed %d); delete it or give another --state",
-			path, ErrLadderState, old.Key.Agents, old.Key.Rules, old.Key.Games, old.Key.Seed, key.Agents, key.Rules, key.Games, key.Seed)
+		return nil, fmt.Errorf("%s: %w: it was made by a different ladder (agents %q, rules %s, %d games per pair, seed %d, luck %s; this one: agents %q, rules %s, %d games, seed %d, luck %s); delete it or give another --state",
+			path, ErrLadderState, old.Key.Agents, old.Key.Rules, old.Key.Games, old.Key.Seed, old.Key.Luck, key.Agents, key.Rules, key.Games, key.Seed, key.Luck)
 	}
 	if old.Version == ladderStateUnsummed {
 		if warn != nil {
 			fmt.Fprintf(warn, "ladder: warning: %s: %s version %d has no checksum, so damage to it cannot be detected; continuing it, saved as version %d (with one)\n",
 				path, ErrLadderState, ladderStateUnsummed, ladderStateVersion)
 		}
-		old.Version = ladderStateVersion
 	}
+	old.Version = ladderStateVersion
 	return old, nil
 }
 
@@ -188,15 +248,19 @@ func decodeLadderState(b []byte) (*ladderState, error) {
 		return nil, fmt.Errorf("%w: %w", ErrLadderState, err)
 	}
 	switch {
-	case st.Format != ladderStateFormat || st.Version != ladderStateVersion && st.Version != ladderStateUnsummed:
-		return nil, fmt.Errorf("%w: format %q version %d; this yutenv reads %q versions %d and %d", ErrLadderState, st.Format, st.Version,
+	case st.Format != ladderStateFormat || st.Version < ladderStateUnsummed || st.Version > ladderStateVersion:
+		return nil, fmt.Errorf("%w: format %q version %d; this yutenv reads %q versions %d to %d", ErrLadderState, st.Format, st.Version,
 			ladderStateFormat, ladderStateUnsummed, ladderStateVersion)
 	case st.Version == ladderStateUnsummed && st.SHA256 != "":
 		return nil, fmt.Errorf("%w: version %d with a checksum, which that version does not have (damaged)", ErrLadderState, st.Version)
-	case st.Version == ladderStateVersion && st.SHA256 == "":
+	case st.Version > ladderStateUnsummed && st.SHA256 == "":
 		return nil, fmt.Errorf("%w: it has no SHA-256 checksum, which version %d must have (damaged or edited by hand); delete it or give another --state", ErrLadderState, st.Version)
-	case st.Version == ladderStateVersion && st.SHA256 != st.sum():
+	case st.Version > ladderStateUnsummed && st.SHA256 != st.sum():
 		return nil, fmt.Errorf("%w: its SHA-256 checksum does not match its content (damaged or edited by hand); delete it or give another --state", ErrLadderState)
+	case st.Version < ladderStateVersion && st.Key.Luck != "":
+		return nil, fmt.Errorf("%w: version %d names a luck value function, which that version does not have (damaged)", ErrLadderState, st.Version)
+	case st.Version == ladderStateVersion && st.Key.Luck != luck.NameOff && st.Key.Luck != luck.NameAZ && st.Key.Luck != luck.NameProgress:
+		return nil, fmt.Errorf("%w: luck %q; this yutenv counts luck with %s, %s or %s", ErrLadderState, st.Key.Luck, luck.NameAZ, luck.NameProgress, luck.NameOff)
 	}
 	k := st.Key
 	if len(k.Agents) < 2 || len(k.Agents) > 1000 || k.Games < 1 || k.Games > 10_000_000 {
@@ -211,7 +275,8 @@ func decodeLadderState(b []byte) (*ladderState, error) {
 		}
 		seen := make(map[int64]bool, len(games))
 		for _, g := range games {
-			if g[0] < 0 || g[0] >= int64(k.Games) || seen[g[0]] || g[1] < 0 || g[1] > 1 || g[2] < 0 || g[3] < 0 || g[4] < 0 || g[5] < 0 {
+			if g[0] < 0 || g[0] >= int64(k.Games) || seen[g[0]] || g[1] < 0 || g[1] > 1 || g[2] < 0 || g[3] < 0 || g[4] < 0 || g[5] < 0 ||
+				g[6] < -ladderLuckMax || g[6] > ladderLuckMax || g[6] != 0 && (st.Version < ladderStateVersion || k.Luck == luck.NameOff) {
 				return nil, fmt.Errorf("%w: pair %d: bad game %v", ErrLadderState, p, g)
 			}
 			seen[g[0]] = true

@@ -41,7 +41,7 @@ func TestLadderStateRefusedBySize(t *testing.T) {
 
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			_, err = loadLadderState(path, ladderStateKey, nil)
+			_, err = loadLadderState(path, ladderStateKey, false, nil)
 			runtime.ReadMemStats(&after)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, ErrLadderState)
@@ -72,7 +72,7 @@ func TestLadderStateRefusesNonRegular(t *testing.T) {
 	for _, path := range []string{fifo, dir} {
 		done := make(chan error, 1)
 		go func() {
-			_, err := loadLadderState(path, ladderStateKey, nil)
+			_, err := loadLadderState(path, ladderStateKey, false, nil)
 			done <- err
 		}()
 		select {
@@ -132,25 +132,113 @@ func TestLadderStateChecksum(t *testing.T) {
 	})
 	t.Run("another version", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "state")
-		rewrite(t, path, func(m map[string]any) { m["version"] = 3 })
+		rewrite(t, path, func(m map[string]any) { m["version"] = 4 })
 		code, _, errs := runCmd(t, args(path)...)
 		assert.Equal(t, 1, code)
-		assert.Contains(t, errs, "version 3")
-		assert.Contains(t, errs, "versions 1 and 2")
+		assert.Contains(t, errs, "version 4")
+		assert.Contains(t, errs, "versions 1 to 3")
 	})
 	t.Run("version 1 continues with a warning", func(t *testing.T) {
 		sub := t.TempDir()
 		path := filepath.Join(sub, "state")
-		rewrite(t, path, func(m map[string]any) {
-			m["version"] = 1
-			delete(m, "sha256")
-		})
+		st := oldLadderState(t, b, 1)
+		require.NoError(t, os.WriteFile(path, st, 0o644))
 		out := filepath.Join(sub, "ladder.json")
 		code, _, errs := runCmd(t, append(args(path), "--json", out)...)
 		require.Equal(t, 0, code, errs)
 		assert.Contains(t, errs, path+": ladder state file version 1 has no checksum")
-		assert.Equal(t, rep["ratings"], readLadderJSON(t, out)["ratings"])
+		assert.Equal(t, rawRatings(rep), rawRatings(readLadderJSON(t, out)))
 	})
+}
+
+// oldLadderState turns the version 3 state b into the same games in an
+// older version's form: no luck in the key, games of six numbers, and
+// (version 2) the checksum that version had.
+func oldLadderState(t *testing.T, b []byte, version int) []byte {
+	t.Helper()
+	var st ladderState
+	require.NoError(t, json.Unmarshal(b, &st))
+	st.Version, st.Key.Luck, st.SHA256 = version, "", ""
+	old := ladderStateV2{Format: st.Format, Version: version, Key: st.Key, Pairs: make([][][6]int64, len(st.Pairs))}
+	for p, games := range st.Pairs {
+		for _, g := range games {
+			old.Pairs[p] = append(old.Pairs[p], [6]int64(g[:6]))
+		}
+	}
+	if version > ladderStateUnsummed {
+		old.SHA256 = st.sum()
+	}
+	out, err := json.Marshal(&old)
+	require.NoError(t, err)
+	return out
+}
+
+// rawRatings is a report's ratings without the luck-adjusted fit.
+func rawRatings(rep map[string]any) []map[string]any {
+	var out []map[string]any
+	for _, r := range rep["ratings"].([]any) {
+		m := map[string]any{}
+		for k, v := range r.(map[string]any) {
+			if !strings.HasPrefix(k, "luck") {
+				m[k] = v
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestLadderStateLuck: a state keeps the value function its games' luck
+// was counted with. Resuming without --luck keeps it; another --luck is
+// another ladder; a state from before the luck (version 2) continues
+// without luck-adjusted ratings, and is refused when luck is asked for.
+func TestLadderStateLuck(t *testing.T) {
+	dir := t.TempDir()
+	rep := ladderRun(t, dir, "--agents", "random;greedy", "--games", "4", "--luck", "progress")
+	require.Equal(t, "progress", rep["luck"])
+	b, err := os.ReadFile(filepath.Join(dir, "state"))
+	require.NoError(t, err)
+	args := func(path string, more ...string) []string {
+		return append([]string{"ladder", "--quiet", "--agents", "random;greedy", "--games", "4", "--state", path}, more...)
+	}
+	t.Run("resumed without --luck keeps the state's", func(t *testing.T) {
+		assert.Equal(t, rep, ladderRun(t, dir, "--agents", "random;greedy", "--games", "4"))
+	})
+	t.Run("another --luck is another ladder", func(t *testing.T) {
+		code, _, errs := runCmd(t, args(filepath.Join(dir, "state"), "--luck", "az")...)
+		assert.Equal(t, 1, code)
+		assert.Contains(t, errs, "made by a different ladder")
+		assert.Contains(t, errs, "luck progress; this one")
+	})
+	v2 := oldLadderState(t, b, ladderStateLuckless)
+	tests := []struct {
+		name, luck, want string
+		code             int
+	}{
+		{"version 2 without --luck: luck off", "", "continuing it without luck-adjusted ratings", 0},
+		{"version 2 with --luck off", "off", "", 0},
+		{"version 2 with --luck az: refused", "az", "continue it with --luck off, or delete it", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub := t.TempDir()
+			path, out := filepath.Join(sub, "state"), filepath.Join(sub, "ladder.json")
+			require.NoError(t, os.WriteFile(path, v2, 0o644))
+			more := []string{"--json", out}
+			if tt.luck != "" {
+				more = append(more, "--luck", tt.luck)
+			}
+			code, _, errs := runCmd(t, args(path, more...)...)
+			require.Equal(t, tt.code, code, errs)
+			assert.Contains(t, errs, tt.want)
+			if tt.code != 0 {
+				return
+			}
+			got := readLadderJSON(t, out)
+			assert.Nil(t, got["luck"], "no luck-adjusted fit")
+			assert.Equal(t, rawRatings(rep), rawRatings(got), "the same games, the same raw fit")
+		})
+	}
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }

@@ -19,6 +19,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/internal/israce"
+	"github.com/yutenv/yutenv/stats"
 )
 
 // ladderRun runs "yutenv ladder" in the process with a state file in dir
@@ -86,6 +87,73 @@ func TestLadderReport(t *testing.T) {
 	img, err := png.Decode(f)
 	require.NoError(t, err)
 	assert.Greater(t, img.Bounds().Dy(), 100)
+}
+
+// TestLadderLuck: by default the ladder counts the games' luck with az's
+// value (standard rules) and adds a luck-adjusted fit on the same scale;
+// --luck off leaves it out of the report and the table.
+func TestLadderLuck(t *testing.T) {
+	rep := ladderRun(t, t.TempDir(), "--agents", "random;greedy;mc:10", "--games", "12")
+	assert.Equal(t, "az", rep["luck"])
+	assert.Contains(t, rep["luck_interval"], "binomial")
+	for _, r := range rep["ratings"].([]any) {
+		r := r.(map[string]any)
+		elo, lo, hi := r["luck_adjusted_elo"].(float64), r["luck_adjusted_elo_low"].(float64), r["luck_adjusted_elo_high"].(float64)
+		assert.LessOrEqual(t, lo, elo)
+		assert.GreaterOrEqual(t, hi, elo)
+		if r["agent"] == "random" {
+			assert.Zero(t, elo, "the anchor holds its rating in both fits")
+		}
+	}
+	for _, p := range rep["pairs"].([]any) {
+		p := p.(map[string]any)
+		assert.Equal(t, "az", p["luck"])
+		assert.Contains(t, p, "luck_adjusted_score_a")
+		assert.Contains(t, p, "luck_variance_ratio")
+	}
+
+	off := ladderRun(t, t.TempDir(), "--agents", "random;greedy;mc:10", "--games", "12", "--luck", "off")
+	assert.NotContains(t, off, "luck")
+	assert.Equal(t, rawRatings(rep), rawRatings(off), "luck changes no game")
+	code, out, errs := runCmd(t, "ladder", "--quiet", "--state", "", "--agents", "random;greedy", "--games", "4", "--luck", "progress")
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "luck-adjusted: value progress")
+	assert.Contains(t, out, "variance ratio")
+	code, _, errs = runCmd(t, "ladder", "--quiet", "--state", "", "--agents", "random;greedy", "--games", "4", "--rules", "kata", "--luck", "az")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs, "--luck: az values only the rules")
+}
+
+// TestBTLuckCounts: a pair counts its adjusted score s of n' games won,
+// n' = s(1-s)/se² with se the adjusted score's standard error (from its
+// 95% interval), plus the virtual draw; without a usable adjusted result it
+// counts its raw games and wins.
+func TestBTLuckCounts(t *testing.T) {
+	adjusted := func(s, se float64) evalLuck {
+		lo, hi := s-stats.Z95*se, s+stats.Z95*se
+		return evalLuck{LuckAdjustedScoreA: &s, LuckAdjustedLow: &lo, LuckAdjustedHigh: &hi}
+	}
+	tests := []struct {
+		name           string
+		m              evalMatch
+		winsA, gamesAB float64
+	}{
+		{"no luck: the raw counts", evalMatch{Games: 10, WinsA: 7, WinsB: 3}, 7.5, 11},
+		// 0.6 x 0.4 / 0.05² = 96 games, 57.6 of them won.
+		{"the binomial of the adjusted variance", evalMatch{Games: 10, WinsA: 7, evalLuck: adjusted(0.6, 0.05)}, 58.1, 97},
+		{"a wider interval counts fewer games", evalMatch{Games: 10, WinsA: 7, evalLuck: adjusted(0.5, 0.25)}, 2.5, 5},
+		{"a score clamped at 1: the raw counts", evalMatch{Games: 10, WinsA: 10, evalLuck: adjusted(1, 0.01)}, 10.5, 11},
+		{"no variance left: the raw counts", evalMatch{Games: 10, WinsA: 5, evalLuck: adjusted(0.4, 0)}, 5.5, 11},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			wins, games := btLuckCounts(2, [][2]int{{0, 1}}, []evalMatch{tt.m})
+			assert.InDelta(t, tt.winsA, wins[0], 1e-9)
+			assert.InDelta(t, tt.gamesAB-wins[0], wins[1], 1e-9, "the rest are B's")
+			assert.InDelta(t, tt.gamesAB, games[0][1], 1e-9)
+			assert.Equal(t, games[0][1], games[1][0])
+		})
+	}
 }
 
 func TestLadderTable(t *testing.T) {
