@@ -37,12 +37,13 @@ def run(
     clone_epochs: int = 2,
     opponent: str = "random",
     fixed: Sequence[str] = ("greedy", "mc:100"),
-    num_envs: int = 64,
+    num_envs: int = 512,
+    n_steps: int = 32,
     snapshot_every: int = 100_000,
     net_arch: Sequence[int] = (256, 256),
     seed: int = 0,
     rate_games: int = 1000,
-    threads: int = 1,
+    threads: int | None = None,
     lr: float = 3e-4,
     ent_coef: float = 0.01,
     target_kl: float | None = None,
@@ -61,6 +62,7 @@ def run(
 
     if kind not in ("fixed", "league"):
         raise ValueError(f"kind must be 'fixed' or 'league', got {kind!r}")
+    threads = threads or os.cpu_count() or 1
     torch.set_num_threads(threads)
     run_dir = Path(out)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -74,6 +76,8 @@ def run(
         "clone": clone,
         "opponent": opponent if kind == "fixed" else list(fixed),
         "num_envs": num_envs,
+        "n_steps": n_steps,
+        "threads": threads,
         "net_arch": list(net_arch),
         "seed": seed,
         "lr": lr,
@@ -86,7 +90,7 @@ def run(
             "MlpPolicy",
             venv,
             seed=seed,
-            n_steps=256,
+            n_steps=n_steps,
             batch_size=2048,
             n_epochs=4,
             learning_rate=lr,
@@ -126,6 +130,7 @@ def run(
     result["train_seconds"] = time.monotonic() - start
     r = evaluate(model, opponent="greedy", games=rate_games, tier="compact", rating=True, progress=progress)
     result["rating"] = {"elo": r.rating, "low": r.rating_low, "high": r.rating_high, "games": r.rating_games}
+    result["against_greedy"] = {k: v for k, v in r.as_dict().items() if k.startswith(("win_rate", "luck", "mean_luck", "games"))}
     (run_dir / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     return result
 
@@ -139,12 +144,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--clone-epochs", type=int, default=2, help="epochs of behaviour cloning over the dataset")
     ap.add_argument("--opponent", default="random", help="fixed: the opponent")
     ap.add_argument("--fixed", default="greedy,mc:100", help="league: its fixed members, comma-separated")
-    ap.add_argument("--num-envs", type=int, default=64, help="training envs, stepped as one batch on the server")
+    ap.add_argument("--num-envs", type=int, default=512, help="training envs, stepped as one batch on the server")
+    ap.add_argument("--n-steps", type=int, default=32, help="PPO's steps per env per rollout (num_envs x n_steps a rollout)")
     ap.add_argument("--snapshot-every", type=int, default=100_000, help="league: learner steps between snapshots")
     ap.add_argument("--net-arch", default="256,256", help="hidden layer sizes")
     ap.add_argument("--seed", type=int, default=0, help="seeds PPO, the envs, the league and the cloning order")
     ap.add_argument("--rate-games", type=int, default=1000, help="games against each rating anchor")
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (the server uses the other cores)")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads (default: every core; PPO's updates and the server's steps take turns)",
+    )
     ap.add_argument("--lr", type=float, default=3e-4, help="PPO's learning rate")
     ap.add_argument("--ent-coef", type=float, default=0.01, help="PPO's entropy bonus")
     ap.add_argument("--target-kl", type=float, default=None, help="stop an update's epochs past this KL (PPO's target_kl)")
@@ -164,6 +175,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         opponent=a.opponent,
         fixed=[s for s in a.fixed.split(",") if s],
         num_envs=a.num_envs,
+        n_steps=a.n_steps,
         snapshot_every=a.snapshot_every,
         net_arch=[int(x) for x in a.net_arch.split(",")],
         seed=a.seed,
