@@ -38,6 +38,18 @@ def check(r: EvalResult, games: int) -> None:
     assert sum(w for _, w in r.per_seat.values()) == r.wins_a
 
 
+def check_luck(r: EvalResult, value: str) -> None:
+    """``r`` carries a luck-adjusted result measured with ``value``: an interval around its
+    score, the score the raw mean outcome minus the mean luck, and the line that prints it."""
+    assert r.luck == value
+    assert r.luck_adjusted_score_a is not None and r.mean_luck_a is not None
+    assert r.luck_adjusted_score_a_low is not None and r.luck_adjusted_score_a_high is not None
+    assert r.luck_adjusted_score_a_low < r.luck_adjusted_score_a < r.luck_adjusted_score_a_high
+    assert abs((1 + r.mean_outcome_a - r.mean_luck_a) / 2 - r.luck_adjusted_score_a) < 1e-9
+    assert r.luck_variance_ratio is not None and r.luck_variance_ratio > 0
+    assert f"luck-adjusted (value {value}): {r.a} scores" in str(r)
+
+
 def test_weak_policy_loses_to_greedy(srv: yutenv.Server) -> None:
     r = evaluate(first_legal, opponent="greedy", games=60, num_envs=8, server=srv, progress=False)
     check(r, 60)
@@ -157,14 +169,7 @@ def test_no_progress_bar_into_a_pipe_by_default(srv: yutenv.Server, capsys: pyte
 
 def test_evaluate_spec_reports_the_luck_adjusted_result() -> None:
     """A policy given as an agent spec gets yutenv eval's luck-adjusted figures, named by their value."""
-    r = evaluate("greedy", opponent="random", games=20, luck="progress")
-    assert r.luck == "progress"
-    assert r.luck_adjusted_score_a is not None and r.mean_luck_a is not None
-    assert r.luck_adjusted_score_a_low is not None and r.luck_adjusted_score_a_high is not None
-    assert r.luck_adjusted_score_a_low < r.luck_adjusted_score_a < r.luck_adjusted_score_a_high
-    assert abs((1 + r.mean_outcome_a - r.mean_luck_a) / 2 - r.luck_adjusted_score_a) < 1e-9
-    assert r.luck_variance_ratio is not None and r.luck_variance_ratio > 0
-    assert "luck-adjusted (value progress): greedy scores" in str(r)
+    check_luck(evaluate("greedy", opponent="random", games=20, luck="progress"), "progress")
     off = evaluate("greedy", opponent="random", games=4, luck="off")
     assert off.luck is None and off.luck_adjusted_score_a is None
     assert "luck-adjusted" not in str(off)
@@ -175,14 +180,8 @@ def test_python_policy_gets_the_luck_adjusted_result(srv: yutenv.Server) -> None
     default under the standard rules), and the luck changes no game."""
     kw: dict[str, Any] = {"opponent": "greedy", "games": 40, "num_envs": 8, "server": srv, "progress": False}
     r = evaluate(random_policy(2), **kw)
-    assert r.luck == "az"
-    assert r.luck_adjusted_score_a is not None and r.mean_luck_a is not None
-    assert r.luck_adjusted_score_a_low is not None and r.luck_adjusted_score_a_high is not None
-    assert r.luck_adjusted_score_a_low < r.luck_adjusted_score_a < r.luck_adjusted_score_a_high
-    assert abs((1 + r.mean_outcome_a - r.mean_luck_a) / 2 - r.luck_adjusted_score_a) < 1e-9
-    assert r.luck_variance_ratio is not None and r.luck_variance_ratio > 0
+    check_luck(r, "az")
     assert r.luck_adjusted_elo_diff is not None
-    assert f"luck-adjusted (value az): {r.a} scores" in str(r)
     p = evaluate(random_policy(2), luck="progress", **kw)
     off = evaluate(random_policy(2), luck="off", **kw)
     assert p.luck == "progress" and p.mean_luck_a != r.mean_luck_a
