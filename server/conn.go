@@ -85,6 +85,8 @@ type conn struct {
 	passFD int
 	// pollAfter is 1 + the handle whose region to poll after the reply.
 	pollAfter uint64
+	// peek checks the socket while a region is polled (made on first use).
+	peek *peeker
 }
 
 func newConn(s *Server, nc net.Conn) *conn {

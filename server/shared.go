@@ -161,6 +161,11 @@ func (c *conn) runShared(rg *region, b *vecenv.Batch, record bool, k *stepKind) 
 	return nil
 }
 
+// peekEvery is how often a poll looks at the socket for a frame (a system
+// call): a frame sent while the server polls (a ring, another method) waits
+// at most this long more.
+const peekEvery = 20 * time.Microsecond
+
 // pollWindow is how long to poll after a request: twice the client's
 // usual gap and some, within spin; 0 when the gap is longer than spin.
 func (rg *region) pollWindow() time.Duration {
@@ -196,6 +201,7 @@ func (c *conn) pollShared(h uint64) {
 	awake, req, op := rg.word(vecenv.SharedAwake), rg.word(vecenv.SharedReq), rg.word(vecenv.SharedOp)
 	defer atomic.StoreUint32(awake, 0)
 	until := time.Now().Add(rg.pollWindow())
+	var peekAt time.Time // when to look at the socket next
 	for polls := 1; ; polls++ {
 		if r := atomic.LoadUint32(req); r != rg.last {
 			k := stepPlain
@@ -211,8 +217,15 @@ func (c *conn) pollShared(h uint64) {
 			continue
 		}
 		if polls%64 == 0 {
-			if time.Now().After(until) || c.srv.closing.Load() || c.readable() {
+			now := time.Now()
+			if now.After(until) || c.srv.closing.Load() {
 				return
+			}
+			if !now.Before(peekAt) {
+				if c.readable() {
+					return
+				}
+				peekAt = now.Add(peekEvery)
 			}
 			runtime.Gosched() // other connections' goroutines first, if any wait
 		}

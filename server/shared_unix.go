@@ -51,28 +51,43 @@ func writeWithFD(c *conn, out []byte, fd int) error {
 	return err
 }
 
+// peeker checks a connection's socket for bytes without reading them. It
+// is made once per connection (the poll of a shared region checks many
+// times a millisecond), so that a check allocates nothing.
+type peeker struct {
+	raw  syscall.RawConn
+	fds  [1]unix.PollFd
+	fn   func(fd uintptr) bool
+	seen bool
+}
+
 // readable reports whether a frame's bytes wait to be read: buffered, or
-// in the socket (a peek that does not block).
+// in the socket (data or end of file: a poll that does not block).
 func (c *conn) readable() bool {
 	if c.r.Buffered() > 0 {
 		return true
 	}
-	sc, ok := c.nc.(syscall.Conn)
-	if !ok {
+	p := c.peek
+	if p == nil {
+		sc, ok := c.nc.(syscall.Conn)
+		if !ok {
+			return true
+		}
+		raw, err := sc.SyscallConn()
+		if err != nil {
+			return true
+		}
+		p = &peeker{raw: raw}
+		p.fn = func(fd uintptr) bool {
+			p.fds[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+			n, err := unix.Poll(p.fds[:], 0)
+			p.seen = err != nil || (n > 0 && p.fds[0].Revents != 0)
+			return true
+		}
+		c.peek = p
+	}
+	if err := p.raw.Read(p.fn); err != nil {
 		return true
 	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
-		return true
-	}
-	var buf [1]byte
-	var rerr error
-	if err := raw.Read(func(fd uintptr) bool {
-		_, _, rerr = unix.Recvfrom(int(fd), buf[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		return true
-	}); err != nil {
-		return true
-	}
-	// Data, or EOF (n == 0 without an error): the read reports either.
-	return rerr == nil
+	return p.seen
 }
