@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -14,6 +15,8 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
+	"github.com/yutenv/yutenv/server"
+	"github.com/yutenv/yutenv/vecenv"
 )
 
 func init() {
@@ -51,9 +54,20 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (see docs)")
 	seed := fs.Uint64("seed", 1, "first game seed")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	batch := fs.Int("batch", 0, "instead of playouts, step a batch of this many envs in process (the reference of python -m yutenv.bench --go; --workers defaults to every core)")
 	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
 		return err
+	}
+	if *batch != 0 {
+		if fs.Changed("rules") || fs.Changed("seed") {
+			return errors.New("--batch steps the reference batch (standard rules, seeds 0..N-1): --rules and --seed do not apply")
+		}
+		w := runtime.GOMAXPROCS(0)
+		if fs.Changed("workers") {
+			w = *workers
+		}
+		return benchBatch(stdout, *batch, w, *dur, *asJSON)
 	}
 	if *workers < 1 || *workers > 1024 {
 		return fmt.Errorf("--workers must be 1..1024, got %d", *workers)
@@ -177,4 +191,50 @@ func benchAZForward(seed uint64, n int) (float64, error) {
 		az.Net.Forward(sc, xs[i%len(xs)], logits)
 	}
 	return float64(time.Since(start).Nanoseconds()) / 1e3 / float64(n), nil
+}
+
+// batchResult is what `yutenv bench --batch N --json` prints.
+type batchResult struct {
+	Envs           int     `json:"envs"`
+	Workers        int     `json:"workers"`
+	Steps          int     `json:"steps"`
+	Seconds        float64 `json:"seconds"`
+	MicrosPerStep  float64 `json:"us_per_step"`
+	EnvStepsPerSec float64 `json:"env_steps_per_sec"`
+	CPUs           int     `json:"cpus"`
+}
+
+// benchBatch steps the reference batch of n envs in process (no socket, no
+// Python) for about d: the figure the Go-Python seam is compared with.
+func benchBatch(stdout io.Writer, n, workers int, d time.Duration, asJSON bool) error {
+	if n < 1 || n > server.DefaultMaxEnvsPerConn {
+		return fmt.Errorf("--batch must be 1..%d (the envs a connection may hold), got %d", server.DefaultMaxEnvsPerConn, n)
+	}
+	if workers < 1 || workers > 1024 {
+		return fmt.Errorf("--workers must be 1..1024, got %d", workers)
+	}
+	if d <= 0 || d > time.Hour {
+		return fmt.Errorf("--time must be more than 0 and at most 1h, got %v", d)
+	}
+	t, err := vecenv.MeasureSteps(vecenv.ReferenceConfig(n), workers, d)
+	if err != nil {
+		return err
+	}
+	r := batchResult{Envs: n, Workers: t.Workers, Steps: t.Steps, Seconds: t.Seconds,
+		MicrosPerStep: t.MicrosPerStep(), EnvStepsPerSec: t.EnvStepsPerSec(), CPUs: runtime.NumCPU()}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(r)
+	}
+	tw := tablewriter.NewWriter(stdout)
+	tw.SetHeader([]string{"measure", "value"})
+	tw.SetAlignment(tablewriter.ALIGN_RIGHT)
+	tw.AppendBulk([][]string{
+		{"envs", fmt.Sprint(r.Envs)},
+		{"workers", fmt.Sprint(r.Workers)},
+		{"batch steps", fmt.Sprint(r.Steps)},
+		{"µs per batch step", fmt.Sprintf("%.2f", r.MicrosPerStep)},
+		{"env steps/s", fmt.Sprintf("%.0f", r.EnvStepsPerSec)},
+	})
+	tw.Render()
+	return nil
 }

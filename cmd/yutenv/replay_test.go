@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -171,6 +172,44 @@ func TestBench(t *testing.T) {
 		code, _, stderr := runCmd(t, append([]string{"bench"}, bad...)...)
 		assert.NotEqual(t, 0, code, bad)
 		assert.NotEmpty(t, stderr)
+	}
+}
+
+// TestBenchBatch steps the reference batch: --json has the steps made and
+// the figures derived from them, the table the same measures, and bad
+// flags one clear line each.
+func TestBenchBatch(t *testing.T) {
+	code, out, stderr := runCmd(t, "bench", "--batch", "64", "--time", "100ms", "--json")
+	require.Equal(t, 0, code, stderr)
+	var res batchResult
+	require.NoError(t, json.Unmarshal([]byte(out), &res))
+	assert.Equal(t, 64, res.Envs)
+	assert.Equal(t, runtime.GOMAXPROCS(0), res.Workers, "every core unless --workers says")
+	assert.Positive(t, res.Steps)
+	assert.InDelta(t, res.Seconds*1e6/float64(res.Steps), res.MicrosPerStep, 1e-6)
+	assert.InDelta(t, float64(64*res.Steps)/res.Seconds, res.EnvStepsPerSec, 1e-6*res.EnvStepsPerSec)
+
+	code, out, stderr = runCmd(t, "bench", "--batch", "3", "--workers", "1", "--time", "50ms")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "µs per batch step")
+	assert.Regexp(t, `workers \|\s+1 \|`, out)
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--batch", "-1"}, "--batch must be 1..16384"},
+		{[]string{"--batch", "20000"}, "--batch must be 1..16384"},
+		{[]string{"--batch", "8", "--rules", "kata"}, "--rules and --seed do not apply"},
+		{[]string{"--batch", "8", "--workers", "0"}, "--workers must be 1..1024"},
+		{[]string{"--batch", "8", "--time", "0s"}, "--time must be more than 0"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, _, stderr := runCmd(t, append([]string{"bench"}, tc.args...)...)
+			assert.NotEqual(t, 0, code)
+			assert.Contains(t, stderr, tc.want)
+			assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "one line")
+		})
 	}
 }
 
