@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -28,9 +29,9 @@ func newStarted(t testing.TB, p *Pool, cfg Config) *Batch {
 func TestInternalErrorIsContained(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
-	b, err := New(Config{Rules: env.Standard(), Tier: obs.Compact, N: 200, Opponent: "random"})
+	b, err := New(Config{Rules: env.Standard(), Tier: obs.Compact, N: minSplit, Opponent: "random"})
 	require.NoError(t, err)
-	p.run(panicker{b}, 200, &b.wg)
+	p.run(panicker{b}, minSplit, &b.wg)
 	assert.ErrorContains(t, b.firstError(), "panic: boom")
 	require.NoError(t, b.Reset(p, ResetOptions{Start: env.AnySeat}), "the pool survived")
 }
@@ -45,9 +46,9 @@ func (p panicker) runRange(lo, hi int) { panic(errors.New("boom")) }
 func TestPoolDoesNotChangeGames(t *testing.T) {
 	p := NewPool(2)
 	defer p.Close()
-	cfg := Config{Rules: env.Standard(), Tier: obs.Tactical, N: 130, Opponent: "greedy", Reward: RewardProgress, Autoreset: SameStep}
+	cfg := Config{Rules: env.Standard(), Tier: obs.Tactical, N: minSplit + 2, Opponent: "greedy", Reward: RewardProgress, Autoreset: SameStep}
 	a, b := newStarted(t, p, cfg), newStarted(t, nil, cfg)
-	for step := range 80 {
+	for step := range israce.Scale(80, 20) { // a batch large enough to split: fewer steps under -race
 		requireSameRows(t, a, b, step) // not require.Equal: its reflection was nearly all the test's time, 24 s under -race
 		FirstLegal(a.Rows().Mask, a.Actions())
 		copy(b.Actions(), a.Actions())
@@ -99,7 +100,7 @@ func BenchmarkBatchStep(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			p2 := NewPool(runtime.GOMAXPROCS(0))
 			defer p2.Close()
-			bt := newStarted(b, p2, Config{Rules: env.Standard(), Tier: obs.Compact, N: n, Opponent: "random"})
+			bt := newStarted(b, p2, ReferenceConfig(n))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
