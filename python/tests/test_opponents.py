@@ -56,6 +56,45 @@ def test_a_mixture_is_drawn_per_episode_from_its_seed(server: yutenv.Server) -> 
         b.close()
 
 
+@pytest.mark.parametrize(
+    "opponent, copy, transport",
+    [("greedy", False, "shared"), ("greedy", True, "socket"), (["greedy", "random"], False, "shared")],
+    ids=["one-views", "one-socket", "mixture"],
+)
+def test_opponent_stats_count_every_episode_the_steps_returned(
+    server: yutenv.Server, opponent: Any, copy: bool, transport: str
+) -> None:
+    """The per-opponent counts equal those of the episodes the steps returned, up to the last
+    step (whose episodes are counted while the server works on the next one, or when asked)."""
+    venv = yutenv.make(num_envs=32, opponent=opponent, server=server, copy=copy, transport=transport, max_decisions=30)
+    try:
+        _, infos = venv.reset(seed=3)
+        want: dict[str, dict[str, float]] = {}
+        names = list(infos["opponent"]) if "opponent" in infos else ["greedy"] * 32
+        for step in range(120):
+            _, rew, term, trunc, infos = venv.step(venv.action_masks().argmax(axis=1))
+            for i in np.flatnonzero(term | trunc):
+                w = want.setdefault(names[i], {"episodes": 0, "wins": 0, "losses": 0, "draws": 0, "truncated": 0, "reward": 0.0})
+                w["episodes"] += 1
+                if trunc[i] and not term[i]:
+                    w["truncated"] += 1
+                else:
+                    w["reward"] += float(rew[i])
+                    w["wins" if rew[i] > 0 else "losses" if rew[i] < 0 else "draws"] += 1
+            if "opponent" in infos:
+                names = list(infos["opponent"])
+            if step in (40, 119):  # asked mid-run and right after the last step
+                got = venv.opponent_stats()
+                assert set(got) == set(want)
+                for name, w in want.items():
+                    for k in ("episodes", "wins", "losses", "draws", "truncated"):
+                        assert got[name][k] == w[k], (name, k)
+                    assert got[name]["mean_reward"] == pytest.approx(w["reward"] / w["episodes"])
+        assert sum(w["truncated"] for w in want.values()) > 0 and sum(w["wins"] for w in want.values()) > 0
+    finally:
+        venv.close()
+
+
 def test_weights_decide_the_draw(server: yutenv.Server) -> None:
     venv = yutenv.make(num_envs=64, opponent={"greedy": 1.0, "random": 1e-12}, server=server)
     try:

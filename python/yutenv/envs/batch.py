@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
 
 import msgpack
 import numpy as np
@@ -154,6 +154,7 @@ class Batch:
         #: With a shared region: return the rows as views of it (else fresh bytes).
         self.views = False
         self._arrays: dict[str, Any] | None = None
+        self._views_result: StepResult | None = None
         if transport == "shared" or (transport == "auto" and shared_supported(session.client)):
             try:
                 self.region = Region(session.client, self.handle, spin_us)
@@ -308,14 +309,24 @@ class Batch:
             return self.region.ready()
         return self.session.client.reply_waiting()
 
-    def recv_step(self) -> StepResult:
-        """The result of the step :meth:`send_step` started (waits for it)."""
+    def recv_step(self, idle: Callable[[], None] | None = None) -> StepResult:
+        """The result of the step :meth:`send_step` started (waits for it). ``idle``, if given,
+        is called once while the server steps (work of the last step that can wait)."""
         if not self._sent:
             raise YutEnvError("step: no step was sent (call send_step first)")
         self._sent = False
         if self.region is not None:
-            r = self._rows(self.region.wait())
+            reply = self.region.wait(idle)
+            if self.views and self.mixture is None and not reply:
+                # Served by the poll, no info, nothing to answer or track: the rows are the
+                # region's views, the same objects each step.
+                if self._views_result is None:
+                    self._views_result = StepResult(**self._region_arrays(), info=None, raw=self._rows({}))
+                return self._views_result
+            r = self._rows(reply)
         else:
+            if idle is not None:
+                idle()
             r = self.session.client.recv_reply("step")
         return self._step_result(r)
 

@@ -23,7 +23,7 @@ import os
 import platform
 import sys
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import msgpack
 import numpy as np
@@ -167,6 +167,12 @@ class Region:
         self._client.send_packed(self._method, self._ring_prefix[self._info] + msgpack.packb(self.seq))
         self._rung = True
 
+    @property
+    def polled(self) -> bool:
+        """Whether a request is in flight and was left to the server's poll (not rung): only
+        then is polling :meth:`ready` the way to see it served; else the socket's reply is."""
+        return self._pending and not self._rung
+
     def ready(self) -> bool:
         """Whether the request sent is served, without blocking (a ring whose reply is still in
         the socket counts as served only once :meth:`wait` reads it)."""
@@ -180,11 +186,14 @@ class Region:
             self._ring()  # the server stopped polling before it saw the request
         return False
 
-    def wait(self) -> Mapping[str, Any]:
-        """End the request :meth:`send` started: returns as :meth:`request` does."""
+    def wait(self, idle: Callable[[], None] | None = None) -> Mapping[str, Any]:
+        """End the request :meth:`send` started: returns as :meth:`request` does. ``idle``, if
+        given, is called once while the server works, before this process waits."""
         if not self._pending:
             raise YutEnvError("step: no request was sent")
         try:
+            if idle is not None:
+                idle()
             if not self._rung:
                 k, done, awake = self.seq, self._done, self._awake
                 until = time.perf_counter() + POLL_LIMIT

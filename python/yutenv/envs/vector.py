@@ -108,6 +108,10 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.luck: str = str(made.get("luck", "off"))
         #: Finished episodes by opponent name (a mixture's entries, or the one opponent).
         self._stats: dict[str, OpponentStats] = {}
+        # The last step's flags and rewards (terminated, truncated, reward) and its opponents'
+        # names, while their episodes wait to be counted (_note_ended).
+        self._ended_rows = np.zeros((3, self._batch.n), dtype=np.float32)
+        self._ended_pending: tuple[dict[int, str], str] | None = None
         self.num_actions: int = self._batch.actions
         self.single_action_space = spaces.Discrete(self.num_actions)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -203,7 +207,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             raise ValueError(f"expected actions of shape ({self.num_envs},), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise TypeError(f"actions must be integers, got dtype {a.dtype}")
-        if a.size and (a.min() < 0 or a.max() >= self.num_actions):
+        # One reduction checks both ends: viewed as unsigned, a negative action is huge.
+        if a.size and a.view(f"u{a.dtype.itemsize}").max() >= self.num_actions:
             bad = int(np.flatnonzero((a < 0) | (a >= self.num_actions))[0])
             raise IllegalActionError(f"env {bad}: action {int(a[bad])} is out of range 0..{self.num_actions - 1}", method="step")
         self._batch.send_step(a)
@@ -213,14 +218,14 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
     ) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         """The result of the step :meth:`step_async` started, as :meth:`step` returns it."""
         try:
-            r: StepResult = self._batch.recv_step()
+            r: StepResult = self._batch.recv_step(self._count_ended if self._ended_pending else None)
         except OpponentError:
             self._started = False  # the games wait for the failed opponent's moves
             raise
         self._mask = r.mask
         infos: dict[str, Any] = {}
         self._base_infos(infos, r.mask, r.to_move)
-        self._count(r)
+        self._note_ended(r)
         self._opponent_infos(infos, r.raw)
         if r.info is not None:
             for i, inf in enumerate(r.info):
@@ -323,42 +328,51 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         sign of the terminal reward: the game's outcome, which progress shaping never flips),
         ``truncated``, ``win_rate`` (wins over episodes ended by the rules) and ``mean_reward``
         (of the terminal step)."""
+        if self._ended_pending:
+            self._count_ended()
         out = {k: v.as_dict() for k, v in sorted(self._stats.items())}
         if reset:
             self._stats = {}
         return out
 
-    def _count(self, r: StepResult) -> None:
-        """Add the episodes that ended in this step to the per-opponent counts."""
-        ended = np.flatnonzero(np.logical_or(r.terminated, r.truncated))
-        if not ended.size:
+    def _note_ended(self, r: StepResult) -> None:
+        """Keep what the per-opponent counts need of this step's ended episodes, to be counted
+        while the server works on the next step (:meth:`_count_ended`): a copy of the flags and
+        rewards (the rows are overwritten by the next step) and the opponents' names."""
+        np.copyto(self._ended_rows[0], r.terminated)
+        np.copyto(self._ended_rows[1], r.truncated)
+        np.copyto(self._ended_rows[2], r.reward)
+        self._ended_pending = (self._batch.ended_opponents, self.opponent)
+
+    def _count_ended(self) -> None:
+        """Add the episodes that ended in the last step noted to the per-opponent counts. One
+        vector operation finds them; plain Python counts the few (cheaper than a handful of
+        numpy reductions over the whole batch)."""
+        assert self._ended_pending is not None
+        names, default = self._ended_pending
+        self._ended_pending = None
+        term, trunc, reward = self._ended_rows
+        ended = (term != 0) | (trunc != 0)
+        idx = ended.nonzero()[0]
+        if not len(idx):
             return
-        names = self._batch.ended_opponents
-        if not names:  # one opponent: count with numpy
-            st = self._stats.setdefault(self.opponent, OpponentStats())
-            term = r.terminated[ended]
-            final = r.reward[ended][term]
-            st.episodes += int(ended.size)
-            st.truncated += int(ended.size - np.count_nonzero(term))
-            st.total_reward += float(final.sum())
-            st.wins += int(np.count_nonzero(final > 0))
-            st.losses += int(np.count_nonzero(final < 0))
-            st.draws += int(np.count_nonzero(final == 0))
-            return
-        for i in map(int, ended):
-            st = self._stats.setdefault(names.get(i, self.opponent), OpponentStats())
+        stats = self._stats
+        for i, t, rew in zip(idx.tolist(), term.take(idx).tolist(), reward.take(idx).tolist()):
+            name = names.get(i, default) if names else default
+            st = stats.get(name)
+            if st is None:
+                st = stats[name] = OpponentStats()
             st.episodes += 1
-            if r.terminated[i]:
-                rew = float(r.reward[i])
-                st.total_reward += rew
-                if rew > 0:
-                    st.wins += 1
-                elif rew < 0:
-                    st.losses += 1
-                else:
-                    st.draws += 1
-            else:
+            if not t:
                 st.truncated += 1
+                continue
+            st.total_reward += rew
+            if rew > 0:
+                st.wins += 1
+            elif rew < 0:
+                st.losses += 1
+            else:
+                st.draws += 1
 
     def _opponent_infos(self, infos: dict[str, Any], raw: dict[str, Any]) -> None:
         """``infos["opponent"]``: each env's running opponent (a mixture's), by name; with
