@@ -37,6 +37,15 @@ from .shared import DEFAULT_SPIN_US, POLL_LIMIT
 PoolStep = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
 
 
+def pool_spin_us(groups: int, cores: int | None = None) -> int:
+    """The server's poll of each group's region (``spin_us``): on, as the single env's, when the
+    machine has a core for every group's poll, every group's step and this process; else off.
+    A poll spins on a core, and with fewer cores the polls would take them from the steps."""
+    if cores is None:
+        cores = os.cpu_count() or 1
+    return DEFAULT_SPIN_US if cores >= 2 * groups + 1 else 0
+
+
 class YutEnvPool:
     """``num_envs`` games stepped asynchronously in groups of ``batch_size`` (see the module).
 
@@ -59,9 +68,10 @@ class YutEnvPool:
         self.config = cfg = EnvConfig.build(config, **options)
         self.num_envs, self.batch_size, self.copy = int(num_envs), int(bs), copy
         self._groups: list[Batch] = []
+        groups = self.num_envs // self.batch_size
         try:
-            for _ in range(self.num_envs // self.batch_size):
-                b = open_batch(self.batch_size, cfg, "single", "next_step", spin_us=DEFAULT_SPIN_US)
+            for _ in range(groups):
+                b = open_batch(self.batch_size, cfg, "single", "next_step", spin_us=pool_spin_us(groups))
                 b.views = True
                 self._groups.append(b)
         except BaseException:
@@ -69,12 +79,15 @@ class YutEnvPool:
             raise
         first = self._groups[0]
         self.obs_size, self.num_actions = first.obs_size, first.actions
+        self._env_ids = [self._ids(g) for g in range(groups)]
         self._ready: deque[tuple[int, Any]] = deque()  # groups whose rows wait to be received
         self._sent: set[int] = set()  # groups stepping on the server
         self.closed = False
 
     def _ids(self, g: int) -> npt.NDArray[np.int32]:
-        return np.arange(g * self.batch_size, (g + 1) * self.batch_size, dtype=np.int32)
+        ids = np.arange(g * self.batch_size, (g + 1) * self.batch_size, dtype=np.int32)
+        ids.flags.writeable = False  # recv hands out the same array each time
+        return ids
 
     def async_reset(self, seed: int | None = None) -> None:
         """Start a new episode in every game (env i gets ``seed + i``); :meth:`recv` then returns
@@ -113,7 +126,7 @@ class YutEnvPool:
             if ids.shape != (self.batch_size,) or ids.size == 0:
                 raise ValueError(f"send: env_id must be one group's {self.batch_size} ids, got shape {ids.shape}")
             g = int(ids[0]) // self.batch_size
-            if not (0 <= g < len(self._groups)) or not np.array_equal(ids, self._ids(g)):
+            if not (0 <= g < len(self._groups)) or (ids is not self._env_ids[g] and not np.array_equal(ids, self._env_ids[g])):
                 raise ValueError("send: env_id must be the info['env_id'] of a group recv() returned")
         if g in self._sent:
             raise YutEnvError(f"send: group {g} (envs {g * self.batch_size}..) is already stepping; recv() it first")
@@ -144,15 +157,18 @@ class YutEnvPool:
 
     def _wait_any(self, timeout: float | None) -> int:
         order = sorted(self._sent)
-        until = time.perf_counter() + POLL_LIMIT
-        pause = getattr(os, "sched_yield", None)  # leave the cores to the server's workers
-        while time.perf_counter() < until:
-            for g in order:
-                if self._groups[g].step_ready():
-                    return g
-            if pause is not None:
-                pause()
-        # Past the poll: every group rings over its socket, and the first reply wakes us.
+        if any(self._groups[g].region is not None and self._groups[g].region.polled for g in order):
+            # The server serves some group by polling its region: poll its done flag too.
+            until = time.perf_counter() + POLL_LIMIT
+            pause = getattr(os, "sched_yield", None)  # leave the cores to the server's workers
+            while time.perf_counter() < until:
+                for g in order:
+                    if self._groups[g].step_ready():
+                        return g
+                if pause is not None:
+                    pause()
+        # Every group rang over its socket (or rings now): block until the first reply, which
+        # leaves every core to the server.
         for g in order:
             region = self._groups[g].region
             if region is not None and not region._rung:
@@ -169,7 +185,7 @@ class YutEnvPool:
             select.select(list(socks), [], [], left)
 
     def _result(self, g: int, r: Any) -> PoolStep:
-        ids = self._ids(g)
+        ids = self._env_ids[g]
         n = self.batch_size
         if isinstance(r, StepResult):
             obs, mask, rew, term, trunc = r.obs, r.mask, r.reward, r.terminated, r.truncated
