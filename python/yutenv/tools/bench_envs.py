@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -36,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from tabulate import tabulate
 
-from ..connection.server import Server
+from ..connection.server import Server, binary_path
 from ..envs.gym_env import YutEnv
 from ..envs.pool import YutEnvPool
 from ..envs.vector import YutVectorEnv
@@ -50,6 +51,10 @@ class Row:
     seconds: float
     steps_per_s: float
     us_per_step_call: float
+    #: With ``--go``: the median over the rounds of this row's figure against the in-process Go
+    #: batch of as many envs measured in the same round (time per step call over Go's; for the
+    #: pool, env steps/s over Go's). None for the Go rows and without ``--go``.
+    vs_go: float | None = None
 
 
 Runner = Callable[[float], tuple[int, int, float]]
@@ -124,10 +129,29 @@ def pool_runner(server: Server, n: int, groups: int, opponent: str, tier: str | 
         t0 = time.perf_counter()
         _, _, _, _, info = pool.recv()
         inside[0] += time.perf_counter() - t0
-        pool.send(np.argmax(info["action_mask"], axis=1).astype(np.int32), info["env_id"])
+        # The first legal action per row: argmax of the mask viewed as bool stops at the first
+        # True, as the Go benchmark's bytes.IndexByte does (argmax over int8 reads every entry).
+        pool.send(info["action_mask"].view(np.bool_).argmax(axis=1), info["env_id"])
 
     inside = [0.0]
     return _timed(one, n // groups, inside), pool.close
+
+
+def go_runner(binary: str, n: int) -> tuple[Runner, Callable[[], None]]:
+    """The reference: ``yutenv bench --batch n`` steps the same games in process (no socket, no
+    Python; the first legal action of each env, as ``go test -bench BatchStep ./vecenv/``)."""
+
+    def run(limit: float) -> tuple[int, int, float]:
+        out = subprocess.run(
+            [binary, "bench", "--batch", str(n), "--time", f"{max(limit, 0.01):.3f}s", "--json"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        r = json.loads(out)
+        return int(r["steps"]) * n, int(r["steps"]), float(r["seconds"])
+
+    return run, lambda: None
 
 
 def _timed(one: Callable[[], None], envs: int, inside: list[float]) -> Runner:
@@ -148,26 +172,50 @@ def _timed(one: Callable[[], None], envs: int, inside: list[float]) -> Runner:
     return run
 
 
-def measure(configs: list[tuple[str, int, Runner]], seconds: float, warmup: float, rounds: int) -> list[Row]:
+@dataclass
+class Config:
+    name: str
+    envs: int
+    run: Runner
+    #: An in-process Go reference: its rate is over the time inside its steps (the process's
+    #: start is not part of it).
+    go: bool = False
+
+
+def measure(configs: list[Config], seconds: float, warmup: float, rounds: int) -> list[Row]:
     """Run every configuration ``rounds`` times in turn (interleaved, so that a change in the
-    machine's load hits all of them alike) and report each one's median rate over its rounds."""
-    for _, _, run in configs:
-        run(warmup)
+    machine's load hits all of them alike) and report each one's median rate over its rounds,
+    and, where a Go reference of as many envs ran, the median of the paired ratios."""
+    for c in configs:
+        c.run(warmup)
     rates: list[list[float]] = [[] for _ in configs]
     inside: list[list[float]] = [[] for _ in configs]
     totals = [(0, 0.0) for _ in configs]
     for _ in range(rounds):
-        for i, (_, _, run) in enumerate(configs):
+        for i, c in enumerate(configs):
             t0 = time.perf_counter()
-            steps, calls, spent = run(seconds / rounds)
-            dt = time.perf_counter() - t0
+            steps, calls, spent = c.run(seconds / rounds)
+            dt = spent if c.go else time.perf_counter() - t0
             rates[i].append(steps / dt)
             inside[i].append(spent / calls * 1e6)
             totals[i] = (totals[i][0] + steps, totals[i][1] + dt)
-    return [
-        Row(name, envs, totals[i][0], totals[i][1], float(np.median(rates[i])), float(np.median(inside[i])))
-        for i, (name, envs, _) in enumerate(configs)
-    ]
+    go = {c.envs: i for i, c in enumerate(configs) if c.go}
+    rows = []
+    for i, c in enumerate(configs):
+        vs: float | None = None
+        if not c.go and c.envs in go:
+            g = go[c.envs]
+            pool = c.name.startswith("YutEnvPool")
+            pairs = [(rates[i][r] / rates[g][r]) if pool else (inside[i][r] / inside[g][r]) for r in range(rounds)]
+            vs = float(np.median(pairs))
+        rows.append(Row(c.name, c.envs, totals[i][0], totals[i][1], float(np.median(rates[i])), float(np.median(inside[i])), vs))
+    return rows
+
+
+def _vs_go(r: Row) -> str:
+    if r.vs_go is None:
+        return ""
+    return f"{r.vs_go:.0%} of Go" if r.name.startswith("YutEnvPool") else f"{r.vs_go:.2f}x"
 
 
 def transports(server: Server, wanted: list[str]) -> list[str]:
@@ -191,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--transports", default="shared,socket", help="transports to measure (default shared,socket)")
     ap.add_argument("--copies", default="false,true", help="vector envs' copy settings to measure (default false,true)")
     ap.add_argument("--pool", default="1024", help="YutEnvPool sizes, stepped in 2 groups (default 1024; '' for none)")
+    ap.add_argument(
+        "--go",
+        action="store_true",
+        help="also step the same games in process (yutenv bench --batch) in every round, and give "
+        "each row's ratio to it: the cost of the Go-Python seam",
+    )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args(argv)
@@ -198,36 +252,50 @@ def main(argv: list[str] | None = None) -> int:
 
     with Server() as server:
         closers: list[Callable[[], None]] = []
-        configs: list[tuple[str, int, Runner]] = []
+        configs: list[Config] = []
+        pools = [int(x) for x in args.pool.split(",") if x.strip()]
+        if args.go:
+            for n in sorted({1, *sizes, *pools}):
+                run, close = go_runner(str(binary_path()), n)
+                configs.append(Config(f"Go in process, batch of {n}", n, run, go=True))
         kinds = transports(server, [t.strip() for t in args.transports.split(",") if t.strip()])
         copies = [c.strip().lower() in ("true", "1", "yes") for c in args.copies.split(",") if c.strip()]
         for tr in kinds:
             run, close = single_runner(server, args.opponent, args.tier, tr)
-            configs.append((f"YutEnv, {tr}", 1, run))
+            configs.append(Config(f"YutEnv, {tr}", 1, run))
             closers.append(close)
         for n in sizes:
             for tr in kinds:
                 for cp in copies:
                     run, close = vector_runner(server, n, args.opponent, args.tier, tr, cp)
-                    configs.append((f"YutVectorEnv({n}), {tr}, copy={cp}", n, run))
+                    configs.append(Config(f"YutVectorEnv({n}), {tr}, copy={cp}", n, run))
                     closers.append(close)
-        for n in [int(x) for x in args.pool.split(",") if x.strip()]:
+        for n in pools:
             run, close = pool_runner(server, n, 2, args.opponent, args.tier)
-            configs.append((f"YutEnvPool({n}), 2 groups, {kinds[0]}", n, run))
+            configs.append(Config(f"YutEnvPool({n}), 2 groups, {kinds[0]}", n, run))
             closers.append(close)
         try:
             rows = measure(configs, args.seconds, args.warmup, max(1, args.rounds))
         finally:
             for close in closers:
                 close()
-    base = rows[0].steps_per_s
+    base = next(r for r in rows if not r.name.startswith("Go ")).steps_per_s
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
     if args.json:
         print(json.dumps({"machine": machine, "rows": [asdict(r) for r in rows]}, indent=2))
         return 0
-    head = ["configuration", "env steps/s", "vs the first", "µs inside step()"]
-    table = [[r.name, f"{r.steps_per_s:,.0f}", f"{r.steps_per_s / base:.1f}x", f"{r.us_per_step_call:,.1f}"] for r in rows]
+    head = ["configuration", "env steps/s", "vs the first", "µs inside step()"] + (["vs Go in process"] if args.go else [])
+    table = [
+        [
+            r.name,
+            f"{r.steps_per_s:,.0f}",
+            "" if r.name.startswith("Go ") else f"{r.steps_per_s / base:.1f}x",
+            f"{r.us_per_step_call:,.1f}",
+        ]
+        + ([_vs_go(r)] if args.go else [])
+        for r in rows
+    ]
     if args.markdown:
         print(f"Machine: {machine}\n")
         print(tabulate(table, headers=head, tablefmt="github", disable_numparse=True))
@@ -236,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         f"yutenv bench: {machine}; {args.seconds:g} s per configuration in {args.rounds} interleaved "
         f"rounds (median), opponent {args.opponent}"
     )
-    print(tabulate(table, headers=head, disable_numparse=True, colalign=("left", "right", "right", "right")))
+    print(tabulate(table, headers=head, disable_numparse=True, colalign=("left",) + ("right",) * (len(head) - 1)))
     return 0
 
 
