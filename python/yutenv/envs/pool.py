@@ -53,7 +53,10 @@ class YutEnvPool:
         num_envs: number of games.
         batch_size: games per group, a divisor of ``num_envs`` (default ``num_envs``: one group,
             synchronous).
-        config, options: as :class:`~yutenv.YutVectorEnv` (single-agent options).
+        config, options: as :class:`~yutenv.YutVectorEnv` (single-agent options). ``spin_us``
+            left unset, the server polls the groups' regions only on a machine with a core for
+            every group's poll and step and this process (:func:`pool_spin_us`); else each step
+            rings over its socket, and :meth:`recv` blocks on the sockets.
         copy: return fresh arrays (default) instead of views of the shared rows.
     """
 

@@ -9,7 +9,9 @@ each over every transport this machine has (``shared``: rows in shared memory, a
 step; ``socket``: rows through the socket), and for the vector envs with ``copy=False`` (views
 of the shared rows) and ``copy=True`` (Gymnasium's default, fresh arrays). Besides env steps per
 second, each row gives the time spent inside ``step()`` per call, the figure to compare with the
-in-process ``go test -bench BatchStep ./vecenv/`` (``scripts/bench_seam.py`` runs both).
+in-process ``go test -bench BatchStep ./vecenv/``. With ``--go`` every round also steps that batch
+in process (``yutenv bench --batch N``) beside the Python rows, and each row gets its ratio to it
+(``scripts/bench_seam.py`` prints those against the seam's targets).
 
 Rates are compared with the single env's. There is no pure-Python row: the package ships no
 second rules engine to compare with (the project's pure-Python reference engine is a test
