@@ -160,7 +160,7 @@ class YutEnvPool:
 
     def _wait_any(self, timeout: float | None) -> int:
         order = sorted(self._sent)
-        if any(self._groups[g].region is not None and self._groups[g].region.polled for g in order):
+        if any(self._polled(g) for g in order):
             # The server serves some group by polling its region: poll its done flag too.
             until = time.perf_counter() + POLL_LIMIT
             pause = getattr(os, "sched_yield", None)  # leave the cores to the server's workers
@@ -186,6 +186,11 @@ class YutEnvPool:
             if left is not None and left <= 0:
                 raise YutTimeoutError(f"recv: no group finished within {timeout:g} s", method="step", timeout=timeout or 0.0)
             select.select(list(socks), [], [], left)
+
+    def _polled(self, g: int) -> bool:
+        """Whether group ``g``'s step in flight is left to the server's poll (not rung)."""
+        region = self._groups[g].region
+        return region is not None and region.polled
 
     def _result(self, g: int, r: Any) -> PoolStep:
         ids = self._env_ids[g]
