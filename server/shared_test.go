@@ -5,6 +5,7 @@ package server
 import (
 	"bytes"
 	"encoding/binary"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -230,4 +231,35 @@ func TestSharedRegionsGoWithTheirConnection(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	assert.Equal(t, before+1, mappedRegions(t), "the server unmapped the region of a connection that left")
+}
+
+// TestPeekAllocatesNothing: a polled region checks its socket many times a
+// millisecond. After the first check (which sets the peeker up) a check
+// allocates nothing, finds no bytes on a quiet socket, and finds them (or
+// the peer's end) once they come.
+func TestPeekAllocatesNothing(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	require.NoError(t, err)
+	f := os.NewFile(uintptr(fds[0]), "server end")
+	nc, err := net.FileConn(f)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	defer nc.Close()
+	peer := os.NewFile(uintptr(fds[1]), "client end")
+	srv, err := New(DefaultConfig())
+	require.NoError(t, err)
+	c := newConn(srv, nc)
+
+	assert.False(t, c.readable(), "a quiet socket")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { c.readable() }), "allocations per check")
+	_, err = peer.Write([]byte{1})
+	require.NoError(t, err)
+	assert.True(t, c.readable(), "a byte waits")
+	assert.True(t, c.readable(), "a peek reads nothing: it still waits")
+	var b [1]byte
+	_, err = c.r.Read(b[:])
+	require.NoError(t, err)
+	assert.False(t, c.readable(), "read")
+	require.NoError(t, peer.Close())
+	assert.True(t, c.readable(), "the peer's end is readable too: the read reports it")
 }
