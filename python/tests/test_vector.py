@@ -201,9 +201,19 @@ def test_vector_illegal_action_changes_no_env(srv: yutenv.Server) -> None:
     assert "1" in str(ei.value)
     with pytest.raises(yutenv.IllegalActionError):
         v.step(np.array([0, 0, 999]))
+    # Out of range at either end, in any integer type: never wrapped into a legal action.
+    for out in (
+        np.array([0, -1, 0]),
+        np.array([0, 0, 2**32 + int(acts[2])], dtype=np.int64),
+        np.array([0, 0, 255], dtype=np.uint8),
+        np.array([0, 0, -1], dtype=np.int8),
+        np.array([0, -(2**31), 0], dtype=">i4"),
+    ):
+        with pytest.raises(yutenv.IllegalActionError, match="out of range"):
+            v.step(out)
     with pytest.raises(ValueError):
         v.step(np.array([0, 0]))
-    a = v.step(acts)
+    a = v.step(acts.astype(">i8"))  # big-endian actions are the same actions
     b = twin.step(acts)
     for x, y in zip(a[:4], b[:4]):
         np.testing.assert_array_equal(x, y)

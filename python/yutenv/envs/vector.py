@@ -207,6 +207,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             raise ValueError(f"expected actions of shape ({self.num_envs},), got {a.shape}")
         if a.dtype.kind not in "iu":
             raise TypeError(f"actions must be integers, got dtype {a.dtype}")
+        if not a.dtype.isnative:
+            a = a.astype(a.dtype.newbyteorder("="))
         # One reduction checks both ends: viewed as unsigned, a negative action is huge.
         if a.size and a.view(f"u{a.dtype.itemsize}").max() >= self.num_actions:
             bad = int(np.flatnonzero((a < 0) | (a >= self.num_actions))[0])
