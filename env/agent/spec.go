@@ -238,8 +238,9 @@ func DefaultSpec(name string) (Spec, error) {
 // docs/BASELINES.md shows): for example random, mcts:400,c=2,
 // net:a.ynet,sims=200,gumbel=1, az,sims=200 (Gumbel, az's default search)
 // or az,sims=200,gumbel=0,c=2 (PUCT). Each key may appear once; spaces
-// around items are ignored; PATH may not hold ',' or ';'. Every error wraps
-// ErrSpec and says what was expected.
+// around items are ignored. PATH runs to the first item that reads
+// key=value (it may hold ',', not ';'). Every error wraps ErrSpec and says
+// what was expected.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -255,7 +256,15 @@ func ParseSpec(s string) (Spec, error) {
 	}
 	info := kinds[name]
 	if name == "net" || name == "optimal" {
-		sp.Path = strings.TrimSpace(nText)
+		// PATH runs to the first item that reads key=value (an option), so
+		// that a file's name may hold commas.
+		j := 1
+		for j < len(items) && !looksLikeOption(items[j]) {
+			j++
+		}
+		_, first, _ := strings.Cut(items[0], ":")
+		sp.Path = strings.TrimSpace(strings.Join(append([]string{first}, items[1:j]...), ","))
+		items = append(items[:1], items[j:]...)
 		if !hasN || sp.Path == "" || strings.Contains(sp.Path, ";") {
 			what := map[string]string{"net": "the network file", "optimal": "the solved table file"}[name]
 			return Spec{}, fmt.Errorf("%w: %q: %s needs %s: %s:PATH", ErrSpec, s, name, what, name)
@@ -301,6 +310,23 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%w: %q: %w", ErrSpec, s, err)
 	}
 	return sp, nil
+}
+
+// looksLikeOption reports whether a spec item reads key=value with key a
+// bare word (letters, digits, '_'): an option, known or not, and not a
+// piece of a file's path.
+func looksLikeOption(item string) bool {
+	k, _, ok := strings.Cut(item, "=")
+	k = strings.TrimSpace(k)
+	if !ok || k == "" {
+		return false
+	}
+	for _, r := range k {
+		if !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // checkFast refuses a playout cap the search cannot have (or full_prob

@@ -320,12 +320,15 @@ def test_relative_net_names_are_the_callers_files(tmp_path: Any, monkeypatch: py
         work = tmp_path / "work"
         work.mkdir()
         (work / "mine.ynet").write_bytes(net.read_bytes())
+        (work / "a,b").mkdir()
+        (work / "a,b" / "c, d.ynet").write_bytes(net.read_bytes())
         monkeypatch.chdir(work)
-        for opponent in ("net:mine.ynet", ["net:mine.ynet,sims=2", "greedy"]):
+        for opponent in ("net:mine.ynet", ["net:mine.ynet,sims=2", "greedy"], "net:a,b/c, d.ynet,sims=2", "net:a,b/c, d.ynet"):
             env = yutenv.make(opponent=opponent, server=srv, tier="compact")
             try:
                 _, info = env.reset(seed=1)
                 assert info.get("opponent", "net:mine.ynet") in ("net:mine.ynet", "net:mine.ynet,sims=2", "greedy")
+                env.step(int(info["action_mask"].argmax()))  # the network plays
             finally:
                 env.close()
 

@@ -12,6 +12,7 @@ the server writes (:mod:`yutenv.envs.shared`) instead of the reply.
 from __future__ import annotations
 
 import os
+import re
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
@@ -34,6 +35,10 @@ from .shared import supported as shared_supported
 
 #: The transports of a batch (see :class:`Batch`).
 TRANSPORTS = ("auto", "shared", "socket")
+
+# Where a spec's PATH ends: at the first item that reads key=value with a bare word as key (the
+# server's agent.ParseSpec); a file's name may hold commas.
+_PATH_END = re.compile(r",\s*\w+\s*=")
 
 if TYPE_CHECKING:
     pass
@@ -444,10 +449,13 @@ class Batch:
         srv = self.session.server
         if srv is None or not srv.opens_any_net or not spec.startswith("net:"):
             return spec
-        path, comma, opts = spec[4:].partition(",")
+        # The path runs to the first item that reads key=value, as the server parses it.
+        m = _PATH_END.search(spec, 4)
+        end = m.start() if m else len(spec)
+        path = spec[4:end].strip()
         if not path or os.path.isabs(path):
             return spec
-        return f"net:{os.path.abspath(path)}{comma}{opts}"
+        return f"net:{os.path.abspath(path)}{spec[end:]}"
 
     def _params(self, m: Mixture) -> dict[str, Any]:
         p = m.params()
