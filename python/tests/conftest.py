@@ -31,6 +31,12 @@ _RAY_TMPDIR = tempfile.mkdtemp(prefix="yr", dir="/tmp" if os.path.isdir("/tmp") 
 os.environ["RAY_TMPDIR"] = _RAY_TMPDIR
 atexit.register(shutil.rmtree, _RAY_TMPDIR, ignore_errors=True)
 
+# Stable-Baselines3's logger makes a folder for every learn() (/tmp/SB3-<date> unless told one):
+# the suite's trainers, and the doc blocks' processes, which inherit this, use one of their own.
+_SB3_LOGDIR = tempfile.mkdtemp(prefix="yutenv-sb3-")
+os.environ["SB3_LOGDIR"] = _SB3_LOGDIR
+atexit.register(shutil.rmtree, _SB3_LOGDIR, ignore_errors=True)
+
 
 def pid_alive(pid: int) -> bool:
     """True if the process exists and is not a zombie."""
