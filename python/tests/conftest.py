@@ -38,6 +38,13 @@ os.environ["SB3_LOGDIR"] = _SB3_LOGDIR
 atexit.register(shutil.rmtree, _SB3_LOGDIR, ignore_errors=True)
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remove this process's folders when its tests end: an xdist worker exits without running
+    atexit handlers."""
+    for d in (_RAY_TMPDIR, _SB3_LOGDIR):
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def pid_alive(pid: int) -> bool:
     """True if the process exists and is not a zombie."""
     try:
