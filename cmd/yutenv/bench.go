@@ -59,6 +59,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *workers < 1 || *workers > 1024 {
+		return fmt.Errorf("--workers must be 1..1024, got %d", *workers)
+	}
+	if *dur <= 0 || *dur > time.Hour {
+		return fmt.Errorf("--time must be more than 0 and at most 1h, got %v", *dur)
+	}
 	if *batch != 0 {
 		if fs.Changed("rules") || fs.Changed("seed") {
 			return errors.New("--batch steps the reference batch (standard rules, seeds 0..N-1): --rules and --seed do not apply")
@@ -68,12 +74,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			w = *workers
 		}
 		return benchBatch(stdout, *batch, w, *dur, *asJSON)
-	}
-	if *workers < 1 || *workers > 1024 {
-		return fmt.Errorf("--workers must be 1..1024, got %d", *workers)
-	}
-	if *dur <= 0 || *dur > time.Hour {
-		return fmt.Errorf("--time must be more than 0 and at most 1h, got %v", *dur)
 	}
 	res := benchPlayouts(rules, *seed, *workers, *dur)
 	res.Rules = rules.String()
@@ -205,16 +205,11 @@ type batchResult struct {
 }
 
 // benchBatch steps the reference batch of n envs in process (no socket, no
-// Python) for about d: the figure the Go-Python seam is compared with.
+// Python) on workers (checked by runBench) for about d: the figure the
+// Go-Python seam is compared with.
 func benchBatch(stdout io.Writer, n, workers int, d time.Duration, asJSON bool) error {
 	if n < 1 || n > server.DefaultMaxEnvsPerConn {
 		return fmt.Errorf("--batch must be 1..%d (the envs a connection may hold), got %d", server.DefaultMaxEnvsPerConn, n)
-	}
-	if workers < 1 || workers > 1024 {
-		return fmt.Errorf("--workers must be 1..1024, got %d", workers)
-	}
-	if d <= 0 || d > time.Hour {
-		return fmt.Errorf("--time must be more than 0 and at most 1h, got %v", d)
 	}
 	t, err := vecenv.MeasureSteps(vecenv.ReferenceConfig(n), workers, d)
 	if err != nil {

@@ -174,7 +174,7 @@ class YutEnvPool:
         # leaves every core to the server.
         for g in order:
             region = self._groups[g].region
-            if region is not None and not region._rung:
+            if region is not None and region.polled:
                 region._ring()
         socks = {self._groups[g].session.client._sock.fileno(): g for g in order}
         deadline = None if timeout is None else time.monotonic() + timeout
