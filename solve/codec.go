@@ -43,6 +43,7 @@ type codec struct {
 	pieces int
 	index  [env.NumStations][env.NumRoutes]int8 // place index, -1 where no stack may stand
 	places []place
+	win    winRules // the sure-win test's tables (surewin.go)
 }
 
 // newCodec returns the codec of rules r, which must be supported (check).
@@ -64,6 +65,7 @@ func newCodec(r env.Rules) (*codec, error) {
 	if len(c.places)+2 > 1<<pieceBits {
 		return nil, fmt.Errorf("%w: %d places do not fit a key", ErrUnsupported, len(c.places))
 	}
+	c.win = newWinRules(c)
 	return c, nil
 }
 

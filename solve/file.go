@@ -20,8 +20,13 @@ import (
 const (
 	// Magic opens every table file.
 	Magic = "YUTSOLVE"
-	// Version is the format version this build writes and reads.
-	Version = 1
+	// Version is the format version this build writes. Version 2 leaves
+	// out the sure wins (surewin.go); this build reads versions 1 and 2.
+	Version = 2
+	// minVersion is the oldest format version this build reads: version
+	// 1 lists every state, sure wins included, which a reader of version
+	// 2 answers the same.
+	minVersion = 1
 	// maxRulesLen bounds the rules string of a header.
 	maxRulesLen = 1024
 	// headerFixed is the header's size without its rules string: magic,
@@ -188,8 +193,8 @@ func readBody(r *countReader, h hash.Hash32, size int64) (*Table, error) {
 	if string(fixed[:len(Magic)]) != Magic {
 		return nil, corrupt("not a solved table (no %s header)", Magic)
 	}
-	if v := binary.LittleEndian.Uint32(fixed[len(Magic):]); v != Version {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d", ErrVersion, v, Version)
+	if v := binary.LittleEndian.Uint32(fixed[len(Magic):]); v < minVersion || v > Version {
+		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrVersion, v, minVersion, Version)
 	}
 	n := binary.LittleEndian.Uint32(fixed[len(Magic)+4:])
 	if n > maxRulesLen {

@@ -3,6 +3,8 @@ package solve
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
+	"hash/crc32"
 	"math"
 	"os"
 	"path/filepath"
@@ -60,7 +62,8 @@ func TestLoadRefusesDamage(t *testing.T) {
 		{"empty", nil, ErrCorrupt, "not a solved table"},
 		{"wrong magic", append([]byte("YUTNOPE!"), good[8:]...), ErrCorrupt, "not a solved table"},
 		{"other file", []byte("{\"json\": true}\n"), ErrCorrupt, "not a solved table"},
-		{"wrong version", version, ErrVersion, "format version 2"},
+		{"newer version", version, ErrVersion, fmt.Sprintf("format version %d, this build reads 1 to %d", Version+1, Version)},
+		{"version 0", withVersion(t, good, 0), ErrVersion, "format version 0"},
 		{"truncated header", good[:20], ErrCorrupt, "truncated"},
 		{"truncated payload", good[:len(good)-100], ErrCorrupt, "do not fit"},
 		{"no checksum", good[:len(good)-4], ErrCorrupt, "do not fit"},
@@ -126,4 +129,38 @@ func FuzzRead(f *testing.F) {
 			_, _ = got.State(i)
 		}
 	})
+}
+
+// withVersion returns table bytes b with format version v and the checksum
+// made again: a well-formed file of that version.
+func withVersion(t testing.TB, b []byte, v uint32) []byte {
+	t.Helper()
+	b = bytes.Clone(b)
+	binary.LittleEndian.PutUint32(b[len(Magic):], v)
+	n := len(b) - trailer
+	binary.LittleEndian.PutUint32(b[n:], crc32.Checksum(b[:n], castagnoli))
+	return b
+}
+
+// A version-1 table, which lists the sure wins, loads and answers every
+// state as the version-2 table of the same variant does.
+func TestLoadVersion1(t *testing.T) {
+	spec := "board=line,spaces=6,pieces=2"
+	full, err := Solve(mustRules(t, spec), Options{listSureWins: true})
+	require.NoError(t, err)
+	lean := mustSolve(t, spec, 0)
+	require.Greater(t, full.Len(), lean.Len())
+	path := filepath.Join(t.TempDir(), "v1.ysolve")
+	require.NoError(t, os.WriteFile(path, withVersion(t, tableBytes(t, full), 1), 0o644))
+	old, err := Load(path)
+	require.NoError(t, err)
+	require.Equal(t, full.Len(), old.Len())
+	for i := range lean.Len() {
+		s, err := lean.State(i)
+		require.NoError(t, err)
+		v, err := old.Value(&s)
+		require.NoError(t, err)
+		require.InDelta(t, lean.ValueAt(i), v, 1e-12)
+	}
+	assert.InDelta(t, lean.Start(), old.Start(), 1e-12)
 }

@@ -65,6 +65,10 @@ type Options struct {
 	PoolCap int
 	// Progress, if not nil, is called now and then during the solve.
 	Progress func(Progress)
+
+	// listSureWins lists the sure wins (surewin.go) like any state, as
+	// tables of format version 1 did: the tests compare both solves.
+	listSureWins bool
 }
 
 // Progress reports how far a solve has got.
@@ -127,24 +131,29 @@ func Check(r env.Rules) error {
 	return nil
 }
 
-// The constants of EstimateBytes.
+// The constants of EstimateBytes, measured (docs/BASELINES.md).
 const (
-	// estimateBytes is what one state costs in all, hash index and edges
-	// included, as measured on the cross board.
-	estimateBytes = 50
-	// statesPerPlacing is the measured ratio of reachable states to
-	// placings of the pieces (both phases) times pool shapes.
+	// estimateBytes is the peak resident memory of a solve per state:
+	// 5.4 GiB for the 53.6 million states of pieces=2 on the cross.
+	estimateBytes = 110
+	// statesPerPlacing is the ratio of reachable states to placings of
+	// the pieces (both seats to move) without a pool: 2.3 on the kata.
 	statesPerPlacing = 2.5
+	// statesPerPlacingPiece is the same ratio with a pool, per piece a
+	// seat: the pools that are not sure wins grow with the pieces they
+	// must bring home (7.8 for pieces=1 on the cross, 17.9 for pieces=2).
+	statesPerPlacingPiece = 9.0
 )
 
 // EstimateBytes returns an estimate of the memory Solve needs for rules r
 // with pool cap poolCap (0: DefaultPoolCap): the ways to place both seats'
-// pieces (stations with routes, hand, finished), times the shapes a pool
-// of up to poolCap yut and mo can take, times the ratio of reachable
-// states to these measured on the cross board (docs/BASELINES.md), times
-// the bytes of a state. Solve refuses a variant whose estimate exceeds its
-// bound before it starts, and stops with ErrTooBig if the real count
-// passes the bound while it lists the states.
+// pieces (stations with routes, hand, finished), times the ratio of
+// reachable states to these measured on the solved variants (with a pool,
+// a ratio per piece), times the peak memory of a state. Pools long enough
+// to reach the cap are almost all sure wins, which the solver does not
+// list, so the estimate does not grow with the cap. Solve refuses a
+// variant whose estimate exceeds its bound before it starts, and stops
+// with ErrTooBig if its tables pass the bound while it lists the states.
 func EstimateBytes(r env.Rules, poolCap int) (int64, error) {
 	if err := Check(r); err != nil {
 		return 0, err
@@ -153,15 +162,15 @@ func EstimateBytes(r env.Rules, poolCap int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if poolCap <= 0 {
-		poolCap = DefaultPoolCap(r)
+	if poolCap < 0 || poolCap > MaxPoolCap {
+		return 0, fmt.Errorf("%w: pool cap %d out of range 1..%d", ErrUnsupported, poolCap, MaxPoolCap)
 	}
-	pools := 1.0
+	ratio := statesPerPlacing
 	if r.Pool == env.SwitchOn {
-		pools = float64((poolCap + 1) * (poolCap + 2) / 2)
+		ratio = statesPerPlacingPiece * float64(r.Pieces)
 	}
 	seat := binomial(len(c.places)+2+r.Pieces-1, r.Pieces) // multisets of pieces over places, hand, finished
-	n := 2 * seat * seat * pools * statesPerPlacing
+	n := 2 * seat * seat * ratio
 	if n*estimateBytes > math.MaxInt64/2 {
 		return math.MaxInt64 / 2, nil
 	}
@@ -209,6 +218,8 @@ type graph struct {
 	tCap   []env.Throw
 	cap    int
 	budget int64
+	// listSureWins is Options.listSureWins.
+	listSureWins bool
 }
 
 // bytes returns the memory the graph holds now plus its values to come.
@@ -275,6 +286,12 @@ func bitsLen(x uint64) int {
 func (g *graph) edge(s, c *env.State) (uint32, error) {
 	if c.IsOver() {
 		if c.Outcome(s.ToMove()) > 0 {
+			return winIndex, nil
+		}
+		return lossIndex, nil
+	}
+	if !g.listSureWins && g.c.sureWin(c) { // never listed: its value is 1 for its mover
+		if c.ToMove() == s.ToMove() {
 			return winIndex, nil
 		}
 		return lossIndex, nil
@@ -433,7 +450,7 @@ func Solve(r env.Rules, opt Options) (*Table, error) {
 		return nil, err
 	}
 	start := time.Now()
-	g := &graph{c: c, cap: opt.PoolCap, budget: opt.MaxBytes}
+	g := &graph{c: c, cap: opt.PoolCap, budget: opt.MaxBytes, listSureWins: opt.listSureWins}
 	g.outcomes()
 	if err := g.enumerate(opt.Progress); err != nil {
 		return nil, err

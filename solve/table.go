@@ -60,17 +60,19 @@ func (t *Table) checkRules(s *env.State) error {
 	return nil
 }
 
-// lookup returns the value of s for its mover, if the table holds s.
+// lookup returns the value of s for its mover, if the table holds s or s
+// is a sure win (which a table does not list: its value is 1).
 func (t *Table) lookup(s *env.State) (float64, bool) {
 	key, ok := t.c.encode(s)
-	if !ok {
-		return 0, false
+	if ok {
+		if i, found := slices.BinarySearch(t.keys, key); found {
+			return t.values[i], true
+		}
 	}
-	i, found := slices.BinarySearch(t.keys, key)
-	if !found {
-		return 0, false
+	if t.c.sureWin(s) {
+		return 1, true
 	}
-	return t.values[i], true
+	return 0, false
 }
 
 // Value returns the probability that the seat to move in s wins under
@@ -90,7 +92,7 @@ func (t *Table) Value(s *env.State) (float64, error) {
 	}
 	v, ok := t.lookup(s)
 	if !ok {
-		return 0, fmt.Errorf("%w: the state is not in the table (not reachable from the start under pool cap %d)", ErrUnknownState, t.PoolCap)
+		return 0, fmt.Errorf("%w: the state is not in the table (it cannot arise from the start under pool cap %d, or only after a move that gave up a sure win)", ErrUnknownState, t.PoolCap)
 	}
 	return v, nil
 }

@@ -154,6 +154,8 @@ SHRINK = [
     (r"(--n[ =])(\d+)", _cap(64)),
     (r"(\bdistributed\.selfplay\([^,]+,\s*)(\d[\d_]*)", _cap(4)),
     (r"(\byutenv bench)\b", lambda m: m.group(1) + " --time 100ms"),
+    # Solving two pieces a seat on the cross takes minutes and GiBs: one piece, the same commands.
+    (r"(\bpieces=)2\b", lambda m: m.group(1) + "1"),
     (r"(--minutes[ =])(\d+(?:\.\d+)?)", lambda m: m.group(1) + "0.05"),
     (r"(--rate-games[ =]|\brate_games=)(\d+)", _cap(4)),
     (r"(\bsnapshot_every=)(\d[\d_]*)", _cap(128)),
