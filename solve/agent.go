@@ -76,7 +76,7 @@ func (a *Agent) Act(s *env.State) (env.Action, error) {
 // ActStats is Act with the statistics: a one-hot policy of the chosen
 // action, the mover's value in [-1, 1] (2p - 1 for the solved probability
 // p of winning) and Q, that value after every legal action (a successor
-// the table does not hold counting as p = 0.5, as in Best).
+// the table cannot value counting as p = 0.5, as in Best).
 func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	if s.Phase() != env.PhaseMove {
 		return 0, agent.Stats{}, fmt.Errorf("%w: phase %s", agent.ErrNoMove, s.Phase())
@@ -94,7 +94,7 @@ func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 			return 0, agent.Stats{}, err
 		}
 		for i, p := range a.q {
-			a.q[i] = 0 // not legal, or not held: p = 0.5
+			a.q[i] = 0 // not legal, or not valued: p = 0.5
 			if p >= 0 {
 				a.q[i] = 2*p - 1
 			}

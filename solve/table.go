@@ -75,11 +75,103 @@ func (t *Table) lookup(s *env.State) (float64, bool) {
 	return 0, false
 }
 
+// maxMissingDepth bounds the expectimax by which a table values a state
+// it does not hold (Table.search): the throws and moves below it.
+const maxMissingDepth = 12
+
+// valueOf returns the value of s (not over) for its mover: the table's,
+// 1 for a sure win, or for a state the table does not hold (one that only
+// a move giving up a sure win leads to) an expectimax over its successors
+// down to states the table holds. ok is false if that needs more than
+// maxMissingDepth steps.
+func (t *Table) valueOf(s *env.State) (float64, bool) {
+	if v, ok := t.lookup(s); ok {
+		return v, true
+	}
+	return t.search(s, maxMissingDepth, map[uint64]float64{})
+}
+
+// search is the expectimax of valueOf below a state the table does not
+// hold, with the chance nodes of the solve (capped at the table's pool
+// cap) and memo for the states it has valued.
+func (t *Table) search(s *env.State, depth int, memo map[uint64]float64) (float64, bool) {
+	key, keyed := t.c.encode(s)
+	if keyed {
+		if v, ok := memo[key]; ok {
+			return v, true
+		}
+	}
+	if depth == 0 || !keyed {
+		return 0, false
+	}
+	child := func(c *env.State) (float64, bool) {
+		v, ok := 0.0, true
+		switch {
+		case c.IsOver():
+			if c.Outcome(s.ToMove()) > 0 {
+				v = 1
+			}
+			return v, true
+		default:
+			if v, ok = t.lookup(c); !ok {
+				v, ok = t.search(c, depth-1, memo)
+			}
+		}
+		if c.ToMove() != s.ToMove() {
+			v = 1 - v
+		}
+		return v, ok
+	}
+	var ev env.Event
+	v := 0.0
+	if s.IsChance() {
+		var outs [env.NumThrows]env.ChanceOutcome
+		capped := t.c.rules.Pool == env.SwitchOn && s.PoolSize() >= t.PoolCap
+		total := 0.0
+		for _, o := range s.ChanceOutcomes(outs[:0]) {
+			if capped && o.Throw.Bonus() {
+				continue
+			}
+			c := *s
+			if err := c.ApplyThrowTo(o.Throw, &ev); err != nil {
+				return 0, false
+			}
+			x, ok := child(&c)
+			if !ok {
+				return 0, false
+			}
+			v += o.Prob * x
+			total += o.Prob
+		}
+		if total == 0 {
+			return 0, false
+		}
+		v /= total
+	} else {
+		var legal [env.NumActions]env.Action
+		for _, a := range s.LegalActions(legal[:0]) {
+			c := *s
+			if err := c.ApplyTo(a, &ev); err != nil {
+				return 0, false
+			}
+			x, ok := child(&c)
+			if !ok {
+				return 0, false
+			}
+			v = max(v, x)
+		}
+	}
+	memo[key] = v
+	return v, true
+}
+
 // Value returns the probability that the seat to move in s wins under
 // optimal play (for a finished game: 1 if it won, else 0). s must be
-// of the table's rules (else ErrRules) and in the table: a state that
-// cannot arise from the start under the table's pool cap is an error
-// wrapping ErrUnknownState.
+// of the table's rules (else ErrRules). A state the table does not hold
+// (a sure win, or a state only a move giving up a sure win leads to) is
+// valued from the states it holds, a few steps below; one that cannot
+// arise from the start under the table's pool cap is an error wrapping
+// ErrUnknownState.
 func (t *Table) Value(s *env.State) (float64, error) {
 	if err := t.checkRules(s); err != nil {
 		return 0, err
@@ -90,7 +182,7 @@ func (t *Table) Value(s *env.State) (float64, error) {
 		}
 		return 0, nil
 	}
-	v, ok := t.lookup(s)
+	v, ok := t.valueOf(s)
 	if !ok {
 		return 0, fmt.Errorf("%w: the state is not in the table (it cannot arise from the start under pool cap %d, or only after a move that gave up a sure win)", ErrUnknownState, t.PoolCap)
 	}
@@ -119,7 +211,7 @@ func (t *Table) afterValue(s, c *env.State) (float64, bool) {
 		}
 		return 0, true
 	}
-	v, ok := t.lookup(c)
+	v, ok := t.valueOf(c)
 	if !ok {
 		return 0, false
 	}
@@ -131,9 +223,10 @@ func (t *Table) afterValue(s, c *env.State) (float64, bool) {
 
 // Best returns the optimal action of the decision s and its value (the
 // mover's probability of winning): the legal action whose successor has
-// the highest value, the lowest action id on a tie. Successors the table
-// does not hold (states that cannot arise from the start under its pool
-// cap) count as 0.5. s must be a decision (else an error wrapping
+// the highest value, the lowest action id on a tie. A successor the
+// table does not hold is valued from the states below it (as Value does);
+// one it cannot value (a state that cannot arise from the start under its
+// pool cap) counts as 0.5. s must be a decision (else an error wrapping
 // env.ErrWrongPhase) of the table's rules (else ErrRules).
 func (t *Table) Best(s *env.State) (env.Action, float64, error) {
 	if err := t.checkRules(s); err != nil {
@@ -163,7 +256,7 @@ func (t *Table) Best(s *env.State) (env.Action, float64, error) {
 
 // ActionValues writes into dst[:env.NumActions] the value of every legal
 // action of the decision s for its mover (-1 for illegal actions and
-// successors the table does not hold). Its errors are Best's.
+// successors the table cannot value). Its errors are Best's.
 func (t *Table) ActionValues(s *env.State, dst []float64) error {
 	if err := t.checkRules(s); err != nil {
 		return err
