@@ -269,6 +269,7 @@ func browser(t *testing.T, bin string) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Env("TMPDIR="+chromiumTmp(t)),
 		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-quic", true),
 		chromedp.Flag("no-proxy-server", true), chromedp.Flag("mute-audio", true))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -51,6 +51,18 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// chromiumTmp returns a TMPDIR for a Chromium of the test, removed when
+// the test ends: Chromium makes its singleton socket's folder there, which
+// a killed browser leaves behind. Short, under the system's temporary
+// folder: the socket's path must fit in 107 bytes.
+func chromiumTmp(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ych")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // runChromium runs headless Chromium on url with extra flags (--dump-dom or
 // --screenshot=...) in its own process group with a fresh profile, waits for
 // it, kills whatever it left behind, and returns its standard output.
@@ -68,6 +80,7 @@ func runChromium(t *testing.T, bin, url string, extra ...string) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+chromiumTmp(t))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
