@@ -57,6 +57,9 @@ class Row:
     #: batch of as many envs measured in the same round (time per step call over Go's; for the
     #: pool, env steps/s over Go's). None for the Go rows and without ``--go``.
     vs_go: float | None = None
+    #: The in-process Go reference (``--go``), and a ``YutEnvPool`` (its figure is env steps/s).
+    go: bool = False
+    pool: bool = False
 
 
 Runner = Callable[[float], tuple[int, int, float]]
@@ -139,7 +142,7 @@ def pool_runner(server: Server, n: int, groups: int, opponent: str, tier: str | 
     return _timed(one, n // groups, inside), pool.close
 
 
-def go_runner(binary: str, n: int) -> tuple[Runner, Callable[[], None]]:
+def go_runner(binary: str, n: int) -> Runner:
     """The reference: ``yutenv bench --batch n`` steps the same games in process (no socket, no
     Python; the first legal action of each env, as ``go test -bench BatchStep ./vecenv/``)."""
 
@@ -153,7 +156,7 @@ def go_runner(binary: str, n: int) -> tuple[Runner, Callable[[], None]]:
         r = json.loads(out)
         return int(r["steps"]) * n, int(r["steps"]), float(r["seconds"])
 
-    return run, lambda: None
+    return run
 
 
 def _timed(one: Callable[[], None], envs: int, inside: list[float]) -> Runner:
@@ -182,6 +185,8 @@ class Config:
     #: An in-process Go reference: its rate is over the time inside its steps (the process's
     #: start is not part of it).
     go: bool = False
+    #: A ``YutEnvPool``: compared with Go by env steps/s (the others by time per step call).
+    pool: bool = False
 
 
 def measure(configs: list[Config], seconds: float, warmup: float, rounds: int) -> list[Row]:
@@ -207,17 +212,28 @@ def measure(configs: list[Config], seconds: float, warmup: float, rounds: int) -
         vs: float | None = None
         if not c.go and c.envs in go:
             g = go[c.envs]
-            pool = c.name.startswith("YutEnvPool")
-            pairs = [(rates[i][r] / rates[g][r]) if pool else (inside[i][r] / inside[g][r]) for r in range(rounds)]
+            pairs = [(rates[i][r] / rates[g][r]) if c.pool else (inside[i][r] / inside[g][r]) for r in range(rounds)]
             vs = float(np.median(pairs))
-        rows.append(Row(c.name, c.envs, totals[i][0], totals[i][1], float(np.median(rates[i])), float(np.median(inside[i])), vs))
+        rows.append(
+            Row(
+                c.name,
+                c.envs,
+                totals[i][0],
+                totals[i][1],
+                float(np.median(rates[i])),
+                float(np.median(inside[i])),
+                vs,
+                c.go,
+                c.pool,
+            )
+        )
     return rows
 
 
 def _vs_go(r: Row) -> str:
     if r.vs_go is None:
         return ""
-    return f"{r.vs_go:.0%} of Go" if r.name.startswith("YutEnvPool") else f"{r.vs_go:.2f}x"
+    return f"{r.vs_go:.0%} of Go" if r.pool else f"{r.vs_go:.2f}x"
 
 
 def transports(server: Server, wanted: list[str]) -> list[str]:
@@ -258,8 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         pools = [int(x) for x in args.pool.split(",") if x.strip()]
         if args.go:
             for n in sorted({1, *sizes, *pools}):
-                run, close = go_runner(str(binary_path()), n)
-                configs.append(Config(f"Go in process, batch of {n}", n, run, go=True))
+                configs.append(Config(f"Go in process, batch of {n}", n, go_runner(str(binary_path()), n), go=True))
         kinds = transports(server, [t.strip() for t in args.transports.split(",") if t.strip()])
         copies = [c.strip().lower() in ("true", "1", "yes") for c in args.copies.split(",") if c.strip()]
         for tr in kinds:
@@ -274,14 +289,14 @@ def main(argv: list[str] | None = None) -> int:
                     closers.append(close)
         for n in pools:
             run, close = pool_runner(server, n, 2, args.opponent, args.tier)
-            configs.append(Config(f"YutEnvPool({n}), 2 groups, {kinds[0]}", n, run))
+            configs.append(Config(f"YutEnvPool({n}), 2 groups, {kinds[0]}", n, run, pool=True))
             closers.append(close)
         try:
             rows = measure(configs, args.seconds, args.warmup, max(1, args.rounds))
         finally:
             for close in closers:
                 close()
-    base = next(r for r in rows if not r.name.startswith("Go ")).steps_per_s
+    base = next(r for r in rows if not r.go).steps_per_s
     machine = f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
     if args.json:
@@ -292,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         [
             r.name,
             f"{r.steps_per_s:,.0f}",
-            "" if r.name.startswith("Go ") else f"{r.steps_per_s / base:.1f}x",
+            "" if r.go else f"{r.steps_per_s / base:.1f}x",
             f"{r.us_per_step_call:,.1f}",
         ]
         + ([_vs_go(r)] if args.go else [])
