@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import importlib.util
 import io
+import multiprocessing
 import os
 import shutil
 import subprocess
@@ -27,15 +28,24 @@ from yutenv import server as server_mod
 # own. Otherwise a block or test that starts Ray (RLlib's algorithms call ray.init()) joins the
 # cluster that another worker, or the suite run beside this one in make test, has started, and
 # fails when that one stops. Short, under /tmp: Ray's socket paths must fit in 107 bytes.
-_RAY_TMPDIR = tempfile.mkdtemp(prefix="yr", dir="/tmp" if os.path.isdir("/tmp") else None)
-os.environ["RAY_TMPDIR"] = _RAY_TMPDIR
-atexit.register(shutil.rmtree, _RAY_TMPDIR, ignore_errors=True)
-
+#
 # Stable-Baselines3's logger makes a folder for every learn() (/tmp/SB3-<date> unless told one):
 # the suite's trainers, and the doc blocks' processes, which inherit this, use one of their own.
-_SB3_LOGDIR = tempfile.mkdtemp(prefix="yutenv-sb3-")
-os.environ["SB3_LOGDIR"] = _SB3_LOGDIR
-atexit.register(shutil.rmtree, _SB3_LOGDIR, ignore_errors=True)
+#
+# A test module's `from conftest import ...` imports this file a second time in the same process,
+# under another name, and a multiprocessing child (a spawned vector env's worker) imports it to
+# unpickle what it runs, then is terminated without running its atexit handlers: the folders are
+# made once per pytest process (the marker says which process made them), and such a child uses
+# its parent's.
+_reuse = multiprocessing.parent_process() is not None and "RAY_TMPDIR" in os.environ and "SB3_LOGDIR" in os.environ
+if _reuse or os.environ.get("YUTENV_TEST_FOLDERS_PID") == str(os.getpid()):
+    _RAY_TMPDIR, _SB3_LOGDIR = os.environ["RAY_TMPDIR"], os.environ["SB3_LOGDIR"]
+else:
+    _RAY_TMPDIR = tempfile.mkdtemp(prefix="yr", dir="/tmp" if os.path.isdir("/tmp") else None)
+    _SB3_LOGDIR = tempfile.mkdtemp(prefix="yutenv-sb3-")
+    os.environ.update(RAY_TMPDIR=_RAY_TMPDIR, SB3_LOGDIR=_SB3_LOGDIR, YUTENV_TEST_FOLDERS_PID=str(os.getpid()))
+    atexit.register(shutil.rmtree, _RAY_TMPDIR, ignore_errors=True)
+    atexit.register(shutil.rmtree, _SB3_LOGDIR, ignore_errors=True)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
