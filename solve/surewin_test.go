@@ -2,6 +2,7 @@ package solve
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -122,4 +123,104 @@ func minEntry(w *winRules) int {
 		}
 	}
 	return best
+}
+
+// fuzzRules are the variants FuzzSureWin draws positions of: the cross and
+// a line, one to three pieces, stacks, back-do, the finish modes. Captures
+// earn no throw, so that the exhaustive check below is a search over
+// decisions alone (TestSureWinsAreWins covers the capture throw).
+var fuzzRules = []string{
+	"pieces=2,capture_bonus=off",
+	"pieces=1,capture_bonus=off",
+	"pieces=3,capture_bonus=off",
+	"pieces=2,capture_bonus=off,finish=exact",
+	"pieces=2,capture_bonus=off,finish=stop,back_do_enters=on",
+	"kata,pool=on",
+	"board=line,spaces=9,pieces=3,capture_bonus=off,finish=wrap",
+}
+
+// canFinish is the exhaustive check for FuzzSureWin: whether the mover of
+// the decision s can finish all its pieces before its turn ends, whatever
+// moves it takes to (every legal action, back-do included), through the
+// engine's own moves. memo holds the decisions found not to.
+func canFinish(t *testing.T, c *codec, s *env.State, me int, memo map[uint64]bool) bool {
+	if s.IsOver() {
+		return s.Winner() == me
+	}
+	if s.ToMove() != me || s.IsChance() {
+		return false
+	}
+	key, ok := c.encode(s)
+	require.True(t, ok)
+	if v, seen := memo[key]; seen {
+		return v
+	}
+	var legal [env.NumActions]env.Action
+	var ev env.Event
+	win := false
+	for _, a := range s.LegalActions(legal[:0]) {
+		n := *s
+		require.NoError(t, n.ApplyTo(a, &ev))
+		if win = canFinish(t, c, &n, me, memo); win {
+			break
+		}
+	}
+	memo[key] = win
+	return win
+}
+
+// fuzzKey makes the key of a decision of codec c from fuzz input: 0-3 of
+// each throw in the pool, and each piece of both seats in hand, finished
+// or on a place (a byte each, taken modulo). Keys of no position (two
+// seats' stacks on one station) are refused later, by the engine.
+func fuzzKey(c *codec, pool uint16, pieces []byte) uint64 {
+	key := uint64(1)
+	for t := range env.NumThrows {
+		key |= uint64(pool>>(2*t)&3) << (poolShift + poolBits*t)
+	}
+	shift := pieceBase
+	for seat := range 2 {
+		vals := make([]int, c.pieces)
+		for i := range vals {
+			if j := seat*c.pieces + i; j < len(pieces) {
+				vals[i] = int(pieces[j]) % (len(c.places) + 2)
+			}
+		}
+		slices.Sort(vals)
+		for _, v := range vals {
+			key |= uint64(v) << shift
+			shift += pieceBits
+		}
+	}
+	return key
+}
+
+// A state the sure-win test calls a sure win is one: on positions made
+// from fuzz input (pools of at most 8 throws), the mover can finish all
+// its pieces with its pool, by an exhaustive search over the engine's
+// moves. A chance node with the same pool is a sure win alike.
+func FuzzSureWin(f *testing.F) {
+	codecs := make([]*codec, len(fuzzRules))
+	for i, spec := range fuzzRules {
+		c, err := newCodec(mustRules(f, spec))
+		require.NoError(f, err)
+		codecs[i] = c
+	}
+	for i := range fuzzRules {
+		f.Add(uint8(i), uint16(0b11_11_00_00_00_00), []byte{2, 3, 0, 0, 0, 0})   // two yut, two mo
+		f.Add(uint8(i), uint16(0b10_01_01_00_01_00), []byte{20, 20, 1, 9, 5, 0}) // a stack far on
+		f.Add(uint8(i), uint16(0b01_00_11_00_00_01), []byte{0, 0, 0, 30, 31, 2})
+	}
+	f.Fuzz(func(t *testing.T, which uint8, pool uint16, pieces []byte) {
+		c := codecs[int(which)%len(codecs)]
+		var stacks [env.NumStations]env.Stack
+		s, err := c.state(fuzzKey(c, pool, pieces), stacks[:0])
+		if err != nil || s.PoolSize() > 8 || s.IsOver() {
+			return // not a position of these rules, or a pool too long to search through
+		}
+		if !c.sureWin(&s) {
+			return
+		}
+		assert.True(t, canFinish(t, c, &s, s.ToMove(), map[uint64]bool{}), "called a sure win: %v", s.Position())
+	})
 }
