@@ -14,7 +14,7 @@
 // reach the cap below are almost all sure wins, so the pool no longer
 // multiplies the states: the kata has 83,716 (under a second), pieces=1
 // on the cross 37,484 (a tenth of a second) and pieces=2 on the cross 53.6
-// million (6 minutes, 5.4 GiB); larger variants are refused with
+// million (4.5 minutes, 5.2 GiB); larger variants are refused with
 // ErrTooBig (docs/BASELINES.md, "Exactly solved variants"). Under pool=on
 // a turn's yut and mo chain without end, so the pool is capped
 // (Options.PoolCap): the solved values are those of the game in which a

@@ -25,7 +25,7 @@ the kata) by value iteration over every state reachable from the start, and writ
 solved table to FILE (docs/FORMATS.md, "Solved tables"). Agent optimal:FILE then plays
 perfectly (yutenv eval --agents optimal:FILE,random). Variants whose table would need more
 than --max-mem are refused before the memory is taken: pieces=2 on the cross needs about
-6 GiB and 6 minutes (--max-mem 8GiB).`
+6 GiB and 5 minutes (--max-mem 8GiB).`
 
 func runSolve(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("solve", solveUsage, stderr)
