@@ -348,7 +348,7 @@ func (g *graph) enumerate(progress func(Progress)) error {
 		}
 		if s.IsChance() {
 			k, ts := uint8(kindChance), g.tFull
-			if s.PoolSize() >= g.cap && g.c.rules.Pool == env.SwitchOn {
+			if capped(g.c.rules, s.PoolSize(), g.cap) {
 				k, ts = kindCapped, g.tCap
 			}
 			g.kind = append(g.kind, k)
@@ -408,6 +408,13 @@ func FormatBytes(b int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(b)/float64(div), "KMGTPE"[exp])
+}
+
+// capped reports whether a chance node of rules r whose pool holds
+// poolSize results draws only the throws that end the chain, at pool cap
+// poolCap (Options.PoolCap).
+func capped(r env.Rules, poolSize, poolCap int) bool {
+	return r.Pool == env.SwitchOn && poolSize >= poolCap
 }
 
 // outcomes sets the throws of full and capped chance nodes and their probabilities.

@@ -104,39 +104,21 @@ func (t *Table) search(s *env.State, depth int, memo map[uint64]float64) (float6
 	if depth == 0 || !keyed {
 		return 0, false
 	}
-	child := func(c *env.State) (float64, bool) {
-		v, ok := 0.0, true
-		switch {
-		case c.IsOver():
-			if c.Outcome(s.ToMove()) > 0 {
-				v = 1
-			}
-			return v, true
-		default:
-			if v, ok = t.lookup(c); !ok {
-				v, ok = t.search(c, depth-1, memo)
-			}
-		}
-		if c.ToMove() != s.ToMove() {
-			v = 1 - v
-		}
-		return v, ok
-	}
 	var ev env.Event
 	v := 0.0
 	if s.IsChance() {
 		var outs [env.NumThrows]env.ChanceOutcome
-		capped := t.c.rules.Pool == env.SwitchOn && s.PoolSize() >= t.PoolCap
+		atCap := capped(t.c.rules, s.PoolSize(), t.PoolCap)
 		total := 0.0
 		for _, o := range s.ChanceOutcomes(outs[:0]) {
-			if capped && o.Throw.Bonus() {
+			if atCap && o.Throw.Bonus() {
 				continue
 			}
 			c := *s
 			if err := c.ApplyThrowTo(o.Throw, &ev); err != nil {
 				return 0, false
 			}
-			x, ok := child(&c)
+			x, ok := t.below(s, &c, depth-1, memo)
 			if !ok {
 				return 0, false
 			}
@@ -154,7 +136,7 @@ func (t *Table) search(s *env.State, depth int, memo map[uint64]float64) (float6
 			if err := c.ApplyTo(a, &ev); err != nil {
 				return 0, false
 			}
-			x, ok := child(&c)
+			x, ok := t.below(s, &c, depth-1, memo)
 			if !ok {
 				return 0, false
 			}
@@ -201,19 +183,31 @@ func (t *Table) Start() float64 {
 }
 
 // afterValue returns the value for the mover of s of the state c that one
-// of its actions led to: 1 or 0 if the game is over, the table's value
-// (turned round when the other seat is to move) otherwise, and ok = false
-// when c is not in the table.
+// of its actions led to (below), and ok = false when the table cannot
+// value c.
 func (t *Table) afterValue(s, c *env.State) (float64, bool) {
+	return t.below(s, c, maxMissingDepth, nil)
+}
+
+// below returns the value for the mover of s of its successor c: 1 or 0
+// if the game is over, else the table's (a sure win's 1 included) or, for
+// a state it does not hold, search's at depth, turned round when the other
+// seat is to move. memo is search's (nil: made when a search needs it).
+func (t *Table) below(s, c *env.State, depth int, memo map[uint64]float64) (float64, bool) {
 	if c.IsOver() {
 		if c.Outcome(s.ToMove()) > 0 {
 			return 1, true
 		}
 		return 0, true
 	}
-	v, ok := t.valueOf(c)
+	v, ok := t.lookup(c)
 	if !ok {
-		return 0, false
+		if memo == nil {
+			memo = map[uint64]float64{}
+		}
+		if v, ok = t.search(c, depth, memo); !ok {
+			return 0, false
+		}
 	}
 	if c.ToMove() != s.ToMove() {
 		v = 1 - v

@@ -36,9 +36,9 @@ from .shared import supported as shared_supported
 #: The transports of a batch (see :class:`Batch`).
 TRANSPORTS = ("auto", "shared", "socket")
 
-# Where a spec's PATH ends: at the first item that reads key=value with a bare word as key (the
-# server's agent.ParseSpec); a file's name may hold commas.
-_PATH_END = re.compile(r",\s*\w+\s*=")
+# Where a spec's PATH ends: at the first item that reads key=value with a bare ASCII word as key
+# (the server's agent.ParseSpec, looksLikeOption); a file's name may hold commas.
+_PATH_END = re.compile(r",\s*[A-Za-z0-9_]+\s*=")
 
 if TYPE_CHECKING:
     pass
