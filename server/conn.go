@@ -87,6 +87,10 @@ type conn struct {
 	pollAfter uint64
 	// peek checks the socket while a region is polled (made on first use).
 	peek *peeker
+	// faulted is set when serving touched a shared region that faulted
+	// (a client shrank it, where regions cannot be sealed): the connection
+	// ends after its reply, the other connections go on.
+	faulted bool
 }
 
 func newConn(s *Server, nc net.Conn) *conn {
@@ -148,6 +152,9 @@ func (e errFrameTooLarge) Error() string {
 // or the shutdown, then frees its envs.
 func (c *conn) serve() {
 	defer c.cleanup()
+	// A fault in a shared region (memory the client maps too) panics in
+	// this goroutine instead of crashing the server: see regionFault.
+	debug.SetPanicOnFault(true)
 	c.log.Debug("connection opened")
 	for {
 		// After a shutdown began, a request already received is refused
@@ -207,14 +214,49 @@ func (c *conn) serve() {
 		if mid >= 0 {
 			c.srv.stats.latency[mid].Add(time.Since(start))
 		}
-		if closeAfter {
+		if closeAfter || c.regionFaulted() {
 			return
 		}
 		if h := c.pollAfter; h > 0 {
 			c.pollAfter = 0
 			c.pollShared(h - 1)
+			if c.regionFaulted() {
+				return
+			}
 		}
 	}
+}
+
+// regionFaulted reports whether serving this connection met a memory fault
+// in one of its shared regions, in its own goroutine (faulted) or in the
+// pool's workers (the batch's Faulted): its regions can no longer be
+// trusted, so the connection ends (and frees them); no other is touched.
+func (c *conn) regionFaulted() bool {
+	if !c.faulted {
+		for h := range c.regions {
+			if b := c.handles[h]; b != nil && b.Faulted() {
+				c.faulted = true
+				break
+			}
+		}
+		if !c.faulted {
+			return false
+		}
+	}
+	c.log.Warn("a shared region faulted (shrunk by the client?) or its poll failed; closing the connection")
+	return true
+}
+
+// regionFault is the recovered panic v of serving a request or polling a
+// region: a memory fault marks the connection to close (regionFaulted) and
+// is answered as an error; any other panic is a bug, logged with its stack.
+func (c *conn) regionFault(v any) *Error {
+	if vecenv.IsFault(v) {
+		c.faulted = true
+		return errorf(protocol.CodeInternal, "a memory fault in this connection's shared region (was it shrunk?): %v; closing the connection", v)
+	}
+	c.log.Error("panic serving a request", "panic", v, "stack", string(debug.Stack()))
+	return errorf(protocol.CodeInternal, "the server failed serving this request (a bug; it was logged): %v", v)
 }
 
 // maxPreAuthFrame bounds the frames of a connection that has not completed
@@ -373,8 +415,7 @@ func (c *conn) serveFrame(body []byte, refuse bool) (mid int, closeAfter bool) {
 	var e *Error
 	defer func() {
 		if v := recover(); v != nil {
-			c.log.Error("panic serving a request", "panic", v, "stack", string(debug.Stack()))
-			e = errorf(protocol.CodeInternal, "the server failed serving this request (a bug; it was logged): %v", v)
+			e = c.regionFault(v)
 			c.fail(e)
 		}
 	}()

@@ -199,7 +199,16 @@ func (c *conn) pollShared(h uint64) {
 		return
 	}
 	awake, req, op := rg.word(vecenv.SharedAwake), rg.word(vecenv.SharedReq), rg.word(vecenv.SharedOp)
-	defer atomic.StoreUint32(awake, 0)
+	defer func() {
+		// A panic here (a fault in the region) ends this connection only:
+		// the poll runs outside serveFrame's recovery.
+		if v := recover(); v != nil {
+			c.faulted = true
+			c.regionFault(v)
+			return
+		}
+		atomic.StoreUint32(awake, 0)
+	}()
 	until := time.Now().Add(rg.pollWindow())
 	var peekAt time.Time // when to look at the socket next
 	for polls := 1; ; polls++ {

@@ -20,6 +20,7 @@ func canPassFD(c *conn) bool {
 // zeroed, and returns it with a descriptor to pass to the client and the
 // function that unmaps it. The region has no name anyone else could open:
 // on Linux a memfd, elsewhere a 0600 file removed before it is returned.
+// On Linux its size is sealed (sealRegion): a client cannot shrink it.
 func newRegion(size int) (mem []byte, fd int, unmap func() error, err error) {
 	page := os.Getpagesize()
 	size = (size + page - 1) / page * page
@@ -28,6 +29,9 @@ func newRegion(size int) (mem []byte, fd int, unmap func() error, err error) {
 		return nil, -1, nil, err
 	}
 	if err = unix.Ftruncate(fd, int64(size)); err == nil {
+		err = sealRegion(fd)
+	}
+	if err == nil {
 		mem, err = unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	}
 	if err != nil {

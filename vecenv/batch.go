@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/obs"
@@ -82,6 +83,8 @@ type Batch struct {
 	// workers holds idle *worker values: a range takes one instead of
 	// zeroing a new one's agent tables on every step.
 	workers sync.Pool
+	// faulted is set when a range hit a memory fault (ErrFault).
+	faulted atomic.Bool
 }
 
 // Rows are a batch's results, row i for env i. The slices belong to the
@@ -496,10 +499,18 @@ func (b *Batch) writeRow(sl *slot, o []float32, m []uint8, seat *int8, ended boo
 
 // fail records a failure (a recovered panic) of the range starting at lo.
 func (b *Batch) fail(lo int, err error) {
+	if errors.Is(err, ErrFault) {
+		b.faulted.Store(true)
+	}
 	if lo < len(b.slots) {
 		b.slots[lo].err = err
 	}
 }
+
+// Faulted reports whether an operation of the batch hit a memory fault in
+// its rows (ErrFault): a shared region shrunk under it. Such a batch is
+// done for; its owner drops it.
+func (b *Batch) Faulted() bool { return b.faulted.Load() }
 
 // Row returns env i's row of the last operation: its observation, mask and
 // the seat the row is for. The slices alias the batch's rows.

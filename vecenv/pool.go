@@ -1,7 +1,9 @@
 package vecenv
 
 import (
+	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -62,16 +64,39 @@ func NewPool(workers int) *Pool {
 
 func (p *Pool) work() {
 	defer p.done.Done()
+	debug.SetPanicOnFault(true) // a fault in a batch's rows fails the batch (safeRun), not the process
 	for t := range p.tasks {
 		safeRun(t.r, t.lo, t.hi)
 		t.wg.Done()
 	}
 }
 
-// safeRun runs one range and turns a panic into an env failure.
+// ErrFault is wrapped by the error of a range that touched memory it could
+// not (a shared region the other process shrank): the batch's rows are not
+// to be trusted again (Batch.Faulted).
+var ErrFault = errors.New("vecenv: memory fault in the batch's rows (was its shared region shrunk?)")
+
+// IsFault reports whether a recovered panic value is a memory fault at an
+// address, which a goroutine raises as a panic instead of crashing the
+// process under debug.SetPanicOnFault(true) (a nil dereference is not one).
+func IsFault(v any) bool {
+	err, ok := v.(runtime.Error)
+	if !ok {
+		return false
+	}
+	_, ok = err.(interface{ Addr() uintptr })
+	return ok
+}
+
+// safeRun runs one range and turns a panic into an env failure, a memory
+// fault into one that wraps ErrFault.
 func safeRun(r ranger, lo, hi int) {
 	defer func() {
 		if v := recover(); v != nil {
+			if IsFault(v) {
+				r.fail(lo, fmt.Errorf("%w: %v", ErrFault, v))
+				return
+			}
 			r.fail(lo, fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 		}
 	}()

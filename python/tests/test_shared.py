@@ -370,3 +370,38 @@ def test_no_region_file_while_envs_share(srv: yutenv.Server) -> None:
         v.reset(seed=1)
         assert v._batch.region is not None
         assert not _shared_objects()
+
+
+def test_a_client_cannot_shrink_its_region_and_crash_a_shared_server(srv: yutenv.Server) -> None:
+    """The region a client maps is sealed to its size (Linux): a client that tries to shrink it
+    gets EPERM, and the server's writes into it go on; where a region cannot be sealed, the write
+    that meets the shrunk region ends that client's connection only. Either way the other client on
+    the same server goes on stepping."""
+    bad = Session(address=srv.address, server=srv)
+    other = _batch(srv, "shared", n=4, opponent="greedy")
+    try:
+        h = bad.client.call("make", {"n": 4, "opponent": "greedy"})["handle"]
+        _, fd = bad.client.call_fd("share", {"handle": h})
+        try:
+            os.ftruncate(fd, 0)
+        except PermissionError:
+            shrunk = False
+        else:
+            shrunk = True
+        finally:
+            os.close(fd)
+        assert shrunk == (not sys.platform.startswith("linux")), "Linux seals the region's size"
+        if shrunk:
+            with pytest.raises(yutenv.YutEnvError, match="memory fault"):
+                bad.client.call("reset", {"handle": h, "shared": True})
+        else:
+            bad.client.call("reset", {"handle": h, "shared": True})
+        rng = np.random.default_rng(0)
+        mask = other.reset(seed=3).mask.copy()
+        for _ in range(50):
+            mask = other.step(pick_batch(rng, mask)).mask.copy()
+        assert srv.alive()
+    finally:
+        bad.close()
+        other.close()
+        other.session.close()
