@@ -22,7 +22,13 @@ func (b *Batch) resetSlot(i int, sl *slot, w *worker) error {
 	sl.events = sl.events[:0]
 	sl.finalEv = sl.finalEv[:0]
 	sl.endedNow = false
+	// The slot and its column forget a client-played opponent's decision
+	// that was never answered (the client's policy failed): the column is
+	// what the client reads to know which envs to answer.
 	sl.pending = false
+	if b.rows.Pending != nil {
+		b.rows.Pending[i] = 0
+	}
 	return b.openEpisode(i, sl, true, w)
 }
 

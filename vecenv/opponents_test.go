@@ -323,3 +323,24 @@ func TestOpponentStepAllocatesNothing(t *testing.T) {
 	}
 	assert.Zero(t, testing.AllocsPerRun(100, step))
 }
+
+// TestResetForgetsAnUnansweredOpponent: a reset of envs that wait for a
+// client-played opponent (the client's policy failed and never answered)
+// leaves the pending column 1 exactly where the new games wait for that
+// opponent, and 0 where they wait for the learner, so that a client
+// answering by the column answers only envs that wait.
+func TestResetForgetsAnUnansweredOpponent(t *testing.T) {
+	b, err := New(Config{Rules: env.Standard(), Tier: obs.Compact, N: 8, Seat: 1, Opponents: []Opponent{{Client, 1}}})
+	require.NoError(t, err)
+	sawBoth := [2]bool{}
+	for round := range 4 {
+		b.SeedAll(uint64(10 + round))
+		require.NoError(t, b.Reset(nil, ResetOptions{Start: env.AnySeat}), "round %d", round)
+		for i := range b.N() {
+			waits := b.Rows().ToMove[i] != 1
+			assert.Equal(t, waits, b.Rows().Pending[i] == 1, "round %d env %d: the column says whether the opponent is to move", round, i)
+			sawBoth[b.Rows().Pending[i]] = true
+		}
+	}
+	assert.Equal(t, [2]bool{true, true}, sawBoth, "the seeds give games of both starts")
+}

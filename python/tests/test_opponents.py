@@ -350,3 +350,54 @@ def test_a_policy_built_for_another_tier_is_named_before_any_game(srv: yutenv.Se
     venv.close()
     ok = yutenv.evaluate(net, "random", games=2, tier="compact", server=srv)
     assert ok.games == 2
+
+
+class _FailsOnce:
+    """A policy whose first call fails (raises, answers an illegal action, or hangs past its
+    timeout) and whose later calls play the first legal action."""
+
+    def __init__(self, how: str) -> None:
+        self.how, self.calls = how, 0
+        self.release = threading.Event()
+
+    def __call__(self, obs: Any, mask: Any) -> Any:
+        self.calls += 1
+        if self.calls == 1:
+            if self.how == "raise":
+                raise RuntimeError("boom")
+            if self.how == "illegal":
+                return (~mask).argmax(axis=1)
+            self.release.wait(30)
+        return first_legal(obs, mask)
+
+
+@pytest.mark.parametrize("transport", ["socket", "shared"])
+@pytest.mark.parametrize("how", ["raise", "illegal", "timeout"])
+def test_the_first_reset_after_an_opponent_error_gives_a_clean_batch(server: yutenv.Server, how: str, transport: str) -> None:
+    """After a Python opponent fails in any way, the reset its error asks for works at once, on the
+    socket and on the shared-memory path, and whole episodes follow with every mask honest (an
+    action taken from it is legal). Seat 1 is the learner, so the opponent moves first in the
+    games seat 0 begins and the learner first in the others: both kinds of env are reset."""
+    if transport == "shared" and server.transport != "unix":
+        pytest.skip("shared memory needs the Unix-socket transport")
+    policy = _FailsOnce(how)
+    opponent = PolicyOpponent(policy, name="flaky", timeout=0.3)
+    venv = yutenv.make(num_envs=4, opponent=[opponent], seat=1, server=server, transport=transport)
+    try:
+        with pytest.raises(yutenv.OpponentError):
+            venv.reset(seed=1)
+        policy.release.set()
+        venv.reset(seed=2)
+        episodes, ended = 0, np.zeros(4, np.bool_)
+        for _ in range(2000):
+            mask = venv.action_masks()
+            assert mask[~ended].any(axis=1).all(), "every running env's row has a legal action"
+            _, _, terminated, truncated, _ = venv.step(mask.argmax(axis=1).astype(np.int64))
+            ended = terminated | truncated  # next_step autoreset: their next row is the ended game's
+            episodes += int(np.sum(ended))
+            if episodes >= 8:
+                break
+        assert episodes >= 8
+    finally:
+        policy.release.set()
+        venv.close()
