@@ -280,7 +280,7 @@ func ladderResults(root string) (*Results, error) {
 	r := &Results{
 		Title:   "the published ladder",
 		Command: fmt.Sprintf("yutenv ladder --games %d --seed %d", l.Games, l.Seed),
-		Machine: "the machine of docs/BASELINES.md, \"The ladder\"",
+		Machine: "the 2-vCPU Intel Xeon VM with AVX-512, nothing else running",
 		Date:    "2026-11-27",
 		Figures: map[string]Figure{},
 		name:    "ladder",
