@@ -43,6 +43,8 @@ var (
 	// anyFigRE finds anything that looks like a figure marker, to refuse a
 	// misspelt one instead of leaving it unfilled.
 	anyFigRE = regexp.MustCompile(`<!--\s*/?fig\b`)
+	// codeSpanRE finds an inline code span.
+	codeSpanRE = regexp.MustCompile("`[^`\n]+`")
 )
 
 func main() {
@@ -137,7 +139,10 @@ func render(rel string, doc []byte, results map[string]*Results) ([]byte, error)
 		}
 		return []byte(fmt.Sprintf("<!--fig %s/%s-->%s<!--/fig-->", file, key, text))
 	})
-	if n, m := len(anyFigRE.FindAll(out, -1)), 2*len(figRE.FindAll(out, -1)); n != m {
+	// A marker inside an inline code span (`<!--fig NAME/KEY-->`) is
+	// documentation of the syntax, not a marker.
+	plain := codeSpanRE.ReplaceAll(out, nil)
+	if n, m := len(anyFigRE.FindAll(plain, -1)), 2*len(figRE.FindAll(plain, -1)); n != m {
 		errs = append(errs, fmt.Errorf("%s: %d figure markers, of which %d are not <!--fig FILE/KEY-->TEXT<!--/fig--> on one line", rel, n, n-m))
 	}
 	if err := errors.Join(errs...); err != nil {

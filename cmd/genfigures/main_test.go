@@ -209,6 +209,11 @@ func TestRender(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(got), string(again), "rendering twice changes nothing")
 
+	doc = "Write `<!--fig NAME/KEY-->TEXT<!--/fig-->` to quote a figure.\n"
+	got, err = render("docs/X.md", []byte(doc), results)
+	require.NoError(t, err, "the syntax shown in a code span is no marker")
+	assert.Equal(t, doc, string(got))
+
 	readme, err := render("README.md", []byte("<!-- BEGIN GENERATED: figures bench/t (go generate ./cmd/genfigures; do not edit) -->\n<!-- END GENERATED -->"), results)
 	require.NoError(t, err)
 	assert.Contains(t, string(readme), "(docs/results/bench.json)", "links are relative to the doc")
@@ -219,6 +224,7 @@ func TestRender(t *testing.T) {
 		{"no such table", "<!-- BEGIN GENERATED: figures bench/u (go generate ./cmd/genfigures; do not edit) -->\n<!-- END GENERATED -->", "no table \"u\""},
 		{"no end marker", "<!-- BEGIN GENERATED: figures bench/t (go generate ./cmd/genfigures; do not edit) -->\n", "no end marker"},
 		{"a misspelt marker", "<!-- fig bench/x -->1<!--/fig-->", "not <!--fig FILE/KEY-->"},
+		{"a marker of capitals", "<!--fig Bench/x-->1<!--/fig-->", "not <!--fig FILE/KEY-->"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := render("docs/X.md", []byte(tt.doc), results)
