@@ -233,3 +233,42 @@ func TestRender(t *testing.T) {
 		})
 	}
 }
+
+// FuzzRender: any document renders or is refused, without a panic, and a
+// rendered one renders to itself again.
+func FuzzRender(f *testing.F) {
+	r, err := parseResults("bench", []byte(`{"title": "t", "command": "c", "machine": "m", "date": "2026-11-29",
+		"figures": {"x": {"text": "1.5", "what": "w", "mentions": ["takes (\\d+(?:\\.\\d+)?) ms"]}},
+		"tables": {"t": {"columns": ["a"], "align": "l", "rows": [["{x}"]]}}}`))
+	require.NoError(f, err)
+	results := map[string]*Results{"bench": r}
+	f.Add("It takes <!--fig bench/x-->9<!--/fig--> ms.")
+	f.Add("<!-- BEGIN GENERATED: figures bench/t (go generate ./cmd/genfigures; do not edit) -->\nold\n<!-- END GENERATED -->")
+	f.Add("`<!--fig NAME/KEY-->` <!--fig bench/x--><!--/fig--><!--/fig-->")
+	f.Fuzz(func(t *testing.T, doc string) {
+		_ = misquotes(doc, results)
+		out, err := render("docs/X.md", []byte(doc), results)
+		if err != nil {
+			return
+		}
+		again, err := render("docs/X.md", out, results)
+		require.NoError(t, err)
+		assert.Equal(t, string(out), string(again))
+	})
+}
+
+// FuzzParseResults: any bytes are a results file or an error, never a panic.
+func FuzzParseResults(f *testing.F) {
+	f.Add([]byte(`{"title": "t", "command": "c", "machine": "m", "date": "2026-11-29", "figures": {"x": {"text": "1,5k", "what": "w"}}}`))
+	f.Add([]byte(`{"tables": {"t": {"columns": ["a"], "align": "r", "rows": [["{y}"]]}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseResults("f", b)
+		if err != nil {
+			return
+		}
+		for k := range r.Tables {
+			_, err := r.markdown(k, "docs/X.md")
+			require.NoError(t, err)
+		}
+	})
+}
