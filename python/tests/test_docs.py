@@ -21,8 +21,8 @@ Heavy blocks run small. One switch, ``YUTENV_DOCS_FULL=1``, runs them as written
 training steps) and turns cluster addresses and bucket URIs into a local run.
 
 The same files are also checked as text: every relative link names a file of the checkout and
-every ``#anchor`` a heading, and the user docs (all of them but the research log,
-docs/RESEARCH.md) hold no issue numbers, commit hashes or work-log notes.
+every ``#anchor`` a heading (the research log, research/LOG.md, included), the user docs hold no
+issue numbers, commit hashes or work-log notes, and they link to the research log once.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ from yutenv.errors import MissingExtraError
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = [REPO / "README.md", REPO / "python" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+# The research log: the experiments' history, dated, outside the user docs' folder. Its links are
+# checked with the docs'; it has no blocks to run and is exempt from the work-log check.
+RESEARCH_LOG = REPO / "research" / "LOG.md"
 FULL = os.environ.get("YUTENV_DOCS_FULL") == "1"
 RUNS = {"python", "sh"}
 EXTRA_MODULES = {
@@ -336,7 +339,7 @@ def test_relative_links_resolve_inside_the_repository() -> None:
     # folder outside the repository, fails here).
     link = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
     broken = []
-    for p in DOCS:
+    for p in [*DOCS, RESEARCH_LOG]:
         for target in link.findall(p.read_text(encoding="utf-8")):
             if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
                 continue
@@ -368,7 +371,7 @@ def test_anchor_links_name_a_heading() -> None:
     # exists: moving or renaming a section fails here until its links follow.
     link = re.compile(r"\[[^\]]*\]\(([^)\s]*#[^)\s]+)\)")
     broken = []
-    for p in DOCS:
+    for p in [*DOCS, RESEARCH_LOG]:
         for target in link.findall(p.read_text(encoding="utf-8")):
             if re.match(r"[a-z][a-z0-9+.-]*:", target):
                 continue
@@ -381,9 +384,9 @@ def test_anchor_links_name_a_heading() -> None:
 
 # A user doc says what the software is and does now. Issue numbers, commit hashes and notes on who
 # ran what beside whom belong to the project's history: experiments, dated, go to the research
-# log docs/RESEARCH.md (docs/DEVELOPING.md, "Docs that run"), the only doc this check skips.
-RESEARCH_LOG = REPO / "docs" / "RESEARCH.md"
-USER_DOCS = [p for p in DOCS if p != RESEARCH_LOG]
+# log research/LOG.md (docs/DEVELOPING.md, "User docs and the research log"), which is not a
+# user doc.
+USER_DOCS = DOCS
 _HEX = r"[0-9a-f]{7,40}"
 NOT_FOR_USERS = [
     ("an issue reference", re.compile(r"\b(?:issues?|pull requests?|PRs?)\s+#?\d+", re.I)),
@@ -447,6 +450,15 @@ def test_user_docs_hold_no_issue_numbers_hashes_or_work_log_notes() -> None:
     found = [f"{p.relative_to(REPO)}:{n}: {what}: {t!r}" for p in USER_DOCS
              for n, what, t in not_for_users(p.read_text(encoding="utf-8"))]  # fmt: skip
     assert not found, (
-        "user docs describe the software as it is; move experiment history to docs/RESEARCH.md and "
+        "user docs describe the software as it is; move experiment history to research/LOG.md and "
         "drop issue numbers, hashes and work-log notes:\n" + "\n".join(found)
     )
+
+
+def test_the_research_log_is_linked_once() -> None:
+    # The user docs describe the software as it is; the history is one link away, from one place
+    # (docs/DEVELOPING.md), not a reference sprinkled through every page.
+    link = re.compile(r"\[[^\]]*\]\(([^)\s#]+)(?:#[^)\s]*)?\)")
+    links = [f"{p.relative_to(REPO)}: {t}" for p in USER_DOCS for t in link.findall(p.read_text(encoding="utf-8"))
+             if (p.parent / t).resolve() == RESEARCH_LOG]  # fmt: skip
+    assert len(links) == 1, f"the user docs link to research/LOG.md {len(links)} times, not once: {links}"
