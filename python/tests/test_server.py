@@ -234,3 +234,15 @@ def test_no_live_servers_leak_from_closed_envs() -> None:
         e.close()
     after = {s.pid for s in list(server_mod._live) if s.alive()}
     assert after <= before
+
+
+def test_a_connection_refused_at_hello_gets_the_servers_reason() -> None:
+    """The server's final error on a connection it will not serve (no request id to answer) is
+    raised as that error, not as a reply-id mismatch."""
+    with yutenv.Server(args=["--max-conns", "1"]) as s:
+        first = yutenv.make(server=s)
+        try:
+            with pytest.raises(yutenv.LimitExceededError, match=r"already serves 1 connections \(--max-conns\)"):
+                yutenv.make(server=s)
+        finally:
+            first.close()

@@ -323,9 +323,13 @@ class Client:
         reply = self._read_frame(method)
         if type(reply) is not dict:
             raise ProtocolError(f"{method}: the reply is not a map: {type(reply).__name__}")
-        if reply.get("id") != rid:
-            raise ProtocolError(f"{method}: reply id {reply.get('id')!r} does not match request id {rid}")
         err = reply.get("error")
+        if reply.get("id") != rid:
+            if reply.get("id") is None and err is not None:
+                # The server's last word on a connection it closes before reading the request
+                # (too many connections, no hello in time): its error, not a protocol error.
+                raise error_from_wire(err, method)
+            raise ProtocolError(f"{method}: reply id {reply.get('id')!r} does not match request id {rid}")
         if err is not None:
             raise error_from_wire(err, method)
         try:

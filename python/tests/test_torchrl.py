@@ -1,0 +1,206 @@
+"""TorchRL's door: :class:`yutenv.integrations.torchrl.YutTorchRLEnv` checked by TorchRL's own tools
+(``check_env_specs``, ``SerialEnv``/``ParallelEnv``, the ``ActionMask`` transform, a collector,
+``MaskedCategorical``, ``ClipPPOLoss`` through the example), its games against the vector env's,
+and what bad input gets. Real TorchRL, real servers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+from conftest import wait_dead
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("torchrl")
+
+from gymnasium.vector import AutoresetMode  # noqa: E402
+from torchrl.collectors import Collector  # noqa: E402
+from torchrl.envs import ActionMask, ParallelEnv, SerialEnv, TransformedEnv  # noqa: E402
+from torchrl.envs.utils import check_env_specs  # noqa: E402
+
+import yutenv  # noqa: E402
+from yutenv._protocol import NUM_ACTIONS, TIER_SIZES  # noqa: E402
+from yutenv.integrations.torchrl import YutClosedError, YutTorchRLEnv, masked_random_policy  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[yutenv.Server]:
+    s = yutenv.Server()
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("tier", sorted(TIER_SIZES))
+def test_check_env_specs_passes_for_every_tier(server: yutenv.Server, tier: str) -> None:
+    env = YutTorchRLEnv(6, opponent="greedy", seat="random", tier=tier, server=server)
+    try:
+        assert env.batch_size == torch.Size([6])
+        assert env.observation_spec["observation"].shape == (6, TIER_SIZES[tier])
+        assert env.observation_spec["action_mask"].shape == (6, NUM_ACTIONS)
+        check_env_specs(env, seed=3)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("batched", [SerialEnv, ParallelEnv])
+def test_serial_and_parallel_env_over_it(server: yutenv.Server, batched: Any) -> None:
+    """TorchRL's batched envs run it: its ``check_env_specs`` passes with the ``ActionMask``
+    transform (which keeps the batched action spec's mask current), and a rollout across many
+    games' ends (partial resets) takes only legal actions from the masks in the data."""
+    address, token = server.address, server.token
+    env = TransformedEnv(batched(2, lambda: YutTorchRLEnv(3, opponent="random", address=address, token=token)), ActionMask())
+    try:
+        check_env_specs(env, seed=1)
+        td = env.rollout(150, policy=masked_random_policy, break_when_any_done=False)
+        assert td.batch_size == torch.Size([2, 3, 150])
+        assert int(td["next", "done"].sum()) > 0, "games ended and were reset inside the rollout"
+        legal = td["action_mask"].gather(-1, td["action"].unsqueeze(-1))
+        assert bool(legal.all())
+    finally:
+        env.close()
+
+
+def test_a_collector_gathers_legal_frames_and_resets_ended_games(server: yutenv.Server) -> None:
+    env = YutTorchRLEnv(8, opponent="greedy", server=server)
+    try:
+        collector = Collector(env, masked_random_policy, frames_per_batch=8 * 50, total_frames=8 * 150)
+        batches = list(collector)
+        collector.shutdown()
+        assert len(batches) == 3
+        for b in batches:
+            assert b.batch_size == torch.Size([8, 50])
+            assert bool(b["action_mask"].gather(-1, b["action"].unsqueeze(-1)).all())
+            ended = b["next", "done"].squeeze(-1)
+            assert bool((b["next", "reward"].squeeze(-1)[~ended] == 0).all()), "reward only at the end (win reward)"
+        assert sum(int(b["next", "done"].sum()) for b in batches) > 0
+    finally:
+        env.close()
+
+
+def test_the_games_are_the_vector_envs_for_the_same_seeds(server: yutenv.Server) -> None:
+    """First-legal play through the TorchRL env and through a same-step ``YutVectorEnv`` with the
+    same seed: the same observations, rewards and ends; an ended game's last observation is in
+    ``next`` and the reset gives the next game's first, which the vector env returned at once."""
+    n = 4
+    env = YutTorchRLEnv(n, opponent="greedy", seat="random", server=server)
+    venv = yutenv.make(num_envs=n, opponent="greedy", seat="random", server=server, autoreset_mode=AutoresetMode.SAME_STEP)
+    try:
+        env.set_seed(11)
+        td = env.reset()
+        obs, _ = venv.reset(seed=11)
+        np.testing.assert_array_equal(td["observation"].numpy(), obs)
+        ends = 0
+        for _ in range(400):
+            mask = venv.action_masks()
+            np.testing.assert_array_equal(td["action_mask"].numpy(), mask)
+            actions = mask.argmax(axis=1)
+            td["action"] = torch.as_tensor(actions, dtype=torch.int64)
+            out, td = env.step_and_maybe_reset(td)
+            obs, reward, terminated, truncated, infos = venv.step(actions)
+            ended = terminated | truncated
+            np.testing.assert_array_equal(out["next", "reward"].squeeze(-1).numpy(), reward)
+            np.testing.assert_array_equal(out["next", "terminated"].squeeze(-1).numpy(), terminated)
+            np.testing.assert_array_equal(out["next", "done"].squeeze(-1).numpy(), ended)
+            for i in np.flatnonzero(ended):
+                np.testing.assert_array_equal(out["next", "observation"][i].numpy(), infos["final_obs"][i])
+                assert not bool(out["next", "action_mask"][i].any()), "an ended game has no legal action"
+            np.testing.assert_array_equal(td["observation"].numpy(), obs)  # after the partial reset
+            ends += int(ended.sum())
+        assert ends > 5
+    finally:
+        env.close()
+        venv.close()
+
+
+def test_the_same_seed_gives_the_same_rollout(server: yutenv.Server) -> None:
+    env = YutTorchRLEnv(4, opponent="mc:8", server=server)
+    try:
+        runs = []
+        for _ in range(2):
+            torch.manual_seed(0)
+            env.set_seed(5)
+            runs.append(env.rollout(120, policy=masked_random_policy, break_when_any_done=False))
+        for key in ("action", ("next", "observation"), ("next", "reward"), ("next", "done")):
+            assert torch.equal(runs[0][key], runs[1][key]), key
+    finally:
+        env.close()
+
+
+def test_bad_input_gets_one_clear_error_and_the_env_goes_on(server: yutenv.Server) -> None:
+    env = YutTorchRLEnv(3, opponent="random", server=server)
+    try:
+        td = env.reset()
+        illegal = (~td["action_mask"]).to(torch.int64).argmax(-1)
+        with pytest.raises(yutenv.IllegalActionError, match="illegal action"):
+            env.step(td.clone().set("action", illegal))
+        for bad, match in [
+            (torch.zeros(4, dtype=torch.int64), r"shape \(4,\); want \(3,\)"),
+            (torch.zeros(3, NUM_ACTIONS, dtype=torch.int64), r"shape \(3, 180\)"),
+            (torch.zeros(3), "dtype torch.float32; want integer action ids"),
+        ]:
+            with pytest.raises(ValueError, match=match):
+                env._step(td.clone().set("action", bad, inplace=False) if bad.shape[:1] == (3,) else _raw(td, bad))
+        with pytest.raises(RuntimeError, match="(?i)expected a tensordict with shape"):
+            env.step(td[:2].clone())
+        out = env.step(env.rand_action(td.clone()))  # after the caller's errors, a legal step goes through
+        assert out["next", "observation"].shape == (3, TIER_SIZES["compact"])
+        running = torch.tensor([[True], [False], [False]])
+        with pytest.raises(ValueError, match="running games; a partial reset may name only envs whose game ended"):
+            env.reset(out["next"].clone().set("_reset", running))
+    finally:
+        env.close()
+    with pytest.raises(YutClosedError, match="step: the env is closed"):
+        env._step(td)
+
+
+def _raw(td: Any, action: Any) -> Any:
+    """``td`` with an ``action`` entry of another shape than the batch (as TorchRL would not build)."""
+    from tensordict import TensorDict
+
+    return TensorDict({"action": action}, batch_size=[])
+
+
+def test_a_dead_server_is_a_clear_error() -> None:
+    srv = yutenv.Server()
+    env = YutTorchRLEnv(2, opponent="random", server=srv)
+    try:
+        td = env.reset()
+        os.kill(srv.pid, signal.SIGKILL)
+        assert wait_dead(srv.pid)
+        with pytest.raises(yutenv.ServerDiedError):
+            env.step(env.rand_action(td))
+    finally:
+        env.close()
+        srv.close()
+
+
+def test_the_ppo_example_trains_and_rates_its_policy() -> None:
+    """python/examples/torchrl_ppo.py, small: TorchRL's collector, MaskedCategorical actor, GAE and
+    ClipPPOLoss train for two iterations, then the policy is rated on the published scale."""
+    sys.path.insert(0, str(REPO / "python" / "examples"))
+    try:
+        import torchrl_ppo
+    finally:
+        sys.path.pop(0)
+    out = torchrl_ppo.main(
+        ["--num-envs", "16", "--steps", "16", "--frames", "512", "--epochs", "1", "--minibatch", "128", "--rating-games", "8"]
+    )
+    assert out["frames"] == 512
+    assert np.isfinite(out["rating"])
+
+
+def test_the_benchmark_runs_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m yutenv.tools.bench_torchrl``, tiny: the native env and GymWrapper side by side."""
+    from yutenv.tools import bench_torchrl
+
+    assert bench_torchrl.main(["--sizes", "1,2", "--steps", "5", "--rounds", "1"]) == 0
+    out = capsys.readouterr().out
+    for row in ("YutTorchRLEnv", "GymWrapper(yutenv.make())", "SerialEnv(2, GymWrapper)"):
+        assert row in out
