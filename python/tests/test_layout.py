@@ -189,7 +189,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("league", {"_files", "_protocol", "errors", "evaluation", "nets"}),
     ("integrations", {"_extras", "_protocol", "errors", "envs", "positions", "league"}),
     ("recipes", {"evaluation", "imitation", "integrations", "league"}),
-    ("tools", {"_extras", "errors", "connection", "envs", "evaluation", "integrations"}),
+    ("tools", {"_extras", "_protocol", "errors", "connection", "envs", "evaluation", "integrations"}),
     (ROOT_LAYER, {"_meta", "_moved", "_protocol", "errors", "connection", "envs", "positions", "data", "evaluation", "nets"}),
 ]
 MAY_IMPORT = dict(LAYERS)
