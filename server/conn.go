@@ -227,38 +227,6 @@ func (c *conn) serve() {
 	}
 }
 
-// regionFaulted reports whether serving this connection met a memory fault
-// in one of its shared regions, in its own goroutine (faulted) or in the
-// pool's workers (the batch's Faulted): its regions can no longer be
-// trusted, so the connection ends (and frees them); no other is touched.
-func (c *conn) regionFaulted() bool {
-	if !c.faulted {
-		for h := range c.regions {
-			if b := c.handles[h]; b != nil && b.Faulted() {
-				c.faulted = true
-				break
-			}
-		}
-		if !c.faulted {
-			return false
-		}
-	}
-	c.log.Warn("a shared region faulted (shrunk by the client?) or its poll failed; closing the connection")
-	return true
-}
-
-// regionFault is the recovered panic v of serving a request or polling a
-// region: a memory fault marks the connection to close (regionFaulted) and
-// is answered as an error; any other panic is a bug, logged with its stack.
-func (c *conn) regionFault(v any) *Error {
-	if vecenv.IsFault(v) {
-		c.faulted = true
-		return errorf(protocol.CodeInternal, "a memory fault in this connection's shared region (was it shrunk?): %v; closing the connection", v)
-	}
-	c.log.Error("panic serving a request", "panic", v, "stack", string(debug.Stack()))
-	return errorf(protocol.CodeInternal, "the server failed serving this request (a bug; it was logged): %v", v)
-}
-
 // maxPreAuthFrame bounds the frames of a connection that has not completed
 // hello (a hello is a few hundred bytes), so that connections in handshake
 // cannot make the server buffer max_frame bytes each.

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -244,4 +245,36 @@ func (c *conn) pollShared(h uint64) {
 // badOp refuses a request whose region's op is not the one rung (or no op).
 func badOp(op uint32) *Error {
 	return errorf(protocol.CodeBadRequest, "the region's op is %d: want %d for step, %d for opponent_step, written before req", op, vecenv.SharedOpStep, vecenv.SharedOpOpponent)
+}
+
+// regionFaulted reports whether serving this connection met a memory fault
+// in one of its shared regions, in its own goroutine (faulted) or in the
+// pool's workers (the batch's Faulted): its regions can no longer be
+// trusted, so the connection ends (and frees them); no other is touched.
+func (c *conn) regionFaulted() bool {
+	if !c.faulted {
+		for h := range c.regions {
+			if b := c.handles[h]; b != nil && b.Faulted() {
+				c.faulted = true
+				break
+			}
+		}
+		if !c.faulted {
+			return false
+		}
+	}
+	c.log.Warn("a shared region faulted (shrunk by the client?) or its poll failed; closing the connection")
+	return true
+}
+
+// regionFault is the recovered panic v of serving a request or polling a
+// region: a memory fault marks the connection to close (regionFaulted) and
+// is answered as an error; any other panic is a bug, logged with its stack.
+func (c *conn) regionFault(v any) *Error {
+	if vecenv.IsFault(v) {
+		c.faulted = true
+		return errorf(protocol.CodeInternal, "a memory fault in this connection's shared region (was it shrunk?): %v; closing the connection", v)
+	}
+	c.log.Error("panic serving a request", "panic", v, "stack", string(debug.Stack()))
+	return errorf(protocol.CodeInternal, "the server failed serving this request (a bug; it was logged): %v", v)
 }
