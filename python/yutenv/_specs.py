@@ -1,5 +1,5 @@
 """Agent specs that name a file (``net:PATH``, ``optimal:PATH``), written and read by the Go
-parser's quoting rule (``env/agent/spec_path.go``; docs/BASELINES.md, "Agent specs").
+parser's quoting rule (``env/agent/spec_path.go``; the spec grammar of docs/BASELINES.md).
 
 A PATH is written bare when it reads back as itself, else between quotes (``'``) with each quote
 inside doubled: ``net:'runs/a,seed=3/x.ynet',sims=8``. The characters and the quote come from

@@ -85,6 +85,7 @@ def run(
         "target_kl": target_kl,
         "reward": reward,
     }
+    league: League | None = None
     try:
         model = MaskablePPO(
             "MlpPolicy",
@@ -114,7 +115,6 @@ def run(
                 return time.monotonic() < deadline
 
         callbacks: list[Any] = [Budget()]
-        league = None
         if kind == "league":
             league = League(run_dir / "league", fixed=tuple(fixed), tier="compact", rate_games=0)
             callbacks.append(LeagueCallback(league, snapshot_every=snapshot_every))
@@ -127,6 +127,8 @@ def run(
             result["league_members"] = len(league.members)
     finally:
         venv.close()
+        if league is not None:
+            league.close()
     result["train_seconds"] = time.monotonic() - start
     r = evaluate(model, opponent="greedy", games=rate_games, tier="compact", rating=True, progress=progress)
     result["rating"] = {"elo": r.rating, "low": r.rating_low, "high": r.rating_high, "games": r.rating_games}
