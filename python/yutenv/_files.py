@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
 import re
-import socket
 import stat
 import sys
 from pathlib import Path
@@ -234,7 +234,7 @@ class FileLock:
                 raise LockHeld(self.path, holder) from None
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
-            os.write(fd, f"{os.getpid()} on {socket.gethostname()}\n".encode())
+            os.write(fd, f"{os.getpid()} on {platform.node()}\n".encode())
         except BaseException:
             os.close(fd)
             raise
