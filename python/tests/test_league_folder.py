@@ -67,6 +67,48 @@ def test_a_second_trainer_is_refused_and_a_killed_one_blocks_nothing(tmp_path: P
     assert League.open(folder).member("greedy").games == 2
 
 
+FORK = textwrap.dedent(
+    """
+    import os, sys, time
+    from yutenv.league import League
+    league = League(sys.argv[1], fixed=("greedy",), rate_games=0)
+    child = os.fork()
+    if child == 0:  # a worker forked by the trainer, that outlives it (off the test's pipes)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        time.sleep(600)
+        os._exit(0)
+    print(child, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork: POSIX only")
+def test_a_forked_child_does_not_keep_a_killed_trainers_lock(tmp_path: Path) -> None:
+    folder = tmp_path / "lg"
+    p = subprocess.Popen([sys.executable, "-c", FORK, str(folder)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    line = p.stdout.readline()
+    assert line.strip().isdigit(), p.stderr.read() if p.stderr else ""
+    child = int(line)
+    try:
+        with pytest.raises(LeagueError, match=f"process {p.pid} on "):
+            League(folder)
+        p.kill()
+        p.wait()
+        assert process_alive(child), "the forked worker runs on"
+        League(folder).close()  # the lock went with the trainer
+    finally:
+        p.kill()
+        p.communicate(timeout=60)
+        try:
+            os.kill(child, 9)
+        except ProcessLookupError:
+            pass
+
+
 def test_two_writers_in_one_process_and_close(tmp_path: Path) -> None:
     first = League(tmp_path / "lg", rate_games=0)
     with pytest.raises(LeagueError, match=f"process {os.getpid()} on "):

@@ -16,6 +16,7 @@ import platform
 import re
 import stat
 import sys
+import weakref
 from pathlib import Path
 from typing import IO, BinaryIO, Callable
 
@@ -239,6 +240,7 @@ class FileLock:
             os.close(fd)
             raise
         self._fd: int | None = fd
+        _HELD.add(self)
 
     @staticmethod
     def _lock(fd: int) -> None:
@@ -278,6 +280,26 @@ class FileLock:
             self.release()
         except Exception:
             pass
+
+    def _forget(self) -> None:
+        """In a forked child: close the inherited descriptor without unlocking, so the lock stays
+        the parent's and does not outlive it in a child that runs on."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+_HELD: weakref.WeakSet[FileLock] = weakref.WeakSet()
+"""The locks this process holds, for the fork hook."""
+
+
+def _after_fork_in_child() -> None:
+    for lock in list(_HELD):
+        lock._forget()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def error_text(e: BaseException) -> str:
