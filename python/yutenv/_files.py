@@ -219,7 +219,8 @@ class FileLock:
     ``fcntl.flock`` on Linux and macOS (a lock of the open file: a second :class:`FileLock` on
     the same file in the same process is refused too), ``msvcrt.locking`` of one byte on Windows.
     The holder writes ``"PID on HOST"`` at the start of the file, which a refused opener reads into
-    :class:`LockHeld`. Raises :class:`LockHeld` when the lock is held, OSError when the file cannot
+    :class:`LockHeld`. A child the process forks closes its copy of the descriptor without
+    unlocking, so the lock ends with the process that took it, not with its last forked worker. Raises :class:`LockHeld` when the lock is held, OSError when the file cannot
     be opened.
     """
 
