@@ -204,7 +204,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("nets", {"_extras", "_files", "_protocol", "errors", "az"}),
     ("league", {"_files", "_protocol", "_specs", "errors", "evaluation", "nets"}),
     ("integrations", {"_extras", "_files", "_protocol", "errors", "envs", "positions", "league"}),
-    ("recipes", {"evaluation", "imitation", "integrations", "league"}),
+    ("recipes", {"_specs", "evaluation", "imitation", "integrations", "league"}),
     ("tools", {"_extras", "errors", "connection", "envs", "evaluation", "integrations"}),
     (ROOT_LAYER, {"_meta", "_moved", "_protocol", "errors", "connection", "envs", "positions", "data", "evaluation", "nets"}),
 ]

@@ -50,6 +50,27 @@ def test_spec_path_reads_what_the_server_reads(spec: str, want: Any) -> None:
     assert spec_path(spec) == want
 
 
+@pytest.mark.parametrize(
+    "text, want",
+    [  # the cases of Go's TestSplitSpecs that split
+        ("mcts:400;random", ["mcts:400", "random"]),
+        (
+            "mcts:200,c=1.4,workers=2; mc:100,rollout=greedy ;greedy;",
+            ["mcts:200,c=1.4,workers=2", "mc:100,rollout=greedy", "greedy"],
+        ),
+        ("mcts:400,mcts:400", ["mcts:400", "mcts:400"]),
+        ("mcts:400,c=2,random,greedy", ["mcts:400,c=2", "random", "greedy"]),
+        ("random", ["random"]),
+        (" ; ; ", []),
+        (" , ", []),
+        ("random,net:'a,b=c;d.ynet',sims=2,greedy", ["random", "net:'a,b=c;d.ynet',sims=2", "greedy"]),
+        ("net:'a;b.ynet'", ["net:'a;b.ynet'"]),
+    ],
+)
+def test_split_specs_splits_as_go_does(text: str, want: list[str]) -> None:
+    assert split_specs(text) == want
+
+
 def test_path_spec_refuses_an_agent_without_a_path() -> None:
     with pytest.raises(ValueError, match="'mcts' takes no PATH"):
         path_spec("mcts", "a.ynet")

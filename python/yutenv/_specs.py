@@ -97,9 +97,9 @@ def spec_path(spec: str) -> tuple[str, str, str] | None:
     return kind, path, "".join("," + i for i in items[j:])
 
 
-def split_specs(text: str) -> list[str]:
-    """The specs of a list separated by ``;`` (``agent.SplitSpecs``' list form), a separator
-    inside a quoted PATH not counting; each trimmed, empty ones left out."""
+def _split(text: str, sep: str) -> list[str]:
+    """``text`` split at every ``sep`` outside a quoted PATH (``agent.splitSpecText``): a quote
+    opens one only right after ``net:`` or ``optimal:`` at the start of an item."""
     out: list[str] = []
     start = item = 0
     i = 0
@@ -111,11 +111,32 @@ def split_specs(text: str) -> list[str]:
                 break
             i = end
             continue
-        if c == SPEC_LIST_SEPARATOR:
+        if c == sep:
             out.append(text[start:i])
             start = item = i + 1
         elif c == ",":
             item = i + 1
         i += 1
     out.append(text[start:])
-    return [p.strip() for p in out if p.strip()]
+    return out
+
+
+def split_specs(text: str) -> list[str]:
+    """The specs of a list, as ``agent.SplitSpecs`` splits ``--agents``: separated by ``;``
+    (outside a quoted PATH); a list without one may separate them by commas, an item that reads
+    ``key=value`` being an option of the spec before it (``"mcts:400,c=2,greedy"`` is two
+    specs). Each is trimmed; empty ones are left out. The specs are not checked (the server
+    does)."""
+    parts = _split(text, SPEC_LIST_SEPARATOR)
+    if len(parts) > 1:
+        return [p.strip() for p in parts if p.strip()]
+    out: list[str] = []
+    for p in _split(text, ","):
+        p = p.strip()
+        if not p:
+            continue
+        if out and _OPTION.match(p):
+            out[-1] += "," + p
+        else:
+            out.append(p)
+    return out
