@@ -58,8 +58,11 @@ def test_a_second_trainer_is_refused_and_a_killed_one_blocks_nothing(tmp_path: P
     assert str(folder) in msg and f"process {first.pid} on " in msg and "\n" not in msg
     reader = League.open(folder)  # a reader beside the writer
     assert [m.name for m in reader.members] == ["greedy"]
-    with pytest.raises(LeagueError, match="read-only"):
+    with pytest.raises(LeagueError, match=r"read-only \(opened by League.open\)"):
         reader.record({"greedy": {"wins": 1}})
+    with pytest.raises(LeagueError, match="read-only"):
+        reader.rate(reader.member("greedy"))  # refused before any game
+    assert reader.member("greedy").games == 0
     first.kill()  # kill -9: the lock dies with its process
     first.communicate()
     with League(folder) as second:

@@ -199,7 +199,9 @@ class League:
     killed process is gone with it. Opening removes the temporary files of writers that no longer
     run, and checks ``league.json`` field by field (a forged member file outside ``snapshots/``,
     a count that is not a non-negative integer, settings that cannot be: :class:`LeagueError`
-    naming the file and the field). :meth:`open` reads a league without the lock.
+    naming the file and the field). :meth:`open` reads a league without the lock, and refuses to
+    change it (:meth:`snapshot`, :meth:`record` and :meth:`rate` raise :class:`LeagueError`), as
+    does a league after :meth:`close`.
 
     Args:
         folder: the league's folder. Any path works: a snapshot's ``net:PATH`` spec quotes a
@@ -330,6 +332,7 @@ class League:
     def record(self, stats: Mapping[str, Mapping[str, Any]], step: int | None = None) -> None:
         """Add the learner's results by opponent name (``env.opponent_stats(reset=True)``:
         ``wins``, ``losses``, ``draws``); names not in the league are ignored."""
+        self._check_writer()
         names = {m.name: m for m in self.members}
         for name, s in stats.items():
             m = names.get(name)
@@ -347,6 +350,8 @@ class League:
         from .evaluation.evaluate import evaluate
         from .evaluation.ladder import published
         from .evaluation.stats import place
+
+        self._check_writer()  # before the games, whose rating could not be kept
 
         pub = published()
         results = []
