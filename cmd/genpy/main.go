@@ -34,6 +34,7 @@ import (
 	"github.com/yutenv/yutenv/az"
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/luck"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/obs"
@@ -89,7 +90,7 @@ func (w *writer) p(format string, args ...any) { fmt.Fprintf(w, format+"\n", arg
 type section func(w *writer) error
 
 // sections are written in order, each after a blank line.
-var sections = []section{rulesSection, actionsSection, namesSection, tiersSection, packedSection, rewardsSection, datasetSection, methodsSection, selfplaySection, shippedSection, netSection, errorsSection}
+var sections = []section{rulesSection, actionsSection, namesSection, tiersSection, packedSection, rewardsSection, datasetSection, methodsSection, selfplaySection, shippedSection, netSection, specSection, errorsSection}
 
 // render returns the whole module.
 func render() ([]byte, error) {
@@ -433,6 +434,21 @@ func netSection(w *writer) error {
 	w.p("")
 	w.p("NET_MAX_WIDTH: Final = %d", nnet.MaxWidth)
 	w.p(`"""The most inputs and outputs of a layer of a network file (nnet.MaxWidth)."""`)
+	return nil
+}
+
+func specSection(w *writer) error {
+	w.p("SPEC_PATH_QUOTE: Final = %s", py(string(agent.PathQuote)))
+	w.p(`"""Opens and closes a quoted PATH of an agent spec (agent.PathQuote); doubled inside, it stands for itself."""`)
+	w.p("")
+	w.p("SPEC_PATH_SPECIAL: Final = %s", py(agent.PathSpecial))
+	w.p(`"""The characters whose PATH a spec quotes (agent.PathSpecial): the grammar's separators and the quote."""`)
+	w.p("")
+	w.p("SPEC_PATH_KINDS: Final[tuple[str, ...]] = %s", pyTuple(agent.PathKinds()))
+	w.p(`"""The agents whose argument is a PATH (agent.PathKinds): net:PATH, optimal:PATH."""`)
+	w.p("")
+	w.p("SPEC_LIST_SEPARATOR: Final = %s", py(string(agent.ListSeparator)))
+	w.p(`"""Separates the specs of a list (agent.ListSeparator; --agents 'a;b')."""`)
 	return nil
 }
 

@@ -232,21 +232,23 @@ func DefaultSpec(name string) (Spec, error) {
 // ParseSpec reads an agent spec:
 //
 //	spec = name [":" N | ":" PATH] { "," key "=" value }
+//	PATH = bare | "'" { character | "''" } "'"
 //
 // The names, what each takes, the option keys with their values and defaults
 // are declared once, in the tables SpecHelp and SpecMarkdown print (and
 // docs/BASELINES.md shows): for example random, mcts:400,c=2,
 // net:a.ynet,sims=200,gumbel=1, az,sims=200 (Gumbel, az's default search)
 // or az,sims=200,gumbel=0,c=2 (PUCT). Each key may appear once; spaces
-// around items are ignored. PATH runs to the first item that reads
-// key=value (it may hold ',', not ';'). Every error wraps ErrSpec and says
-// what was expected.
+// around items are ignored. A bare PATH runs to the first item that reads
+// key=value (it may hold ',', not ';'); a quoted one may hold anything
+// (QuotePath, PathQuote). Every error wraps ErrSpec and says what was
+// expected.
 func ParseSpec(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return Spec{}, fmt.Errorf("%w: empty spec (want one of %s, e.g. mcts:400)", ErrSpec, strings.Join(kindNames(), ", "))
 	}
-	items := strings.Split(s, ",")
+	items := splitSpecText(s, ',')
 	head := strings.TrimSpace(items[0])
 	name, nText, hasN := strings.Cut(head, ":")
 	name = strings.TrimSpace(name)
@@ -255,20 +257,12 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, err
 	}
 	info := kinds[name]
-	if name == "net" || name == "optimal" {
-		// PATH runs to the first item that reads key=value (an option), so
-		// that a file's name may hold commas.
-		j := 1
-		for j < len(items) && !looksLikeOption(items[j]) {
-			j++
+	if info.arg == "PATH" {
+		var options []string
+		if sp.Path, options, err = specPath(name, hasN, nText, items); err != nil {
+			return Spec{}, fmt.Errorf("%w: %q: %w", ErrSpec, s, err)
 		}
-		_, first, _ := strings.Cut(items[0], ":")
-		sp.Path = strings.TrimSpace(strings.Join(append([]string{first}, items[1:j]...), ","))
-		items = append(items[:1], items[j:]...)
-		if !hasN || sp.Path == "" || strings.Contains(sp.Path, ";") {
-			what := map[string]string{"net": "the network file", "optimal": "the solved table file"}[name]
-			return Spec{}, fmt.Errorf("%w: %q: %s needs %s: %s:PATH", ErrSpec, s, name, what, name)
-		}
+		items = append(items[:1], options...)
 	} else if hasN {
 		if info.defaultN == 0 {
 			return Spec{}, fmt.Errorf("%w: %q: %s takes no count", ErrSpec, s, name)
@@ -310,6 +304,36 @@ func ParseSpec(s string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%w: %q: %w", ErrSpec, s, err)
 	}
 	return sp, nil
+}
+
+// specPath reads the PATH of a net or optimal spec whose items are items,
+// the first being name, ":" (hasArg) and arg. It returns the path and the
+// items that follow it: a quoted PATH is arg alone; a bare one runs to the
+// first item that reads key=value (an option), so that a file's name may
+// hold commas.
+func specPath(name string, hasArg bool, arg string, items []string) (path string, options []string, err error) {
+	what := map[string]string{"net": "the network file", "optimal": "the solved table file"}[name]
+	path, quoted, err := unquotePath(arg)
+	switch {
+	case err != nil:
+		return "", nil, err
+	case quoted && path == "":
+		return "", nil, fmt.Errorf("%s needs %s: %s:PATH", name, what, name)
+	case quoted:
+		return path, items[1:], nil
+	}
+	j := 1
+	for j < len(items) && !looksLikeOption(items[j]) {
+		j++
+	}
+	path = strings.TrimSpace(strings.Join(append([]string{arg}, items[1:j]...), ","))
+	if !hasArg || path == "" {
+		return "", nil, fmt.Errorf("%s needs %s: %s:PATH", name, what, name)
+	}
+	if strings.Contains(path, ";") {
+		return "", nil, fmt.Errorf("a bare PATH cannot hold ';': quote it, %s:%s", name, QuotePath(path))
+	}
+	return path, items[j:], nil
 }
 
 // looksLikeOption reports whether a spec item reads key=value with key a
@@ -465,24 +489,24 @@ func (sp *Spec) set(k, v string) error {
 
 // SplitSpecs splits a list of agent specs, as given to --agents. Specs are
 // separated by ';' ("mcts:400,c=2;random"). A list without ';' may also
-// separate specs by commas, because an option always contains '=' and an
-// agent name never does: "mcts:400,c=2,random,greedy" is three specs, the
+// separate specs by commas, because an option always reads key=value and a
+// spec never does: "mcts:400,c=2,random,greedy" is three specs, the
 // first with an option. Each spec is checked with ParseSpec; the returned
 // strings are the specs as written, trimmed.
 func SplitSpecs(list string) ([]string, error) {
 	var out []string
-	if strings.Contains(list, ";") {
-		for _, p := range strings.Split(list, ";") {
+	if specs := splitSpecText(list, ListSeparator); len(specs) > 1 {
+		for _, p := range specs {
 			if p = strings.TrimSpace(p); p != "" {
 				out = append(out, p)
 			}
 		}
 	} else {
-		for _, p := range strings.Split(list, ",") {
+		for _, p := range splitSpecText(list, ',') {
 			p = strings.TrimSpace(p)
 			switch {
 			case p == "":
-			case strings.Contains(p, "=") && len(out) > 0:
+			case looksLikeOption(p) && len(out) > 0:
 				out[len(out)-1] += "," + p
 			default:
 				out = append(out, p)

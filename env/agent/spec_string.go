@@ -8,7 +8,8 @@ import (
 // String writes the spec in its canonical form: the name, ":N" for agents
 // with a search, then the options that differ from their defaults in a
 // fixed order (rollout, prior, c, time, workers, temp, gumbel, m, fast,
-// full_prob). ParseSpec(sp.String()) gives sp back.
+// full_prob). A PATH is quoted when it needs it (QuotePath), so that
+// ParseSpec(sp.String()) gives sp back.
 func (sp Spec) String() string {
 	info, ok := kinds[sp.Name]
 	if !ok {
@@ -19,10 +20,10 @@ func (sp Spec) String() string {
 	def, _ := DefaultSpec(sp.Name)
 	switch {
 	case sp.Name == "optimal":
-		return sp.Name + ":" + sp.Path
+		return sp.Name + ":" + QuotePath(sp.Path)
 	case sp.Name == "net" || sp.Name == "az":
 		if sp.Name == "net" {
-			b.WriteString(":" + sp.Path)
+			b.WriteString(":" + QuotePath(sp.Path))
 		}
 		if sp.N != 0 {
 			b.WriteString(",sims=" + strconv.Itoa(sp.N))

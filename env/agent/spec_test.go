@@ -61,9 +61,9 @@ func TestParseSpec(t *testing.T) {
 		{"az,sims=16,fast=4,full_prob=0", Spec{Name: "az", N: 16, C: DefaultNetC, Workers: 1, Prior: PriorGreedy, Gumbel: true, M: DefaultGumbelM, Fast: 4}, "az,sims=16,fast=4,full_prob=0"},
 		{"az,sims=0", Spec{Name: "az", C: DefaultNetC, Workers: 1, Prior: PriorGreedy}, "az"},
 		// A path runs to the first key=value item: a file's name may hold commas.
-		{"net:runs/a,b.ynet,sims=16,gumbel=1", func() Spec { s := net(16, true, DefaultGumbelM); s.Path = "runs/a,b.ynet"; return s }(), "net:runs/a,b.ynet,sims=16,gumbel=1"},
-		{"net: dir, x/y.ynet ,sims=8,gumbel=0", func() Spec { s := net(8, false, 0); s.Path = "dir, x/y.ynet"; return s }(), "net:dir, x/y.ynet,sims=8"},
-		{"optimal:t,1.ysolve", Spec{Name: "optimal", Path: "t,1.ysolve"}, "optimal:t,1.ysolve"},
+		{"net:runs/a,b.ynet,sims=16,gumbel=1", func() Spec { s := net(16, true, DefaultGumbelM); s.Path = "runs/a,b.ynet"; return s }(), "net:'runs/a,b.ynet',sims=16,gumbel=1"}, // quoted: canonical forms quote a PATH holding a separator
+		{"net: dir, x/y.ynet ,sims=8,gumbel=0", func() Spec { s := net(8, false, 0); s.Path = "dir, x/y.ynet"; return s }(), "net:'dir, x/y.ynet',sims=8"},
+		{"optimal:t,1.ysolve", Spec{Name: "optimal", Path: "t,1.ysolve"}, "optimal:'t,1.ysolve'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -121,7 +121,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"optimal:", "optimal needs the solved table file"},
 		{"optimal:t.ysolve,sims=8", "optimal takes no options"},
 		{"net:a,b.ynet,simz=3", `net has no option "simz"`},
-		{"net:a,b;c.ynet,sims=3", "net needs the network file: net:PATH"},
+		{"net:a,b;c.ynet,sims=3", "a bare PATH cannot hold ';': quote it, net:'a,b;c.ynet'"},
 		{"az:x.ynet", "az takes no count"},
 		{"az,rollout=greedy", `az has no option "rollout"`},
 		{"az,sims=-1", "sims must be an integer 0..100000"},
@@ -204,7 +204,7 @@ func TestNamesAndRegistry(t *testing.T) {
 // to a spec whose canonical form parses back to the same spec and builds an
 // agent, and that SplitSpecs only returns specs that parse.
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2", "net:a.ynet,sims=16,gumbel=1,m=4", "net:a.ynet,gumbel=0,sims=3", "az,sims=8", "az,sims=8,gumbel=0,c=2", "az,sims=8,m=4", "mcts:16,fast=4", "az,sims=8,fast=2,full_prob=0.5", "optimal:t.ysolve", "net:a,b.ynet,sims=8", "optimal:t, u.ysolve"} {
+	for _, s := range []string{"random", "mcts:400", "mc:100,rollout=greedy", "mcts:200,c=1.4,rollout=random,time=50ms,workers=2", "mcts:1,temp=0.5,prior=greedy", "net:a.ynet,sims=8,c=2", "net:a.ynet,sims=16,gumbel=1,m=4", "net:a.ynet,gumbel=0,sims=3", "az,sims=8", "az,sims=8,gumbel=0,c=2", "az,sims=8,m=4", "mcts:16,fast=4", "az,sims=8,fast=2,full_prob=0.5", "optimal:t.ysolve", "net:a,b.ynet,sims=8", "optimal:t, u.ysolve", "net:'a;b',sims=2", "optimal:'it''s'", "net:'x'y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

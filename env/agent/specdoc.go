@@ -142,6 +142,7 @@ func SpecHelp() string {
 		fmt.Fprintf(&b, "  %-22s %s; default %s\n", o.key+"=", optionRange(o.key), def)
 	}
 	fmt.Fprintf(&b, "  gumbel=1 takes %s and no %s.\n", strings.Join(gumbelKeys, ", "), strings.Join(puctKeys, ", "))
+	fmt.Fprintf(&b, "  %s\n", pathRuleText(""))
 	b.WriteString("  (docs/BASELINES.md explains each agent and option)\n")
 	return b.String()
 }
@@ -178,6 +179,27 @@ func SpecMarkdown() string {
 			counted = append(counted, fmt.Sprintf("%s:N (N %s, default %d)", k.name, k.nText, k.defaultN))
 		}
 	}
-	fmt.Fprintf(&b, "\nCounts: %s; N is 1..%d. `gumbel=1` takes `%s` and no `%s`. Lists of specs (`--agents`) are separated by `;`.\n", strings.Join(counted, ", "), MaxN, strings.Join(gumbelKeys, "`, `"), strings.Join(puctKeys, "`, `"))
+	fmt.Fprintf(&b, "\nCounts: %s; N is 1..%d. `gumbel=1` takes `%s` and no `%s`. Lists of specs (`--agents`) are separated by `%c`.\n", strings.Join(counted, ", "), MaxN, strings.Join(gumbelKeys, "`, `"), strings.Join(puctKeys, "`, `"), ListSeparator)
+	fmt.Fprintf(&b, "\n%s\n", pathRuleText("`"))
 	return b.String()
+}
+
+// pathRuleText states the quoting rule of PATH (QuotePath) in one
+// paragraph, code written between tick.
+func pathRuleText(tick string) string {
+	c := func(s string) string { return tick + s + tick }
+	var special []string
+	for _, r := range PathSpecial {
+		special = append(special, c(string(r)))
+	}
+	q := string(PathQuote)
+	kinds := make([]string, 0, 2)
+	for _, k := range PathKinds() {
+		kinds = append(kinds, c(k+":PATH"))
+	}
+	return fmt.Sprintf("A PATH (%s) that holds one of %s or begins or ends with a space is written between quotes (%s), "+
+		"a quote inside doubled: %s, %s. Nothing else is escaped (a Windows path keeps its backslashes); "+
+		"the canonical form of a spec quotes exactly such paths.",
+		strings.Join(kinds, ", "), strings.Join(special, " "), c(q),
+		c("net:"+QuotePath("runs/a,seed=3/x.ynet")+",sims=8"), c("net:"+QuotePath("it's.ynet")))
 }

@@ -191,6 +191,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             flush=True,
         )
     envs.close()
+    if league is not None:
+        league.close()  # the folder's writer lock: the next run may open it
     return last
 
 

@@ -63,6 +63,15 @@ def test_net_go_plays_the_previous_generation_in_go(tmp_path: Path) -> None:
         assert not (d["policy"] * (1 - d["mask"])).any()
 
 
+def test_net_go_runs_in_a_folder_whose_path_holds_the_spec_separators(tmp_path: Path) -> None:
+    """The agent specs name networks by paths quoted where they need it, so a run folder may hold
+    ',', ';' and '=' (they were refused before the run)."""
+    out = tmp_path / "runs,seed=3;x"
+    train.config_from_args(["--out", str(out), "--generations", "1", *TINY, *NETGO, "--eval-sims", "2"]).check()
+    run(out, 1)
+    assert (out / "gen-0001" / "net.ynet").exists()
+
+
 def test_net_go_is_deterministic(tmp_path: Path) -> None:
     """The same seed gives the same games, byte for byte (the Go search and forward pass are),
     wherever the run folder is: the manifest names the network from the generation's folder."""

@@ -27,6 +27,7 @@ WITH_EXAMPLES = {
     "yutenv.envs.pettingzoo_parallel",
     "yutenv.evaluation.stats",
     "yutenv.az.schedule",
+    "yutenv._specs",
 }
 assert {"yutenv", *MODULES} >= WITH_EXAMPLES, "a module of WITH_EXAMPLES moved: name its new home"
 

@@ -73,10 +73,33 @@ def test_snapshots_play_in_go_and_pfsp_samples_the_hard_ones(tmp_path: Path) -> 
         assert after["snap-000003"] > before["snap-000003"], "the latest snapshot was played"
     finally:
         venv.close()
-    again = League(tmp_path / "lg")
+    again = League.open(tmp_path / "lg")  # a reader beside the writer
     assert [m.name for m in again.members] == [m.name for m in league.members]
     assert again.weights() == pytest.approx(league.weights())
     assert "snap-000003" in again.table()
+
+
+@pytest.mark.parametrize("name", ["runs,seed=3", "a;b", "c:d=e, f", "it's"])
+def test_a_league_in_any_folder_plays_its_snapshots(tmp_path: Path, name: str) -> None:
+    """A folder whose path holds the spec grammar's separators: the snapshots' net:PATH specs
+    quote it, so make, set_opponents and rate play them."""
+    league = League(tmp_path / name, fixed=("greedy",), tier="compact", rate_games=4, anchors=("random",))
+    m = league.snapshot(mlp(compact_size(), 0), step=1)
+    assert m.rating is not None, "rated: the Go evaluator played the snapshot"
+    league.snapshot(mlp(compact_size(), 1), step=2, rate=False)
+    for venv in (
+        yutenv.make(num_envs=4, opponent=league.mixture(), tier="compact"),
+        yutenv.make(num_envs=4, opponent=["random"], tier="compact"),
+    ):
+        try:
+            venv.set_opponents(league.mixture())
+            venv.reset(seed=1)
+            for _ in range(20):
+                venv.step(venv.action_masks().argmax(axis=1).astype(np.int64))
+        finally:
+            venv.close()
+    league.close()
+    assert League.open(tmp_path / name).member("snap-000002").spec == m.spec.replace("snap-000001", "snap-000002")
 
 
 def test_snapshots_are_rated_on_the_published_scale(tmp_path: Path) -> None:
@@ -90,6 +113,7 @@ def test_snapshots_are_rated_on_the_published_scale(tmp_path: Path) -> None:
 def test_a_damaged_league_is_refused_in_one_line(tmp_path: Path) -> None:
     league = League(tmp_path / "lg", fixed=("greedy",), tier="compact", rate_games=0)
     league.snapshot(mlp(compact_size(), 0), step=1)
+    league.close()
     state = tmp_path / "lg" / "league.json"
     good = state.read_text()
     doc = json.loads(good)
@@ -114,7 +138,7 @@ def test_a_damaged_league_is_refused_in_one_line(tmp_path: Path) -> None:
     snap.unlink()
     with pytest.raises(LeagueError, match=r"snap-000001.ynet: snapshot snap-000001 cannot be read"):
         League(tmp_path / "lg")
-    League(tmp_path / "other", fixed=("greedy",), rate_games=0)
+    League(tmp_path / "other", fixed=("greedy",), rate_games=0).close()
     with pytest.raises(LeagueError, match="resuming it with"):
         League(tmp_path / "other", sampling="uniform")
 
@@ -198,9 +222,9 @@ def test_cleanrl_league_trains_and_resumes(tmp_path: Path, capsys: pytest.Captur
     ]
     first = main(args + ["--total-timesteps", "256"])
     assert first["iteration"] == 2
-    league = League(tmp_path / "lg")
+    league = League.open(tmp_path / "lg")
     assert len(league.snapshots) == 3  # the start, then one per iteration
     again = main(args + ["--total-timesteps", "512"])
     assert again["iteration"] == 4, "resumed at iteration 3"
-    assert len(League(tmp_path / "lg").snapshots) == 5
+    assert len(League.open(tmp_path / "lg").snapshots) == 5
     assert "snap-000005" in capsys.readouterr().out

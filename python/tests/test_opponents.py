@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import fractions
 import threading
 import time
 from typing import Any, Iterator
@@ -15,7 +16,7 @@ from gymnasium.utils.env_checker import check_env
 
 import yutenv
 from yutenv._protocol import NUM_ACTIONS, TIER_SIZES
-from yutenv.envs.opponents import PolicyOpponent
+from yutenv.envs.opponents import PolicyOpponent, mixture
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +103,45 @@ def test_weights_decide_the_draw(server: yutenv.Server) -> None:
         assert set(infos["opponent"]) == {"greedy"}
     finally:
         venv.close()
+
+
+@pytest.mark.parametrize(
+    "opponent",
+    [
+        {"greedy": np.float32(2), "random": 1},
+        [("greedy", np.int64(2)), ("random", np.float16(1))],
+        {"greedy": fractions.Fraction(2), "random": 1.0},
+    ],
+)
+def test_numpy_and_other_real_weights_are_weights(opponent: Any, server: yutenv.Server) -> None:
+    m = mixture(opponent)
+    assert m.specs == ("greedy", "random") and m.weights == (2.0, 1.0)
+    assert all(type(w) is float for w in m.weights)
+    venv = yutenv.make(num_envs=4, opponent=opponent, server=server)
+    try:
+        venv.set_opponents(opponent)
+        _, infos = venv.reset(seed=1)
+        assert set(infos["opponent"]) <= {"greedy", "random"}
+    finally:
+        venv.close()
+
+
+@pytest.mark.parametrize(
+    "opponent, match",
+    [
+        ({"greedy": True}, r"opponent entry 0: weight True is a bool"),
+        ({"greedy": np.True_}, r"opponent entry 0: weight .*True.* is a bool"),
+        ([("greedy", np.float64("nan"))], r"opponent entry 0: weight .*nan.*; want a finite number > 0"),
+        ({"random": 1, "greedy": np.float32("inf")}, r"opponent entry 1: weight .*inf.*; want a finite number > 0"),
+        ({"greedy": np.int8(-1)}, r"opponent entry 0: weight .*-1.*; want a finite number > 0"),
+        ({"greedy": 0}, r"opponent entry 0: weight 0; want a finite number > 0"),
+        ({"greedy": "2"}, r"opponent entry 0: weight '2' is a str; want a finite number > 0"),
+        ({"greedy": 1j}, r"opponent entry 0: weight 1j is a complex"),
+    ],
+)
+def test_weights_that_are_not_positive_real_numbers_are_refused(opponent: Any, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        mixture(opponent)
 
 
 def test_a_mixture_plays_the_same_games_as_its_entry_alone(server: yutenv.Server) -> None:

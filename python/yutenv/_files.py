@@ -12,11 +12,27 @@ from __future__ import annotations
 
 import hashlib
 import os
+import platform
+import re
 import stat
+import sys
+import weakref
 from pathlib import Path
 from typing import IO, BinaryIO, Callable
 
-__all__ = ["FileRefused", "atomic_write", "error_text", "read_regular", "sha256_bytes", "sha256_file"]
+__all__ = [
+    "FileLock",
+    "FileRefused",
+    "LockHeld",
+    "atomic_write",
+    "error_text",
+    "process_alive",
+    "read_regular",
+    "remove_stale_temps",
+    "sha256_bytes",
+    "sha256_file",
+    "temp_name",
+]
 
 
 class FileRefused(OSError):
@@ -99,7 +115,7 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
     under a name of this process, ``.NAME.PID.tmp``.
     """
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp = temp_name(p)
     try:
         with open(tmp, "wb") as f:
             write(f)
@@ -111,6 +127,180 @@ def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], obje
         raise
     _fsync_dir(p.parent)
     return p
+
+
+_TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]{1,10})\.tmp(?:\.[A-Za-z0-9]{1,8})?$")
+"""The name of a temporary file of :func:`temp_name`: ``.NAME.PID.tmp``, optionally with a suffix
+a library insists on (``.NAME.PID.tmp.zip``)."""
+
+
+def temp_name(path: str | os.PathLike[str], suffix: str = "") -> Path:
+    """The temporary file this process writes ``path`` through before renaming it over
+    ``path``: ``.NAME.PID.tmp`` (and ``suffix``), which :func:`remove_stale_temps` recognises."""
+    p = Path(path)
+    return p.with_name(f".{p.name}.{os.getpid()}.tmp{suffix}")
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one that cannot be asked counts as alive)."""
+    if pid <= 0:
+        return False
+    if sys.platform == "win32":
+        import ctypes
+
+        kernel32 = ctypes.windll.kernel32
+        handle = kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return bool(kernel32.GetLastError() == 5)  # ERROR_ACCESS_DENIED: it exists
+        try:
+            code = ctypes.c_ulong()
+            if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+                return True
+            return code.value == 259  # STILL_ACTIVE
+        finally:
+            kernel32.CloseHandle(handle)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's
+        return True
+    except OSError:
+        return True
+    return True
+
+
+def remove_stale_temps(folder: str | os.PathLike[str]) -> list[Path]:
+    """Remove the temporary files of :func:`temp_name` in ``folder`` left by processes that no
+    longer run (a writer killed between writing and renaming); returns them. A live process's
+    file, this process's included, is left alone, and so is anything that is not a regular file."""
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for e in entries:
+        m = _TEMP.match(e.name)
+        if m is None or not e.is_file(follow_symlinks=False):
+            continue
+        pid = int(m["pid"])
+        if pid == os.getpid() or process_alive(pid):
+            continue
+        try:
+            os.unlink(e.path)
+        except FileNotFoundError:
+            continue
+        removed.append(Path(e.path))
+    return removed
+
+
+class LockHeld(OSError):
+    """:class:`FileLock` could not take its lock: another process (or another lock of this one)
+    holds it. ``holder`` is what the holder wrote in the file (``"PID on HOST"``; "" if unknown),
+    ``pid`` its process id (None if unknown)."""
+
+    def __init__(self, path: Path, holder: str) -> None:
+        self.holder = holder
+        m = re.match(r"([0-9]+)", holder)
+        self.pid = int(m[1]) if m else None
+        super().__init__(0, f"held by process {holder}" if holder else "held by another process", str(path))
+
+
+_WIN_LOCK_AT = 1 << 30
+"""Where the lock's byte lies on Windows (msvcrt.locking locks a byte range, mandatory for reads):
+far past the holder's id at the start of the file, which stays readable."""
+
+
+class FileLock:
+    """An exclusive advisory lock on the file ``path`` (created if missing), held until
+    :meth:`release` or the end of the process: the operating system drops it when the process
+    dies, however it dies, so a killed holder never blocks the next one.
+
+    ``fcntl.flock`` on Linux and macOS (a lock of the open file: a second :class:`FileLock` on
+    the same file in the same process is refused too), ``msvcrt.locking`` of one byte on Windows.
+    The holder writes ``"PID on HOST"`` at the start of the file, which a refused opener reads into
+    :class:`LockHeld`. A child the process forks closes its copy of the descriptor without
+    unlocking, so the lock ends with the process that took it, not with its last forked worker. Raises :class:`LockHeld` when the lock is held, OSError when the file cannot
+    be opened.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0), 0o644)
+        try:
+            try:
+                self._lock(fd)
+            except OSError:
+                os.lseek(fd, 0, os.SEEK_SET)
+                holder = os.read(fd, 256).decode("utf-8", "replace").strip()
+                raise LockHeld(self.path, holder) from None
+            os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
+            os.write(fd, f"{os.getpid()} on {platform.node()}\n".encode())
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd: int | None = fd
+        _HELD.add(self)
+
+    @staticmethod
+    def _lock(fd: int) -> None:
+        if sys.platform == "win32":
+            import msvcrt
+
+            os.lseek(fd, _WIN_LOCK_AT, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    @property
+    def held(self) -> bool:
+        """Whether this object still holds the lock."""
+        return self._fd is not None
+
+    def release(self) -> None:
+        """Give the lock up (the file stays; a second call does nothing)."""
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            if sys.platform == "win32":
+                import msvcrt
+
+                os.lseek(fd, _WIN_LOCK_AT, os.SEEK_SET)
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+            else:
+                os.ftruncate(fd, 0)  # no holder to name
+        finally:
+            os.close(fd)  # closing drops a flock
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:
+            pass
+
+    def _forget(self) -> None:
+        """In a forked child: close the inherited descriptor without unlocking, so the lock stays
+        the parent's and does not outlive it in a child that runs on."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+_HELD: weakref.WeakSet[FileLock] = weakref.WeakSet()
+"""The locks this process holds, for the fork hook."""
+
+
+def _after_fork_in_child() -> None:
+    for lock in list(_HELD):
+        lock._forget()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def error_text(e: BaseException) -> str:

@@ -624,6 +624,18 @@ NET_MAX_LAYERS: Final = 64
 NET_MAX_WIDTH: Final = 65536
 """The most inputs and outputs of a layer of a network file (nnet.MaxWidth)."""
 
+SPEC_PATH_QUOTE: Final = "'"
+"""Opens and closes a quoted PATH of an agent spec (agent.PathQuote); doubled inside, it stands for itself."""
+
+SPEC_PATH_SPECIAL: Final = ",;='"
+"""The characters whose PATH a spec quotes (agent.PathSpecial): the grammar's separators and the quote."""
+
+SPEC_PATH_KINDS: Final[tuple[str, ...]] = ("net", "optimal")
+"""The agents whose argument is a PATH (agent.PathKinds): net:PATH, optimal:PATH."""
+
+SPEC_LIST_SEPARATOR: Final = ";"
+"""Separates the specs of a list (agent.ListSeparator; --agents 'a;b')."""
+
 ERROR_CODES: Final[tuple[str, ...]] = (
     "bad_frame",
     "frame_too_large",

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ._specs import split_specs
+
 __all__ = ["main", "run"]
 
 
@@ -85,6 +87,7 @@ def run(
         "target_kl": target_kl,
         "reward": reward,
     }
+    league: League | None = None
     try:
         model = MaskablePPO(
             "MlpPolicy",
@@ -114,7 +117,6 @@ def run(
                 return time.monotonic() < deadline
 
         callbacks: list[Any] = [Budget()]
-        league = None
         if kind == "league":
             league = League(run_dir / "league", fixed=tuple(fixed), tier="compact", rate_games=0)
             callbacks.append(LeagueCallback(league, snapshot_every=snapshot_every))
@@ -127,6 +129,8 @@ def run(
             result["league_members"] = len(league.members)
     finally:
         venv.close()
+        if league is not None:
+            league.close()
     result["train_seconds"] = time.monotonic() - start
     r = evaluate(model, opponent="greedy", games=rate_games, tier="compact", rating=True, progress=progress)
     result["rating"] = {"elo": r.rating, "low": r.rating_low, "high": r.rating_high, "games": r.rating_games}
@@ -143,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     ap.add_argument("--clone", default=None, help="first clone this yutenv selfplay dataset (compact tier)")
     ap.add_argument("--clone-epochs", type=int, default=2, help="epochs of behaviour cloning over the dataset")
     ap.add_argument("--opponent", default="random", help="fixed: the opponent")
-    ap.add_argument("--fixed", default="greedy,mc:100", help="league: its fixed members, comma-separated")
+    ap.add_argument("--fixed", default="greedy,mc:100", help="league: its fixed members, agent specs separated by ';' or ','")
     ap.add_argument("--num-envs", type=int, default=512, help="training envs, stepped as one batch on the server")
     ap.add_argument("--n-steps", type=int, default=32, help="PPO's steps per env per rollout (num_envs x n_steps a rollout)")
     ap.add_argument("--snapshot-every", type=int, default=100_000, help="league: learner steps between snapshots")
@@ -173,7 +177,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         clone=a.clone,
         clone_epochs=a.clone_epochs,
         opponent=a.opponent,
-        fixed=[s for s in a.fixed.split(",") if s],
+        fixed=split_specs(a.fixed),
         num_envs=a.num_envs,
         n_steps=a.n_steps,
         snapshot_every=a.snapshot_every,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._protocol import NUM_ACTIONS, SELFPLAY_DEFAULTS, TIER_SIZES
+from .._specs import net_spec, split_specs
 from .schedule import Schedule, canonical_schedule, parse_schedule, schedule_at, schedule_values
 
 __all__ = ["LR_SCHEDULES", "SELFPLAY_MODES", "TrainConfig", "cosine_lr", "learning_rate"]
@@ -73,7 +74,7 @@ class TrainConfig:
         # One opponent as a string ("random"), or several as on the command line
         # ("greedy;mc:100"), means what it says: a bare string is not a sequence of one-letter specs.
         if isinstance(self.eval, str):
-            self.eval = tuple(s.strip() for s in self.eval.split(";") if s.strip())
+            self.eval = tuple(split_specs(self.eval))
         for name in ("games", "sims"):  # one spelling of a schedule, so a resume compares like with like
             try:
                 setattr(self, name, canonical_schedule(getattr(self, name)))
@@ -117,8 +118,6 @@ class TrainConfig:
             raise ValueError(f"ray_cpus and ray_tasks must be >= 0 (0: all), got {self.ray_cpus} and {self.ray_tasks}")
         if self.eval_sims < 0:
             raise ValueError(f"eval_sims must be >= 0, got {self.eval_sims}")
-        if self.eval_sims and ("," in str(Path(self.out).resolve()) or ";" in str(Path(self.out).resolve())):
-            raise ValueError(f"--eval-sims plays net:PATH, and PATH may not hold ',' or ';': {self.out}")
         if self.steps < 0 or self.epochs <= 0 or self.lr <= 0:
             raise ValueError("steps must be >= 0, epochs and lr > 0")
         if self.lr_schedule not in LR_SCHEDULES:
@@ -160,13 +159,10 @@ class TrainConfig:
             raise ValueError(
                 f"{why}, reading the network from the run folder: with --ray-storage the workers may not see it; use --selfplay net"
             )
-        where = str(Path(self.out).resolve())
-        if "," in where or ";" in where:
-            raise ValueError(f"--selfplay net-go plays net:PATH, and PATH may not hold ',' or ';': {self.out}")
 
     def net_go_agent(self, path: Path) -> str:
         """The agent spec ``--selfplay net-go`` plays, on both seats, with the network file at ``path``."""
-        spec = f"net:{path},sims={self.sims},gumbel=1"
+        spec = net_spec(path, sims=self.sims, gumbel=1)
         if self.selfplay_opts.get("gumbel_m"):
             spec += f",m={self.selfplay_opts['gumbel_m']}"
         if self.fast_sims:  # playout cap randomization: the agent's fast=N, full_prob=P

@@ -48,6 +48,8 @@ from typing import Any
 from tabulate import tabulate
 
 from .._files import atomic_write
+from .._specs import net_spec as _net_spec
+from .._specs import split_specs
 from ..errors import InvalidArgumentError, YutEnvError
 from ..evaluation.evaluate import run_eval_json
 from ..evaluation.ladder import _run_ladder
@@ -92,11 +94,7 @@ def pick_generations(run: str | os.PathLike[str], every: int = 0, gens: Sequence
 
 def net_spec(run: str | os.PathLike[str], gen: int, sims: int = 0) -> str:
     """The Go agent spec of generation ``gen``'s network: ``net:PATH`` or ``net:PATH,sims=N``."""
-    path = Path(run) / f"gen-{gen:04d}" / "net.ynet"
-    text = str(path)
-    if any(c in text for c in ",;"):
-        raise ValueError(f"{text}: a network path in an agent spec cannot hold ',' or ';'")
-    return f"net:{text}" + (f",sims={sims}" if sims else "")
+    return _net_spec(Path(run) / f"gen-{gen:04d}" / "net.ynet", sims=sims or None)
 
 
 def _elo(m: dict[str, Any]) -> str:
@@ -305,11 +303,11 @@ def main(argv: list[str] | None = None) -> int:
             games=a.games,
             ladder_sims=a.ladder_sims,
             search_sims=[int(x) for x in a.search_sims.split(",") if x.strip()],
-            baselines=[b for b in a.baselines.split(";") if b.strip()],
+            baselines=split_specs(a.baselines),
             search_games=a.search_games or None,
             seed=a.seed,
             quiet=a.quiet,
-            against=[b for b in a.against.split(";") if b.strip()],
+            against=split_specs(a.against),
             round_robin=not a.no_round_robin,
         )
     except (ValueError, OSError, YutEnvError) as e:

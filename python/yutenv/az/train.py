@@ -77,6 +77,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from .._files import atomic_write, error_text, sha256_bytes
+from .._specs import net_spec
 from ..connection.server import binary_path
 from ..data import datasets
 from ..errors import CheckpointError, YutEnvError
@@ -332,7 +333,7 @@ def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int, ynet: Path) -> tu
         )  # fmt: skip
         plain[opp] = _result(r)
         if cfg.eval_sims:
-            spec = f"net:{ynet},sims={cfg.eval_sims}"  # played in the Go binary (yutenv eval)
+            spec = net_spec(ynet, sims=cfg.eval_sims)  # played in the Go binary (yutenv eval)
             search[opp] = _result(
                 evaluate(spec, opponent=opp, games=cfg.eval_games, rules=cfg.rules, seed=seed, name=f"gen{g}+search", luck="off")
             )

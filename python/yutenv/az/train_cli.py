@@ -11,6 +11,7 @@ from typing import Any, Sequence
 
 from .._protocol import SHIPPED_NET as SHIPPED
 from .._protocol import TIER_SIZES
+from .._specs import split_specs
 from .config import LR_SCHEDULES, SELFPLAY_MODES, TrainConfig
 from .schedule import Schedule, canonical_schedule
 
@@ -182,7 +183,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         value_weight=a.value_weight, value_mix=a.value_mix, lr_schedule=a.lr_schedule, lr_warmup=a.lr_warmup,
         selfplay_opts=_selfplay_opts(a.selfplay_opt), games_in_flight=a.games_in_flight, c_puct=a.c_puct,
         dirichlet_alpha=a.dirichlet_alpha, dirichlet_frac=a.dirichlet_frac, temperature_moves=a.temperature_moves,
-        fast_sims=a.fast_sims, full_prob=a.full_prob, workers=a.workers, eval=tuple(s.strip() for s in a.eval.split(";") if s.strip()), eval_games=a.eval_games,
+        fast_sims=a.fast_sims, full_prob=a.full_prob, workers=a.workers, eval=tuple(split_specs(a.eval)), eval_games=a.eval_games,
         eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
         shard_games=a.shard_games, ray=a.ray, ray_cpus=a.ray_cpus, ray_tasks=a.ray_tasks, ray_storage=a.ray_storage,
         init=a.init if a.init in ("", SHIPPED) else str(Path(a.init).resolve()),

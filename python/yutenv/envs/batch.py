@@ -12,7 +12,6 @@ the server writes (:mod:`yutenv.envs.shared`) instead of the reply.
 from __future__ import annotations
 
 import os
-import re
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping, Sequence
@@ -23,6 +22,7 @@ import numpy.typing as npt
 
 from .._layout import OBS_LAYOUT, TIER_SIZES  # noqa: F401  # re-exported
 from .._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
+from .._specs import net_spec, spec_path
 from .._wire.args import check_action as check_action
 from .._wire.args import check_seed as check_seed
 from ..connection.session import PROTOCOL as PROTOCOL
@@ -38,7 +38,6 @@ TRANSPORTS = ("auto", "shared", "socket")
 
 # Where a spec's PATH ends: at the first item that reads key=value with a bare ASCII word as key
 # (the server's agent.ParseSpec, looksLikeOption); a file's name may hold commas.
-_PATH_END = re.compile(r",\s*[A-Za-z0-9_]+\s*=")
 
 if TYPE_CHECKING:
     pass
@@ -447,15 +446,12 @@ class Batch:
         in another folder); a server named by address, or started with its own ``--net-dir``
         folders, resolves names itself."""
         srv = self.session.server
-        if srv is None or not srv.opens_any_net or not spec.startswith("net:"):
+        if srv is None or not srv.opens_any_net:
             return spec
-        # The path runs to the first item that reads key=value, as the server parses it.
-        m = _PATH_END.search(spec, 4)
-        end = m.start() if m else len(spec)
-        path = spec[4:end].strip()
-        if not path or os.path.isabs(path):
+        parts = spec_path(spec)  # the PATH as the server parses it, quoted or bare
+        if parts is None or parts[0] != "net" or os.path.isabs(parts[1]):
             return spec
-        return f"net:{os.path.abspath(path)}{spec[end:]}"
+        return net_spec(os.path.abspath(parts[1])) + parts[2]
 
     def _params(self, m: Mixture) -> dict[str, Any]:
         p = m.params()

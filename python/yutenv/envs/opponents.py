@@ -8,7 +8,9 @@ An env's ``opponent`` is one of:
   sb3-contrib ``MaskablePPO`` model (its ``predict`` with ``action_masks``, deterministic), or a
   torch module mapping observations to 180 action logits (the legal action of highest logit);
 * a **mixture** of these: a list (``["greedy", "mc:100", "az"]``, entries drawn with equal
-  probability), a list of ``(entry, weight)`` pairs, or a mapping ``{entry: weight}``. Each
+  probability), a list of ``(entry, weight)`` pairs, or a mapping ``{entry: weight}``; a weight
+  is any finite real number > 0 (a Python or numpy int or float; a bool, NaN, an infinity or a
+  number <= 0 is refused with a ValueError naming the entry). Each
   episode draws its entry from its own game seed on the server, so the same seeds give the same
   opponents; ``info["opponent"]`` names the episode's.
 
@@ -33,6 +35,7 @@ naming the opponent and the envs, and the env must then be ``reset()``.
 from __future__ import annotations
 
 import math
+import numbers
 import queue
 import sys
 import threading
@@ -249,13 +252,32 @@ class Mixture:
         return {"opponents": list(self.specs), "weights": list(self.weights)}
 
 
-def _entries(opponent: Any) -> list[tuple[Any, float]]:
+def _is_number(w: object) -> bool:
+    """A real number of any type (Python's, numpy's, anything :class:`numbers.Real` covers), or a
+    bool: what a mixture's weight is meant to be (:func:`_weight` then refuses bools, NaN, inf
+    and numbers <= 0 by name)."""
+    return isinstance(w, (numbers.Real, np.integer, np.floating, np.bool_))
+
+
+def _weight(i: int, w: object) -> float:
+    """Entry ``i``'s weight as a float, or ValueError saying what is wrong with it."""
+    if isinstance(w, (bool, np.bool_)):
+        raise ValueError(f"opponent entry {i}: weight {w!r} is a bool; want a finite number > 0")
+    if not _is_number(w):
+        raise ValueError(f"opponent entry {i}: weight {w!r} is a {type(w).__name__}; want a finite number > 0")
+    f = float(w)  # type: ignore[arg-type]
+    if not math.isfinite(f) or f <= 0:
+        raise ValueError(f"opponent entry {i}: weight {w!r}; want a finite number > 0")
+    return f
+
+
+def _entries(opponent: Any) -> list[tuple[Any, Any]]:
     if isinstance(opponent, Mapping):
         return [(k, v) for k, v in opponent.items()]
     if isinstance(opponent, (list, tuple)):
-        out: list[tuple[Any, float]] = []
+        out: list[tuple[Any, Any]] = []
         for e in opponent:
-            if isinstance(e, tuple) and len(e) == 2 and isinstance(e[1], (int, float)) and not isinstance(e[1], bool):
+            if isinstance(e, tuple) and len(e) == 2 and _is_number(e[1]):
                 out.append((e[0], e[1]))
             else:
                 out.append((e, 1.0))
@@ -281,8 +303,7 @@ def mixture(opponent: Any, timeout: float | None = None) -> Mixture:
     names: list[str] = []
     policies: dict[int, PolicyOpponent] = {}
     for i, (e, w) in enumerate(entries):
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w <= 0:
-            raise ValueError(f"opponent entry {i}: weight {w!r}; want a finite number > 0")
+        weight = _weight(i, w)
         if isinstance(e, str):
             if e == CLIENT:
                 raise ValueError(f"opponent entry {i}: {CLIENT!r} is the wire's name of a Python policy; pass the policy itself")
@@ -295,7 +316,7 @@ def mixture(opponent: Any, timeout: float | None = None) -> Mixture:
             policies[i] = p
             specs.append(CLIENT)
             names.append(p.name if p.name not in names else f"{p.name}#{i}")
-        weights.append(float(w))
+        weights.append(weight)
     return Mixture(tuple(specs), tuple(weights), tuple(names), policies)
 
 

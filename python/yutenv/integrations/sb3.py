@@ -342,6 +342,8 @@ class LeagueCallback(BaseCallback):  # type: ignore[misc]
     def _save(self, path: Any) -> None:
         import os
 
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.zip")
+        from .._files import temp_name
+
+        tmp = temp_name(path, ".zip")  # a killed save is removed when the league next opens
         self.model.save(tmp)
         os.replace(tmp, path)
