@@ -330,6 +330,16 @@ def test_compatibility_table_states_the_current_numbers() -> None:
     assert f"| dataset | `{_protocol.DATASET_FORMAT}` version {_protocol.DATASET_VERSION}," in text
 
 
+def test_no_doc_holds_a_go_format_error() -> None:
+    # Go prints a verb without its argument as %!d(MISSING) and an argument without a verb as
+    # %!(EXTRA int=2): a generated page (docs/RULES.md, OBSERVATIONS.md, the generated tables of
+    # PROTOCOL.md, ...) that holds one is stale-checked against the same wrong text, so only
+    # this finds it. No doc has a reason to write "%!".
+    found = [f"{p.relative_to(REPO)}:{n}: {line.strip()}" for p in DOCS
+             for n, line in enumerate(p.read_text(encoding="utf-8").split("\n"), 1) if "%!" in line]  # fmt: skip
+    assert not found, "a Go format error in a doc (fix the generator's format or its arguments):\n" + "\n".join(found)
+
+
 def test_relative_links_resolve_inside_the_repository() -> None:
     # A user has only this repository: every link that is not a web address or an anchor names a
     # file or folder of the checkout that exists (a renamed document, or a link to a sibling
