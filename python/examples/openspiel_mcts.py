@@ -1,6 +1,6 @@
 """OpenSpiel's MCTSBot (with chance nodes) plays yutenv's built-in baselines.
 
-    pip install './python[openspiel]'
+    pip install 'yutenv[openspiel]'
     python examples/openspiel_mcts.py [--games 20] [--sims 100] [--rollouts 1] [--opponents random,greedy]
 
 The game is ``pyspiel.load_game("python_yutenv")`` (yutenv.integrations.openspiel); the bot is

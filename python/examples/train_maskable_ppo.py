@@ -1,6 +1,6 @@
 """Train sb3-contrib's MaskablePPO on Yut Nori against the server's ``random`` opponent.
 
-    pip install './python[sb3]'            # sb3-contrib (and torch); CPU is enough
+    pip install 'yutenv[sb3]'            # sb3-contrib (and torch); CPU is enough
     python python/examples/train_maskable_ppo.py --minutes 8
 
 The training envs are one :class:`yutenv.integrations.sb3.YutSB3VecEnv`: all ``--n-envs`` games in one
@@ -28,7 +28,7 @@ try:
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecMonitor
 except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"this example needs the sb3 extra: pip install './python[sb3]' ({e})") from None
+    raise SystemExit(f"this example needs the sb3 extra: pip install 'yutenv[sb3]' ({e})") from None
 
 
 class EvalCallback(BaseCallback):
