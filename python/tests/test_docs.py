@@ -12,7 +12,9 @@ What a block may say about itself, in an HTML comment right before it (invisible
   stands for any text); without it, numbers in comments are illustrative.
 - ``<!-- doc: full -->``: it runs as written even in the small mode (a cheap block whose
   shown output is checked).
-- ``<!-- doc: extra NAME -->``: it needs the optional extra NAME (runs where it is installed).
+- ``<!-- doc: extra NAME -->``: it needs the optional extra NAME (runs where it is installed;
+  the ``offline`` blocks also run on their own in the offline extra's venv, where a missing
+  d3rlpy fails: :func:`test_offline_blocks_run`).
 - ``<!-- doc: skip REASON -->``: not run, for REASON (only the two commands that run this very
   suite are).
 
@@ -22,7 +24,9 @@ training steps) and turns cluster addresses and bucket URIs into a local run.
 
 The same files are also checked as text: every relative link names a file of the checkout and
 every ``#anchor`` a heading, and the user docs (all of them but the research log,
-docs/RESEARCH.md) hold no issue numbers, commit hashes or work-log notes.
+docs/RESEARCH.md) hold no issue numbers, commit hashes or work-log notes; no doc holds a Go
+format error (``%!``); README.md's table of the extras is python/pyproject.toml's, and every
+other page adds an extra one way (``pip install 'yutenv[EXTRA]'``).
 """
 
 from __future__ import annotations
