@@ -17,10 +17,10 @@ import math
 import time
 
 import numpy as np
-import yutenv.integrations.openspiel
 from open_spiel.python.algorithms import mcts
 
 import yutenv
+import yutenv.integrations.openspiel
 
 
 def play(game: yutenv.integrations.openspiel.YutSpielGame, bot: mcts.MCTSBot, opponent: str, bot_seat: int, seed: int) -> float:

@@ -22,11 +22,12 @@ import yutenv
 
 try:
     import torch
-    import yutenv.integrations.sb3
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecMonitor
+
+    import yutenv.integrations.sb3
 except ImportError as e:  # pragma: no cover - an optional extra
     raise SystemExit(f"this example needs the sb3 extra: pip install 'yutenv[sb3]' ({e})") from None
 
