@@ -69,14 +69,14 @@ test-deps:
 
 # Everything at once, in three lanes that share the cores: the main Python suite (the longest:
 # its venv first), the Go lane (lint, then the Go tests twice) and RLlib's venv and run, then the
-# TCP transport's run. Much of the Python suite's time is spent waiting (servers, Ray, the
+# TCP transport's run, then the lowest versions' and the offline extra's venvs and runs. Much of the Python suite's time is spent waiting (servers, Ray, the
 # trainers' processes starting), which the other lanes fill. The venv and ruff come first, since
 # every lane uses the venv; Debian's test tools are installed once, before the tests that drive
 # them.
 test: $(RUFF_STAMP)
-	+$(MAKE) --no-print-directory -j3 --output-sync=line py-test-main go-lane rllib-lane py-test-tcp
+	+$(MAKE) --no-print-directory -j3 --output-sync=line py-test-main go-lane rllib-lane py-test-tcp lowest-lane
 
-.PHONY: go-lane rllib-lane
+.PHONY: go-lane rllib-lane lowest-lane
 go-lane: lint test-deps
 	+$(MAKE) --no-print-directory go-test
 
@@ -84,12 +84,16 @@ go-lane: lint test-deps
 rllib-lane: py-install
 	+$(MAKE) --no-print-directory py-test-rllib
 
+# After the main venv's install, for the same reason; one venv's build at a time.
+lowest-lane: py-install
+	+$(MAKE) --no-print-directory py-test-lowest py-test-offline
+
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./env/...
 	$(BIN) bench
 
 clean:
-	rm -rf bin $(VENV) $(RLLIB_VENV)
+	rm -rf bin $(VENV) $(RLLIB_VENV) $(LOWEST_VENV) $(OFFLINE_VENV)
 
 # Wheels of every platform (Go cross-compiles the server; python/hatch_build.py tags each
 # wheel) and the sdist, into $(DIST); then `twine check` of all and `auditwheel show` of the

@@ -36,13 +36,14 @@ var layers = []struct {
 	{"internal/confine", nil},
 	{"internal/msgp", nil},
 	{"internal/ratelog", nil},
+	{"internal/mdgen", nil}, // the generated Markdown pages, a vet-checked line at a time
 	{"stats", nil},
-	{"env", nil},
+	{"env", []string{"internal/mdgen"}},
 	{"internal/latency", []string{"internal/msgp"}},
 
 	// Over the game.
 	{"env/agent", []string{"env", "internal/detmath"}},
-	{"obs", []string{"env"}},
+	{"obs", []string{"env", "internal/mdgen"}},
 	{"render", []string{"env"}},
 	{"protocol", []string{"env", "internal/msgp"}},
 	{"client", []string{"protocol", "internal/msgp"}},

@@ -24,6 +24,7 @@ func TestRulesDocIsFresh(t *testing.T) {
 		t.Fatalf("%s is stale: run go generate ./env", path)
 	}
 	doc := b.String()
+	assert.NotContains(t, doc, "%!", "a Go format error (a verb without its argument, or an extra one)")
 	for _, want := range []string{
 		"| `OUTER` | 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 0 |",
 		"| `CENTRE/C2` | 22, 27, 28, 0 |",

@@ -21,6 +21,7 @@ func TestObservationsDocIsFresh(t *testing.T) {
 	if string(got) != b.String() {
 		t.Fatalf("%s is stale: run go generate ./obs", path)
 	}
+	assert.NotContains(t, b.String(), "%!", "a Go format error (a verb without its argument, or an extra one)")
 	for _, want := range []string{"| `compact` | 213 |", "| `tactical` | 2042 |", "| `planes` | 598 |", "`22@CENTRE/C1`", "| 18 | `board/diagonal` |"} {
 		assert.Contains(t, b.String(), want)
 	}

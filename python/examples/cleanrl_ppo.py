@@ -1,6 +1,6 @@
 """A CleanRL-style single-file PPO with action masking, straight on :class:`yutenv.YutVectorEnv`.
 
-    pip install './python[sb3]'            # for torch
+    pip install 'yutenv[sb3]'            # for torch
     python python/examples/cleanrl_ppo.py --num-envs 64 --total-timesteps 500000
 
 The loop is CleanRL's ``ppo.py`` (rollout buffers as tensors, GAE, clipped surrogate, value
@@ -35,7 +35,7 @@ try:
     from torch import nn
     from torch.distributions import Categorical
 except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"this example needs torch: pip install './python[sb3]' ({e})") from None
+    raise SystemExit(f"this example needs torch: pip install 'yutenv[sb3]' ({e})") from None
 
 
 class Agent(nn.Module):

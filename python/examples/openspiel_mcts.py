@@ -1,9 +1,9 @@
 """OpenSpiel's MCTSBot (with chance nodes) plays yutenv's built-in baselines.
 
-    pip install './python[openspiel]'
+    pip install 'yutenv[openspiel]'
     python examples/openspiel_mcts.py [--games 20] [--sims 100] [--rollouts 1] [--opponents random,greedy]
 
-The game is ``pyspiel.load_game("python_yutenv")`` (yutenv.openspiel); the bot is
+The game is ``pyspiel.load_game("python_yutenv")`` (yutenv.integrations.openspiel); the bot is
 open_spiel.python.algorithms.mcts.MCTSBot with its RandomRolloutEvaluator, which handles
 the explicit chance nodes itself (it samples them). The opponent is a yutenv agent
 asked for its move with ``yutenv.Game.analyse``. Seats alternate; a Markdown table of
@@ -17,13 +17,13 @@ import math
 import time
 
 import numpy as np
-import yutenv.openspiel
 from open_spiel.python.algorithms import mcts
 
 import yutenv
+import yutenv.integrations.openspiel
 
 
-def play(game: yutenv.openspiel.YutSpielGame, bot: mcts.MCTSBot, opponent: str, bot_seat: int, seed: int) -> float:
+def play(game: yutenv.integrations.openspiel.YutSpielGame, bot: mcts.MCTSBot, opponent: str, bot_seat: int, seed: int) -> float:
     """One game; returns the bot's outcome."""
     rng = np.random.default_rng(seed)
     state = game.new_initial_state(seed=seed)
@@ -47,7 +47,7 @@ def main() -> None:
     ap.add_argument("--opponents", default="random,greedy")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    game = yutenv.openspiel.load_game("standard")
+    game = yutenv.integrations.openspiel.load_game("standard")
     rows = []
     for opp in args.opponents.split(","):
         wins = 0

@@ -1,9 +1,9 @@
 """Train sb3-contrib's MaskablePPO on Yut Nori against the server's ``random`` opponent.
 
-    pip install './python[sb3]'            # sb3-contrib (and torch); CPU is enough
+    pip install 'yutenv[sb3]'            # sb3-contrib (and torch); CPU is enough
     python python/examples/train_maskable_ppo.py --minutes 8
 
-The training envs are one :class:`yutenv.sb3.YutSB3VecEnv`: all ``--n-envs`` games in one
+The training envs are one :class:`yutenv.integrations.sb3.YutSB3VecEnv`: all ``--n-envs`` games in one
 server-side batch, one round trip per step, with ``action_masks()`` for MaskablePPO
 (``--vec dummy`` uses plain :class:`yutenv.YutEnv` instances in SB3's ``DummyVecEnv``
 instead, one round trip per env per step, as docs/BASELINES.md's run did). Every ``--eval-every`` timesteps (and at the end) the current
@@ -22,13 +22,14 @@ import yutenv
 
 try:
     import torch
-    import yutenv.sb3
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import VecMonitor
+
+    import yutenv.integrations.sb3
 except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"this example needs the sb3 extra: pip install './python[sb3]' ({e})") from None
+    raise SystemExit(f"this example needs the sb3 extra: pip install 'yutenv[sb3]' ({e})") from None
 
 
 class EvalCallback(BaseCallback):
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.vec == "dummy":
         venv = make_vec_env(yutenv.YutEnv, n_envs=args.n_envs, seed=args.seed, env_kwargs=env_kwargs)
     else:
-        venv = VecMonitor(yutenv.sb3.vec_env(args.n_envs, seed=args.seed, **env_kwargs))
+        venv = VecMonitor(yutenv.integrations.sb3.vec_env(args.n_envs, seed=args.seed, **env_kwargs))
     model = MaskablePPO(
         "MlpPolicy",
         venv,

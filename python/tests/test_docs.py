@@ -12,7 +12,9 @@ What a block may say about itself, in an HTML comment right before it (invisible
   stands for any text); without it, numbers in comments are illustrative.
 - ``<!-- doc: full -->``: it runs as written even in the small mode (a cheap block whose
   shown output is checked).
-- ``<!-- doc: extra NAME -->``: it needs the optional extra NAME (runs where it is installed).
+- ``<!-- doc: extra NAME -->``: it needs the optional extra NAME (runs where it is installed;
+  the ``offline`` blocks also run on their own in the offline extra's venv, where a missing
+  d3rlpy fails: :func:`test_offline_blocks_run`).
 - ``<!-- doc: skip REASON -->``: not run, for REASON (only the two commands that run this very
   suite are).
 
@@ -22,12 +24,15 @@ training steps) and turns cluster addresses and bucket URIs into a local run.
 
 The same files are also checked as text: every relative link names a file of the checkout and
 every ``#anchor`` a heading (the research log, research/LOG.md, included), the user docs hold no
-issue numbers, commit hashes or work-log notes, and they link to the research log once.
+issue numbers, commit hashes or work-log notes, and they link to the research log once; no doc
+holds a Go format error (``%!``); README.md's table of the extras is python/pyproject.toml's, and
+every other page adds an extra one way (``pip install 'yutenv[EXTRA]'``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -39,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import tomllib
 
 import yutenv
 from yutenv.errors import MissingExtraError
@@ -57,7 +63,11 @@ EXTRA_MODULES = {
     "az": "torch",
     "openspiel": "pyspiel",
     "parquet": "datasets",
+    "offline": "d3rlpy",
 }
+#: Extras whose blocks must run here: a missing one fails instead of skipping (the offline
+#: extra's lane sets YUTENV_REQUIRE_EXTRAS=offline).
+REQUIRED_EXTRAS = set(filter(None, os.environ.get("YUTENV_REQUIRE_EXTRAS", "").split(",")))
 
 
 @dataclass
@@ -266,6 +276,7 @@ def test_every_block_runs(path: Path, tmp_path: Path, monkeypatch: pytest.Monkey
             skipped += 1
             continue
         missing = [x for x in b.extras if not _has(EXTRA_MODULES.get(x, x))]
+        assert not REQUIRED_EXTRAS & set(missing), f"{b.id}: the extras {missing} are not installed in the lane that must run it"
         if missing:
             skipped += 1
             continue
@@ -277,6 +288,39 @@ def test_every_block_runs(path: Path, tmp_path: Path, monkeypatch: pytest.Monkey
     ray = sys.modules.get("ray")
     if ray is not None and ray.is_initialized():  # a file's blocks started Ray: the next file starts its own
         ray.shutdown()
+
+
+OFFLINE_DOCS = [p for p in DOCS if any("offline" in b.extras for b in blocks(p))]
+
+
+@pytest.mark.offline
+@pytest.mark.parametrize("path", OFFLINE_DOCS, ids=[str(p.relative_to(REPO)) for p in OFFLINE_DOCS])
+def test_offline_blocks_run(path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The blocks marked `<!-- doc: extra offline -->` of a page, alone, in order, in one namespace:
+    # each makes what it uses (its own small dataset), so that it runs as pasted into a fresh
+    # environment with the offline extra. Run by `make py-test-offline` in that extra's venv,
+    # where a missing d3rlpy fails; the main run skips these blocks (d3rlpy is not there).
+    scratch = _scratch(tmp_path)
+    monkeypatch.chdir(scratch)
+    ns: dict[str, object] = {"__name__": "__doc__", "REPO": REPO, "shrink": shrink}
+    ran = 0
+    for b in blocks(path):
+        if b.lang not in RUNS or "offline" not in b.extras or b.skip:
+            continue
+        missing = [x for x in b.extras if not _has(EXTRA_MODULES.get(x, x))]
+        if missing and not REQUIRED_EXTRAS & set(missing):
+            pytest.skip(f"{b.id}: needs the extras {missing}")
+        assert not missing, f"{b.id}: the extras {missing} are not installed in the lane that must run it"
+        out = run_python(b, ns) if b.lang == "python" else run_shell(b, scratch)
+        if b.output is not None:
+            assert matches(b.output, out), f"{b.id}: the shown output is not what it prints:\n{out}"
+        ran += 1
+    assert ran
+
+
+def test_some_docs_have_offline_blocks() -> None:
+    # The offline lane runs something: the offline-RL example of docs/DATASETS.md at least.
+    assert REPO / "docs" / "DATASETS.md" in OFFLINE_DOCS
 
 
 @pytest.mark.parametrize(
@@ -331,6 +375,67 @@ def test_compatibility_table_states_the_current_numbers() -> None:
     assert f"| {yutenv.core.PROTOCOL} (docs/PROTOCOL.md)" in text
     assert f"`{yutenv.ENV_ID}`" in text
     assert f"| dataset | `{_protocol.DATASET_FORMAT}` version {_protocol.DATASET_VERSION}," in text
+
+
+def test_no_doc_holds_a_go_format_error() -> None:
+    # Go prints a verb without its argument as %!d(MISSING) and an argument without a verb as
+    # %!(EXTRA int=2): a generated page (docs/RULES.md, OBSERVATIONS.md, the generated tables of
+    # PROTOCOL.md, ...) that holds one is stale-checked against the same wrong text, so only
+    # this finds it. No doc has a reason to write "%!".
+    found = [f"{p.relative_to(REPO)}:{n}: {line.strip()}" for p in DOCS
+             for n, line in enumerate(p.read_text(encoding="utf-8").split("\n"), 1) if "%!" in line]  # fmt: skip
+    assert not found, "a Go format error in a doc (fix the generator's format or its arguments):\n" + "\n".join(found)
+
+
+def _gen_extras():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("gen_extras", REPO / "scripts" / "gen_extras.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_extras_table_is_generated_from_pyproject() -> None:
+    # README.md's table of the extras is the one list of them, written by scripts/gen_extras.py
+    # from python/pyproject.toml (each extra's requirements, and its line in [tool.yutenv.extras]).
+    gen = _gen_extras()
+    pyproject = tomllib.loads((REPO / "python" / "pyproject.toml").read_text(encoding="utf-8"))
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert gen.render(readme, pyproject) == readme, "README.md's table of the extras is stale: run python3 scripts/gen_extras.py"
+    for extra in pyproject["project"]["optional-dependencies"]:
+        assert f"| `{extra}` |" in readme
+
+
+def _install_section(readme: str) -> str:
+    return readme.split("\n## Install\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_one_install_story() -> None:
+    # README.md's "Install" shows both ways once (a wheel: `pip install yutenv`; a clone:
+    # `pip install ./python`) and the extras; every other page adds an extra the one way that
+    # works for both, `pip install 'yutenv[EXTRA]'`, naming an extra the package declares, and
+    # lists no extras of its own (it links to README.md's table).
+    declared = set(
+        tomllib.loads((REPO / "python" / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    )
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    install = _install_section(readme)
+    assert "pip install yutenv" in install and "pip install ./python" in install and "python[" in install
+    wrong = []
+    for p in USER_DOCS + sorted((REPO / "python" / "examples").glob("*.py")):
+        text = p.read_text(encoding="utf-8")
+        if p == REPO / "README.md":
+            text = text.replace(install, "")
+        for n, line in enumerate(text.split("\n"), 1):
+            where = f"{p.relative_to(REPO)}:{n}"
+            if re.search(r"\./python\[", line):
+                wrong.append(f"{where}: an extra from the clone ('./python[...]'): write 'yutenv[EXTRA]', which works for both")
+            for extras in re.findall(r"\byutenv\[([\w,-]+)\]", line):
+                wrong += [f"{where}: no extra {x!r} in python/pyproject.toml" for x in extras.split(",") if x not in declared]
+        listed = re.findall(r"(?m)^pip install '?yutenv\[", text)
+        if len(listed) > 2:
+            wrong.append(f"{p.relative_to(REPO)}: a list of {len(listed)} extras: link to README.md's table instead")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_relative_links_resolve_inside_the_repository() -> None:

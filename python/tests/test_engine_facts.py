@@ -19,6 +19,9 @@ fails, naming file and line, on
 * a module constant named after a packed field (``_SEAT``, ``_HAND``...) or ``PACKED`` set
   from a number;
 * the ``players`` option's bounds given to a keyword ``min_num_players``, ``max_players`` and the like.
+
+The docs are held to the same constants where they quote them: a packed state's size and
+version in prose, and docs/FORMATS.md's table of its fields.
 """
 
 from __future__ import annotations
@@ -230,3 +233,67 @@ def test_the_package_and_its_server_have_one_version() -> None:
     import importlib.metadata
 
     assert importlib.metadata.version("yutenv") == yutenv.__version__
+
+
+# The docs quote the packed state's size and layout in prose; each quote is checked against the
+# generated constants (python/README.md once said 104 bytes after version 2 made it 108).
+REPO = Path(__file__).resolve().parents[2]
+DOCS = [REPO / "README.md", REPO / "python" / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+#: How the docs quote a packed state's size: (pattern, the constant its group must equal).
+PACKED_QUOTES = [
+    (r"(\d+) packed bytes", "PACKED_STATE_SIZE"),
+    (r"\((?:N|\d+), (\d+)\)`?(?: uint8)?(?: array| arrays)? of packed states", "PACKED_STATE_SIZE"),
+    (r"\(\d+, (\d+)\) uint8", "PACKED_STATE_SIZE"),
+    (r"`env\.PackedSize` = (\d+) bytes", "PACKED_STATE_SIZE"),
+    (r"`state_size` bytes, (\d+) today", "PACKED_STATE_SIZE"),
+    (r"packed state \| version \d+, (\d+) bytes", "PACKED_STATE_SIZE"),
+    (r"packed state \| version (\d+),", "PACKED_STATE_VERSION"),
+    (r"Packed state \(`State\.AppendPacked`, `State\.Unpack`\), version (\d+)", "PACKED_STATE_VERSION"),
+    (r"`env\.PackedSizeV1` = (\d+) bytes", "PACKED_STATE_V1_SIZE"),
+    (r"version 1 \((\d+) bytes\)", "PACKED_STATE_V1_SIZE"),
+]
+
+
+def packed_quotes(text: str) -> list[tuple[int, str, int]]:
+    """(line, constant, the number quoted) of every quote of a packed state's size or version."""
+    return [
+        (n, const, int(m.group(1)))
+        for n, line in enumerate(text.split("\n"), 1)
+        for pat, const in PACKED_QUOTES
+        for m in re.finditer(pat, line)
+    ]
+
+
+def test_docs_quote_the_packed_state_as_the_engine_packs_it() -> None:
+    quotes = [(p, n, c, v) for p in DOCS if p.name != "RESEARCH.md" for n, c, v in packed_quotes(p.read_text(encoding="utf-8"))]
+    assert len({(p.name, c) for p, _, c, _ in quotes}) >= 8, f"the scan finds the quotes it is for: {quotes}"
+    wrong = [
+        f"{p.relative_to(REPO)}:{n}: {v}, but {c} is {getattr(_protocol, c)}"
+        for p, n, c, v in quotes
+        if v != getattr(_protocol, c)
+    ]
+    assert not wrong, "a doc quotes a packed state's size or version the engine does not write:\n" + "\n".join(wrong)
+
+
+def test_the_packed_layout_table_is_the_engines() -> None:
+    # docs/FORMATS.md's table of the packed state: its offsets and sizes are PACKED_FIELDS's.
+    text = (REPO / "docs" / "FORMATS.md").read_text(encoding="utf-8")
+    section = text.split("## Packed state", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (\d+) \| (\d+)(?: x (\d+))? \|", section, re.M)
+    got = [(int(o), int(a) * int(b or 1)) for o, a, b in rows]
+    assert got == [(f.offset, f.size) for f in _protocol.PACKED_FIELDS.values()]
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("it holds the engine's 104 packed bytes", [("PACKED_STATE_SIZE", 104)]),
+        ("over an `(N, 104)` uint8 array of packed states", [("PACKED_STATE_SIZE", 104)]),
+        ("initial_states(1024, seed=0)  # (1024, 104) uint8", [("PACKED_STATE_SIZE", 104)]),
+        ("| packed state | version 2, 108 bytes (docs/FORMATS.md) | its first byte | version 1 (104 bytes) is read",
+         [("PACKED_STATE_SIZE", 108), ("PACKED_STATE_VERSION", 2), ("PACKED_STATE_V1_SIZE", 104)]),
+        ("one packed state of about 100 bytes in", []),
+    ],
+)  # fmt: skip
+def test_the_packed_quote_scan_reads_what_it_should(text: str, quoted: list[tuple[str, int]]) -> None:
+    assert sorted((c, v) for _, c, v in packed_quotes(text)) == sorted(quoted)

@@ -4,7 +4,9 @@ The paths are found, not listed: every ``yutenv.X.Y`` name, ``from yutenv.X impo
 ``import yutenv.X`` and ``python -m yutenv.X`` command in README.md, python/README.md, docs/*.md
 and python/examples, the console scripts of python/pyproject.toml and the Gymnasium
 registration. A path that stops importing (a module moved without its old name in
-``yutenv._moved.MOVED``, a name renamed) fails here, with the file that documents it.
+``yutenv._moved.MOVED``, a name renamed) fails here, with the file that documents it. A dotted
+name resolves as a user's code reaches it, attribute by attribute from the package, and a doc
+names each module by its home, not by an old path that ``yutenv._moved`` still answers.
 """
 
 from __future__ import annotations
@@ -61,7 +63,10 @@ def _import(module: str) -> Any:
 
 
 def _resolve(dotted: str) -> Any:
-    """The object a dotted name names: the longest importable module prefix, then attributes."""
+    """The object a dotted name names, as a user's code reaches it: the longest importable module
+    prefix is imported (``import yutenv.a.b`` binds its submodules), then every part is an
+    attribute from the package down. So ``yutenv.evaluate.evaluate`` fails as it does for a user:
+    ``yutenv.evaluate`` is the function, even though ``import yutenv.evaluate`` finds the module."""
     parts = dotted.split(".")
     for i in range(len(parts), 0, -1):
         module = ".".join(parts[:i])
@@ -73,11 +78,19 @@ def _resolve(dotted: str) -> Any:
             pytest.skip(f"{module}: its extra is not installed")
         if spec is None:
             continue
-        obj = _import(module)
-        for name in parts[i:]:
+        _import(module)
+        obj = importlib.import_module(parts[0])
+        for name in parts[1:]:
             obj = getattr(obj, name)
         return obj
     raise ImportError(dotted)
+
+
+def _home_module(new: str) -> Any:
+    try:
+        return importlib.import_module(new)
+    except MissingExtraError:
+        return None
 
 
 DOTTED = {k: v for k, v in _found(_DOTTED).items() if k not in NOT_PYTHON}
@@ -87,9 +100,9 @@ RUN = _found(_RUN)
 
 def test_the_docs_name_paths() -> None:
     # The scan itself works: these are documented today (a doc rewrite may change them).
-    assert "yutenv.pettingzoo.env" in DOTTED and "yutenv.sb3.vec_env" in DOTTED
-    assert any(line.startswith("from yutenv.evaluate import") for line in FROM)
-    assert "python -m yutenv.bench" in RUN
+    assert "yutenv.pettingzoo.env" in DOTTED and "yutenv.integrations.sb3.vec_env" in DOTTED
+    assert any(line.startswith("from yutenv.az import") for line in FROM)
+    assert "python -m yutenv.tools.bench_envs" in RUN
 
 
 @pytest.mark.parametrize("dotted", sorted(DOTTED))
@@ -98,6 +111,84 @@ def test_documented_name_resolves(dotted: str) -> None:
         _resolve(dotted)
     except (ImportError, AttributeError) as e:
         pytest.fail(f"{dotted} (named in {DOTTED[dotted]}) does not resolve: {e!r}")
+
+
+#: The old paths that are also the package's public names for the same module
+#: (``yutenv.pettingzoo``, ``yutenv.datasets``): what users write, so the docs may too.
+FACADE = {
+    old
+    for old, new in MOVED.items()
+    if old.count(".") == 1 and old.split(".")[1] in yutenv.__all__ and getattr(yutenv, old.split(".")[1]) is _home_module(new)
+}
+
+
+def _old_path(name: str, module: bool = False) -> str | None:
+    """The canonical spelling of a dotted name that goes through an old path of :data:`MOVED`, or
+    None when it is canonical. A name that is exactly one of the package's public names
+    (``yutenv.evaluate``, the function) is canonical, unless it is imported or run as a module
+    (``from yutenv.evaluate import ...``, ``python -m yutenv.bench``)."""
+    for old in sorted(MOVED, key=len, reverse=True):
+        if name == old or name.startswith(old + "."):
+            public = name == old and old.count(".") == 1 and old.split(".")[1] in yutenv.__all__
+            if old in FACADE or (public and not module):
+                return None
+            return MOVED[old] + name[len(old) :]
+    return None
+
+
+_IMPORT = re.compile(r"^[ \t]*import (yutenv(?:\.\w+)+)", re.M)
+
+
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+
+def old_paths(text: str) -> list[tuple[int, str, str]]:
+    """(line, name, its canonical spelling) of every old path a document names. A paragraph that
+    names ``yutenv._moved`` is about the old paths and may list them."""
+    found: list[tuple[int, str, str]] = []
+    start = 0
+    for para in _PARAGRAPH.split(text):
+        start = text.index(para, start)
+        if "yutenv._moved" not in para:
+            for pattern in (_DOTTED, _RUN, _FROM, _IMPORT):
+                for m in pattern.finditer(para):
+                    name = m.group(0) if pattern is _DOTTED else m.group(1)
+                    new = _old_path(name, module=pattern is not _DOTTED)
+                    if new is not None and name not in NOT_PYTHON:
+                        found.append((text.count("\n", 0, start + m.start(0 if pattern is _DOTTED else 1)) + 1, name, new))
+        start += len(para)
+    return sorted(set(found))
+
+
+def test_docs_name_the_canonical_paths() -> None:
+    # The old paths still import (yutenv._moved), but a doc teaches the module's home: one name
+    # for one module, the one the API reference and tracebacks show. The research log records
+    # the commands as they were run, and is left as it is.
+    found = [
+        f"{doc.relative_to(ROOT)}:{n}: {name} -> {new}"
+        for doc in _documents()
+        if doc.name != "RESEARCH.md"
+        for n, name, new in old_paths(doc.read_text(encoding="utf-8"))
+    ]
+    assert not found, "docs name old module paths; name their homes:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("from yutenv.sb3 import vec_env", [(1, "yutenv.sb3", "yutenv.integrations.sb3")]),
+        ("see\n`yutenv.evaluate.RATING_ANCHORS`", [(2, "yutenv.evaluate.RATING_ANCHORS", "yutenv.evaluation.evaluate.RATING_ANCHORS")]),
+        ("python -m yutenv.bench --help", [(1, "yutenv.bench", "yutenv.tools.bench_envs")]),
+        ("x\nfrom yutenv.evaluate import evaluate", [(2, "yutenv.evaluate", "yutenv.evaluation.evaluate")]),
+        ("import yutenv.evaluate", [(1, "yutenv.evaluate", "yutenv.evaluation.evaluate")]),
+        ("from yutenv import evaluate; from yutenv.pettingzoo import env", []),
+        ("python -m yutenv.tools.bench_envs; yutenv.evaluate(policy); yutenv.pettingzoo.env()", []),
+        ("yutenv.datasets.transitions and yutenv.evaluation.evaluate.RATING_ANCHORS", []),
+        ("Old names (`yutenv.sb3`,\n`yutenv.state`) are answered by `yutenv._moved`.\n\nyutenv.state.Game", [(4, "yutenv.state.Game", "yutenv.positions.state.Game")]),
+    ],
+)  # fmt: skip
+def test_the_old_path_scan_finds_what_it_should(text: str, found: list[tuple[int, str, str]]) -> None:
+    assert old_paths(text) == found
 
 
 @pytest.mark.parametrize("line", sorted(FROM))

@@ -237,14 +237,18 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             if ended.any():
                 assert r.final_mask is not None and r.final_to_move is not None
                 fo = self._observations(r.final_obs, r.final_mask)
+                # An object array, None where no episode ended, as Gymnasium 1.1+ makes it
+                # (1.0's _add_info would make a dense array of zeros): built here for both.
+                final_obs = np.full(self.num_envs, None, dtype=object)
                 for i in map(int, np.flatnonzero(ended)):
                     final_info: dict[str, Any] = {"action_mask": r.final_mask[i], "seat": np.int8(r.final_to_move[i])}
                     if r.info is not None and isinstance(r.info[i].get("final_info"), dict):
                         final_info.update(fit_info(r.info[i]["final_info"]))
                     if i in self._batch.ended_opponents:
                         final_info["opponent"] = self._batch.ended_opponents[i]
-                    obs_i = {k: v[i] for k, v in fo.items()} if isinstance(fo, dict) else fo[i]
-                    infos = self._add_info(infos, {"final_obs": obs_i, "final_info": final_info}, i)
+                    final_obs[i] = {k: v[i] for k, v in fo.items()} if isinstance(fo, dict) else fo[i]
+                    infos = self._add_info(infos, {"final_info": final_info}, i)
+                infos["final_obs"], infos["_final_obs"] = final_obs, ended
         obs = self._observations(r.obs, r.mask)
         rew, term, trunc = r.reward, r.terminated, r.truncated
         if self.copy:
@@ -262,6 +266,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         return tuple(render_frame(self._batch, self.render_mode, i) for i in range(self.num_envs))
 
     def close_extras(self, **kwargs: Any) -> None:
+        if "_batch" not in self.__dict__:
+            return  # __init__ failed before the batch opened (Gymnasium 1.0's __del__ still closes)
         try:
             self._batch.close()
         finally:
