@@ -1,6 +1,6 @@
 """Masked PPO on Yut Nori with TorchRL's own parts, then the policy rated on the published scale.
 
-    pip install './python[torchrl]'
+    pip install 'yutenv[torchrl]'
     python python/examples/torchrl_ppo.py --num-envs 64 --frames 2000000
 
 TorchRL's pieces, none rewritten: :class:`yutenv.integrations.torchrl.YutTorchRLEnv` (one
@@ -31,7 +31,7 @@ try:
 
     from yutenv.integrations.torchrl import YutTorchRLEnv
 except ImportError as e:  # pragma: no cover - an optional extra
-    raise SystemExit(f"this example needs TorchRL: pip install './python[torchrl]' ({e})") from None
+    raise SystemExit(f"this example needs TorchRL: pip install 'yutenv[torchrl]' ({e})") from None
 
 
 def mlp(n_in: int, n_out: int, hidden: int) -> nn.Module:

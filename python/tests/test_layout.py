@@ -34,7 +34,8 @@ ROOT = PYTHON_DIR.parent
 #: Words that look like dotted yutenv names in the docs but are file names.
 NOT_PYTHON = {"yutenv.sock", "yutenv.exe"}
 
-_DOTTED = re.compile(r"\byutenv(?:\.[A-Za-z_]\w*)+")
+# Not after a dot: ``tool.yutenv.extras`` (a pyproject table) names no Python object.
+_DOTTED = re.compile(r"(?<![\w.])yutenv(?:\.[A-Za-z_]\w*)+")
 _FROM = re.compile(r"^[ \t]*from (yutenv(?:\.\w+)*) import \(?([\w ,]+)\)?", re.M)
 _RUN = re.compile(r"python -m (yutenv(?:\.\w+)+)")
 
