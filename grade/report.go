@@ -193,7 +193,7 @@ type summer struct {
 	losses   []float64 // every loss, while there are at most maxExact
 	sketched bool      // more: the losses above 0 are in sk, none in losses
 	sk       sketch
-	n        int       // the losses added
+	n        int // the losses added
 	zeros    int
 	errors   int
 	blunders int
