@@ -428,6 +428,7 @@ func TestPageServerConnectionCap(t *testing.T) {
 	h, err := w.handler()
 	require.NoError(t, err)
 	s := shortPage(h)
+	s.readTimeout = 2 * time.Second // the slow ones hold their place that long unless shed
 	var counted *countingListener
 	addr := startPage(t, s, func(ln net.Listener) net.Listener {
 		counted = &countingListener{Listener: ln}
