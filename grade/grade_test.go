@@ -154,6 +154,34 @@ func forcedState(t *testing.T) env.State {
 	return s
 }
 
+// A Match of one seat plays the balanced match's games of that seat: the
+// same decisions, only the graded agent's in that seat.
+func TestMatchOfOneSeat(t *testing.T) {
+	rules := mustRules(t, "standard")
+	both := grade.Match{Rules: rules, Agent: "random", Opponent: "greedy", Games: 6, Seed: 5}
+	var p vecenv.Players
+	for seat := range 2 {
+		one := both
+		one.OneSeat, one.Seat = true, seat
+		for g := range 3 {
+			got, err := one.Decisions(&p, g)
+			require.NoError(t, err)
+			want, err := both.Decisions(&p, 2*g+seat)
+			require.NoError(t, err)
+			require.NotEmpty(t, got)
+			assert.Equal(t, want, got, "seat %d, game %d", seat, g)
+			for _, d := range got {
+				assert.Equal(t, seat, d.State.ToMove())
+				assert.Equal(t, 2*g+seat, d.Game, "the balanced match's game index")
+			}
+		}
+	}
+	bad := both
+	bad.OneSeat, bad.Seat = true, 2
+	_, err := bad.Decisions(&p, 0)
+	assert.ErrorContains(t, err, "seat 2: the rules standard have seats 0..1")
+}
+
 // The report does not depend on the workers.
 func TestWorkersDoNotChangeTheReport(t *testing.T) {
 	m := grade.Match{Rules: mustRules(t, "standard"), Agent: "greedy", Opponent: "random", Games: 4, Seed: 9}

@@ -2,6 +2,7 @@ package grade
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -60,6 +61,10 @@ type Report struct {
 	Median float64 `json:"median_loss"`
 	P90    float64 `json:"p90_loss"`
 	Max    float64 `json:"max_loss"`
+	// QuantileError bounds the relative error of Median and P90: 0 when
+	// they are exact (at most MaxExactLosses decisions), QuantileAccuracy
+	// past that (the memory of a report is bounded).
+	QuantileError float64 `json:"quantile_error"`
 	// Best counts the decisions of loss 0 (the reference's best chosen),
 	// BestRate is their share.
 	Best     int     `json:"best"`
@@ -88,16 +93,120 @@ func Summarize(gs []Graded, reference string, games, worst int) *Report {
 	return s.report(games)
 }
 
-// summer aggregates graded decisions in game order.
-type summer struct {
-	ref    string
-	worst  int
-	losses []float64
-	forced int
-	top    []Graded // the worst so far, costliest first
+// The memory of a report: up to MaxExactLosses graded decisions every loss
+// is kept and the quantiles are exact; past them the losses go into a
+// histogram of logarithmic bins (a fixed 90 KiB, whatever the games), from
+// which the median and the 90th percentile are read within a relative
+// error of QuantileAccuracy (Report.QuantileError says which). Every other
+// figure (counts, mean, max, the histogram of BinEdges, the worst
+// decisions) is kept exactly as the decisions come.
+const (
+	// MaxExactLosses is the most losses a report keeps (8 MiB): some
+	// 25,000 games of the standard rules.
+	MaxExactLosses = 1 << 20
+	// QuantileAccuracy bounds the relative error of Median and P90 past
+	// MaxExactLosses decisions.
+	QuantileAccuracy = 1e-3
+	// sketchMin is the smallest loss above 0 the bins tell apart: smaller
+	// ones share the first bin (a median or p90 below it reads as it).
+	sketchMin = 1e-9
+)
+
+// sketchGamma is the ratio of a bin's upper to its lower edge, chosen so
+// that a bin's midpoint (sketch.value) is within QuantileAccuracy of every
+// loss in it.
+var sketchGamma = (1 + QuantileAccuracy) / (1 - QuantileAccuracy)
+
+// sketch counts losses above 0 in logarithmic bins: bin k holds the
+// losses in (sketchMin·γ^(k-1), sketchMin·γ^k], the first bin everything
+// up to sketchMin, the last everything above the bins' range.
+type sketch struct {
+	counts []int64
 }
 
-func newSummer(ref string, worst int) *summer { return &summer{ref: ref, worst: max(worst, 0)} }
+// sketchBins is the number of bins: losses up to 4 (twice the largest
+// loss of outcomes in [-1, 1]) have their own.
+var sketchBins = int(math.Ceil(math.Log(4/sketchMin)/math.Log(sketchGamma))) + 1
+
+// bin returns the bin of loss l > 0.
+func (sk *sketch) bin(l float64) int {
+	if l <= sketchMin {
+		return 0
+	}
+	return min(int(math.Ceil(math.Log(l/sketchMin)/math.Log(sketchGamma))), sketchBins-1)
+}
+
+// value returns the loss a bin stands for: the midpoint of its edges in
+// relative terms, within QuantileAccuracy of every loss in it.
+func (sk *sketch) value(k int) float64 {
+	if k == 0 {
+		return sketchMin
+	}
+	return sketchMin * math.Pow(sketchGamma, float64(k)) * 2 / (sketchGamma + 1)
+}
+
+// add counts loss l (above 0).
+func (sk *sketch) add(l float64) {
+	if sk.counts == nil {
+		sk.counts = make([]int64, sketchBins)
+	}
+	sk.counts[sk.bin(l)]++
+}
+
+// quantile returns the q-quantile, linear between ranks as the exact
+// quantile, of zeros losses of 0 and the sketch's, n in all.
+func (sk *sketch) quantile(zeros, n int, q float64) float64 {
+	if n == 0 {
+		return 0
+	}
+	pos := q * float64(n-1)
+	i := int(math.Floor(pos))
+	lo := sk.at(zeros, i)
+	if i+1 >= n {
+		return lo
+	}
+	return lo + (pos-float64(i))*(sk.at(zeros, i+1)-lo)
+}
+
+// at returns the estimate of the loss of rank i (0-based, in increasing
+// order) among zeros losses of 0 and the sketch's.
+func (sk *sketch) at(zeros, i int) float64 {
+	if i < zeros {
+		return 0
+	}
+	rank := int64(i - zeros)
+	for k, c := range sk.counts {
+		if rank < c {
+			return sk.value(k)
+		}
+		rank -= c
+	}
+	return sk.value(len(sk.counts) - 1)
+}
+
+// summer aggregates graded decisions in game order, in bounded memory
+// (MaxExactLosses).
+type summer struct {
+	ref      string
+	worst    int
+	maxExact int
+	losses   []float64 // every loss, while there are at most maxExact
+	sketched bool      // more: the losses above 0 are in sk, none in losses
+	sk       sketch
+	n        int // the losses added
+	zeros    int
+	errors   int
+	blunders int
+	total    float64
+	max      float64
+	bins     []int // the histogram of BinEdges
+	forced   int
+	top      []Graded // the worst so far, costliest first
+}
+
+func newSummer(ref string, worst int) *summer {
+	return &summer{ref: ref, worst: max(worst, 0), maxExact: MaxExactLosses, bins: make([]int, len(BinEdges)+1)}
+}
 
 // add takes one game's graded decisions.
 func (s *summer) add(gs []Graded) {
@@ -106,7 +215,7 @@ func (s *summer) add(gs []Graded) {
 			s.forced++
 			continue
 		}
-		s.losses = append(s.losses, g.Loss)
+		s.count(g.Loss)
 		if s.worst == 0 || (len(s.top) == s.worst && g.Loss <= s.top[len(s.top)-1].Loss) {
 			continue
 		}
@@ -118,28 +227,58 @@ func (s *summer) add(gs []Graded) {
 	}
 }
 
+// count takes one loss into the figures.
+func (s *summer) count(l float64) {
+	s.n++
+	s.total += l
+	s.max = max(s.max, l)
+	switch {
+	case l == 0:
+		s.zeros++
+	case l > BlunderLoss:
+		s.blunders++
+	}
+	if l > ErrorLoss {
+		s.errors++
+	}
+	s.bins[binOf(l)]++
+	if !s.sketched && len(s.losses) < s.maxExact {
+		s.losses = append(s.losses, l)
+		return
+	}
+	if !s.sketched { // one too many: the kept losses move into the sketch
+		for _, x := range s.losses {
+			if x > 0 {
+				s.sk.add(x)
+			}
+		}
+		s.losses, s.sketched = nil, true
+	}
+	if l > 0 {
+		s.sk.add(l)
+	}
+}
+
 // report returns the figures of everything added, over games games.
 func (s *summer) report(games int) *Report {
-	r := &Report{Reference: s.ref, Games: games, Decisions: len(s.losses), Forced: s.forced,
-		ErrorLoss: ErrorLoss, BlunderLoss: BlunderLoss, Worst: []Worst{}}
-	sorted := slices.Clone(s.losses)
-	slices.Sort(sorted)
-	total := 0.0
-	for _, l := range sorted {
-		total += l
-		switch {
-		case l == 0:
-			r.Best++
-		case l > BlunderLoss:
-			r.Blunders++
+	r := &Report{Reference: s.ref, Games: games, Decisions: s.n, Forced: s.forced,
+		ErrorLoss: ErrorLoss, BlunderLoss: BlunderLoss, Worst: []Worst{},
+		Best: s.zeros, Errors: s.errors, Blunders: s.blunders}
+	r.Histogram = histogram(s.bins, s.n)
+	if n := float64(s.n); n > 0 {
+		if !s.sketched { // every loss kept: exact quantiles, the mean summed in increasing order
+			sorted := slices.Clone(s.losses)
+			slices.Sort(sorted)
+			total := 0.0
+			for _, l := range sorted {
+				total += l
+			}
+			r.Mean, r.Median, r.P90 = total/n, quantile(sorted, 0.5), quantile(sorted, 0.9)
+		} else {
+			r.Mean, r.Median, r.P90 = s.total/n, s.sk.quantile(s.zeros, s.n, 0.5), s.sk.quantile(s.zeros, s.n, 0.9)
+			r.QuantileError = QuantileAccuracy
 		}
-		if l > ErrorLoss {
-			r.Errors++
-		}
-	}
-	r.Histogram = histogram(sorted)
-	if n := float64(len(sorted)); n > 0 {
-		r.Mean, r.Median, r.P90, r.Max = total/n, quantile(sorted, 0.5), quantile(sorted, 0.9), sorted[len(sorted)-1]
+		r.Max = s.max
 		r.BestRate, r.ErrorRate, r.BlunderRate = float64(r.Best)/n, float64(r.Errors)/n, float64(r.Blunders)/n
 	}
 	for _, g := range s.top {
@@ -149,8 +288,16 @@ func (s *summer) report(games int) *Report {
 	return r
 }
 
-// histogram counts sorted losses into the bins of BinEdges.
-func histogram(sorted []float64) []Bin {
+// binOf returns the bin of BinEdges that loss l falls in.
+func binOf(l float64) int {
+	if l <= 0 {
+		return 0
+	}
+	return sort.Search(len(BinEdges), func(i int) bool { return BinEdges[i] > l }) // its lower edge is BinEdges[k-1]
+}
+
+// histogram returns the bins of BinEdges with their counts, of n losses.
+func histogram(counts []int, n int) []Bin {
 	bins := make([]Bin, len(BinEdges)+1)
 	bins[0] = Bin{Label: "0", High: new(float64)}
 	for k, lo := range BinEdges {
@@ -167,16 +314,10 @@ func histogram(sorted []float64) []Bin {
 			b.Label = fmt.Sprintf(">= %g", lo)
 		}
 	}
-	for _, l := range sorted {
-		k := 0
-		if l > 0 {
-			k = sort.Search(len(BinEdges), func(i int) bool { return BinEdges[i] > l }) // the bin of l: its lower edge is BinEdges[k-1]
-		}
-		bins[k].Count++
-	}
 	for k := range bins {
-		if len(sorted) > 0 {
-			bins[k].Share = float64(bins[k].Count) / float64(len(sorted))
+		bins[k].Count = counts[k]
+		if n > 0 {
+			bins[k].Share = float64(counts[k]) / float64(n)
 		}
 	}
 	return bins

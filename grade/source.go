@@ -20,6 +20,12 @@ type Match struct {
 	Agent, Opponent string
 	Games           int
 	Seed            uint64
+	// OneSeat, if set, grades the agent in seat Seat only: game i of the
+	// Match is then game i*Players+Seat of the seat-balanced match (its
+	// seed, its seats and its index in the report), so that Games counts
+	// games in that seat.
+	OneSeat bool
+	Seat    int
 	// NewAgent, if not nil, builds the graded policy instead of Agent's
 	// spec (a policy of the caller's; Agent then only names it). It is
 	// reseeded before every decision if it is an agent.Reseeder.
@@ -29,11 +35,18 @@ type Match struct {
 // Len returns m.Games.
 func (m Match) Len() int { return m.Games }
 
-// Decisions plays game g and returns the graded seat's decisions. A
+// Decisions plays game g (under OneSeat, game g*Players+Seat of the
+// balanced match) and returns the graded seat's decisions. A
 // choice that is not legal, by either side, fails the game with an error
 // wrapping ErrIllegal.
 func (m Match) Decisions(p *vecenv.Players, g int) ([]Decision, error) {
 	n := m.Rules.Players
+	if m.OneSeat {
+		if m.Seat < 0 || m.Seat >= n {
+			return nil, fmt.Errorf("seat %d: the rules %s have seats 0..%d", m.Seat, m.Rules, n-1)
+		}
+		g = g*n + m.Seat
+	}
 	seat, x := g%n, vecenv.GameSeed(m.Seed, g/n)
 	var me agent.Agent
 	var err error

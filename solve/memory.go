@@ -56,6 +56,21 @@ func EstimateBytes(r env.Rules, poolCap int) (int64, error) {
 	return int64(n * estimateBytes), nil
 }
 
+// fitsMachine refuses, wrapping ErrTooBig, an estimate of est bytes for
+// rules r above the machine's memory: machine bytes, or when machine is 0
+// the physical memory MachineBytes reads (no check where it reads none, or
+// when machine is negative).
+func fitsMachine(r env.Rules, est, machine int64) error {
+	if machine == 0 {
+		machine, _ = MachineBytes()
+	}
+	if machine <= 0 || est <= machine {
+		return nil
+	}
+	return fmt.Errorf("%w: rules %s need about %s (an estimate from the ways to place the pieces), more than this machine's %s of memory",
+		ErrTooBig, r, FormatBytes(est), FormatBytes(machine))
+}
+
 // binomial returns n choose k as a float64 (it may be large).
 func binomial(n, k int) float64 {
 	b := 1.0

@@ -63,6 +63,11 @@ type Options struct {
 	// turn, (P(yut)+P(mo))^PoolCap a turn. 0 means DefaultPoolCap(rules);
 	// at most MaxPoolCap. Rules with pool=off never pool more than one result.
 	PoolCap int
+	// MachineBytes is the memory of the machine: a variant whose estimate
+	// exceeds it is refused with ErrTooBig whatever MaxBytes allows. 0
+	// means the machine's total physical memory (MachineBytes), the check
+	// being skipped where that is not known; negative skips it.
+	MachineBytes int64
 	// Progress, if not nil, is called now and then during the solve.
 	Progress func(Progress)
 
@@ -82,6 +87,9 @@ type Progress struct {
 	// Iteration is the sweeps done (iterate), Residual the last sweep's largest change.
 	Iteration int
 	Residual  float64
+	// Done marks the stage's last report: every state listed, or the
+	// last sweep done.
+	Done bool
 }
 
 // DefaultPoolCap returns the pool cap Solve uses for rules r: the smallest
@@ -337,6 +345,9 @@ func (g *graph) enumerate(progress func(Progress)) error {
 			}
 		}
 	}
+	if progress != nil {
+		progress(Progress{Stage: "enumerate", States: len(g.keys), Expanded: len(g.keys), Done: true})
+	}
 	g.slots = nil // the index is not needed any more
 	return nil
 }
@@ -401,6 +412,9 @@ func Solve(r env.Rules, opt Options) (*Table, error) {
 		return nil, fmt.Errorf("%w: rules %s need about %s (an estimate from the ways to place the pieces), over the bound of %s",
 			ErrTooBig, r, FormatBytes(est), FormatBytes(opt.MaxBytes))
 	}
+	if err := fitsMachine(r, est, opt.MachineBytes); err != nil {
+		return nil, err
+	}
 	c, err := newCodec(r)
 	if err != nil {
 		return nil, err
@@ -450,7 +464,7 @@ func (g *graph) iterate(opt Options) ([]float64, int, float64) {
 		}
 	}
 	if opt.Progress != nil {
-		opt.Progress(Progress{Stage: "iterate", States: n, Iteration: it, Residual: res})
+		opt.Progress(Progress{Stage: "iterate", States: n, Iteration: it, Residual: res, Done: true})
 	}
 	return v, it, res
 }

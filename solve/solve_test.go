@@ -3,6 +3,7 @@ package solve
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -222,6 +223,8 @@ func TestSolveRefuses(t *testing.T) {
 		{"two pieces on the cross, default bound", "pieces=2", Options{}, ErrTooBig, "need about 5."},
 		{"three pieces on the cross", "pieces=3", Options{MaxBytes: 16 << 30}, ErrTooBig, "over the bound of 16.0 GiB"},
 		{"memory bound", "kata", Options{MaxBytes: 1 << 20}, ErrTooBig, "over the bound of 1.0 MiB"},
+		{"above the machine's memory", "pieces=3", Options{MaxBytes: 1 << 50, MachineBytes: 23 << 30}, ErrTooBig,
+			"need about 2.3 TiB (an estimate from the ways to place the pieces), more than this machine's 23.0 GiB of memory"},
 		{"pool cap", "pieces=1", Options{PoolCap: MaxPoolCap + 1}, ErrUnsupported, "pool cap"},
 	}
 	for _, tt := range tests {
@@ -231,6 +234,47 @@ func TestSolveRefuses(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
+}
+
+// An estimate above the machine's memory is refused whatever the bound;
+// the check reads the machine's memory when not told it, and is skipped
+// when told to.
+func TestFitsMachine(t *testing.T) {
+	r := mustRules(t, "kata")
+	tests := []struct {
+		name         string
+		est, machine int64
+		refused      bool
+	}{
+		{"fits", 1 << 30, 2 << 30, false},
+		{"exactly the machine", 2 << 30, 2 << 30, false},
+		{"above", 3 << 30, 2 << 30, true},
+		{"skipped", 1 << 60, -1, false},
+		{"the machine's own memory, above", 1 << 61, 0, runtime.GOOS == "linux" || runtime.GOOS == "darwin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := fitsMachine(r, tt.est, tt.machine)
+			if !tt.refused {
+				assert.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrTooBig)
+			assert.Contains(t, err.Error(), "more than this machine's")
+		})
+	}
+}
+
+// MachineBytes reads the physical memory where the build can.
+func TestMachineBytes(t *testing.T) {
+	b, ok := MachineBytes()
+	if runtime.GOOS != "linux" && runtime.GOOS != "darwin" {
+		assert.False(t, ok)
+		return
+	}
+	require.True(t, ok)
+	assert.Greater(t, b, int64(64<<20), "more than 64 MiB")
+	assert.Less(t, b, int64(1<<50), "less than a PiB")
 }
 
 // The bound holds while the states are listed too: a variant whose

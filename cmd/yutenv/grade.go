@@ -40,9 +40,10 @@ percentile, the share of errors (a loss above ` + fmt.Sprint(grade.ErrorLoss) + 
 their positions (save one to a file for yutenv analyse --position FILE).
 
 The decisions come from --games games played now between --agent and
---opponent on the seeds of yutenv eval (seats balanced), or from game records:
---records (a file of records, or every *.jsonl file of a folder) or --dataset
-(a self-play dataset's records), every seat's decisions or those of --seat.`
+--opponent on the seeds of yutenv eval (seats balanced; with --seat S, the agent
+in seat S only: the games of yutenv eval in which it has that seat), or from game
+records: --records (a file of records, or every *.jsonl file of a folder) or
+--dataset (a self-play dataset's records), every seat's decisions or those of --seat.`
 
 // gradeResult is what "yutenv grade --json" prints: the grade.Report's
 // fields and what was graded.
@@ -67,7 +68,7 @@ func runGrade(args []string, stdout, stderr io.Writer) error {
 	games := fs.Int("games", 200, "games to play and grade (rounded up to a multiple of the seat count)")
 	records := fs.String("records", "", "grade game records: a `FILE` of them (JSON lines), or every *.jsonl file of a folder")
 	dsDir := fs.String("dataset", "", "grade the game records of a self-play dataset (its `DIR`)")
-	seat := fs.Int("seat", -1, "with --records or --dataset: grade only this seat's decisions (-1: every seat's)")
+	seat := fs.Int("seat", -1, "grade only this seat's decisions: the agent plays only this seat, or the records' decisions of this seat (-1: every seat's)")
 	rulesSpec := fs.String("rules", "standard", "rules, as key=value pairs (those of the records)")
 	seed := fs.Uint64("seed", 1, "seed of the games' throws and of the agents")
 	workers := fs.Int("workers", runtime.NumCPU(), "games graded at once")
@@ -130,7 +131,11 @@ func runGrade(args []string, stdout, stderr io.Writer) error {
 		}
 		res.Agent, res.Opponent, res.Source = canon[0], canon[1], "games"
 		n := rules.Players
-		src = grade.Match{Rules: rules, Agent: canon[0], Opponent: canon[1], Games: (*games + n - 1) / n * n, Seed: *seed}
+		m := grade.Match{Rules: rules, Agent: canon[0], Opponent: canon[1], Games: (*games + n - 1) / n * n, Seed: *seed}
+		if *seat >= 0 { // the balanced match's games in which the agent has that seat
+			m.Games, m.OneSeat, m.Seat, res.Seat = *games, true, *seat, seat
+		}
+		src = m
 	}
 	if _, err := agent.ParseSpec(*reference); err != nil {
 		return fmt.Errorf("--reference: %w", err)
@@ -238,7 +243,11 @@ func readDatasetRecords(dir string) ([]*env.Record, []string, error) {
 // printGrade writes the report as tables.
 func printGrade(w io.Writer, r gradeResult) {
 	if r.Agent != "" {
-		fmt.Fprintf(w, "agent %s against %s, rules %s, %d games (seats balanced), seed %d\n", r.Agent, r.Opponent, r.Rules, r.Games, r.Seed)
+		seats := "seats balanced"
+		if r.Seat != nil {
+			seats = fmt.Sprintf("in seat %d", *r.Seat)
+		}
+		fmt.Fprintf(w, "agent %s against %s, rules %s, %d games (%s), seed %d\n", r.Agent, r.Opponent, r.Rules, r.Games, seats, r.Seed)
 	} else {
 		seats := "every seat"
 		if r.Seat != nil {
@@ -255,6 +264,9 @@ func printGrade(w io.Writer, r gradeResult) {
 	t.Append([]string{fmt.Sprint(r.Decisions), fmt.Sprint(r.Forced), fmt.Sprintf("%.4f", r.Mean), fmt.Sprintf("%.4f", r.Median),
 		fmt.Sprintf("%.4f", r.P90), fmt.Sprintf("%.3f", r.Max), pct(r.BestRate), pct(r.ErrorRate), pct(r.BlunderRate)})
 	t.Render()
+	if r.QuantileError > 0 {
+		fmt.Fprintf(w, "(the median and p90 within %g%%: past %d decisions the losses are binned)\n", 100*r.QuantileError, grade.MaxExactLosses)
+	}
 	fmt.Fprintln(w, "\nlosses:")
 	h := tablewriter.NewWriter(w)
 	h.SetAutoFormatHeaders(false)

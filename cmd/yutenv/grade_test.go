@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestGrade(t *testing.T) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &m))
 		for _, k := range []string{"agent", "opponent", "source", "rules", "seed", "seconds", "version", "reference", "games",
-			"decisions", "forced", "mean_loss", "median_loss", "p90_loss", "max_loss", "best_rate", "error_rate", "blunder_rate", "histogram", "worst"} {
+			"decisions", "forced", "mean_loss", "median_loss", "p90_loss", "max_loss", "quantile_error", "best_rate", "error_rate", "blunder_rate", "histogram", "worst"} {
 			assert.Contains(t, m, k)
 		}
 		assert.Equal(t, "random", m["agent"])
@@ -50,6 +51,36 @@ func TestGrade(t *testing.T) {
 		assert.Contains(t, out, "reference mc:5")
 		assert.Contains(t, out, "mean loss")
 		assert.Contains(t, out, "the costliest decisions")
+	})
+	t.Run("one seat", func(t *testing.T) { // --seat with --agent: the balanced games in which the agent has that seat
+		var all gradeResult
+		code, out, errs := runCmd(t, "grade", "--agent", "random", "--games", "4", "--reference", "mc:5", "--json", "--worst", "10000")
+		require.Equal(t, 0, code, errs)
+		require.NoError(t, json.Unmarshal([]byte(out), &all))
+		for seat := range 2 {
+			code, out, errs := runCmd(t, "grade", "--agent", "random", "--games", "2", "--reference", "mc:5", "--json", "--worst", "10000", "--seat", fmt.Sprint(seat))
+			require.Equal(t, 0, code, errs)
+			var one gradeResult
+			require.NoError(t, json.Unmarshal([]byte(out), &one))
+			require.NotNil(t, one.Seat)
+			assert.Equal(t, seat, *one.Seat)
+			assert.Equal(t, 2, one.Games, "not rounded up: games in that seat")
+			require.NotEmpty(t, one.Worst)
+			var want []grade.Worst
+			for _, w := range all.Worst {
+				if w.Seat == seat {
+					want = append(want, w)
+				}
+			}
+			for _, w := range one.Worst {
+				assert.Equal(t, seat, w.Seat)
+				assert.Equal(t, seat, w.Game%2, "the balanced match's game of that seat")
+			}
+			assert.Equal(t, want, one.Worst, "the same decisions graded the same")
+		}
+		code, out, errs = runCmd(t, "grade", "--agent", "greedy", "--games", "1", "--reference", "mc:5", "--seat", "1", "--quiet")
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "agent greedy against greedy, rules standard, 1 games (in seat 1)")
 	})
 	t.Run("records and dataset", func(t *testing.T) {
 		for _, args := range [][]string{{"--records", records}, {"--records", dir, "--rules", "standard", "--seat", "1"}, {"--dataset", ds}} {

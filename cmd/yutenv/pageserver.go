@@ -18,8 +18,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/net/netutil"
 )
 
 // loopbackAddr checks that the address s of flag (--listen, --addr) is on
@@ -220,9 +218,11 @@ const (
 	// pageMaxHeaderBytes bounds a request's headers (a browser sends 1 or
 	// 2 KiB); Go's server reads up to 4 KiB more before it answers 431.
 	pageMaxHeaderBytes = 16 << 10
-	// pageMaxConns is how many connections the server holds at once; the
-	// next ones wait, unaccepted, until one closes. A browser opens at
-	// most 6 to one server.
+	// pageMaxConns is how many connections the server holds at once. A
+	// new one past it closes the connection that has been sending its
+	// request the longest, or else the one idle the longest
+	// (shedListener); it waits, unaccepted, only while every one is being
+	// answered. A browser opens at most 6 to one server.
 	pageMaxConns = 64
 	// pageShutdownGrace is how long a stop (Ctrl-C, SIGTERM) waits for
 	// answers in progress before it closes every connection.
@@ -243,7 +243,7 @@ func pageLimitsDoc() string {
 		{"time a kept-alive connection may stay idle", secs(pageIdleTimeout), "the connection is closed (the browser opens another)"},
 		{"request headers", kib(pageMaxHeaderBytes), "431"},
 		{"a request body (`play --web`)", kib(maxWebBody), "413"},
-		{"connections at once", strconv.Itoa(pageMaxConns), "the next ones wait to be accepted until one closes"},
+		{"connections at once", strconv.Itoa(pageMaxConns), "a new one closes the connection sending its request the longest, or else the one idle the longest; it waits to be accepted only while every one is being answered"},
 		{"on Ctrl-C, time left to answers in progress", secs(pageShutdownGrace), "every connection is closed; the command exits 0"},
 	}
 	var b strings.Builder
@@ -279,16 +279,19 @@ func newPageServer(h http.Handler) *pageServer {
 // stops: answers in progress get shutdownGrace to finish, the connections
 // still open after it are closed, and it prints bye and returns nil.
 func (s *pageServer) serve(ctx context.Context, ln net.Listener, stdout io.Writer, bye string) error {
+	conns := newShedListener(ln, s.maxConns)
 	srv := &http.Server{
-		Handler:           answerDeadline(s.writeTimeout, loopbackOnly(sameOriginWrites(s.handler))),
+		Handler:           conns.wholeRequests(maxWebBody, answerDeadline(s.writeTimeout, loopbackOnly(sameOriginWrites(s.handler)))),
 		ReadHeaderTimeout: s.readHeaderTimeout,
 		ReadTimeout:       s.readTimeout,
 		WriteTimeout:      s.writeTimeout,
 		IdleTimeout:       s.idleTimeout,
 		MaxHeaderBytes:    s.maxHeaderBytes,
+		ConnState:         conns.connState,
+		ConnContext:       connContext,
 	}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(netutil.LimitListener(ln, s.maxConns)) }()
+	go func() { served <- srv.Serve(conns) }()
 	select {
 	case err := <-served:
 		return fmt.Errorf("serving: %w", err)

@@ -420,13 +420,15 @@ func (c *countedConn) Close() error {
 }
 
 // TestPageServerConnectionCap opens twice as many slow connections as the
-// server holds at once: it never holds more than its cap, and a normal
-// request made after them all is still answered once the slow ones are cut.
+// server holds at once: it never holds more than its cap (and the one it
+// is making room for), a normal request made after them all is answered at
+// once, and every slow one is cut: shed to make room, or answered 408.
 func TestPageServerConnectionCap(t *testing.T) {
 	w := newWebGames(webConfig{rules: env.Standard(), spec: "random", seat: 0, seed: 3, maxGames: 4})
 	h, err := w.handler()
 	require.NoError(t, err)
 	s := shortPage(h)
+	s.readTimeout = 2 * time.Second // the slow ones hold their place that long unless shed
 	var counted *countingListener
 	addr := startPage(t, s, func(ln net.Listener) net.Listener {
 		counted = &countingListener{Listener: ln}
@@ -439,16 +441,18 @@ func TestPageServerConnectionCap(t *testing.T) {
 	}
 	time.Sleep(50 * time.Millisecond) // the slow ones connect first
 
+	start := time.Now()
 	res, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + addr + "/")
-	require.NoError(t, err, "a normal request is answered once the slow connections are cut")
+	require.NoError(t, err, "a normal request is answered beside the slow connections")
 	_, _ = io.Copy(io.Discard, res.Body)
 	res.Body.Close()
 	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Less(t, time.Since(start), s.readTimeout, "answered before any slow connection timed out")
 	for i, c := range slow {
 		c.wait(t, time.Now())
-		assert.True(t, strings.HasPrefix(string(c.read), "HTTP/1.1 408"), "slow client %d was answered %.40q", i, c.read)
+		assert.True(t, len(c.read) == 0 || strings.HasPrefix(string(c.read), "HTTP/1.1 408"), "slow client %d was answered %.40q", i, c.read)
 	}
-	assert.LessOrEqual(t, counted.peak(), s.maxConns, "connections held at once")
+	assert.LessOrEqual(t, counted.peak(), s.maxConns+1, "connections held at once")
 	t.Logf("at most %d connections at once (cap %d)", counted.peak(), s.maxConns)
 }
 

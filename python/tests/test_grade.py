@@ -55,6 +55,16 @@ def test_records_and_seat(tmp_path: Path) -> None:
     assert 0 < one.decisions + one.forced < both.decisions + both.forced
 
 
+def test_agent_in_one_seat() -> None:
+    # seat= with an agent: the seat-balanced games in which the agent has that seat.
+    both = grade("random", games=4, reference="mc:5", worst=10_000)
+    for seat in (0, 1):
+        one = grade("random", games=2, reference="mc:5", worst=10_000, seat=seat)
+        assert one.seat == seat and one.games == 2 and one.quantile_error == 0
+        assert one.worst and {w.seat for w in one.worst} == {seat}
+        assert [w.loss for w in one.worst] == [w.loss for w in both.worst if w.seat == seat]
+
+
 def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     kata = tmp_path / "kata.jsonl"
     subprocess.run(

@@ -274,7 +274,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("connection", {"_protocol", "_meta", "errors", "_wire"}),
     ("envs", {"_protocol", "_layout", "_specs", "errors", "_wire", "connection"}),
     ("positions", {"_protocol", "_progress", "errors", "_wire", "connection", "envs"}),
-    ("data", {"_extras", "_files", "_meta", "_layout", "_protocol", "errors"}),
+    ("data", {"_extras", "_files", "_meta", "_layout", "_progress", "_protocol", "errors"}),
     ("evaluation", {"_progress", "_protocol", "errors", "connection", "envs"}),
     ("imitation", {"_progress", "data"}),
     (
@@ -296,7 +296,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("nets", {"_extras", "_files", "_protocol", "errors", "az"}),
     ("league", {"_files", "_protocol", "_specs", "errors", "evaluation", "nets"}),
     ("integrations", {"_extras", "_files", "_protocol", "errors", "envs", "positions", "league"}),
-    ("recipes", {"_specs", "evaluation", "imitation", "integrations", "league"}),
+    ("recipes", {"_progress", "_specs", "evaluation", "imitation", "integrations", "league"}),
     ("tools", {"_extras", "_protocol", "errors", "connection", "envs", "evaluation", "integrations"}),
     (ROOT_LAYER, {"_meta", "_moved", "_protocol", "errors", "connection", "envs", "positions", "data", "evaluation", "nets"}),
 ]

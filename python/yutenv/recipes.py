@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
+from ._progress import PROGRESS_MODES, add_progress_argument, progress_bar
 from ._specs import split_specs
 
 __all__ = ["main", "run"]
@@ -51,8 +52,16 @@ def run(
     target_kl: float | None = None,
     reward: str = "win",
     progress: bool | None = None,
+    snapshot_rate_games: int = 0,
 ) -> dict[str, Any]:
-    """Train and rate one recipe (see the module's doc); returns what ``result.json`` holds."""
+    """Train and rate one recipe (see the module's doc); returns what ``result.json`` holds.
+
+    ``progress`` draws the training's progress on stderr (the steps, steps a second, the time
+    left of the budget, the latest league snapshot and its rating), the cloning's and the
+    rating's: None on a terminal only, True always, False never. ``snapshot_rate_games`` rates
+    each league snapshot in that many games against each anchor (0: unrated; the games come out
+    of the budget).
+    """
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback, CallbackList
@@ -86,6 +95,7 @@ def run(
         "ent_coef": ent_coef,
         "target_kl": target_kl,
         "reward": reward,
+        "snapshot_rate_games": snapshot_rate_games,
     }
     league: League | None = None
     try:
@@ -110,18 +120,36 @@ def run(
             )
             result["clone_seconds"] = time.monotonic() - t0
 
+        if kind == "league":
+            league = League(run_dir / "league", fixed=tuple(fixed), tier="compact", rate_games=snapshot_rate_games)
+
         class Budget(BaseCallback):  # type: ignore[misc]
-            """Stops training at the deadline."""
+            """Stops training at the deadline, and draws the progress: the steps, their rate, the
+            time left of the budget and the latest snapshot's rating."""
+
+            def _on_training_start(self) -> None:
+                self.bar = progress_bar(None, f"{kind} PPO", unit="step", show=progress)
+                self.shown = 0.0
 
             def _on_step(self) -> bool:
-                return time.monotonic() < deadline
+                now = time.monotonic()
+                if self.bar is not None:
+                    self.bar.update(self.num_timesteps - self.bar.n)
+                    if now - self.shown >= 1.0:
+                        self.shown = now
+                        self.bar.set_postfix_str(_status(deadline - now, league), refresh=False)
+                return now < deadline
+
+            def _on_training_end(self) -> None:
+                if self.bar is not None:
+                    self.bar.set_postfix_str(_status(deadline - time.monotonic(), league), refresh=False)
+                    self.bar.close()
 
         callbacks: list[Any] = [Budget()]
-        if kind == "league":
-            league = League(run_dir / "league", fixed=tuple(fixed), tier="compact", rate_games=0)
+        if league is not None:
             callbacks.append(LeagueCallback(league, snapshot_every=snapshot_every))
         t0 = time.monotonic()
-        model.learn(total_timesteps=10**12, callback=CallbackList(callbacks), progress_bar=bool(progress))
+        model.learn(total_timesteps=10**12, callback=CallbackList(callbacks))
         result["ppo_seconds"] = time.monotonic() - t0
         result["timesteps"] = int(model.num_timesteps)
         model.save(run_dir / "model.zip")
@@ -137,6 +165,20 @@ def run(
     result["against_greedy"] = {k: v for k, v in r.as_dict().items() if k.startswith(("win_rate", "luck", "mean_luck", "games"))}
     (run_dir / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     return result
+
+
+def _status(left: float, league: Any) -> str:
+    """The bar's fields after the count and rate: the time left of the budget, and in a league
+    the latest snapshot with its rating."""
+    m, sec = divmod(max(int(left), 0), 60)
+    text = f"{m}:{sec:02d} left"
+    latest = league.latest if league is not None else None
+    if latest is not None:
+        rating = (
+            "unrated" if latest.rating is None else f"{latest.rating:+.0f} [{latest.rating_low:+.0f}, {latest.rating_high:+.0f}]"
+        )
+        text += f", snapshot {latest.name} {rating}"
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -169,6 +211,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         choices=("win", "progress"),
         help="the training env's reward: the outcome alone, or with potential-based shaping by race progress",
     )
+    ap.add_argument(
+        "--snapshot-rate-games",
+        type=int,
+        default=0,
+        help="league: rate each snapshot in this many games against each anchor, shown in the progress (0: unrated)",
+    )
+    add_progress_argument(ap)
     a = ap.parse_args(argv)
     res = run(
         a.kind,
@@ -189,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ent_coef=a.ent_coef,
         target_kl=a.target_kl,
         reward=a.reward,
+        progress=PROGRESS_MODES[a.progress],
+        snapshot_rate_games=a.snapshot_rate_games,
     )
     rt = res["rating"]
     print(

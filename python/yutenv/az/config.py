@@ -60,7 +60,10 @@ class TrainConfig:
     eval_sims: int = 0
     seed: int = 0
     threads: int = 1
-    progress: bool = True
+    #: progress bars (generations, each one's self-play games and training steps) on stderr:
+    #: None on a terminal only, True always (into a pipe or a log too), False never and no
+    #: status lines either
+    progress: bool | None = None
     redo_damaged: bool = False
     shard_games: int = 100
     ray: str = ""

@@ -142,13 +142,14 @@ def _atomic_torch(path: Path, obj: Any) -> None:
 
 
 class _Progress:
-    """A generation bar (rate, ETA; on a terminal only) and status lines, when enabled."""
+    """A generation bar (rate, ETA; ``cfg.progress`` says where: :mod:`yutenv._progress`) and
+    status lines, unless ``cfg.progress`` is False."""
 
     def __init__(self, cfg: TrainConfig, start: int) -> None:
-        self.enabled = cfg.progress
+        self.enabled = cfg.progress is not False
         self.bar: Any = None
         if self.enabled:
-            self.bar = progress_bar(cfg.generations, "generations", unit="gen", initial=start)
+            self.bar = progress_bar(cfg.generations, "generations", unit="gen", initial=start, show=cfg.progress)
 
     def say(self, msg: str) -> None:
         if self.bar is not None:
@@ -193,7 +194,7 @@ def _selfplay(cfg: TrainConfig, model: PolicyValueNet, g: int, out: Path) -> dic
             full_prob=cfg.full_prob,
             extra=cfg.selfplay_opts,
         )
-        summary = None if cfg.ray else sp.run(ev, games=cfg.games, out=str(out))
+        summary = None if cfg.ray else sp.run(ev, games=cfg.games, out=str(out), progress=cfg.progress)
         info: dict[str, Any] = {}
         if cfg.ray:  # every range of games on a Ray worker (yutenv.az.cluster): the same dataset
             info = importlib.import_module(".cluster", __package__).ray_selfplay(cfg, g, out, model, sp, seed)
@@ -260,7 +261,7 @@ def losses(
 
 
 def _train(
-    cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, buf: ReplayBuffer, g: int, bar: bool
+    cfg: TrainConfig, model: PolicyValueNet, opt: torch.optim.Optimizer, buf: ReplayBuffer, g: int, bar: bool | None
 ) -> dict[str, Any]:
     rng = np.random.default_rng([cfg.seed, g])
     torch.manual_seed(cfg.seed * 100_003 + g)
@@ -269,7 +270,7 @@ def _train(
     t0 = time.perf_counter()
     pl_sum = vl_sum = 0.0
     it: Any = buf.batches(rng, cfg.batch, steps)
-    steps_bar = progress_bar(steps, f"gen {g} train", unit="step", show=None if bar else False, leave=False)
+    steps_bar = progress_bar(steps, f"gen {g} train", unit="step", show=bar, leave=False)
     lrs = []
     for i, b in enumerate(it):
         lr = learning_rate(cfg, g - 1 + i / steps)
@@ -328,7 +329,7 @@ def _evaluate(cfg: TrainConfig, model: PolicyValueNet, g: int, ynet: Path) -> tu
     for opp in cfg.eval:
         r = evaluate(
             NetPolicy(model, name=f"gen{g}"), opponent=opp, games=cfg.eval_games, rules=cfg.rules, tier=cfg.tier,
-            num_envs=min(cfg.eval_envs, cfg.eval_games), seed=seed, progress=None if cfg.progress else False,
+            num_envs=min(cfg.eval_envs, cfg.eval_games), seed=seed, progress=cfg.progress,
             luck="off",  # the report reads win rates only: no luck accounting
         )  # fmt: skip
         plain[opp] = _result(r)

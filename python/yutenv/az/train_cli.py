@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+from .._progress import PROGRESS_MODES, add_progress_argument
 from .._protocol import SHIPPED_NET as SHIPPED
 from .._protocol import TIER_SIZES
 from .._specs import split_specs
@@ -122,7 +123,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seed", type=int, default=d.seed, help="seed of the run (network init, self-play, sampling, evaluation)")
     p.add_argument("--threads", type=int, default=d.threads, help="torch CPU threads")
-    p.add_argument("--quiet", action="store_true", help="no progress bars or status lines")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or status lines (--progress never)")
+    add_progress_argument(p)
     p.add_argument(
         "--shard-games",
         type=int,
@@ -184,7 +186,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         selfplay_opts=_selfplay_opts(a.selfplay_opt), games_in_flight=a.games_in_flight, c_puct=a.c_puct,
         dirichlet_alpha=a.dirichlet_alpha, dirichlet_frac=a.dirichlet_frac, temperature_moves=a.temperature_moves,
         fast_sims=a.fast_sims, full_prob=a.full_prob, workers=a.workers, eval=tuple(split_specs(a.eval)), eval_games=a.eval_games,
-        eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=not a.quiet, redo_damaged=a.redo_damaged,
+        eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=False if a.quiet else PROGRESS_MODES[a.progress], redo_damaged=a.redo_damaged,
         shard_games=a.shard_games, ray=a.ray, ray_cpus=a.ray_cpus, ray_tasks=a.ray_tasks, ray_storage=a.ray_storage,
         init=a.init if a.init in ("", SHIPPED) else str(Path(a.init).resolve()),
     )  # fmt: skip

@@ -25,7 +25,7 @@ import numpy as np
 from .._extras import import_extra
 from .._protocol import THROWS
 from . import shards as _ds
-from .transitions import COLUMNS, Transitions, check_options, check_v2, iter_transitions, players_of
+from .transitions import COLUMNS, Transitions, _iter, check_options, check_v2, players_of
 
 __all__ = ["ExportError", "to_minari", "to_parquet"]
 
@@ -82,6 +82,7 @@ def to_parquet(
     max_decisions: int = 0,
     verify: bool = True,
     compression: str = "zstd",
+    progress: bool | None = None,
 ) -> list[Path]:
     """Write the transitions of the dataset at ``path`` (:func:`~yutenv.datasets.transitions`,
     the same ``seat``, ``reward`` and ``max_decisions``) as Parquet files into the new folder
@@ -93,7 +94,8 @@ def to_parquet(
     schema metadata ``yutenv`` holds the dataset's manifest and the options, as JSON. pyarrow
     (``pyarrow.parquet.read_table(out)``), Hugging Face ``datasets``
     (``load_dataset("parquet", data_files=f"{out}/*.parquet")``), pandas, polars and DuckDB
-    read it. Needs the ``parquet`` extra.
+    read it. Needs the ``parquet`` extra. ``progress``: a bar of the games written (rate, ETA)
+    on stderr, None on a terminal only, True always, False never.
     """
     pa = import_extra("pyarrow", "parquet", "yutenv.datasets.to_parquet")
     pq = import_extra("pyarrow.parquet", "parquet", "yutenv.datasets.to_parquet")
@@ -105,7 +107,7 @@ def to_parquet(
     meta = {"format": "yutenv-transitions", "version": 1, "seat": seat, "reward": reward, "max_decisions": max_decisions,
             "throws": list(THROWS), "manifest": m}  # fmt: skip
     with _staged(dest, "export") as tmp:
-        parts = iter_transitions(path, seat=seat, reward=reward, max_decisions=max_decisions, verify=verify)
+        parts = _iter(path, seat, reward, max_decisions, verify, None, progress, "to_parquet")
         for k, t in enumerate(parts):
             table = _table(pa, t, meta)
             name = f"part-{k:06d}.parquet"
@@ -222,6 +224,7 @@ def to_minari(
     author: str | None = None,
     description: str | None = None,
     data_format: str | None = None,
+    progress: bool | None = None,
 ) -> Any:
     """Write the transitions of the dataset at ``path`` as the Minari dataset ``dataset_id``
     (in Minari's folder, ``$MINARI_DATASETS_PATH`` or ``~/.minari/datasets``) and return it
@@ -240,7 +243,8 @@ def to_minari(
     ``yutenv/Yut-v0`` with the dataset's rules and tier, the other seats' agent as opponent
     and the same reward, so ``recover_environment()`` makes the env the data came from; the
     other seats must have one agent spec between them (with ``seat=None``, every seat the same
-    one). Needs the ``minari`` extra; an existing ``dataset_id`` is refused.
+    one). Needs the ``minari`` extra; an existing ``dataset_id`` is refused. ``progress``: a bar
+    of the games written (rate, ETA) on stderr, None on a terminal only, True always, False never.
     """
     minari = import_extra("minari", "minari", "yutenv.datasets.to_minari")
     buffer = import_extra("minari.data_collector.episode_buffer", "minari", "yutenv.datasets.to_minari").EpisodeBuffer
@@ -264,7 +268,7 @@ def to_minari(
     env = gymnasium.make(spec)
     try:
         obs_space, act_space = env.observation_space, env.action_space
-        parts = iter_transitions(path, seat=seat, reward=reward, max_decisions=max_decisions, verify=verify)
+        parts = _iter(path, seat, reward, max_decisions, verify, None, progress, "to_minari")
         first = next(parts, None)
         agents = ", ".join(map(str, m["agents"]))
         desc = description or (f"yutenv self-play: {m.get('games', 0)} games of {agents} ({m['rules_text']}, tier {m['tier']}), "

@@ -109,7 +109,7 @@ class ShardStream(torch.utils.data.IterableDataset):  # type: ignore[misc]
     def _read(self, order: Sequence[int]) -> Iterator[dict[str, npt.NDArray[Any]]]:
         if self.kind == "transitions":
             for t in iter_transitions(self.path, seat=self.seat, reward=self.reward, max_decisions=self.max_decisions,
-                                      verify=self.verify, order=order):  # fmt: skip
+                                      verify=self.verify, order=order, progress=False):  # fmt: skip
                 cols = {c: t[c] for c in self.columns}
                 del t  # the columns not asked for go now
                 yield cols

@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._files import sha256_file
+from .._progress import progress_bar
 from .._protocol import NUM_ACTIONS, REWARDS, THROWS
 from . import shards as _ds
 
@@ -167,23 +168,47 @@ def iter_transitions(
     max_decisions: int = 0,
     verify: bool = True,
     order: Any = None,
+    progress: bool | None = None,
 ) -> Iterator[Transitions]:
     """Yield the transitions of one shard at a time (a shard holds whole games), as
     :func:`transitions` returns them for the whole dataset; memory holds one shard.
-    ``order`` gives the shards' indices to read, in that order (default: all, in order)."""
+    ``order`` gives the shards' indices to read, in that order (default: all, in order).
+    ``progress``: a bar of the games read (rate, ETA) on stderr, None on a terminal only,
+    True always, False never."""
+    return _iter(path, seat, reward, max_decisions, verify, order, progress, "transitions")
+
+
+def _iter(
+    path: str | os.PathLike[str],
+    seat: int | None,
+    reward: str,
+    max_decisions: int,
+    verify: bool,
+    order: Any,
+    progress: bool | None,
+    desc: str,
+) -> Iterator[Transitions]:
+    """:func:`iter_transitions` with its bar named ``desc`` (the exports name theirs)."""
     d = Path(path)
     m = _ds.read_manifest(d)
     check_v2(d, m, "transitions")
     check_options(m, seat, reward, max_decisions)
     players = players_of(m)
     entries = m["shards"] if order is None else [m["shards"][int(i)] for i in order]
-    for entry in entries:
-        got = _ds._read_shard(d, m, entry, verify, _NEEDED)
-        recs = _read_records(d, entry, verify)
-        t = _shard_transitions(d / entry["file"], got, recs, entry, m, seat, reward, max_decisions, players)
-        del got, recs  # not held while the caller has the shard's transitions
-        yield t
-        del t
+    bar = progress_bar(sum(int(e["games"]) for e in entries), desc, unit="game", show=progress)
+    try:
+        for entry in entries:
+            got = _ds._read_shard(d, m, entry, verify, _NEEDED)
+            recs = _read_records(d, entry, verify)
+            t = _shard_transitions(d / entry["file"], got, recs, entry, m, seat, reward, max_decisions, players)
+            del got, recs  # not held while the caller has the shard's transitions
+            if bar is not None:
+                bar.update(int(entry["games"]))
+            yield t
+            del t
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def transitions(
@@ -193,6 +218,7 @@ def transitions(
     reward: str = "win",
     max_decisions: int = 0,
     verify: bool = True,
+    progress: bool | None = None,
 ) -> Transitions:
     """Every transition of ``seat``'s view of the dataset's games (``seat=None``: every seat's,
     each game's episodes in seat order), as the env would have produced them.
@@ -204,9 +230,10 @@ def transitions(
     the engine as the env computes them). ``max_decisions`` truncates every episode after that
     many steps as ``yutenv.make(max_decisions=...)`` does (0: never). Needs a dataset of format
     version 2; a version 1 dataset raises :class:`~yutenv.datasets.DatasetError` saying so.
-    For a dataset larger than memory use :func:`iter_transitions`.
+    For a dataset larger than memory use :func:`iter_transitions`. ``progress``: a bar of the
+    games read on stderr, None on a terminal only, True always, False never.
     """
-    parts = list(iter_transitions(path, seat=seat, reward=reward, max_decisions=max_decisions, verify=verify))
+    parts = list(iter_transitions(path, seat=seat, reward=reward, max_decisions=max_decisions, verify=verify, progress=progress))
     m = _ds.read_manifest(path) if not parts else parts[0].manifest
     return concat(parts, reward, m)
 

@@ -72,7 +72,9 @@ class GradeResult:
     ``decisions`` counts the graded decisions and ``forced`` those left out. The losses'
     ``mean_loss``, ``median_loss``, ``p90_loss`` and ``max_loss``; ``best_rate`` the share of
     decisions that chose the reference's best, ``error_rate`` and ``blunder_rate`` those
-    losing more than ``error_loss`` and ``blunder_loss``.
+    losing more than ``error_loss`` and ``blunder_loss``. ``quantile_error`` bounds the
+    relative error of the median and p90: 0 when they are exact, 0.001 past 1,048,576 graded
+    decisions (the binary keeps a bounded memory of the losses).
     """
 
     reference: str
@@ -95,6 +97,7 @@ class GradeResult:
     error_rate: float
     blunder_rate: float
     seconds: float
+    quantile_error: float = 0.0
     agent: str | None = None
     opponent: str | None = None
     seat: int | None = None
@@ -129,7 +132,8 @@ def grade(
 ) -> GradeResult:
     """Grade every decision of ``agent`` (an agent spec) in ``games`` games against
     ``opponent``, or the decisions of recorded games (``records``: a record file or a folder
-    of them; ``dataset``: a self-play dataset's folder; ``seat``: only that seat's), against
+    of them; ``dataset``: a self-play dataset's folder; ``seat``: only that seat's, or with
+    ``agent`` the agent in that seat only), against
     ``reference`` (an agent spec that values every move; None: the binary's default).
 
     ``png`` also plots the histogram of the losses. Without ``quiet`` the progress bar goes

@@ -98,7 +98,14 @@ def main(argv: list[str] | None = None) -> int:
         [r["configuration"], r["envs"], f"{r['steps_per_s']:,.0f}", f"{r['steps_per_s'] / base[r['envs']]:.1f}x"] for r in rows
     ]
     fmt = "github" if args.markdown else "simple"
-    print(tabulate(table, headers=["configuration", "envs", "env steps/s", "vs GymWrapper"], tablefmt=fmt, colalign=("left", "right", "right", "right")))
+    print(
+        tabulate(
+            table,
+            headers=["configuration", "envs", "env steps/s", "vs GymWrapper"],
+            tablefmt=fmt,
+            colalign=("left", "right", "right", "right"),
+        )
+    )
     return 0
 
 
