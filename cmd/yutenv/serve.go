@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/server"
 )
@@ -220,6 +221,9 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// maxTokenFile bounds the --token-file read (a token is a line).
+const maxTokenFile = 64 << 10
+
 // readToken returns the token of --token or --token-file (not both).
 func readToken(token, file string) (string, error) {
 	if token != "" && file != "" {
@@ -228,7 +232,7 @@ func readToken(token, file string) (string, error) {
 	if file == "" {
 		return token, nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := userfile.ReadFile(file, maxTokenFile)
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}
