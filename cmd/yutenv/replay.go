@@ -178,7 +178,7 @@ func svgFiles(next func(int, env.Event, *env.State) error, dir string, game, gam
 			opts.Caption = fmt.Sprintf("%d: %v", step, ev)
 		}
 		name := filepath.Join(dir, fmt.Sprintf("game%0*d-%0*d.svg", gw, game, pw, step+1))
-		if err := os.WriteFile(name, render.SVG(s, opts), 0o644); err != nil {
+		if err := userfile.WriteAtomic(name, func(w io.Writer) error { _, err := w.Write(render.SVG(s, opts)); return err }); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 		if next != nil {

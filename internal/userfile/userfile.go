@@ -87,6 +87,30 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	return f, st, nil
 }
 
+// Append opens path for appending, creating it (0666 less the umask) if
+// it is missing. Like Open it does not block (a FIFO with no reader is
+// refused at once, not waited on) and refuses anything but a regular
+// file, with an error wrapping ErrNotRegular.
+func Append(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o666)
+	if err != nil {
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() { // a FIFO without a reader, a socket (ENXIO)
+			return nil, notRegular("open", path, st.Mode())
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, notRegular("open", path, st.Mode())
+	}
+	return f, nil
+}
+
 // ReadFile reads path, which must be a regular file of at most limit
 // bytes: a larger one is refused before a byte is read, with an error
 // wrapping ErrTooLarge, and so is one that grows past limit while it is

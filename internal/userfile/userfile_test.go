@@ -67,6 +67,42 @@ func TestOpenRefusesWhatIsNotRegularWithoutBlocking(t *testing.T) {
 	}
 }
 
+func TestAppend(t *testing.T) {
+	dir := t.TempDir()
+	for name, path := range special(t, dir) {
+		t.Run(name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				f, err := Append(path)
+				if err == nil {
+					f.Close()
+				}
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				assert.ErrorIs(t, err, ErrNotRegular)
+				assert.Contains(t, err.Error(), path)
+			case <-time.After(time.Minute): // a FIFO with no reader would block a plain open
+				t.Fatal("Append blocked")
+			}
+		})
+	}
+	t.Run("regular", func(t *testing.T) {
+		p := filepath.Join(dir, "log")
+		for _, s := range []string{"a", "b"} {
+			f, err := Append(p)
+			require.NoError(t, err)
+			_, err = f.WriteString(s)
+			require.NoError(t, err)
+			require.NoError(t, f.Close())
+		}
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, "ab", string(b))
+	})
+}
+
 func TestReadFile(t *testing.T) {
 	dir := t.TempDir()
 	small := filepath.Join(dir, "small")
