@@ -172,7 +172,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("_protocol", set()),
     ("errors", set()),
     ("_meta", set()),
-    ("_files", set()),
+    ("_files", {"errors"}),
     ("_progress", set()),
     ("_moved", set()),
     ("_extras", {"errors"}),
