@@ -23,15 +23,23 @@ import numpy.typing as npt
 from .._files import FileRefused, open_regular, read_regular
 from .._files import kind as file_kind
 from .._layout import check_layout
-from .._protocol import DATASET_ARRAYS, DATASET_FORMAT, DATASET_GAME_ARRAYS, DATASET_OPTIONAL_ARRAYS, DATASET_VERSION
+from .._protocol import (
+    DATASET_ARRAYS,
+    DATASET_FORMAT,
+    DATASET_GAME_ARRAYS,
+    DATASET_MANIFEST,
+    DATASET_MAX_MANIFEST,
+    DATASET_OPTIONAL_ARRAYS,
+    DATASET_VERSION,
+)
 from ..errors import YutEnvError
 
 FORMAT = DATASET_FORMAT
 #: The newest format version read (and the one ``yutenv selfplay`` writes); every version from 1 up to it is read.
 VERSION = DATASET_VERSION
-MANIFEST = "manifest.json"
-#: The largest manifest read (a real one is a few kB; this keeps a hostile one from filling memory).
-MAX_MANIFEST = 64 << 20
+MANIFEST = DATASET_MANIFEST
+#: The largest manifest read, as Go reads (a real one is a few kB; this keeps a hostile one from filling memory).
+MAX_MANIFEST = DATASET_MAX_MANIFEST
 #: How many bytes of array data one byte of a shard can hold at most: deflate's largest
 #: ratio (1032:1, a run of one byte). A manifest whose counts need more data than its shard
 #: files could hold is refused before anything is allocated for them.
