@@ -154,7 +154,12 @@ class Dataset(Shard):
 
 
 def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and check ``DIR/manifest.json`` (format, version, observation layout, arrays, shard list)."""
+    """Read and check ``DIR/manifest.json`` (format, version, observation layout, arrays, shard list).
+
+    The manifest is opened without blocking and must be a regular file of at most
+    :data:`MAX_MANIFEST` bytes: a FIFO, a device (a link to ``/dev/zero``), a folder or a
+    larger file raises :class:`DatasetError` naming it, before it is read.
+    """
     d = Path(path)
     mp = d / MANIFEST
     try:
