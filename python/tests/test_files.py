@@ -191,6 +191,16 @@ def test_a_manifest_linked_to_dev_zero_is_refused(copy: Path) -> None:
         datasets.load(copy)
 
 
+def test_an_overstated_row_shape_is_refused_before_allocating(copy: Path) -> None:
+    """A row shape whose product overflows 64 bits is counted exactly, not wrapped around."""
+    mp = copy / "manifest.json"
+    m = json.loads(mp.read_text())
+    m["arrays"][0]["shape"] = [1 << 32, 1 << 32]
+    mp.write_text(json.dumps(m))
+    with pytest.raises(DatasetError, match=r"need \d+ bytes of arrays, more than a shard of"):
+        datasets.load(copy)
+
+
 @pytest.mark.parametrize("reader", ["load", "iter_shards", "transitions"])
 def test_overstated_counts_are_refused_before_allocating(copy: Path, reader: str) -> None:
     """A manifest claiming 2**40 decisions in a shard of a few kB: load asked numpy for hundreds

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import stat
 import zipfile
@@ -280,7 +281,7 @@ def _check_size(p: Path, size: int, entry: Mapping[str, Any], m: Mapping[str, An
     if size != entry["bytes"]:
         raise DatasetError(f"{p}: {size} bytes, the manifest says {entry['bytes']} (truncated or replaced)")
     specs = _specs(m)
-    need = sum(int(entry[specs[n][2]]) * int(np.prod(specs[n][1], dtype=np.int64)) * specs[n][0].itemsize for n in names)
+    need = sum(int(entry[specs[n][2]]) * math.prod(specs[n][1]) * specs[n][0].itemsize for n in names)
     if need > MAX_DEFLATE_RATIO * size:
         raise DatasetError(
             f"{p}: the manifest's counts ({entry['decisions']} decisions, {entry['games']} games) need {need} bytes of "
