@@ -34,6 +34,7 @@ var layers = []struct {
 	{"internal/israce", nil}, // tests only: is the race detector on
 	{"internal/detmath", nil},
 	{"internal/confine", nil},
+	{"internal/userfile", nil}, // the files a user names: read bounded, written atomically
 	{"internal/msgp", nil},
 	{"internal/ratelog", nil},
 	{"internal/mdgen", nil}, // the generated Markdown pages, a vet-checked line at a time
@@ -47,18 +48,18 @@ var layers = []struct {
 	{"render", []string{"env"}},
 	{"protocol", []string{"env", "internal/msgp"}},
 	{"client", []string{"protocol", "internal/msgp"}},
-	{"nnet", []string{"env", "env/agent", "obs", "internal/confine", "internal/detmath"}},
+	{"nnet", []string{"env", "env/agent", "obs", "internal/confine", "internal/detmath", "internal/userfile"}},
 	{"nnet/nettest", []string{"nnet", "env", "obs"}},
 	// The luck of a game's throws, valued by a network or a heuristic.
 	{"luck", []string{"env", "nnet"}},
 	{"analysis", []string{"env", "env/agent"}},
-	{"solve", []string{"env", "env/agent"}},
+	{"solve", []string{"env", "env/agent", "internal/userfile"}},
 
 	// The RL-environment semantics, and the work the server's methods do over them.
 	{"vecenv", []string{"env", "env/agent", "obs"}},
 	{"vecenv/wire", []string{"vecenv", "protocol", "env", "obs", "internal/msgp"}},
 	{"positions", []string{"vecenv", "env", "obs", "internal/msgp"}},
-	{"dataset", []string{"vecenv", "env", "env/agent", "obs"}},
+	{"dataset", []string{"vecenv", "env", "env/agent", "obs", "internal/userfile"}},
 	// Decisions graded against a reference search, in games played by the
 	// game runner of vecenv or read from records.
 	{"grade", []string{"vecenv", "env", "env/agent"}},
@@ -71,7 +72,7 @@ var layers = []struct {
 
 	// Commands: the binary, and the generators of docs and of the Python
 	// constants (each reads the declarations it writes out).
-	{"cmd/yutenv", []string{"server", "dataset", "grade", "luck", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs"}},
+	{"cmd/yutenv", []string{"server", "dataset", "grade", "luck", "nnet", "protocol", "render", "solve", "stats", "vecenv", "env", "env/agent", "obs", "internal/userfile"}},
 	{"env/internal/genrules", []string{"env"}},
 	{"obs/internal/gendocs", []string{"obs"}},
 	{"cmd/genpy", []string{"az", "dataset", "luck", "nnet", "protocol", "vecenv", "env", "env/agent", "obs"}},

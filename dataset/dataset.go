@@ -13,12 +13,17 @@ import (
 	"time"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/obs"
 )
 
 // ErrDataset is wrapped by every error about an existing dataset directory:
 // one made by another run, damaged, or not a dataset.
 var ErrDataset = errors.New("dataset")
+
+// TmpSuffix ends the names of files being written (userfile.TmpSuffix);
+// Open removes stale ones it finds.
+const TmpSuffix = userfile.TmpSuffix
 
 // Dataset format identifiers (docs/DATASETS.md): the manifest's format and
 // version, its file name, and the largest manifest Open reads. Version 2
@@ -370,20 +375,15 @@ func tidy(dir string, m *Manifest) error {
 	return nil
 }
 
+// readLimited reads path, a regular file of at most limit bytes, without
+// blocking on a FIFO (userfile.ReadFile); a file of another kind or
+// larger is refused with an error wrapping ErrDataset too.
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	b, err := userfile.ReadFile(path, limit)
+	if errors.Is(err, userfile.ErrNotRegular) || errors.Is(err, userfile.ErrTooLarge) {
+		return nil, fmt.Errorf("%w: %w", ErrDataset, err)
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrDataset, path, limit)
-	}
-	return b, nil
+	return b, err
 }
 
 // save writes the Manifest atomically.
@@ -395,7 +395,7 @@ func (m *Manifest) save(dir string) error {
 	if err := enc.Encode(m); err != nil {
 		return err
 	}
-	f, err := CreateAtomic(filepath.Join(dir, ManifestName))
+	f, err := userfile.CreateAtomic(filepath.Join(dir, ManifestName))
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@
 //
 // The schema is declared once: Arrays names every array, its numpy dtype
 // and the shape of one row (one decision), GameArrays those whose rows are
-// games, and Columns collects the rows in that order. Every file is written atomically (AtomicFile: a temporary
+// games, and Columns collects the rows in that order. Every file is written atomically (userfile.CreateAtomic: a temporary
 // name, fsync, rename, fsync of the directory), shards before the manifest
 // that lists them, so a killed run leaves a consistent dataset that Open
 // resumes; the bytes of a shard depend only on its arrays (WriteNPZ stores

@@ -12,6 +12,8 @@ import (
 	"hash"
 	"io"
 	"strings"
+
+	"github.com/yutenv/yutenv/internal/userfile"
 )
 
 // hashWriter counts and hashes what passes through it.
@@ -30,7 +32,7 @@ func (hw *hashWriter) Write(p []byte) (int, error) {
 
 // writeHashed writes path atomically with fill and returns its size and SHA-256.
 func writeHashed(path string, fill func(io.Writer) error) (int64, string, error) {
-	f, err := CreateAtomic(path)
+	f, err := userfile.CreateAtomic(path)
 	if err != nil {
 		return 0, "", err
 	}

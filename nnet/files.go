@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/yutenv/yutenv/internal/confine"
+	"github.com/yutenv/yutenv/internal/userfile"
 )
 
 // ErrRefused is wrapped by the one error Dirs.Load returns for every name
@@ -33,8 +34,10 @@ var ErrRefused = errors.New("network refused")
 var ErrNoSuchNet = errors.New("no such network file")
 
 // ErrNotRegular is wrapped (with ErrNet) when a network file is a FIFO, a
-// device, a directory or anything else that is not a regular file.
-var ErrNotRegular = errors.New("not a regular file")
+// device, a directory or anything else that is not a regular file: the
+// sentinel of package userfile, which every reader of a file a user names
+// shares.
+var ErrNotRegular = userfile.ErrNotRegular
 
 const (
 	// DefaultMaxNetBytes is the default size cap of a network file a
@@ -153,9 +156,10 @@ func clipName(s string) string {
 	return s
 }
 
-// openFile opens path for reading without blocking on a FIFO or a device.
+// openFile opens path for reading without blocking on a FIFO or a device,
+// refusing anything but a regular file (userfile.Open).
 func openFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, _, err := userfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNet, err)
 	}
@@ -185,7 +189,7 @@ func readRegular(f *os.File, maxBytes int64) ([]byte, os.FileInfo, error) {
 func checkRegular(st os.FileInfo, maxBytes int64) error {
 	switch {
 	case !st.Mode().IsRegular():
-		return fmt.Errorf("%w: %w (%s)", ErrNet, ErrNotRegular, st.Mode().Type())
+		return fmt.Errorf("%w: %w (%s)", ErrNet, ErrNotRegular, userfile.Kind(st.Mode()))
 	case st.Size() > maxBytes:
 		return fmt.Errorf("%w: the file has %d bytes, above the limit of %d", ErrNet, st.Size(), maxBytes)
 	}

@@ -10,10 +10,9 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/userfile"
 )
 
 // The table file (docs/FORMATS.md, "Solved tables").
@@ -42,36 +41,19 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Save writes the table to path (docs/FORMATS.md, "Solved tables"),
 // through a temporary file in the same folder renamed into place, so a
-// failed save leaves no half-written table under path.
-func (t *Table) Save(path string) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save table: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
+// failed save leaves no half-written table under path. An existing path
+// that is not a regular file (a device, a FIFO, a folder) is refused with
+// an error wrapping userfile.ErrNotRegular, and a symbolic link to a
+// regular file is written through (userfile.CreateAtomic).
+func (t *Table) Save(path string) error {
+	err := userfile.WriteAtomic(path, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<20)
+		if err := t.Write(w); err != nil {
+			return err
 		}
-	}()
-	if err := f.Chmod(0o644); err != nil { // CreateTemp made it private
-		return fmt.Errorf("save table: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := t.Write(w); err != nil {
-		return fmt.Errorf("save table %s: %w", path, err)
-	}
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("save table %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("save table %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+		return w.Flush()
+	})
+	if err != nil {
 		return fmt.Errorf("save table: %w", err)
 	}
 	return nil
@@ -120,25 +102,58 @@ func (t *Table) Write(w io.Writer) error {
 // Load reads a table file written by Save. A file that is not a table,
 // is damaged (short, a checksum that does not match, keys out of order,
 // values outside [0, 1]) or of another version is refused with one line
-// naming the file, wrapping ErrCorrupt or ErrVersion.
+// naming the file, wrapping ErrCorrupt or ErrVersion; so is a file that is
+// not a regular file (a FIFO, a device: also wrapping
+// userfile.ErrNotRegular), opened without blocking. Nothing is allocated
+// for the states before the header is found to fit the file's size and
+// the whole file's checksum to hold (one streaming pass), so a damaged or
+// sparse file of any size costs a read, not its size in memory.
 func Load(path string) (*Table, error) {
-	f, err := os.Open(path)
+	f, st, err := userfile.Open(path)
+	if errors.Is(err, userfile.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("solved table: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("solved table: %w", err)
+	if err := verify(f, st.Size()); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("solved table: %w", err)
 	}
 	t, err := Read(bufio.NewReaderSize(f, 1<<20), st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// verify checks what can be checked of a table file of size bytes without
+// allocating for its states: its header (magic, version, a state count
+// that fits size) and the checksum of everything before its trailer,
+// streamed.
+func verify(f io.Reader, size int64) error {
+	h := crc32.New(castagnoli)
+	r := &countReader{r: io.TeeReader(bufio.NewReaderSize(io.LimitReader(f, max(size-trailer, 0)), 1<<16), h)}
+	if _, err := readHeader(r, size); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return fmt.Errorf("reading the states: %w", err)
+	}
+	if r.n != size-trailer {
+		return corrupt("truncated (in the states)")
+	}
+	var crc [trailer]byte
+	if err := readFull(f, crc[:], "checksum"); err != nil {
+		return err
+	}
+	if got, sum := binary.LittleEndian.Uint32(crc[:]), h.Sum32(); got != sum {
+		return corrupt("checksum %08x does not match the contents (%08x): the file is damaged", got, sum)
+	}
+	return nil
 }
 
 // Read reads a table of size bytes from r (the form Write writes). Its
@@ -182,40 +197,63 @@ func readFull(r io.Reader, b []byte, what string) error {
 	return nil
 }
 
-func readBody(r *countReader, h hash.Hash32, size int64) (*Table, error) {
+// header is a table file's header.
+type header struct {
+	rules   []byte
+	poolCap uint32
+	iters   uint32
+	res     float64
+	states  uint64
+}
+
+// readHeader reads the header of a table file of size bytes, checking its
+// magic, its version and that its state count fits size.
+func readHeader(r *countReader, size int64) (header, error) {
 	var fixed [headerFixed]byte
 	if err := readFull(r, fixed[:], "header"); err != nil {
 		if errors.Is(err, ErrCorrupt) && (r.n == 0 || !bytes.HasPrefix([]byte(Magic), fixed[:min(len(Magic), int(r.n))])) {
-			return nil, corrupt("not a solved table (no %s header)", Magic)
+			return header{}, corrupt("not a solved table (no %s header)", Magic)
 		}
-		return nil, err
+		return header{}, err
 	}
 	if string(fixed[:len(Magic)]) != Magic {
-		return nil, corrupt("not a solved table (no %s header)", Magic)
+		return header{}, corrupt("not a solved table (no %s header)", Magic)
 	}
 	if v := binary.LittleEndian.Uint32(fixed[len(Magic):]); v < minVersion || v > Version {
-		return nil, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrVersion, v, minVersion, Version)
+		return header{}, fmt.Errorf("%w: format version %d, this build reads %d to %d", ErrVersion, v, minVersion, Version)
 	}
 	n := binary.LittleEndian.Uint32(fixed[len(Magic)+4:])
 	if n > maxRulesLen {
-		return nil, corrupt("rules string of %d bytes (at most %d)", n, maxRulesLen)
+		return header{}, corrupt("rules string of %d bytes (at most %d)", n, maxRulesLen)
 	}
 	rb := make([]byte, n)
 	if err := readFull(r, rb, "rules"); err != nil {
-		return nil, err
+		return header{}, err
 	}
 	var tail [headerTail]byte
 	if err := readFull(r, tail[:], "header"); err != nil {
+		return header{}, err
+	}
+	hd := header{
+		rules:   rb,
+		poolCap: binary.LittleEndian.Uint32(tail[0:]),
+		iters:   binary.LittleEndian.Uint32(tail[4:]),
+		res:     math.Float64frombits(binary.LittleEndian.Uint64(tail[8:])),
+		states:  binary.LittleEndian.Uint64(tail[16:]),
+	}
+	head := int64(headerFixed) + int64(n) + headerTail
+	if want := uint64(size - head - trailer); size < head+trailer || hd.states != want/16 || want%16 != 0 {
+		return header{}, corrupt("%d states do not fit a file of %d bytes (truncated or padded)", hd.states, size)
+	}
+	return hd, nil
+}
+
+func readBody(r *countReader, h hash.Hash32, size int64) (*Table, error) {
+	hd, err := readHeader(r, size)
+	if err != nil {
 		return nil, err
 	}
-	poolCap := binary.LittleEndian.Uint32(tail[0:])
-	iters := binary.LittleEndian.Uint32(tail[4:])
-	res := math.Float64frombits(binary.LittleEndian.Uint64(tail[8:]))
-	states := binary.LittleEndian.Uint64(tail[16:])
-	head := int64(headerFixed) + int64(n) + headerTail
-	if want := uint64(size - head - trailer); size < head+trailer || states != want/16 || want%16 != 0 {
-		return nil, corrupt("%d states do not fit a file of %d bytes (truncated or padded)", states, size)
-	}
+	rb, poolCap, iters, res, states := hd.rules, hd.poolCap, hd.iters, hd.res, hd.states
 	keys := make([]uint64, states)
 	values := make([]float64, states)
 	buf := make([]byte, 1<<16)

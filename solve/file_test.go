@@ -8,11 +8,17 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/yutenv/yutenv/internal/israce"
+	"github.com/yutenv/yutenv/internal/userfile"
 )
 
 func tableBytes(t testing.TB, tb *Table) []byte {
@@ -101,6 +107,93 @@ func TestLoadRefusesDamage(t *testing.T) {
 	})
 }
 
+// TestLoadSparseTable: a sparse file of 1 GiB (a few kB on disk) whose
+// header fits its size is refused by its checksum, streamed before
+// anything is allocated for its states: the load allocates kilobytes, not
+// the 2 GiB its states would take.
+func TestLoadSparseTable(t *testing.T) {
+	if testing.Short() || israce.Enabled {
+		t.Skip("reads 1 GiB of zeros (the run without -race checks it)")
+	}
+	good := tableBytes(t, mustSolve(t, "kata,spaces=4,pieces=1", 0))
+	n := binary.LittleEndian.Uint32(good[len(Magic)+4:])
+	head := headerFixed + int(n) + headerTail
+	size := int64(head + trailer + 1<<30)
+	hdr := bytes.Clone(good[:head])
+	binary.LittleEndian.PutUint64(hdr[head-8:], 1<<30/16)
+	path := filepath.Join(t.TempDir(), "sparse.ysolve")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	_, err = f.Write(hdr)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(size))
+	require.NoError(t, f.Close())
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = Load(path)
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, ErrCorrupt)
+	assert.Contains(t, err.Error(), "checksum")
+	assert.Contains(t, err.Error(), path)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes allocated by the load")
+}
+
+// TestLoadRefusesWhatIsNotRegular: a FIFO (which would block a plain
+// open) or a device is refused at once, naming the file.
+func TestLoadRefusesWhatIsNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.ysolve")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	paths := []string{fifo}
+	if os.Geteuid() == 0 { // the null device's numbers, under the test's folder
+		dev := filepath.Join(dir, "null.ysolve")
+		require.NoError(t, syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3))
+		paths = append(paths, dev)
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() { _, err := Load(p); done <- err }()
+			select {
+			case err := <-done:
+				require.ErrorIs(t, err, ErrCorrupt)
+				require.ErrorIs(t, err, userfile.ErrNotRegular)
+				assert.Contains(t, err.Error(), p)
+			case <-time.After(time.Minute):
+				t.Fatal("Load blocked")
+			}
+		})
+	}
+}
+
+// TestSaveRefusesWhatIsNotRegular: a table is never written over a FIFO or
+// a device (as root, replacing /dev/null); the node is left as it was.
+func TestSaveRefusesWhatIsNotRegular(t *testing.T) {
+	tb := mustSolve(t, "kata,spaces=4,pieces=1", 0)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.ysolve")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	paths := []string{fifo, dir}
+	if os.Geteuid() == 0 {
+		dev := filepath.Join(dir, "null.ysolve")
+		require.NoError(t, syscall.Mknod(dev, syscall.S_IFCHR|0o666, 1<<8|3))
+		paths = append(paths, dev)
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			before, err := os.Lstat(p)
+			require.NoError(t, err)
+			err = tb.Save(p)
+			require.ErrorIs(t, err, userfile.ErrNotRegular)
+			assert.Contains(t, err.Error(), p)
+			after, err := os.Lstat(p)
+			require.NoError(t, err)
+			assert.Equal(t, before.Mode(), after.Mode())
+		})
+	}
+}
+
 func TestSaveUnwritable(t *testing.T) {
 	tb := mustSolve(t, "kata,spaces=4,pieces=1", 0)
 	err := tb.Save(filepath.Join(t.TempDir(), "no", "such", "dir", "t.ysolve"))
@@ -118,10 +211,12 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(Magic))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, b []byte) {
+		verr := verify(bytes.NewReader(b), int64(len(b)))
 		got, err := Read(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			return
 		}
+		require.NoError(t, verr, "Load's first pass accepts what Read accepts")
 		var out bytes.Buffer
 		require.NoError(t, got.Write(&out))
 		require.Equal(t, b, out.Bytes())

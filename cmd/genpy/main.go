@@ -336,6 +336,12 @@ func datasetSection(w *writer) error {
 	w.p("DATASET_VERSION: Final = %d", dataset.FormatVersion)
 	w.p(`"""The dataset format version this build writes (dataset.FormatVersion); readers read every version from 1 up to it."""`)
 	w.p("")
+	w.p("DATASET_MANIFEST: Final = %s", py(dataset.ManifestName))
+	w.p(`"""The name of a dataset's manifest, in its folder (dataset.ManifestName)."""`)
+	w.p("")
+	w.p("DATASET_MAX_MANIFEST: Final = %d", dataset.MaxManifestSize)
+	w.p(`"""The largest manifest a reader reads, in bytes (dataset.MaxManifestSize): a larger one is refused before it is read."""`)
+	w.p("")
 	w.p("DATASET_ARRAYS: Final[dict[int, tuple[str, ...]]] = {")
 	for v := 1; v <= dataset.FormatVersion; v++ {
 		w.p("    %d: %s,", v, pyTuple(names(dataset.ArraysOf(v, 1))))

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/olekukonko/tablewriter"
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/userfile"
 )
 
 func init() {
@@ -141,7 +141,7 @@ const maxInputFile = 1 << 20
 
 // readSmall reads a file of at most maxInputFile bytes.
 func readSmall(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, _, err := userfile.Open(name)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +204,7 @@ var errStop = errors.New("stop")
 // step k (with neither, d = k = -1: to its last decision). A step that ends
 // at a chance node is an error that names the decisions around it.
 func recordState(name string, g, k, d int) (env.State, error) {
-	f, err := os.Open(name)
+	f, _, err := userfile.Open(name)
 	if err != nil {
 		return env.State{}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/grade"
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/render"
 )
 
@@ -92,6 +93,9 @@ func runGrade(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--games must be 1..10000000, got %d", *games)
 	case *seat < -1 || *seat >= rules.Players:
 		return fmt.Errorf("--seat must be -1..%d under rules %s, got %d", rules.Players-1, rules, *seat)
+	}
+	if err := checkOutputs("--png", *png); err != nil {
+		return err
 	}
 	res := gradeResult{Rules: rules.String(), Seed: *seed, Version: Version}
 	var src grade.Source
@@ -193,9 +197,10 @@ func readRecordFiles(path string) ([]*env.Record, []string, error) {
 	return recs, names, nil
 }
 
-// readRecordFile reads one file of records.
+// readRecordFile reads one file of records, a regular file (opened without
+// blocking: a FIFO is refused at once).
 func readRecordFile(name string) ([]*env.Record, []string, error) {
-	f, err := os.Open(name)
+	f, _, err := userfile.Open(name)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,7 +219,7 @@ func readRecordFile(name string) ([]*env.Record, []string, error) {
 // readDatasetRecords reads the records of every shard a dataset's
 // manifest lists.
 func readDatasetRecords(dir string) ([]*env.Record, []string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, dataset.ManifestName))
+	b, err := userfile.ReadFile(filepath.Join(dir, dataset.ManifestName), dataset.MaxManifestSize)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--dataset: %w", err)
 	}

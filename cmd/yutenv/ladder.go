@@ -148,6 +148,9 @@ func runLadder(args []string, stdout, stderr io.Writer) error {
 	if f.games < 1 || f.games > 10_000_000 {
 		return fmt.Errorf("--games must be 1..10000000, got %d", f.games)
 	}
+	if err := checkOutputs("--json", f.jsonOut, "--png", f.png, "--state", f.state); err != nil {
+		return err
+	}
 	if f.workers < 1 || f.workers > 1024 {
 		return fmt.Errorf("--workers must be 1..1024, got %d", f.workers)
 	}

@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 	"time"
 
-	"github.com/yutenv/yutenv/dataset"
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/luck"
 )
 
@@ -213,18 +212,14 @@ func loadLadderState(path string, key ladderKey, luckGiven bool, warn io.Writer)
 // too; a FIFO or a device is refused without blocking.
 func readStateFile(path string, key ladderKey) ([]byte, error) {
 	limit := ladderStateBound(key)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, fi, err := userfile.Open(path)
+	if errors.Is(err, userfile.ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %w", ErrLadderState, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: not a regular file (%s)", ErrLadderState, fi.Mode().Type())
-	}
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%w: it has %d bytes, more than the %d bytes a state of this ladder (%d agents, %d games per pair) can have; delete it or give another --state",
 			ErrLadderState, fi.Size(), limit, len(key.Agents), key.Games)
@@ -298,17 +293,24 @@ func (st *ladderState) save(path string) error {
 }
 
 // writeAtomic writes a file through write under a temporary name and
-// renames it into place, so readers see the old file or the new one.
+// renames it into place, so readers see the old file or the new one; a
+// target that is not a regular file is refused (userfile.WriteAtomic).
 func writeAtomic(path string, write func(io.Writer) error) error {
-	f, err := dataset.CreateAtomic(path)
-	if err != nil {
-		return err
+	return userfile.WriteAtomic(path, write)
+}
+
+// checkOutputs refuses, before any work, an output flag (name, path
+// pairs; an empty path is no output) whose file exists and is not a
+// regular file (userfile.Target): writeAtomic would refuse it at the end.
+func checkOutputs(flagPaths ...string) error {
+	for i := 0; i+1 < len(flagPaths); i += 2 {
+		if p := flagPaths[i+1]; p != "" && p != "-" {
+			if _, err := userfile.Target(p); err != nil {
+				return fmt.Errorf("%s: %w", flagPaths[i], err)
+			}
+		}
 	}
-	defer f.Abort()
-	if err := write(f); err != nil {
-		return err
-	}
-	return f.Commit()
+	return nil
 }
 
 // played counts the finished games of the state.

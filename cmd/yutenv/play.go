@@ -14,6 +14,7 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/render"
 	"github.com/yutenv/yutenv/vecenv"
@@ -160,7 +161,7 @@ func opponentAct(agents []agent.Agent, seed uint64, s *env.State) (env.Action, e
 
 // appendRecord appends rec as one JSON line to the file at path.
 func appendRecord(path string, rec *env.Record) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := userfile.Append(path)
 	if err != nil {
 		return fmt.Errorf("play: --record: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/render"
 )
 
@@ -55,7 +56,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 	if *game >= games {
 		return fmt.Errorf("--game %d out of range: the file holds %d games (0..%d)", *game, games, games-1)
 	}
-	f, err := os.Open(path)
+	f, _, err := userfile.Open(path)
 	if err != nil {
 		return err
 	}
@@ -117,7 +118,7 @@ func runReplay(args []string, stdout, stderr io.Writer) error {
 // countRecords counts the games (non-blank lines) of a record file, so that
 // --game can be checked and SVG names padded before anything is printed.
 func countRecords(path string) (int, error) {
-	f, err := os.Open(path)
+	f, _, err := userfile.Open(path)
 	if err != nil {
 		return 0, err
 	}
@@ -177,7 +178,7 @@ func svgFiles(next func(int, env.Event, *env.State) error, dir string, game, gam
 			opts.Caption = fmt.Sprintf("%d: %v", step, ev)
 		}
 		name := filepath.Join(dir, fmt.Sprintf("game%0*d-%0*d.svg", gw, game, pw, step+1))
-		if err := os.WriteFile(name, render.SVG(s, opts), 0o644); err != nil {
+		if err := userfile.WriteAtomic(name, func(w io.Writer) error { _, err := w.Write(render.SVG(s, opts)); return err }); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 		if next != nil {

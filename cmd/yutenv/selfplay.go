@@ -13,6 +13,7 @@ import (
 	"github.com/yutenv/yutenv/dataset"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/vecenv"
 )
@@ -231,10 +232,10 @@ func selfplayInOrder(results <-chan vecenv.Done[spGame], first int, stop chan st
 // selfplayRecords plays games and writes their records in game order.
 func selfplayRecords(cfg selfplayConfig, games int, out string, stdout, stderr io.Writer, prog *progressMode) error {
 	var w io.Writer = stdout
-	var af *dataset.AtomicFile
+	var af *userfile.Atomic
 	if out != "-" && out != "" {
 		var err error
-		if af, err = dataset.CreateAtomic(out); err != nil {
+		if af, err = userfile.CreateAtomic(out); err != nil {
 			return err
 		}
 		defer af.Abort()

@@ -56,8 +56,9 @@ func TestSelfplayRecords(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, recs, 5)
 	assert.Equal(t, []string{"greedy", "mc:2"}, recs[0].Players)
-	_, err = os.Stat(path + dataset.TmpSuffix)
-	assert.True(t, os.IsNotExist(err), "no temporary file is left")
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(path), ".*"+dataset.TmpSuffix))
+	require.NoError(t, err)
+	assert.Empty(t, left, "no temporary file is left")
 }
 
 // npy is one array read back from a shard.

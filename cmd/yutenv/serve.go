@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/protocol"
 	"github.com/yutenv/yutenv/server"
 )
@@ -79,6 +80,7 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	idle := fs.Duration("idle-timeout", def.IdleTimeout, "close a connection silent this long (0 disables)")
 	workers := fs.Int("workers", def.Workers, "goroutines stepping large batches in parallel")
 	stdinEOF := fs.Bool("exit-on-stdin-eof", false, "shut down gracefully when stdin reaches end of file")
+	removeDir := fs.Bool("remove-socket-dir", false, "with --listen unix:PATH, remove PATH's folder on exit if it is then empty (a folder made for this server: the Python package's, which a killed parent cannot remove)")
 	logLevel := fs.String("log-level", "warn", "debug, info, warn or error (logs go to stderr)")
 	logFormat := fs.String("log-format", "text", "text or json")
 	grace := fs.Duration("shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
@@ -148,6 +150,9 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 		srv.Close()
 		return err
 	}
+	if path, ok := strings.CutPrefix(*listen, "unix:"); ok && *removeDir {
+		defer removeSocketDir(l, path)
+	}
 	// Signals are watched from before the ready line to the end: one that
 	// follows the ready line at once still shuts down gracefully.
 	sigs, stop := serveSignals()
@@ -201,6 +206,16 @@ func runServe(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// removeSocketDir closes l (which removes its socket file) and removes the
+// socket's folder if nothing else is left in it: the folder a parent made
+// for this server, which the parent cannot remove when it was killed. A
+// folder that holds anything else is left alone (rmdir, never a recursive
+// removal).
+func removeSocketDir(l net.Listener, path string) {
+	l.Close()
+	os.Remove(filepath.Dir(path))
+}
+
 // errForced is returned by serve when a second signal ended the shutdown.
 var errForced = errors.New("exited without waiting for the requests in flight")
 
@@ -220,6 +235,9 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }
 
+// maxTokenFile bounds the --token-file read (a token is a line).
+const maxTokenFile = 64 << 10
+
 // readToken returns the token of --token or --token-file (not both).
 func readToken(token, file string) (string, error) {
 	if token != "" && file != "" {
@@ -228,7 +246,7 @@ func readToken(token, file string) (string, error) {
 	if file == "" {
 		return token, nil
 	}
-	b, err := os.ReadFile(file)
+	b, err := userfile.ReadFile(file, maxTokenFile)
 	if err != nil {
 		return "", fmt.Errorf("--token-file: %w", err)
 	}

@@ -107,6 +107,37 @@ func TestServeStdinEOF(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist, "the socket file is removed")
 }
 
+// TestServeRemoveSocketDir: with --remove-socket-dir the server removes
+// its socket's folder when it exits (the Python package's private folder,
+// which a parent killed with -9 cannot remove), but only an empty one.
+func TestServeRemoveSocketDir(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		other bool // another file in the folder
+	}{{"empty folder removed", false}, {"other files kept", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "yuts")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			if tc.other {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "keep"), []byte("x"), 0o600))
+			}
+			sock := filepath.Join(dir, "s.sock")
+			_, stdin, _, code, _ := serveRun(t, "--listen", "unix:"+sock, "--exit-on-stdin-eof", "--remove-socket-dir")
+			stdin.Close()
+			require.Equal(t, 0, serveWait(t, code))
+			_, err = os.Stat(sock)
+			assert.ErrorIs(t, err, os.ErrNotExist, "the socket file is removed")
+			_, err = os.Stat(dir)
+			if tc.other {
+				assert.NoError(t, err, "a folder holding other files is left")
+			} else {
+				assert.ErrorIs(t, err, os.ErrNotExist, "the folder is removed")
+			}
+		})
+	}
+}
+
 func TestServeSignalAndToken(t *testing.T) {
 	tokFile := filepath.Join(t.TempDir(), "tok")
 	require.NoError(t, os.WriteFile(tokFile, []byte("  hunter2\n"), 0o600))

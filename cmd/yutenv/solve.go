@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/solve"
 )
 
@@ -132,7 +133,11 @@ func checkTableOut(out string) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() || strings.HasSuffix(out, "/") {
 		return fmt.Errorf("--out %s names a folder; give the table's file name", out)
 	}
-	dir := filepath.Dir(out)
+	target, err := userfile.Target(out)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	dir := filepath.Dir(target)
 	f, err := os.CreateTemp(dir, ".yutenv-solve-check*")
 	if err != nil {
 		return fmt.Errorf("--out %s cannot be written: %w", out, err)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/userfile"
 	"github.com/yutenv/yutenv/render"
 )
 
@@ -85,7 +86,7 @@ type viewer struct {
 
 // loadViewer reads a record file and replays game number game.
 func loadViewer(path string, game int) (*viewer, error) {
-	f, err := os.Open(path)
+	f, _, err := userfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

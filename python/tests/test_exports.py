@@ -10,10 +10,11 @@ import shutil
 import subprocess
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from yutenv.datasets import DatasetError
+from yutenv.datasets import DatasetError, ExportError
 
 import yutenv
 from yutenv import datasets
@@ -94,6 +95,38 @@ def test_parquet_refuses_a_taken_folder(made: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert len(datasets.to_parquet(made, empty)) == 2, "an empty folder is fine"
+
+
+def test_parquet_refuses_a_destination_it_cannot_write_before_reading(made: Path, tmp_path: Path) -> None:
+    """Each refusal is an ExportError naming the destination as given, raised before the dataset
+    is read (the dataset named here does not exist: reading it would raise another error)."""
+    pytest.importorskip("pyarrow")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nothing")
+    for out, message in [
+        (a_file / "sub", r"a-file/sub: .*a-file is not a folder: export into a folder$"),
+        (a_file / "deeper" / "sub", r"a-file/deeper/sub: .*a-file is not a folder"),
+        (dangling, r"dangling is a symbolic link that leads nowhere"),
+        (Path("/proc/self/yutenv-export"), r"^/proc/self/yutenv-export: cannot be written \("),
+    ]:
+        with pytest.raises(ExportError, match=message) as e:
+            datasets.to_parquet(tmp_path / "no-such-dataset", out)
+        assert "\n" not in str(e.value) and ".tmp" not in str(e.value), str(e.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-file", "dangling"], "nothing made"
+
+
+def test_parquet_writes_through_a_link_to_an_empty_folder(made: Path, tmp_path: Path) -> None:
+    pytest.importorskip("pyarrow")
+    (tmp_path / "real").mkdir()
+    link = tmp_path / "link"
+    link.symlink_to("real")
+    files = datasets.to_parquet(made, link)
+    assert link.is_symlink(), "the link is kept"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == [f.name for f in files]
+    assert all(f.is_file() for f in files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"], "no temporary folder left"
 
 
 def _flip(d: Path) -> None:
@@ -244,6 +277,27 @@ def test_minari_refuses_what_it_cannot_write(made: Path, damaged: Path, minari_r
     datasets.to_minari(made, "yutenv/seat1-v0", seat=1)
     with pytest.raises(DatasetError, match="a Minari dataset 'yutenv/seat1-v0' already exists"):
         datasets.to_minari(made, "yutenv/seat1-v0", seat=1)
+
+
+@pytest.mark.parametrize(
+    ("dataset_id", "message"),
+    [
+        ("noversion", r"^'noversion' is not a Minari dataset id: give \(namespace/\)name-vVERSION"),
+        ("-v0", r"^'-v0' is not a Minari dataset id"),
+        ("yutenv/", r"^'yutenv/' is not a Minari dataset id"),
+        ("x" * 300 + "-v0", r"^'x{80}\.\.\.': a part of 303 characters, the longest a Minari dataset id may have is 200$"),
+        (42, r"^a Minari dataset id is a string, got int"),
+    ],
+)
+def test_minari_refuses_a_malformed_id_before_reading(tmp_path: Path, minari_root: Path, dataset_id: Any, message: str) -> None:
+    """Minari's parser raised TypeError for an id without its version, and a 300-character id
+    an OSError from the file system; each is an ExportError naming the id, raised before the
+    dataset (which does not exist here) is read."""
+    pytest.importorskip("minari")
+    with pytest.raises(ExportError, match=message) as e:
+        datasets.to_minari(tmp_path / "no-such-dataset", dataset_id)
+    assert "\n" not in str(e.value)
+    assert not minari_root.exists(), "nothing made"
 
 
 # ---- PyTorch -----------------------------------------------------------------------------------

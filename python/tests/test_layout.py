@@ -264,7 +264,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("_protocol", set()),
     ("errors", set()),
     ("_meta", set()),
-    ("_files", set()),
+    ("_files", {"errors"}),
     ("_progress", set()),
     ("_moved", set()),
     ("_specs", {"_protocol"}),

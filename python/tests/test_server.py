@@ -109,6 +109,37 @@ def test_stopped_when_parent_is_sigkilled() -> None:
             p.stdout.close()
 
 
+def test_socket_folder_removed_when_parent_is_sigkilled() -> None:
+    """The private folder of a Unix-socket server (``/tmp/yutenv-XXXX``) is removed by the server
+    itself after a kill -9 of the process that made it (which runs no finalizer)."""
+    code = textwrap.dedent(
+        """
+        import os, sys, time, yutenv
+        s = yutenv.Server(transport="unix")
+        print(s.pid, os.path.dirname(s.socket_path), flush=True)
+        time.sleep(60)
+        """
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout is not None
+        pid_text, folder = p.stdout.readline().split()
+        assert os.path.isdir(folder) and os.listdir(folder) == ["yutenv.sock"]
+        p.send_signal(signal.SIGKILL)
+        p.wait(10)
+        assert wait_dead(int(pid_text), 20), "server survived a kill -9 of its parent"
+        deadline = time.monotonic() + 20
+        while os.path.exists(folder) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not os.path.exists(folder), f"{folder} left behind"
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+
+
 def test_server_death_raises_with_log_lines() -> None:
     s = yutenv.Server(args=["--log-level", "debug"])
     env = yutenv.YutEnv(server=s)

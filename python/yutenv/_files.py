@@ -1,11 +1,17 @@
-"""Reading and writing files safely: regular files only, with a size cap; atomic writes.
+"""Reading and writing the files a user names safely: regular files only, with a size cap;
+atomic writes that replace only regular files.
 
-Internal helpers shared by :mod:`yutenv.az` (networks, checkpoints, reports). A file a
-user or another program names may be a FIFO (opening it for reading would block), a
-device (``/dev/zero`` never ends) or a huge file: :func:`read_regular` refuses all three
-before reading a byte. :func:`atomic_write` writes a temporary file in the target's
-directory, flushes it to disk and renames it over the target, so a crash leaves either
-the old file or the new one, never half of one.
+The same policy as the Go package ``internal/userfile``, used by every reader and writer of
+the package. A file a user or another program names may be a FIFO (opening it would block),
+a device (``/dev/zero`` never ends; replacing ``/dev/null`` as root breaks the machine), a
+socket, a directory or a huge file: :func:`open_regular` and :func:`read_regular` open it
+without blocking and refuse all of them before reading a byte, checking the opened descriptor
+(``fstat``), so what is checked is what is read. :func:`atomic_write` writes a temporary file
+beside its target, flushes it to disk and renames it over the target, so a crash leaves either
+the old file or the new one, never half of one; an existing target that is not a regular file
+is refused before anything is written, and a symbolic link to a regular file is written
+through (:func:`write_target`). Every refusal is a :class:`~yutenv.errors.FileRefusedError`
+(an OSError) whose message is one line naming the file.
 """
 
 from __future__ import annotations
@@ -20,40 +26,74 @@ import weakref
 from pathlib import Path
 from typing import IO, BinaryIO, Callable
 
+from .errors import FileRefusedError
+
 __all__ = [
     "FileLock",
     "FileRefused",
     "LockHeld",
     "atomic_write",
     "error_text",
+    "kind",
+    "open_regular",
     "process_alive",
     "read_regular",
     "remove_stale_temps",
     "sha256_bytes",
     "sha256_file",
     "temp_name",
+    "write_target",
 ]
 
-
-class FileRefused(OSError):
-    """A file that is not a regular file, or is larger than the cap (``read_regular``).
-
-    An :class:`OSError`, so callers that report unreadable files handle it with them;
-    ``strerror`` is the reason, without the path.
-    """
+#: The refusal of a file (the package's documented :class:`~yutenv.errors.FileRefusedError`).
+FileRefused = FileRefusedError
 
 
-def _open_regular(path: str | os.PathLike[str]) -> BinaryIO:
-    """``path`` opened for reading, without blocking on a FIFO; FileRefused unless it is a
-    regular file (checked on the opened descriptor)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+def kind(mode: int) -> str:
+    """What a file of ``mode`` is, for a message: ``"a FIFO"``, ``"a character device"``, ..."""
+    for test, name in (
+        (stat.S_ISREG, "a regular file"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISLNK, "a symbolic link"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _not_regular(path: str | os.PathLike[str], mode: int) -> FileRefused:
+    return FileRefused(0, f"not a regular file ({kind(mode)})", os.fspath(path))
+
+
+def open_regular(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading, without blocking on a FIFO; :class:`FileRefused` unless it
+    is a regular file (checked on the opened descriptor), OSError for a missing or unreadable
+    one."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileRefused(0, "not a regular file", str(path))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        try:  # a socket cannot be opened at all (ENXIO): say what it is
+            mode = os.stat(path).st_mode
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode) from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_regular(path, mode)
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
+
+
+_open_regular = open_regular
 
 
 def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
@@ -64,13 +104,13 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     Raises :class:`FileRefused` (an OSError) for a non-regular or too large file, and
     OSError for a missing or unreadable one.
     """
-    with _open_regular(path) as f:
+    with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         if size > max_bytes:
             raise FileRefused(0, f"{size} bytes, over the limit of {max_bytes}", str(path))
-        data = f.read(max_bytes + 1)  # a file that grew since fstat still stops at the cap
-    if len(data) > max_bytes:
-        raise FileRefused(0, f"over {max_bytes} bytes (it is growing)", str(path))
+        data = f.read(size + 1)  # one byte more than fstat saw: a file that grew is seen
+    if len(data) > size:
+        raise FileRefused(0, f"it grew past its {size} bytes while it was read", str(path))
     return data
 
 
@@ -86,7 +126,7 @@ def sha256_file(path: str | os.PathLike[str]) -> tuple[str, int]:
     """
     h = hashlib.sha256()
     n = 0
-    with _open_regular(path) as f:
+    with open_regular(path) as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
             n += len(block)
@@ -106,27 +146,56 @@ def _fsync_dir(d: Path) -> None:
         os.close(fd)
 
 
+def write_target(path: str | os.PathLike[str]) -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or, for a symbolic link, the
+    regular file it leads to (the link is written through and kept). A missing ``path`` is
+    fine (it will be created); an existing one that is not a regular file, or a link to
+    something that is not (or to nothing), raises :class:`FileRefused` naming ``path``."""
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return p
+    if stat.S_ISREG(st.st_mode):
+        return p
+    if not stat.S_ISLNK(st.st_mode):
+        raise FileRefused(0, f"not a regular file ({kind(st.st_mode)}; only a regular file is replaced)", str(path))
+    real = Path(os.path.realpath(p))
+    try:
+        mode = os.stat(real).st_mode
+    except FileNotFoundError:
+        raise FileRefused(0, "not a regular file (a symbolic link that leads to nothing)", str(path)) from None
+    if not stat.S_ISREG(mode):
+        raise FileRefused(0, f"not a regular file ({kind(mode)}; only a regular file is replaced)", str(path))
+    return real
+
+
 def atomic_write(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> Path:
     """Write ``path`` atomically: ``write(f)`` fills a temporary file in the same directory,
     which is flushed to disk and renamed over ``path`` (then the directory is synced).
 
+    An existing ``path`` that is not a regular file (a device, a FIFO, a socket, a directory)
+    raises :class:`FileRefused` before ``write`` is called, and is checked again just before
+    the rename; a symbolic link to a regular file is written through (:func:`write_target`).
     If ``write`` raises, the temporary file is removed and ``path`` is left as it was.
     The temporary file is created with ``open`` (honouring the umask, unlike ``mkstemp``)
-    under a name of this process, ``.NAME.PID.tmp``.
+    under a name of this process, ``.NAME.PID.tmp``. Returns the file written.
     """
-    p = Path(path)
-    tmp = temp_name(p)
+    target = write_target(path)
+    tmp = temp_name(target)
     try:
         with open(tmp, "wb") as f:
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, p)
+        if write_target(path) != target:
+            raise FileRefused(0, "replaced while it was written", str(path))
+        os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(p.parent)
-    return p
+    _fsync_dir(target.parent)
+    return Path(path)
 
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>[0-9]{1,10})\.tmp(?:\.[A-Za-z0-9]{1,8})?$")

@@ -337,6 +337,12 @@ DATASET_FORMAT: Final = "yutenv-dataset"
 DATASET_VERSION: Final = 2
 """The dataset format version this build writes (dataset.FormatVersion); readers read every version from 1 up to it."""
 
+DATASET_MANIFEST: Final = "manifest.json"
+"""The name of a dataset's manifest, in its folder (dataset.ManifestName)."""
+
+DATASET_MAX_MANIFEST: Final = 268435456
+"""The largest manifest a reader reads, in bytes (dataset.MaxManifestSize): a larger one is refused before it is read."""
+
 DATASET_ARRAYS: Final[dict[int, tuple[str, ...]]] = {
     1: ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision"),
     2: ("obs", "mask", "action", "policy", "value", "search_value", "seat", "game", "decision", "potential", "searched"),

@@ -160,6 +160,21 @@ class CheckpointError(YutEnvError, ValueError):
         super().__init__(message)
 
 
+class FileRefusedError(YutEnvError, OSError):
+    """A file yutenv was named was refused before a byte of it was read or written: it is not a
+    regular file (a FIFO, a device, a socket, a directory; for a write, also a symbolic link to
+    one of those or to nothing), or it is larger than what its reader reads. Files are opened
+    without blocking, so a FIFO is refused at once rather than waited on.
+
+    An :class:`OSError` too: ``filename`` is the file, ``strerror`` the reason, and the message
+    is one line, ``"FILE: REASON"``. Readers of a format wrap it in their own class (a dataset's
+    in :class:`yutenv.datasets.DatasetError`, a training run's in :class:`CheckpointError`).
+    """
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}" if self.filename else str(self.strerror)
+
+
 class ClosedError(YutEnvError):
     """The env or client was used after ``close()``."""
 

@@ -91,6 +91,9 @@ def export(model: Any, path: str | os.PathLike[str], *, tier: str | None = None,
             that is no tier's (or not ``tier``'s), or a network that does not compute the model's
             outputs.
         ValueError: a weight that is NaN, infinite or above the sane magnitude.
+        FileRefusedError: ``path`` exists and is not a regular file (a device, a FIFO, a folder:
+            it is never replaced), or is a link to one; a link to a regular file is written
+            through.
         MissingExtraError: torch is not installed.
     """
     net = _net_module()

@@ -315,7 +315,10 @@ def _pack(doc: dict[str, Any], model: nn.Module) -> bytes:
 
 
 def export_net(model: PolicyValueNet, path: str | os.PathLike[str]) -> Path:
-    """Write ``model`` as a ``yutenv-net`` v1 file at ``path`` (atomically) and return the path."""
+    """Write ``model`` as a ``yutenv-net`` v1 file at ``path`` (atomically) and return the path.
+
+    An existing ``path`` that is not a regular file (a device, a FIFO, a folder) raises
+    :class:`~yutenv.errors.FileRefusedError` and is left as it was."""
     p = Path(path)
     data = net_bytes(model)
     p.parent.mkdir(parents=True, exist_ok=True)

@@ -253,7 +253,9 @@ class Server:
         if self.transport == "unix":
             self.socket_path: str | None = os.path.join(self._tmpdir, "yutenv.sock")
             self.address = "unix:" + self.socket_path
-            listen = ["--listen", self.address]
+            # The server removes the folder when it exits: a kill -9 of this process leaves
+            # nothing (it sees its stdin close, shuts down and removes its socket, then this).
+            listen = ["--listen", self.address, "--remove-socket-dir"]
         elif self.transport == "tcp":
             self.socket_path = None
             self.token = secrets.token_hex(16)

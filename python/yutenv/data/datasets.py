@@ -16,7 +16,11 @@ Example (not run by the tests: it needs a trained run, a cluster or real data)::
 Every shard is checked against the manifest: its size and SHA-256, and the name,
 dtype and shape of every array; zip's CRC-32 protects each array too. A damaged,
 missing or mismatched shard raises :class:`DatasetError` naming the file and what
-is wrong.
+is wrong. The manifest, shards and records are opened without blocking and must be regular
+files (a FIFO or a device in their place is refused at once), the manifest is read with a size
+bound (``MAX_MANIFEST``), and the counts it declares are checked against the shard files' real
+sizes before anything is allocated for them. An export whose destination or Minari id cannot
+be written raises :class:`ExportError` (a :class:`DatasetError`) before anything is read.
 
 Format versions 1 and 2 are read; version 2 adds every row's ``potential`` and
 ``searched`` and every game's ``final_obs``, from which :func:`transitions` gives each
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .export import to_minari, to_parquet
+from .export import ExportError, to_minari, to_parquet
 from .shards import ARRAYS, GAME_ARRAYS, OPTIONAL_ARRAYS, Dataset, DatasetError, Shard, iter_shards, load, read_manifest
 from .shards import FORMAT as FORMAT  # the names of the format outside __all__, importable from here as before
 from .shards import MANIFEST as MANIFEST
@@ -43,6 +47,7 @@ __all__ = [
     "OPTIONAL_ARRAYS",
     "Dataset",
     "DatasetError",
+    "ExportError",
     "Shard",
     "Transitions",
     "iter_shards",

@@ -34,7 +34,14 @@ PARQUET_METADATA_KEY = b"yutenv"
 
 
 class ExportError(_ds.DatasetError):
-    """An export's destination already holds something, or cannot be written."""
+    """An export's destination already holds something or cannot be written (its folder is a
+    file, is not writable), or a Minari dataset id is malformed. The message is one line naming
+    the destination or the id, and it is raised before anything is read or written."""
+
+
+#: The longest part of a Minari dataset id (between slashes): each is a folder's name, and the
+#: export's temporary sibling adds 18 characters to it, within the 255 of a file name.
+MAX_ID_PART = 200
 
 
 def _refuse_taken(out: Path, what: str) -> None:
@@ -51,20 +58,57 @@ def _refuse_taken(out: Path, what: str) -> None:
         raise ExportError(f"{out} exists and is not a folder: {what} into a new or empty folder")
 
 
-@contextlib.contextmanager
-def _staged(out: Path, what: str) -> Iterator[Path]:
-    """A temporary folder beside ``out``, moved to ``out`` when the block succeeds and removed
-    when it fails."""
-    _refuse_taken(out, what)
-    out.parent.mkdir(parents=True, exist_ok=True)
+def _destination(out: Path, what: str) -> Path:
+    """Check the destination ``out`` before any work, and return the folder to write: ``out``,
+    or for a symbolic link the folder it leads to (written through, the link kept). Refused with
+    :class:`ExportError` naming ``out``: a taken destination (:func:`_refuse_taken`), a link
+    that leads nowhere, a path under a file, a folder that cannot be written (a temporary folder
+    is made in it and removed, as the export will)."""
+    real = Path(os.path.realpath(out)) if out.is_symlink() else out
+    if out.is_symlink() and not real.exists():
+        raise ExportError(f"{out} is a symbolic link that leads nowhere: {what} into a new or empty folder")
+    _refuse_taken(real, what)
+    above = real.parent
+    while not above.exists() and above != above.parent:
+        above = above.parent
+    if not above.is_dir():
+        raise ExportError(f"{out}: {above} is not a folder: {what} into a folder")
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        os.rmdir(_mktemp(real))
+    except OSError as e:
+        raise ExportError(f"{out}: cannot be written ({e.strerror or e}): {what} into a folder you can write") from None
+    return real
+
+
+def _mktemp(out: Path) -> Path:
+    """A new empty folder beside ``out``, ``.NAME.RANDOM.tmp``, with the umask's permissions
+    (mkdtemp's would be 0700)."""
     tmp = out.parent / f".{out.name}.{uuid.uuid4().hex[:12]}.tmp"
-    tmp.mkdir()  # with the umask's permissions (mkdtemp's would be 0700)
+    tmp.mkdir()
+    return tmp
+
+
+@contextlib.contextmanager
+def _staged(out: Path, what: str, shown: Path | None = None) -> Iterator[Path]:
+    """A temporary folder beside ``out`` (checked with :func:`_destination` first), moved to
+    ``out`` when the block succeeds and removed when it fails. A failure to write the folder
+    is an :class:`ExportError` naming ``shown`` (default ``out``), not a temporary path."""
+    shown = out if shown is None else shown
+    out = _destination(out, what)
+    try:
+        tmp = _mktemp(out)
+    except OSError as e:
+        raise ExportError(f"{shown}: cannot be written ({e.strerror or e})") from None
     try:
         yield tmp
         _refuse_taken(out, what)  # taken meanwhile
         if out.is_dir():
             out.rmdir()
         os.replace(tmp, out)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ExportError(f"{shown}: cannot be written ({e.strerror or e})") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -96,9 +140,14 @@ def to_parquet(
     (``load_dataset("parquet", data_files=f"{out}/*.parquet")``), pandas, polars and DuckDB
     read it. Needs the ``parquet`` extra. ``progress``: a bar of the games written (rate, ETA)
     on stderr, None on a terminal only, True always, False never.
+
+    ``out`` must be a new or empty folder (a symbolic link to one is written through); one that
+    holds something, lies under a file or cannot be written raises :class:`ExportError` naming
+    it, before anything is read.
     """
     pa = import_extra("pyarrow", "parquet", "yutenv.datasets.to_parquet")
     pq = import_extra("pyarrow.parquet", "parquet", "yutenv.datasets.to_parquet")
+    _destination(Path(out), "export")  # before anything is read (and again when it is written)
     m = _ds.read_manifest(path)
     check_v2(path, m, "to_parquet")
     check_options(m, seat, reward, max_decisions)
@@ -212,6 +261,27 @@ def _episodes(buffer: Any, t: Transitions, obs_type: str) -> list[Any]:
     return out
 
 
+def _check_id(dataset_id: object, parse_id: Any) -> str | None:
+    """The namespace of the Minari dataset id ``dataset_id`` (None without one), checked with
+    Minari's own grammar (``minari.dataset.minari_dataset.parse_dataset_id``), its version
+    required (Minari's parser fails on a missing one with a TypeError), each part at most
+    :data:`MAX_ID_PART` characters; else :class:`ExportError` naming the id."""
+    form = "give (namespace/)name-vVERSION, such as 'yutenv/selfplay-v0'"
+    if not isinstance(dataset_id, str):
+        raise ExportError(f"a Minari dataset id is a string, got {type(dataset_id).__name__}: {form}")
+    shown = dataset_id if len(dataset_id) <= 80 else dataset_id[:80] + "..."
+    try:
+        namespace, _, _ = parse_id(dataset_id)
+    except (ValueError, TypeError):
+        raise ExportError(f"{shown!r} is not a Minari dataset id: {form}") from None
+    longest = max(dataset_id.split("/"), key=len)
+    if len(longest) > MAX_ID_PART:
+        raise ExportError(
+            f"{shown!r}: a part of {len(longest)} characters, the longest a Minari dataset id may have is {MAX_ID_PART}"
+        )
+    return namespace if isinstance(namespace, str) else None
+
+
 def to_minari(
     path: str | os.PathLike[str],
     dataset_id: str,
@@ -243,8 +313,13 @@ def to_minari(
     ``yutenv/Yut-v0`` with the dataset's rules and tier, the other seats' agent as opponent
     and the same reward, so ``recover_environment()`` makes the env the data came from; the
     other seats must have one agent spec between them (with ``seat=None``, every seat the same
-    one). Needs the ``minari`` extra; an existing ``dataset_id`` is refused. ``progress``: a bar
-    of the games written (rate, ETA) on stderr, None on a terminal only, True always, False never.
+    one). Needs the ``minari`` extra. ``progress``: a bar of the games written (rate, ETA) on
+    stderr, None on a terminal only, True always, False never.
+
+    ``dataset_id`` is Minari's ``(namespace/)name-vN`` with its version (``yutenv/selfplay-v0``),
+    each part between slashes at most :data:`MAX_ID_PART` characters; a malformed id, an id that
+    exists, or a Minari folder that cannot be written raises :class:`ExportError` naming it,
+    before anything is read.
     """
     minari = import_extra("minari", "minari", "yutenv.datasets.to_minari")
     buffer = import_extra("minari.data_collector.episode_buffer", "minari", "yutenv.datasets.to_minari").EpisodeBuffer
@@ -255,7 +330,7 @@ def to_minari(
 
     if obs_type not in ("dict", "box"):
         raise ValueError(f"obs_type must be 'dict' or 'box', got {obs_type!r}")
-    namespace = parse_id(dataset_id)[0]  # a malformed id: Minari's ValueError, before anything is read
+    namespace = _check_id(dataset_id, parse_id)  # before anything is read
     m = _ds.read_manifest(path)
     check_v2(path, m, "to_minari")
     check_options(m, seat, reward, max_decisions)
@@ -265,6 +340,7 @@ def to_minari(
         raise ExportError(
             f"{dest}: a Minari dataset {dataset_id!r} already exists: give another id (or a new version, -v1) or delete it first"
         )
+    _destination(dest, f"export Minari dataset {dataset_id!r}")
     env = gymnasium.make(spec)
     try:
         obs_space, act_space = env.observation_space, env.action_space
@@ -273,7 +349,7 @@ def to_minari(
         agents = ", ".join(map(str, m["agents"]))
         desc = description or (f"yutenv self-play: {m.get('games', 0)} games of {agents} ({m['rules_text']}, tier {m['tier']}), "
                                f"{'every seat' if seat is None else f'seat {seat}'}'s view, reward {reward!r}")  # fmt: skip
-        with _staged(dest, "export") as tmp:
+        with _staged(dest, f"export Minari dataset {dataset_id!r}") as tmp:
             root = Path(tempfile.mkdtemp(prefix=".yutenv-minari.", dir=tmp))
             with _minari_root(root):
                 made = minari.create_dataset_from_buffers(

@@ -8,7 +8,9 @@ format is documented in ``docs/DATASETS.md``; only numpy is needed to read it.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
 import stat
 import zipfile
@@ -19,17 +21,30 @@ from typing import IO, Any, Iterator, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._files import sha256_file
+from .._files import FileRefused, open_regular, read_regular
+from .._files import kind as file_kind
 from .._layout import check_layout
-from .._protocol import DATASET_ARRAYS, DATASET_FORMAT, DATASET_GAME_ARRAYS, DATASET_OPTIONAL_ARRAYS, DATASET_VERSION
+from .._protocol import (
+    DATASET_ARRAYS,
+    DATASET_FORMAT,
+    DATASET_GAME_ARRAYS,
+    DATASET_MANIFEST,
+    DATASET_MAX_MANIFEST,
+    DATASET_OPTIONAL_ARRAYS,
+    DATASET_VERSION,
+)
 from ..errors import YutEnvError
 
 FORMAT = DATASET_FORMAT
 #: The newest format version read (and the one ``yutenv selfplay`` writes); every version from 1 up to it is read.
 VERSION = DATASET_VERSION
-MANIFEST = "manifest.json"
-#: The largest manifest read (a real one is a few kB; this keeps a hostile one from filling memory).
-MAX_MANIFEST = 64 << 20
+MANIFEST = DATASET_MANIFEST
+#: The largest manifest read, as Go reads (a real one is a few kB; this keeps a hostile one from filling memory).
+MAX_MANIFEST = DATASET_MAX_MANIFEST
+#: How many bytes of array data one byte of a shard can hold at most: deflate's largest
+#: ratio (1032:1, a run of one byte). A manifest whose counts need more data than its shard
+#: files could hold is refused before anything is allocated for them.
+MAX_DEFLATE_RATIO = 1032
 
 #: The arrays of every shard of the newest version, in the order the manifest lists them
 #: (a version 1 dataset has the first nine: no ``potential`` or ``searched``).
@@ -140,13 +155,18 @@ class Dataset(Shard):
 
 
 def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and check ``DIR/manifest.json`` (format, version, observation layout, arrays, shard list)."""
+    """Read and check ``DIR/manifest.json`` (format, version, observation layout, arrays, shard list).
+
+    The manifest is opened without blocking and must be a regular file of at most
+    :data:`MAX_MANIFEST` bytes: a FIFO, a device (a link to ``/dev/zero``), a folder or a
+    larger file raises :class:`DatasetError` naming it, before it is read.
+    """
     d = Path(path)
     mp = d / MANIFEST
     try:
-        if mp.stat().st_size > MAX_MANIFEST:
-            raise DatasetError(f"{mp}: {mp.stat().st_size} bytes, more than a manifest can be ({MAX_MANIFEST})")
-        text = mp.read_text(encoding="utf-8")
+        text = read_regular(mp, MAX_MANIFEST).decode("utf-8")
+    except FileRefused as e:  # a FIFO, a device, a directory; or too large
+        raise DatasetError(f"{mp}: cannot read the manifest: {e.strerror}") from e
     except FileNotFoundError:
         if not d.exists():
             raise DatasetError(f"{d}: no such dataset directory") from None
@@ -245,10 +265,6 @@ def _check_array_spec(mp: Path, i: int, a: object, where: str = "arrays") -> Non
         raise DatasetError(f"{mp}: {where}[{i}] ({a['name']}): dtype {a['dtype']!r} is not a numpy dtype ({e})") from None
 
 
-def _sha256(path: Path) -> str:
-    return sha256_file(path)[0]
-
-
 def _specs(m: Mapping[str, Any]) -> dict[str, tuple[np.dtype, tuple[int, ...], str]]:
     """Every array of the manifest: its dtype, the shape of one row, and what its rows are
     (``"decisions"`` or ``"games"``, the key of a shard entry that counts them)."""
@@ -258,8 +274,23 @@ def _specs(m: Mapping[str, Any]) -> dict[str, tuple[np.dtype, tuple[int, ...], s
     return out
 
 
-def _check_shard_file(p: Path, entry: Mapping[str, Any], verify: bool) -> None:
-    """The shard file is there, a regular file of the listed size (and SHA-256 when ``verify``)."""
+def _check_size(p: Path, size: int, entry: Mapping[str, Any], m: Mapping[str, Any], names: Sequence[str]) -> None:
+    """The shard file ``p`` has ``size`` bytes, as the manifest lists, and they can hold the
+    rows its counts declare for the arrays ``names`` (at most :data:`MAX_DEFLATE_RATIO` bytes of
+    data a byte): checked before anything is allocated for those rows."""
+    if size != entry["bytes"]:
+        raise DatasetError(f"{p}: {size} bytes, the manifest says {entry['bytes']} (truncated or replaced)")
+    specs = _specs(m)
+    need = sum(int(entry[specs[n][2]]) * math.prod(specs[n][1]) * specs[n][0].itemsize for n in names)
+    if need > MAX_DEFLATE_RATIO * size:
+        raise DatasetError(
+            f"{p}: the manifest's counts ({entry['decisions']} decisions, {entry['games']} games) need {need} bytes of "
+            f"arrays, more than a shard of {size} bytes can hold (damaged or forged manifest)"
+        )
+
+
+def _stat_shard(p: Path) -> os.stat_result:
+    """The shard file's status: a regular file that is there."""
     try:
         st = p.stat()
     except FileNotFoundError:
@@ -267,17 +298,38 @@ def _check_shard_file(p: Path, entry: Mapping[str, Any], verify: bool) -> None:
     except OSError as e:
         raise DatasetError(f"{p}: cannot read the shard: {e.strerror or e}") from e
     if not stat.S_ISREG(st.st_mode):
-        raise DatasetError(f"{p}: not a regular file (a directory or device where a shard should be)")
-    size = st.st_size
-    if size != entry["bytes"]:
-        raise DatasetError(f"{p}: {size} bytes, the manifest says {entry['bytes']} (truncated or replaced)")
-    if verify:
-        try:
-            got = _sha256(p)
-        except OSError as e:
-            raise DatasetError(f"{p}: cannot read the shard: {e.strerror or e}") from e
-        if got != entry["sha256"]:
-            raise DatasetError(f"{p}: SHA-256 {got} does not match the manifest's {entry['sha256']} (damaged)")
+        raise DatasetError(f"{p}: not a regular file ({file_kind(st.st_mode)}) where a shard should be")
+    return st
+
+
+def _open_shard(p: Path, entry: Mapping[str, Any], m: Mapping[str, Any], verify: bool, names: Sequence[str]) -> IO[bytes]:
+    """The shard file opened without blocking: a regular file of the listed size, big enough for
+    the rows the manifest declares, and of the listed SHA-256 when ``verify`` (hashed through the
+    descriptor that is then read, so what is checked is what is read)."""
+    try:
+        fh = open_regular(p)
+    except FileNotFoundError:
+        raise DatasetError(f"{p}: listed in the manifest but missing") from None
+    except FileRefused as e:
+        raise DatasetError(f"{p}: {e.strerror} where a shard should be") from e
+    except OSError as e:
+        raise DatasetError(f"{p}: cannot read the shard: {e.strerror or e}") from e
+    try:
+        _check_size(p, os.fstat(fh.fileno()).st_size, entry, m, names)
+        if verify:
+            h = hashlib.sha256()
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                h.update(block)
+            if h.hexdigest() != entry["sha256"]:
+                raise DatasetError(f"{p}: SHA-256 {h.hexdigest()} does not match the manifest's {entry['sha256']} (damaged)")
+            fh.seek(0)
+    except OSError as e:
+        fh.close()
+        raise DatasetError(f"{p}: cannot read the shard: {e.strerror or e}") from e
+    except BaseException:
+        fh.close()
+        raise
+    return fh
 
 
 def _read_shard(
@@ -291,28 +343,28 @@ def _read_shard(
     """Read the arrays ``names`` of one shard, checked; into the given arrays when ``into``
     has them (views of the caller's, of the shard's shape), else into new ones."""
     p = d / entry["file"]
-    _check_shard_file(p, entry, verify)
     specs = _specs(m)
     out: dict[str, np.ndarray] = {}
-    try:
-        with open(p, "rb") as fh, zipfile.ZipFile(fh) as z:
-            members = set(z.namelist())
-            missing = [name for name in names if name + ".npy" not in members]
-            if missing:
-                raise DatasetError(f"{p}: arrays {missing} are missing")
-            for name in names:
-                dtype, row, per = specs[name]
-                with z.open(name + ".npy") as f:
-                    dest = into.get(name) if into is not None else None
-                    out[name] = _read_npy(p, name, f, dtype, (entry[per], *row), dest)
-    except DatasetError:
-        raise
-    except Exception as e:  # noqa: BLE001
-        # A shard is foreign bytes: zip, zlib, the .npy header (parsed with
-        # ast/tokenize) and the data raise a dozen unrelated types
-        # (BadZipFile, zlib.error, ValueError, EOFError, SyntaxError,
-        # tokenize.TokenError, NotImplementedError, ...). All mean a damaged shard.
-        raise DatasetError(f"{p}: cannot read the shard ({type(e).__name__}: {e})") from e
+    with _open_shard(p, entry, m, verify, names) as fh:
+        try:
+            with zipfile.ZipFile(fh) as z:
+                members = set(z.namelist())
+                missing = [name for name in names if name + ".npy" not in members]
+                if missing:
+                    raise DatasetError(f"{p}: arrays {missing} are missing")
+                for name in names:
+                    dtype, row, per = specs[name]
+                    with z.open(name + ".npy") as f:
+                        dest = into.get(name) if into is not None else None
+                        out[name] = _read_npy(p, name, f, dtype, (entry[per], *row), dest)
+        except DatasetError:
+            raise
+        except Exception as e:  # noqa: BLE001
+            # A shard is foreign bytes: zip, zlib, the .npy header (parsed with
+            # ast/tokenize) and the data raise a dozen unrelated types
+            # (BadZipFile, zlib.error, ValueError, EOFError, SyntaxError,
+            # tokenize.TokenError, NotImplementedError, ...). All mean a damaged shard.
+            raise DatasetError(f"{p}: cannot read the shard ({type(e).__name__}: {e})") from e
     return out
 
 
@@ -389,11 +441,19 @@ def load(path: str | os.PathLike[str], *, verify: bool = True, arrays: Sequence[
     finished so far. Each array is allocated once, at its full size from the manifest's
     counts, and every shard is read straight into its rows, so memory peaks at the arrays
     returned plus a megabyte. For data larger than memory use :func:`iter_shards`.
+
+    Before anything is allocated, every shard file must be a regular file of the size its
+    manifest entry lists, able to hold the rows its counts declare (a manifest that overstates
+    them raises :class:`DatasetError`); the manifest and the shards are opened without blocking
+    (a FIFO or a device in their place raises :class:`DatasetError` at once, naming it).
     """
     d = Path(path)
     m = read_manifest(d)
     names = _names(arrays, m)
     specs = _specs(m)
+    for entry in m["shards"]:  # the counts against the files' real sizes, before allocating for them
+        p = d / entry["file"]
+        _check_size(p, _stat_shard(p).st_size, entry, m, names)
     totals = {per: sum(int(e[per]) for e in m["shards"]) for per in ("decisions", "games")}
     out = {n: np.empty((totals[specs[n][2]], *specs[n][1]), dtype=specs[n][0]) for n in names}
     at = {"decisions": 0, "games": 0}

@@ -31,7 +31,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 import numpy.typing as npt
 
-from .._files import sha256_file
+from .._files import FileRefused, open_regular, sha256_bytes
 from .._progress import progress_bar
 from .._protocol import NUM_ACTIONS, REWARDS, THROWS
 from . import shards as _ds
@@ -277,14 +277,20 @@ def _read_records(d: Path, entry: Mapping[str, Any], verify: bool) -> list[dict[
     name = entry.get("records")
     p = d / str(name)
     try:
-        size = p.stat().st_size
-        if "records_bytes" in entry and size != entry["records_bytes"]:
-            raise _ds.DatasetError(f"{p}: {size} bytes, the manifest says {entry['records_bytes']} (truncated or replaced)")
+        with open_regular(p) as f:  # without blocking: a FIFO or a device is refused at once
+            size = os.fstat(f.fileno()).st_size
+            if "records_bytes" in entry and size != entry["records_bytes"]:
+                raise _ds.DatasetError(f"{p}: {size} bytes, the manifest says {entry['records_bytes']} (truncated or replaced)")
+            raw = f.read(size + 1)
+        if len(raw) != size:
+            raise _ds.DatasetError(f"{p}: it changed while it was read ({len(raw)} bytes, {size} at first)")
         if verify and "records_sha256" in entry:
-            got = sha256_file(p)[0]
+            got = sha256_bytes(raw)
             if got != entry["records_sha256"]:
                 raise _ds.DatasetError(f"{p}: SHA-256 {got} does not match the manifest's {entry['records_sha256']} (damaged)")
-        lines = p.read_text(encoding="utf-8").splitlines()
+        lines = raw.decode("utf-8").splitlines()
+    except FileRefused as e:
+        raise _ds.DatasetError(f"{p}: cannot read the records: {e.strerror}") from e
     except FileNotFoundError:
         raise _ds.DatasetError(f"{p}: listed in the manifest but missing") from None
     except UnicodeDecodeError as e:
