@@ -1,0 +1,93 @@
+"""docs/ENVIRONMENTS.md, the env cards: their generated tables and pictures are fresh, every
+``make()`` keyword is in the arguments table, and what the page says of ``gymnasium.make`` holds.
+
+(The cards' usage loops run, and their shown output is checked, in test_docs.py.)"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import env_cards
+import pytest
+
+import yutenv
+from yutenv.envs.config import EnvConfig
+
+HOW = "run: .venv/bin/python python/tests/env_cards.py --update"
+
+
+def test_the_generated_tables_are_fresh() -> None:
+    page = env_cards.PAGE.read_text(encoding="utf-8")
+    assert env_cards.render(page) == page, f"docs/ENVIRONMENTS.md's generated tables are stale; {HOW}"
+
+
+@pytest.mark.parametrize(("name", "rules", "agents", "seed", "position"), env_cards.BOARDS)
+def test_the_board_pictures_are_fresh(name: str, rules: str, agents: str, seed: int, position: int) -> None:
+    path = env_cards.REPO / "docs" / "img" / name
+    assert path.read_bytes() == env_cards.board_svg(rules, agents, seed, position), f"docs/img/{name} is stale; {HOW}"
+    assert f"(img/{name})" in env_cards.PAGE.read_text(encoding="utf-8"), f"docs/ENVIRONMENTS.md does not show {name}"
+
+
+def test_every_make_keyword_is_in_the_arguments_table() -> None:
+    table = env_cards.arguments()
+    names = [f.name for f in dataclasses.fields(EnvConfig)] + ["autoreset_mode", "copy"]
+    for name in names:
+        assert f"| `{name}` |" in table, name
+    assert table.count("\n| `") == len(names), "a row for each keyword, and no other"
+
+
+def test_an_undocumented_option_stops_the_generator(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A new EnvConfig field without a line in its docstring cannot reach the page undocumented.
+    monkeypatch.setattr(EnvConfig, "__doc__", (EnvConfig.__doc__ or "").replace("        seat: ", "        seats: "))
+    with pytest.raises(SystemExit, match="EnvConfig.seat has no entry"):
+        env_cards.arguments()
+
+
+def test_the_docstring_reader_joins_continued_lines() -> None:
+    doc = textwrap.dedent(
+        """\
+        Head.
+
+        Attributes:
+            rules: a rules string
+                or a mapping.
+            seat: the seat.
+        """
+    )
+    doc = textwrap.indent(doc, "    ")
+    assert env_cards._doc_entries(doc) == {"rules": "a rules string or a mapping.", "seat": "the seat."}
+
+
+def _fresh_python(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    # A new interpreter, away from the tests' imports: nothing has imported yutenv.
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=dict(os.environ)
+    )
+
+
+def test_gymnasium_make_needs_yutenv_imported_or_named(tmp_path: Path) -> None:
+    # Gymnasium 1.x loads no plugins: the id alone is unknown until yutenv is imported ...
+    r = _fresh_python(
+        "import gymnasium, sys\n"
+        "try:\n    gymnasium.make('yutenv/Yut-v0')\n"
+        "except gymnasium.error.NamespaceNotFound:\n    print('not found', 'yutenv' in sys.modules)\n",
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "not found False"
+    # ... and the module prefix imports it (what the card says to write in a configuration file).
+    r = _fresh_python(
+        "import gymnasium\n"
+        f"env = gymnasium.make('yutenv:{yutenv.ENV_ID}', opponent='greedy')\n"
+        "obs, info = env.reset(seed=0)\n"
+        "print(env.spec.id, type(env.unwrapped).__name__, int(info['action_mask'].sum()) > 0)\n"
+        "env.close()\n",
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"{yutenv.ENV_ID} YutEnv True"
