@@ -105,7 +105,7 @@ def vector_spec() -> str:
     try:
         modes = " or ".join(f"`{m.name}`" for m in (type(env.autoreset_mode).NEXT_STEP, type(env.autoreset_mode).SAME_STEP))
         rows = [
-            ("Import", f"`venv = yutenv.make(num_envs=N)`, or `gymnasium.make_vec(\"{yutenv.ENV_ID}\", num_envs=N)`"),
+            ("Import", f'`venv = yutenv.make(num_envs=N)`, or `gymnasium.make_vec("{yutenv.ENV_ID}", num_envs=N)`'),
             ("Class", "`yutenv.YutVectorEnv` (a `gymnasium.vector.VectorEnv`)"),
             (f"Action space (N = {n})", f"`{env.action_space}`; `single_action_space` `{env.single_action_space}`"),
             (
@@ -131,9 +131,12 @@ def pettingzoo_spec() -> str:
         space = aec.observation_space(a0)
         rows = [
             ("Import", "`yutenv.pettingzoo.env()` (AEC), `yutenv.envs.pettingzoo_parallel.parallel_env()` (Parallel)"),
-            ("Classes", "`yutenv.pettingzoo.YutAECEnv` (a `pettingzoo.AECEnv`), `yutenv.envs.pettingzoo_parallel.YutParallelEnv`"),
+            (
+                "Classes",
+                "`yutenv.pettingzoo.YutAECEnv` (a `pettingzoo.AECEnv`), `yutenv.envs.pettingzoo_parallel.YutParallelEnv`",
+            ),
             ("Names", f"`{aec.metadata['name']}` (AEC), `{par.metadata['name']}` (Parallel)"),
-            ("Agents", f"`{aec.possible_agents}`; with `rules=\"players=3\"` `{three.possible_agents}`; {_players()}"),
+            ("Agents", f'`{aec.possible_agents}`; with `rules="players=3"` `{three.possible_agents}`; {_players()}'),
             ("Action space", f"`{aec.action_space(a0)}` for every agent"),
             (
                 "Observation space",

@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import os
 import subprocess
 import sys
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import env_cards
 import pytest
+from test_docs import Block, blocks, matches
 
 import yutenv
 from yutenv.envs.config import EnvConfig
@@ -91,3 +94,15 @@ def test_gymnasium_make_needs_yutenv_imported_or_named(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == f"{yutenv.ENV_ID} YutEnv True"
+
+
+@pytest.mark.parametrize("block", [b for b in blocks(env_cards.PAGE) if b.lang == "python"], ids=lambda b: b.id)
+def test_every_card_block_runs_alone(block: Block, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # test_docs.py runs the page's blocks in one namespace, in order; a card's loop must also run
+    # as pasted into a new session, with nothing defined before it.
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block.code, block.id, "exec"), {"__name__": "__card__"})
+    if block.output is not None:
+        assert matches(block.output, out.getvalue()), f"{block.id} printed:\n{out.getvalue()}"
