@@ -53,7 +53,7 @@ def _tiers(make: Callable[[str], Any], space_of: Callable[[Any], Any]) -> str:
         env = make(tier)
         try:
             default = " (the default)" if tier == _default_tier() else ""
-            parts.append(f"{_box(space_of(env))} with `tier={tier!r}`{default}")
+            parts.append(f'{_box(space_of(env))} with `tier="{tier}"`{default}')
         finally:
             env.close()
     return "; ".join(parts)
@@ -74,6 +74,15 @@ def _table(rows: list[tuple[str, str]]) -> str:
     return "| | |\n|---|---|\n" + "".join(f"| {k} | {v} |\n" for k, v in rows)
 
 
+def _rewards() -> str:
+    # The ranges follow from the rules of docs/PROTOCOL.md, "Rewards": outcomes in [-1, 1], and
+    # potentials in [-0.5, 0.5] (vecenv's progressScale), so a shaped step lies in [-1.5, 1.5].
+    ranges = {"win": "[-1, 1], at the last step only", "progress": "[-1.5, 1.5], every step"}
+    if set(ranges) != set(_protocol.REWARDS):
+        raise SystemExit(f"reward schemes {_protocol.REWARDS}: say each one's range in env_cards._rewards")
+    return "; ".join(f'`reward="{r}"`{" (the default)" if r == EnvConfig.reward else ""}: {ranges[r]}' for r in _protocol.REWARDS)
+
+
 def _players() -> str:
     o = next(o for o in _protocol.RULE_OPTIONS if o.key == "players")
     return f"{o.min:g} to {o.max:g} seats (rules `players`, {o.default} by default)"
@@ -91,6 +100,7 @@ def gymnasium_spec() -> str:
             ("Observation space", _tiers(lambda t: yutenv.make(tier=t), lambda e: e.observation_space)),
             ('With `obs_type="dict"`', dict_space),
             ("Action mask", '`info["action_mask"]` (int8), `env.action_masks()` (bool)'),
+            ("Reward range", _rewards()),
             ("Agents", f"one learner seat; the server plays the others; {_players()}"),
             ("Render modes", ", ".join(f"`{m}`" for m in env.metadata["render_modes"])),
         ]
@@ -114,6 +124,7 @@ def vector_spec() -> str:
                 + _tiers(lambda t: yutenv.make(num_envs=1, tier=t), lambda e: e.single_observation_space),
             ),
             ("Action masks", '`infos["action_mask"]` (int8 [N, 180]), `venv.action_masks()` (bool [N, 180])'),
+            ("Reward range", "float32 [N], each as `YutEnv`'s: " + _rewards()),
             ("Autoreset", f"on the server; `autoreset_mode` {modes} (default `{env.metadata['autoreset_mode'].name}`)"),
             ("Render modes", ", ".join(f"`{m}`" for m in env.metadata["render_modes"])),
         ]
@@ -145,6 +156,7 @@ def pettingzoo_spec() -> str:
                 + ", 'observation': ...)`, the observation by tier: "
                 + _tiers(lambda t: YutAECEnv(tier=t), lambda e: e.observation_space(a0)["observation"]),
             ),
+            ("Reward range", "every agent's, as `YutEnv`'s: " + _rewards()),
             ("Parallel API", f"yes (`parallel_env`); `is_parallelizable` {aec.metadata['is_parallelizable']} (turns repeat)"),
             ("Render modes", ", ".join(f"`{m}`" for m in aec.metadata["render_modes"])),
         ]
