@@ -19,6 +19,7 @@ import pytest
 from test_docs import Block, blocks, matches
 
 import yutenv
+from yutenv import _protocol
 from yutenv.envs.config import EnvConfig
 
 HOW = "run: .venv/bin/python python/tests/env_cards.py --update"
@@ -106,3 +107,26 @@ def test_every_card_block_runs_alone(block: Block, tmp_path: Path, monkeypatch: 
         exec(compile(block.code, block.id, "exec"), {"__name__": "__card__"})
     if block.output is not None:
         assert matches(block.output, out.getvalue()), f"{block.id} printed:\n{out.getvalue()}"
+
+
+def test_the_cards_prose_quotes_the_engines_numbers() -> None:
+    # The prose around the generated tables names the action codec and the board; each phrase is
+    # built here from yutenv._protocol, so a change of the engine's numbers fails until the page follows.
+    p = _protocol
+    throws = ", ".join(f"`{t}`" for t in p.THROWS)
+    want = [
+        f"board of {p.NUM_STATIONS} stations",
+        f"the {p.NUM_ACTIONS} actions) or `planes` (planes over the {p.NUM_STATIONS} stations",
+        f"One of {p.NUM_ACTIONS} ids, `action = throw * {p.NUM_SOURCES} + source`",
+        f"({throws}: 0 to {p.NUM_THROWS - 1}) on which stack (its station, 0 to {p.NUM_STATIONS - 1}) or {p.ENTER_SOURCE}",
+        f'"action_mask": int8[{p.NUM_ACTIONS}]',
+        f"0 to N-1, or {p.ENTER_SOURCE} to",
+    ]
+    gae, yut = p.THROWS.index("gae"), p.THROWS.index("yut")
+    want.append(
+        f"({gae} * {p.NUM_SOURCES} + {p.ENTER_SOURCE} = {gae * p.NUM_SOURCES + p.ENTER_SOURCE} and "
+        f"{yut} * {p.NUM_SOURCES} + {p.ENTER_SOURCE} = {yut * p.NUM_SOURCES + p.ENTER_SOURCE})"
+    )
+    text = " ".join(env_cards.PAGE.read_text(encoding="utf-8").split())
+    missing = [w for w in want if w not in text]
+    assert not missing, missing
