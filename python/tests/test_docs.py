@@ -158,6 +158,9 @@ SHRINK = [
     (r"(\bgames_in_flight=)(\d+)", _cap(4)),
     (r"(\bmax_batch=)(\d+)", _cap(4)),
     (r"(\.learn\()(\d[\d_]*)", _cap(256)),
+    # d3rlpy: fit(dataset, n_steps=N, n_steps_per_epoch=M) takes a few gradient steps.
+    (r"(\.fit\([^)]*?\bn_steps=)(\d[\d_]*)", _cap(20)),
+    (r"(\bn_steps_per_epoch=)(\d[\d_]*)", _cap(20)),
     (r"(\bbatch_size=)(\d+)", _cap(64)),
     (r"(\bnum_env_runners=)(\d+)", _cap(0)),
     (r"(\bfor _ in range\()(\d+)", _cap(1)),

@@ -47,6 +47,9 @@ from .shared import DEFAULT_SPIN_US
 __all__ = ["env", "raw_env", "YutAECEnv"]
 
 _RESET_OPTIONS = ("start",)
+SINGLE_AGENT_OPTIONS = ("opponent", "seat", "info")
+"""The options of :class:`~yutenv.EnvConfig` only the single-agent front ends use: every seat is an
+agent here, and the AEC env refuses them as keyword arguments."""
 ObsDict = dict[str, npt.NDArray[Any]]
 _DEFAULTS = EnvConfig()
 
@@ -84,7 +87,7 @@ class YutAECEnv(NotCopyable, AECEnv[str, ObsDict, int]):  # type: ignore[misc]
     def __init__(self, config: EnvConfig | None = None, **options: Any) -> None:
         super().__init__()
         cfg = EnvConfig.build(config, **options)  # a bad value of any option: its own error first
-        single = ("opponent", "seat", "info")  # options of the single-agent front ends only
+        single = SINGLE_AGENT_OPTIONS
         for name in single:
             if name in options and options[name] != getattr(_DEFAULTS, name):
                 raise ValueError(f"the AEC env has no {name!r} option: every seat is an agent")
