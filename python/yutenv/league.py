@@ -22,7 +22,7 @@ files it names (each written before the state that names it, with its own SHA-25
 killed at any moment resumes from the folder: ``League(folder)`` reads it back, and refuses a
 damaged or foreign file with one line naming it (:class:`LeagueError`).
 
-Drivers: :class:`yutenv.sb3.LeagueCallback` (Stable-Baselines3), and
+Drivers: :class:`yutenv.integrations.sb3.LeagueCallback` (Stable-Baselines3), and
 ``python/examples/cleanrl_league.py`` (a CleanRL-style PPO loop).
 """
 

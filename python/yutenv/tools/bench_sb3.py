@@ -1,4 +1,4 @@
-"""MaskablePPO training speed: SB3's ``DummyVecEnv`` of ``YutEnv`` against :class:`yutenv.sb3.YutSB3VecEnv`.
+"""MaskablePPO training speed: SB3's ``DummyVecEnv`` of ``YutEnv`` against :class:`yutenv.integrations.sb3.YutSB3VecEnv`.
 
     python -m yutenv.bench_sb3 --num-envs 64 --repeats 3
 
