@@ -349,11 +349,27 @@ def markdown_blocks(text: str) -> str:
     return "\n".join(out)
 
 
+def comment_docstring(obj: Any) -> str:
+    """The ``#:`` comment lines right above an attribute's assignment, as its docstring."""
+    try:
+        lines = obj.lines_collection[obj.filepath]
+    except (KeyError, ValueError, AttributeError):
+        return ""
+    doc: list[str] = []
+    i = (obj.lineno or 0) - 2
+    while i >= 0 and lines[i].strip().startswith("#:"):
+        doc.insert(0, lines[i].strip()[2:].strip())
+        i -= 1
+    return "\n".join(doc)
+
+
 try:
     import griffe
 
     class SphinxRoles(griffe.Extension):
-        """Turns the Sphinx roles of every docstring of the package into cross-references."""
+        """Reads the package's ``#:`` comments as the docstrings of the attributes they precede
+        (Sphinx's convention, which griffe does not follow), and turns the Sphinx roles of every
+        docstring into cross-references."""
 
         def on_package(self, *, pkg: Any, **kwargs: Any) -> None:
             todo = [pkg]
@@ -363,6 +379,10 @@ try:
                 if id(obj) in seen or obj.is_alias:
                     continue
                 seen.add(id(obj))
+                if obj.docstring is None and obj.is_attribute:
+                    comment = comment_docstring(obj)
+                    if comment:
+                        obj.docstring = griffe.Docstring(comment, parent=obj)
                 if obj.docstring is not None:
                     obj.docstring.value = convert_roles(obj.docstring.value, obj)
                 todo.extend(obj.members.values())
