@@ -67,7 +67,7 @@ func TestSiteInBrowser(t *testing.T) {
 	pages := []struct{ path, h1 string }{
 		{"/", firstHeading(t, filepath.Join(repo, "README.md"))},
 		{"/RULES/", firstHeading(t, filepath.Join(repo, "docs", "RULES.md"))},
-		{"/api/yutenv/", firstHeading(t, filepath.Join(repo, "docs", "api", "yutenv.md"))},
+		{"/api/toplevel/", firstHeading(t, filepath.Join(repo, "docs", "api", "toplevel.md"))},
 	}
 	for _, p := range pages {
 		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(base+p.path)), "load %s", p.path)
@@ -99,7 +99,7 @@ func TestSiteInBrowser(t *testing.T) {
 		require.NoError(t, err, "read the search results")
 		for _, h := range hrefs {
 			u, err := url.Parse(h)
-			found = found || err == nil && u.Path == "/api/yutenv/" && u.Fragment == "yutenv.make"
+			found = found || err == nil && u.Path == "/api/toplevel/" && u.Fragment == "yutenv.make"
 		}
 	}
 	assert.True(t, found, "the search for 'make' lists the reference's yutenv.make; it lists %v", hrefs)
