@@ -67,9 +67,9 @@ go-test:
 test-deps:
 	@bash scripts/install-test-tools.sh || [ -z "$$YUTENV_REQUIRE_TOOLS" ]
 
-# Everything at once, in three lanes that share the cores: the main Python suite (the longest:
-# its venv first), the Go lane (lint, then the Go tests twice) and RLlib's venv and run, then the
-# TCP transport's run. Much of the Python suite's time is spent waiting (servers, Ray, the
+# Everything at once, in lanes that share the cores: the main Python suite (the longest: its venv
+# first), the Go lane (lint, then the Go tests twice), RLlib's venv and run, then the TCP
+# transport's run, and the documentation site (docs-lane). Much of the Python suite's time is spent waiting (servers, Ray, the
 # trainers' processes starting), which the other lanes fill. The venv and ruff come first, since
 # every lane uses the venv; Debian's test tools are installed once, before the tests that drive
 # them.
