@@ -41,6 +41,8 @@ HOME = "README.md"
 # A Markdown link or image target: [text](target) or [text](target "title"); an HTML src/href.
 _LINK = re.compile(r"(\]\()(<[^>]*>|[^)\s]+)((?:\s+\"[^\"]*\")?\))")
 _HTML = re.compile(r"""(\b(?:src|href)=")([^"]+)(")""")
+# A reference definition: [name]: target "title".
+_REFDEF = re.compile(r"^(\s{0,3}\[[^\]]+\]:\s*)(<[^>]*>|\S+)(.*)$")
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -64,7 +66,7 @@ def outside_links(text: str) -> list[str]:
             continue
         if fenced:
             continue
-        for m in [*_LINK.finditer(line), *_HTML.finditer(line)]:
+        for m in [*_LINK.finditer(line), *_HTML.finditer(line), *_REFDEF.finditer(line)]:
             target = m.group(2).strip("<>").split("#", 1)[0]
             if target and not _SCHEME.match(target) and not target.startswith("/"):
                 out.append(target)
@@ -145,6 +147,7 @@ class Site:
             if _FENCE.match(line):
                 fenced = not fenced
             elif not fenced:
+                line = _REFDEF.sub(fix, line)
                 line = _LINK.sub(fix, line)
                 line = _HTML.sub(fix, line)
             out.append(line)
