@@ -83,8 +83,10 @@ go-lane: lint test-deps
 # The documentation site built strict, then tested: in headless Chromium (its pages and its
 # search, internal/docsite) and against the package (every public name in the API reference,
 # python/tests/test_api_reference.py). After the main venv's install, which has the docs extra.
+# The build is the docs target's recipe, not a sub-make: a sub-make would list the package's
+# sources again (py-install's source list) while RLlib's lane does the same.
 docs-lane: py-install test-deps
-	+$(MAKE) --no-print-directory docs
+	$(MKDOCS_BUILD)
 	YUTENV_DOCS_SITE=$(CURDIR)/$(SITE) $(GO) test -count=1 ./internal/docsite/
 	YUTENV_DOCS_SITE=$(CURDIR)/$(SITE) $(VENV)/bin/pytest -q python/tests/test_api_reference.py
 
@@ -102,8 +104,10 @@ SITE := site
 # Material for MkDocs prints a notice about MkDocs 2.0 at every build; the pins above stay on 1.x.
 export NO_MKDOCS_2_WARNING := 1
 
+MKDOCS_BUILD = $(VENV)/bin/mkdocs build --strict --clean --site-dir $(SITE)
+
 docs: py-install $(RUFF_STAMP)
-	$(VENV)/bin/mkdocs build --strict --clean --site-dir $(SITE)
+	$(MKDOCS_BUILD)
 
 docs-serve: py-install $(RUFF_STAMP)
 	$(VENV)/bin/mkdocs serve --strict --dev-addr 127.0.0.1:8000
