@@ -45,6 +45,12 @@ _HTML = re.compile(r"""(\b(?:src|href)=")([^"]+)(")""")
 _REFDEF = re.compile(r"^(\s{0,3}\[[^\]]+\]:\s*)(<[^>]*>|\S+)(.*)$")
 _SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = re.compile(r"(`+[^`]*?`+)")
+
+
+def _prose(line: str) -> list[str]:
+    """The parts of a line outside its code spans."""
+    return [part for part in _CODE_SPAN.split(line) if not part.startswith("`")]
 
 
 def repo_root(config: MkDocsConfig) -> Path:
@@ -66,7 +72,8 @@ def outside_links(text: str) -> list[str]:
             continue
         if fenced:
             continue
-        for m in [*_LINK.finditer(line), *_HTML.finditer(line), *_REFDEF.finditer(line)]:
+        prose = "".join(_prose(line))
+        for m in [*_LINK.finditer(prose), *_HTML.finditer(prose), *_REFDEF.finditer(line)]:
             target = m.group(2).strip("<>").split("#", 1)[0]
             if target and not _SCHEME.match(target) and not target.startswith("/"):
                 out.append(target)
@@ -148,8 +155,9 @@ class Site:
                 fenced = not fenced
             elif not fenced:
                 line = _REFDEF.sub(fix, line)
-                line = _LINK.sub(fix, line)
-                line = _HTML.sub(fix, line)
+                line = "".join(
+                    part if part.startswith("`") else _HTML.sub(fix, _LINK.sub(fix, part)) for part in _CODE_SPAN.split(line)
+                )
             out.append(line)
         return "\n".join(out)
 

@@ -168,6 +168,11 @@ def test_links_out_of_docs_go_where_the_site_has_the_file(tmp_path: Path) -> Non
     assert site.publish("examples") == ["source/examples/index.md", "source/examples/x.py"]
     assert site.publish("docs/LOG.md") == ["source/docs/LOG.md"]
     assert site.publish("docs/GUIDE.md") == [] and site.publish("nowhere.md") == []
+    # Code spans are left alone too.
+    assert (
+        site.rewrite("`[c](../CHANGELOG.md)` [c](../CHANGELOG.md)", "GUIDE.md")
+        == "`[c](../CHANGELOG.md)` [c](source/CHANGELOG.md)"
+    )
     # A reference definition, and an HTML link, the same way.
     assert site.rewrite('[c]: ../CHANGELOG.md "Changes"', "GUIDE.md") == '[c]: source/CHANGELOG.md "Changes"'
     assert site.rewrite('<img src="../examples/x.py">', "GUIDE.md") == '<img src="source/examples/x.py">'
