@@ -14,7 +14,7 @@ RUFF         := $(VENV)/bin/ruff
 .DEFAULT_GOAL := build
 include python/Makefile.inc
 
-.PHONY: demo build test test-deps go-test py-test lint tools ruff bench bench-compare clean wheels
+.PHONY: demo build test test-deps go-test py-test lint tools ruff bench bench-compare clean wheels docs docs-serve
 
 # The main job: the package (with the server built inside it) plays and evaluates real games.
 # The demo needs none of the trainer extras (torch, Ray, ...): it installs the package alone.
@@ -67,18 +67,29 @@ go-test:
 test-deps:
 	@bash scripts/install-test-tools.sh || [ -z "$$YUTENV_REQUIRE_TOOLS" ]
 
-# Everything at once, in three lanes that share the cores: the main Python suite (the longest:
-# its venv first), the Go lane (lint, then the Go tests twice) and RLlib's venv and run, then the
-# TCP transport's run, then the lowest versions' and the offline extra's venvs and runs. Much of the Python suite's time is spent waiting (servers, Ray, the
+# Everything at once, in lanes that share the cores: the main Python suite (the longest: its venv
+# first), the Go lane (lint, then the Go tests twice), RLlib's venv and run, then the TCP
+# transport's run, the lowest versions' and the offline extra's venvs and runs, and the
+# documentation site (docs-lane). Much of the Python suite's time is spent waiting (servers, Ray, the
 # trainers' processes starting), which the other lanes fill. The venv and ruff come first, since
 # every lane uses the venv; Debian's test tools are installed once, before the tests that drive
 # them.
 test: $(RUFF_STAMP)
-	+$(MAKE) --no-print-directory -j3 --output-sync=line py-test-main go-lane rllib-lane py-test-tcp lowest-lane
+	+$(MAKE) --no-print-directory -j3 --output-sync=line py-test-main go-lane rllib-lane py-test-tcp lowest-lane docs-lane
 
-.PHONY: go-lane rllib-lane lowest-lane
+.PHONY: go-lane rllib-lane lowest-lane docs-lane
 go-lane: lint test-deps
 	+$(MAKE) --no-print-directory go-test
+
+# The documentation site built strict, then tested: in headless Chromium (its pages and its
+# search, internal/docsite) and against the package (every public name in the API reference,
+# python/tests/test_api_reference.py). After the main venv's install, which has the docs extra.
+# The build is the docs target's recipe, not a sub-make: a sub-make would list the package's
+# sources again (py-install's source list) while RLlib's lane does the same.
+docs-lane: py-install test-deps
+	$(MKDOCS_BUILD)
+	YUTENV_DOCS_SITE=$(CURDIR)/$(SITE) $(GO) test -count=1 ./internal/docsite/
+	YUTENV_DOCS_SITE=$(CURDIR)/$(SITE) $(VENV)/bin/pytest -q python/tests/test_api_reference.py
 
 # After the main venv's install: both package builds write python/build/.
 rllib-lane: py-install
@@ -88,12 +99,30 @@ rllib-lane: py-install
 lowest-lane: py-install
 	+$(MAKE) --no-print-directory py-test-lowest py-test-offline
 
+# The documentation site (mkdocs.yml): the guides of docs/, README.md as the home page, and the API
+# reference (docs/api/) rendered from the package's docstrings, built into $(SITE) in strict mode:
+# a broken link, anchor or cross-reference, or a docstring the reference cannot render, fails the
+# build. The tools are the docs extra of python/pyproject.toml (pinned), in the main venv; the
+# package's source is read, not imported. `make docs-serve` previews it on 127.0.0.1:8000 and
+# rebuilds on every change (docs/DEVELOPING.md, "The documentation site").
+SITE := site
+# Material for MkDocs prints a notice about MkDocs 2.0 at every build; the pins above stay on 1.x.
+export NO_MKDOCS_2_WARNING := 1
+
+MKDOCS_BUILD = $(VENV)/bin/mkdocs build --strict --clean --site-dir $(SITE)
+
+docs: py-install $(RUFF_STAMP)
+	$(MKDOCS_BUILD)
+
+docs-serve: py-install $(RUFF_STAMP)
+	$(VENV)/bin/mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./env/...
 	$(BIN) bench
 
 clean:
-	rm -rf bin $(VENV) $(RLLIB_VENV) $(LOWEST_VENV) $(OFFLINE_VENV)
+	rm -rf bin $(VENV) $(RLLIB_VENV) $(LOWEST_VENV) $(OFFLINE_VENV) $(SITE)
 
 # Wheels of every platform (Go cross-compiles the server; python/hatch_build.py tags each
 # wheel) and the sdist, into $(DIST); then `twine check` of all and `auditwheel show` of the

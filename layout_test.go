@@ -31,7 +31,8 @@ var layers = []struct {
 	may []string
 }{
 	// Leaf libraries: nothing of ours.
-	{"internal/israce", nil}, // tests only: is the race detector on
+	{"internal/israce", nil},      // tests only: is the race detector on
+	{"internal/browsertest", nil}, // tests only: headless Chromium
 	{"internal/detmath", nil},
 	{"internal/confine", nil},
 	{"internal/userfile", nil}, // the files a user names: read bounded, written atomically

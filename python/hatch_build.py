@@ -1,4 +1,5 @@
-"""Hatchling build hook: compile the Go server and ship it inside the wheel.
+"""Hatchling hooks: compile the Go server and ship it inside the wheel; the package's long
+description (the PyPI page) from README.md.
 
 `pip install ./python` (or `python -m build ./python`) runs this hook. It finds the
 Go module `github.com/yutenv/yutenv` (the repository root, `python/..`, or the copy
@@ -22,6 +23,7 @@ Environment variables:
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+from hatchling.metadata.plugin.interface import MetadataHookInterface
 
 MODULE = "github.com/yutenv/yutenv"
 # Top-level entries of the Go module copied into an sdist (directories that hold Go code).
@@ -157,3 +160,25 @@ class GoBuildHook(BuildHookInterface):  # type: ignore[type-arg]
             build_data["force_include"][str(out)] = f"yutenv/_bin/{exe}"
         build_data["pure_python"] = False
         build_data["tag"] = f"py3-none-{TARGETS.get(target) or platform_tag()}"
+
+
+# A Markdown link whose target is a relative path: [text](../docs/RULES.md#options).
+_RELATIVE_LINK = re.compile(r"\[([^\]]+)\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|#)[^)\s]+\)")
+
+
+def pypi_readme(text: str) -> str:
+    """README.md as the package's long description: a relative link, which leads to a file of
+    the repository beside it and to nothing on a package index's page, keeps its text alone
+    (README.md's link texts name the files they lead to)."""
+    return _RELATIVE_LINK.sub(r"\1", text)
+
+
+class ReadmeHook(MetadataHookInterface):
+    """The long description: README.md through :func:`pypi_readme` (pyproject.toml lists
+    ``readme`` as dynamic)."""
+
+    PLUGIN_NAME = "custom"
+
+    def update(self, metadata: dict[str, Any]) -> None:
+        text = (Path(self.root) / "README.md").read_text(encoding="utf-8")
+        metadata["readme"] = {"content-type": "text/markdown", "text": pypi_readme(text)}

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/browsertest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -41,7 +42,7 @@ type pageStack struct {
 // checks the final position and winner the page shows against it. Standard
 // rules and the kata with obstacles; the new-game button starts a fresh game.
 func TestPlayWebInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	tests := []struct {
 		rules, agent string
 		obstacles    bool
@@ -55,7 +56,7 @@ func TestPlayWebInBrowser(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.rules, func(t *testing.T) {
 			url := startPlayWeb(t, "--agent", tc.agent, "--rules", tc.rules, "--seed", "21")
-			ctx := browser(t, bin)
+			ctx := browsertest.Browser(t, bin)
 			do := pageDo(t, ctx)
 			body := pageBody(t, ctx)
 
@@ -194,9 +195,9 @@ func TestPlayWebReloadInBrowser(t *testing.T) {
 	if israce.Enabled {
 		t.Skip("the page's URL and reload logic in Chromium; the play server's goroutines run under -race in the other browser and page tests")
 	}
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	url := startPlayWeb(t, "--agent", "greedy", "--seed", "21")
-	ctx := browser(t, bin)
+	ctx := browsertest.Browser(t, bin)
 	do := pageDo(t, ctx)
 	body := pageBody(t, ctx)
 	hash := func() string { return cdpRun(t, ctx, "the URL", chromedp.Evaluate[string](`location.hash`)) }
@@ -261,24 +262,6 @@ func TestPlayWebReloadInBrowser(t *testing.T) {
 	assert.Contains(t, cdpRun(t, ctx, "the status", chromedp.Text(chromedp.CSS(`#status`))), "no longer on the server")
 	assert.Equal(t, "", cdpRun(t, ctx, "the error line", chromedp.Text(chromedp.CSS(`#error`))))
 	assertPageNamesSeats(t, ctx)
-}
-
-// browser starts headless Chromium (bin) with a fresh profile for the test
-// and returns its context, which ends 90 s from now at the latest.
-func browser(t *testing.T, bin string) context.Context {
-	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Env("TMPDIR="+chromiumTmp(t)),
-		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-quic", true),
-		chromedp.Flag("no-proxy-server", true), chromedp.Flag("mute-audio", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	t.Cleanup(cancelBrowser)
-	ctx, cancel := context.WithTimeout(bctx, 90*time.Second)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // cdpRun runs one browser action and returns its value, failing the test on an error.
@@ -349,7 +332,7 @@ const hostilePage = `<!doctype html>
 // test reads them off the wire) and every one is refused, so no game is made
 // and the player's game stays. The page itself still plays.
 func TestPlayWebRefusesOtherPagesInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	const maxGames, fetches = 4, 6
 	w := newWebGames(webConfig{rules: env.Standard(), spec: "random", seat: 0, seed: 5, maxGames: maxGames})
 	h, err := w.handler()
@@ -364,7 +347,7 @@ func TestPlayWebRefusesOtherPagesInBrowser(t *testing.T) {
 	defer evil.Close()
 	require.NotEqual(t, evil.URL+"/", play)
 
-	ctx := browser(t, bin)
+	ctx := browsertest.Browser(t, bin)
 	do := pageDo(t, ctx)
 	do("load the play page", chromedp.Navigate(play), chromedp.WaitVisible(chromedp.CSS(`body[data-phase="you"] #moves button`)))
 	id := cdpRun(t, ctx, "the game", chromedp.Evaluate[string](`document.body.dataset.game`))

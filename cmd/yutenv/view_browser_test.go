@@ -23,45 +23,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/internal/browsertest"
 	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/render"
 )
 
 // Where style.css puts the board on the page, in CSS pixels.
 const pageBoardX, pageBoardY = 16, 72
-
-// chromium returns the path of a Chromium binary, or skips the test when
-// there is none (fails instead when YUTENV_REQUIRE_TOOLS=1, as in CI).
-// YUTENV_CHROMIUM names a binary explicitly.
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("YUTENV_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "no chromium binary on PATH: install one with scripts/install-test-tools.sh (Debian's chromium package)"
-	if os.Getenv("YUTENV_REQUIRE_TOOLS") == "1" {
-		t.Fatal(msg + "; YUTENV_REQUIRE_TOOLS=1 makes this a failure")
-	}
-	t.Skip(msg + "; set YUTENV_REQUIRE_TOOLS=1 to fail instead of skipping")
-	return ""
-}
-
-// chromiumTmp returns a TMPDIR for a Chromium of the test, removed when
-// the test ends: Chromium makes its singleton socket's folder there, which
-// a killed browser leaves behind. Short, under the system's temporary
-// folder: the socket's path must fit in 107 bytes.
-func chromiumTmp(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "ych")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
 
 // runChromium runs headless Chromium on url with extra flags (--dump-dom or
 // --screenshot=...) in its own process group with a fresh profile, waits for
@@ -80,7 +48,7 @@ func runChromium(t *testing.T, bin, url string, extra ...string) []byte {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), "TMPDIR="+chromiumTmp(t))
+	cmd.Env = append(os.Environ(), "TMPDIR="+browsertest.TempDir(t))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
@@ -163,7 +131,7 @@ func dataAttrs(tag string) map[string]string {
 // words, the current position, the event, each seat's counts and the stacks
 // on the board.
 func TestViewInBrowser(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	srv, rec := testViewer(t)
 	r := replayAll(t, rec)
 	last := len(r.events) - 1
@@ -259,7 +227,7 @@ func TestViewScreenshot(t *testing.T) {
 	if israce.Enabled {
 		t.Skip("checks the viewer's pixels; the viewer's server runs under -race in TestViewInBrowser")
 	}
-	bin := chromium(t)
+	bin := browsertest.Chromium(t)
 	srv, rec := testViewer(t)
 	r := replayAll(t, rec)
 

@@ -85,3 +85,28 @@ def test_every_room_ships(built: tuple[Path, Path]) -> None:
         in_wheel = set(zf.namelist())
     assert sources - in_sdist == set()
     assert sources - in_wheel == set()
+
+
+def test_the_long_description_keeps_no_relative_link(built: tuple[Path, Path]) -> None:
+    """The PyPI page is README.md with its relative links (files of the repository, which lead
+    nowhere on a package index) made plain text: the wheel's METADATA holds the text, not the
+    link (hatch_build.py, ReadmeHook)."""
+    _, wheel = built
+    with zipfile.ZipFile(wheel) as zf:
+        (meta,) = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = zf.read(meta).decode()
+    readme = (PYTHON_DIR / "README.md").read_text(encoding="utf-8")
+    assert "](../docs/RULES.md)" in readme, "the test needs README.md to link a file of the repository"
+    assert "Description-Content-Type: text/markdown" in metadata
+    assert "](../" not in metadata
+    assert "- the rules, docs/RULES.md;" in metadata
+
+
+def test_pypi_readme_drops_relative_links_only() -> None:
+    sys.path.insert(0, str(PYTHON_DIR))
+    try:
+        from hatch_build import pypi_readme
+    finally:
+        sys.path.remove(str(PYTHON_DIR))
+    text = "[docs/RULES.md](../docs/RULES.md#options), [`make`](../docs/api/toplevel.md#yutenv.make), [web](https://x.org/a), [here](#use)"
+    assert pypi_readme(text) == "docs/RULES.md, `make`, [web](https://x.org/a), [here](#use)"

@@ -31,7 +31,7 @@ the next one removes the temporary files the killed one left (``.league.json.PID
 :meth:`League.open` reads a league without the lock (a table while a trainer runs) and refuses to
 change it.
 
-Drivers: :class:`yutenv.sb3.LeagueCallback` (Stable-Baselines3), and
+Drivers: :class:`yutenv.integrations.sb3.LeagueCallback` (Stable-Baselines3), and
 ``python/examples/cleanrl_league.py`` (a CleanRL-style PPO loop).
 """
 

@@ -182,6 +182,8 @@ def _status(left: float, league: Any) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m yutenv.recipes fixed|league --out DIR ...``: :func:`run` from the command line
+    (``--help`` lists the options)."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.recipes", description=__doc__.split("\n\n")[0])
     ap.add_argument("kind", choices=("fixed", "league"), help="PPO against one opponent, or in a league")
     ap.add_argument("--out", required=True, help="the run's folder")

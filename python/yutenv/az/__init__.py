@@ -27,7 +27,24 @@ matplotlib; the network and the loop need the ``az`` extra (``pip install 'yuten
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what __getattr__ loads, as the type checker and the API reference see it
+    from .buffer import ReplayBuffer as ReplayBuffer
+    from .checkpoint import load_checkpoint as load_checkpoint
+    from .config import TrainConfig as TrainConfig
+    from .net import NetEvaluator as NetEvaluator
+    from .net import NetFileError as NetFileError
+    from .net import NetPolicy as NetPolicy
+    from .net import PolicyValueNet as PolicyValueNet
+    from .net import export_net as export_net
+    from .net import load_net as load_net
+    from .net import load_start_net as load_start_net
+    from .report import write_report as write_report
+    from .selfplay import SelfPlay as SelfPlay
+    from .selfplay import SelfPlaySummary as SelfPlaySummary
+    from .train import RunResult as RunResult
+    from .train import run as run
 
 __all__ = [
     "NetEvaluator",

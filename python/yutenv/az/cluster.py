@@ -10,8 +10,8 @@ checkpoints, evaluation) stays here. Each generation's games are cut into ranges
 ``--shard-games`` games (one Ray task each); game ``g`` of generation ``G`` is played with the
 game seed ``seed(G) + g`` whichever worker plays it and however many there are, so the
 dataset is, shard for shard and byte for byte, the one the loop writes on one machine (the
-network-guided self-play with :func:`yutenv.distributed.az_selfplay`, ``--selfplay mcts``
-with :func:`yutenv.distributed.selfplay`). The network goes to the workers once a generation
+network-guided self-play with :func:`yutenv.az.distributed.az_selfplay`, ``--selfplay mcts``
+with :func:`yutenv.az.distributed.selfplay`). The network goes to the workers once a generation
 through Ray's object store; every worker needs ``yutenv[az,ray]`` (torch evaluates the leaves
 there, with ``--threads`` threads as here, so that the floats are the same bits).
 

@@ -55,7 +55,7 @@ Example (not run by the tests: it needs a trained run, a cluster or real data)::
 Evaluation: :func:`evaluate_agents` plays built-in agents (``yutenv eval`` on each worker)
 and :func:`evaluate_policy` a Python policy (shipped once to the object store, then to every
 worker), each in chunks merged by :func:`merge_results` into one
-:class:`~yutenv.evaluate.EvalResult` with its Wilson interval.
+:class:`~yutenv.evaluation.evaluate.EvalResult` with its Wilson interval.
 """
 
 from __future__ import annotations

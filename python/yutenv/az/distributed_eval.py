@@ -150,7 +150,7 @@ def evaluate_policy(
     max_tasks: int | None = None,
     **evaluate_kwargs: Any,
 ) -> EvalResult:
-    """:func:`yutenv.evaluate.evaluate` of a Python ``policy`` on Ray, in chunks.
+    """:func:`yutenv.evaluation.evaluate.evaluate` of a Python ``policy`` on Ray, in chunks.
 
     The policy (a callable or a Stable-Baselines3 model, with its weights) is put once
     in Ray's object store and sent to the worker of every chunk; each chunk starts its

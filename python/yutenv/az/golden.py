@@ -38,8 +38,8 @@ def write_golden(
     """Write ``tiny.ynet`` and ``tiny.expected.json`` into ``directory``: the shared golden of a
     version 1 network (a :class:`PolicyValueNet`).
 
-    The JSON holds fixed observations (``obs``, [rows][213], compact tier), masks, and
-    the outputs both readers must reproduce to 1e-5: the raw ``logits`` [rows][180],
+    The JSON holds fixed observations (``obs``, ``[rows][213]``, compact tier), masks, and
+    the outputs both readers must reproduce to 1e-5: the raw ``logits`` ``[rows][180]``,
     the raw ``value_raw`` and ``value`` = tanh(value_raw), and ``priors`` (the masked
     softmax).
     """

@@ -83,6 +83,7 @@ __all__ = [
     "infer",
 ]
 
+#: The ``format`` a network file names in its header (``nnet.Format`` of the Go reader).
 FORMAT = "yutenv-net"
 #: The version :func:`export_net` writes (a :class:`PolicyValueNet` needs no more); the readers
 #: know every version from 1 to :data:`NET_VERSION`.

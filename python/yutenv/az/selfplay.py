@@ -196,7 +196,7 @@ class SelfPlay:
         ``first_game`` (a multiple of ``shard_games``) makes ``out`` one part of a larger
         dataset: the run plays games ``first_game .. first_game+games-1`` (game seeds
         ``seed + g``), and its shards are named and filled as in one run of all the games
-        (as ``yutenv selfplay --first-game``; :func:`yutenv.distributed.az_selfplay` plays
+        (as ``yutenv selfplay --first-game``; :func:`yutenv.az.distributed.az_selfplay` plays
         the parts on Ray and merges them).
 
         Errors: a refused answer (wrong shape, a value outside [-1, 1]) raises

@@ -34,6 +34,8 @@ from typing import IO, Any, Sequence
 
 from ..errors import ServerDiedError, ServerStartError
 
+#: How many of the server's last log lines a :class:`Server` keeps, for the error that says why
+#: it died.
 LOG_LINES = 200
 _DEFAULT_START_TIMEOUT = 20.0
 

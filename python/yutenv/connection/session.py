@@ -31,6 +31,7 @@ from .server import Server, acquire_shared_server
 PROTOCOL = 1
 """The protocol version this client speaks (``hello``)."""
 CLIENT_NAME = f"yutenv-python {__version__}"
+"""The client name this package gives the server in ``hello`` (its log and ``stats`` name it)."""
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds a request waits for the server's reply by default (``timeout``)."""

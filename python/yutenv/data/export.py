@@ -132,7 +132,7 @@ def to_parquet(
     the same ``seat``, ``reward`` and ``max_decisions``) as Parquet files into the new folder
     ``out``, one file per shard (``part-000000.parquet``, ...), and return their paths.
 
-    One row per transition, with the columns of :data:`~yutenv.datasets.transitions.COLUMNS`
+    One row per transition, with the columns of :data:`~yutenv.data.transitions.COLUMNS`
     (observations, masks and policies as fixed-size lists) and ``throws`` and ``throw_seats``
     (lists of int8: the throws from the action to the next decision and who threw them). The
     schema metadata ``yutenv`` holds the dataset's manifest and the options, as JSON. pyarrow

@@ -62,6 +62,10 @@ def _i8(b: bytes) -> npt.NDArray[np.int8]:
 
 @dataclass
 class ResetResult:
+    """A batch's reset, as :meth:`Batch.reset` returns it: the rows of every env (``N`` envs,
+    observations of ``D`` values), the seeds the server used, the info maps when asked for, and
+    the reply as decoded (``raw``)."""
+
     obs: npt.NDArray[np.float32]  # [N, D]
     mask: npt.NDArray[np.int8]  # [N, 180]
     to_move: npt.NDArray[np.int8]  # [N]
@@ -72,6 +76,11 @@ class ResetResult:
 
 @dataclass
 class StepResult:
+    """A batch's step, as :meth:`Batch.step` returns it: the rows of every env after the step
+    (rewards ``[N]`` for one learner, ``[N, P]`` for every seat), the final rows of the envs an
+    autoreset restarted in the same step (``same_step`` mode only), the info maps when asked
+    for, and the reply as decoded (``raw``)."""
+
     obs: npt.NDArray[np.float32]  # [N, D]
     mask: npt.NDArray[np.int8]  # [N, 180]
     reward: npt.NDArray[np.float32]  # [N] (single) or [N, P] (multi)

@@ -19,6 +19,8 @@ from .config import HUMAN_RENDER_MODES, EnvConfig
 from .frontend import HumanRender, fit_info, mask_box, obs_box, obs_part, render_frame
 from .shared import DEFAULT_SPIN_US, STEP
 
+#: An observation of :class:`YutEnv`: the flat float32 vector, or with ``obs_type="dict"`` a map
+#: of the observation and its action mask.
 ObsType = Union[npt.NDArray[np.float32], dict[str, npt.NDArray[Any]]]  # noqa: UP007 - a run-time alias
 
 _RESET_OPTIONS = ("start", "seat")

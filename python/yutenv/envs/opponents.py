@@ -55,6 +55,8 @@ CLIENT = "client"
 MAX_OPPONENTS = _MAX_OPPONENTS
 """The most entries a mixture may have (the server's ``vecenv.MaxOpponents``, generated)."""
 
+#: A Python opponent: ``policy(obs, mask) -> actions`` over a batch (observations ``[B, D]``,
+#: legal-action masks ``[B, 180]``; one action per row).
 Policy = Callable[[npt.NDArray[np.float32], npt.NDArray[np.bool_]], Any]
 
 

@@ -34,6 +34,8 @@ from .batch import Batch, StepResult, open_batch
 from .config import EnvConfig
 from .shared import DEFAULT_SPIN_US, POLL_LIMIT
 
+#: What :meth:`YutEnvPool.step` returns: observations, rewards, terminated and truncated flags of
+#: the ready envs, and the info map (``env_id``, ``action_mask``, ...).
 PoolStep = tuple[npt.NDArray[np.float32], npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]
 
 

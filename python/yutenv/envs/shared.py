@@ -48,7 +48,10 @@ POLL_LIMIT = 0.005
 #: twice the client's usual time between steps, and not at all when that is longer.
 DEFAULT_SPIN_US = MAX_SHARE_SPIN_US
 
-STEP, OPPONENT_STEP = 1, 2
+#: The request kinds of a region's ring: the learner's step, and an opponent's step.
+STEP = 1
+#: See :data:`STEP`.
+OPPONENT_STEP = 2
 
 
 def polling_orders_memory() -> bool:

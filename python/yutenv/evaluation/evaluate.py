@@ -264,7 +264,7 @@ def evaluate(
             ladder"; ``random`` = 0): it plays ``games`` games against each of ``anchors``
             (as well as against ``opponent``), and ``rating``, ``rating_low``/``high`` and
             ``rating_se`` are the Bradley-Terry rating of those games with the anchors'
-            published ratings held fixed (:func:`yutenv.stats.place`). Standard rules only
+            published ratings held fixed (:func:`yutenv.evaluation.stats.place`). Standard rules only
             (the scale was measured on them).
         anchors: the ladder agents to play for ``rating`` (default
             :data:`RATING_ANCHORS`); each must be on the published ladder.

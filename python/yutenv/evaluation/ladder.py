@@ -17,7 +17,7 @@ a Stable-Baselines3 model) joins the ladder by playing every spec agent through 
 server with :func:`yutenv.evaluate`; Python policies do not play each other (two policies
 would need two learner seats of one env, which :func:`~yutenv.evaluate` does not drive),
 so they are rated through the spec agents. Every rating comes from one Bradley-Terry fit
-of all the games (:func:`yutenv.stats.bradley_terry`, the same fit as the binary's).
+of all the games (:func:`yutenv.evaluation.stats.bradley_terry`, the same fit as the binary's).
 """
 
 from __future__ import annotations

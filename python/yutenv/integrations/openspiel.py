@@ -41,6 +41,7 @@ from ..positions.state import CHANCE, TERMINAL, Game, State
 
 __all__ = ["DEFAULT_TIER", "GAME_NAME", "YutSpielGame", "YutSpielState", "load_game"]
 
+#: The short name the game is registered under with OpenSpiel (``pyspiel.load_game(GAME_NAME)``).
 GAME_NAME = "python_yutenv"
 
 #: a bound for OpenSpiel's GameInfo; the rules bound no game's length, and a game

@@ -65,7 +65,9 @@ from ..envs.vector import YutVectorEnv
 
 __all__ = ["ENV_NAME", "MULTI_ENV_NAME", "YutRLlibEnv", "YutRLlibMultiEnv", "YutRLlibVectorEnv", "module_spec", "register"]
 
+#: The RLlib env name of :class:`YutRLlibEnv` (one learner against the server's opponent).
 ENV_NAME = "yutenv"
+#: The RLlib env name of :class:`YutRLlibMultiEnv` (every seat an agent).
 MULTI_ENV_NAME = "yutenv-multi"
 
 MaskedObs = dict[str, npt.NDArray[np.float32]]

@@ -66,6 +66,7 @@ BACK_DO, DO, GAE, GEOL, YUT, MO = range(NUM_THROWS)
 _THROW, _MOVE, _OVER = PHASES
 #: current_player() at a chance node and after the game, as in OpenSpiel.
 CHANCE = -1
+#: current_player() after the game, as in OpenSpiel.
 TERMINAL = -4
 
 # Offsets of the packed layout that Python reads itself (env.PackedFields).

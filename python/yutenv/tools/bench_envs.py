@@ -44,6 +44,9 @@ from ..envs.gym_env import YutEnv
 from ..envs.pool import YutEnvPool
 from ..envs.vector import YutVectorEnv
 
+# A program: its one public name is its entry point.
+__all__ = ["main"]
+
 
 @dataclass
 class Row:
@@ -247,6 +250,8 @@ def transports(server: Server, wanted: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m yutenv.bench``: the benchmark from the command line (``--help`` lists the
+    options); returns the exit status."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=3.0, help="measured time per configuration (default 3)")
     ap.add_argument("--warmup", type=float, default=0.5, help="unmeasured warm-up per configuration")

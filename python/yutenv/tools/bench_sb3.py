@@ -1,4 +1,4 @@
-"""MaskablePPO training speed: SB3's ``DummyVecEnv`` of ``YutEnv`` against :class:`yutenv.sb3.YutSB3VecEnv`.
+"""MaskablePPO training speed: SB3's ``DummyVecEnv`` of ``YutEnv`` against :class:`yutenv.integrations.sb3.YutSB3VecEnv`.
 
     python -m yutenv.bench_sb3 --num-envs 64 --repeats 3
 
@@ -38,6 +38,9 @@ from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor  # noqa: E402
 
 from ..integrations.sb3 import YutSB3VecEnv
+
+# A program: its one public name is its entry point.
+__all__ = ["main"]
 
 SETUPS = ("dummy", "yutenv", "yutenv-socket")
 
@@ -99,6 +102,8 @@ def train_rate(venv: VecEnv, args: argparse.Namespace) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """``python -m yutenv.bench_sb3``: the benchmark from the command line (``--help`` lists the
+    options)."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.bench_sb3", description=__doc__.split("\n\n")[0])
     ap.add_argument("--num-envs", type=int, default=64, help="envs stepped together (default 64)")
     ap.add_argument("--repeats", type=int, default=3, help="interleaved runs of each setup; the median is reported (default 3)")

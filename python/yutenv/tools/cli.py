@@ -15,6 +15,9 @@ import sys
 from ..connection.server import binary_path
 from ..errors import YutEnvError
 
+# A program: its one public name is its entry point.
+__all__ = ["main"]
+
 
 def main(argv: list[str] | None = None) -> int:
     """Run the bundled binary with ``argv`` (default ``sys.argv[1:]``). On POSIX the Python

@@ -32,6 +32,9 @@ from ..envs.vector import YutVectorEnv
 from ..evaluation.evaluate import EvalResult, evaluate
 from ..evaluation.stats import wilson
 
+# A program: its one public name is its entry point.
+__all__ = ["main"]
+
 # Both tables: two name columns, then numbers.
 _COLALIGN = ("left", "left", "right", "right", "right", "right", "right")
 
@@ -134,6 +137,8 @@ def evaluate_policy(server: Server, opponents: list[str], games: int, seed: int)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m yutenv.demo`` and ``yutenv-demo``: the demo from the command line; returns
+    the exit status."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.demo", description="Play Yut Nori through yutenv and print the results.")
     ap.add_argument("--games", type=int, default=100, help="games per opponent through YutEnv (default 100)")
     ap.add_argument("--vector-games", type=int, default=2000, help="games per opponent through YutVectorEnv (default 2000)")
