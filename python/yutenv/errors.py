@@ -166,7 +166,7 @@ class FileRefusedError(YutEnvError, OSError):
     one of those or to nothing), or it is larger than what its reader reads. Files are opened
     without blocking, so a FIFO is refused at once rather than waited on.
 
-    An :class:`OSError` too: ``filename`` is the file, ``strerror`` the reason, and the message
+    An ``OSError`` too: ``filename`` is the file, ``strerror`` the reason, and the message
     is one line, ``"FILE: REASON"``. Readers of a format wrap it in their own class (a dataset's
     in :class:`yutenv.datasets.DatasetError`, a training run's in :class:`CheckpointError`).
     """

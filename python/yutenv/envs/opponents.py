@@ -35,11 +35,11 @@ naming the opponent and the envs, and the env must then be ``reset()``.
 from __future__ import annotations
 
 import math
-import numbers
 import queue
 import sys
 import threading
 from dataclasses import dataclass, field
+from numbers import Real as _Real
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -258,7 +258,7 @@ def _is_number(w: object) -> bool:
     """A real number of any type (Python's, numpy's, anything :class:`numbers.Real` covers), or a
     bool: what a mixture's weight is meant to be (:func:`_weight` then refuses bools, NaN, inf
     and numbers <= 0 by name)."""
-    return isinstance(w, (numbers.Real, np.integer, np.floating, np.bool_))
+    return isinstance(w, (_Real, np.integer, np.floating, np.bool_))
 
 
 def _weight(i: int, w: object) -> float:
