@@ -37,6 +37,8 @@ from ..connection.server import Server  # noqa: E402
 from ..envs.gym_env import YutEnv  # noqa: E402
 from ..integrations.torchrl import YutTorchRLEnv, masked_random_policy  # noqa: E402
 
+__all__ = ["main"]
+
 
 def gym_wrapper(server: Server, opponent: str) -> EnvBase:
     """One ``yutenv.make()`` env (a ``YutEnv``) behind TorchRL's ``GymWrapper``, with the workarounds it needs."""
@@ -52,6 +54,7 @@ def _policy(td: Any) -> Any:
 
 
 def configs(server: Server, sizes: list[int], opponent: str) -> list[tuple[str, int, Callable[[], EnvBase]]]:
+    """The configurations measured: each size as the native env and as GymWrapper envs."""
     out: list[tuple[str, int, Callable[[], EnvBase]]] = []
     for n in sizes:
         out.append(("YutTorchRLEnv", n, lambda n=n: YutTorchRLEnv(n, opponent=opponent, server=server)))  # type: ignore[misc]
@@ -76,6 +79,7 @@ def measure(envs: list[tuple[str, int, EnvBase]], steps: int, rounds: int) -> li
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure and print the table; ``argv`` as on the command line."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.tools.bench_torchrl", description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1,64", help="env counts (default 1,64)")
     ap.add_argument("--steps", type=int, default=300, help="rollout steps per round (default 300)")
