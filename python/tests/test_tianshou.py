@@ -224,6 +224,10 @@ def test_bad_input_is_refused_and_the_env_goes_on(server: yutenv.Server) -> None
         for ids in ([0, 0], [2], [-1], [0.5]):
             with pytest.raises(ValueError, match="env ids"):
                 env.step(np.array([0] * len(ids)), id=ids)
+        with pytest.raises(ValueError, match="names no env"):
+            env.step(np.array([], dtype=np.int64), id=[])
+        with pytest.raises(ValueError, match="names no env"):
+            env.reset(env_id=[])
         # nothing moved: the env plays on as one that never saw the bad calls
         a = torch.as_tensor(first_legal(obs.mask))  # a torch tensor is an action batch too
         got, want = env.step(a), ref.step(a.numpy())

@@ -206,6 +206,8 @@ class YutTianshouVectorEnv(BaseVectorEnv):  # type: ignore[misc]
         if unknown:
             raise TypeError(f"reset: unknown keyword arguments {sorted(unknown)}; known: ['seed', 'options']")
         ids = self._ids(env_id, "reset")
+        if not len(ids):
+            raise ValueError("reset: env_id names no env (None resets every env)")
         whole = env_id is None or len(ids) == self.env_num
         fresh = kwargs.get("seed") is not None or bool(kwargs.get("options"))
         if env_id is not None and self._reset_done and not (fresh and whole):
@@ -252,6 +254,8 @@ class YutTianshouVectorEnv(BaseVectorEnv):  # type: ignore[misc]
         if action is None:
             raise ValueError("step: action must not be None (the env is synchronous: is_async is False)")
         ids = self._ids(id, "step")
+        if not len(ids):
+            raise ValueError("step: id names no env (None steps every env)")
         a = _to_numpy(action)
         if a.ndim != 1 or len(a) != len(ids):
             raise ValueError(f"step: expected {len(ids)} actions (one per env id), got shape {a.shape}")
