@@ -54,6 +54,7 @@ EXTRA_MODULES = {
     "az": "torch",
     "openspiel": "pyspiel",
     "parquet": "datasets",
+    "tianshou": "tianshou",
 }
 
 
@@ -159,6 +160,11 @@ SHRINK = [
     (r"(--minutes[ =])(\d+(?:\.\d+)?)", lambda m: m.group(1) + "0.05"),
     (r"(--rate-games[ =]|\brate_games=)(\d+)", _cap(4)),
     (r"(\bsnapshot_every=)(\d[\d_]*)", _cap(128)),
+    # Tianshou: one short epoch on a few envs.
+    (r"(\bYutTianshouVectorEnv\()(\d+)", _cap(4)),
+    (r"(\bmax_epochs=)(\d+)", _cap(1)),
+    (r"(\bepoch_num_steps=)(\d[\d_]*)", _cap(160)),
+    (r"(\btest_step_num_episodes=)(\d+)", _cap(4)),
     # RLlib: one small iteration (what python/tests/test_rllib.py trains with).
     (
         r"\.build_algo\(\)",
