@@ -243,6 +243,18 @@ def test_bad_input_is_refused_and_the_env_goes_on(server: yutenv.Server) -> None
     env.close()  # closing twice is fine
 
 
+def test_illegal_penalty_sends_illegal_actions_to_the_server(server: yutenv.Server) -> None:
+    env = YutTianshouVectorEnv(2, server=server, illegal="penalty")
+    try:
+        obs, _ = env.reset(seed=5)
+        a = first_legal(obs.mask)
+        a[1] = np.argmin(obs.mask[1])  # illegal for env 1
+        obs, rew, term, trunc, _ = env.step(a)
+        assert term.tolist() == [False, True] and rew[1] == -1.0 and not obs.mask[1].any()
+    finally:
+        env.close()
+
+
 def test_a_server_that_died_is_a_clear_error() -> None:
     s = yutenv.Server()
     env = YutTianshouVectorEnv(2, server=s)

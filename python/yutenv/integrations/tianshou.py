@@ -57,7 +57,8 @@ episode. So:
   bootstrap's maximum meaningless); a ``terminated`` one's mask is all False.
 
 Bad input raises before anything is sent, and the env stays usable: an action outside the mask
-or 0..179 is :class:`~yutenv.IllegalActionError` (a ``ValueError``), actions of the wrong number
+(unless ``illegal="penalty"``, where the server ends the episode with -1) or 0..179 is
+:class:`~yutenv.IllegalActionError` (a ``ValueError``), actions of the wrong number
 or env ids that are not 0..N-1 once each a ``ValueError``, actions of a non-integer dtype a
 ``TypeError``. A closed env raises :class:`YutClosedError` (a :class:`~yutenv.ClosedError` and
 the ``AssertionError`` Tianshou's own vector envs raise after ``close()``); a server that died,
@@ -277,7 +278,7 @@ class YutTianshouVectorEnv(BaseVectorEnv):  # type: ignore[misc]
                 f"env {int(ids[k])}: action {int(a[k])} is out of range 0..{self.num_actions - 1}", method="step"
             )
         legal = self._mask[ids, a]
-        if not legal.all():
+        if self.venv.illegal != "penalty" and not legal.all():  # penalty: the server ends the episode
             k = int(np.flatnonzero(~legal)[0])
             raise IllegalActionError(f"env {int(ids[k])}: action {int(a[k])} is not legal (its mask forbids it)", method="step")
         partial = len(ids) != self.env_num or not np.array_equal(ids, self._all)
