@@ -64,6 +64,7 @@ EXTRA_MODULES = {
     "openspiel": "pyspiel",
     "parquet": "datasets",
     "offline": "d3rlpy",
+    "tianshou": "tianshou",
 }
 #: Extras whose blocks must run here: a missing one fails instead of skipping (the offline
 #: extra's lane sets YUTENV_REQUIRE_EXTRAS=offline).
@@ -175,6 +176,11 @@ SHRINK = [
     (r"(--minutes[ =])(\d+(?:\.\d+)?)", lambda m: m.group(1) + "0.05"),
     (r"(--rate-games[ =]|\brate_games=)(\d+)", _cap(4)),
     (r"(\bsnapshot_every=)(\d[\d_]*)", _cap(128)),
+    # Tianshou: one short epoch on a few envs.
+    (r"(\bYutTianshouVectorEnv\()(\d+)", _cap(4)),
+    (r"(\bmax_epochs=)(\d+)", _cap(1)),
+    (r"(\bepoch_num_steps=)(\d[\d_]*)", _cap(160)),
+    (r"(\btest_step_num_episodes=)(\d+)", _cap(4)),
     # RLlib: one small iteration (what python/tests/test_rllib.py trains with).
     (
         r"\.build_algo\(\)",

@@ -50,6 +50,8 @@ CASES = [
     ("yutenv.sb3", ("stable_baselines3", "sb3_contrib"), "sb3"),
     ("yutenv.bench_sb3", ("stable_baselines3", "sb3_contrib"), "sb3"),
     ("yutenv.rllib", ("ray",), "rllib"),
+    ("yutenv.tianshou", ("tianshou",), "tianshou"),
+    ("yutenv.tools.bench_tianshou", ("tianshou",), "tianshou"),
     ("yutenv.openspiel", ("pyspiel", "open_spiel"), "openspiel"),
     ("yutenv.az.train", ("torch",), "az"),
     ("yutenv.az.bench_net", ("torch",), "az"),

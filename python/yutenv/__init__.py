@@ -37,8 +37,8 @@ Where things live (the package's subpackages, lowest layer first; docs/DEVELOPIN
                      rate), the published scale (scale), the statistics of match results (stats)
     az/              AlphaZero-style training: net, self-play, config, train, checkpoints,
                      judge (a run's ladder), report, bench_net, distributed (Ray)
-    integrations/    other libraries: sb3, rllib, openspiel
-    tools/           programs: bench_envs, bench_sb3, demo, cli (the `yutenv` console script)
+    integrations/    other libraries: sb3, rllib, tianshou, openspiel
+    tools/           programs: bench_envs, bench_sb3, bench_tianshou, demo, cli (the `yutenv` console script)
     nets.py          network files from Stable-Baselines3 and torch policies (export, load)
     _layout.py, _files.py, _extras.py, _progress.py   private helpers
 

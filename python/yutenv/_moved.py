@@ -37,7 +37,9 @@ MOVED: dict[str, str] = {
     "yutenv.sb3": "yutenv.integrations.sb3",
     "yutenv.rllib": "yutenv.integrations.rllib",
     "yutenv.openspiel": "yutenv.integrations.openspiel",
+    # Short names of integrations added since, beside their kin above.
     "yutenv.torchrl": "yutenv.integrations.torchrl",
+    "yutenv.tianshou": "yutenv.integrations.tianshou",
     "yutenv.distributed": "yutenv.az.distributed",
     "yutenv.bench": "yutenv.tools.bench_envs",
     "yutenv.bench_sb3": "yutenv.tools.bench_sb3",
