@@ -39,11 +39,16 @@ from tianshou.env import BaseVectorEnv, DummyVectorEnv, SubprocVectorEnv  # noqa
 
 from ..integrations.tianshou import YutTianshouVectorEnv, gym_env
 
+__all__ = ["main"]
+
+#: The vector envs measured, in the order of the table.
 SETUPS = ("dummy", "subproc", "yutenv")
+#: Each setup's name in the table.
 NAMES = {"dummy": "DummyVectorEnv of gym_env", "subproc": "SubprocVectorEnv of gym_env", "yutenv": "YutTianshouVectorEnv"}
 
 
 def build(setup: str, num_envs: int, server: Server) -> BaseVectorEnv:
+    """The vector env of ``setup`` with ``num_envs`` envs, playing on ``server``."""
     if setup == "yutenv":
         return YutTianshouVectorEnv(num_envs, server=server, opponent="random", seat="random")
     # The workers of SubprocVectorEnv connect to this process's server by its address.
@@ -88,6 +93,7 @@ def collect_rate(venv: BaseVectorEnv, steps: int, seed: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Measure and print the table; ``argv`` as on the command line."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.tools.bench_tianshou", description=__doc__.split("\n\n")[0])
     ap.add_argument("--num-envs", default="8,64", help="numbers of envs stepped together, comma-separated (default 8,64)")
     ap.add_argument("--repeats", type=int, default=3, help="interleaved runs of each setup; the median is reported (default 3)")

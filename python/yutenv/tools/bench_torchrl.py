@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="1,64", help="env counts (default 1,64)")
     ap.add_argument("--steps", type=int, default=300, help="rollout steps per round (default 300)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the median is reported (default 3)")
-    ap.add_argument("--opponent", default="random")
+    ap.add_argument("--opponent", default="random", help="the server-side opponent (default random)")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
     args = ap.parse_args(argv)
     torch.manual_seed(0)
