@@ -30,6 +30,7 @@ import numpy as np
 from tabulate import tabulate
 
 from .._extras import import_extra
+from .._protocol import NUM_ACTIONS
 from ..connection.server import Server
 
 import_extra("tianshou", "tianshou", "yutenv.tools.bench_tianshou")
@@ -82,7 +83,7 @@ def _first_legal(obs: Any) -> Any:
 def collect_rate(venv: BaseVectorEnv, steps: int, seed: int) -> float:
     """Env steps per second through Tianshou's Collector with its masked random policy."""
     n = len(venv)
-    policy = MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=gymnasium.spaces.Discrete(180))
+    policy = MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=gymnasium.spaces.Discrete(NUM_ACTIONS))
     collector = Collector[CollectStats](policy, venv, VectorReplayBuffer(steps * n + n, n))
     venv.seed(seed)
     collector.reset()
