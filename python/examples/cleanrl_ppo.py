@@ -26,9 +26,9 @@ import argparse
 import time
 
 import numpy as np
-from gymnasium.vector import AutoresetMode
 
 import yutenv
+from yutenv import AutoresetMode
 
 try:
     import torch

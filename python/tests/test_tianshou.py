@@ -17,7 +17,6 @@ from yutenv.errors import ClosedError, IllegalActionError, ResetNeeded, ServerDi
 pytest.importorskip("tianshou", reason="the tianshou extra is not installed")
 torch = pytest.importorskip("torch", reason="the tianshou extra is not installed")
 
-from gymnasium.vector import AutoresetMode  # noqa: E402
 from tianshou.algorithm import DQN, MARLRandomDiscreteMaskedOffPolicyAlgorithm, MultiAgentOffPolicyAlgorithm  # noqa: E402
 from tianshou.algorithm.modelfree.dqn import DiscreteQLearningPolicy  # noqa: E402
 from tianshou.algorithm.optim import AdamOptimizerFactory  # noqa: E402
@@ -26,6 +25,8 @@ from tianshou.env import BaseVectorEnv, DummyVectorEnv  # noqa: E402
 from tianshou.trainer import OffPolicyTrainerParams  # noqa: E402
 from tianshou.utils.net.common import Net  # noqa: E402
 from yutenv.tianshou import YutClosedError, YutTianshouVectorEnv, gym_env, pettingzoo_env, policy_fn  # noqa: E402
+
+from yutenv import AutoresetMode  # noqa: E402
 
 # One torch thread: the server needs the other core.
 torch.set_num_threads(1)

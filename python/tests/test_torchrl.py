@@ -18,12 +18,12 @@ from conftest import wait_dead
 torch = pytest.importorskip("torch")
 pytest.importorskip("torchrl")
 
-from gymnasium.vector import AutoresetMode  # noqa: E402
 from torchrl.collectors import Collector  # noqa: E402
 from torchrl.envs import ActionMask, ParallelEnv, SerialEnv, TransformedEnv  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 import yutenv  # noqa: E402
+from yutenv import AutoresetMode  # noqa: E402
 from yutenv._protocol import NUM_ACTIONS, TIER_SIZES  # noqa: E402
 from yutenv.integrations.torchrl import YutClosedError, YutTorchRLEnv, masked_random_policy  # noqa: E402
 

@@ -6,9 +6,9 @@ import gymnasium
 import numpy as np
 import pytest
 from conftest import assert_readonly_view, pick, pick_batch
-from gymnasium.vector import AutoresetMode
 
 import yutenv
+from yutenv import AutoresetMode
 
 
 def test_spaces_metadata_and_masks(srv: yutenv.Server) -> None:
@@ -340,3 +340,23 @@ def test_num_envs_is_checked_by_its_name(srv: yutenv.Server, bad: object) -> Non
         yutenv.make(num_envs=bad, server=srv)  # type: ignore[call-overload]
     with pytest.raises(ValueError, match=r"^num_envs must be an integer >= 1, got "):
         yutenv.YutVectorEnv(bad, server=srv)  # type: ignore[arg-type]
+
+
+def test_autoreset_mode_is_gymnasiums_where_it_has_one() -> None:
+    """``yutenv.AutoresetMode`` is Gymnasium's enum (1.1 on); on Gymnasium 1.0, which has none, a
+    stand-in with the same members and values, so code that names a mode runs on both."""
+    import gymnasium.vector
+
+    theirs = getattr(gymnasium.vector, "AutoresetMode", None)
+    if theirs is not None:
+        assert yutenv.AutoresetMode is theirs
+    assert [(m.name, m.value) for m in yutenv.AutoresetMode] == [
+        ("NEXT_STEP", "NextStep"),
+        ("SAME_STEP", "SameStep"),
+        ("DISABLED", "Disabled"),
+    ]
+    v = yutenv.YutVectorEnv(2, autoreset_mode=yutenv.AutoresetMode.SAME_STEP)
+    try:
+        assert v.metadata["autoreset_mode"] is yutenv.AutoresetMode.SAME_STEP
+    finally:
+        v.close()

@@ -60,6 +60,7 @@ from .connection.server import Server, binary_path
 from .connection.session import DEFAULT_TIMEOUT, Session
 from .data import datasets
 from .envs import pettingzoo
+from .envs._gym import AutoresetMode
 from .envs.batch import Batch
 from .envs.config import EnvConfig
 from .envs.gym_env import YutEnv
@@ -95,6 +96,7 @@ from .evaluation.ladder import LadderResult, ladder
 from .positions.state import Analysis, Game, State
 
 __all__ = [
+    "AutoresetMode",
     "DEFAULT_TIMEOUT",
     "ENV_ID",
     "Analysis",

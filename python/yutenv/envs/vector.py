@@ -8,10 +8,10 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from ..errors import ClosedError, IllegalActionError, OpponentError, ResetNeeded
+from ._gym import AutoresetMode
 from .batch import ResetResult, StepResult, check_seed, open_batch
 from .config import RENDER_MODES, EnvConfig
 from .frontend import NotCopyable, fit_info, mask_box, obs_box, obs_part, render_frame

@@ -50,7 +50,6 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from .._extras import import_extra
@@ -59,6 +58,7 @@ import_extra("ray.rllib", "rllib", "yutenv.rllib")
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 
 from .._protocol import NUM_ACTIONS
+from ..envs._gym import AutoresetMode
 from ..envs.gym_env import YutEnv
 from ..envs.pettingzoo import YutAECEnv
 from ..envs.vector import YutVectorEnv

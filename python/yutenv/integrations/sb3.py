@@ -40,7 +40,6 @@ from typing import Any, Iterable, Sequence
 import gymnasium
 import numpy as np
 import numpy.typing as npt
-from gymnasium.vector import AutoresetMode
 
 from .._extras import import_extra
 
@@ -48,6 +47,7 @@ import_extra("stable_baselines3", "sb3", "yutenv.sb3")
 from stable_baselines3.common.callbacks import BaseCallback  # noqa: E402
 from stable_baselines3.common.vec_env import VecEnv  # noqa: E402
 
+from ..envs._gym import AutoresetMode
 from ..envs.vector import YutVectorEnv
 from ..league import League
 

@@ -81,7 +81,6 @@ import gymnasium
 import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
-from gymnasium.vector import AutoresetMode
 
 from .._extras import import_extra
 
@@ -90,6 +89,7 @@ from tianshou.data import Batch  # noqa: E402
 from tianshou.env import BaseVectorEnv, PettingZooEnv  # noqa: E402
 
 from ..envs import pettingzoo as _pettingzoo
+from ..envs._gym import AutoresetMode
 from ..envs.config import EnvConfig
 from ..envs.gym_env import YutEnv
 from ..envs.vector import YutVectorEnv

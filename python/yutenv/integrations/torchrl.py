@@ -44,7 +44,6 @@ from typing import Any
 import gymnasium
 import numpy as np
 import numpy.typing as npt
-from gymnasium.vector import AutoresetMode
 
 from .._extras import import_extra
 
@@ -55,6 +54,7 @@ from torchrl.data import Bounded, Categorical, Composite, Unbounded  # noqa: E40
 from torchrl.envs import EnvBase  # noqa: E402
 
 from .._protocol import NUM_ACTIONS
+from ..envs._gym import AutoresetMode
 from ..envs.vector import YutVectorEnv
 from ..errors import ClosedError
 
