@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--frames", type=int, default=2_000_000, help="environment steps in all")
     p.add_argument("--steps", type=int, default=64, help="steps of every env per iteration")
-    p.add_argument("--opponent", default="random")
+    p.add_argument("--opponent", default="random", help="an agent spec, or several separated by ';': a mixture drawn per game")
     p.add_argument("--tier", default="compact")
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--lr", type=float, default=3e-4)
@@ -54,7 +54,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     args = p.parse_args(argv)
 
     torch.manual_seed(args.seed)
-    env = YutTorchRLEnv(args.num_envs, opponent=args.opponent, seat="random", tier=args.tier)
+    opponent = args.opponent.split(";") if ";" in args.opponent else args.opponent
+    env = YutTorchRLEnv(args.num_envs, opponent=opponent, seat="random", tier=args.tier)
     env.set_seed(args.seed)
     n_obs, n_act = env.observation_spec["observation"].shape[-1], env.action_spec.space.n
     logits_net = mlp(n_obs, n_act, args.hidden)
