@@ -144,6 +144,12 @@ def run_main(module: str | Path, *args: str) -> subprocess.CompletedProcess[str]
     return subprocess.CompletedProcess(cmd, code, out.getvalue(), err.getvalue())
 
 
+def selfplay(out: Path, *args: str) -> None:
+    """``yutenv selfplay --quiet --out OUT ARGS...``: a dataset written by the bundled binary."""
+    cmd = [str(yutenv.binary_path()), "selfplay", "--quiet", "--out", str(out), *args]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+
+
 def first_legal(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 

@@ -6,22 +6,17 @@ import hashlib
 import json
 import shutil
 import struct
-import subprocess
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from conftest import selfplay
 from yutenv.datasets import DatasetError
 
 import yutenv
 from yutenv import datasets
-
-
-def selfplay(out: Path, *args: str) -> None:
-    cmd = [str(yutenv.binary_path()), "selfplay", "--quiet", "--out", str(out), *args]
-    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -11,12 +11,12 @@ import os
 import shutil
 import socket
 import stat
-import subprocess
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
+from conftest import selfplay
 from yutenv.datasets import DatasetError
 
 import yutenv
@@ -141,10 +141,7 @@ def test_nets_export_refuses_a_device_node(nodes: dict[str, Path]) -> None:
 @pytest.fixture(scope="module")
 def made(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("uf") / "data"
-    cmd = [str(yutenv.binary_path()), "selfplay", "--quiet", "--out", str(d), "--tier", "compact", "--games", "3"]
-    subprocess.run(
-        [*cmd, "--shard-games", "2", "--agents", "greedy;random", "--seed", "2"], check=True, capture_output=True, timeout=300
-    )
+    selfplay(d, "--tier", "compact", "--games", "3", "--shard-games", "2", "--agents", "greedy;random", "--seed", "2")
     return d
 
 

@@ -29,6 +29,7 @@ from tabulate import tabulate
 from .._extras import import_extra
 from ..connection.server import Server
 from ..envs.gym_env import YutEnv
+from . import _args
 
 for _module in ("torch", "sb3_contrib", "stable_baselines3"):
     import_extra(_module, "sb3", "yutenv.bench_sb3")
@@ -117,10 +118,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the envs and the model (default 0)")
     ap.add_argument("--setups", default=",".join(SETUPS), help="which setups to run (dummy,yutenv,yutenv-socket)")
     args = ap.parse_args(argv)
-    setups = [s for s in args.setups.split(",") if s]
-    for s in setups:
-        if s not in SETUPS:
-            ap.error(f"unknown setup {s!r}; known: {', '.join(SETUPS)}")
+    setups = _args.setups(ap, args.setups, SETUPS)
     torch.set_num_threads(args.threads)
     results: dict[str, dict[str, list[float]]] = {s: {"train": [], "rollout": [], "env": []} for s in setups}
     with Server() as server:

@@ -32,6 +32,7 @@ from tabulate import tabulate
 from .._extras import import_extra
 from .._protocol import NUM_ACTIONS
 from ..connection.server import Server
+from . import _args
 
 import_extra("tianshou", "tianshou", "yutenv.tools.bench_tianshou")
 from tianshou.algorithm import MARLRandomDiscreteMaskedOffPolicyAlgorithm  # noqa: E402
@@ -102,10 +103,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0, help="seed of the envs (default 0)")
     ap.add_argument("--setups", default=",".join(SETUPS), help="which setups to run (dummy,subproc,yutenv)")
     args = ap.parse_args(argv)
-    setups = [s for s in args.setups.split(",") if s]
-    for s in setups:
-        if s not in SETUPS:
-            ap.error(f"unknown setup {s!r}; known: {', '.join(SETUPS)}")
+    setups = _args.setups(ap, args.setups, SETUPS)
     sizes = [int(x) for x in args.num_envs.split(",") if x]
     results: dict[tuple[str, int], dict[str, list[float]]] = {(s, n): {"env": [], "collect": []} for s in setups for n in sizes}
     with Server() as server:
