@@ -75,13 +75,18 @@ FORK = textwrap.dedent(
     import os, sys, time
     from yutenv.league import League
     league = League(sys.argv[1], fixed=("greedy",), rate_games=0)
+    ready_r, ready_w = os.pipe()
     child = os.fork()
     if child == 0:  # a worker forked by the trainer, that outlives it (off the test's pipes)
         null = os.open(os.devnull, os.O_RDWR)
         os.dup2(null, 1)
         os.dup2(null, 2)
+        os.write(ready_w, b"up")  # past os.fork: its hook has closed the lock's descriptor
         time.sleep(600)
         os._exit(0)
+    # Until the worker has run at all, it holds a copy of the lock; a trainer killed in that
+    # moment would leave the lock to the worker until its fork hook runs.
+    os.read(ready_r, 2)
     print(child, flush=True)
     time.sleep(600)
     """
