@@ -15,7 +15,13 @@ prints its rating on the published scale (``--rating-games`` games a seat and an
 from __future__ import annotations
 
 import argparse
+import copy
+import json
 import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 import yutenv
 
@@ -38,27 +44,86 @@ def mlp(n_in: int, n_out: int, hidden: int) -> nn.Module:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, n_out))
 
 
-def main(argv: list[str] | None = None) -> dict[str, float]:
+class ActionScorer(nn.Module):
+    """Logits of the tactical tier's 180 actions, each scored from its own ten features.
+
+    A trunk reads the state part (everything before ``actions``) and proposes a context; every
+    action's score is a small MLP of that context, the action's features and a learned
+    embedding of its id (throw and source), the same weights for every action. An action is
+    judged by what it does (captures, joins, finishes, lands exposed), so what is learned of one
+    move holds for every move alike.
+    """
+
+    def __init__(self, n_state: int, n_features: int, hidden: int, width: int) -> None:
+        super().__init__()
+        self.n_state, self.n_features = n_state, n_features
+        self.obs_size = n_state + yutenv.NUM_ACTIONS * n_features  # what yutenv.evaluate checks
+        self.trunk = nn.Sequential(nn.Linear(n_state, hidden), nn.Tanh(), nn.Linear(hidden, width))
+        self.features = nn.Linear(n_features, width, bias=False)
+        self.ids = nn.Parameter(torch.zeros(yutenv.NUM_ACTIONS, width))
+        self.score = nn.Linear(width, 1)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        state = obs[..., : self.n_state]
+        feats = obs[..., self.n_state :].unflatten(-1, (yutenv.NUM_ACTIONS, self.n_features))
+        context = self.trunk(state)
+        legal = feats[..., 0] > 0  # feature 0 is `legal`: score only the few legal actions
+        where = legal.nonzero(as_tuple=True)
+        h = torch.tanh(context[where[:-1]] + self.features(feats[where]) + self.ids[where[-1]])
+        logits = torch.zeros(legal.shape, dtype=obs.dtype, device=obs.device)
+        return logits.index_put(where, self.score(h).squeeze(-1))  # illegal ones: masked away
+
+
+class StateValue(nn.Module):
+    """The critic of :class:`ActionScorer`: an MLP of the state part alone."""
+
+    def __init__(self, n_state: int, hidden: int) -> None:
+        super().__init__()
+        self.n_state = n_state
+        self.net = mlp(n_state, 1, hidden)
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.net(obs[..., : self.n_state])
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--frames", type=int, default=2_000_000, help="environment steps in all")
+    p.add_argument("--minutes", type=float, default=0, help="a wall-time budget of training instead of --frames (the rating comes after it)")
     p.add_argument("--steps", type=int, default=64, help="steps of every env per iteration")
     p.add_argument("--opponent", default="random", help="an agent spec, or several separated by ';': a mixture drawn per game")
+    p.add_argument("--selfplay", type=int, default=0, help="every N iterations a frozen copy of the policy (its most likely action) joins the opponents; 0: never")
+    p.add_argument("--pool", type=int, default=3, help="the copies kept among the opponents with --selfplay")
     p.add_argument("--tier", default="compact")
+    p.add_argument("--net", choices=("mlp", "actions"), default="mlp", help="mlp: two MLPs of the whole observation; actions: ActionScorer (tier tactical)")
     p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--width", type=int, default=32, help="the per-action width of --net actions")
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--minibatch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=0, help="torch threads; 0: torch's default")
+    p.add_argument("--out", default="", help="a folder for policy.pt (the logits network's weights and these arguments) and result.json")
     p.add_argument("--rating-games", type=int, default=200, help="games a seat per anchor for the rating; 0: no rating")
     args = p.parse_args(argv)
 
     torch.manual_seed(args.seed)
-    opponent = args.opponent.split(";") if ";" in args.opponent else args.opponent
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    opponent = args.opponent.split(";") if ";" in args.opponent or args.selfplay else args.opponent
     env = YutTorchRLEnv(args.num_envs, opponent=opponent, seat="random", tier=args.tier)
     env.set_seed(args.seed)
     n_obs, n_act = env.observation_spec["observation"].shape[-1], env.action_spec.space.n
-    logits_net = mlp(n_obs, n_act, args.hidden)
+    if args.net == "actions":
+        if args.tier != "tactical":
+            p.error("--net actions reads the per-action features of --tier tactical")
+        where = env.venv.obs_part(np.arange(n_obs, dtype=np.float32), "actions")  # [180, F] of offsets
+        n_state, n_features = int(where[0, 0]), int(where.shape[-1])
+        logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width)
+        value_net: nn.Module = StateValue(n_state, args.hidden)
+    else:
+        logits_net, value_net = mlp(n_obs, n_act, args.hidden), mlp(n_obs, 1, args.hidden)
     actor = ProbabilisticActor(
         TensorDictModule(logits_net, in_keys=["observation"], out_keys=["logits"]),
         in_keys={"logits": "logits", "mask": "action_mask"},
@@ -66,9 +131,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         distribution_class=MaskedCategorical,
         return_log_prob=True,
     )
-    critic = ValueOperator(mlp(n_obs, 1, args.hidden), in_keys=["observation"])
+    critic = ValueOperator(value_net, in_keys=["observation"])
     frames_per_batch = args.num_envs * args.steps
-    collector = Collector(env, actor, frames_per_batch=frames_per_batch, total_frames=args.frames)
+    collector = Collector(env, actor, frames_per_batch=frames_per_batch, total_frames=-1 if args.minutes else args.frames)
     gae = GAE(gamma=0.99, lmbda=0.95, value_network=critic, average_gae=True)
     loss = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=0.01, critic_coeff=0.5)
     optim = torch.optim.Adam(loss.parameters(), lr=args.lr)
@@ -76,6 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         storage=LazyTensorStorage(frames_per_batch), sampler=SamplerWithoutReplacement(), batch_size=args.minibatch
     )
 
+    snapshots: list[nn.Module] = []
     frames, start = 0, time.perf_counter()
     for i, batch in enumerate(collector):
         frames += batch.numel()
@@ -93,21 +159,36 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
                 nn.utils.clip_grad_norm_(loss.parameters(), 0.5)
                 optim.step()
         collector.update_policy_weights_()
+        if args.selfplay and i % args.selfplay == args.selfplay - 1:  # from each env's next game on
+            snapshots = [*snapshots, copy.deepcopy(logits_net).requires_grad_(False).eval()][-args.pool :]
+            env.venv.set_opponents([*opponent, *snapshots])
+        if args.minutes:  # the learning rate falls linearly to 0 over the budget
+            left = max(0.0, 1 - (time.perf_counter() - start) / (60 * args.minutes))
+            for group in optim.param_groups:
+                group["lr"] = args.lr * left
         mean = f"{ended.mean().item():+.3f}" if ended.numel() else "   n/a"
         print(
             f"iter {i:4d}  frames {frames:>9,}  {frames / (time.perf_counter() - start):>8,.0f} frames/s  return {mean}",
             flush=True,
         )
+        if args.minutes and time.perf_counter() - start >= 60 * args.minutes:
+            break
     collector.shutdown()
     env.close()
 
-    out = {"frames": float(frames), "seconds": time.perf_counter() - start}
+    seconds = time.perf_counter() - start
+    out: dict[str, Any] = {"args": vars(args), "frames": frames, "seconds": round(seconds, 1), "frames_per_second": round(frames / seconds)}
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        torch.save({"args": vars(args), "logits_net": logits_net.state_dict()}, Path(args.out) / "policy.pt")
     if args.rating_games:
         logits_net.eval()
         result = yutenv.evaluate(logits_net, opponent="random", games=args.rating_games, tier=args.tier, rating=True)
         print(result)
         if result.rating is not None:
-            out["rating"] = float(result.rating)
+            out["rating"] = {"elo": result.rating, "low": result.rating_low, "high": result.rating_high, "games": result.rating_games}
+    if args.out:
+        (Path(args.out) / "result.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
 
 

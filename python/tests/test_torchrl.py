@@ -5,6 +5,7 @@ and what bad input gets. Real TorchRL, real servers."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -181,19 +182,61 @@ def test_a_dead_server_is_a_clear_error() -> None:
         srv.close()
 
 
-def test_the_ppo_example_trains_and_rates_its_policy() -> None:
-    """python/examples/torchrl_ppo.py, small: TorchRL's collector, MaskedCategorical actor, GAE and
-    ClipPPOLoss train for two iterations, then the policy is rated on the published scale."""
+def _ppo_example() -> Any:
     sys.path.insert(0, str(REPO / "python" / "examples"))
     try:
         import torchrl_ppo
     finally:
         sys.path.pop(0)
-    out = torchrl_ppo.main(
+    return torchrl_ppo
+
+
+def test_the_ppo_example_trains_and_rates_its_policy() -> None:
+    """python/examples/torchrl_ppo.py, small: TorchRL's collector, MaskedCategorical actor, GAE and
+    ClipPPOLoss train for two iterations, then the policy is rated on the published scale."""
+    out = _ppo_example().main(
         ["--num-envs", "16", "--steps", "16", "--frames", "512", "--epochs", "1", "--minibatch", "128", "--rating-games", "8"]
     )
     assert out["frames"] == 512
-    assert np.isfinite(out["rating"])
+    assert np.isfinite(out["rating"]["elo"])
+    assert sum(g for g, _ in out["rating"]["games"].values()) == 4 * 8
+
+
+def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path) -> None:
+    """``--net actions``: the per-action scorer of the tactical tier trains for ``--minutes`` (one
+    iteration at least, the learning rate falling over the budget), is rated although it slices
+    its input (its ``obs_size``), and its weights saved in ``--out`` play the same actions."""
+    ppo = _ppo_example()
+    argv = ["--net", "actions", "--tier", "tactical", "--num-envs", "8", "--steps", "8", "--minutes", "0.0001"]
+    out = ppo.main([*argv, "--epochs", "1", "--minibatch", "64", "--rating-games", "4", "--out", str(tmp_path)])
+    assert out["frames"] == 64  # the budget was spent in the first iteration
+    saved = json.loads((tmp_path / "result.json").read_text())
+    assert saved["frames"] == 64 and saved["args"]["net"] == "actions"
+    assert np.isfinite(saved["rating"]["elo"])
+    with pytest.raises(SystemExit):
+        ppo.main(["--net", "actions", "--tier", "compact"])  # the scorer reads the tactical tier's features
+    state = torch.load(tmp_path / "policy.pt")["logits_net"]
+    env = yutenv.make(4, tier="tactical", opponent="greedy")
+    try:
+        obs, _ = env.reset(seed=3)
+        where = env.obs_part(np.arange(obs.shape[1], dtype=np.float32), "actions")
+        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 256, 32)
+        net.load_state_dict(state)
+        assert net.obs_size == obs.shape[1]
+        logits = net(torch.as_tensor(obs)).detach().numpy()
+        legal = env.obs_part(obs, "actions")[..., 0] > 0
+        assert legal.any(axis=1).all()
+        assert (logits[~legal] == 0).all()  # only legal actions are scored
+        full = np.zeros_like(logits)
+        for i in range(len(obs)):  # the same scores as scoring every legal action alone
+            for a in np.flatnonzero(legal[i]):
+                one = obs[i : i + 1].copy()
+                feats = env.obs_part(one, "actions")
+                feats[0, [b for b in range(feats.shape[1]) if b != a], :] = 0
+                full[i, a] = net(torch.as_tensor(one)).detach().numpy()[0, a]
+        np.testing.assert_allclose(logits[legal], full[legal], rtol=1e-5, atol=1e-6)
+    finally:
+        env.close()
 
 
 def test_the_benchmark_runs_both_sides(capsys: pytest.CaptureFixture[str]) -> None:

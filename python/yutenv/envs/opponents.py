@@ -94,12 +94,16 @@ def torch_actions(module: Any, obs: npt.NDArray[np.float32], mask: npt.NDArray[n
 
 def policy_obs_size(policy: object) -> int | None:
     """The observation length a policy was built for, when it says: an SB3 model's flat
-    ``observation_space``, a torch module's first ``in_features`` (nn.Linear); None for a plain
-    callable."""
+    ``observation_space``, a torch module's ``obs_size`` attribute (for a module that does not
+    read its input with a first nn.Linear, such as one that slices it) or else its first
+    ``in_features`` (nn.Linear); None for a plain callable."""
     if _is_sb3_model(policy):
         shape = getattr(getattr(policy, "observation_space", None), "shape", None)
         return int(np.prod(shape)) if shape else None
     if is_torch_module(policy):
+        declared = getattr(policy, "obs_size", None)
+        if isinstance(declared, int) and not isinstance(declared, bool):
+            return declared
         for m in policy.modules():  # type: ignore[attr-defined]
             n = getattr(m, "in_features", None)
             if isinstance(n, int):
