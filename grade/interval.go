@@ -93,7 +93,8 @@ type Separation struct {
 	Separated bool `json:"separated"`
 	// GamesToSeparate is roughly how many games each would need for a
 	// difference of this size to be separated (the package doc gives the
-	// formula); nil when the difference is 0.
+	// formula); nil when the difference is 0, or the games would pass
+	// math.MaxInt32.
 	GamesToSeparate *int `json:"games_to_separate"`
 }
 

@@ -146,6 +146,7 @@ func TestSeparate(t *testing.T) {
 		// 0.0147 and 0.0210, se 0.001 each: 0.0063 > 1.96·0.001414.
 		{"separated", report(0.0147, 0.001, 200), report(0.0210, 0.001, 200), true, 39},
 		{"tie", report(0.02, 0.001, 200), report(0.02, 0.002, 200), false, 0},
+		{"past MaxInt32 games", report(0.02, 0.001, 200), report(0.02+1e-9, 0.001, 200), false, 0},
 		{"no spread", report(0.01, 0, 10), report(0.02, 0, 10), true, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
