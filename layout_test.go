@@ -63,7 +63,7 @@ var layers = []struct {
 	{"dataset", []string{"vecenv", "env", "env/agent", "obs", "internal/userfile"}},
 	// Decisions graded against a reference search, in games played by the
 	// game runner of vecenv or read from records.
-	{"grade", []string{"vecenv", "env", "env/agent"}},
+	{"grade", []string{"stats", "vecenv", "env", "env/agent"}},
 	// az reads its own params off the wire (Config.SetParam: wire.Rules).
 	{"az", []string{"dataset", "vecenv", "vecenv/wire", "env", "env/agent", "obs", "internal/msgp"}},
 

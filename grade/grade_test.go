@@ -297,9 +297,22 @@ func TestReportJSON(t *testing.T) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
 	for _, k := range []string{"reference", "games", "decisions", "forced", "mean_loss", "median_loss", "p90_loss", "max_loss",
+		"mean_loss_se", "mean_loss_low", "mean_loss_high",
 		"best", "best_rate", "error_loss", "blunder_loss", "errors", "blunders", "error_rate", "blunder_rate", "histogram", "worst"} {
 		assert.Contains(t, m, k)
 	}
+	require.NotNil(t, rep.MeanSE)
+	assert.LessOrEqual(t, *rep.MeanLow, rep.Mean)
+	assert.GreaterOrEqual(t, *rep.MeanHigh, rep.Mean)
+	assert.Equal(t, []any{*rep.MeanLow, *rep.MeanHigh}, []any{m["mean_loss_low"], m["mean_loss_high"]})
+
+	// One game says nothing of how games vary: no interval, null in JSON.
+	one := run(t, grade.Match{Rules: rules, Agent: "random", Opponent: "greedy", Games: 1, Seed: 1}, "mc:5", 1)
+	require.Positive(t, one.Decisions)
+	assert.Nil(t, one.MeanSE)
+	b, err = json.Marshal(one)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"mean_loss_se":null,"mean_loss_low":null,"mean_loss_high":null`)
 	assert.Equal(t, "mc:5", m["reference"])
 	assert.Len(t, m["histogram"], len(grade.BinEdges)+1)
 	worst := m["worst"].([]any)

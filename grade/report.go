@@ -61,6 +61,13 @@ type Report struct {
 	Median float64 `json:"median_loss"`
 	P90    float64 `json:"p90_loss"`
 	Max    float64 `json:"max_loss"`
+	// MeanSE is the standard error of Mean, clustered by game, and
+	// MeanLow and MeanHigh bound its 95% interval (the package doc gives
+	// the formula); all three are nil (null) without two games holding a
+	// graded decision each.
+	MeanSE   *float64 `json:"mean_loss_se"`
+	MeanLow  *float64 `json:"mean_loss_low"`
+	MeanHigh *float64 `json:"mean_loss_high"`
 	// QuantileError bounds the relative error of Median and P90: 0 when
 	// they are exact (at most MaxExactLosses decisions), QuantileAccuracy
 	// past that (the memory of a report is bounded).
@@ -86,7 +93,9 @@ type Report struct {
 
 // Summarize returns the report of graded decisions (in the order they
 // came: ties among the worst keep it) of games games graded by reference,
-// keeping the worst costliest ones.
+// keeping the worst costliest ones. A game's decisions are consecutive
+// ones of the same Graded.Game; games beyond those count as games without
+// a graded decision.
 func Summarize(gs []Graded, reference string, games, worst int) *Report {
 	s := newSummer(reference, worst)
 	s.add(gs)
@@ -201,21 +210,30 @@ type summer struct {
 	max      float64
 	bins     []int // the histogram of BinEdges
 	forced   int
-	top      []Graded // the worst so far, costliest first
+	games    int         // the games added
+	clusters clusterSums // their summed losses and decisions
+	top      []Graded    // the worst so far, costliest first
 }
 
 func newSummer(ref string, worst int) *summer {
 	return &summer{ref: ref, worst: max(worst, 0), maxExact: MaxExactLosses, bins: make([]int, len(BinEdges)+1)}
 }
 
-// add takes one game's graded decisions.
+// add takes graded decisions in game order: one game's, or several games'
+// (a game's decisions are consecutive ones of the same Graded.Game).
 func (s *summer) add(gs []Graded) {
-	for _, g := range gs {
+	var loss, decisions float64 // of the game being added
+	for i, g := range gs {
+		if i > 0 && g.Game != gs[i-1].Game {
+			s.endGame(loss, decisions)
+			loss, decisions = 0, 0
+		}
 		if g.Forced {
 			s.forced++
 			continue
 		}
 		s.count(g.Loss)
+		loss, decisions = loss+g.Loss, decisions+1
 		if s.worst == 0 || (len(s.top) == s.worst && g.Loss <= s.top[len(s.top)-1].Loss) {
 			continue
 		}
@@ -225,6 +243,14 @@ func (s *summer) add(gs []Graded) {
 			s.top = s.top[:s.worst]
 		}
 	}
+	s.endGame(loss, decisions)
+}
+
+// endGame takes a game's summed loss over its graded decisions into the
+// interval's sums.
+func (s *summer) endGame(loss, decisions float64) {
+	s.games++
+	s.clusters.add(loss, decisions)
 }
 
 // count takes one loss into the figures.
@@ -280,6 +306,7 @@ func (s *summer) report(games int) *Report {
 		}
 		r.Max = s.max
 		r.BestRate, r.ErrorRate, r.BlunderRate = float64(r.Best)/n, float64(r.Errors)/n, float64(r.Blunders)/n
+		s.clusters.setInterval(r, max(games, s.games))
 	}
 	for _, g := range s.top {
 		r.Worst = append(r.Worst, Worst{Graded: g, Move: g.Action.String(), MoveID: int(g.Action),

@@ -1,6 +1,8 @@
 package grade
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -50,7 +52,11 @@ func TestSummerBoundsItsMemory(t *testing.T) {
 		assert.InEpsilon(t, want.Median, got.Median, QuantileAccuracy)
 		assert.InEpsilon(t, want.P90, got.P90, QuantileAccuracy)
 		assert.InEpsilon(t, want.Mean, got.Mean, 1e-12)
+		require.NotNil(t, got.MeanLow)
+		assert.InEpsilon(t, *want.MeanLow, *got.MeanLow, 1e-12, "the interval around the mean")
+		assert.InEpsilon(t, *want.MeanHigh, *got.MeanHigh, 1e-12)
 		got.Median, got.P90, got.Mean, got.QuantileError = want.Median, want.P90, want.Mean, 0
+		got.MeanLow, got.MeanHigh = want.MeanLow, want.MeanHigh
 		assert.Equal(t, want, got, "every other figure exact")
 	}
 }
@@ -86,4 +92,55 @@ func TestSketchAccuracy(t *testing.T) {
 	}
 	assert.Equal(t, 0, sk.bin(1e-12), "below sketchMin: the first bin")
 	assert.Equal(t, sketchBins-1, sk.bin(100), "above the range: the last bin")
+}
+
+// The interval's streamed sums give the clustered standard error that the
+// games' (loss, decisions) pairs give in two passes, whether the games come
+// one at a time (as Run adds them), in chunks, or all at once.
+func TestIntervalStreamingIsBatch(t *testing.T) {
+	gs := someLosses(4000, 3) // 100 games of 40 decisions, some forced
+	// The batch formula: the mean first, then the residuals.
+	type game struct{ l, d float64 }
+	byGame := make([]game, 100)
+	for _, g := range gs {
+		if !g.Forced {
+			byGame[g.Game].l += g.Loss
+			byGame[g.Game].d++
+		}
+	}
+	var sl, sd float64
+	for _, g := range byGame {
+		sl, sd = sl+g.l, sd+g.d
+	}
+	m, resid := sl/sd, 0.0
+	for _, g := range byGame {
+		resid += (g.l - m*g.d) * (g.l - m*g.d)
+	}
+	want := math.Sqrt(100.0 / 99 * resid / (sd * sd))
+
+	for _, chunk := range []int{40, 120, 4000} {
+		t.Run(fmt.Sprintf("%d decisions at a time", chunk), func(t *testing.T) {
+			s := newSummer("x", 0)
+			for i := 0; i < len(gs); i += chunk {
+				s.add(gs[i:min(i+chunk, len(gs))])
+			}
+			assert.Equal(t, 100, s.games)
+			r := s.report(100)
+			require.NotNil(t, r.MeanSE)
+			assert.InEpsilon(t, want, *r.MeanSE, 1e-12)
+			assert.InEpsilon(t, m, r.Mean, 1e-12)
+		})
+	}
+	t.Run("past MaxExactLosses", func(t *testing.T) { // the sketch does not touch the interval
+		exact, bounded := newSummer("x", 0), newSummer("x", 0)
+		bounded.maxExact = 100
+		for i := 0; i < len(gs); i += 40 {
+			exact.add(gs[i : i+40])
+			bounded.add(gs[i : i+40])
+		}
+		e, b := exact.report(100), bounded.report(100)
+		require.Equal(t, QuantileAccuracy, b.QuantileError)
+		assert.InEpsilon(t, *e.MeanSE, *b.MeanSE, 1e-12)
+		assert.InEpsilon(t, *e.MeanHigh, *b.MeanHigh, 1e-12)
+	})
 }

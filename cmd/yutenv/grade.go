@@ -29,13 +29,15 @@ func init() {
 
 var gradeArgs = `--agent SPEC [--opponent SPEC] [flags]
        yutenv grade (--records FILE|DIR | --dataset DIR) [--seat S] [flags]
+       yutenv grade --compare FILE --compare FILE [...] [--json]
 
 Scores every decision of a policy against a reference search (--reference,
 default ` + grade.DefaultReference + `): at each decision the reference values every legal
 action (its estimate of the mover's outcome in [-1, 1] after it), and the
 decision loses the best action's value minus the chosen one's (0 when the
 choice is the reference's best). Forced decisions (one legal action) are
-counted apart and left out. It reports the mean loss, its median and 90th
+counted apart and left out. It reports the mean loss with its 95% interval
+(clustered by game: a game's decisions are not independent), its median and 90th
 percentile, the share of errors (a loss above ` + fmt.Sprint(grade.ErrorLoss) + `) and blunders (above
 ` + fmt.Sprint(grade.BlunderLoss) + `), a histogram of the losses and the --worst costliest decisions with
 their positions (save one to a file for yutenv analyse --position FILE).
@@ -44,7 +46,13 @@ The decisions come from --games games played now between --agent and
 --opponent on the seeds of yutenv eval (seats balanced; with --seat S, the agent
 in seat S only: the games of yutenv eval in which it has that seat), or from game
 records: --records (a file of records, or every *.jsonl file of a folder) or
---dataset (a self-play dataset's records), every seat's decisions or those of --seat.`
+--dataset (a self-play dataset's records), every seat's decisions or those of --seat.
+
+--compare ranks saved reports (yutenv grade --json, one reference and rules) by
+mean loss and says of each agent and the next whether their difference is
+separated (its 95% interval leaves out 0), and roughly how many games each would
+separate it: n = 1.96² (se_a² G_a + se_b² G_b) / d², for standard errors se over
+G games and a difference d.`
 
 // gradeResult is what "yutenv grade --json" prints: the grade.Report's
 // fields and what was graded.
@@ -76,6 +84,7 @@ func runGrade(args []string, stdout, stderr io.Writer) error {
 	worst := fs.Int("worst", 5, "how many of the costliest decisions to show")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of tables")
 	png := fs.String("png", "", "plot the histogram of the losses as a PNG to `FILE`")
+	compare := fs.StringArray("compare", nil, "compare saved reports of yutenv grade --json instead of grading: a `FILE` each (repeat the flag)")
 	prog := addProgressFlags(fs)
 	rules, err := parseCommand(fs, args, rulesSpec)
 	if err != nil {
@@ -83,6 +92,12 @@ func runGrade(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := prog.check(); err != nil {
 		return err
+	}
+	if len(*compare) > 0 {
+		if *spec != "" || *records != "" || *dsDir != "" {
+			return errCompareAlone
+		}
+		return runGradeCompare(*compare, *asJSON, stdout)
 	}
 	switch {
 	case *workers < 1 || *workers > 1024:
@@ -264,11 +279,14 @@ func printGrade(w io.Writer, r gradeResult) {
 	t := tablewriter.NewWriter(w)
 	t.SetAutoFormatHeaders(false)
 	t.SetAlignment(tablewriter.ALIGN_RIGHT)
-	t.SetHeader([]string{"decisions", "forced", "mean loss", "median", "p90", "max", "best chosen",
+	t.SetHeader([]string{"decisions", "forced", "mean loss [95%]", "median", "p90", "max", "best chosen",
 		fmt.Sprintf("errors (> %g)", r.ErrorLoss), fmt.Sprintf("blunders (> %g)", r.BlunderLoss)})
-	t.Append([]string{fmt.Sprint(r.Decisions), fmt.Sprint(r.Forced), fmt.Sprintf("%.4f", r.Mean), fmt.Sprintf("%.4f", r.Median),
+	t.Append([]string{fmt.Sprint(r.Decisions), fmt.Sprint(r.Forced), meanLoss(r.Report), fmt.Sprintf("%.4f", r.Median),
 		fmt.Sprintf("%.4f", r.P90), fmt.Sprintf("%.3f", r.Max), pct(r.BestRate), pct(r.ErrorRate), pct(r.BlunderRate)})
 	t.Render()
+	if r.MeanSE == nil {
+		fmt.Fprintln(w, "(no interval of the mean loss: it takes two games with a graded decision each)")
+	}
 	if r.QuantileError > 0 {
 		fmt.Fprintf(w, "(the median and p90 within %g%%: past %d decisions the losses are binned)\n", 100*r.QuantileError, grade.MaxExactLosses)
 	}
@@ -300,6 +318,14 @@ func printGrade(w io.Writer, r gradeResult) {
 	}
 }
 
+// meanLoss writes a report's mean loss with its 95% interval, if it has one.
+func meanLoss(r *grade.Report) string {
+	if r.MeanSE == nil {
+		return fmt.Sprintf("%.4f", r.Mean)
+	}
+	return fmt.Sprintf("%.4f [%.4f, %.4f]", r.Mean, *r.MeanLow, *r.MeanHigh)
+}
+
 // plotGrade draws the histogram of the losses, a bar a bin (the share of
 // the decisions), with the render package's chart, as the ladder's plot.
 func plotGrade(w io.Writer, r gradeResult) error {
@@ -311,7 +337,7 @@ func plotGrade(w io.Writer, r gradeResult) error {
 	if who == "" {
 		who = r.Source
 	}
-	title := fmt.Sprintf("yutenv grade: %s, %d decisions, mean loss %.4f", who, r.Decisions, r.Mean)
+	title := fmt.Sprintf("yutenv grade: %s, %d decisions, mean loss %s", who, r.Decisions, meanLoss(r.Report))
 	xLabel := fmt.Sprintf("%% of the decisions (reference %s)", r.Reference)
 	if err := render.IntervalChartPNG(w, title, xLabel, rows); err != nil {
 		return fmt.Errorf("plot: %w", err)

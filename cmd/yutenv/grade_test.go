@@ -33,7 +33,8 @@ func TestGrade(t *testing.T) {
 		var m map[string]any
 		require.NoError(t, json.Unmarshal([]byte(out), &m))
 		for _, k := range []string{"agent", "opponent", "source", "rules", "seed", "seconds", "version", "reference", "games",
-			"decisions", "forced", "mean_loss", "median_loss", "p90_loss", "max_loss", "quantile_error", "best_rate", "error_rate", "blunder_rate", "histogram", "worst"} {
+			"decisions", "forced", "mean_loss", "median_loss", "p90_loss", "max_loss", "mean_loss_se", "mean_loss_low", "mean_loss_high",
+			"quantile_error", "best_rate", "error_rate", "blunder_rate", "histogram", "worst"} {
 			assert.Contains(t, m, k)
 		}
 		assert.Equal(t, "random", m["agent"])
@@ -49,8 +50,23 @@ func TestGrade(t *testing.T) {
 		require.Equal(t, 0, code, errs)
 		assert.Contains(t, out, "agent greedy against random, rules standard, 2 games")
 		assert.Contains(t, out, "reference mc:5")
-		assert.Contains(t, out, "mean loss")
+		assert.Contains(t, out, "mean loss [95%]")
+		assert.Regexp(t, `\| +\d+\.\d{4} \[\d+\.\d{4}, \d+\.\d{4}\] \|`, out, "the mean loss and its interval")
+		assert.NotContains(t, out, "no interval")
 		assert.Contains(t, out, "the costliest decisions")
+	})
+	t.Run("one game", func(t *testing.T) { // no interval: null in JSON, said in the table
+		code, out, errs := runCmd(t, "grade", "--agent", "random", "--games", "1", "--seat", "0", "--reference", "mc:5", "--json")
+		require.Equal(t, 0, code, errs)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(out), &m))
+		for _, k := range []string{"mean_loss_se", "mean_loss_low", "mean_loss_high"} {
+			assert.Contains(t, m, k)
+			assert.Nil(t, m[k], k)
+		}
+		code, out, errs = runCmd(t, "grade", "--agent", "random", "--games", "1", "--seat", "0", "--reference", "mc:5")
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "(no interval of the mean loss: it takes two games with a graded decision each)")
 	})
 	t.Run("one seat", func(t *testing.T) { // --seat with --agent: the balanced games in which the agent has that seat
 		var all gradeResult
@@ -124,5 +140,131 @@ func TestGrade(t *testing.T) {
 				assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
 			})
 		}
+	})
+}
+
+// gradeReport runs yutenv grade --json with args and saves its report to
+// dir/name, returning the path and the report.
+func gradeReport(t *testing.T, dir, name string, args ...string) (string, gradeResult) {
+	t.Helper()
+	code, out, errs := runCmd(t, append([]string{"grade", "--json", "--quiet"}, args...)...)
+	require.Equal(t, 0, code, errs)
+	var r gradeResult
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(path, []byte(out), 0o644))
+	return path, r
+}
+
+func TestGradeCompare(t *testing.T) {
+	dir := t.TempDir()
+	rnd, rr := gradeReport(t, dir, "random.json", "--agent", "random", "--games", "6", "--reference", "mc:8")
+	grd, gr := gradeReport(t, dir, "greedy.json", "--agent", "greedy", "--games", "6", "--reference", "mc:8")
+	mc, mr := gradeReport(t, dir, "mc.json", "--agent", "mc:8", "--games", "4", "--reference", "mc:8") // the reference itself: loss 0
+	require.Zero(t, mr.Mean)
+	require.Greater(t, rr.Mean, gr.Mean, "random loses most")
+
+	t.Run("json", func(t *testing.T) {
+		code, out, errs := runCmd(t, "grade", "--compare", rnd, "--compare", grd, "--compare", mc, "--json")
+		require.Equal(t, 0, code, errs)
+		var c gradeComparison
+		require.NoError(t, json.Unmarshal([]byte(out), &c))
+		assert.Equal(t, "mc:8", c.Reference)
+		assert.Equal(t, "standard", c.Rules)
+		require.Len(t, c.Agents, 3)
+		assert.Equal(t, []string{"mc:8", "greedy", "random"}, []string{c.Agents[0].Name, c.Agents[1].Name, c.Agents[2].Name}, "smallest mean loss first")
+		assert.Equal(t, comparedGrade{Name: "greedy", File: grd, Games: gr.Games, Decisions: gr.Decisions, Mean: gr.Mean,
+			SE: *gr.MeanSE, Low: *gr.MeanLow, High: *gr.MeanHigh}, c.Agents[1])
+		require.Len(t, c.Pairs, 2)
+		for k, pair := range []struct{ a, b gradeResult }{{mr, gr}, {gr, rr}} {
+			want, err := grade.Separate(pair.a.Report, pair.b.Report)
+			require.NoError(t, err)
+			assert.Equal(t, comparedPair{Better: c.Agents[k].Name, Worse: c.Agents[k+1].Name, Separation: want}, c.Pairs[k])
+			assert.Positive(t, c.Pairs[k].Difference)
+		}
+	})
+	t.Run("table", func(t *testing.T) {
+		code, out, errs := runCmd(t, "grade", "--compare", grd, "--compare", rnd)
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "reference mc:8, rules standard; mean loss a decision, 95% interval clustered by game")
+		assert.Regexp(t, `\| +1 \| +greedy \| +6 \| +\d+ \| \d\.\d{4} \[\d\.\d{4}, \d\.\d{4}\] \|`, out)
+		assert.Regexp(t, `\| +greedy / random \| \+\d\.\d{4} \[[-+]\d\.\d{4}, \+\d\.\d{4}\] \| +(yes|no) \| +about [\d,]+ \|`, out)
+	})
+	t.Run("too close to separate", func(t *testing.T) { // hand-written reports: a difference of 1e-9
+		var files []string
+		for i, mean := range []float64{0.02, 0.02 + 1e-9} {
+			f := filepath.Join(dir, fmt.Sprintf("close%d.json", i))
+			rep := fmt.Sprintf(`{"agent":"a%d","source":"games","rules":"standard","reference":"mc:8","games":200,"decisions":4000,`+
+				`"mean_loss":%v,"mean_loss_se":0.001,"mean_loss_low":0.018,"mean_loss_high":0.022}`, i, mean)
+			require.NoError(t, os.WriteFile(f, []byte(rep), 0o644))
+			files = append(files, "--compare", f)
+		}
+		code, out, errs := runCmd(t, append([]string{"grade"}, files...)...)
+		require.Equal(t, 0, code, errs)
+		assert.Regexp(t, `\| +a0 / a1 \| \+0\.0000 \[-0\.0028, \+0\.0028\] \| +no \| +about 2,147,483,647 or more \|`, out)
+	})
+	t.Run("one agent twice", func(t *testing.T) {
+		code, out, errs := runCmd(t, "grade", "--compare", grd, "--compare", grd)
+		require.Equal(t, 0, code, errs)
+		assert.Contains(t, out, "greedy (greedy.json) / greedy (greedy.json)")
+		assert.Contains(t, out, "never (a tie)")
+	})
+	t.Run("bad input", func(t *testing.T) {
+		other, _ := gradeReport(t, dir, "other.json", "--agent", "greedy", "--games", "2", "--reference", "mc:5")
+		kata, _ := gradeReport(t, dir, "kata.json", "--agent", "greedy", "--games", "2", "--reference", "mc:8", "--rules", "kata")
+		one, _ := gradeReport(t, dir, "one.json", "--agent", "greedy", "--games", "1", "--seat", "0", "--reference", "mc:8")
+		empty := filepath.Join(dir, "empty.json")
+		require.NoError(t, os.WriteFile(empty, []byte("{}"), 0o644))
+		garbage := filepath.Join(dir, "garbage.json")
+		require.NoError(t, os.WriteFile(garbage, []byte("[1, 2"), 0o644))
+		for _, tc := range []struct {
+			args []string
+			line string
+		}{
+			{[]string{"--compare", grd}, "--compare takes two reports or more (repeat the flag), got 1"},
+			{[]string{"--compare", grd, "--compare", other}, "--compare: " + grd + " is graded by reference mc:8, " + other + " by mc:5: losses of different references do not compare"},
+			{[]string{"--compare", grd, "--compare", kata}, "--compare: " + grd + " is of rules standard, " + kata + " of rules kata"},
+			{[]string{"--compare", grd, "--compare", one}, "--compare: " + one + ": no interval of the mean loss: 1 games, "},
+			{[]string{"--compare", grd, "--compare", empty}, "--compare: " + empty + " is no report of yutenv grade --json"},
+			{[]string{"--compare", grd, "--compare", garbage}, "--compare: " + garbage + ": unexpected end of JSON input"},
+			{[]string{"--compare", grd, "--compare", filepath.Join(dir, "none.json")}, "no such file"},
+			{[]string{"--compare", grd, "--compare", dir}, "not a regular file"},
+			{[]string{"--compare", grd, "--compare", rnd, "--agent", "random"}, "--compare reads saved reports: give it without --agent, --records or --dataset"},
+		} {
+			t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+				code, out, errs := runCmd(t, append([]string{"grade"}, tc.args...)...)
+				assert.Equal(t, 1, code)
+				assert.Empty(t, out)
+				assert.Contains(t, errs, tc.line)
+				assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
+			})
+		}
+	})
+}
+
+// FuzzGradeCompare reads arbitrary bytes as a saved report beside a real
+// one: a comparison or one line of error, never a panic.
+func FuzzGradeCompare(f *testing.F) {
+	good := `{"agent":"a","source":"games","rules":"standard","reference":"mc:5","games":2,"decisions":3,"mean_loss":0.1,` +
+		`"mean_loss_se":0.01,"mean_loss_low":0.08,"mean_loss_high":0.12}`
+	f.Add([]byte(good))
+	f.Add([]byte(`{"reference":"mc:5","rules":"standard","games":2,"mean_loss_se":null}`))
+	f.Add([]byte(`{"reference":"mc:5","rules":"standard","games":1e9,"mean_loss":-1,"mean_loss_se":-1,"mean_loss_low":0,"mean_loss_high":0}`))
+	dir := f.TempDir()
+	a := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(a, []byte(good), 0o644); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "b.json")
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		c, err := compareGrades([]string{a, p})
+		if err != nil {
+			assert.NotContains(t, err.Error(), "\n")
+			return
+		}
+		require.Len(t, c.Pairs, 1)
+		var buf strings.Builder
+		printGradeComparison(&buf, c)
 	})
 }

@@ -12,6 +12,8 @@ import pytest
 import yutenv
 from yutenv import GradeResult, grade
 from yutenv.errors import InvalidArgumentError
+from yutenv.evaluation.grade import Separation, separation
+from yutenv.evaluation.stats import Z95
 
 
 def test_fields_match_the_command(tmp_path: Path) -> None:
@@ -81,3 +83,44 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
         grade("random", records=kata)
     with pytest.raises(ValueError, match="not both"):
         grade()
+
+
+def test_mean_loss_interval_and_separation(tmp_path: Path) -> None:
+    a, b = grade("greedy", games=6, reference="mc:8"), grade("random", games=6, reference="mc:8")
+    for r in (a, b):
+        assert r.mean_loss_se is not None and r.mean_loss_low is not None and r.mean_loss_high is not None
+        assert r.mean_loss_high == pytest.approx(r.mean_loss + Z95 * r.mean_loss_se)
+        assert r.mean_loss_low == pytest.approx(max(r.mean_loss - Z95 * r.mean_loss_se, 0))
+    # One game says nothing of how games vary: no interval.
+    one = grade("greedy", games=1, seat=0, reference="mc:8")
+    assert one.decisions > 0 and (one.mean_loss_se, one.mean_loss_low, one.mean_loss_high) == (None, None, None)
+
+    # The same figures as yutenv grade --compare of the same reports saved by the binary.
+    files = []
+    for spec in ("greedy", "random"):
+        f = tmp_path / f"{spec}.json"
+        cmd = [str(yutenv.binary_path()), "grade", "--json", "--quiet", "--agent", spec, "--games", "6", "--reference", "mc:8"]
+        f.write_text(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+        files += ["--compare", str(f)]
+    out = subprocess.run(
+        [str(yutenv.binary_path()), "grade", "--json", *files], check=True, capture_output=True, text=True
+    ).stdout
+    pair = json.loads(out)["pairs"][0]
+    better, worse = sorted((a, b), key=lambda r: r.mean_loss)
+    assert (pair["better"], pair["worse"]) == (better.agent, worse.agent)
+    s = separation(better, worse)
+    assert dataclasses.asdict(s) == {f.name: pair[f.name] for f in dataclasses.fields(Separation)}
+
+    # A constructed pair (the Go package's TestSeparate): 0.0253 and 0.0274, se 0.0012 and
+    # 0.0015 over 200 games each, differ by 0.0021 ± 0.0038: it takes about 643 games each.
+    x = dataclasses.replace(a, mean_loss=0.0253, mean_loss_se=0.0012, games=200)
+    y = dataclasses.replace(a, mean_loss=0.0274, mean_loss_se=0.0015, games=200)
+    s = separation(x, y)
+    assert (s.separated, s.games_to_separate) == (False, 643)
+    assert s.difference_high - s.difference == pytest.approx(Z95 * (0.0012**2 + 0.0015**2) ** 0.5)
+    assert separation(y, x).games_to_separate == 643 and separation(y, x).difference < 0
+    assert separation(x, x).games_to_separate is None, "a tie"
+    with pytest.raises(ValueError, match=r"no interval of the mean loss: 1 games"):
+        separation(one, a)
+    with pytest.raises(ValueError, match="losses of different references or rules do not compare"):
+        separation(a, dataclasses.replace(b, reference="mc:5"))

@@ -19,16 +19,24 @@ their names are that command's (docs/BASELINES.md, "Grading decisions").
 Only agent specs are graded by playing: a Python policy sees observations, not the states
 a reference searches. Recorded games (``records=``, yutenv's record files) and self-play
 datasets (``dataset=``) are graded as they were played.
+
+The mean loss comes with its 95% interval, clustered by game (``mean_loss_low``,
+``mean_loss_high``, ``mean_loss_se``), and :func:`separation` says whether two agents' mean
+losses are separated and roughly how many games each would separate them (``yutenv grade
+--compare`` ranks saved reports the same way).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any, Mapping
 
-__all__ = ["GradeResult", "GradedDecision", "LossBin", "grade"]
+from .stats import Z95
+
+__all__ = ["GradeResult", "GradedDecision", "LossBin", "Separation", "grade", "separation"]
 
 
 @dataclass
@@ -75,6 +83,14 @@ class GradeResult:
     losing more than ``error_loss`` and ``blunder_loss``. ``quantile_error`` bounds the
     relative error of the median and p90: 0 when they are exact, 0.001 past 1,048,576 graded
     decisions (the binary keeps a bounded memory of the losses).
+
+    ``mean_loss_se`` is the standard error of ``mean_loss`` clustered by game (a game's
+    decisions are not independent: each game is one unit of its summed loss ``L`` and graded
+    decisions ``D``, and the mean ``sum(L) / sum(D)`` has the delta-method variance
+    ``G/(G-1) * sum((L - mean_loss*D)**2) / sum(D)**2`` over ``G`` games); ``mean_loss_low``
+    and ``mean_loss_high`` bound its 95% interval, ``mean_loss ± 1.96 * mean_loss_se`` with
+    the low end raised to 0. All three are None without two games holding a graded decision
+    each: one game says nothing of how games vary.
     """
 
     reference: str
@@ -98,6 +114,9 @@ class GradeResult:
     blunder_rate: float
     seconds: float
     quantile_error: float = 0.0
+    mean_loss_se: float | None = None
+    mean_loss_low: float | None = None
+    mean_loss_high: float | None = None
     agent: str | None = None
     opponent: str | None = None
     seat: int | None = None
@@ -182,3 +201,64 @@ def grade(
     m = run_eval_json(args, quiet=quiet, method="grade", command="grade")
     m.setdefault("seconds", time.perf_counter() - t0)
     return GradeResult.from_json(m)
+
+
+@dataclass
+class Separation:
+    """Two agents' mean losses compared by :func:`separation`, fields as in a pair of
+    ``yutenv grade --compare --json``.
+
+    ``difference`` is the second's mean loss minus the first's, ``difference_low`` and
+    ``difference_high`` bound its 95% interval (``difference ± 1.96 * sqrt(se_a**2 +
+    se_b**2)``: the agents are graded in their own games, independent samples), and
+    ``separated`` says whether it leaves out 0. ``games_to_separate`` is roughly how many
+    games each would need for a difference of this size to be separated: the least ``n`` (at
+    least 2) with ``1.96 * sqrt((se_a**2 * games_a + se_b**2 * games_b) / n) <= |difference|``
+    (an agent's se over ``n`` games being its se times ``sqrt(games / n)``); None for a tie
+    or past 2**31 - 1. If the true difference is the one measured, that many games separate
+    the two about half the time, four times as many nearly always.
+    """
+
+    difference: float
+    difference_low: float
+    difference_high: float
+    separated: bool
+    games_to_separate: int | None
+
+
+def separation(a: GradeResult, b: GradeResult) -> Separation:
+    """Compare the mean losses of two grades by the same reference and rules (each agent in
+    its own games).
+
+    >>> from yutenv import grade
+    >>> from yutenv.evaluation.grade import separation
+    >>> a, b = grade("greedy", games=20, reference="mc:10"), grade("random", games=20, reference="mc:10")
+    >>> s = separation(a, b)
+    >>> s.difference == b.mean_loss - a.mean_loss, s.difference_low < s.difference < s.difference_high
+    (True, True)
+
+    Raises:
+        ValueError: either has no interval (``mean_loss_se`` None: fewer than two games with a
+            graded decision), or they differ in reference or rules.
+    """
+    for r in (a, b):
+        if r.mean_loss_se is None:
+            raise ValueError(
+                f"no interval of the mean loss: {r.games} games, {r.decisions} graded decisions "
+                "(it takes two games with a graded decision each)"
+            )
+    if (a.reference, a.rules) != (b.reference, b.rules):
+        raise ValueError(
+            f"graded by {a.reference} under rules {a.rules}, and by {b.reference} under rules {b.rules}: "
+            "losses of different references or rules do not compare"
+        )
+    assert a.mean_loss_se is not None and b.mean_loss_se is not None
+    d = b.mean_loss - a.mean_loss
+    sa, sb = a.mean_loss_se, b.mean_loss_se
+    half = Z95 * math.sqrt(sa * sa + sb * sb)  # as the binary computes it, to the last bit
+    games: int | None = None
+    if d != 0:
+        per_game = sa * sa * a.games + sb * sb * b.games
+        n = math.ceil(Z95 * Z95 * per_game / (d * d))
+        games = max(n, 2) if n <= 2**31 - 1 else None
+    return Separation(d, d - half, d + half, abs(d) > half, games)
