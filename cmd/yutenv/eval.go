@@ -310,7 +310,7 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, per
 		}
 		m.outcomeA += r.res.Outcomes[r.aSeat]
 		if lc != nil {
-			m.sums.add(r.game-firstGame, r.res.Outcomes[r.aSeat], r.luckA)
+			m.cv.Add(luckFold(r.game, n), r.res.Outcomes[r.aSeat], r.luckA)
 		}
 		m.decisions += r.res.Decisions
 		for seat := 0; seat < n; seat++ {
