@@ -124,3 +124,16 @@ func TestEvalLuckUnbiased(t *testing.T) {
 	t.Logf("adjusted - raw: %+.4f ± %.4f (score scale)", mean, se)
 	assert.Less(t, math.Abs(mean), 3*se+1e-12)
 }
+
+// TestLuckFold: the games of one seed group (A in each seat, the same
+// throws) share a fold, and the folds alternate by group.
+func TestLuckFold(t *testing.T) {
+	for _, c := range []struct{ g, seats, want int }{
+		{0, 2, 0}, {1, 2, 0}, {2, 2, 1}, {3, 2, 1}, {4, 2, 0},
+		{0, 3, 0}, {2, 3, 0}, {3, 3, 1}, {5, 3, 1}, {6, 3, 0},
+	} {
+		t.Run(strconv.Itoa(c.g)+"/"+strconv.Itoa(c.seats), func(t *testing.T) {
+			assert.Equal(t, c.want, luckFold(c.g, c.seats))
+		})
+	}
+}
