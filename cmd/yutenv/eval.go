@@ -28,8 +28,10 @@ Plays --games games between two agents (--a, --b) or, with --agents, between
 every pair of a list (a round robin, --games per pair), on all cores, seat
 orders balanced (the agent specs are below). Separate the specs of --agents
 with ';' (quote it for the shell), or repeat --agents. Beside the raw win
-rate it reports a luck-adjusted score, with the luck of every throw taken out
-(--luck; docs/BASELINES.md, "Luck-adjusted results").`
+rate it reports a luck-adjusted score: each game's luck (the throws' value
+swings, --luck) times a coefficient fitted on the other half of the games
+taken out of its outcome, or the raw result when that would not narrow the
+interval (docs/BASELINES.md, "Luck-adjusted results").`
 
 // evalMatch is the result of the games between two agents, and what
 // "yutenv eval --json" prints for --a/--b (docs/BASELINES.md).
@@ -310,7 +312,7 @@ func playMatches(rules env.Rules, specs []string, pairs [][2]int, firstGame, per
 		}
 		m.outcomeA += r.res.Outcomes[r.aSeat]
 		if lc != nil {
-			m.sums.add(r.game-firstGame, r.res.Outcomes[r.aSeat], r.luckA)
+			m.cv.Add(luckFold(r.game, n), r.res.Outcomes[r.aSeat], r.luckA)
 		}
 		m.decisions += r.res.Decisions
 		for seat := 0; seat < n; seat++ {

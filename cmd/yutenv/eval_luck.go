@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/yutenv/yutenv/env"
@@ -56,23 +57,13 @@ func (c *luckCounter) get() (*luck.Accountant, error) {
 
 func (c *luckCounter) put(a *luck.Accountant) { c.pool.Put(a) }
 
-// luckSums holds a match's per-game outcomes and luck of agent A, by game,
-// so that the figures do not depend on the order games end in.
-type luckSums struct {
-	outcome, luck []float64
-	played        []bool
-}
-
-// add records game i of the match (0-based within the run's part).
-func (s *luckSums) add(i int, outcome, luck float64) {
-	if i >= len(s.outcome) {
-		n := max(i+1, 2*len(s.outcome))
-		s.outcome = append(s.outcome, make([]float64, n-len(s.outcome))...)
-		s.luck = append(s.luck, make([]float64, n-len(s.luck))...)
-		s.played = append(s.played, make([]bool, n-len(s.played))...)
-	}
-	s.outcome[i], s.luck[i], s.played[i] = outcome, luck, true
-}
+// luckFold is the fold of game g of a match of seats seats in its
+// cross-fitted luck adjustment (stats.ControlVariate): the parity of its
+// seed group g/seats, so that the games that share a game seed (common
+// random numbers: A in each seat, the same throws) fall in the same fold and
+// each fold's coefficient is fitted on games independent of the games it
+// adjusts; each fold holds every seat order equally.
+func luckFold(g, seats int) int { return g / seats % 2 }
 
 // evalLuck is the luck-adjusted result of a match (evalMatch's luck fields).
 type evalLuck struct {
@@ -82,7 +73,10 @@ type evalLuck struct {
 	// LuckAdjustedScoreA is A's mean luck-adjusted outcome on the scale of
 	// the win rate ((1 + outcome) / 2: the win rate itself when the game
 	// ends at the first finisher), with its 95% interval from the sample
-	// variance of the per-game adjusted results.
+	// variance of the per-game adjusted results: each game's outcome minus
+	// its luck times the coefficient fitted on the other fold's games
+	// (stats.ControlVariate), or the raw mean outcome and its interval when
+	// that would not have been narrower.
 	LuckAdjustedScoreA *float64 `json:"luck_adjusted_score_a,omitempty"`
 	LuckAdjustedLow    *float64 `json:"luck_adjusted_score_a_low,omitempty"`
 	LuckAdjustedHigh   *float64 `json:"luck_adjusted_score_a_high,omitempty"`
@@ -93,48 +87,31 @@ type evalLuck struct {
 	LuckAdjustedEloHigh *float64 `json:"luck_adjusted_elo_diff_high,omitempty"`
 	// LuckVarianceRatio is the variance of A's raw outcomes over that of
 	// its adjusted ones: how many times fewer games the adjusted result
-	// needs for the same precision.
+	// needs for the same precision (1 when the raw result is reported; null
+	// when no variance is left).
 	LuckVarianceRatio *float64 `json:"luck_variance_ratio,omitempty"`
+	// LuckCoefficients are the coefficients the luck of the games of fold 0
+	// and fold 1 (even and odd seed groups) was multiplied by before it was
+	// subtracted, each fitted on the other fold; both 0 when the raw result
+	// is reported.
+	LuckCoefficients []float64 `json:"luck_coefficients,omitempty"`
 	// MeanLuckA is A's mean luck per game (outcome scale; 0 in expectation).
 	MeanLuckA *float64 `json:"mean_luck_a,omitempty"`
 
-	sums luckSums
+	cv stats.ControlVariate
 }
 
-// finishLuck computes the luck-adjusted figures from the sums.
+// finishLuck computes the luck-adjusted figures from the games counted.
 func (l *evalLuck) finishLuck(seats int) {
-	s := l.sums
-	var n, raw, adj, lk float64
-	for i, ok := range s.played {
-		if ok {
-			n++
-			raw += s.outcome[i]
-			adj += s.outcome[i] - s.luck[i]
-			lk += s.luck[i]
-		}
-	}
-	if l.Luck == "" || n < 2 {
+	e, ok := l.cv.Estimate(stats.Z95)
+	if l.Luck == "" || !ok {
 		return
 	}
-	mean, rawMean := adj/n, raw/n
-	var v, rawV float64
-	for i, ok := range s.played {
-		if ok {
-			d, e := s.outcome[i]-s.luck[i]-mean, s.outcome[i]-rawMean
-			v += d * d
-			rawV += e * e
-		}
-	}
-	v, rawV = v/(n-1), rawV/(n-1)
-	half := stats.Z95 * math.Sqrt(v/n)
 	score := func(x float64) *float64 { y := (1 + x) / 2; return &y }
-	l.LuckAdjustedScoreA, l.LuckAdjustedLow, l.LuckAdjustedHigh = score(mean), score(mean-half), score(mean+half)
-	if v > 0 {
-		r := rawV / v
-		l.LuckVarianceRatio = &r
-	}
-	lk /= n
-	l.MeanLuckA = &lk
+	l.LuckAdjustedScoreA, l.LuckAdjustedLow, l.LuckAdjustedHigh = score(e.Mean), score(e.Low), score(e.High)
+	l.LuckVarianceRatio = finite(e.VarianceRatio)
+	l.LuckCoefficients = e.Coef[:]
+	l.MeanLuckA = &e.MeanControl
 	if seats == 2 {
 		elo := func(p *float64) *float64 { return finite(stats.EloDiff(math.Min(math.Max(*p, 0), 1))) }
 		l.LuckAdjustedElo, l.LuckAdjustedEloLow, l.LuckAdjustedEloHigh = elo(l.LuckAdjustedScoreA), elo(l.LuckAdjustedLow), elo(l.LuckAdjustedHigh)
@@ -154,8 +131,17 @@ func luckLine(m evalMatch) string {
 	if m.LuckVarianceRatio != nil {
 		ratio = fmt.Sprintf("%.2f", *m.LuckVarianceRatio)
 	}
-	return fmt.Sprintf("luck-adjusted (value %s): %s scores %s [%s, %s]%s; variance raw/adjusted %s, mean luck %+.3f",
-		m.Luck, m.A, pct(*m.LuckAdjustedScoreA), pct(*m.LuckAdjustedLow), pct(*m.LuckAdjustedHigh), elo, ratio, *m.MeanLuckA)
+	return fmt.Sprintf("luck-adjusted (value %s): %s scores %s [%s, %s]%s; variance raw/adjusted %s, luck coefficients %s, mean luck %+.3f",
+		m.Luck, m.A, pct(*m.LuckAdjustedScoreA), pct(*m.LuckAdjustedLow), pct(*m.LuckAdjustedHigh), elo, ratio, coefText(m.LuckCoefficients), *m.MeanLuckA)
+}
+
+// coefText writes the luck coefficients of the folds as "0.62/0.58".
+func coefText(c []float64) string {
+	parts := make([]string, len(c))
+	for i, x := range c {
+		parts[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(parts, "/")
 }
 
 // printLuck writes the luck-adjusted lines of the matches.

@@ -391,7 +391,7 @@ func ladderFit(st *ladderState, anchor int, anchorElo float64) (ladderReport, er
 		}
 		for _, g := range st.Pairs[p] {
 			if lucky {
-				m.sums.add(int(g[0]), float64(2*g[1]-1), g.luck())
+				m.cv.Add(luckFold(int(g[0]), 2), float64(2*g[1]-1), g.luck())
 			}
 			m.Games++
 			m.WinsA += int(g[1])

@@ -11,6 +11,7 @@ import pytest
 from yutenv.evaluate import EvalResult, elo_diff, evaluate, wilson
 
 import yutenv
+from yutenv.evaluation.stats import Z95
 
 
 def first_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -40,14 +41,21 @@ def check(r: EvalResult, games: int) -> None:
 
 def check_luck(r: EvalResult, value: str) -> None:
     """``r`` carries a luck-adjusted result measured with ``value``: an interval around its
-    score, the score the raw mean outcome minus the mean luck, and the line that prints it."""
+    score no wider than the raw outcomes' (from their sample variance), the two folds'
+    coefficients (both 0: the raw result), and the line that prints it."""
     assert r.luck == value
     assert r.luck_adjusted_score_a is not None and r.mean_luck_a is not None
     assert r.luck_adjusted_score_a_low is not None and r.luck_adjusted_score_a_high is not None
     assert r.luck_adjusted_score_a_low < r.luck_adjusted_score_a < r.luck_adjusted_score_a_high
-    assert abs((1 + r.mean_outcome_a - r.mean_luck_a) / 2 - r.luck_adjusted_score_a) < 1e-9
-    assert r.luck_variance_ratio is not None and r.luck_variance_ratio > 0
+    assert r.luck_coefficients is not None and len(r.luck_coefficients) == 2
+    if r.luck_coefficients == (0.0, 0.0):
+        assert abs((1 + r.mean_outcome_a) / 2 - r.luck_adjusted_score_a) < 1e-9
+    assert r.luck_variance_ratio is not None and r.luck_variance_ratio >= 1
+    raw_var = (1 - r.mean_outcome_a**2) * r.games / (r.games - 1)  # two seats: outcomes of +1 or -1
+    raw_half = Z95 * (raw_var / r.games) ** 0.5 / 2
+    assert (r.luck_adjusted_score_a_high - r.luck_adjusted_score_a_low) / 2 <= raw_half + 1e-12
     assert f"luck-adjusted (value {value}): {r.a} scores" in str(r)
+    assert "luck coefficients " in str(r)
 
 
 def test_weak_policy_loses_to_greedy(srv: yutenv.Server) -> None:

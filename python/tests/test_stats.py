@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import json
+import math
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 import yutenv.stats
 from yutenv.evaluate import run_eval_json
-from yutenv.stats import bradley_terry, elo_diff, place, wilson
+from yutenv.stats import bradley_terry, control_variate, elo_diff, place, wilson
+
+REPO = Path(__file__).resolve().parents[2]
+#: The cases Go's stats.ControlVariate is held to as well (stats/control_test.go).
+CV_CASES = json.loads((REPO / "stats" / "testdata" / "control_variate.json").read_text())["cases"]
 
 
 def test_doctests() -> None:
@@ -87,3 +95,55 @@ def test_place() -> None:
     assert place([(0.0, 60, 100), (200.0, 40, 100)]).elo == pytest.approx(100.0, abs=1e-9)
     with pytest.raises(ValueError):
         place([(0.0, 5, 4)])
+
+
+@pytest.mark.parametrize("case", CV_CASES, ids=[c["name"] for c in CV_CASES])
+def test_control_variate_table(case: dict[str, Any]) -> None:
+    """The cross-fitted luck adjustment gives the shared table's figures, as Go's does."""
+    e = control_variate(case["outcomes"], case["luck"], case["folds"])
+    want = case["want"]
+    if want is None:
+        assert e is None
+        return
+    assert e is not None
+    for key, got in (("mean", e.mean), ("low", e.low), ("high", e.high), ("mean_luck", e.mean_control)):
+        assert got == pytest.approx(want[key], abs=1e-9), key
+    assert list(e.coef) == pytest.approx(want["coef"], abs=1e-9)
+    ratio = want["variance_ratio"]
+    assert e.variance_ratio == (math.inf if ratio is None else pytest.approx(ratio, abs=1e-9))
+    assert e.adjusted == want["adjusted"]
+
+
+def _synthetic(rng: np.random.Generator, matches: int, games: int) -> tuple[np.ndarray, np.ndarray]:
+    """Go's cvMatch: luck of -1, -0.5, 0.5 or 1 and outcome l + l² - 0.625 + noise (mean 0)."""
+    lk = rng.choice([-1.0, -0.5, 0.5, 1.0], size=(matches, games))
+    return lk + lk**2 - 0.625 + rng.normal(0, 0.3, size=lk.shape), lk
+
+
+def test_control_variate_is_unbiased_where_an_in_sample_fit_is_not() -> None:
+    """Over many small matches of known mean outcome 0, the cross-fitted estimate averages 0
+    within its standard error; the same coefficient fitted on the games it adjusts is biased by
+    many standard errors (the test fails if the folds are dropped)."""
+    o, lk = _synthetic(np.random.default_rng(1), 20000, 32)
+    folds = np.arange(32) // 2 % 2
+    est = np.array([e.mean for e in (control_variate(a, b, folds) for a, b in zip(o, lk)) if e is not None])
+    beta = (o * lk).sum(axis=1) / (lk * lk).sum(axis=1)
+    in_sample = o.mean(axis=1) - beta * lk.mean(axis=1)
+    se = est.std(ddof=1) / math.sqrt(len(est))
+    assert abs(est.mean()) < 3 * se
+    assert abs(in_sample.mean()) > 6 * in_sample.std(ddof=1) / math.sqrt(len(in_sample))
+
+
+def test_control_variate_is_never_wider_than_raw() -> None:
+    """Luck unrelated to the outcomes, which a coefficient of 1 would add as noise: the interval
+    stays the raw one's (ratio 1, coefficients 0)."""
+    rng = np.random.default_rng(3)
+    o = rng.choice([-1.0, 1.0], size=400)
+    lk = rng.normal(0, 0.5, size=400)
+    assert (o - lk).var(ddof=1) > o.var(ddof=1), "coefficient 1 adds variance here"
+    e = control_variate(o, lk, np.arange(400) // 2 % 2)
+    assert e is not None
+    assert e.high - e.low <= 2 * 1.959964 * math.sqrt(o.var(ddof=1) / 400) + 1e-12
+    assert e.variance_ratio >= 1
+    if not e.adjusted:
+        assert e.coef == (0.0, 0.0) and e.variance_ratio == 1 and e.mean == pytest.approx(o.mean())

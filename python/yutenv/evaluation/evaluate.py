@@ -90,7 +90,10 @@ class EvalResult:
     #: The luck-adjusted result (docs/BASELINES.md, "Luck-adjusted results"), as ``yutenv
     #: eval`` reports it; ``None`` with ``luck="off"``. ``luck``
     #: names the value function; the score is on the win rate's scale, its interval from the
-    #: per-game adjusted results; ``luck_variance_ratio`` is raw over adjusted variance.
+    #: per-game adjusted results (each game's outcome minus its luck times the coefficient
+    #: fitted on the other half of the games, ``luck_coefficients``: :func:`yutenv.evaluation.stats.control_variate`;
+    #: the raw result when that is not narrower); ``luck_variance_ratio`` is raw over adjusted
+    #: variance (1 for the raw result).
     luck: str | None = None
     luck_adjusted_score_a: float | None = None
     luck_adjusted_score_a_low: float | None = None
@@ -99,6 +102,7 @@ class EvalResult:
     luck_adjusted_elo_diff_low: float | None = None
     luck_adjusted_elo_diff_high: float | None = None
     luck_variance_ratio: float | None = None
+    luck_coefficients: tuple[float, float] | None = None
     mean_luck_a: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
@@ -161,6 +165,7 @@ class EvalResult:
             out.append(
                 f"luck-adjusted (value {self.luck}): {self.a} scores {pct(self.luck_adjusted_score_a)} "
                 f"[{pct(lo)}, {pct(hi)}]; variance raw/adjusted {ratio}"
+                + ("" if self.luck_coefficients is None else ", luck coefficients {:.2f}/{:.2f}".format(*self.luck_coefficients))
             )
         if self.rating is not None:
             against = ", ".join(f"{k} {w}/{g}" for k, (g, w) in self.rating_games.items())
@@ -328,6 +333,7 @@ def evaluate(
     outcome_sum = 0.0
     outcomes: list[float] = []
     lucks: list[float] = []
+    folds: list[int] = []  # the luck adjustment's fold of each game (stats.control_variate)
     luck_name = "off"
     total = 0
     policy_s = env_s = 0.0
@@ -402,6 +408,10 @@ def evaluate(
                         outcomes.append(float(reward[i]))
                         if luck_name != "off":
                             lucks.append(float(infos["luck"][i][seat]))
+                            # Env i's episode k has the same game seed in every seat's run
+                            # (common random numbers): the fold, (i + k) % 2, keeps such games
+                            # together and splits each env's episodes evenly.
+                            folds.append((i + int(done[i]) - 1) % 2)
                         decisions += int(infos["decisions"][i])
                         if "opponent" in infos:
                             po = per_opp.setdefault(str(infos["opponent"][i]), [0, 0])
@@ -446,7 +456,7 @@ def evaluate(
         seconds=time.perf_counter() - t_start,
         per_seat=per_seat,
         per_opponent={k: (g, w) for k, (g, w) in sorted(per_opp.items())},
-        **({"luck": luck_name, **luck_adjusted(outcomes, lucks, two)} if luck_name != "off" else {}),  # type: ignore[arg-type]
+        **({"luck": luck_name, **luck_adjusted(outcomes, lucks, folds, two)} if luck_name != "off" else {}),  # type: ignore[arg-type]
     )
 
 
@@ -557,5 +567,7 @@ def _evaluate_spec(
     m = run_eval_json([*args, *(["--luck", luck] if luck is not None else [])], method="evaluate")
     fields = {k: m[k] for k in EvalResult.__dataclass_fields__ if k in m}
     fields["a"] = name or m["a"]
+    if fields.get("luck_coefficients") is not None:
+        fields["luck_coefficients"] = tuple(fields["luck_coefficients"])
     fields.setdefault("seconds", time.perf_counter() - t0)
     return EvalResult(**fields)

@@ -23,7 +23,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ELO_PER_NAT", "Rating", "Z95", "bradley_terry", "elo_diff", "luck_adjusted", "place", "wilson"]
+__all__ = [
+    "ELO_PER_NAT",
+    "ControlVariateEstimate",
+    "Rating",
+    "Z95",
+    "bradley_terry",
+    "control_variate",
+    "elo_diff",
+    "luck_adjusted",
+    "place",
+    "wilson",
+]
 
 #: The standard normal quantile of a two-sided 95% interval.
 Z95 = 1.959964
@@ -48,31 +59,91 @@ def elo_diff(p: float) -> float | None:
     return 400 * math.log10(p / (1 - p))
 
 
-def luck_adjusted(outcomes: Sequence[float], luck: Sequence[float], two_seats: bool, z: float = Z95) -> dict[str, float | None]:
-    """The luck-adjusted result of a match (Go's ``evalLuck.finishLuck``, ``yutenv eval --luck``):
-    from each game's outcome for the policy (in [-1, 1]) and its luck over the game, the mean of
-    outcome minus luck on the win-rate scale ``(1 + x) / 2`` with its interval from the sample
-    variance, its Elo difference (two seats), the variance ratio raw over adjusted and the mean
-    luck. The keys are :class:`~yutenv.EvalResult`'s ``luck_*`` fields; all None for fewer than
-    two games.
+@dataclass(frozen=True)
+class ControlVariateEstimate:
+    """:func:`control_variate`'s estimate of a mean outcome (Go's ``stats.CVEstimate``)."""
 
-    >>> r = luck_adjusted([1, -1, 1, -1], [0.5, -0.5, 0.5, -0.5], True)
-    >>> r["luck_adjusted_score_a"], r["luck_variance_ratio"]
-    (0.5, 4.0)
+    #: The mean adjusted outcome and its interval from the adjusted values' sample variance.
+    mean: float
+    low: float
+    high: float
+    #: The coefficient applied to the luck of fold 0's and fold 1's games (0, 0: the raw result).
+    coef: tuple[float, float]
+    #: Raw over adjusted sample variance: at least 1 (1 for the raw result), ``inf`` when no
+    #: variance is left.
+    variance_ratio: float
+    #: The mean control (the mean luck).
+    mean_control: float
+    #: Whether the luck was taken out (False: the raw mean and interval are reported).
+    adjusted: bool
+
+
+def control_variate(
+    outcomes: Sequence[float], luck: Sequence[float], folds: Sequence[int], z: float = Z95
+) -> ControlVariateEstimate | None:
+    """The cross-fitted control-variate estimate of the mean outcome (Go's
+    ``stats.ControlVariate``; both are checked against ``stats/testdata/control_variate.json``).
+
+    Game ``i`` is in fold ``folds[i] % 2``, fixed before the games are played, and counts
+    ``outcomes[i] - b * luck[i]`` with ``b = sum(o * l) / sum(l * l)`` over the OTHER fold's
+    games (0 when that fold has no luck): ``b`` is independent of game ``i``'s luck, whose mean
+    is 0, so the adjusted mean is unbiased (a coefficient fitted on the same games would
+    correlate with the luck it multiplies). The interval comes from the adjusted values' sample
+    variance; when that is not below the raw outcomes' the raw mean and interval are reported
+    (``adjusted`` False, ``coef`` (0, 0), ``variance_ratio`` 1), so the interval is never wider
+    than the raw one. None for fewer than two games.
+
+    >>> e = control_variate([1, -1, 1, -1], [0.5, -0.5, 1, 0], [0, 0, 1, 1])
+    >>> e.coef, e.mean, round(e.variance_ratio, 4)
+    ((1.0, 2.0), -0.5, 2.6667)
+    """
+    o, lk = np.asarray(outcomes, dtype=np.float64), np.asarray(luck, dtype=np.float64)
+    k = np.asarray(folds, dtype=np.int64) % 2
+    if len(o) < 2 or not len(o) == len(lk) == len(k):
+        return None
+    coef = [0.0, 0.0]
+    for f in (0, 1):
+        other = k != f
+        ll = float(lk[other] @ lk[other])
+        if ll > 0:
+            coef[f] = float(o[other] @ lk[other]) / ll
+    adj = o - np.asarray(coef)[k] * lk
+    mean, v, raw_v = float(adj.mean()), float(adj.var(ddof=1)), float(o.var(ddof=1))
+    adjusted = v < raw_v
+    if adjusted:
+        ratio = raw_v / v if v > 0 else math.inf
+    else:
+        mean, v, coef, ratio = float(o.mean()), raw_v, [0.0, 0.0], 1.0
+    half = z * math.sqrt(v / len(o))
+    return ControlVariateEstimate(mean, mean - half, mean + half, (coef[0], coef[1]), ratio, float(lk.mean()), adjusted)
+
+
+def luck_adjusted(
+    outcomes: Sequence[float], luck: Sequence[float], folds: Sequence[int], two_seats: bool, z: float = Z95
+) -> dict[str, float | tuple[float, float] | None]:
+    """The luck-adjusted result of a match (Go's ``evalLuck.finishLuck``, ``yutenv eval --luck``):
+    from each game's outcome for the policy (in [-1, 1]), its luck over the game and its fold
+    (:func:`control_variate`), the mean adjusted outcome on the win-rate scale ``(1 + x) / 2``
+    with its interval, its Elo difference (two seats), the variance ratio raw over adjusted
+    (None when no variance is left), the luck coefficients of the two folds and the mean luck.
+    The keys are :class:`~yutenv.EvalResult`'s ``luck_*`` fields; all None for fewer than two
+    games.
+
+    >>> r = luck_adjusted([1, -1, 1, -1], [0.5, -0.5, 1, 0], [0, 0, 1, 1], True)
+    >>> r["luck_adjusted_score_a"], r["luck_coefficients"]
+    (0.25, (1.0, 2.0))
     """
     keys = ("score_a", "score_a_low", "score_a_high", "elo_diff", "elo_diff_low", "elo_diff_high")
-    out: dict[str, float | None] = {f"luck_adjusted_{k}": None for k in keys}
-    out["luck_variance_ratio"] = out["mean_luck_a"] = None
-    o, lk = np.asarray(outcomes, dtype=np.float64), np.asarray(luck, dtype=np.float64)
-    if len(o) < 2 or len(o) != len(lk):
+    out: dict[str, float | tuple[float, float] | None] = {f"luck_adjusted_{k}": None for k in keys}
+    out["luck_variance_ratio"] = out["luck_coefficients"] = out["mean_luck_a"] = None
+    e = control_variate(outcomes, luck, folds, z)
+    if e is None:
         return out
-    adj = o - lk
-    mean, v, raw_v = float(adj.mean()), float(adj.var(ddof=1)), float(o.var(ddof=1))
-    half = z * math.sqrt(v / len(o))
-    scores = [(1 + x) / 2 for x in (mean, mean - half, mean + half)]
+    scores = [(1 + x) / 2 for x in (e.mean, e.low, e.high)]
     out.update(zip(("luck_adjusted_score_a", "luck_adjusted_score_a_low", "luck_adjusted_score_a_high"), scores))
-    out["luck_variance_ratio"] = raw_v / v if v > 0 else None
-    out["mean_luck_a"] = float(lk.mean())
+    out["luck_variance_ratio"] = e.variance_ratio if math.isfinite(e.variance_ratio) else None
+    out["luck_coefficients"] = e.coef
+    out["mean_luck_a"] = e.mean_control
     if two_seats:
         for k, p in zip(("elo_diff", "elo_diff_low", "elo_diff_high"), scores):
             out[f"luck_adjusted_{k}"] = elo_diff(min(max(p, 0.0), 1.0))
