@@ -10,6 +10,16 @@ server batch of ``--num-envs`` games, the action mask in its specs), a ``Collect
 frames a second and the mean return of the games finished in it (+1 win, -1 loss). At the end
 the actor's logits network plays ``yutenv.evaluate`` against the rating anchors and the script
 prints its rating on the published scale (``--rating-games`` games a seat and anchor).
+
+The network: ``--net mlp`` (two 256x256 MLPs of the whole observation) or ``--net actions``
+(:class:`ActionScorer` over the tactical tier: each legal action scored from its own features,
+the same weights for every action; it learns far faster). ``--minutes`` trains for a wall-time
+budget instead of ``--frames``, ``--selfplay N`` adds a frozen copy of the policy to the
+opponents every N iterations, and ``--out DIR`` saves ``policy.pt`` and ``result.json``. The
+30-minute runs of docs/TRAINING.md ("From scratch in 30 minutes") are this script::
+
+    python python/examples/torchrl_ppo.py --net actions --tier tactical --num-envs 256 \
+        --steps 32 --minutes 30 --opponent 'random;greedy' --rating-games 1000 --out runs/scorer
 """
 
 from __future__ import annotations
