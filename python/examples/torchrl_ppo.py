@@ -100,13 +100,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--num-envs", type=int, default=64)
     p.add_argument("--frames", type=int, default=2_000_000, help="environment steps in all")
-    p.add_argument("--minutes", type=float, default=0, help="a wall-time budget of training instead of --frames (the rating comes after it)")
+    p.add_argument(
+        "--minutes", type=float, default=0, help="a wall-time budget of training instead of --frames (the rating comes after it)"
+    )
     p.add_argument("--steps", type=int, default=64, help="steps of every env per iteration")
     p.add_argument("--opponent", default="random", help="an agent spec, or several separated by ';': a mixture drawn per game")
-    p.add_argument("--selfplay", type=int, default=0, help="every N iterations a frozen copy of the policy (its most likely action) joins the opponents; 0: never")
+    p.add_argument(
+        "--selfplay",
+        type=int,
+        default=0,
+        help="every N iterations a frozen copy of the policy (its most likely action) joins the opponents; 0: never",
+    )
     p.add_argument("--pool", type=int, default=3, help="the copies kept among the opponents with --selfplay")
     p.add_argument("--tier", default="compact")
-    p.add_argument("--net", choices=("mlp", "actions"), default="mlp", help="mlp: two MLPs of the whole observation; actions: ActionScorer (tier tactical)")
+    p.add_argument(
+        "--net",
+        choices=("mlp", "actions"),
+        default="mlp",
+        help="mlp: two MLPs of the whole observation; actions: ActionScorer (tier tactical)",
+    )
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--width", type=int, default=32, help="the per-action width of --net actions")
     p.add_argument("--lr", type=float, default=3e-4)
@@ -114,7 +126,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--minibatch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=0, help="torch threads; 0: torch's default")
-    p.add_argument("--out", default="", help="a folder for policy.pt (the logits network's weights and these arguments) and result.json")
+    p.add_argument(
+        "--out", default="", help="a folder for policy.pt (the logits network's weights and these arguments) and result.json"
+    )
     p.add_argument("--rating-games", type=int, default=200, help="games a seat per anchor for the rating; 0: no rating")
     args = p.parse_args(argv)
 
@@ -187,7 +201,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     env.close()
 
     seconds = time.perf_counter() - start
-    out: dict[str, Any] = {"args": vars(args), "frames": frames, "seconds": round(seconds, 1), "frames_per_second": round(frames / seconds)}
+    out: dict[str, Any] = {
+        "args": vars(args),
+        "frames": frames,
+        "seconds": round(seconds, 1),
+        "frames_per_second": round(frames / seconds),
+    }
     if args.out:
         Path(args.out).mkdir(parents=True, exist_ok=True)
         torch.save({"args": vars(args), "logits_net": logits_net.state_dict()}, Path(args.out) / "policy.pt")
@@ -196,7 +215,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         result = yutenv.evaluate(logits_net, opponent="random", games=args.rating_games, tier=args.tier, rating=True)
         print(result)
         if result.rating is not None:
-            out["rating"] = {"elo": result.rating, "low": result.rating_low, "high": result.rating_high, "games": result.rating_games}
+            out["rating"] = {
+                "elo": result.rating,
+                "low": result.rating_low,
+                "high": result.rating_high,
+                "games": result.rating_games,
+            }
     if args.out:
         (Path(args.out) / "result.json").write_text(json.dumps(out, indent=2) + "\n")
     return out
