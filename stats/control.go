@@ -91,12 +91,14 @@ func (c *ControlVariate) Estimate(z float64) (e CVEstimate, ok bool) {
 		sumO += so
 		sumOO += f.oo.float()
 		sumL += sl
-		sumAdj += so - b*sl
-		sumAdj2 += f.oo.float() - 2*b*f.ol.float() + b*b*f.ll.float()
+		// Every product rounded on its own (float64(...)): no fused multiply-add, so every
+		// architecture gives the same bits (docs/COMPATIBILITY.md).
+		sumAdj += so - float64(b*sl)
+		sumAdj2 += f.oo.float() - float64(2*b*f.ol.float()) + float64(float64(b*b)*f.ll.float())
 	}
 	variance := func(sum, sum2 float64) (mean, v float64) {
 		mean = sum / n
-		return mean, math.Max(0, (sum2-n*mean*mean)/(n-1))
+		return mean, math.Max(0, (sum2-float64(float64(n*mean)*mean))/(n-1))
 	}
 	rawMean, rawV := variance(sumO, sumOO)
 	mean, v := variance(sumAdj, sumAdj2)
@@ -107,7 +109,7 @@ func (c *ControlVariate) Estimate(z float64) (e CVEstimate, ok bool) {
 	} else {
 		mean, v, e.Coef, e.VarianceRatio = rawMean, rawV, [Folds]float64{}, 1
 	}
-	half := z * math.Sqrt(v/n)
+	half := float64(z * math.Sqrt(v/n))
 	e.Mean, e.Low, e.High = mean, mean-half, mean+half
 	return e, true
 }
@@ -141,7 +143,7 @@ func (s fixedSum) float() float64 {
 	if s.hi < 0 {
 		lo, borrow := bits.Sub64(0, s.lo, 0)
 		hi := -s.hi - int64(borrow)
-		return -(float64(hi)*(1<<64) + float64(lo)) / fixedScale
+		return -(float64(float64(hi)*(1<<64)) + float64(lo)) / fixedScale // float64(...): no FMA
 	}
-	return (float64(s.hi)*(1<<64) + float64(s.lo)) / fixedScale
+	return (float64(float64(s.hi)*(1<<64)) + float64(s.lo)) / fixedScale
 }
