@@ -45,6 +45,7 @@ try:
     from torchrl.objectives import ClipPPOLoss
     from torchrl.objectives.value import GAE
 
+    from yutenv._specs import split_specs
     from yutenv.integrations.torchrl import YutTorchRLEnv
 except ImportError as e:  # pragma: no cover - an optional extra
     raise SystemExit(f"this example needs TorchRL: pip install 'yutenv[torchrl]' ({e})") from None
@@ -135,7 +136,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     torch.manual_seed(args.seed)
     if args.threads:
         torch.set_num_threads(args.threads)
-    opponent = args.opponent.split(";") if ";" in args.opponent or args.selfplay else args.opponent
+    specs = split_specs(args.opponent)  # the package's one splitter: a quoted PATH may hold ';'
+    opponent = specs if len(specs) > 1 or args.selfplay else args.opponent
     env = YutTorchRLEnv(args.num_envs, opponent=opponent, seat="random", tier=args.tier)
     env.set_seed(args.seed)
     n_obs, n_act = env.observation_spec["observation"].shape[-1], env.action_spec.space.n

@@ -208,6 +208,7 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
     its input (its ``obs_size``), and its weights saved in ``--out`` play the same actions."""
     ppo = _ppo_example()
     argv = ["--net", "actions", "--tier", "tactical", "--num-envs", "8", "--steps", "8", "--minutes", "0.0001"]
+    argv += ["--opponent", "random;greedy", "--selfplay", "1"]  # a copy joins the mixture after iteration 0
     out = ppo.main([*argv, "--epochs", "1", "--minibatch", "64", "--rating-games", "4", "--out", str(tmp_path)])
     assert out["frames"] == 64  # the budget was spent in the first iteration
     saved = json.loads((tmp_path / "result.json").read_text())
