@@ -29,6 +29,7 @@ type Evaluator struct {
 	legal  [env.NumActions]env.Action
 	cache  *evalCache // nil: none
 	cached int        // its entries, made with the encoder
+	rules  env.Rules  // of the first state evaluated: the encoder's
 }
 
 // NewEvaluator returns an evaluator of n.
@@ -72,14 +73,23 @@ func (e *Evaluator) Evaluate(s *env.State, priors []float32) (float64, error) {
 		return 0, fmt.Errorf("%w: phase %s", agent.ErrNoMove, s.Phase())
 	}
 	if e.enc == nil {
+		if err := e.net.CheckRules(s.Rules()); err != nil {
+			return 0, err
+		}
 		enc, err := obs.NewEncoder(s.Rules(), e.net.Tier)
 		if err != nil {
 			return 0, err
 		}
-		e.enc, e.x = enc, make([]float32, enc.Size())
+		e.enc, e.x, e.rules = enc, make([]float32, enc.Size()), s.Rules()
 		if e.cached > 0 {
 			e.cache = newEvalCache(e.cached, enc.Size())
 		}
+	}
+	if s.Rules() != e.rules { // the encoder's layout is its first rules'
+		if err := e.net.CheckRules(s.Rules()); err != nil {
+			return 0, err
+		}
+		return 0, fmt.Errorf("%w: %w: an evaluator made for rules %q was given a state of rules %q", agent.ErrSpec, ErrRules, e.rules.String(), s.Rules().String())
 	}
 	e.enc.Encode(s, s.ToMove(), e.x)
 	legal := s.LegalActions(e.legal[:0])
@@ -158,12 +168,14 @@ func LoadCached(path string) (*Net, error) {
 // selection and sequential halving (net:PATH,sims=N,gumbel=1[,m=..]), whose
 // statistics' policy is the improved policy of completed Q-values.
 type Agent struct {
-	spec   agent.Spec
-	net    *Net
-	eval   *Evaluator
-	search *agent.MCTS
-	policy [env.NumActions]float32
-	legal  [env.NumActions]env.Action
+	spec    agent.Spec
+	net     *Net
+	eval    *Evaluator
+	search  *agent.MCTS
+	policy  [env.NumActions]float32
+	legal   [env.NumActions]env.Action
+	played  env.Rules // the last rules CheckRules passed
+	rulesOK bool
 }
 
 // New returns the agent of a net spec (see agent.ParseSpec).
@@ -220,6 +232,12 @@ func (a *Agent) Act(s *env.State) (env.Action, error) {
 // ActStats returns the action and its statistics: the search's (with
 // sims), or the net's policy over the legal actions and its value.
 func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
+	if !a.rulesOK || s.Rules() != a.played { // forced decisions skip the evaluator: check here
+		if err := a.net.CheckRules(s.Rules()); err != nil {
+			return 0, agent.Stats{}, err
+		}
+		a.played, a.rulesOK = s.Rules(), true
+	}
 	if a.search != nil {
 		return a.search.ActStats(s)
 	}

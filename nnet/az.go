@@ -152,11 +152,19 @@ func (a *AZAgent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	return a.Agent.ActStats(s)
 }
 
-// CheckSpecRules returns nil unless sp is agent az and r are rules its
-// network was not trained for (then the error of AZAgent.CheckRules): a
-// server refuses such an opponent when the env is made, not at its first
-// move.
+// CheckSpecRules returns nil unless sp is agent az or net:PATH and r are
+// rules its network was not trained for (then the error of
+// AZAgent.CheckRules or Net.CheckRules): a server refuses such an opponent
+// when the env is made, not at its first move. A net:PATH whose file
+// cannot be read is left to the agent's constructor, which names why.
 func CheckSpecRules(sp agent.Spec, r env.Rules) error {
+	if sp.Name == "net" {
+		n, err := LoadCached(sp.Path)
+		if err != nil {
+			return nil
+		}
+		return n.CheckRules(r) // names no path: a server's clients see it
+	}
 	if sp.Name != AZName {
 		return nil
 	}

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -186,4 +188,50 @@ func TestAZActAllocatesNothing(t *testing.T) {
 	_, err = a.Act(st) // the encoder is built on the first call
 	require.NoError(t, err)
 	assert.Zero(t, testing.AllocsPerRun(50, func() { _, _ = a.Act(st) }))
+}
+
+// TestNetPlaysOnlyItsRules: a network file records the rules it was
+// trained for, and net:PATH plays those alone. Under others it refuses in
+// one line, at its first decision and through CheckSpecRules (where a
+// server refuses it at make); a file recording no rules plays any.
+func TestNetPlaysOnlyItsRules(t *testing.T) {
+	for _, tc := range []struct {
+		name, recorded, played string
+		refused                bool
+	}{
+		{"its own rules", "pieces=2", "pieces=2", false},
+		{"the standard rules", "pieces=2", "standard", true},
+		{"a variant", "standard", "kata", true},
+		{"no rules recorded", "", "players=3", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := randomNet(3, 16)
+			n.Rules = tc.recorded
+			path := filepath.Join(t.TempDir(), "n.ynet")
+			b, err := n.MarshalBinary()
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, b, 0o644))
+			played := must(env.ParseRules(tc.played))
+			for _, spec := range []string{"net:" + path, "net:" + path + ",sims=8"} {
+				sp := must(agent.ParseSpec(spec))
+				a, err := agent.New(spec, 1)
+				require.NoError(t, err, "the agent is made under any rules")
+				_, err = a.Act(firstDecision(t, played))
+				checked := CheckSpecRules(sp, played)
+				if !tc.refused {
+					assert.NoError(t, err, spec)
+					assert.NoError(t, checked, spec)
+					continue
+				}
+				for _, e := range []error{err, checked} {
+					require.Error(t, e, spec)
+					assert.ErrorIs(t, e, ErrRules)
+					assert.ErrorIs(t, e, agent.ErrSpec)
+					assert.Contains(t, e.Error(), fmt.Sprintf("trained for, %q (tier compact), not %q", tc.recorded, played.String()))
+					assert.NotContains(t, e.Error(), "\n")
+					assert.NotContains(t, e.Error(), path, "a server's client must not learn its paths")
+				}
+			}
+		})
+	}
 }

@@ -29,6 +29,7 @@ func TestCachingEvaluatorPlaysAsTheNet(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/sims=%d,gumbel=%v", tc.rules, tc.sims, tc.gumbel), func(t *testing.T) {
 			rules, err := env.ParseRules(tc.rules)
 			require.NoError(t, err)
+			n.Rules = tc.rules // a network plays only the rules it records
 			sp, err := agent.ParseSpec("mcts:1")
 			require.NoError(t, err)
 			sp.N = tc.sims

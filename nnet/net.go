@@ -11,6 +11,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/agent"
 	"github.com/yutenv/yutenv/obs"
 )
 
@@ -54,7 +55,7 @@ type Layer struct {
 // may share it; each evaluates with its own Scratch.
 type Net struct {
 	Tier       obs.Tier
-	Rules      string // the rules it was trained on (informative)
+	Rules      string // the rules it was trained on; its agents play only these (CheckRules)
 	Activation Activation
 	// Trunk is read by both heads; PolicyTrunk by the policy head alone,
 	// after Trunk; ValueTrunk by the value head alone, after Trunk.
@@ -477,4 +478,25 @@ func spmvAxpy(out, wt []float32, idx []int32, val []float32) {
 	for t, i := range idx {
 		axpy(val[t], wt[int(i)*n:(int(i)+1)*n], out)
 	}
+}
+
+// CheckRules returns nil when the network plays rules r: the rules its
+// file records (Rules), or any rules when it records none (a file written
+// by hand or by an older converter). Otherwise the error wraps ErrRules and
+// agent.ErrSpec and names both rule sets and the tier: an observation of
+// other rules would mean something else to the network, or not fit it.
+func (n *Net) CheckRules(r env.Rules) error {
+	if n.Rules == "" {
+		return nil
+	}
+	trained, err := env.ParseRules(n.Rules)
+	if err != nil {
+		return fmt.Errorf("%w: %w: the network's file records rules %q, which do not parse: %w", agent.ErrSpec, ErrRules, n.Rules, err)
+	}
+	if trained == r {
+		return nil
+	}
+	return fmt.Errorf("%w: %w: the network plays only the rules it was trained for, %q (tier %s), not %q; "+
+		"train a network for these rules (python -m yutenv.az.train --rules ...)",
+		agent.ErrSpec, ErrRules, trained.String(), n.Tier, r.String())
 }

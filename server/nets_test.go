@@ -116,6 +116,28 @@ func TestNetNamesInsideTheFolders(t *testing.T) {
 	}
 }
 
+// TestNetOfOtherRulesIsRefusedAtMake: a network plays only the rules its
+// file records, so make refuses it as an opponent (single or in a mixture)
+// under other rules, in one line that names no path of the server's.
+func TestNetOfOtherRulesIsRefusedAtMake(t *testing.T) {
+	ts, dir := netServer(t, Config{})
+	c := ts.client(t)
+	nettest.Write(t, filepath.Join(dir, "std.ynet"), nettest.Net(nettest.Small(2), 8)) // records "standard"
+	for _, params := range []map[string]any{
+		{"n": 1, "rules": "kata", "opponent": "net:std.ynet"},
+		{"n": 1, "rules": "kata", "opponent": "net:std.ynet,sims=4"},
+		{"n": 1, "rules": "kata", "opponents": []any{"greedy", "net:std.ynet"}},
+	} {
+		_, err := c.Call("make", params)
+		require.Error(t, err)
+		assert.Equal(t, protocol.CodeBadRequest, errCode(err))
+		assert.Contains(t, err.Error(), `trained for, "standard" (tier compact), not "kata"`)
+		assert.NotContains(t, err.Error(), dir)
+	}
+	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:std.ynet"})
+	assert.NoError(t, err, "its own rules")
+}
+
 // TestNetFIFORefusedWhileOthersLoad names a FIFO and a device inside an
 // allowed folder while another client loads a real network: both answers
 // come at once. Before, opening the FIFO blocked forever holding the

@@ -168,7 +168,7 @@ var kindTable = []kindInfo{
 		forms: []specForm{{"mcts:N", "tree search with explicit chance nodes, N simulations per decision (below)"}}},
 	{name: "net", arg: "PATH", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m", "fast", "full_prob"},
 		forms: []specForm{
-			{"net:PATH", "a trained network (a `yutenv-net` file, docs/FORMATS.md): the policy's most likely legal action, no search. A server's clients may name only files in its `--net-dir` folders (docs/PROTOCOL.md, \"Networks\")"},
+			{"net:PATH", "a trained network (a `yutenv-net` file, docs/FORMATS.md): the policy's most likely legal action, no search. It plays only the rules its file records (the rules it was trained for) and refuses others with an error naming both. A server's clients may name only files in its `--net-dir` folders (docs/PROTOCOL.md, \"Networks\")"},
 			{"net:PATH,sims=N", "the same MCTS guided by the network (PUCT): its priors at every decision node, its value at every new leaf instead of a rollout"},
 			{"net:PATH,sims=N,gumbel=1[,m=M]", "Gumbel root selection with sequential halving (below): the network's search for small budgets, whose policy (`Stats.Policy`, the self-play target) is the improved policy of completed Q-values"},
 		}},

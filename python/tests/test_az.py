@@ -622,6 +622,45 @@ def test_ladder_against_fixed_agents_without_the_round_robin(full_run: Path) -> 
     assert not (full_run / "ladder.png").exists() and "plot" not in json.loads((full_run / "ladder.json").read_text())
 
 
+def test_judge_grades_every_generation_against_the_exact_optimum(tmp_path: Path) -> None:
+    # A run on a variant the solver solves (kata, 0.1 s), its generations' regret against the
+    # solved table beside the baselines': each figure is a real `yutenv grade` of that spec.
+    from yutenv.connection.server import binary_path
+    from yutenv.evaluation.grade import grade
+
+    table = tmp_path / "kata.ysolve"
+    subprocess.run([str(binary_path()), "solve", "--rules", "kata", "--out", str(table), "--progress", "never"],
+                   check=True, capture_output=True, timeout=120)  # fmt: skip
+    out = tmp_path / "run"
+    p = subprocess.run([*train_cmd(out, 1), "--rules", "kata", "--eval="], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    ref = f"optimal:{table}"
+    assert judge.main([str(out), "--every", "0", "--games", "2", "--no-round-robin", "--baselines", "", "--reference", ref,
+                       "--regret-games", "6", "--regret-baselines", "random;greedy", "--quiet"]) == 0  # fmt: skip
+    rep = json.loads((out / "ladder.json").read_text())["regret"]
+    assert rep["reference"] == ref and rep["games"] == 6
+    assert [e["generation"] for e in rep["generations"]] == [0, 1]
+    assert list(rep["baselines"]) == ["random", "greedy"]
+    direct = grade(judge.net_spec(out, 1), opponent="greedy", games=6, reference=ref, rules="kata", seed=1)
+    assert rep["generations"][1]["mean_loss"] == direct.mean_loss and rep["generations"][1]["decisions"] == direct.decisions
+    g = grade("greedy", opponent="greedy", games=6, reference=ref, rules="kata", seed=1)
+    assert rep["baselines"]["greedy"]["mean_loss"] == g.mean_loss
+    # random gives up more than greedy against perfect play, every figure within its interval
+    assert rep["baselines"]["random"]["mean_loss"] > rep["baselines"]["greedy"]["mean_loss"] > 0
+    for e in [*rep["generations"], *rep["baselines"].values()]:
+        assert e["mean_loss_low"] <= e["mean_loss"] <= e["mean_loss_high"]
+    md = (out / "ladder.md").read_text()
+    rows = md_rows(md)
+    assert ["agent", "regret (points)", "> 1 point", "decisions"] in rows, md
+    assert [r[0] for r in rows if r[0].startswith(("gen ", "`"))] == ["gen 0", "gen 1", "`random`", "`greedy`"], md
+    assert f"{100 * g.mean_loss:.2f} [" in md
+    assert "(regret.png)" in md and is_png(out / "regret.png")
+    # judged again without --reference: the old plot does not pass for the new judgement
+    assert judge.main([str(out), "--gens", "1", "--games", "2", "--baselines", "", "--no-round-robin", "--quiet"]) == 0
+    assert not (out / "regret.png").exists() and "regret" not in json.loads((out / "ladder.json").read_text())
+    assert judge.main([str(out), "--reference", ref, "--regret-games", "0", "--quiet"]) == 2
+
+
 def test_ladder_tables_read_from_the_newer_side() -> None:
     # yutenv eval lists a pair once, in either order; the table must show the newer generation's
     # win rate and Elo difference whichever way round the match was played.

@@ -47,6 +47,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from .._extras import import_extra
 from .._files import atomic_write
 from .._specs import net_spec as _net_spec
 from .._specs import split_specs
@@ -54,11 +55,14 @@ from ..errors import InvalidArgumentError, YutEnvError
 from ..evaluation.evaluate import run_eval_json
 from ..evaluation.ladder import _run_ladder
 
-__all__ = ["judge", "pick_generations", "net_spec", "DEFAULT_BASELINES"]
+__all__ = ["judge", "pick_generations", "net_spec", "DEFAULT_BASELINES", "DEFAULT_REGRET_BASELINES"]
 
 #: The agents the final network alone plays by default: the baselines and the shipped network
 #: ``az`` (without and with search; played only under the rules it was trained for).
 DEFAULT_BASELINES = ("greedy", "mc:100", "mcts:400", "az", "az,sims=200")
+
+#: The agents whose regret is graded beside the generations' with ``reference``.
+DEFAULT_REGRET_BASELINES = ("greedy", "mcts:400")
 
 
 def _md(rows: list[list[str]], head: list[str]) -> str:
@@ -175,13 +179,19 @@ def judge(
     quiet: bool = False,
     against: Sequence[str] = (),
     round_robin: bool = True,
+    reference: str | None = None,
+    regret_games: int = 400,
+    regret_baselines: Sequence[str] = DEFAULT_REGRET_BASELINES,
 ) -> Path:
     """Judge a run (see the module's doc) and write ``RUN/ladder.md`` and ``RUN/ladder.json``
-    (and ``RUN/ladder.png`` with ``against`` when matplotlib is installed). ``round_robin=False``
-    skips question 1, the generations' round robin."""
+    (and ``RUN/ladder.png`` with ``against``, ``RUN/regret.png`` with ``reference``, when
+    matplotlib is installed). ``round_robin=False`` skips question 1, the generations' round
+    robin."""
     d = Path(run)
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
+    if reference is not None and regret_games < 1:
+        raise ValueError(f"regret_games must be at least 1, got {regret_games}")
     if any(n < 1 for n in search_sims):
         raise ValueError(f"search_sims must be positive, got {list(search_sims)}")
     cfg = json.loads((d / "config.json").read_text(encoding="utf-8")) if (d / "config.json").exists() else {}
@@ -215,6 +225,8 @@ def judge(
 
     if against:
         text += _against(d, chosen, ladder_sims, against, games, evals, quiet, report)
+    if reference is not None:
+        text += _regret(d, chosen, rules, reference, regret_games, regret_baselines, seed, quiet, report)
 
     sg = search_games or games
     if rules != "standard":  # az plays only the standard rules it was trained for
@@ -239,6 +251,8 @@ def judge(
     md = d / "ladder.md"
     if "plot" not in report:  # an earlier judgement's plot would pass for this one's
         (d / "ladder.png").unlink(missing_ok=True)
+    if "regret_plot" not in report:
+        (d / "regret.png").unlink(missing_ok=True)
     for path, body in ((md, text), (d / "ladder.json", json.dumps(report, indent=1) + "\n")):
         data = body.encode("utf-8")
         atomic_write(path, lambda f: f.write(data))  # noqa: B023 - called in this iteration
@@ -273,6 +287,69 @@ def _against(d: Path, chosen: list[int], sims: int, against: Sequence[str], game
     return text + f"![win rate by generation]({png.name})\n\n"
 
 
+def _points(r: dict[str, Any]) -> str:
+    """A grade's mean loss in points of win chance, with its 95% interval when it has one."""
+    s = f"{100 * r['mean_loss']:.2f}"
+    if r.get("mean_loss_low") is not None:
+        s += f" [{100 * r['mean_loss_low']:.2f}, {100 * r['mean_loss_high']:.2f}]"
+    return s
+
+
+def _regret(d: Path, chosen: list[int], rules: str, reference: str, games: int, baselines: Sequence[str],
+            seed: int, quiet: bool, report: dict[str, Any]) -> str:  # fmt: skip
+    """Every chosen generation's regret against ``reference``, beside the baselines': the
+    markdown section, the report's ``regret`` entry and the plot ``RUN/regret.png``."""
+    from ..evaluation.grade import grade
+
+    def one(spec: str) -> dict[str, Any]:
+        r = grade(spec, opponent="greedy", games=games, reference=reference, rules=rules, seed=seed, worst=0, quiet=quiet)
+        keys = ("mean_loss", "mean_loss_low", "mean_loss_high", "decisions", "error_rate", "best_rate", "games")
+        return {k: getattr(r, k) for k in keys}
+
+    gens = [{"generation": g, **one(net_spec(d, g))} for g in chosen]
+    base = {b: one(b) for b in baselines}
+    report["regret"] = {"reference": reference, "games": games, "generations": gens, "baselines": base}
+    text = (
+        f"## Regret against `{reference}`\n\n"
+        f"Each agent's decisions with a choice in {games} games against `greedy`, graded by `{reference}`: "
+        "the mean win probability a decision gives up against the reference's best, in points (hundredths), "
+        "95% interval clustered by game; the share of decisions giving up more than one point.\n\n"
+    )
+    rows = [[f"gen {e['generation']}", _points(e), f"{100 * e['error_rate']:.0f}%", str(e["decisions"])] for e in gens]
+    rows += [[f"`{b}`", _points(e), f"{100 * e['error_rate']:.0f}%", str(e["decisions"])] for b, e in base.items()]
+    text += _md(rows, ["agent", "regret (points)", "> 1 point", "decisions"]) + "\n\n"
+    if importlib.util.find_spec("matplotlib") is None:
+        return text + "No plot: it needs matplotlib (`pip install 'yutenv[az]'`).\n\n"
+    png = _plot_regret(gens, base, d / "regret.png", f"{d.name}: regret a decision against {reference}")
+    report["regret_plot"] = png.name
+    return text + f"![regret by generation]({png.name})\n\n"
+
+
+def _plot_regret(gens: list[dict[str, Any]], base: dict[str, dict[str, Any]], path: Path, title: str) -> Path:
+    """The generations' regret (points, with its interval as a band) and each baseline's as a line."""
+    matplotlib = import_extra("matplotlib", "az", "yutenv.az.judge's regret plot")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    try:
+        xs = [e["generation"] for e in gens]
+        ax.plot(xs, [100 * e["mean_loss"] for e in gens], marker="o", label="the network alone")
+        if all(e["mean_loss_low"] is not None for e in gens):
+            ax.fill_between(xs, [100 * e["mean_loss_low"] for e in gens], [100 * e["mean_loss_high"] for e in gens], alpha=0.2)
+        for i, (b, e) in enumerate(base.items()):
+            ax.axhline(100 * e["mean_loss"], color=f"C{i + 1}", linestyle="--", linewidth=1, label=b)
+        ax.set_xlabel("generation (0 = the initial network)")
+        ax.set_ylabel("regret a decision (points of win chance)")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.set_title(title, fontsize="medium")
+        ax.legend(loc="best", fontsize="small")
+        return atomic_write(path, lambda f: fig.savefig(f, format="png"))
+    finally:
+        plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m yutenv.az.judge RUN_DIR [options]``."""
     ap = argparse.ArgumentParser(prog="python -m yutenv.az.judge", description=__doc__.split("\n\n")[0])
@@ -292,6 +369,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--against", default="", help="';'-separated agents every chosen generation plays (a table and RUN/ladder.png)"
     )
+    ap.add_argument(
+        "--reference",
+        default=None,
+        help="grade every chosen generation's decisions against this agent (optimal:FILE, a table of yutenv solve)",
+    )
+    ap.add_argument("--regret-games", type=int, default=400, help="games against greedy graded per agent with --reference")
+    ap.add_argument(
+        "--regret-baselines",
+        default=";".join(DEFAULT_REGRET_BASELINES),
+        help="';'-separated agents graded beside the generations with --reference",
+    )
     ap.add_argument("--seed", type=int, default=1, help="seed of the games' throws and the agents")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
@@ -309,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
             quiet=a.quiet,
             against=split_specs(a.against),
             round_robin=not a.no_round_robin,
+            reference=a.reference,
+            regret_games=a.regret_games,
+            regret_baselines=split_specs(a.regret_baselines),
         )
     except (ValueError, OSError, YutEnvError) as e:
         print(f"python -m yutenv.az.judge: {e}", file=sys.stderr)
