@@ -653,7 +653,7 @@ def test_judge_grades_every_generation_against_the_exact_optimum(tmp_path: Path)
     rows = md_rows(md)
     assert ["agent", "regret (points)", "> 1 point", "decisions"] in rows, md
     assert [r[0] for r in rows if r[0].startswith(("gen ", "`"))] == ["gen 0", "gen 1", "`random`", "`greedy`"], md
-    assert f"{100 * g.mean_loss:.2f} [" in md
+    assert f"{50 * g.mean_loss:.2f} [{50 * g.mean_loss_low:.2f}, " in md  # percentage points: loss 0.02 is one
     assert "(regret.png)" in md and is_png(out / "regret.png")
     # judged again without --reference: the old plot does not pass for the new judgement
     assert judge.main([str(out), "--gens", "1", "--games", "2", "--baselines", "", "--no-round-robin", "--quiet"]) == 0

@@ -287,11 +287,16 @@ def _against(d: Path, chosen: list[int], sims: int, against: Sequence[str], game
     return text + f"![win rate by generation]({png.name})\n\n"
 
 
+#: Points of win chance in a unit of loss: a loss is a difference of outcomes in [-1, 1], so with
+#: two seats 0.02 of it is one percentage point of winning chances.
+POINTS_PER_LOSS = 50
+
+
 def _points(r: dict[str, Any]) -> str:
     """A grade's mean loss in points of win chance, with its 95% interval when it has one."""
-    s = f"{100 * r['mean_loss']:.2f}"
+    s = f"{POINTS_PER_LOSS * r['mean_loss']:.2f}"
     if r.get("mean_loss_low") is not None:
-        s += f" [{100 * r['mean_loss_low']:.2f}, {100 * r['mean_loss_high']:.2f}]"
+        s += f" [{POINTS_PER_LOSS * r['mean_loss_low']:.2f}, {POINTS_PER_LOSS * r['mean_loss_high']:.2f}]"
     return s
 
 
@@ -312,8 +317,9 @@ def _regret(d: Path, chosen: list[int], rules: str, reference: str, games: int, 
     text = (
         f"## Regret against `{reference}`\n\n"
         f"Each agent's decisions with a choice in {games} games against `greedy`, graded by `{reference}`: "
-        "the mean win probability a decision gives up against the reference's best, in points (hundredths), "
-        "95% interval clustered by game; the share of decisions giving up more than one point.\n\n"
+        "the mean win probability a decision gives up against the reference's best, in percentage points "
+        "(a loss of 0.02 of the outcome in [-1, 1]), 95% interval clustered by game; the share of decisions "
+        "giving up more than one point (the grade's errors).\n\n"
     )
     rows = [[f"gen {e['generation']}", _points(e), f"{100 * e['error_rate']:.0f}%", str(e["decisions"])] for e in gens]
     rows += [[f"`{b}`", _points(e), f"{100 * e['error_rate']:.0f}%", str(e["decisions"])] for b, e in base.items()]
@@ -334,11 +340,12 @@ def _plot_regret(gens: list[dict[str, Any]], base: dict[str, dict[str, Any]], pa
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     try:
         xs = [e["generation"] for e in gens]
-        ax.plot(xs, [100 * e["mean_loss"] for e in gens], marker="o", label="the network alone")
+        ax.plot(xs, [POINTS_PER_LOSS * e["mean_loss"] for e in gens], marker="o", label="the network alone")
         if all(e["mean_loss_low"] is not None for e in gens):
-            ax.fill_between(xs, [100 * e["mean_loss_low"] for e in gens], [100 * e["mean_loss_high"] for e in gens], alpha=0.2)
+            lows = [POINTS_PER_LOSS * e["mean_loss_low"] for e in gens]
+            ax.fill_between(xs, lows, [POINTS_PER_LOSS * e["mean_loss_high"] for e in gens], alpha=0.2)
         for i, (b, e) in enumerate(base.items()):
-            ax.axhline(100 * e["mean_loss"], color=f"C{i + 1}", linestyle="--", linewidth=1, label=b)
+            ax.axhline(POINTS_PER_LOSS * e["mean_loss"], color=f"C{i + 1}", linestyle="--", linewidth=1, label=b)
         ax.set_xlabel("generation (0 = the initial network)")
         ax.set_ylabel("regret a decision (points of win chance)")
         ax.set_ylim(bottom=0)
