@@ -150,6 +150,7 @@ SHRINK = [
     (r"(\bsims=)(\d+)", _cap(4)),
     (r"(\b(?:mcts|mc):)(\d+)", _cap(8)),
     (r"(--every[ =])(\d+)", _cap(1)),
+    (r"(--regret-games[ =])(\d+)", _cap(4)),
     (r"(--epochs[ =])(\d+)", _cap(1)),
     # az.train evaluates every generation against its default opponents (100 games each): 4.
     (r"(python -m yutenv\.az\.train\b)(?![^\n]*--eval-games)", lambda m: m.group(1) + " --eval-games 4"),
