@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._progress import PROGRESS_MODES, add_progress_argument
-from .._protocol import SHIPPED_NETS
-from .._protocol import TIER_SIZES
+from .._protocol import SHIPPED_NETS, TIER_SIZES
 from .._specs import split_specs
 from .config import LR_SCHEDULES, SELFPLAY_MODES, TrainConfig
 from .schedule import Schedule, canonical_schedule
