@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,46 +18,169 @@ import (
 	"github.com/yutenv/yutenv/obs"
 )
 
-func TestAZLoadsAndMatchesItsChecksum(t *testing.T) {
-	s, err := AZ()
-	require.NoError(t, err)
-	assert.LessOrEqual(t, len(azFile), MaxShippedBytes, "the shipped network is at most 5 MB")
-	sum := sha256.Sum256(azFile)
-	assert.Equal(t, AZChecksum, hex.EncodeToString(sum[:]))
-	assert.Equal(t, AZChecksum, s.SHA256)
-	onDisk, err := os.ReadFile("shipped/az.ynet")
-	require.NoError(t, err)
-	assert.Equal(t, onDisk, azFile, "the binary embeds shipped/az.ynet")
+// testShipped are networks registered as shipped in this package's tests
+// alone (the production table, shippedTable, holds only real networks):
+// a small one trained for other rules than az's, so that every test over
+// ShippedNames covers a second name, and one whose declared SHA-256 its
+// bytes do not have.
+var testShipped = []struct {
+	name, rules string
+	tampered    bool
+}{
+	{"aztest", "pieces=2,flat_prob=0.5", false},
+	{"aztampered", "standard", true},
+}
 
-	// shipped/az.json describes the file it sits next to.
-	var meta struct {
-		SHA256, Rules, Tier string
-		Bytes               int
-		Command             []string
+func init() {
+	for i, ts := range testShipped {
+		n := randomNet(uint64(40+i), 8)
+		n.Rules = ts.rules
+		b := must(n.MarshalBinary())
+		h := sha256.Sum256(b)
+		sum := hex.EncodeToString(h[:])
+		if ts.tampered {
+			b[len(b)/2] ^= 1
+		}
+		registerShipped(ts.name, sum, b)
 	}
-	b, err := os.ReadFile("shipped/az.json")
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &meta))
-	assert.Equal(t, AZChecksum, meta.SHA256)
-	assert.Equal(t, len(azFile), meta.Bytes)
-	assert.Equal(t, s.Net.Rules, meta.Rules)
-	assert.Equal(t, s.Net.Tier.String(), meta.Tier)
-	require.GreaterOrEqual(t, len(meta.Command), 3, "the command that trained it")
-	assert.Contains(t, []string{"yutenv.az.train", "yutenv.az.fit"}, meta.Command[2], "the command that trained it: python -m yutenv.az.train or .fit")
+}
 
-	// AZFile hands out a copy of the checked bytes: changing it changes nothing shipped.
-	b, err = AZFile()
+// playable lists the shipped names whose network loads: all but the
+// tampered test registration.
+func playable() []string {
+	var out []string
+	for _, name := range ShippedNames() {
+		if name != "aztampered" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// azFile is the embedded file of agent az.
+func azFile(t *testing.T) []byte {
+	b, err := shippedFiles.ReadFile("shipped/az.ynet")
 	require.NoError(t, err)
-	assert.Equal(t, azFile, b)
-	b[0] ^= 1
-	again, err := AZFile()
+	return b
+}
+
+// TestShippedFilesMatchTheirDeclarations holds every network of the
+// production table to its declared SHA-256 and to its record
+// shipped/NAME.json, and the folder shipped/ to the table.
+func TestShippedFilesMatchTheirDeclarations(t *testing.T) {
+	declared := map[string]bool{}
+	for _, d := range shippedTable {
+		declared[d.name] = true
+		t.Run(d.name, func(t *testing.T) {
+			s, err := ShippedNet(d.name)
+			require.NoError(t, err)
+			assert.Equal(t, d.name, s.Name)
+			embedded, err := shippedFiles.ReadFile("shipped/" + d.name + ".ynet")
+			require.NoError(t, err)
+			assert.LessOrEqual(t, len(embedded), MaxShippedBytes, "a shipped network is at most 5 MB")
+			sum := sha256.Sum256(embedded)
+			assert.Equal(t, d.sha256, hex.EncodeToString(sum[:]))
+			assert.Equal(t, d.sha256, s.SHA256)
+			onDisk, err := os.ReadFile(filepath.Join("shipped", d.name+".ynet"))
+			require.NoError(t, err)
+			assert.Equal(t, onDisk, embedded, "the binary embeds shipped/%s.ynet", d.name)
+
+			// shipped/NAME.json describes the file it sits next to.
+			var meta struct {
+				SHA256, Rules, Tier string
+				Bytes               int
+				Hidden              []int
+				Command             []string
+			}
+			b, err := os.ReadFile(filepath.Join("shipped", d.name+".json"))
+			require.NoError(t, err, "every shipped network has its record")
+			require.NoError(t, json.Unmarshal(b, &meta))
+			assert.Equal(t, d.sha256, meta.SHA256)
+			assert.Equal(t, len(embedded), meta.Bytes)
+			assert.Equal(t, s.Net.Rules, meta.Rules)
+			assert.Equal(t, s.Net.Tier.String(), meta.Tier)
+			var hidden []int
+			for _, l := range s.Net.Trunk {
+				hidden = append(hidden, l.Out)
+			}
+			assert.Equal(t, hidden, meta.Hidden)
+			require.GreaterOrEqual(t, len(meta.Command), 3, "the command that trained it")
+			assert.Contains(t, []string{"yutenv.az.train", "yutenv.az.fit"}, meta.Command[2], "the command that trained it: python -m yutenv.az.train or .fit")
+
+			// ShippedFile hands out a copy of the checked bytes: changing it changes nothing shipped.
+			b, err = ShippedFile(d.name)
+			require.NoError(t, err)
+			assert.Equal(t, embedded, b)
+			b[0] ^= 1
+			again, err := ShippedFile(d.name)
+			require.NoError(t, err)
+			assert.Equal(t, embedded, again)
+			assert.NotEqual(t, b, again)
+		})
+	}
+	t.Run("the folder holds the declared files", func(t *testing.T) {
+		entries, err := os.ReadDir("shipped")
+		require.NoError(t, err)
+		for _, e := range entries {
+			name, ext, _ := strings.Cut(e.Name(), ".")
+			assert.True(t, declared[name], "shipped/%s is not declared in shippedTable", e.Name())
+			assert.Contains(t, []string{"ynet", "json"}, ext, e.Name())
+		}
+	})
+	assert.True(t, declared[Recommended], "the recommended network is shipped")
+	assert.Equal(t, AZName, shippedTable[0].name, "az is declared first")
+	assert.Equal(t, AZChecksum, shippedTable[0].sha256, "az is pinned")
+	for _, ts := range testShipped {
+		assert.False(t, declared[ts.name], "a test registration is not in the production table")
+	}
+}
+
+func TestShippedLookups(t *testing.T) {
+	names := ShippedNames()
+	require.GreaterOrEqual(t, len(names), 3, "az and the test registrations")
+	assert.Equal(t, AZName, names[0])
+	names[0] = "changed" // a copy
+	assert.Equal(t, AZName, ShippedNames()[0])
+	az, err := AZ()
 	require.NoError(t, err)
-	assert.Equal(t, azFile, again)
-	assert.NotEqual(t, b, again)
+	same, err := ShippedNet(AZName)
+	require.NoError(t, err)
+	assert.Same(t, az, same, "read once")
+	for _, name := range ShippedNames() {
+		assert.True(t, agent.IsShipped(name), name)
+		assert.Contains(t, agent.Names(), name)
+	}
+	t.Run("an unknown name", func(t *testing.T) {
+		for _, f := range []func() error{
+			func() error { _, err := ShippedNet("mystery"); return err },
+			func() error { _, err := ShippedFile("mystery"); return err },
+		} {
+			err := f()
+			require.ErrorIs(t, err, ErrNotShipped)
+			assert.Contains(t, err.Error(), `"mystery"`)
+			assert.Contains(t, err.Error(), "az, aztest, aztampered", "names the shipped ones")
+		}
+		_, err := NewShipped(must(agent.ParseSpec("random")), 1)
+		assert.ErrorIs(t, err, agent.ErrSpec)
+		assert.NoError(t, CheckSpecRules(must(agent.ParseSpec("random")), env.Standard()))
+	})
+	t.Run("a changed byte", func(t *testing.T) {
+		_, err := ShippedNet("aztampered")
+		require.ErrorIs(t, err, ErrChecksum)
+		assert.ErrorIs(t, err, ErrNet)
+		assert.Contains(t, err.Error(), "agent aztampered")
+		_, err = ShippedFile("aztampered")
+		assert.ErrorIs(t, err, ErrChecksum)
+		_, err = agent.New("aztampered,sims=8", 1)
+		assert.ErrorIs(t, err, ErrChecksum)
+		assert.ErrorIs(t, err, agent.ErrSpec)
+		assert.ErrorIs(t, CheckSpecRules(must(agent.ParseSpec("aztampered")), env.Standard()), ErrChecksum)
+	})
 }
 
 func TestParseShippedRefusesTamperedCopies(t *testing.T) {
-	flipped := append([]byte(nil), azFile...)
+	az := azFile(t)
+	flipped := append([]byte(nil), az...)
 	flipped[len(flipped)/2] ^= 1
 	tests := []struct {
 		name string
@@ -64,9 +188,9 @@ func TestParseShippedRefusesTamperedCopies(t *testing.T) {
 		sum  string
 	}{
 		{"a flipped byte", flipped, AZChecksum},
-		{"truncated", azFile[:len(azFile)-1], AZChecksum},
+		{"truncated", az[:len(az)-1], AZChecksum},
 		{"empty", nil, AZChecksum},
-		{"another declared sum", azFile, hex.EncodeToString(make([]byte, 32))},
+		{"another declared sum", az, hex.EncodeToString(make([]byte, 32))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,46 +216,60 @@ func TestParseShippedRefusesTamperedCopies(t *testing.T) {
 	})
 }
 
-// TestAZPlaysEveryRuleSetItAccepts plays az and az,sims=N through every
-// variant: legal games to the end under the rules it accepts (at least the
-// standard ones), and a clear refusal under every other rule set.
+// TestAZPlaysEveryRuleSetItAccepts plays every shipped network (az and the
+// test registration aztest, trained for other rules) alone and with a
+// search, Gumbel and PUCT, through every variant: legal games to the end
+// under the rules it accepts, and a clear refusal under every other rule
+// set, at the first decision and through CheckSpecRules.
 func TestAZPlaysEveryRuleSetItAccepts(t *testing.T) {
-	s, err := AZ()
-	require.NoError(t, err)
-	accepted := 0
-	for _, v := range env.Variants() {
-		t.Run(v.Name, func(t *testing.T) {
-			for _, spec := range []string{"az", "az,sims=16", "az,sims=16,workers=2,gumbel=0"} {
-				a, err := agent.New(spec, 7)
-				require.NoError(t, err)
-				assert.Equal(t, spec, a.Name())
-				seats := []agent.Agent{a}
-				for len(seats) < v.Rules.Players {
-					seats = append(seats, mustAgent(t, "random"))
-				}
-				res, err := agent.Game{Rules: v.Rules, Seed: 11, Start: env.AnySeat, Seats: seats}.Play()
-				if a.(*AZAgent).CheckRules(v.Rules) != nil {
-					if err == nil { // az was never asked to decide (every decision of its seat forced): ask it directly
-						_, err = a.Act(firstDecision(t, v.Rules))
+	for _, name := range playable() {
+		t.Run(name, func(t *testing.T) {
+			s, err := ShippedNet(name)
+			require.NoError(t, err)
+			accepted := 0
+			for _, v := range env.Variants() {
+				t.Run(v.Name, func(t *testing.T) {
+					for _, spec := range []string{name, name + ",sims=8", name + ",sims=8,workers=2,gumbel=0"} {
+						a, err := agent.New(spec, 7)
+						require.NoError(t, err)
+						assert.Equal(t, spec, a.Name())
+						seats := []agent.Agent{a}
+						for len(seats) < v.Rules.Players {
+							seats = append(seats, mustAgent(t, "random"))
+						}
+						res, err := agent.Game{Rules: v.Rules, Seed: 11, Start: env.AnySeat, Seats: seats}.Play()
+						checked := CheckSpecRules(must(agent.ParseSpec(spec)), v.Rules)
+						if v.Rules != s.Rules {
+							if err == nil { // never asked to decide (every decision of its seat forced): ask it directly
+								_, err = a.Act(firstDecision(t, v.Rules))
+							}
+							for _, e := range []error{err, checked} {
+								require.Error(t, e, "%s refuses rules it was not trained for", spec)
+								assert.ErrorIs(t, e, ErrRules)
+								assert.ErrorIs(t, e, agent.ErrSpec)
+								assert.Contains(t, e.Error(), "agent "+name+" plays only")
+								assert.Contains(t, e.Error(), `trained for, "`+s.Rules.String()+`" (tier `+s.Net.Tier.String())
+								assert.Contains(t, e.Error(), "observation layout")
+								assert.Contains(t, e.Error(), v.Rules.String())
+								assert.NotContains(t, e.Error(), "\n")
+							}
+							continue
+						}
+						require.NoError(t, err, "a legal game under %s", v.Name)
+						assert.NoError(t, checked)
+						assert.Positive(t, res.Decisions)
+						if spec == name {
+							accepted++
+						}
 					}
-					require.Error(t, err, "az refuses rules it was not trained for")
-					assert.ErrorIs(t, err, ErrRules)
-					assert.ErrorIs(t, err, agent.ErrSpec)
-					assert.Contains(t, err.Error(), `trained for, "`+s.Rules.String()+`" (tier `+s.Net.Tier.String())
-					assert.Contains(t, err.Error(), "observation layout")
-					assert.Contains(t, err.Error(), v.Rules.String())
-					continue
-				}
-				require.NoError(t, err, "a legal game under %s", v.Name)
-				assert.Positive(t, res.Decisions)
-				if spec == "az" {
-					accepted++
-				}
+				})
 			}
+			assert.Positive(t, accepted, "%s plays the rules it was trained for", name)
 		})
 	}
-	assert.Positive(t, accepted, "az plays at least the rules it was trained for")
-	assert.NoError(t, (&AZAgent{shipped: s}).CheckRules(env.Standard()), "the shipped network plays the standard rules")
+	s, err := AZ()
+	require.NoError(t, err)
+	assert.NoError(t, s.CheckRules(env.Standard()), "az plays the standard rules")
 }
 
 func TestAZStatsAndSpecs(t *testing.T) {

@@ -3,8 +3,8 @@
 // presets (env.Options, env.Presets), the action encoding, the names of the
 // throws, routes and phases and the packed state layout (env), the
 // observation tiers and their sizes (obs), the protocol's methods and their
-// keys (protocol.Methods), the shipped network's name
-// (nnet.AZName), the network file's version, activations and limits
+// keys (protocol.Methods), the shipped networks' names, rules and the
+// recommended one (nnet.ShippedNames, nnet.Recommended), the network file's version, activations and limits
 // (nnet) and the error codes (protocol.Codes). With
 // -doc it also writes the generated regions of docs/PROTOCOL.md: the method
 // reference (protocol.Methods) and the error codes (protocol.CodeInfos); with
@@ -420,8 +420,26 @@ func selfplaySection(w *writer) error {
 }
 
 func shippedSection(w *writer) error {
+	names := nnet.ShippedNames()
+	w.p("SHIPPED_NETS: Final[tuple[str, ...]] = %s", pyTuple(names))
+	w.p("\"\"\"The names of the networks shipped inside the binary (nnet.ShippedNames), in the order they were declared: each an agent spec, and a NAME of `yutenv net NAME`. A name plays one network file forever (docs/COMPATIBILITY.md).\"\"\"")
+	w.p("")
+	w.p("SHIPPED_NET_RULES: Final[dict[str, str]] = {")
+	for _, name := range names {
+		s, err := nnet.ShippedNet(name)
+		if err != nil {
+			return err
+		}
+		w.p("    %s: %s,", py(name), py(s.Rules.String()))
+	}
+	w.p("}")
+	w.p("\"\"\"The rules each shipped network was trained for (canonical rules strings): the only ones its agent plays.\"\"\"")
+	w.p("")
+	w.p("RECOMMENDED_NET: Final = %s", py(nnet.Recommended))
+	w.p("\"\"\"The shipped network the docs recommend (nnet.Recommended), one of SHIPPED_NETS; a change is announced under Breaking in CHANGELOG.md.\"\"\"")
+	w.p("")
 	w.p("SHIPPED_NET: Final = %s", py(nnet.AZName))
-	w.p("\"\"\"The name of the network shipped inside the binary (nnet.AZName): its agent spec, and the NAME of `yutenv net NAME`.\"\"\"")
+	w.p("\"\"\"The name of the first network shipped inside the binary (nnet.AZName), az: its agent spec, and the NAME of `yutenv net NAME`; it plays the same network forever.\"\"\"")
 	return nil
 }
 

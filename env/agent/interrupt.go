@@ -49,11 +49,11 @@ const (
 // memory of the searches clients may ask for.
 func SearchBytes(sp Spec) int64 {
 	b := int64(agentBytes)
-	if sp.Name == "mcts" || ((sp.Name == "net" || sp.Name == "az") && sp.N > 0) {
+	if sp.Name == "mcts" || (IsNetwork(sp.Name) && sp.N > 0) {
 		trees := int64(max(sp.Workers, 1))
 		b += (int64(sp.N) + trees) * (nodeBytes + edgesPerNode*edgeBytes)
 	}
-	if sp.Name == "net" || sp.Name == "az" {
+	if IsNetwork(sp.Name) {
 		b += int64(EvalCacheEntries(sp.N)) * evalCacheEntryBytes
 	}
 	if sp.Fast > 0 { // playout cap randomization: the fast search is a second agent

@@ -145,6 +145,10 @@ type kindInfo struct {
 	// gumbel: the agent's search (sims >= 1) is Gumbel root selection
 	// unless gumbel=0 asks for PUCT.
 	gumbel bool
+	// shipped: the agent plays a network shipped inside the binary (az,
+	// and every name package nnet adds with RegisterShipped), taking net's
+	// options but no PATH.
+	shipped bool
 	// arg is what follows the name after ':' ("N", "PATH"; "" for none),
 	// nText what N means (for agents with defaultN > 0).
 	arg, nText string
@@ -172,7 +176,7 @@ var kindTable = []kindInfo{
 			{"net:PATH,sims=N", "the same MCTS guided by the network (PUCT): its priors at every decision node, its value at every new leaf instead of a rollout"},
 			{"net:PATH,sims=N,gumbel=1[,m=M]", "Gumbel root selection with sequential halving (below): the network's search for small budgets, whose policy (`Stats.Policy`, the self-play target) is the improved policy of completed Q-values"},
 		}},
-	{name: "az", keys: []string{"sims", "c", "workers", "temp", "gumbel", "m", "fast", "full_prob"}, gumbel: true,
+	{name: "az", keys: shippedKeys, gumbel: true, shipped: true,
 		forms: []specForm{
 			{"az", "the network shipped inside the binary (no file, no torch) alone; it plays only the rules it was trained for (`standard`) and refuses others with an error naming them. See \"The shipped agent az\""},
 			{"az,sims=N[,m=M]", "the shipped network guiding a Gumbel search, the stronger of its two searches"},
@@ -183,6 +187,9 @@ var kindTable = []kindInfo{
 			{"optimal:PATH", "perfect play from a solved table (a `yutenv-solve` file written by `yutenv solve`, docs/FORMATS.md): the legal action whose successor has the highest exactly solved value; it plays only the rules the table was solved for and refuses others with an error naming them. A server's clients may not name it"},
 		}},
 }
+
+// shippedKeys are the options of an agent of a shipped network: net's.
+var shippedKeys = []string{"sims", "c", "workers", "temp", "gumbel", "m", "fast", "full_prob"}
 
 // kinds indexes kindTable by name.
 var kinds = func() map[string]kindInfo {
@@ -223,7 +230,10 @@ func DefaultSpec(name string) (Spec, error) {
 	switch name {
 	case "mcts":
 		sp.Prior = DefaultPrior
-	case "net", "az":
+	case "net":
+		sp.C, sp.Workers, sp.Prior = DefaultNetC, 1, PriorGreedy
+	}
+	if k.shipped {
 		sp.C, sp.Workers, sp.Prior = DefaultNetC, 1, PriorGreedy
 	}
 	return sp, nil

@@ -21,7 +21,7 @@ func (sp Spec) String() string {
 	switch {
 	case sp.Name == "optimal":
 		return sp.Name + ":" + QuotePath(sp.Path)
-	case sp.Name == "net" || sp.Name == "az":
+	case sp.Name == "net" || info.shipped:
 		if sp.Name == "net" {
 			b.WriteString(":" + QuotePath(sp.Path))
 		}

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import yutenv
+from yutenv._protocol import RECOMMENDED_NET, SHIPPED_NET, SHIPPED_NET_RULES, SHIPPED_NETS
 
 REPO = Path(__file__).resolve().parents[2]
 META = json.loads((REPO / "nnet" / "shipped" / "az.json").read_text())
@@ -90,3 +91,68 @@ def test_python_paths_play_az_without_importing_torch() -> None:
     p = subprocess.run([sys.executable, "-c", NO_TORCH], capture_output=True, text=True, timeout=300, env=dict(os.environ))
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("ok ")
+
+
+BLOCK_TORCH = textwrap.dedent(
+    """
+    import importlib.abc, sys
+
+    class NoTorch(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "torch" or name.startswith("torch."):
+                raise ImportError("torch is blocked in this test")
+            return None
+
+    sys.meta_path.insert(0, NoTorch())
+    """
+)
+
+
+@pytest.mark.parametrize("name", SHIPPED_NETS)
+def test_every_shipped_network_plays_with_torch_blocked(name: str) -> None:
+    """Every name of the generated SHIPPED_NETS is an agent the binary plays alone and with a
+    search, under the rules it was trained for, in an interpreter where importing torch fails;
+    under other rules it is refused, naming its own."""
+    rules = SHIPPED_NET_RULES[name]
+    other = "players=3" if rules != "players=3" else "standard"
+    code = BLOCK_TORCH + textwrap.dedent(
+        f"""
+        import yutenv
+        for spec in ({name!r}, {name + ",sims=4"!r}):
+            r = yutenv.evaluate(spec, opponent="random", games=2, rules={rules!r}, seed=1, progress=False)
+            assert r.games == 2 and r.a == spec, r
+        try:
+            yutenv.evaluate({name!r}, opponent="random", games=2, rules={other!r}, seed=1, progress=False)
+            raise SystemExit("accepted under {other}")
+        except yutenv.errors.YutEnvError as e:
+            assert "agent {name} plays only" in str(e) and {rules!r} in str(e), e
+        assert "torch" not in sys.modules
+        print("ok")
+        """
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "ok"
+
+
+def test_the_shipped_names_are_the_binarys() -> None:
+    """The generated names, rules and recommendation are what ``yutenv net --list --json`` says
+    of the binary the package runs."""
+    p = cli("net", "--list", "--json")
+    assert p.returncode == 0, p.stderr
+    infos = json.loads(p.stdout)
+    assert tuple(i["name"] for i in infos) == SHIPPED_NETS
+    assert {i["name"]: i["rules"] for i in infos} == SHIPPED_NET_RULES
+    assert [i["name"] for i in infos if i["recommended"]] == [RECOMMENDED_NET]
+    assert SHIPPED_NETS[0] == SHIPPED_NET == "az"
+
+
+def test_judge_skips_every_shipped_network_off_its_rules() -> None:
+    from yutenv.az.judge import _off_rules
+
+    baselines = ["greedy", *(s for n in SHIPPED_NETS for s in (n, f"{n},sims=200"))]
+    for name, rules in SHIPPED_NET_RULES.items():
+        kept = [b for b in baselines if b not in _off_rules(baselines, rules)]
+        assert name in kept and f"{name},sims=200" in kept and "greedy" in kept
+    off = _off_rules(baselines, "players=3")
+    assert off == [b for b in baselines if b != "greedy"]

@@ -112,6 +112,23 @@ def test_init_az_fine_tunes_the_shipped_network(sets: dict[str, str], tmp_path: 
     assert yutenv.evaluate(f"net:{out}", opponent="random", games=2, seed=1).games == 2
 
 
+@pytest.mark.parametrize("name", net.SHIPPED_NAMES)
+def test_every_shipped_name_is_an_init(name: str) -> None:
+    """--init takes every shipped name: its bytes are the binary's (`yutenv net NAME --json`'s
+    SHA-256) and load as a network of its rules; an unknown name is a path, and a shipped-looking
+    name the binary does not ship is refused naming the shipped ones."""
+    info = json.loads(
+        subprocess.run([str(yutenv.binary_path()), "net", name, "--json"], capture_output=True, text=True, check=True).stdout
+    )
+    raw = net.start_net_bytes(name)
+    assert hashlib.sha256(raw).hexdigest() == info["sha256"]
+    start = net.load_start_net(name)
+    assert (start.tier, list(start.hidden), start.rules) == (info["tier"], info["hidden"], info["rules"])
+    assert net.RECOMMENDED in net.SHIPPED_NAMES and net.SHIPPED_NAMES[0] == net.SHIPPED == "az"
+    with pytest.raises(net.NetFileError, match="no shipped network 'mystery': the binary ships az"):
+        net.shipped_net_bytes("mystery")
+
+
 @pytest.mark.parametrize("case", ["tiers differ", "damaged dataset", "damaged init", "no such dataset"])
 def test_bad_input_is_one_line_and_exit_1(sets: dict[str, str], tmp_path: Path, case: str) -> None:
     args = ["--data", sets["a"], "--out", str(tmp_path / "x.ynet"), "--hidden", "8", "--epochs", "1", "--quiet"]

@@ -612,8 +612,19 @@ SELFPLAY_DEFAULTS: Final = SelfplayDefaults(
 )
 """The server's defaults of a self-play run (max_batch 0: games_in_flight); yutenv.az.SelfPlay's too."""
 
+SHIPPED_NETS: Final[tuple[str, ...]] = ("az",)
+"""The names of the networks shipped inside the binary (nnet.ShippedNames), in the order they were declared: each an agent spec, and a NAME of `yutenv net NAME`. A name plays one network file forever (docs/COMPATIBILITY.md)."""
+
+SHIPPED_NET_RULES: Final[dict[str, str]] = {
+    "az": "standard",
+}
+"""The rules each shipped network was trained for (canonical rules strings): the only ones its agent plays."""
+
+RECOMMENDED_NET: Final = "az"
+"""The shipped network the docs recommend (nnet.Recommended), one of SHIPPED_NETS; a change is announced under Breaking in CHANGELOG.md."""
+
 SHIPPED_NET: Final = "az"
-"""The name of the network shipped inside the binary (nnet.AZName): its agent spec, and the NAME of `yutenv net NAME`."""
+"""The name of the first network shipped inside the binary (nnet.AZName), az: its agent spec, and the NAME of `yutenv net NAME`; it plays the same network forever."""
 
 NET_VERSION: Final = 2
 """The newest `yutenv-net` file version the binary reads (nnet.Version); it reads every version from 1 up to it."""

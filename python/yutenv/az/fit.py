@@ -21,7 +21,7 @@ targets' own entropy (the KL the network could still remove) and how often the n
 argmax is the target's, over the decisions with more than one legal move; value MSE over
 every row. The network is written as a ``yutenv-net`` file that every
 ``net:PATH`` agent spec plays. ``--init`` starts from a network instead of a fresh one: a
-``yutenv-net`` file, or ``az`` for the network shipped inside the binary (agent ``az``).
+``yutenv-net`` file, or a shipped network's name (``az``, ...) for that network inside the binary (agent ``az``).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def _parser() -> argparse.ArgumentParser:
         "--init",
         default=d.init,
         metavar="PATH",
-        help="start from this yutenv-net file's network, or 'az' for the network shipped in the binary ('': a fresh one)",
+        help="start from this yutenv-net file's network, or a shipped network's name (az, ...: yutenv net lists them) for that network in the binary ('': a fresh one)",
     )
     p.add_argument("--epochs", type=float, default=d.epochs, help="passes over the training rows")
     p.add_argument("--batch", type=int, default=d.batch, help="minibatch size")

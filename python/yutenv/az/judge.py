@@ -49,6 +49,7 @@ from tabulate import tabulate
 
 from .._extras import import_extra
 from .._files import atomic_write
+from .._protocol import SHIPPED_NET_RULES
 from .._specs import net_spec as _net_spec
 from .._specs import split_specs
 from ..errors import InvalidArgumentError, YutEnvError
@@ -58,7 +59,8 @@ from ..evaluation.ladder import _run_ladder
 __all__ = ["judge", "pick_generations", "net_spec", "DEFAULT_BASELINES", "DEFAULT_REGRET_BASELINES"]
 
 #: The agents the final network alone plays by default: the baselines and the shipped network
-#: ``az`` (without and with search; played only under the rules it was trained for).
+#: ``az`` (without and with search; a shipped network is played only under the rules it was
+#: trained for).
 DEFAULT_BASELINES = ("greedy", "mc:100", "mcts:400", "az", "az,sims=200")
 
 #: The agents whose regret is graded beside the generations' with ``reference``.
@@ -229,11 +231,11 @@ def judge(
         text += _regret(d, chosen, rules, reference, regret_games, regret_baselines, seed, quiet, report)
 
     sg = search_games or games
-    if rules != "standard":  # az plays only the standard rules it was trained for
-        skipped = [b for b in baselines if b.split(",")[0].strip() == "az"]
-        baselines = [b for b in baselines if b not in skipped]
-        if skipped:
-            text += f"Skipped {', '.join(f'`{b}`' for b in skipped)}: the shipped network plays only the rules it was trained for (standard).\n\n"
+    skipped = _off_rules(baselines, rules)
+    baselines = [b for b in baselines if b not in skipped]
+    if skipped:
+        trained = ", ".join(f"`{n}`: {SHIPPED_NET_RULES[n]}" for n in dict.fromkeys(b.split(",")[0].strip() for b in skipped))
+        text += f"Skipped {', '.join(f'`{b}`' for b in skipped)}: a shipped network plays only the rules it was trained for ({trained}).\n\n"
     rows: list[tuple[str, str, dict[str, Any]]] = []
     for n in search_sims:
         m = run_eval_json(["--a", net_spec(d, last, n), "--b", f"mcts:{n}", "--games", str(sg), *evals], quiet=quiet)
@@ -298,6 +300,18 @@ def _points(r: dict[str, Any]) -> str:
     if r.get("mean_loss_low") is not None:
         s += f" [{POINTS_PER_LOSS * r['mean_loss_low']:.2f}, {POINTS_PER_LOSS * r['mean_loss_high']:.2f}]"
     return s
+
+
+def _off_rules(baselines: Sequence[str], rules: str) -> list[str]:
+    """The specs of ``baselines`` that name a network shipped inside the binary (``az``, ...:
+    ``yutenv._protocol.SHIPPED_NET_RULES``) trained for other rules than ``rules`` (written as
+    the canonical rules string, ``yutenv net`` shows it): the agents that would refuse to play."""
+    out = []
+    for b in baselines:
+        name = b.split(",")[0].strip()
+        if name in SHIPPED_NET_RULES and SHIPPED_NET_RULES[name] != rules:
+            out.append(b)
+    return out
 
 
 def _regret(d: Path, chosen: list[int], rules: str, reference: str, games: int, baselines: Sequence[str],

@@ -52,7 +52,7 @@ from torch import nn  # noqa: E402
 
 from .._files import atomic_write, read_regular
 from .._layout import OBS_LAYOUT, check_layout
-from .._protocol import NET_LEAKY_SLOPE, NET_MAX_LAYERS, NET_MAX_WIDTH, NET_VERSION, SHIPPED_NET
+from .._protocol import NET_LEAKY_SLOPE, NET_MAX_LAYERS, NET_MAX_WIDTH, NET_VERSION, RECOMMENDED_NET, SHIPPED_NET, SHIPPED_NETS
 from .._protocol import NUM_ACTIONS as NUM_ACTIONS
 from .._protocol import TIER_SIZES as TIER_SIZES  # generated from the encoder
 from ..errors import YutEnvError
@@ -79,6 +79,8 @@ __all__ = [
     "start_net_bytes",
     "shipped_net_bytes",
     "SHIPPED",
+    "SHIPPED_NAMES",
+    "RECOMMENDED",
     "masked_logits",
     "infer",
 ]
@@ -385,36 +387,45 @@ def _read_net_file(p: Path, max_bytes: int) -> bytes:
         raise NetFileError(f"{p}: {e.strerror or e}{hint}") from None
 
 
-#: The name that stands for the network shipped inside the ``yutenv`` binary, as in the agent
-#: spec ``az``: :func:`load_start_net` (``--init az``) reads it from the binary.
+#: The name of the first network shipped inside the ``yutenv`` binary, as in the agent spec
+#: ``az``: it plays the same network forever. :func:`load_start_net` (``--init az``) reads it
+#: from the binary.
 SHIPPED: Final = SHIPPED_NET
+#: The names of every network shipped inside the binary (:data:`SHIPPED` first), each an agent
+#: spec and a name ``--init`` takes (``yutenv net`` lists them).
+SHIPPED_NAMES: Final[tuple[str, ...]] = SHIPPED_NETS
+#: The shipped network the docs recommend, one of :data:`SHIPPED_NAMES`.
+RECOMMENDED: Final = RECOMMENDED_NET
 
 
-def shipped_net_bytes() -> bytes:
-    """The ``yutenv-net`` file of agent ``az``'s network, as the binary ships it (``yutenv net az
-    --out -``): the bytes ``az`` plays, checked there against their declared SHA-256. The network
-    lives once, inside the binary; the package holds no copy. Raises :class:`NetFileError`."""
+def shipped_net_bytes(name: str = SHIPPED) -> bytes:
+    """The ``yutenv-net`` file of the shipped network ``name`` (one of :data:`SHIPPED_NAMES`), as
+    the binary ships it (``yutenv net NAME --out -``): the bytes agent ``name`` plays, checked
+    there against their declared SHA-256. The network lives once, inside the binary; the package
+    holds no copy. Raises :class:`NetFileError`, also for a name the binary does not ship."""
     from ..connection.server import binary_path  # the package's binary (or $YUTENV_BINARY)
 
+    if name not in SHIPPED_NAMES:
+        raise NetFileError(f"no shipped network {name!r}: the binary ships {', '.join(SHIPPED_NAMES)}")
     try:
-        r = subprocess.run([str(binary_path()), "net", SHIPPED, "--out", "-"], capture_output=True, timeout=120)
+        r = subprocess.run([str(binary_path()), "net", name, "--out", "-"], capture_output=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as e:
-        raise NetFileError(f"the shipped network {SHIPPED!r}: could not run the yutenv binary: {e}") from None
+        raise NetFileError(f"the shipped network {name!r}: could not run the yutenv binary: {e}") from None
     if r.returncode != 0:
-        raise NetFileError(f"the shipped network {SHIPPED!r}: {r.stderr.decode(errors='replace').strip()}")
+        raise NetFileError(f"the shipped network {name!r}: {r.stderr.decode(errors='replace').strip()}")
     return r.stdout
 
 
 def start_net_bytes(init: str) -> bytes:
-    """The bytes of the network ``--init`` names: :data:`SHIPPED` (``"az"``) for the network
-    shipped inside the binary, anything else a ``yutenv-net`` file's path (``./az`` for a file
-    named ``az``). Raises :class:`NetFileError`."""
-    return shipped_net_bytes() if init == SHIPPED else _read_net_file(Path(init), MAX_NET_BYTES)
+    """The bytes of the network ``--init`` names: a name of :data:`SHIPPED_NAMES` (``"az"``, ...)
+    for that network shipped inside the binary, anything else a ``yutenv-net`` file's path
+    (``./az`` for a file named ``az``). Raises :class:`NetFileError`."""
+    return shipped_net_bytes(init) if init in SHIPPED_NAMES else _read_net_file(Path(init), MAX_NET_BYTES)
 
 
 def load_start_net(init: str) -> PolicyValueNet:
     """The network ``--init`` names (see :func:`start_net_bytes`), checked as :func:`load_net` does."""
-    return _parse_net(start_net_bytes(init), f"the shipped network {SHIPPED!r}" if init == SHIPPED else init)
+    return _parse_net(start_net_bytes(init), f"the shipped network {init!r}" if init in SHIPPED_NAMES else init)
 
 
 def _parse_net(raw: bytes, p: str) -> PolicyValueNet:

@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._progress import PROGRESS_MODES, add_progress_argument
-from .._protocol import SHIPPED_NET as SHIPPED
-from .._protocol import TIER_SIZES
+from .._protocol import SHIPPED_NETS, TIER_SIZES
 from .._specs import split_specs
 from .config import LR_SCHEDULES, SELFPLAY_MODES, TrainConfig
 from .schedule import Schedule, canonical_schedule
@@ -54,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--init", default=d.init, metavar="PATH",
         help="generation 0 is this yutenv-net file's network (e.g. RUN/gen-G/net.ynet: go on from another run with other "
-        "settings), or 'az' for the network shipped in the binary; its tier, --hidden and --rules must be the run's. '': a fresh network",
+        "settings), or a shipped network's name (az, ...: yutenv net lists them) for that network in the binary; its tier, --hidden and --rules must be the run's. '': a fresh network",
     )  # fmt: skip
     p.add_argument("--lr", type=float, default=d.lr, help="AdamW learning rate")
     p.add_argument("--weight-decay", type=float, default=d.weight_decay, help="AdamW weight decay")
@@ -188,5 +187,5 @@ def config_from_args(argv: Sequence[str] | None = None) -> TrainConfig:
         fast_sims=a.fast_sims, full_prob=a.full_prob, workers=a.workers, eval=tuple(split_specs(a.eval)), eval_games=a.eval_games,
         eval_every=a.eval_every, eval_envs=a.eval_envs, eval_sims=a.eval_sims, seed=a.seed, threads=a.threads, progress=False if a.quiet else PROGRESS_MODES[a.progress], redo_damaged=a.redo_damaged,
         shard_games=a.shard_games, ray=a.ray, ray_cpus=a.ray_cpus, ray_tasks=a.ray_tasks, ray_storage=a.ray_storage,
-        init=a.init if a.init in ("", SHIPPED) else str(Path(a.init).resolve()),
+        init=a.init if a.init in ("", *SHIPPED_NETS) else str(Path(a.init).resolve()),
     )  # fmt: skip
