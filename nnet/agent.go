@@ -233,7 +233,7 @@ func (a *Agent) Act(s *env.State) (env.Action, error) {
 // sims), or the net's policy over the legal actions and its value.
 func (a *Agent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 	if !a.rulesOK || s.Rules() != a.played { // forced decisions skip the evaluator: check here
-		if err := a.net.CheckRules(s.Rules()); err != nil {
+		if err := a.net.checkRules(s.Rules(), a.spec.Name); err != nil {
 			return 0, agent.Stats{}, err
 		}
 		a.played, a.rulesOK = s.Rules(), true

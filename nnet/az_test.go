@@ -365,7 +365,7 @@ func TestNetPlaysOnlyItsRules(t *testing.T) {
 					require.Error(t, e, spec)
 					assert.ErrorIs(t, e, ErrRules)
 					assert.ErrorIs(t, e, agent.ErrSpec)
-					assert.Contains(t, e.Error(), fmt.Sprintf("trained for, %q (tier compact), not %q", tc.recorded, played.String()))
+					assert.Contains(t, e.Error(), fmt.Sprintf("agent net plays only the rules its network was trained for, %q (tier compact, observation layout %d), not %q", tc.recorded, obs.LayoutVersion, played.String()))
 					assert.NotContains(t, e.Error(), "\n")
 					assert.NotContains(t, e.Error(), path, "a server's client must not learn its paths")
 				}

@@ -483,9 +483,15 @@ func spmvAxpy(out, wt []float32, idx []int32, val []float32) {
 // CheckRules returns nil when the network plays rules r: the rules its
 // file records (Rules), or any rules when it records none (a file written
 // by hand or by an older converter). Otherwise the error wraps ErrRules and
-// agent.ErrSpec and names both rule sets and the tier: an observation of
-// other rules would mean something else to the network, or not fit it.
-func (n *Net) CheckRules(r env.Rules) error {
+// agent.ErrSpec and names both rule sets, the tier and the observation
+// layout, in one line: an observation of other rules would mean something
+// else to the network, or not fit it.
+func (n *Net) CheckRules(r env.Rules) error { return n.checkRules(r, "") }
+
+// checkRules is CheckRules with the agent that plays the network named in
+// the error ("az", "net"; "" for the network itself). It names no path:
+// a server's clients see it.
+func (n *Net) checkRules(r env.Rules, agentName string) error {
 	if n.Rules == "" {
 		return nil
 	}
@@ -496,7 +502,11 @@ func (n *Net) CheckRules(r env.Rules) error {
 	if trained == r {
 		return nil
 	}
-	return fmt.Errorf("%w: %w: the network plays only the rules it was trained for, %q (tier %s), not %q; "+
+	who := "the network"
+	if agentName != "" {
+		who = "agent " + agentName
+	}
+	return fmt.Errorf("%w: %w: %s plays only the rules its network was trained for, %q (tier %s, observation layout %d), not %q; "+
 		"train a network for these rules (python -m yutenv.az.train --rules ...)",
-		agent.ErrSpec, ErrRules, trained.String(), n.Tier, r.String())
+		agent.ErrSpec, ErrRules, who, trained.String(), n.Tier, obs.LayoutVersion, r.String())
 }

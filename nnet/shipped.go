@@ -11,7 +11,6 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
-	"github.com/yutenv/yutenv/obs"
 )
 
 // shippedTable is the one declaration of the networks shipped inside the
@@ -203,35 +202,14 @@ func NewShipped(sp agent.Spec, seed uint64) (*ShippedAgent, error) {
 
 // CheckRules returns nil when the agent plays rules r, else an error
 // (wrapping ErrRules and agent.ErrSpec) naming the rules, tier and
-// observation layout the network was trained for.
+// observation layout the network was trained for. The agent checks it
+// before every decision (Agent.ActStats), forced ones included.
 func (a *ShippedAgent) CheckRules(r env.Rules) error { return a.shipped.CheckRules(r) }
 
 // CheckRules returns nil when the network's agent plays rules r (the
-// rules it was trained for), else an error wrapping ErrRules and
-// agent.ErrSpec that names them, in one line.
-func (s *Shipped) CheckRules(r env.Rules) error {
-	if r == s.Rules {
-		return nil
-	}
-	return fmt.Errorf("%w: %w: agent %s plays only the rules its network was trained for, %q (tier %s, observation layout %d), not %q; "+
-		"train a network for these rules (python -m yutenv.az.train --rules ...) and play it as net:PATH",
-		agent.ErrSpec, ErrRules, s.Name, s.Rules.String(), s.Net.Tier, obs.LayoutVersion, r.String())
-}
-
-// Act returns the agent's action (see CheckRules for the rules it plays).
-func (a *ShippedAgent) Act(s *env.State) (env.Action, error) {
-	act, _, err := a.ActStats(s)
-	return act, err
-}
-
-// ActStats returns the action and its statistics, as Agent.ActStats, for
-// the rules the network was trained for only.
-func (a *ShippedAgent) ActStats(s *env.State) (env.Action, agent.Stats, error) {
-	if err := a.CheckRules(s.Rules()); err != nil {
-		return 0, agent.Stats{}, err
-	}
-	return a.Agent.ActStats(s)
-}
+// rules it was trained for), else the error of Net.CheckRules naming the
+// agent.
+func (s *Shipped) CheckRules(r env.Rules) error { return s.Net.checkRules(r, s.Name) }
 
 // CheckSpecRules returns nil unless sp is a shipped network's agent or
 // net:PATH and r are rules its network was not trained for (then the error
@@ -244,7 +222,7 @@ func CheckSpecRules(sp agent.Spec, r env.Rules) error {
 		if err != nil {
 			return nil
 		}
-		return n.CheckRules(r) // names no path: a server's clients see it
+		return n.checkRules(r, sp.Name)
 	}
 	if _, ok := shipped[sp.Name]; !ok {
 		return nil

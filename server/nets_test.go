@@ -131,7 +131,7 @@ func TestNetOfOtherRulesIsRefusedAtMake(t *testing.T) {
 		_, err := c.Call("make", params)
 		require.Error(t, err)
 		assert.Equal(t, protocol.CodeBadRequest, errCode(err))
-		assert.Contains(t, err.Error(), `trained for, "standard" (tier compact), not "kata"`)
+		assert.Contains(t, err.Error(), `agent net plays only the rules its network was trained for, "standard" (tier compact, observation layout 2), not "kata"`)
 		assert.NotContains(t, err.Error(), dir)
 	}
 	_, err := c.Call("make", map[string]any{"n": 1, "opponent": "net:std.ynet"})
