@@ -99,6 +99,9 @@ type evalLuck struct {
 	MeanLuckA *float64 `json:"mean_luck_a,omitempty"`
 
 	cv stats.ControlVariate
+	// luckSE is the adjusted score's standard error, from the unbounded
+	// interval (the ladder's effective games); 0 when none.
+	luckSE float64
 }
 
 // finishLuck computes the luck-adjusted figures from the games counted.
@@ -108,7 +111,11 @@ func (l *evalLuck) finishLuck(seats int) {
 		return
 	}
 	score := func(x float64) *float64 { y := (1 + x) / 2; return &y }
-	l.LuckAdjustedScoreA, l.LuckAdjustedLow, l.LuckAdjustedHigh = score(e.Mean), score(e.Low), score(e.High)
+	// A score is in [0, 1], so its interval is too; the estimate itself is
+	// left unbiased, even when a few games put it outside.
+	bound := func(x float64) *float64 { return score(math.Min(math.Max(x, -1), 1)) }
+	l.LuckAdjustedScoreA, l.LuckAdjustedLow, l.LuckAdjustedHigh = score(e.Mean), bound(e.Low), bound(e.High)
+	l.luckSE = (e.High - e.Low) / 4 / stats.Z95 // half the width, on the score scale (half the outcome's)
 	l.LuckVarianceRatio = finite(e.VarianceRatio)
 	l.LuckCoefficients = e.Coef[:]
 	l.MeanLuckA = &e.MeanControl

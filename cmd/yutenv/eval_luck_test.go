@@ -32,7 +32,7 @@ func TestEvalLuck(t *testing.T) {
 			m := evalJSON(t, args...)
 			assert.Equal(t, c.want, m.Luck)
 			require.NotNil(t, m.LuckAdjustedScoreA)
-			assert.True(t, *m.LuckAdjustedLow < *m.LuckAdjustedScoreA && *m.LuckAdjustedScoreA < *m.LuckAdjustedHigh)
+			assert.True(t, *m.LuckAdjustedLow <= *m.LuckAdjustedScoreA && *m.LuckAdjustedScoreA <= *m.LuckAdjustedHigh)
 			require.NotNil(t, m.MeanLuckA)
 			require.Len(t, m.LuckCoefficients, 2)
 			require.NotNil(t, m.LuckVarianceRatio)
@@ -123,6 +123,36 @@ func TestEvalLuckUnbiased(t *testing.T) {
 	se := math.Sqrt((sq/matches - mean*mean) / (matches - 1))
 	t.Logf("adjusted - raw: %+.4f ± %.4f (score scale)", mean, se)
 	assert.Less(t, math.Abs(mean), 3*se+1e-12)
+}
+
+// TestLuckIntervalIsAScore: over a few games the normal interval reaches
+// past a score's range; it is reported within [0, 1], the estimate as it
+// is.
+func TestLuckIntervalIsAScore(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		outcomes []float64
+	}{
+		{"high", []float64{1, 1, -1}},
+		{"low", []float64{-1, -1, 1}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := evalLuck{Luck: "progress"}
+			for g, o := range c.outcomes {
+				l.cv.Add(g, o, 0)
+			}
+			e, ok := l.cv.Estimate(stats.Z95)
+			require.True(t, ok)
+			require.True(t, e.Low < -1 || e.High > 1, "the normal interval must reach past a score: %+v", e)
+			l.finishLuck(2)
+			require.NotNil(t, l.LuckAdjustedScoreA)
+			assert.InDelta(t, (1+e.Mean)/2, *l.LuckAdjustedScoreA, 1e-12)
+			assert.GreaterOrEqual(t, *l.LuckAdjustedLow, 0.0)
+			assert.LessOrEqual(t, *l.LuckAdjustedHigh, 1.0)
+			assert.InDelta(t, (e.High-e.Low)/4/stats.Z95, l.luckSE, 1e-12, "the ladder's standard error is not bounded")
+			assert.Contains(t, luckLine(evalMatch{A: "a", evalLuck: l}), "scores ")
+		})
+	}
 }
 
 // TestLuckFold: the games of one seed group (A in each seat, the same

@@ -442,7 +442,8 @@ func ladderFit(st *ladderState, anchor int, anchorElo float64) (ladderReport, er
 // btLuckCounts is btCounts for the luck-adjusted results: each pair counts
 // its adjusted score s of n' games won, n' chosen so that a binomial of n'
 // games has the variance of the adjusted score (s(1-s) over the square of
-// its standard error, read from its 95% interval), plus the same virtual
+// its standard error, luckSE: from its interval before that is bounded to
+// a score's range), plus the same virtual
 // draw. A pair without a usable adjusted result (fewer than two games, no
 // variance left, or s clamped to 0 or 1) counts its raw games and wins.
 func btLuckCounts(k int, pairs [][2]int, matches []evalMatch) ([]float64, [][]float64) {
@@ -454,9 +455,8 @@ func btLuckCounts(k int, pairs [][2]int, matches []evalMatch) ([]float64, [][]fl
 	for p, pr := range pairs {
 		m := matches[p]
 		n, won := float64(m.Games), float64(m.WinsA)
-		if m.LuckAdjustedScoreA != nil && m.LuckAdjustedLow != nil && m.LuckAdjustedHigh != nil {
-			s := *m.LuckAdjustedScoreA
-			se := (*m.LuckAdjustedHigh - *m.LuckAdjustedLow) / (2 * stats.Z95)
+		if m.LuckAdjustedScoreA != nil {
+			s, se := *m.LuckAdjustedScoreA, m.luckSE
 			if s > 0 && s < 1 && se > 0 {
 				n = s * (1 - s) / (se * se)
 				won = s * n

@@ -131,7 +131,7 @@ func TestLadderLuck(t *testing.T) {
 func TestBTLuckCounts(t *testing.T) {
 	adjusted := func(s, se float64) evalLuck {
 		lo, hi := s-stats.Z95*se, s+stats.Z95*se
-		return evalLuck{LuckAdjustedScoreA: &s, LuckAdjustedLow: &lo, LuckAdjustedHigh: &hi}
+		return evalLuck{LuckAdjustedScoreA: &s, LuckAdjustedLow: &lo, LuckAdjustedHigh: &hi, luckSE: se}
 	}
 	tests := []struct {
 		name           string
