@@ -11,7 +11,7 @@ import pytest
 from yutenv.evaluate import EvalResult, elo_diff, evaluate, wilson
 
 import yutenv
-from yutenv.evaluation.stats import Z95
+from yutenv.evaluation.stats import Z95, control_variate, luck_adjusted
 
 
 def first_legal(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -225,3 +225,17 @@ def test_env_luck_info(srv: yutenv.Server) -> None:
         assert "luck" not in infos
     finally:
         plain.close()
+
+
+@pytest.mark.parametrize("outcomes", [[1, 1, -1], [-1, -1, 1]], ids=["high", "low"])
+def test_luck_adjusted_interval_is_a_score(outcomes: list[int]) -> None:
+    """Over a few games the normal interval reaches past a score's range: it is reported within
+    [0, 1] (as Go's eval does), the estimate as it is."""
+    folds = [g % 2 for g in range(len(outcomes))]
+    e = control_variate(outcomes, [0.0] * len(outcomes), folds, Z95)
+    assert e is not None and (e.low < -1 or e.high > 1)  # the precondition: the raw interval reaches past
+    r = luck_adjusted(outcomes, [0.0] * len(outcomes), folds, True)
+    assert r["luck_adjusted_score_a"] == pytest.approx((1 + e.mean) / 2)
+    low, high = r["luck_adjusted_score_a_low"], r["luck_adjusted_score_a_high"]
+    assert isinstance(low, float) and isinstance(high, float)
+    assert 0.0 <= low <= high <= 1.0

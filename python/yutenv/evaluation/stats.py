@@ -132,6 +132,12 @@ def luck_adjusted(
     >>> r = luck_adjusted([1, -1, 1, -1], [0.5, -0.5, 1, 0], [0, 0, 1, 1], True)
     >>> r["luck_adjusted_score_a"], r["luck_coefficients"]
     (0.25, (1.0, 2.0))
+
+    The interval is a score's, within [0, 1], where a few games' normal interval reaches past it:
+
+    >>> r = luck_adjusted([1, 1, -1], [0, 0, 0], [0, 1, 0], True)
+    >>> r["luck_adjusted_score_a_low"] >= 0 and r["luck_adjusted_score_a_high"]
+    1.0
     """
     keys = ("score_a", "score_a_low", "score_a_high", "elo_diff", "elo_diff_low", "elo_diff_high")
     out: dict[str, float | tuple[float, float] | None] = {f"luck_adjusted_{k}": None for k in keys}
@@ -139,7 +145,8 @@ def luck_adjusted(
     e = control_variate(outcomes, luck, folds, z)
     if e is None:
         return out
-    scores = [(1 + x) / 2 for x in (e.mean, e.low, e.high)]
+    # A score is in [0, 1], so its interval is too; the estimate itself stays unbiased.
+    scores = [(1 + x) / 2 for x in (e.mean, max(e.low, -1.0), min(e.high, 1.0))]
     out.update(zip(("luck_adjusted_score_a", "luck_adjusted_score_a_low", "luck_adjusted_score_a_high"), scores))
     out["luck_variance_ratio"] = e.variance_ratio if math.isfinite(e.variance_ratio) else None
     out["luck_coefficients"] = e.coef
