@@ -13,9 +13,11 @@ prints its rating on the published scale (``--rating-games`` games a seat and an
 
 The network: ``--net mlp`` (two 256x256 MLPs of the whole observation) or ``--net actions``
 (:class:`ActionScorer` over the tactical tier: each legal action scored from its own features,
-the same weights for every action; it learns far faster). ``--minutes`` trains for a wall-time
-budget instead of ``--frames``, ``--selfplay N`` adds a frozen copy of the policy to the
-opponents every N iterations, and ``--out DIR`` saves ``policy.pt`` and ``result.json``. The
+the same weights for every action; it learns far faster; ``--depth`` layers deep). ``--gamma``,
+``--lmbda`` and ``--ent-coef`` set GAE and the entropy bonus. ``--minutes`` trains for a wall-time
+budget instead of ``--frames`` (the learning rate falling to 0 over it, and with ``--ent-anneal``
+the entropy bonus too), ``--selfplay N`` adds a frozen copy of the policy to the opponents every N
+iterations, and ``--out DIR`` saves ``policy.pt`` and ``result.json``. The
 30-minute runs of docs/TRAINING.md ("From scratch in 30 minutes") are this script::
 
     python python/examples/torchrl_ppo.py --net actions --tier tactical --num-envs 256 \
@@ -65,13 +67,17 @@ class ActionScorer(nn.Module):
     move holds for every move alike.
     """
 
-    def __init__(self, n_state: int, n_features: int, hidden: int, width: int) -> None:
+    def __init__(self, n_state: int, n_features: int, hidden: int, width: int, depth: int = 1) -> None:
         super().__init__()
         self.n_state, self.n_features = n_state, n_features
         self.obs_size = n_state + yutenv.NUM_ACTIONS * n_features  # what yutenv.evaluate checks
         self.trunk = nn.Sequential(nn.Linear(n_state, hidden), nn.Tanh(), nn.Linear(hidden, width))
         self.features = nn.Linear(n_features, width, bias=False)
         self.ids = nn.Parameter(torch.zeros(yutenv.NUM_ACTIONS, width))
+        deeper: list[nn.Module] = []
+        for _ in range(depth - 1):  # more layers of each action's own MLP
+            deeper += [nn.Linear(width, width), nn.Tanh()]
+        self.deeper = nn.Sequential(*deeper)
         self.score = nn.Linear(width, 1)
 
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
@@ -82,7 +88,7 @@ class ActionScorer(nn.Module):
         where = legal.nonzero(as_tuple=True)
         h = torch.tanh(context[where[:-1]] + self.features(feats[where]) + self.ids[where[-1]])
         logits = torch.zeros(legal.shape, dtype=obs.dtype, device=obs.device)
-        return logits.index_put(where, self.score(h).squeeze(-1))  # illegal ones: masked away
+        return logits.index_put(where, self.score(self.deeper(h)).squeeze(-1))  # illegal ones: masked away
 
 
 class StateValue(nn.Module):
@@ -122,7 +128,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--width", type=int, default=32, help="the per-action width of --net actions")
+    p.add_argument("--depth", type=int, default=1, help="the per-action layers of --net actions")
     p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--gamma", type=float, default=0.99, help="GAE's discount (1: the critic learns the chance of winning)")
+    p.add_argument("--lmbda", type=float, default=0.95, help="GAE's lambda")
+    p.add_argument("--ent-coef", type=float, default=0.01, help="the entropy bonus")
+    p.add_argument(
+        "--ent-anneal", action="store_true", help="with --minutes, the entropy bonus falls to 0 with the learning rate"
+    )
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--minibatch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=1)
@@ -146,7 +159,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             p.error("--net actions reads the per-action features of --tier tactical")
         where = env.venv.obs_part(np.arange(n_obs, dtype=np.float32), "actions")  # [180, F] of offsets
         n_state, n_features = int(where[0, 0]), int(where.shape[-1])
-        logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width)
+        logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width, args.depth)
         value_net: nn.Module = StateValue(n_state, args.hidden)
     else:
         logits_net, value_net = mlp(n_obs, n_act, args.hidden), mlp(n_obs, 1, args.hidden)
@@ -160,8 +173,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     critic = ValueOperator(value_net, in_keys=["observation"])
     frames_per_batch = args.num_envs * args.steps
     collector = Collector(env, actor, frames_per_batch=frames_per_batch, total_frames=-1 if args.minutes else args.frames)
-    gae = GAE(gamma=0.99, lmbda=0.95, value_network=critic, average_gae=True)
-    loss = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=0.01, critic_coeff=0.5)
+    gae = GAE(gamma=args.gamma, lmbda=args.lmbda, value_network=critic, average_gae=True)
+    loss = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=args.ent_coef, critic_coeff=0.5)
     optim = torch.optim.Adam(loss.parameters(), lr=args.lr)
     buffer = ReplayBuffer(
         storage=LazyTensorStorage(frames_per_batch), sampler=SamplerWithoutReplacement(), batch_size=args.minibatch
@@ -192,6 +205,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             left = max(0.0, 1 - (time.perf_counter() - start) / (60 * args.minutes))
             for group in optim.param_groups:
                 group["lr"] = args.lr * left
+            if args.ent_anneal:
+                loss.entropy_coeff.fill_(args.ent_coef * left)
         mean = f"{ended.mean().item():+.3f}" if ended.numel() else "   n/a"
         print(
             f"iter {i:4d}  frames {frames:>9,}  {frames / (time.perf_counter() - start):>8,.0f} frames/s  return {mean}",

@@ -203,16 +203,19 @@ def test_the_ppo_example_trains_and_rates_its_policy() -> None:
 
 
 def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path) -> None:
-    """``--net actions``: the per-action scorer of the tactical tier trains for ``--minutes`` (one
-    iteration at least, the learning rate falling over the budget), is rated although it slices
-    its input (its ``obs_size``), and its weights saved in ``--out`` play the same actions."""
+    """``--net actions``: the per-action scorer of the tactical tier (two layers deep) trains for
+    ``--minutes`` (one iteration at least, the learning rate falling over the budget), is rated
+    although it slices its input (its ``obs_size``), and its weights saved in ``--out`` play the
+    same actions."""
     ppo = _ppo_example()
     argv = ["--net", "actions", "--tier", "tactical", "--num-envs", "8", "--steps", "8", "--minutes", "0.0001"]
     argv += ["--opponent", "random;greedy", "--selfplay", "1"]  # a copy joins the mixture after iteration 0
+    argv += ["--depth", "2", "--gamma", "1", "--ent-coef", "0.02", "--ent-anneal"]  # each action's own MLP two layers deep
     out = ppo.main([*argv, "--epochs", "1", "--minibatch", "64", "--rating-games", "4", "--out", str(tmp_path)])
     assert out["frames"] == 64  # the budget was spent in the first iteration
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["frames"] == 64 and saved["args"]["net"] == "actions"
+    assert (saved["args"]["depth"], saved["args"]["gamma"], saved["args"]["ent_coef"]) == (2, 1.0, 0.02)
     assert np.isfinite(saved["rating"]["elo"])
     with pytest.raises(SystemExit):
         ppo.main(["--net", "actions", "--tier", "compact"])  # the scorer reads the tactical tier's features
@@ -221,8 +224,8 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
     try:
         obs, _ = env.reset(seed=3)
         where = env.obs_part(np.arange(obs.shape[1], dtype=np.float32), "actions")
-        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 256, 32)
-        net.load_state_dict(state)
+        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 256, 32, depth=2)
+        net.load_state_dict(state)  # strict: the second layer's weights were saved
         assert net.obs_size == obs.shape[1]
         logits = net(torch.as_tensor(obs)).detach().numpy()
         legal = env.obs_part(obs, "actions")[..., 0] > 0
