@@ -47,7 +47,6 @@ from typing import Any
 
 from tabulate import tabulate
 
-from .._extras import import_extra
 from .._files import atomic_write
 from .._protocol import SHIPPED_NET_RULES
 from .._specs import net_spec as _net_spec
@@ -55,6 +54,7 @@ from .._specs import split_specs
 from ..errors import InvalidArgumentError, YutEnvError
 from ..evaluation.evaluate import run_eval_json
 from ..evaluation.ladder import _run_ladder
+from .report import generation_plot, plot
 
 __all__ = ["judge", "pick_generations", "net_spec", "DEFAULT_BASELINES", "DEFAULT_REGRET_BASELINES"]
 
@@ -278,8 +278,6 @@ def _against(d: Path, chosen: list[int], sims: int, against: Sequence[str], game
     text += _md(rows, ["gen", *(f"vs `{b}`" for b in against)]) + "\n\n"
     if importlib.util.find_spec("matplotlib") is None:
         return text + "No plot: it needs matplotlib (`pip install 'yutenv[az]'`).\n\n"
-    from .report import plot
-
     gens = [{"generation": g, "eval": {b: {"win_rate": res[b][i]["win_rate_a"], "low": res[b][i]["win_rate_a_low"],
                                            "high": res[b][i]["win_rate_a_high"], "games": res[b][i]["games"],
                                            "chance": res[b][i]["chance_rate"]} for b in against}}
@@ -347,12 +345,8 @@ def _regret(d: Path, chosen: list[int], rules: str, reference: str, games: int, 
 
 def _plot_regret(gens: list[dict[str, Any]], base: dict[str, dict[str, Any]], path: Path, title: str) -> Path:
     """The generations' regret (points, with its interval as a band) and each baseline's as a line."""
-    matplotlib = import_extra("matplotlib", "az", "yutenv.az.judge's regret plot")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
-    try:
+    ylabel = "regret a decision (points of win chance)"
+    with generation_plot(path, "yutenv.az.judge's regret plot", ylabel, title) as ax:
         xs = [e["generation"] for e in gens]
         ax.plot(xs, [POINTS_PER_LOSS * e["mean_loss"] for e in gens], marker="o", label="the network alone")
         if all(e["mean_loss_low"] is not None for e in gens):
@@ -360,15 +354,8 @@ def _plot_regret(gens: list[dict[str, Any]], base: dict[str, dict[str, Any]], pa
             ax.fill_between(xs, lows, [POINTS_PER_LOSS * e["mean_loss_high"] for e in gens], alpha=0.2)
         for i, (b, e) in enumerate(base.items()):
             ax.axhline(POINTS_PER_LOSS * e["mean_loss"], color=f"C{i + 1}", linestyle="--", linewidth=1, label=b)
-        ax.set_xlabel("generation (0 = the initial network)")
-        ax.set_ylabel("regret a decision (points of win chance)")
         ax.set_ylim(bottom=0)
-        ax.grid(alpha=0.3)
-        ax.set_title(title, fontsize="medium")
-        ax.legend(loc="best", fontsize="small")
-        return atomic_write(path, lambda f: fig.savefig(f, format="png"))
-    finally:
-        plt.close(fig)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:

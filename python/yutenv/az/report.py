@@ -13,9 +13,11 @@ that is still going or was interrupted. The plot needs matplotlib (the ``az`` ex
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,14 +80,34 @@ def markdown(gens: list[dict[str, Any]]) -> str:
     return tabulate(rows, headers=head, tablefmt="github", disable_numparse=True) + "\n"
 
 
-def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = "") -> Path:
-    """Plot the win rate against every opponent by generation (95% Wilson bands) to a PNG."""
-    matplotlib = import_extra("matplotlib", "az", "yutenv.az.report's plot")
+@contextlib.contextmanager
+def generation_plot(path: str | os.PathLike[str], who: str, ylabel: str, title: str) -> Iterator[Any]:
+    """A figure of one quantity by generation: yields its axes, then labels, saves it to ``path`` as a PNG.
+
+    ``who`` names the caller in the error a missing matplotlib raises.
+    """
+    matplotlib = import_extra("matplotlib", "az", who)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
     try:
+        yield ax
+        ax.set_xlabel("generation (0 = the initial network)")
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.set_title(title, fontsize="medium")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="best", fontsize="small")
+        atomic_write(path, lambda f: fig.savefig(f, format="png"))
+    finally:
+        plt.close(fig)
+
+
+def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = "") -> Path:
+    """Plot the win rate against every opponent by generation (95% Wilson bands) to a PNG."""
+    title = title or "yutenv.az: win rate by generation (95% Wilson intervals)"
+    with generation_plot(path, "yutenv.az.report's plot", "win rate of the network", title) as ax:
         for key, style, label in (("eval", "-", "vs {}"), ("eval_search", "--", "with search vs {}")):
             for opp in _opponents(gens, key):
                 pts = [(g["generation"], g[key][opp]) for g in gens if opp in g.get(key, {})]
@@ -96,16 +118,8 @@ def plot(gens: list[dict[str, Any]], path: str | os.PathLike[str], title: str = 
             chance = next(iter(gens[0]["eval"].values())).get("chance")
             if chance:
                 ax.axhline(chance, color="grey", linestyle=":", linewidth=1, label="chance")
-        ax.set_xlabel("generation (0 = the initial network)")
-        ax.set_ylabel("win rate of the network")
         ax.set_ylim(0, 1)
-        ax.grid(alpha=0.3)
-        ax.set_title(title or "yutenv.az: win rate by generation (95% Wilson intervals)")
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(loc="best", fontsize="small")
-        return atomic_write(path, lambda f: fig.savefig(f, format="png"))
-    finally:
-        plt.close(fig)
+    return Path(path)
 
 
 def write_report(out: str | os.PathLike[str]) -> tuple[Path, Path]:
