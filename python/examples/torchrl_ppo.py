@@ -145,6 +145,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     p.add_argument("--rating-games", type=int, default=200, help="games a seat per anchor for the rating; 0: no rating")
     args = p.parse_args(argv)
+    if args.depth < 1:
+        p.error(f"--depth must be at least 1, got {args.depth}")
 
     torch.manual_seed(args.seed)
     if args.threads:

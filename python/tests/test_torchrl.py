@@ -219,6 +219,8 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
     assert np.isfinite(saved["rating"]["elo"])
     with pytest.raises(SystemExit):
         ppo.main(["--net", "actions", "--tier", "compact"])  # the scorer reads the tactical tier's features
+    with pytest.raises(SystemExit):
+        ppo.main(["--net", "actions", "--tier", "tactical", "--depth", "0"])  # not silently one layer
     state = torch.load(tmp_path / "policy.pt")["logits_net"]
     env = yutenv.make(4, tier="tactical", opponent="greedy")
     try:
