@@ -265,6 +265,30 @@ def test_buffer_keeps_the_last_k_generations(three_gens: list[Path]) -> None:
     assert set(np.unique(ds.value)) <= {-1.0, 1.0}
 
 
+def test_buffer_batches_gather_each_generation_in_place(three_gens: list[Path]) -> None:
+    """Rows are numbered across generations, oldest first, and gathered from each
+    generation's own arrays: a batch is exactly the concatenation's rows, and the buffer
+    keeps the arrays it read (no second copy of the data)."""
+    buf = buffer.ReplayBuffer(window=3)
+    for p in three_gens:
+        buf.add(p)
+    loaded = [yutenv.datasets.load(p) for p in three_gens]
+    obs = np.concatenate([d.obs for d in loaded])
+    policy = np.concatenate([d.policy for d in loaded])
+    value = np.concatenate([d.value for d in loaded])
+    idx = np.random.default_rng(3).integers(0, len(buf), size=64)
+    (b,) = buf.batches(np.random.default_rng(3), batch_size=64, steps=1)
+    np.testing.assert_array_equal(b.obs, obs[idx])
+    np.testing.assert_array_equal(b.policy, policy[idx])
+    np.testing.assert_array_equal(b.value, value[idx])
+    assert len({len(d) for d in loaded}) > 1  # generations of different sizes, so the offsets matter
+    all_rows = buf._arrays()
+    np.testing.assert_array_equal(all_rows[0], obs)
+    single = buffer.ReplayBuffer(window=1)
+    single.add(three_gens[0])
+    assert single._arrays()[0] is single._gens[0].obs  # one generation: its own arrays, not a copy
+
+
 def test_buffer_value_mix_and_errors(three_gens: list[Path]) -> None:
     ds = yutenv.datasets.load(three_gens[0])
     buf = buffer.ReplayBuffer(window=1, value_mix=0.5)

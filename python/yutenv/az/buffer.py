@@ -77,7 +77,6 @@ class ReplayBuffer:
         self.value_mix = value_mix
         self.skip_forced = skip_forced
         self._gens: deque[_Gen] = deque(maxlen=window)
-        self._cat: _Arrays | None = None
 
     def add(self, path: str | os.PathLike[str]) -> int:
         """Add one generation's dataset (read and checked); return its number of rows."""
@@ -93,18 +92,21 @@ class ReplayBuffer:
             # estimate, so its target stays the outcome rather than being pulled toward 0.
             searched = mask.sum(axis=1) > 1
             value = np.where(searched, (1 - self.value_mix) * ds.value + self.value_mix * ds.search_value, ds.value)
+        obs, policy, target = ds.obs, ds.policy, ds.policy_targets(len(mask))
+        if not keep.all():  # a copy only when rows are left out: a whole dataset is kept as read
+            obs, mask, policy, value, target = obs[keep], mask[keep], policy[keep], value[keep], target[keep]
+        f32 = np.float32
         self._gens.append(
             _Gen(
                 str(path),
-                np.ascontiguousarray(ds.obs[keep], dtype=np.float32),
-                mask[keep],
-                np.ascontiguousarray(ds.policy[keep], dtype=np.float32),
-                np.ascontiguousarray(value[keep], dtype=np.float32),
-                ds.policy_targets(len(mask))[keep],
+                np.ascontiguousarray(obs, f32),
+                mask,
+                np.ascontiguousarray(policy, f32),
+                value.astype(f32, copy=False),
+                target,
             )
         )
-        self._cat = None
-        return int(keep.sum())
+        return len(value)
 
     @property
     def paths(self) -> list[str]:
@@ -114,23 +116,47 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return sum(len(g.value) for g in self._gens)
 
+    def _rows(self, idx: npt.NDArray[np.int64]) -> Batch:
+        """The rows ``idx`` of the generations as one batch, numbered oldest first (row 0 is the
+        oldest generation's first). Each generation's rows are gathered where they lie: the
+        buffer never holds a second, concatenated copy of its data."""
+        gens = list(self._gens)
+        if not gens:
+            raise ValueError("the replay buffer is empty: add a dataset first")
+        g0 = gens[0]
+        n = len(idx)
+        out = Batch(
+            np.empty((n, *g0.obs.shape[1:]), dtype=np.float32),
+            np.empty((n, *g0.mask.shape[1:]), dtype=np.bool_),
+            np.empty((n, *g0.policy.shape[1:]), dtype=np.float32),
+            np.empty(n, dtype=np.float32),
+            np.empty(n, dtype=np.bool_),
+        )
+        assert out.policy_target is not None
+        start = 0
+        for g in gens:
+            end = start + len(g.value)
+            sel = np.flatnonzero((idx >= start) & (idx < end))
+            local = idx[sel] - start
+            out.obs[sel], out.mask[sel], out.policy[sel] = g.obs[local], g.mask[local], g.policy[local]
+            out.value[sel], out.policy_target[sel] = g.value[local], g.target[local]
+            start = end
+        return out
+
     def _arrays(self) -> _Arrays:
-        if self._cat is None:
-            if not self._gens:
-                raise ValueError("the replay buffer is empty: add a dataset first")
-            self._cat = (
-                np.concatenate([g.obs for g in self._gens]),
-                np.concatenate([g.mask for g in self._gens]),
-                np.concatenate([g.policy for g in self._gens]),
-                np.concatenate([g.value for g in self._gens]),
-                np.concatenate([g.target for g in self._gens]),
-            )
-        return self._cat
+        """Every row, oldest generation first, as one set of arrays (a copy when the buffer holds
+        more than one generation; the arrays themselves when it holds one)."""
+        if len(self._gens) == 1:
+            g = self._gens[0]
+            return g.obs, g.mask, g.policy, g.value, g.target
+        b = self._rows(np.arange(len(self), dtype=np.int64))
+        assert b.policy_target is not None
+        return b.obs, b.mask, b.policy, b.value, b.policy_target
 
     def batches(self, rng: np.random.Generator, batch_size: int, steps: int) -> Iterator[Batch]:
         """``steps`` minibatches of ``batch_size`` rows drawn uniformly (with replacement) by ``rng``."""
-        obs, mask, policy, value, target = self._arrays()
-        n = len(value)
+        n = len(self)
+        if n == 0:
+            raise ValueError("the replay buffer is empty: add a dataset first")
         for _ in range(steps):
-            idx = rng.integers(0, n, size=batch_size)
-            yield Batch(obs[idx], mask[idx], policy[idx], value[idx], target[idx])
+            yield self._rows(rng.integers(0, n, size=batch_size))
