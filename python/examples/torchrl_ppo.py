@@ -174,7 +174,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     critic = ValueOperator(value_net, in_keys=["observation"])
     frames_per_batch = args.num_envs * args.steps
-    collector = Collector(env, actor, frames_per_batch=frames_per_batch, total_frames=-1 if args.minutes else args.frames)
+    collector = Collector(
+        env,
+        actor,
+        frames_per_batch=frames_per_batch,
+        total_frames=-1 if args.minutes else args.frames,
+        auto_register_policy_transforms=False,  # a feed-forward policy: no InitTracker (0.15 would add one)
+    )
     gae = GAE(gamma=args.gamma, lmbda=args.lmbda, value_network=critic, average_gae=True)
     loss = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=args.ent_coef, critic_coeff=0.5)
     optim = torch.optim.Adam(loss.parameters(), lr=args.lr)
