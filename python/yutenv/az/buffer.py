@@ -116,13 +116,17 @@ class ReplayBuffer:
     def __len__(self) -> int:
         return sum(len(g.value) for g in self._gens)
 
+    def _size(self) -> int:
+        """The rows held; an empty buffer is an error for whoever wants rows from it."""
+        if not self._gens:
+            raise ValueError("the replay buffer is empty: add a dataset first")
+        return len(self)
+
     def _rows(self, idx: npt.NDArray[np.int64]) -> Batch:
         """The rows ``idx`` of the generations as one batch, numbered oldest first (row 0 is the
         oldest generation's first). Each generation's rows are gathered where they lie: the
         buffer never holds a second, concatenated copy of its data."""
         gens = list(self._gens)
-        if not gens:
-            raise ValueError("the replay buffer is empty: add a dataset first")
         g0 = gens[0]
         n = len(idx)
         out = Batch(
@@ -146,17 +150,16 @@ class ReplayBuffer:
     def _arrays(self) -> _Arrays:
         """Every row, oldest generation first, as one set of arrays (a copy when the buffer holds
         more than one generation; the arrays themselves when it holds one)."""
+        n = self._size()
         if len(self._gens) == 1:
             g = self._gens[0]
             return g.obs, g.mask, g.policy, g.value, g.target
-        b = self._rows(np.arange(len(self), dtype=np.int64))
+        b = self._rows(np.arange(n, dtype=np.int64))
         assert b.policy_target is not None
         return b.obs, b.mask, b.policy, b.value, b.policy_target
 
     def batches(self, rng: np.random.Generator, batch_size: int, steps: int) -> Iterator[Batch]:
         """``steps`` minibatches of ``batch_size`` rows drawn uniformly (with replacement) by ``rng``."""
-        n = len(self)
-        if n == 0:
-            raise ValueError("the replay buffer is empty: add a dataset first")
+        n = self._size()
         for _ in range(steps):
             yield self._rows(rng.integers(0, n, size=batch_size))
