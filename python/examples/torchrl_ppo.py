@@ -17,7 +17,8 @@ the same weights for every action; it learns far faster; ``--depth`` layers deep
 ``--lmbda`` and ``--ent-coef`` set GAE and the entropy bonus. ``--minutes`` trains for a wall-time
 budget instead of ``--frames`` (the learning rate falling to 0 over it, and with ``--ent-anneal``
 the entropy bonus too), ``--selfplay N`` adds a frozen copy of the policy to the opponents every N
-iterations, and ``--out DIR`` saves ``policy.pt`` and ``result.json``. The
+iterations, ``--luck`` takes the luck of the learner's own throws out of the advantage
+(:class:`ThrowLuck`), and ``--out DIR`` saves ``policy.pt`` and ``result.json``. The
 30-minute runs of docs/TRAINING.md ("From scratch in 30 minutes") are this script::
 
     python python/examples/torchrl_ppo.py --net actions --tier tactical --num-envs 256 \
@@ -91,6 +92,68 @@ class ActionScorer(nn.Module):
         return logits.index_put(where, self.score(self.deeper(h)).squeeze(-1))  # illegal ones: masked away
 
 
+class ThrowLuck:
+    """The luck of the learner's own throws, taken out of GAE's advantage (``--luck``).
+
+    When the learner's next decision follows new throws of its own (a new turn, or a capture's
+    extra throw), GAE's ``V(next)`` carries the luck of that throw sequence. This replaces it
+    by the critic's expectation over the sequences: the same next state with every pool the
+    throws could have left (what was left of the pool plus one sequence). The four sequences of
+    a single throw (back-do, do, gae, geol) are exact; the ones that start with a yut or a mo
+    (an extra throw each) are one sample drawn for each decision. The expectation's mean is the
+    mean of ``V(next)`` whatever the critic, so the advantage stays unbiased and loses the
+    variance of the learner's throws (its opponents' throws stay in it).
+
+    Applied only when the learner has a stack on the board at the next decision: then every
+    throw has a move, so no sequence passes the turn and every alternative pool is a decision
+    the learner would have faced. Its critic is read on the state part, where the pool is the
+    only part the throws change (the ``threat`` part depends on the board alone).
+    """
+
+    def __init__(self, chance: tuple[float, ...], pool: slice, own_board: slice, seed: int) -> None:
+        self.p = torch.tensor(chance, dtype=torch.float32)
+        self.pool, self.own_board = pool, own_board
+        self.plain = torch.eye(len(chance))[:4]  # one back-do, do, gae or geol: a whole sequence
+        self.p_bonus = float(self.p[4] + self.p[5])
+        self.gen = torch.Generator().manual_seed(seed)
+
+    def sequences(self, m: int) -> torch.Tensor:
+        """``m`` throw sequences that start with a yut or a mo, as counts per throw ``[m, 6]``."""
+        counts = torch.zeros(m, len(self.p))
+        rows = torch.arange(m)
+        throws = 4 + torch.multinomial(self.p[4:], m, replacement=True, generator=self.gen)
+        while rows.numel():
+            counts[rows, throws] += 1
+            rows = rows[throws >= 4]  # a yut or a mo throws again
+            throws = torch.multinomial(self.p, rows.numel(), replacement=True, generator=self.gen) if rows.numel() else throws
+        return counts
+
+    def __call__(self, batch: Any, value_net: nn.Module, n_state: int) -> float:
+        """Sets ``state_value`` and ``("next", "state_value")`` of ``batch`` (``[N, T]``) for GAE;
+        returns the share of steps whose next value is the expectation."""
+        obs, nxt = batch["observation"][..., :n_state], batch["next", "observation"][..., :n_state]
+        batch["state_value"] = value_net(obs)
+        v_next = value_net(nxt)
+        left = obs[..., self.pool] - nn.functional.one_hot(batch["action"] // 30, len(self.p)).to(obs.dtype)
+        drawn = nxt[..., self.pool] - left  # the throws between the two decisions
+        new = (
+            ~batch["next", "done"].squeeze(-1)
+            & (drawn >= 0).all(-1)
+            & (drawn[..., :4].sum(-1) == 1)  # one sequence: bonus throws, then one plain throw
+            & (nxt[..., self.own_board].sum(-1) > 0)
+        )
+        if new.any():
+            rows, kept = nxt[new], left[new]
+            alts = rows.unsqueeze(1).repeat(1, 5, 1)
+            alts[..., self.pool] = kept.unsqueeze(1) + torch.cat(
+                [self.plain.expand(len(rows), 4, -1), self.sequences(len(rows)).unsqueeze(1)], 1
+            )
+            v = value_net(alts).squeeze(-1)  # [M, 5]
+            v_next[new] = (v[:, :4] @ self.p[:4] + self.p_bonus * v[:, 4]).unsqueeze(-1)
+        batch["next", "state_value"] = v_next
+        return float(new.float().mean())
+
+
 class StateValue(nn.Module):
     """The critic of :class:`ActionScorer`: an MLP of the state part alone."""
 
@@ -136,6 +199,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument(
         "--ent-anneal", action="store_true", help="with --minutes, the entropy bonus falls to 0 with the learning rate"
     )
+    p.add_argument(
+        "--luck",
+        action="store_true",
+        help="take the luck of the learner's own throws out of the advantage (ThrowLuck; --net actions)",
+    )
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--minibatch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=1)
@@ -156,6 +224,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     env = YutTorchRLEnv(args.num_envs, opponent=opponent, seat="random", tier=args.tier)
     env.set_seed(args.seed)
     n_obs, n_act = env.observation_spec["observation"].shape[-1], env.action_spec.space.n
+    luck: ThrowLuck | None = None
     if args.net == "actions":
         if args.tier != "tactical":
             p.error("--net actions reads the per-action features of --tier tactical")
@@ -163,7 +232,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         n_state, n_features = int(where[0, 0]), int(where.shape[-1])
         logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width, args.depth)
         value_net: nn.Module = StateValue(n_state, args.hidden)
+        if args.luck:
+            pool, board = (env.venv.obs_part(np.arange(n_obs, dtype=np.float32), k) for k in ("pool", "board"))
+            luck = ThrowLuck(
+                yutenv.Game("standard").chance,
+                slice(int(pool[0]), int(pool[-1]) + 1),
+                slice(int(board[0, 0]), int(board[0, -1]) + 1),  # the learner's own cells
+                args.seed,
+            )
     else:
+        if args.luck:
+            p.error("--luck reads the state part of --net actions")
         logits_net, value_net = mlp(n_obs, n_act, args.hidden), mlp(n_obs, 1, args.hidden)
     actor = ProbabilisticActor(
         TensorDictModule(logits_net, in_keys=["observation"], out_keys=["logits"]),
@@ -181,7 +260,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         total_frames=-1 if args.minutes else args.frames,
         auto_register_policy_transforms=False,  # a feed-forward policy: no InitTracker (0.15 would add one)
     )
-    gae = GAE(gamma=args.gamma, lmbda=args.lmbda, value_network=critic, average_gae=True)
+    # with --luck the values are set by ThrowLuck, and GAE reads them
+    gae = GAE(gamma=args.gamma, lmbda=args.lmbda, value_network=None if args.luck else critic, average_gae=True)
     loss = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=args.ent_coef, critic_coeff=0.5)
     optim = torch.optim.Adam(loss.parameters(), lr=args.lr)
     buffer = ReplayBuffer(
@@ -195,6 +275,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         done = batch["next", "done"].squeeze(-1)
         ended = batch["next", "reward"].squeeze(-1)[done]
         with torch.no_grad():
+            if luck is not None:
+                luck(batch, value_net, n_state)
             gae(batch)
         buffer.extend(batch.reshape(-1))
         for _ in range(args.epochs):

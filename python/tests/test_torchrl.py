@@ -214,11 +214,13 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
     argv = ["--net", "actions", "--tier", "tactical", "--num-envs", "8", "--steps", "8", "--minutes", "0.0001"]
     argv += ["--opponent", "random;greedy", "--selfplay", "1"]  # a copy joins the mixture after iteration 0
     argv += ["--depth", "2", "--gamma", "1", "--ent-coef", "0.02", "--ent-anneal"]  # each action's own MLP two layers deep
+    argv += ["--luck"]  # GAE reads the values ThrowLuck sets
     out = ppo.main([*argv, "--epochs", "1", "--minibatch", "64", "--rating-games", "4", "--out", str(tmp_path)])
     assert out["frames"] == 64  # the budget was spent in the first iteration
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["frames"] == 64 and saved["args"]["net"] == "actions"
     assert (saved["args"]["depth"], saved["args"]["gamma"], saved["args"]["ent_coef"]) == (2, 1.0, 0.02)
+    assert saved["args"]["luck"]
     assert np.isfinite(saved["rating"]["elo"])
     with pytest.raises(SystemExit):
         ppo.main(["--net", "actions", "--tier", "compact"])  # the scorer reads the tactical tier's features
@@ -246,6 +248,95 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
         np.testing.assert_allclose(logits[legal], full[legal], rtol=1e-5, atol=1e-6)
     finally:
         env.close()
+
+
+def _learner_transitions(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``n`` real (observation, action, next observation) steps of the tactical tier against
+    `random`, from decisions where the learner's next decision follows new throws of its own and
+    it has a stack on the board (the steps :class:`ThrowLuck` adjusts)."""
+    env = yutenv.make(tier="tactical", opponent="random")
+    rng = np.random.default_rng(5)
+    obs_, acts, nexts = [], [], []
+    try:
+        obs, _ = env.reset(seed=11)
+        pool = env.obs_part(np.arange(obs.size, dtype=np.float32), "pool").astype(int)
+        while len(acts) < n:
+            legal = np.flatnonzero(env.obs_part(obs, "actions")[:, 0] > 0)
+            a = int(rng.choice(legal))
+            nxt, _, term, trunc, _ = env.step(a)
+            if term or trunc:
+                obs, _ = env.reset()
+                continue
+            drawn = nxt[pool] - (obs[pool] - np.eye(6)[a // 30])
+            if (drawn >= 0).all() and drawn[:4].sum() == 1 and nxt[:43].sum() > 0:
+                obs_.append(obs)
+                acts.append(a)
+                nexts.append(nxt)
+            obs = nxt
+    finally:
+        env.close()
+    return np.array(obs_), np.array(acts), np.array(nexts)
+
+
+def test_throw_luck_keeps_the_mean_and_takes_out_the_learner_throws() -> None:
+    """The example's ``--luck``: on real positions, a step's next value becomes the critic's
+    expectation over the learner's throw sequences. Its mean is the raw next value's (the next
+    pool drawn from the rules' throw probabilities, independently of the code under test), its
+    spread is only the one sampled yut-or-mo sequence's, and a step that drew no throw (the
+    learner moving again from the same pool) keeps its raw value."""
+    from tensordict import TensorDict
+
+    ppo = _ppo_example()
+    obs, acts, nexts = _learner_transitions(3)
+    probe = yutenv.make(tier="tactical")
+    try:
+        size = obs.shape[1]
+        pool = probe.obs_part(np.arange(size, dtype=np.float32), "pool").astype(int)
+        n_state = int(probe.obs_part(np.arange(size, dtype=np.float32), "actions")[0, 0])  # the critic's part
+    finally:
+        probe.close()
+    chance = yutenv.Game("standard").chance
+    luck = ppo.ThrowLuck(chance, slice(int(pool[0]), int(pool[-1]) + 1), slice(0, 43), seed=1)
+
+    class Critic(torch.nn.Module):  # any critic: a fixed nonlinear function of the pool and the board
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            w = torch.tensor([-0.7, 0.2, 0.5, 0.9, 1.6, 2.3])
+            return torch.tanh(x[..., pool[0] : pool[-1] + 1] @ w * 0.4 + x[..., :43].sum(-1) * 0.1 - 0.5).unsqueeze(-1)
+
+    rng = np.random.default_rng(7)
+
+    def sequence() -> np.ndarray:  # one throw sequence by the rules: yut and mo throw again
+        counts = np.zeros(6)
+        while True:
+            t = rng.choice(6, p=np.asarray(chance) / sum(chance))
+            counts[t] += 1
+            if t < 4:
+                return counts
+
+    m = 20_000
+    for o, a, nx in zip(obs, acts, nexts):
+        left = o[pool] - np.eye(6)[a // 30]
+        nxt = np.repeat(nx[None], m, 0)
+        nxt[:, pool] = left + np.array([sequence() for _ in range(m)])  # the same step, its throws redrawn
+        batch = TensorDict(
+            {
+                "observation": torch.as_tensor(np.repeat(o[None], m, 0)).unsqueeze(1),
+                "action": torch.full((m, 1), int(a)),
+                "next": {"observation": torch.as_tensor(nxt).unsqueeze(1), "done": torch.zeros(m, 1, 1, dtype=torch.bool)},
+            },
+            batch_size=[m, 1],
+        )
+        raw = Critic()(batch["next", "observation"][..., :n_state]).flatten().numpy()
+        assert luck(batch, Critic(), n_state) == 1.0  # every step drew a sequence of its own
+        adjusted = batch["next", "state_value"].flatten().numpy()
+        se = np.hypot(raw.std(), adjusted.std()) / np.sqrt(m)
+        assert abs(raw.mean() - adjusted.mean()) < 4 * se  # unbiased
+        assert adjusted.std() < raw.std() / 2  # the learner's own throws are gone from it
+
+        same = batch[:1].clone()  # the learner moves again from what was left: no throw, no change
+        same["next", "observation"][..., pool] = torch.as_tensor(left, dtype=torch.float32)
+        assert luck(same, Critic(), n_state) == 0.0
+        torch.testing.assert_close(same["next", "state_value"], Critic()(same["next", "observation"][..., :n_state]))
 
 
 def test_the_benchmark_runs_both_sides(capsys: pytest.CaptureFixture[str]) -> None:
