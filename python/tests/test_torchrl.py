@@ -278,6 +278,31 @@ def _learner_transitions(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.array(obs_), np.array(acts), np.array(nexts)
 
 
+def test_throw_luck_draws_the_sequences_that_start_with_a_yut_or_a_mo_by_the_rules() -> None:
+    """The one sampled part of ``--luck``'s expectation: sequences that start with a yut or a mo,
+    drawn as often as the rules' throw probabilities make them (every multiset of up to three
+    throws against its exact probability, enumerated here, within five standard errors)."""
+    from collections import Counter
+    from itertools import product
+
+    chance = yutenv.Game("standard").chance
+    luck = _ppo_example().ThrowLuck(chance, slice(0, 6), slice(0, 1), seed=3)
+    m = 200_000
+    drawn = luck.sequences(m).numpy().astype(int)
+    assert (drawn[:, :4].sum(1) == 1).all() and (drawn[:, 4:].sum(1) >= 1).all()  # bonus throws, then one plain
+    exact: Counter[tuple[int, ...]] = Counter()
+    bonus = chance[4] + chance[5]
+    for k in (1, 2):  # k bonus throws, the first of them given
+        for seq in product((4, 5), repeat=k):
+            for plain in range(4):
+                prob = chance[seq[0]] / bonus * np.prod([chance[t] for t in seq[1:]]) * chance[plain]
+                exact[tuple(np.bincount([*seq, plain], minlength=6))] += prob
+    seen = Counter(map(tuple, drawn))
+    for key, prob in exact.items():
+        se = np.sqrt(prob * (1 - prob) / m)
+        assert abs(seen[key] / m - prob) < 5 * se + 1e-9, (key, seen[key] / m, prob)
+
+
 def test_throw_luck_keeps_the_mean_and_takes_out_the_learner_throws() -> None:
     """The example's ``--luck``: on real positions, a step's next value becomes the critic's
     expectation over the learner's throw sequences. Its mean is the raw next value's (the next
