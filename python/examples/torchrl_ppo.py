@@ -48,6 +48,7 @@ try:
     from torchrl.objectives import ClipPPOLoss
     from torchrl.objectives.value import GAE
 
+    from yutenv._protocol import NUM_SOURCES, THROW_NAMES
     from yutenv._specs import split_specs
     from yutenv.integrations.torchrl import YutTorchRLEnv
 except ImportError as e:  # pragma: no cover - an optional extra
@@ -113,18 +114,20 @@ class ThrowLuck:
     def __init__(self, chance: tuple[float, ...], pool: slice, own_board: slice, seed: int) -> None:
         self.p = torch.tensor(chance, dtype=torch.float32)
         self.pool, self.own_board = pool, own_board
-        self.plain = torch.eye(len(chance))[:4]  # one back-do, do, gae or geol: a whole sequence
-        self.p_bonus = float(self.p[4] + self.p[5])
+        self.is_bonus = torch.tensor([name in ("yut", "mo") for name in THROW_NAMES])  # these throw again
+        self.bonus, self.plain = self.is_bonus.nonzero().flatten(), (~self.is_bonus).nonzero().flatten()
+        self.one_plain = torch.eye(len(chance))[self.plain]  # one back-do, do, gae or geol: a whole sequence
+        self.p_bonus = float(self.p[self.bonus].sum())
         self.gen = torch.Generator().manual_seed(seed)
 
     def sequences(self, m: int) -> torch.Tensor:
         """``m`` throw sequences that start with a yut or a mo, as counts per throw ``[m, 6]``."""
         counts = torch.zeros(m, len(self.p))
         rows = torch.arange(m)
-        throws = 4 + torch.multinomial(self.p[4:], m, replacement=True, generator=self.gen)
+        throws = self.bonus[torch.multinomial(self.p[self.bonus], m, replacement=True, generator=self.gen)]
         while rows.numel():
             counts[rows, throws] += 1
-            rows = rows[throws >= 4]  # a yut or a mo throws again
+            rows = rows[self.is_bonus[throws]]
             throws = torch.multinomial(self.p, rows.numel(), replacement=True, generator=self.gen) if rows.numel() else throws
         return counts
 
@@ -134,22 +137,23 @@ class ThrowLuck:
         obs, nxt = batch["observation"][..., :n_state], batch["next", "observation"][..., :n_state]
         batch["state_value"] = value_net(obs)
         v_next = value_net(nxt)
-        left = obs[..., self.pool] - nn.functional.one_hot(batch["action"] // 30, len(self.p)).to(obs.dtype)
+        left = obs[..., self.pool] - nn.functional.one_hot(batch["action"] // NUM_SOURCES, len(self.p)).to(obs.dtype)
         drawn = nxt[..., self.pool] - left  # the throws between the two decisions
         new = (
             ~batch["next", "done"].squeeze(-1)
             & (drawn >= 0).all(-1)
-            & (drawn[..., :4].sum(-1) == 1)  # one sequence: bonus throws, then one plain throw
+            & (drawn[..., self.plain].sum(-1) == 1)  # one sequence: bonus throws, then one plain throw
             & (nxt[..., self.own_board].sum(-1) > 0)
         )
         if new.any():
             rows, kept = nxt[new], left[new]
-            alts = rows.unsqueeze(1).repeat(1, 5, 1)
+            k = len(self.plain)
+            alts = rows.unsqueeze(1).repeat(1, k + 1, 1)  # each plain throw, then one drawn bonus sequence
             alts[..., self.pool] = kept.unsqueeze(1) + torch.cat(
-                [self.plain.expand(len(rows), 4, -1), self.sequences(len(rows)).unsqueeze(1)], 1
+                [self.one_plain.expand(len(rows), k, -1), self.sequences(len(rows)).unsqueeze(1)], 1
             )
-            v = value_net(alts).squeeze(-1)  # [M, 5]
-            v_next[new] = (v[:, :4] @ self.p[:4] + self.p_bonus * v[:, 4]).unsqueeze(-1)
+            v = value_net(alts).squeeze(-1)  # [M, k + 1]
+            v_next[new] = (v[:, :k] @ self.p[self.plain] + self.p_bonus * v[:, k]).unsqueeze(-1)
         batch["next", "state_value"] = v_next
         return float(new.float().mean())
 

@@ -25,7 +25,7 @@ from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 import yutenv  # noqa: E402
 from yutenv import AutoresetMode  # noqa: E402
-from yutenv._protocol import NUM_ACTIONS, TIER_SIZES  # noqa: E402
+from yutenv._protocol import NUM_ACTIONS, NUM_SOURCES, NUM_THROWS, TIER_SIZES  # noqa: E402
 from yutenv.integrations.torchrl import YutClosedError, YutTorchRLEnv, masked_random_policy  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -260,6 +260,7 @@ def _learner_transitions(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     try:
         obs, _ = env.reset(seed=11)
         pool = env.obs_part(np.arange(obs.size, dtype=np.float32), "pool").astype(int)
+        own = env.obs_part(np.arange(obs.size, dtype=np.float32), "board")[0].astype(int)  # the learner's cells
         while len(acts) < n:
             legal = np.flatnonzero(env.obs_part(obs, "actions")[:, 0] > 0)
             a = int(rng.choice(legal))
@@ -267,8 +268,8 @@ def _learner_transitions(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             if term or trunc:
                 obs, _ = env.reset()
                 continue
-            drawn = nxt[pool] - (obs[pool] - np.eye(6)[a // 30])
-            if (drawn >= 0).all() and drawn[:4].sum() == 1 and nxt[:43].sum() > 0:
+            drawn = nxt[pool] - (obs[pool] - np.eye(NUM_THROWS)[a // NUM_SOURCES])
+            if (drawn >= 0).all() and drawn[:4].sum() == 1 and nxt[own].sum() > 0:
                 obs_.append(obs)
                 acts.append(a)
                 nexts.append(nxt)
@@ -318,15 +319,16 @@ def test_throw_luck_keeps_the_mean_and_takes_out_the_learner_throws() -> None:
         size = obs.shape[1]
         pool = probe.obs_part(np.arange(size, dtype=np.float32), "pool").astype(int)
         n_state = int(probe.obs_part(np.arange(size, dtype=np.float32), "actions")[0, 0])  # the critic's part
+        own = probe.obs_part(np.arange(size, dtype=np.float32), "board")[0].astype(int)  # the learner's cells
     finally:
         probe.close()
     chance = yutenv.Game("standard").chance
-    luck = ppo.ThrowLuck(chance, slice(int(pool[0]), int(pool[-1]) + 1), slice(0, 43), seed=1)
+    luck = ppo.ThrowLuck(chance, slice(int(pool[0]), int(pool[-1]) + 1), slice(int(own[0]), int(own[-1]) + 1), seed=1)
 
     class Critic(torch.nn.Module):  # any critic: a fixed nonlinear function of the pool and the board
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             w = torch.tensor([-0.7, 0.2, 0.5, 0.9, 1.6, 2.3])
-            return torch.tanh(x[..., pool[0] : pool[-1] + 1] @ w * 0.4 + x[..., :43].sum(-1) * 0.1 - 0.5).unsqueeze(-1)
+            return torch.tanh(x[..., pool] @ w * 0.4 + x[..., own].sum(-1) * 0.1 - 0.5).unsqueeze(-1)
 
     rng = np.random.default_rng(7)
 
@@ -340,7 +342,7 @@ def test_throw_luck_keeps_the_mean_and_takes_out_the_learner_throws() -> None:
 
     m = 20_000
     for o, a, nx in zip(obs, acts, nexts):
-        left = o[pool] - np.eye(6)[a // 30]
+        left = o[pool] - np.eye(NUM_THROWS)[a // NUM_SOURCES]
         nxt = np.repeat(nx[None], m, 0)
         nxt[:, pool] = left + np.array([sequence() for _ in range(m)])  # the same step, its throws redrawn
         batch = TensorDict(
