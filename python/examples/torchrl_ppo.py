@@ -18,11 +18,13 @@ the same weights for every action; it learns far faster; ``--depth`` layers deep
 budget instead of ``--frames`` (the learning rate falling to 0 over it, and with ``--ent-anneal``
 the entropy bonus too), ``--selfplay N`` adds a frozen copy of the policy to the opponents every N
 iterations, ``--luck`` takes the luck of the learner's own throws out of the advantage
-(:class:`ThrowLuck`), and ``--out DIR`` saves ``policy.pt`` and ``result.json``. The
-30-minute runs of docs/TRAINING.md ("From scratch in 30 minutes") are this script::
+(:class:`ThrowLuck`), ``--source-threat`` lets each action read the threat on the station its
+stack leaves, and ``--out DIR`` saves ``policy.pt`` and ``result.json``. The 30-minute runs of
+docs/TRAINING.md ("From scratch in 30 minutes") are this script; the best of them::
 
     python python/examples/torchrl_ppo.py --net actions --tier tactical --num-envs 256 \
-        --steps 32 --minutes 30 --opponent 'random;greedy' --rating-games 1000 --out runs/scorer
+        --steps 32 --minutes 30 --rating-games 1000 --width 64 --depth 2 \
+        --opponent 'random;greedy;mcts:25' --source-threat --out runs/recipe
 """
 
 from __future__ import annotations
@@ -66,15 +68,19 @@ class ActionScorer(nn.Module):
     action's score is a small MLP of that context, the action's features and a learned
     embedding of its id (throw and source), the same weights for every action. An action is
     judged by what it does (captures, joins, finishes, lands exposed), so what is learned of one
-    move holds for every move alike.
+    move holds for every move alike. With ``threat`` (the slice of the ``threat`` part) each
+    action also reads the threat on the station its stack leaves, which the ten features do not
+    hold (``exposure`` is the threat where it lands).
     """
 
-    def __init__(self, n_state: int, n_features: int, hidden: int, width: int, depth: int = 1) -> None:
+    def __init__(
+        self, n_state: int, n_features: int, hidden: int, width: int, depth: int = 1, threat: slice | None = None
+    ) -> None:
         super().__init__()
-        self.n_state, self.n_features = n_state, n_features
+        self.n_state, self.n_features, self.threat = n_state, n_features, threat
         self.obs_size = n_state + yutenv.NUM_ACTIONS * n_features  # what yutenv.evaluate checks
         self.trunk = nn.Sequential(nn.Linear(n_state, hidden), nn.Tanh(), nn.Linear(hidden, width))
-        self.features = nn.Linear(n_features, width, bias=False)
+        self.features = nn.Linear(n_features + (threat is not None), width, bias=False)
         self.ids = nn.Parameter(torch.zeros(yutenv.NUM_ACTIONS, width))
         deeper: list[nn.Module] = []
         for _ in range(depth - 1):  # more layers of each action's own MLP
@@ -88,7 +94,11 @@ class ActionScorer(nn.Module):
         context = self.trunk(state)
         legal = feats[..., 0] > 0  # feature 0 is `legal`: score only the few legal actions
         where = legal.nonzero(as_tuple=True)
-        h = torch.tanh(context[where[:-1]] + self.features(feats[where]) + self.ids[where[-1]])
+        f = feats[where]
+        if self.threat is not None:  # the threat where the moved stack stands now (0 for an entry)
+            threat = nn.functional.pad(obs[..., self.threat], (0, NUM_SOURCES - (self.threat.stop - self.threat.start)))
+            f = torch.cat([f, threat[(*where[:-1], where[-1] % NUM_SOURCES)].unsqueeze(-1)], -1)
+        h = torch.tanh(context[where[:-1]] + self.features(f) + self.ids[where[-1]])
         logits = torch.zeros(legal.shape, dtype=obs.dtype, device=obs.device)
         return logits.index_put(where, self.score(self.deeper(h)).squeeze(-1))  # illegal ones: masked away
 
@@ -208,6 +218,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         action="store_true",
         help="take the luck of the learner's own throws out of the advantage (ThrowLuck; --net actions)",
     )
+    p.add_argument(
+        "--source-threat",
+        action="store_true",
+        help="each action also reads the threat on the station its stack leaves (--net actions)",
+    )
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--minibatch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=1)
@@ -234,7 +249,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             p.error("--net actions reads the per-action features of --tier tactical")
         where = env.venv.obs_part(np.arange(n_obs, dtype=np.float32), "actions")  # [180, F] of offsets
         n_state, n_features = int(where[0, 0]), int(where.shape[-1])
-        logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width, args.depth)
+        threat = None
+        if args.source_threat:
+            t = env.venv.obs_part(np.arange(n_obs, dtype=np.float32), "threat")
+            threat = slice(int(t[0]), int(t[-1]) + 1)
+        logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width, args.depth, threat)
         value_net: nn.Module = StateValue(n_state, args.hidden)
         if args.luck:
             pool, board = (env.venv.obs_part(np.arange(n_obs, dtype=np.float32), k) for k in ("pool", "board"))
@@ -245,8 +264,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 args.seed,
             )
     else:
-        if args.luck:
-            p.error("--luck reads the state part of --net actions")
+        if args.luck or args.source_threat:
+            p.error("--luck and --source-threat read the state part of --net actions")
         logits_net, value_net = mlp(n_obs, n_act, args.hidden), mlp(n_obs, 1, args.hidden)
     actor = ProbabilisticActor(
         TensorDictModule(logits_net, in_keys=["observation"], out_keys=["logits"]),

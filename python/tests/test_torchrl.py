@@ -214,13 +214,13 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
     argv = ["--net", "actions", "--tier", "tactical", "--num-envs", "8", "--steps", "8", "--minutes", "0.0001"]
     argv += ["--opponent", "random;greedy", "--selfplay", "1"]  # a copy joins the mixture after iteration 0
     argv += ["--depth", "2", "--gamma", "1", "--ent-coef", "0.02", "--ent-anneal"]  # each action's own MLP two layers deep
-    argv += ["--luck"]  # GAE reads the values ThrowLuck sets
+    argv += ["--luck", "--source-threat"]  # GAE reads the values ThrowLuck sets; an 11th input an action
     out = ppo.main([*argv, "--epochs", "1", "--minibatch", "64", "--rating-games", "4", "--out", str(tmp_path)])
     assert out["frames"] == 64  # the budget was spent in the first iteration
     saved = json.loads((tmp_path / "result.json").read_text())
     assert saved["frames"] == 64 and saved["args"]["net"] == "actions"
     assert (saved["args"]["depth"], saved["args"]["gamma"], saved["args"]["ent_coef"]) == (2, 1.0, 0.02)
-    assert saved["args"]["luck"]
+    assert saved["args"]["luck"] and saved["args"]["source_threat"]
     assert np.isfinite(saved["rating"]["elo"])
     with pytest.raises(SystemExit):
         ppo.main(["--net", "actions", "--tier", "compact"])  # the scorer reads the tactical tier's features
@@ -231,7 +231,8 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
     try:
         obs, _ = env.reset(seed=3)
         where = env.obs_part(np.arange(obs.shape[1], dtype=np.float32), "actions")
-        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 256, 32, depth=2)
+        threat = env.obs_part(np.arange(obs.shape[1], dtype=np.float32), "threat")
+        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 256, 32, 2, slice(int(threat[0]), int(threat[-1]) + 1))
         net.load_state_dict(state)  # strict: the second layer's weights were saved
         assert net.obs_size == obs.shape[1]
         logits = net(torch.as_tensor(obs)).detach().numpy()
@@ -246,6 +247,38 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
                 feats[0, [b for b in range(feats.shape[1]) if b != a], :] = 0
                 full[i, a] = net(torch.as_tensor(one)).detach().numpy()[0, a]
         np.testing.assert_allclose(logits[legal], full[legal], rtol=1e-5, atol=1e-6)
+    finally:
+        env.close()
+
+
+def test_the_source_threat_reaches_only_the_actions_that_move_from_that_station() -> None:
+    """``--source-threat``: with the state's context held fixed, raising the threat on one station
+    changes the scores of exactly the actions whose stack leaves it (and of no entry)."""
+    ppo = _ppo_example()
+    env = yutenv.make(tier="tactical", opponent="random")
+    try:
+        obs, _ = env.reset(seed=2)
+        rng = np.random.default_rng(0)
+        sources: set[int] = set()
+        while len(sources) < 2:  # a position with two stacks on the board
+            legal = np.flatnonzero(env.obs_part(obs, "actions")[:, 0] > 0)
+            sources = {int(a) % NUM_SOURCES for a in legal} - {NUM_SOURCES - 1}
+            if len(sources) < 2:
+                obs, _, term, trunc, _ = env.step(int(rng.choice(legal)))
+                if term or trunc:
+                    obs, _ = env.reset()
+        offsets = np.arange(obs.size, dtype=np.float32)
+        where, threat = env.obs_part(offsets, "actions"), env.obs_part(offsets, "threat").astype(int)
+        torch.manual_seed(0)
+        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 32, 16, 2, slice(int(threat[0]), int(threat[-1]) + 1))
+        with torch.no_grad():
+            net.trunk[-1].weight.zero_()  # the context no longer reads the state
+        s = min(sources)
+        raised = obs.copy()
+        raised[threat[s]] += 0.5
+        before, after = (net(torch.as_tensor(o[None])).detach().numpy()[0] for o in (obs, raised))
+        changed = set(np.flatnonzero(np.abs(after - before) > 1e-7))
+        assert changed == {int(a) for a in legal if a % NUM_SOURCES == s}
     finally:
         env.close()
 
