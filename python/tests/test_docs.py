@@ -175,7 +175,7 @@ SHRINK = [
     # Solving two pieces a seat on the cross takes minutes and GiBs: one piece, the same commands.
     (r"(\bpieces=)2\b", lambda m: m.group(1) + "1"),
     (r"(--minutes[ =])(\d+(?:\.\d+)?)", lambda m: m.group(1) + "0.05"),
-    (r"(--rate-games[ =]|\brate_games=)(\d+)", _cap(4)),
+    (r"(--rat(?:e|ing)-games[ =]|\brate_games=)(\d+)", _cap(4)),
     (r"(\bsnapshot_every=)(\d[\d_]*)", _cap(128)),
     # Tianshou: one short epoch on a few envs.
     (r"(\bYutTianshouVectorEnv\()(\d+)", _cap(4)),
