@@ -247,16 +247,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.net == "actions":
         if args.tier != "tactical":
             p.error("--net actions reads the per-action features of --tier tactical")
-        where = env.venv.obs_part(np.arange(n_obs, dtype=np.float32), "actions")  # [180, F] of offsets
+        offsets = np.arange(n_obs, dtype=np.float32)  # each part of it read as the offsets it spans
+        where = env.venv.obs_part(offsets, "actions")  # [180, F]
         n_state, n_features = int(where[0, 0]), int(where.shape[-1])
         threat = None
         if args.source_threat:
-            t = env.venv.obs_part(np.arange(n_obs, dtype=np.float32), "threat")
+            t = env.venv.obs_part(offsets, "threat")
             threat = slice(int(t[0]), int(t[-1]) + 1)
         logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width, args.depth, threat)
         value_net: nn.Module = StateValue(n_state, args.hidden)
         if args.luck:
-            pool, board = (env.venv.obs_part(np.arange(n_obs, dtype=np.float32), k) for k in ("pool", "board"))
+            pool, board = (env.venv.obs_part(offsets, k) for k in ("pool", "board"))
             luck = ThrowLuck(
                 yutenv.Game("standard").chance,
                 slice(int(pool[0]), int(pool[-1]) + 1),
