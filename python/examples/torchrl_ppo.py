@@ -57,6 +57,12 @@ except ImportError as e:  # pragma: no cover - an optional extra
     raise SystemExit(f"this example needs TorchRL: pip install 'yutenv[torchrl]' ({e})") from None
 
 
+def span(offsets: np.ndarray) -> slice:
+    """The slice of the observation one part (or one row of it) covers, from its offsets
+    (``obs_part`` of ``np.arange``)."""
+    return slice(int(offsets.flat[0]), int(offsets.flat[-1]) + 1)
+
+
 def mlp(n_in: int, n_out: int, hidden: int) -> nn.Module:
     return nn.Sequential(nn.Linear(n_in, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh(), nn.Linear(hidden, n_out))
 
@@ -252,16 +258,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         n_state, n_features = int(where[0, 0]), int(where.shape[-1])
         threat = None
         if args.source_threat:
-            t = env.venv.obs_part(offsets, "threat")
-            threat = slice(int(t[0]), int(t[-1]) + 1)
+            threat = span(env.venv.obs_part(offsets, "threat"))
         logits_net: nn.Module = ActionScorer(n_state, n_features, args.hidden, args.width, args.depth, threat)
         value_net: nn.Module = StateValue(n_state, args.hidden)
         if args.luck:
             pool, board = (env.venv.obs_part(offsets, k) for k in ("pool", "board"))
             luck = ThrowLuck(
                 yutenv.Game("standard").chance,
-                slice(int(pool[0]), int(pool[-1]) + 1),
-                slice(int(board[0, 0]), int(board[0, -1]) + 1),  # the learner's own cells
+                span(pool),
+                span(board[0]),  # the learner's own cells
                 args.seed,
             )
     else:

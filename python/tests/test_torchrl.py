@@ -232,7 +232,7 @@ def test_the_action_scorer_trains_for_a_time_budget_and_is_saved(tmp_path: Path)
         obs, _ = env.reset(seed=3)
         where = env.obs_part(np.arange(obs.shape[1], dtype=np.float32), "actions")
         threat = env.obs_part(np.arange(obs.shape[1], dtype=np.float32), "threat")
-        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 256, 32, 2, slice(int(threat[0]), int(threat[-1]) + 1))
+        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 256, 32, 2, ppo.span(threat))
         net.load_state_dict(state)  # strict: the second layer's weights were saved
         assert net.obs_size == obs.shape[1]
         logits = net(torch.as_tensor(obs)).detach().numpy()
@@ -270,7 +270,7 @@ def test_the_source_threat_reaches_only_the_actions_that_move_from_that_station(
         offsets = np.arange(obs.size, dtype=np.float32)
         where, threat = env.obs_part(offsets, "actions"), env.obs_part(offsets, "threat").astype(int)
         torch.manual_seed(0)
-        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 32, 16, 2, slice(int(threat[0]), int(threat[-1]) + 1))
+        net = ppo.ActionScorer(int(where[0, 0]), int(where.shape[1]), 32, 16, 2, ppo.span(threat))
         with torch.no_grad():
             net.trunk[-1].weight.zero_()  # the context no longer reads the state
         s = min(sources)
@@ -356,7 +356,7 @@ def test_throw_luck_keeps_the_mean_and_takes_out_the_learner_throws() -> None:
     finally:
         probe.close()
     chance = yutenv.Game("standard").chance
-    luck = ppo.ThrowLuck(chance, slice(int(pool[0]), int(pool[-1]) + 1), slice(int(own[0]), int(own[-1]) + 1), seed=1)
+    luck = ppo.ThrowLuck(chance, ppo.span(pool), ppo.span(own), seed=1)
 
     class Critic(torch.nn.Module):  # any critic: a fixed nonlinear function of the pool and the board
         def forward(self, x: torch.Tensor) -> torch.Tensor:
