@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,7 +36,10 @@ const (
 // sheds it); only when every connection is being answered does the new one
 // wait until one closes. A page's own requests arrive whole in a moment,
 // so a client that trickles its requests over many connections sheds its
-// own connections, not the page's.
+// own connections, not the page's. A connection the server has not yet
+// read from is shed only when no other can be: on a busy machine its
+// goroutine may not have run yet, and a client reconnecting fast would
+// otherwise push it out before its request, whole in the socket, is read.
 type shedListener struct {
 	net.Listener
 	max   int
@@ -61,8 +65,15 @@ type shedConn struct {
 	net.Conn
 	l     *shedListener
 	phase connPhase
-	since time.Time // when the phase began
+	since time.Time   // when the phase began
+	read  atomic.Bool // the server has read from it (had its turn)
 	once  sync.Once
+}
+
+// Read reads from the connection, recording that the server had its turn.
+func (c *shedConn) Read(p []byte) (int, error) {
+	c.read.Store(true)
+	return c.Conn.Read(p)
 }
 
 // Accept waits for a connection and makes room for it under the cap.
@@ -96,21 +107,34 @@ func (l *shedListener) Accept() (net.Conn, error) {
 }
 
 // victim returns the connection to shed: the one receiving its request
-// the longest, else the one idle the longest, else nil. l.mu is held.
+// the longest that the server has read from, else the one idle the
+// longest, else the oldest not yet read from, else nil. l.mu is held.
 func (l *shedListener) victim() *shedConn {
-	var recv, idle *shedConn
+	var recv, idle, unread *shedConn
+	older := func(c, than *shedConn) bool { return than == nil || c.since.Before(than.since) }
 	for c := range l.conns {
 		switch {
-		case c.phase == phaseReceiving && (recv == nil || c.since.Before(recv.since)):
-			recv = c
-		case c.phase == phaseIdle && (idle == nil || c.since.Before(idle.since)):
-			idle = c
+		case c.phase == phaseReceiving && !c.read.Load():
+			if older(c, unread) {
+				unread = c
+			}
+		case c.phase == phaseReceiving:
+			if older(c, recv) {
+				recv = c
+			}
+		case c.phase == phaseIdle:
+			if older(c, idle) {
+				idle = c
+			}
 		}
 	}
-	if recv != nil {
+	switch {
+	case recv != nil:
 		return recv
+	case idle != nil:
+		return idle
 	}
-	return idle
+	return unread
 }
 
 // Close stops accepting: an Accept waiting for room returns net.ErrClosed.

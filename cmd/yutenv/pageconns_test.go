@@ -110,27 +110,49 @@ func trickle(conn net.Conn, head string, stop <-chan struct{}) {
 }
 
 // The connection shed to make room is the one receiving its request the
-// longest, else the one idle the longest; one being answered never is.
+// longest that the server has read from, else the one idle the longest,
+// else the oldest one not yet read from; one being answered never is.
 func TestShedListenerVictim(t *testing.T) {
 	l := newShedListener(nil, 3)
 	t0 := time.Now()
-	add := func(p connPhase, age time.Duration) *shedConn {
+	add := func(p connPhase, age time.Duration, read bool) *shedConn {
 		c := &shedConn{l: l, phase: p, since: t0.Add(-age)}
+		c.read.Store(read)
 		l.conns[c] = struct{}{}
 		return c
 	}
-	serving := add(phaseServing, time.Hour)
-	idle := add(phaseIdle, time.Minute)
-	assert.Same(t, idle, l.victim(), "idle before nothing")
-	add(phaseReceiving, time.Second)
-	old := add(phaseReceiving, 2*time.Second)
-	assert.Same(t, old, l.victim(), "the oldest receiving, before any idle one")
-	delete(l.conns, old)
-	delete(l.conns, idle)
+	serving := add(phaseServing, time.Hour, true)
+	assert.Nil(t, l.victim(), "a connection being answered is never shed")
+	unread := add(phaseReceiving, 3*time.Second, false)
+	assert.Same(t, unread, l.victim(), "not yet read from, when nothing else can go")
+	add(phaseReceiving, time.Second, false)
+	assert.Same(t, unread, l.victim(), "the oldest not yet read from")
+	idle := add(phaseIdle, time.Minute, true)
+	assert.Same(t, idle, l.victim(), "idle before one not yet read from, however old")
+	add(phaseReceiving, time.Second, true)
+	old := add(phaseReceiving, 2*time.Second, true)
+	assert.Same(t, old, l.victim(), "the oldest receiving that was read from, before any idle one")
 	for c := range l.conns {
 		if c != serving {
 			delete(l.conns, c)
 		}
 	}
 	assert.Nil(t, l.victim(), "a connection being answered is never shed")
+}
+
+// A connection's first read marks it as having had its turn.
+func TestShedConnRecordsItsFirstRead(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	l := newShedListener(nil, 1)
+	c := &shedConn{Conn: a, l: l, phase: phaseReceiving, since: time.Now()}
+	l.conns[c] = struct{}{}
+	require.False(t, c.read.Load())
+	go func() { _, _ = b.Write([]byte("G")) }()
+	buf := make([]byte, 1)
+	_, err := c.Read(buf)
+	require.NoError(t, err)
+	assert.True(t, c.read.Load())
+	assert.NoError(t, c.Close())
+	assert.Empty(t, l.conns, "closing gives its place back")
 }
