@@ -1,4 +1,4 @@
-"""yutenv.distributed on a real local Ray cluster (two raylet nodes on this machine, one
+"""yutenv.az.distributed on a real local Ray cluster (two raylet nodes on this machine, one
 CPU each, so tasks run in several worker processes), against ``yutenv selfplay`` run on
 one machine with the same flags: the datasets must be the same, game by game."""
 
@@ -147,7 +147,7 @@ def test_killed_workers(cluster: Cluster, reference: Path, tmp_path: Path) -> No
 
 
 def test_driver_killed_and_resumed(cluster: Cluster, reference: Path, tmp_path: Path) -> None:
-    """The driver (python -m yutenv.distributed) is killed mid-run; the same command
+    """The driver (python -m yutenv.az.distributed) is killed mid-run; the same command
     resumes, plays only the missing ranges, and the dataset is the one-machine one."""
     out = tmp_path / "driver"
     args = [sys.executable, "-m", "yutenv.distributed", "selfplay", "--address", cluster.address, "--quiet",

@@ -385,6 +385,7 @@ def test_compatibility_table_states_the_current_numbers() -> None:
     assert f"| {yutenv.core.PROTOCOL} (docs/PROTOCOL.md)" in text
     assert f"`{yutenv.ENV_ID}`" in text
     assert f"| dataset | `{_protocol.DATASET_FORMAT}` version {_protocol.DATASET_VERSION}," in text
+    assert f"| network file | `yutenv-net` version {_protocol.NET_VERSION} (" in text
 
 
 def test_no_doc_holds_a_go_format_error() -> None:

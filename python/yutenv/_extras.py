@@ -1,6 +1,6 @@
 """Imports of the optional extras' modules, with one clear error when an extra is missing.
 
-An optional module of yutenv (``yutenv.sb3``, ``yutenv.rllib``, ``yutenv.distributed``,
+An optional module of yutenv (``yutenv.integrations.sb3``, ``yutenv.integrations.rllib``, ``yutenv.az.distributed``,
 ``yutenv.az``'s trainer, ...) imports what its extra installs through :func:`import_extra`,
 so that a user without the extra reads which one to install instead of a bare
 ``ModuleNotFoundError``.

@@ -22,9 +22,9 @@ Example (not run by the tests: it needs a trained run, a cluster or real data)::
 
 The same from a shell (without ``--address`` it starts a Ray on this machine)::
 
-    python -m yutenv.distributed selfplay --address auto --games 10000 \\
+    python -m yutenv.az.distributed selfplay --address auto --games 10000 \\
         --agents 'mcts:200;mcts:200' --tier compact --out DIR_OR_URI --seed 7
-    python -m yutenv.distributed eval --address auto --a mcts:200 --b greedy --games 20000
+    python -m yutenv.az.distributed eval --address auto --a mcts:200 --b greedy --games 20000
 
 Storage is anything `fsspec <https://filesystem-spec.readthedocs.io>`_ opens: a local
 folder (a shared NFS mount on a cluster), ``file://``, ``s3://``, ``gs://``, ``abfs://``
@@ -159,7 +159,7 @@ def play_range_cli(task: RangeTask, out_dir: str) -> None:
 
 
 def _fs(url: str) -> tuple[Any, str]:
-    fsspec = import_extra("fsspec", "ray", "yutenv.distributed")
+    fsspec = import_extra("fsspec", "ray", "yutenv.az.distributed")
     fs, root = fsspec.core.url_to_fs(url)
     return fs, str(root).rstrip("/")
 
@@ -400,7 +400,7 @@ class AzPlayRange:
 
     def __call__(self, task: RangeTask, out_dir: str) -> None:
         """Play ``task`` into the empty local directory ``out_dir`` (a dataset part)."""
-        torch = import_extra("torch", "az", "yutenv.distributed's network-guided self-play")
+        torch = import_extra("torch", "az", "yutenv.az.distributed's network-guided self-play")
         from .net import NetEvaluator, PolicyValueNet
 
         # The threads of torch's kernels decide the order of float sums: fixed, so that a
@@ -476,9 +476,9 @@ def _count(text: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line of ``python -m yutenv.distributed``."""
+    """The command line of ``python -m yutenv.az.distributed``."""
     p = argparse.ArgumentParser(
-        prog="python -m yutenv.distributed", description="yutenv self-play datasets and evaluations on Ray"
+        prog="python -m yutenv.az.distributed", description="yutenv self-play datasets and evaluations on Ray"
     )
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("selfplay", help="play games on the cluster into one dataset (one part per range of games)",
@@ -525,7 +525,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    """``python -m yutenv.distributed selfplay|eval ...``: see the module docs."""
+    """``python -m yutenv.az.distributed selfplay|eval ...``: see the module docs."""
     p = parser()
     args = p.parse_args(None if argv is None else list(argv))
     try:

@@ -70,7 +70,7 @@ def _run_tasks(
 
 
 def _ray_init(address: str | None, num_cpus: int | None) -> Any:
-    ray = import_extra("ray", "ray", "yutenv.distributed")
+    ray = import_extra("ray", "ray", "yutenv.az.distributed")
     if not ray.is_initialized():
         if address and address != "local":
             ray.init(address=address, log_to_driver=False)

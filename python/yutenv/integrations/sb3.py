@@ -12,7 +12,7 @@ SB3's ``DummyVecEnv`` of :class:`~yutenv.YutEnv` steps its envs one by one: one 
 to the server per env per step. :class:`YutSB3VecEnv` sends the actions of all envs in one
 request and receives all results in one reply (a :class:`~yutenv.YutVectorEnv` underneath),
 so a step costs one round trip whatever the number of envs. ``docs/BENCHMARKS.md`` has the
-measured MaskablePPO speed of both (``python -m yutenv.bench_sb3``).
+measured MaskablePPO speed of both (``python -m yutenv.tools.bench_sb3``).
 
 It follows SB3's ``VecEnv`` conventions exactly:
 

@@ -1,6 +1,6 @@
 """MaskablePPO training speed: SB3's ``DummyVecEnv`` of ``YutEnv`` against :class:`yutenv.integrations.sb3.YutSB3VecEnv`.
 
-    python -m yutenv.bench_sb3 --num-envs 64 --repeats 3
+    python -m yutenv.tools.bench_sb3 --num-envs 64 --repeats 3
 
 Both setups train the same MaskablePPO (same network, hyperparameters, seed, torch threads)
 against the server's ``random`` opponent, on one server this process starts. The first
@@ -32,7 +32,7 @@ from ..envs.gym_env import YutEnv
 from . import _args
 
 for _module in ("torch", "sb3_contrib", "stable_baselines3"):
-    import_extra(_module, "sb3", "yutenv.bench_sb3")
+    import_extra(_module, "sb3", "yutenv.tools.bench_sb3")
 import torch  # noqa: E402
 from sb3_contrib import MaskablePPO  # noqa: E402
 from stable_baselines3.common.env_util import make_vec_env  # noqa: E402
@@ -103,9 +103,9 @@ def train_rate(venv: VecEnv, args: argparse.Namespace) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m yutenv.bench_sb3``: the benchmark from the command line (``--help`` lists the
+    """``python -m yutenv.tools.bench_sb3``: the benchmark from the command line (``--help`` lists the
     options)."""
-    ap = argparse.ArgumentParser(prog="python -m yutenv.bench_sb3", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m yutenv.tools.bench_sb3", description=__doc__.split("\n\n")[0])
     ap.add_argument("--num-envs", type=int, default=64, help="envs stepped together (default 64)")
     ap.add_argument("--repeats", type=int, default=3, help="interleaved runs of each setup; the median is reported (default 3)")
     ap.add_argument("--rollouts", type=int, default=3, help="timed rollouts+updates per run (after one warm-up)")
