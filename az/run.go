@@ -33,6 +33,7 @@ var (
 // "priors/values" (both missing or both unexpected). It wraps ErrAnswer.
 type AnswerError struct{ Field, Msg string }
 
+// Error returns "ErrAnswer: field: msg".
 func (e *AnswerError) Error() string { return fmt.Sprintf("%v: %s: %s", ErrAnswer, e.Field, e.Msg) }
 
 // Unwrap returns ErrAnswer.

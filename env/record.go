@@ -88,6 +88,7 @@ type ReplayError struct {
 	Err  error
 }
 
+// Error names the step that failed and why.
 func (e *ReplayError) Error() string { return fmt.Sprintf("record step %d: %v", e.Step, e.Err) }
 
 // Unwrap returns the underlying error (ErrIllegalAction, ErrWrongPhase, ErrBadInput, ...).

@@ -1,14 +1,3 @@
-// Package positions works on game states held as packed bytes
-// (env.PackedSize each, env.State.AppendPacked), many to one slice: new
-// games, actions and throws applied to every state, queries of phase, seat
-// to move, legal mask, returns and observations, readable descriptions
-// and saved-state blobs. It is the work of the server's state methods
-// (docs/PROTOCOL.md, "Positions and search"), usable without a server:
-// the server only reads the params and frames the results.
-//
-// A Game is the rule set the states are read under. Functions over many
-// states run on a vecenv.Pool and report the lowest failing row as a
-// *RowError.
 package positions
 
 import (

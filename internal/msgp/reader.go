@@ -28,6 +28,7 @@ type TypeError struct {
 	want, got string
 }
 
+// Error returns "want X, got Y".
 func (e *TypeError) Error() string { return "want " + e.want + ", got " + e.got }
 
 func (r *Reader) head() (head, error) {
