@@ -15,10 +15,12 @@
 // Accountant.Depth chance nodes, past which the heuristic Progress stands
 // in.
 //
-// For resolves a value function's name ("auto", "az", "progress", "off":
-// the command line's --luck and the env option luck) for a set of rules:
+// For resolves a value function's name ("auto", "az", "progress", "off", or
+// "net:PATH", a network file's value head: the command line's --luck and
+// the env option luck) for a set of rules, opening a network file with the
+// caller's Loader (LoadFile, or a server's folder policy):
 //
-//	name, value, err := luck.For("auto", rules) // "az" under the standard rules
+//	name, value, err := luck.For("auto", rules, luck.LoadFile) // "az" under the standard rules
 //	if err != nil { ... }                       // az under other rules, an unknown name
 //	v, _ := value()                             // one per goroutine
 //	acc := luck.New(v)

@@ -72,8 +72,10 @@ type MakeParams struct {
 	Illegal      *string            `msgpack:"illegal"`
 	Info         bool               `msgpack:"info"`
 	// Luck names the value function that values the throws (package
-	// luck: "auto", "az", "progress" or "off", the default): each info
-	// map then carries every seat's luck over the episode.
+	// luck: "auto", "az", "progress", "net:NAME", a network file's value
+	// head opened from the server's --net-dir folders, or "off", the
+	// default): each info map then carries every seat's luck over the
+	// episode.
 	Luck *string `msgpack:"luck"`
 }
 

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/luck"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/protocol"
 )
@@ -31,17 +33,34 @@ func (c *conn) agentSpec(ctx context.Context, field, text string, n int) (sp, bu
 	if sp.Name != "net" {
 		return sp, sp, nil
 	}
-	if err := c.srv.netLoads.Acquire(ctx, 1); err != nil {
+	_, path, err := c.netLoader(ctx)(sp.Path)
+	switch {
+	case errors.Is(err, errShuttingDown):
 		return sp, build, errorf(protocol.CodeShuttingDown, "params.%s: %v", field, err)
-	}
-	_, path, err := c.srv.nets.Load(sp.Path)
-	c.srv.netLoads.Release(1)
-	if err != nil {
+	case err != nil:
 		return sp, build, errorf(protocol.CodeBadNet, "params.%s: %v", field, err)
 	}
 	build = sp
 	build.Path = path
 	return sp, build, nil
+}
+
+// errShuttingDown is wrapped by a netLoader's error when the server shut
+// down while the load waited for its turn.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// netLoader opens a network file a client names (an agent's net:NAME, the
+// luck's value net:NAME) through the server's folder policy
+// (Config.NetDirs), one file at a time; it returns the net and the path it
+// resolved NAME to.
+func (c *conn) netLoader(ctx context.Context) luck.Loader {
+	return func(name string) (*nnet.Net, string, error) {
+		if err := c.srv.netLoads.Acquire(ctx, 1); err != nil {
+			return nil, "", fmt.Errorf("%w: %w", errShuttingDown, err)
+		}
+		defer c.srv.netLoads.Release(1)
+		return c.srv.nets.Load(name)
+	}
 }
 
 // netCode is the code of an error an agent returned while it played: a

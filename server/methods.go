@@ -59,9 +59,12 @@ func (c *conn) make(pr *protocol.MakeParams) *Error {
 		return errorf(protocol.CodeBadRequest, "params.seat: %d is out of range 0..%d for %d players", cfg.Seat, players-1, players)
 	}
 	if pr.Luck != nil {
-		name, mk, err := luck.For(*pr.Luck, cfg.Rules)
-		if err != nil {
-			return errorf(protocol.CodeBadRequest, "params.%v", err)
+		name, mk, err := luck.For(*pr.Luck, cfg.Rules, c.netLoader(c.srv.ctx))
+		switch {
+		case errors.Is(err, errShuttingDown):
+			return errorf(protocol.CodeShuttingDown, "params.%v", err)
+		case err != nil:
+			return errorf(netCode(err, protocol.CodeBadRequest), "params.%v", err)
 		}
 		if mk != nil {
 			cfg.LuckName = name

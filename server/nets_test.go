@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -292,4 +293,42 @@ func TestNetNoFoldersNoNets(t *testing.T) {
 	_, err = c.Call("make", map[string]any{"n": 1, "opponent": "net:" + abs})
 	assert.Equal(t, protocol.CodeBadNet, errCode(err))
 	assert.True(t, strings.Contains(fmt.Sprint(err), "--net-dir"), "%v", err)
+}
+
+// TestLuckNetThroughTheFolderPolicy: make's luck may name a network file
+// (net:NAME) as its value, opened by the same policy as an opponent's: a
+// name inside the folders values every step's luck, one outside is refused
+// with the same message, and a network of other rules is the client's
+// mistake (bad_request).
+func TestLuckNetThroughTheFolderPolicy(t *testing.T) {
+	ts, dir := netServer(t, Config{})
+	c := ts.client(t)
+	nettest.Write(t, filepath.Join(dir, "v.ynet"), nettest.Net(nettest.Small(2), 16))
+	outside := filepath.Join(t.TempDir(), "secret.ynet")
+	nettest.Write(t, outside, nettest.Net(nettest.Small(2), 16))
+
+	made, err := c.Call("make", map[string]any{"n": 2, "opponent": "random", "luck": "net:v.ynet", "info": true})
+	require.NoError(t, err)
+	m := made
+	assert.Equal(t, "net:v.ynet", m["luck"])
+	h := m["handle"]
+	reset, err := c.Call("reset", map[string]any{"handle": h, "seed": 1})
+	require.NoError(t, err)
+	mask := reset["mask"].([]byte)
+	actions := make([]any, 2)
+	for i := range actions {
+		actions[i] = bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)
+	}
+	_, err = c.Call("step", map[string]any{"handle": h, "actions": actions})
+	require.NoError(t, err, "a step values its throws with the network")
+
+	_, err = c.Call("make", map[string]any{"n": 1, "luck": "net:" + outside})
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeBadNet, errCode(err))
+	assert.Equal(t, string(protocol.CodeBadNet)+": "+refusedText("make", "luck", outside), err.Error())
+
+	_, err = c.Call("make", map[string]any{"n": 1, "luck": "net:v.ynet", "rules": "pieces=2"})
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeBadRequest, errCode(err))
+	assert.Contains(t, err.Error(), "rules the network was not trained for")
 }

@@ -319,6 +319,9 @@ func rewardsSection(w *writer) error {
 	w.p("")
 	w.p("LUCK_VALUES: Final[tuple[str, ...]] = %s", pyTuple(luck.Names()))
 	w.p(`"""The value functions that measure the throws' luck (luck.Names; make's param luck, yutenv eval --luck): "auto" picks "az" under the rules the shipped network plays, else "progress"."""`)
+	w.p("")
+	w.p("LUCK_NET_PREFIX: Final = %q", luck.NetPrefix)
+	w.p(`"""The prefix of a luck value that names a network file, "net:PATH" (luck.NetPrefix): its value head, under the rules the file records (a server opens it from its --net-dir folders)."""`)
 	return nil
 }
 

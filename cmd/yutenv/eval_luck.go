@@ -13,8 +13,8 @@ import (
 )
 
 // luckUsage is the help of --luck.
-const luckUsage = "value function of the luck-adjusted result: az (the shipped network's value; its rules only), progress (a race heuristic, any rules), off, " +
-	"or auto (the default): az for the rules az was trained for, else progress"
+const luckUsage = "value function of the luck-adjusted result: az (the shipped network's value; its rules only), progress (a race heuristic, any rules), " +
+	"net:PATH (a network file's value head; the rules it records, two seats), off, or auto (the default): az for the rules az was trained for, else progress"
 
 // luckCounter hands the workers of a match their luck accountants.
 type luckCounter struct {
@@ -25,7 +25,7 @@ type luckCounter struct {
 // newLuckCounter returns the counter of --luck's value for rules, or nil
 // for "off".
 func newLuckCounter(value string, rules env.Rules) (*luckCounter, error) {
-	name, mk, err := luck.For(value, rules)
+	name, mk, err := luck.For(value, rules, luck.LoadFile)
 	if err != nil {
 		return nil, fmt.Errorf("--%w", err)
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/internal/israce"
+	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/stats"
 )
 
@@ -16,10 +19,15 @@ import (
 // with the value it used (az by default for az's rules, progress
 // elsewhere), and nothing of it with --luck off.
 func TestEvalLuck(t *testing.T) {
+	azFile, err := nnet.AZFile()
+	require.NoError(t, err)
+	azPath := filepath.Join(t.TempDir(), "value.ynet")
+	require.NoError(t, os.WriteFile(azPath, azFile, 0o644))
 	for _, c := range []struct{ rules, luck, want string }{
 		{"standard", "", "az"},
 		{"players=3", "", "progress"},
 		{"standard", "progress", "progress"},
+		{"standard", "net:" + azPath, "net:" + azPath}, // a network file's value: here az's own, from a file
 	} {
 		t.Run(c.rules+" "+c.want, func(t *testing.T) {
 			// Two thirds of the games under -race, where az's luck costs 0.3 s a game (fewer and greedy
@@ -60,6 +68,8 @@ func TestEvalLuck(t *testing.T) {
 	}{
 		{[]string{"--luck", "az", "--rules", "players=3"}, "values only the rules"},
 		{[]string{"--luck", "dice"}, "--luck: the value function must be one of"},
+		{[]string{"--luck", "net:" + azPath + ",sims=8"}, "a value names a network file alone"},
+		{[]string{"--luck", "net:" + azPath, "--rules", "pieces=2"}, "rules the network was not trained for"},
 	} {
 		code, _, errs := runCmd(t, append([]string{"eval", "--quiet", "--a", "greedy", "--b", "random"}, c.args...)...)
 		assert.Equal(t, 1, code)

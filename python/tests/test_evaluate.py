@@ -201,6 +201,24 @@ def test_python_policy_gets_the_luck_adjusted_result(srv: yutenv.Server) -> None
         evaluate(first_legal, games=2, luck="nope", server=srv, progress=False)
 
 
+def test_luck_valued_by_a_network_file(srv: yutenv.Server, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """luck="net:PATH" values the throws with a network file's value head, for a policy given
+    as an agent spec (yutenv eval --luck) and for a Python policy (the server's env option),
+    a relative PATH read from this process's folder; a file of other rules is refused."""
+    subprocess.run([yutenv.binary_path(), "net", "az", "--out", str(tmp_path / "v.ynet")], check=True)
+    monkeypatch.chdir(tmp_path)
+    check_luck(evaluate("greedy", opponent="random", games=20, luck="net:v.ynet"), "net:v.ynet")
+    kw: dict[str, Any] = {"opponent": "greedy", "games": 16, "num_envs": 8, "server": srv, "progress": False}
+    r = evaluate(random_policy(2), luck="net:v.ynet", **kw)
+    az = evaluate(random_policy(2), luck="az", **kw)
+    check_luck(r, "net:" + str(tmp_path / "v.ynet"))
+    assert r.mean_luck_a == pytest.approx(az.mean_luck_a), "az's network from a file values as az does"
+    with pytest.raises(yutenv.InvalidArgumentError, match="rules the network was not trained for"):
+        evaluate(first_legal, opponent="random", games=2, rules="kata", luck="net:v.ynet", server=srv, progress=False)
+    with pytest.raises(ValueError, match="luck must be one of .*'net:PATH'"):
+        evaluate(first_legal, games=2, luck="net:", server=srv, progress=False)
+
+
 def test_env_luck_info(srv: yutenv.Server) -> None:
     """The env option luck puts every seat's luck over the episode into the info: for two seats
     one seat's luck is the other's negation, and the env names its value function."""

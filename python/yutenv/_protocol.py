@@ -331,6 +331,9 @@ REWARDS: Final[tuple[str, ...]] = ("win", "progress")
 LUCK_VALUES: Final[tuple[str, ...]] = ("auto", "az", "progress", "off")
 """The value functions that measure the throws' luck (luck.Names; make's param luck, yutenv eval --luck): "auto" picks "az" under the rules the shipped network plays, else "progress"."""
 
+LUCK_NET_PREFIX: Final = "net:"
+"""The prefix of a luck value that names a network file, "net:PATH" (luck.NetPrefix): its value head, under the rules the file records (a server opens it from its --net-dir folders)."""
+
 DATASET_FORMAT: Final = "yutenv-dataset"
 """The format name of a self-play dataset's manifest (docs/DATASETS.md)."""
 

@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._layout import OBS_LAYOUT, TIER_SIZES  # noqa: F401  # re-exported
+from .._protocol import LUCK_NET_PREFIX
 from .._protocol import NUM_ACTIONS as NUM_ACTIONS  # the action count, generated from the engine (180)
 from .._specs import net_spec, spec_path
 from .._wire.args import check_action as check_action
@@ -130,6 +131,8 @@ class Batch:
         for k, v in params.items():
             if v is not None:
                 p[k] = v
+        if isinstance(p.get("luck"), str) and p["luck"].startswith(LUCK_NET_PREFIX):
+            p["luck"] = self._local(p["luck"])  # the luck's value head, a network file like an opponent's
         self.made: dict[str, Any] = self._call("make", p)
         self.handle: int = int(self.made["handle"])
         self.n: int = int(self.made["n"])

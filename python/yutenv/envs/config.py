@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
-from .._protocol import LUCK_VALUES, MAX_SHARE_SPIN_US, PRESETS, REWARDS, RULE_KEYS, RULE_OPTIONS, RuleOption
+from .._protocol import LUCK_NET_PREFIX, LUCK_VALUES, MAX_SHARE_SPIN_US, PRESETS, REWARDS, RULE_KEYS, RULE_OPTIONS, RuleOption
 from ..connection.server import Server
 from ..connection.session import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 from ..errors import InvalidRulesError
@@ -64,7 +64,8 @@ class EnvConfig:
         reward: ``"win"`` (+1/-1 at the end only) or ``"progress"`` (the same plus
             potential-based shaping by race progress; see docs/PROTOCOL.md).
         info: also put the server's per-env info map (``seed``, ``episode``, ...) into ``info``.
-        luck: value the throws' luck with this value function: ``"az"``, ``"progress"``, or
+        luck: value the throws' luck with this value function: ``"az"``, ``"progress"``,
+            ``"net:PATH"`` (a network file's value head, under the rules it records), or
             ``"auto"`` for ``az`` under the rules it plays, else ``progress`` (default ``"off"``): the info map then has ``luck``, every seat's luck
             over the episode so far, which :func:`yutenv.evaluate` takes from the outcomes
             (docs/BASELINES.md, "Luck-adjusted results"). It costs server time at every throw.
@@ -137,7 +138,8 @@ class EnvConfig:
             _need_choice("render_mode", self.render_mode, HUMAN_RENDER_MODES)
         _need_choice("illegal", self.illegal, ("error", "penalty"))
         _need_choice("reward", self.reward, REWARDS)
-        _need_choice("luck", self.luck, LUCK_VALUES)
+        if not (isinstance(self.luck, str) and self.luck.startswith(LUCK_NET_PREFIX) and len(self.luck) > len(LUCK_NET_PREFIX)):
+            _need_choice("luck", self.luck, (*LUCK_VALUES, f"{LUCK_NET_PREFIX}PATH"))
         _need_choice("transport", self.transport, ("auto", "shared", "socket"))
         sp = self.spin_us
         if sp is not None and (isinstance(sp, bool) or not isinstance(sp, int) or not 0 <= sp <= MAX_SHARE_SPIN_US):

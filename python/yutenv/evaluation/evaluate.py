@@ -274,8 +274,9 @@ def evaluate(
         anchors: the ladder agents to play for ``rating`` (default
             :data:`RATING_ANCHORS`); each must be on the published ladder.
         luck: the value function of the luck-adjusted result (docs/BASELINES.md,
-            "Luck-adjusted results"): ``"az"``, ``"progress"``, ``"off"``, or ``"auto"``
-            (the default): ``az`` for the rules it was trained for, else ``progress``. A policy
+            "Luck-adjusted results"): ``"az"``, ``"progress"``, ``"off"``, ``"net:PATH"`` (a
+            network file's value head, under the rules it records), or ``"auto"`` (the
+            default): ``az`` for the rules it was trained for, else ``progress``. A policy
             given as an agent spec runs ``yutenv eval --luck``; a Python policy's games are
             valued by the server as they are played (the env option ``luck``).
         env_kwargs: more :class:`~yutenv.YutVectorEnv` arguments (``obs_type``,
