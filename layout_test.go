@@ -51,8 +51,10 @@ var layers = []struct {
 	{"client", []string{"protocol", "internal/msgp"}},
 	{"nnet", []string{"env", "env/agent", "obs", "internal/confine", "internal/detmath", "internal/userfile"}},
 	{"nnet/nettest", []string{"nnet", "env", "obs"}},
-	// The luck of a game's throws, valued by a network or a heuristic.
-	{"luck", []string{"env", "nnet"}},
+	// The luck of a game's throws, valued by a network or a heuristic; a
+	// network file's value is named as an agent's network is (env/agent's
+	// spec grammar).
+	{"luck", []string{"env", "env/agent", "nnet"}},
 	{"analysis", []string{"env", "env/agent"}},
 	{"solve", []string{"env", "env/agent", "internal/userfile"}},
 
