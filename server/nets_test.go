@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -309,18 +310,28 @@ func TestLuckNetThroughTheFolderPolicy(t *testing.T) {
 
 	made, err := c.Call("make", map[string]any{"n": 2, "opponent": "random", "luck": "net:v.ynet", "info": true})
 	require.NoError(t, err)
-	m := made
-	assert.Equal(t, "net:v.ynet", m["luck"])
-	h := m["handle"]
-	reset, err := c.Call("reset", map[string]any{"handle": h, "seed": 1})
+	assert.Equal(t, "net:v.ynet", made["luck"])
+	h := made["handle"]
+	res, err := c.Call("reset", map[string]any{"handle": h, "seed": 1})
 	require.NoError(t, err)
-	mask := reset["mask"].([]byte)
-	actions := make([]any, 2)
-	for i := range actions {
-		actions[i] = bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)
+	var moved float64 // the luck of every throw so far, both envs, seat 0
+	for step := 0; step < 20; step++ {
+		mask := res["mask"].([]byte)
+		actions := make([]any, 2)
+		for i := range actions {
+			actions[i] = max(0, bytes.IndexByte(mask[i*env.NumActions:(i+1)*env.NumActions], 1)) // 0: an ended env, reset by this step
+		}
+		res, err = c.Call("step", map[string]any{"handle": h, "actions": actions})
+		require.NoError(t, err)
+		for _, info := range res["info"].([]any) {
+			luck := info.(map[string]any)["luck"].([]any)
+			require.Len(t, luck, 2)
+			a, b := toFloat(luck[0]), toFloat(luck[1])
+			assert.InDelta(t, -a, b, 1e-9, "two seats: one's luck is the other's negation")
+			moved += math.Abs(a)
+		}
 	}
-	_, err = c.Call("step", map[string]any{"handle": h, "actions": actions})
-	require.NoError(t, err, "a step values its throws with the network")
+	assert.Positive(t, moved, "the network valued the throws")
 
 	_, err = c.Call("make", map[string]any{"n": 1, "luck": "net:" + outside})
 	require.Error(t, err)
@@ -331,4 +342,21 @@ func TestLuckNetThroughTheFolderPolicy(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, protocol.CodeBadRequest, errCode(err))
 	assert.Contains(t, err.Error(), "rules the network was not trained for")
+}
+
+// toFloat reads a msgpack number decoded as any float or integer type.
+func toFloat(v any) float64 {
+	switch x := v.(type) {
+	case float64:
+		return x
+	case float32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case int8:
+		return float64(x)
+	}
+	return math.NaN()
 }
