@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -66,13 +67,6 @@ func runReference(t *testing.T, stdin []byte, args ...string) []byte {
 // the reference refuses a rules key it does not know).
 var crossRules = variantNames(func(env.Variant) bool { return true })
 
-func mustRules(t testing.TB, spec string) env.Rules {
-	t.Helper()
-	r, err := env.ParseRules(spec)
-	require.NoError(t, err, spec)
-	return r
-}
-
 func TestCrossCheckPerft(t *testing.T) {
 	referencePath(t)
 	type req struct {
@@ -92,7 +86,7 @@ func TestCrossCheckPerft(t *testing.T) {
 	var in bytes.Buffer
 	var want []uint64
 	for i, spec := range crossRules {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		start := i % r.Players
 		d := depth(spec)
 		b, err := json.Marshal(req{Rules: r, Start: start, Depth: d})
@@ -130,7 +124,7 @@ func TestCrossCheckPerftMidGame(t *testing.T) {
 	var want []uint64
 	var where []string
 	for vi, spec := range crossRules {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		for g := 0; g < games; g++ {
 			rec := crossGame(t, r, uint64(7000+100*vi+g), env.AnySeat)
 			k := 0
@@ -225,7 +219,7 @@ func TestCrossCheckGames(t *testing.T) {
 	var in bytes.Buffer
 	seen := map[string]int{}
 	for vi, spec := range crossRules {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		for g := 0; g < games; g++ {
 			seed := uint64(1000*vi + g)
 			start := env.AnySeat

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // TestForwardFromHome checks RULES.md ("Finishing"): a stack that stands on
@@ -32,7 +33,7 @@ func TestForwardFromHome(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.finish+"/"+tc.throw.String(), func(t *testing.T) {
-			r := mustRules(t, "finish="+tc.finish)
+			r := envtest.Rules(t, "finish="+tc.finish)
 			var pool [env.NumThrows]int
 			pool[tc.throw] = 1
 			d := env.PositionDesc{Phase: "move", Pool: pool,

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // Fuzz tests: run one with, for example,
@@ -147,7 +148,7 @@ func FuzzReplay(f *testing.F) {
 	f.Add(uint64(7), uint8(3), []byte{0, 0, 5, 5, 3})
 	f.Add(uint64(2), uint8(9), []byte{255, 1, 200, 29})
 	f.Fuzz(func(t *testing.T, seed uint64, rulesIndex uint8, data []byte) {
-		r := mustRules(t, propertyRules[int(rulesIndex)%len(propertyRules)])
+		r := envtest.Rules(t, propertyRules[int(rulesIndex)%len(propertyRules)])
 		rec := env.NewRecord(r, seed, int(seed%uint64(r.Players)))
 		seat := rec.Start
 		for _, b := range data {
@@ -217,7 +218,7 @@ func FuzzGame(f *testing.F) {
 	f.Add(uint64(42), uint8(11), []byte{0xff, 0xc3, 7, 7, 7, 200, 1})
 	f.Add(uint64(9), uint8(14), []byte{5, 4, 3, 2, 1, 0})
 	f.Fuzz(func(t *testing.T, seed uint64, rulesIndex uint8, choices []byte) {
-		r := mustRules(t, propertyRules[int(rulesIndex)%len(propertyRules)])
+		r := envtest.Rules(t, propertyRules[int(rulesIndex)%len(propertyRules)])
 		s, err := env.New(r, seed, env.AnySeat)
 		if err != nil {
 			t.Fatal(err)
@@ -271,7 +272,7 @@ func FuzzGame(f *testing.F) {
 // and valid rules survive a JSON round trip.
 func FuzzRulesJSON(f *testing.F) {
 	for _, spec := range propertyRules {
-		b, err := json.Marshal(mustRules(f, spec))
+		b, err := json.Marshal(envtest.Rules(f, spec))
 		if err != nil {
 			f.Fatal(err)
 		}

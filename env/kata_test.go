@@ -9,6 +9,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // The kata's example game (the one-dimensional Yut of the TDD kata, the
@@ -73,7 +74,7 @@ func playKata(t *testing.T, s *env.State, steps []kataStep) {
 }
 
 func TestKataExampleGame(t *testing.T) {
-	require.Equal(t, env.Kata(), mustRules(t, "kata"))
+	require.Equal(t, env.Kata(), envtest.Rules(t, "kata"))
 	t.Run("opening: GEOL enters on space 2, B's GEOL captures A1", func(t *testing.T) {
 		s, err := env.New(env.Kata(), 1, 0)
 		require.NoError(t, err)
@@ -135,10 +136,10 @@ func TestKataRules(t *testing.T) {
 		pr := r.Probabilities()
 		assert.Zero(t, pr[env.BackDo], "no back-do: the marked stick counts as do")
 		for _, spec := range []string{"board=line", "board=line,spaces=15"} {
-			l := mustRules(t, spec)
+			l := envtest.Rules(t, spec)
 			assert.Equal(t, 15, l.Spaces, spec)
 		}
-		assert.Equal(t, 0, mustRules(t, "kata,board=cross").Spaces, "back to the cross drops the length")
+		assert.Equal(t, 0, envtest.Rules(t, "kata,board=cross").Spaces, "back to the cross drops the length")
 	})
 	t.Run("exact finish: only the exact throw leaves; entering past the end is not legal", func(t *testing.T) {
 		s := setup{rules: "kata,spaces=3", stacks: []env.Stack{stack(0, 1, line, 1)}}.state(t)
@@ -181,7 +182,7 @@ func TestKataRules(t *testing.T) {
 		assert.Equal(t, []env.Action{act(do, 28), act(do, 29), act(mo, 29)}, s.LegalActions(nil))
 	})
 	t.Run("no pool: yut is played before the next throw", func(t *testing.T) {
-		s, err := env.New(mustRules(t, "pool=off"), 1, 0)
+		s, err := env.New(envtest.Rules(t, "pool=off"), 1, 0)
 		require.NoError(t, err)
 		ev, err := s.ApplyThrow(env.Yut)
 		require.NoError(t, err)
@@ -247,7 +248,7 @@ func TestKataRules(t *testing.T) {
 	})
 	t.Run("old saved rules without the new fields load as standard", func(t *testing.T) {
 		for _, spec := range []string{"standard", "kata", "kata,finish=wrap,obstacles=3:skip+7:back2,players=4"} {
-			s, err := env.New(mustRules(t, spec), 3, 0)
+			s, err := env.New(envtest.Rules(t, spec), 3, 0)
 			require.NoError(t, err)
 			b, err := s.MarshalBinary()
 			require.NoError(t, err)

@@ -12,6 +12,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // The JSON and msgpack forms of Rules are the declared options: one Rules
@@ -89,7 +90,7 @@ func TestRulesMsgpackDecoding(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
-			assert.Equal(t, mustRules(t, tc.want), r)
+			assert.Equal(t, envtest.Rules(t, tc.want), r)
 		})
 	}
 }

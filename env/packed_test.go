@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 func TestPackedRoundTrip(t *testing.T) {
@@ -107,7 +108,7 @@ func FuzzUnpack(f *testing.F) {
 	f.Add(uint8(0), append([]byte{1}, v2[1:env.PackedSizeV1]...))
 	f.Fuzz(func(t *testing.T, rules uint8, b []byte) {
 		spec := propertyRules[int(rules)%len(propertyRules)]
-		s, err := env.New(mustRules(t, spec), 0, 0)
+		s, err := env.New(envtest.Rules(t, spec), 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +178,7 @@ func TestPackedFields(t *testing.T) {
 	assert.Equal(t, env.PackedSizeV1, at["missed"].Offset, "version 1 is version 2 without the missed turns")
 
 	p := env.Position{
-		Rules: mustRules(t, "players=3,obstacles=4:skip"), ToMove: 2, Phase: env.PhaseMove,
+		Rules: envtest.Rules(t, "players=3,obstacles=4:skip"), ToMove: 2, Phase: env.PhaseMove,
 		Pool: [env.NumThrows]int{env.Mo: 1}, Hand: [env.MaxPlayers]int{1, 4, 2}, Finished: [env.MaxPlayers]int{2, 0, 0},
 		Stacks: []env.Stack{{Seat: 0, Station: 7, Route: env.RouteOuter, Height: 1}, {Seat: 2, Station: 22, Route: env.RouteCentreC2, Height: 2}},
 		Missed: []int{0, 3, 0},

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // Every golden count in this file was computed by the engine and, separately,
@@ -67,7 +68,7 @@ func (g perftGolden) state(t *testing.T) env.State {
 	if g.pos != nil {
 		return g.pos.state(t)
 	}
-	s, err := env.New(mustRules(t, g.rules), 1, 0)
+	s, err := env.New(envtest.Rules(t, g.rules), 1, 0)
 	require.NoError(t, err)
 	return s
 }

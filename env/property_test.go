@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -180,7 +181,7 @@ func TestPropertyRandomGames(t *testing.T) {
 	}
 	for _, spec := range propertyRules {
 		t.Run(spec, func(t *testing.T) {
-			r := mustRules(t, spec)
+			r := envtest.Rules(t, spec)
 			for g := 0; g < games; g++ {
 				seed := uint64(g)*7919 + 17
 				start := env.AnySeat
@@ -250,7 +251,7 @@ func TestPropertyRandomGames(t *testing.T) {
 // the winner, the places spread evenly under end=rank, -1 for seats not ranked.
 func TestPropertyOutcomes(t *testing.T) {
 	for _, spec := range []string{"standard", "players=4", "players=4,end=rank", "players=3,end=rank"} {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		for g := uint64(0); g < 20; g++ {
 			s, err := env.New(r, g, env.AnySeat)
 			require.NoError(t, err)

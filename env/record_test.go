@@ -12,12 +12,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // recordedGame plays a random game under spec and returns its record and final state.
 func recordedGame(t testing.TB, spec string, seed uint64) (*env.Record, env.State) {
 	t.Helper()
-	r := mustRules(t, spec)
+	r := envtest.Rules(t, spec)
 	s, err := env.New(r, seed, env.AnySeat)
 	require.NoError(t, err)
 	rec := env.NewRecord(r, seed, env.AnySeat)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // One subtest per bullet of RULES.md, each on a position built directly with
@@ -57,7 +58,7 @@ type setup struct {
 
 func (u setup) position(t testing.TB) env.Position {
 	t.Helper()
-	r := mustRules(t, u.rules)
+	r := envtest.Rules(t, u.rules)
 	p := env.Position{Rules: r, ToMove: u.seat, Phase: env.PhaseThrow, Finished: u.fin, Place: u.place, Stacks: u.stacks}
 	for _, th := range u.pool {
 		p.Pool[th]++

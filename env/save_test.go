@@ -10,12 +10,13 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // midGame returns a state some way into a random game under rules spec.
 func midGame(t testing.TB, spec string, seed uint64, decisions int) env.State {
 	t.Helper()
-	s, err := env.New(mustRules(t, spec), seed, env.AnySeat)
+	s, err := env.New(envtest.Rules(t, spec), seed, env.AnySeat)
 	require.NoError(t, err)
 	var buf [env.NumActions]env.Action
 	for s.Decisions() < decisions && !s.IsOver() {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -25,7 +26,7 @@ func TestThrowTable(t *testing.T) {
 			assert.InDelta(t, 1, sum, 1e-15, "p=%v back_do=%v", p, backDo)
 		}
 	}
-	assert.Equal(t, env.ThrowProbabilities(0.55, false), mustRules(t, "flat_prob=0.55,back_do=off").Probabilities())
+	assert.Equal(t, env.ThrowProbabilities(0.55, false), envtest.Rules(t, "flat_prob=0.55,back_do=off").Probabilities())
 
 	for th, want := range []struct {
 		name  string
@@ -52,7 +53,7 @@ func sampledThrows(t *testing.T, spec string, n int) [env.NumThrows]float64 {
 	var buf [env.NumActions]env.Action
 	total := 0
 	for seed := uint64(1); total < n; seed++ {
-		s, err := env.New(mustRules(t, spec), seed, env.AnySeat)
+		s, err := env.New(envtest.Rules(t, spec), seed, env.AnySeat)
 		require.NoError(t, err)
 		for !s.IsOver() && total < n {
 			if s.IsChance() {
@@ -86,7 +87,7 @@ func TestThrowSampling(t *testing.T) {
 		crit float64
 	}{{"standard", crit5}, {"back_do=off", crit4}, {"flat_prob=0.5", crit5}, {"flat_prob=0.65,back_do=off", crit4}} {
 		t.Run(tc.spec, func(t *testing.T) {
-			r := mustRules(t, tc.spec)
+			r := envtest.Rules(t, tc.spec)
 			counts := sampledThrows(t, tc.spec, n)
 			chi2 := 0.0
 			for th, p := range r.Probabilities() {

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // Every value an option declares (env.Option.Points) and every preset is
@@ -115,7 +116,7 @@ func TestRulesJSONReadsLikeTheString(t *testing.T) {
 		t.Run(tt.spec, func(t *testing.T) {
 			var r env.Rules
 			require.NoError(t, json.Unmarshal([]byte(tt.json), &r))
-			assert.Equal(t, mustRules(t, tt.spec), r)
+			assert.Equal(t, envtest.Rules(t, tt.spec), r)
 		})
 	}
 	var r env.Rules

@@ -14,17 +14,11 @@ import (
 
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/grade"
 	"github.com/yutenv/yutenv/solve"
 	"github.com/yutenv/yutenv/vecenv"
 )
-
-func mustRules(t testing.TB, spec string) env.Rules {
-	t.Helper()
-	r, err := env.ParseRules(spec)
-	require.NoError(t, err)
-	return r
-}
 
 // tableDir holds the solved tables of the package's tests.
 var tableDir string
@@ -77,7 +71,7 @@ func TestReferenceOwnChoicesLoseNothing(t *testing.T) {
 		{"kata", opt, "random"},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
-			rep := run(t, grade.Match{Rules: mustRules(t, tc.rules), Agent: tc.spec, Opponent: tc.opp, Games: 4, Seed: 3}, tc.spec, 2)
+			rep := run(t, grade.Match{Rules: envtest.Rules(t, tc.rules), Agent: tc.spec, Opponent: tc.opp, Games: 4, Seed: 3}, tc.spec, 2)
 			require.Positive(t, rep.Decisions)
 			assert.Zero(t, rep.Mean)
 			assert.Zero(t, rep.Max)
@@ -91,7 +85,7 @@ func TestReferenceOwnChoicesLoseNothing(t *testing.T) {
 // loses most, then greedy, then mc; perfect play loses nothing.
 func TestRankingAgainstPerfectPlay(t *testing.T) {
 	opt := optimalKata(t)
-	rules := mustRules(t, "kata")
+	rules := envtest.Rules(t, "kata")
 	mean := map[string]float64{}
 	for _, spec := range []string{"random", "greedy", "mc:50"} {
 		rep := run(t, grade.Match{Rules: rules, Agent: spec, Opponent: "greedy", Games: 60, Seed: 1}, opt, 2)
@@ -110,7 +104,7 @@ func TestRankingAgainstPerfectPlay(t *testing.T) {
 // Forced decisions are counted apart and not searched; every decision of
 // the graded seat is one or the other.
 func TestForcedDecisionsCountedApart(t *testing.T) {
-	rules := mustRules(t, "standard")
+	rules := envtest.Rules(t, "standard")
 	m := grade.Match{Rules: rules, Agent: "random", Opponent: "greedy", Games: 6, Seed: 5}
 	var p vecenv.Players
 	total, forced := 0, 0
@@ -147,7 +141,7 @@ func TestForcedDecisionsCountedApart(t *testing.T) {
 
 func forcedState(t *testing.T) env.State {
 	t.Helper()
-	p := env.Position{Rules: mustRules(t, "standard"), Phase: env.PhaseMove, Pool: [6]int{env.Do: 1}, Hand: [4]int{4, 4}}
+	p := env.Position{Rules: envtest.Rules(t, "standard"), Phase: env.PhaseMove, Pool: [6]int{env.Do: 1}, Hand: [4]int{4, 4}}
 	s, err := env.FromPosition(p, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, s.NumLegalActions())
@@ -157,7 +151,7 @@ func forcedState(t *testing.T) env.State {
 // A Match of one seat plays the balanced match's games of that seat: the
 // same decisions, only the graded agent's in that seat.
 func TestMatchOfOneSeat(t *testing.T) {
-	rules := mustRules(t, "standard")
+	rules := envtest.Rules(t, "standard")
 	both := grade.Match{Rules: rules, Agent: "random", Opponent: "greedy", Games: 6, Seed: 5}
 	var p vecenv.Players
 	for seat := range 2 {
@@ -184,7 +178,7 @@ func TestMatchOfOneSeat(t *testing.T) {
 
 // The report does not depend on the workers.
 func TestWorkersDoNotChangeTheReport(t *testing.T) {
-	m := grade.Match{Rules: mustRules(t, "standard"), Agent: "greedy", Opponent: "random", Games: 4, Seed: 9}
+	m := grade.Match{Rules: envtest.Rules(t, "standard"), Agent: "greedy", Opponent: "random", Games: 4, Seed: 9}
 	one := run(t, m, "mc:8", 1)
 	three := run(t, m, "mc:8", 3)
 	assert.Equal(t, one, three)
@@ -192,7 +186,7 @@ func TestWorkersDoNotChangeTheReport(t *testing.T) {
 
 // Records of the games a Match plays grade as the Match does.
 func TestRecordsGradeAsTheMatch(t *testing.T) {
-	rules := mustRules(t, "standard")
+	rules := envtest.Rules(t, "standard")
 	m := grade.Match{Rules: rules, Agent: "greedy", Opponent: "mc:5", Games: 4, Seed: 2}
 	var recs []*env.Record
 	for g := range m.Games {
@@ -250,7 +244,7 @@ func (illegal) ActStats(s *env.State) (env.Action, agent.Stats, error) {
 }
 
 func TestBadInput(t *testing.T) {
-	rules := mustRules(t, "standard")
+	rules := envtest.Rules(t, "standard")
 	t.Run("illegal action", func(t *testing.T) {
 		m := grade.Match{Rules: rules, Agent: "my-policy", Opponent: "greedy", Games: 2, Seed: 1,
 			NewAgent: func() (agent.Agent, error) {
@@ -263,7 +257,7 @@ func TestBadInput(t *testing.T) {
 		assert.NotContains(t, err.Error(), "\n")
 	})
 	t.Run("records of other rules", func(t *testing.T) {
-		kata := env.NewRecord(mustRules(t, "kata"), 1, 0)
+		kata := env.NewRecord(envtest.Rules(t, "kata"), 1, 0)
 		_, err := grade.NewRecords([]*env.Record{env.NewRecord(rules, 1, 0), kata}, []string{"a.jsonl, game 0", "a.jsonl, game 1"}, rules, -1)
 		require.ErrorIs(t, err, grade.ErrRules)
 		assert.Equal(t, "record of other rules: a.jsonl, game 1 is of rules kata, not standard (give --rules kata to grade it)", err.Error())
@@ -290,7 +284,7 @@ func TestBadInput(t *testing.T) {
 // The JSON form holds the figures and the worst decisions with their
 // positions, which read back as positions of the rules.
 func TestReportJSON(t *testing.T) {
-	rules := mustRules(t, "standard")
+	rules := envtest.Rules(t, "standard")
 	rep := run(t, grade.Match{Rules: rules, Agent: "random", Opponent: "greedy", Games: 2, Seed: 1}, "mc:5", 2)
 	b, err := json.Marshal(rep)
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/nnet"
 	"github.com/yutenv/yutenv/nnet/nettest"
 )
@@ -26,10 +27,8 @@ func TestForNamesAndNetworks(t *testing.T) {
 	n := nettest.Net(nettest.Small(5), 16)
 	n.Rules = "" // records no rules: values any two-seat game of its tier's size
 	nettest.Write(t, anyRules, n)
-	pieces2, err := env.ParseRules("pieces=2")
-	require.NoError(t, err)
-	players3, err := env.ParseRules("players=3")
-	require.NoError(t, err)
+	pieces2 := envtest.Rules(t, "pieces=2")
+	players3 := envtest.Rules(t, "players=3")
 
 	for _, c := range []struct {
 		name, value string
@@ -49,7 +48,7 @@ func TestForNamesAndNetworks(t *testing.T) {
 		{"other rules", "net:" + path, pieces2, LoadFile, "", "rules the network was not trained for"},
 		{"three seats", "net:" + anyRules, players3, LoadFile, "", "two seats, not 3"},
 		{"missing", "net:" + filepath.Join(dir, "none.ynet"), env.Standard(), LoadFile, "", "none.ynet"},
-		{"empty path", "net:", env.Standard(), LoadFile, "", ""},
+		{"empty path", "net:", env.Standard(), LoadFile, "", "needs the network file"},
 		{"unknown", "dice", env.Standard(), LoadFile, "", "must be one of"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,10 +85,17 @@ func TestForKeepsTheNetworkErrors(t *testing.T) {
 	_, _, err := For("net:"+bad, env.Standard(), LoadFile)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, nnet.ErrNet)
-	pieces2, err := env.ParseRules("pieces=2")
-	require.NoError(t, err)
+	pieces2 := envtest.Rules(t, "pieces=2")
 	good := filepath.Join(dir, "good.ynet")
 	nettest.Write(t, good, nettest.Net(nettest.Small(3), 16))
 	_, _, err = For("net:"+good, pieces2, LoadFile)
 	assert.ErrorIs(t, err, nnet.ErrRules)
+}
+
+// parseRules parses a test's rules, failing the test on an error.
+func parseRules(t *testing.T, s string) env.Rules {
+	t.Helper()
+	r, err := env.ParseRules(s)
+	require.NoError(t, err)
+	return r
 }

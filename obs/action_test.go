@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -172,7 +173,7 @@ func TestDescribeNamedIsDescribe(t *testing.T) {
 		specs = specs[:1] // 182 actions a state in one goroutine: the standard game alone under -race
 	}
 	for _, spec := range specs {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		playRandom(r, scaled(4), 5, func(s *env.State) {
 			for a := env.Action(0); a < env.NumActions+2; a++ {
 				// Plain comparisons, testify only to report: its reflection and
@@ -201,7 +202,7 @@ func TestDescribeNamedIsDescribe(t *testing.T) {
 func TestDescribeMatchesEngine(t *testing.T) {
 	var buf [env.NumActions]env.Action
 	for _, spec := range []string{"standard", "players=4,pieces=5,finish=stop", "players=3,back_do_enters=on,end=rank"} {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		playRandom(r, 20, 11, func(s *env.State) {
 			for _, a := range s.LegalActions(buf[:0]) {
 				d := Describe(s, a)

@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // benchStates returns decision states from random games under spec.
 func benchStates(b *testing.B, spec string) []env.State {
-	r := mustRules(b, spec)
+	r := envtest.Rules(b, spec)
 	var out []env.State
 	playRandom(r, 40, 31, func(s *env.State) {
 		if s.Phase() == env.PhaseMove {

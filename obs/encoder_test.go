@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 func TestNewEncoderErrors(t *testing.T) {
@@ -21,7 +22,7 @@ func TestNewEncoderErrors(t *testing.T) {
 	assert.ErrorIs(t, err, env.ErrInvalidRules)
 	assert.Contains(t, err.Error(), "players")
 	for _, tier := range Tiers() {
-		e, err := NewEncoder(mustRules(t, "players=4,pieces=5"), tier)
+		e, err := NewEncoder(envtest.Rules(t, "players=4,pieces=5"), tier)
 		require.NoError(t, err)
 		assert.Equal(t, tier, e.Tier())
 		assert.Equal(t, spaces[tier].Size, e.Size())
@@ -242,7 +243,7 @@ func TestFeaturesMatchEngine(t *testing.T) {
 		"kata", "kata,spaces=29,finish=wrap,players=3,pieces=4,obstacles=4:skip+9:back3+11:back1+12:back2", "finish=exact,pool=off,obstacles=3:skip+6:back2+8:back3+23:back4",
 		"finish=wrap,pieces=2", "kata,players=4,obstacles=2:back2+5:back1+7:back4"} {
 		t.Run(spec, func(t *testing.T) {
-			r := mustRules(t, spec)
+			r := envtest.Rules(t, spec)
 			tac, err := NewEncoder(r, Tactical)
 			require.NoError(t, err)
 			pl, err := NewEncoder(r, Planes)
@@ -313,7 +314,7 @@ func TestThreatMatchesBruteForce(t *testing.T) {
 	for _, spec := range []string{"standard", "players=4,pieces=3", "players=3,pieces=2,finish=stop,back_do_enters=on,end=rank", "back_do=off,flat_prob=0.5",
 		"players=3,obstacles=3:back2+8:back1+22:back3+12:skip", "board=line,spaces=12,finish=wrap,obstacles=2:back2+6:back4"} {
 		t.Run(spec, func(t *testing.T) {
-			r := mustRules(t, spec)
+			r := envtest.Rules(t, spec)
 			tac, err := NewEncoder(r, Tactical)
 			require.NoError(t, err)
 			o := make([]float32, tac.Size())
@@ -442,7 +443,7 @@ var sequenceCache sync.Map
 func TestEncodeUsesTheStatesRules(t *testing.T) {
 	std := env.Standard()
 	for _, spec := range []string{"players=3,pieces=2,end=rank", "back_do=off,flat_prob=0.5,finish=stop"} {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		states := randomStates(r, fewGames(3), 2)
 		for _, tier := range Tiers() {
 			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
@@ -488,7 +489,7 @@ func TestEncodeOverwrites(t *testing.T) {
 
 func TestEncodeDoesNotAllocate(t *testing.T) {
 	for _, spec := range []string{"players=3", "kata,players=3,obstacles=2:back2+6:back3+9:skip"} {
-		testEncodeDoesNotAllocate(t, mustRules(t, spec))
+		testEncodeDoesNotAllocate(t, envtest.Rules(t, spec))
 	}
 }
 

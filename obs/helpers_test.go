@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -46,14 +47,6 @@ func randomStates(r env.Rules, games int, seed uint64) []env.State {
 	var out []env.State
 	playRandom(r, games, seed, func(s *env.State) { out = append(out, *s) })
 	return out
-}
-
-// mustRules parses a rules spec or fails the test.
-func mustRules(t testing.TB, spec string) env.Rules {
-	t.Helper()
-	r, err := env.ParseRules(spec)
-	require.NoError(t, err)
-	return r
 }
 
 // mustState builds a state from a position or fails the test.
@@ -101,7 +94,7 @@ type spec struct {
 
 func (p spec) state(t testing.TB) env.State {
 	t.Helper()
-	r := mustRules(t, p.rules)
+	r := envtest.Rules(t, p.rules)
 	pos := env.Position{Rules: r, ToMove: p.toMove, Phase: p.phase, Finished: p.finished, Place: p.place, Stacks: p.stacks}
 	for th, n := range p.pool {
 		pos.Pool[th] = n

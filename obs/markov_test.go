@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -266,7 +267,7 @@ func TestCompactIsMarkovSufficient(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.rules, func(t *testing.T) {
-			r := mustRules(t, tc.rules)
+			r := envtest.Rules(t, tc.rules)
 			states := randomStates(r, scaled(tc.games), 17)
 			if tc.rules == "standard" {
 				states = append(states, twins...)
@@ -280,7 +281,7 @@ func TestCompactIsMarkovSufficient(t *testing.T) {
 	// Under skip obstacles the turns each seat will miss are part of the
 	// state: every tier must tell apart states that differ in them only.
 	for _, spec := range skipRules {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		states := randomStates(r, scaled(150), 29)
 		states = append(states, missedTwins(t, states, 7)...)
 		for _, tier := range Tiers() {
@@ -292,7 +293,7 @@ func TestCompactIsMarkovSufficient(t *testing.T) {
 		}
 	}
 	t.Run("planes", func(t *testing.T) {
-		r := mustRules(t, "pieces=2,players=3,end=rank")
+		r := envtest.Rules(t, "pieces=2,players=3,end=rank")
 		states := append(randomStates(r, scaled(100), 19), twins...)
 		pairs, problems := markovCheck(states, tierKey(t, r, Planes))
 		assert.Empty(t, problems)

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // gameParts returns the index ranges of tier t that hold the game's pool and
@@ -34,7 +35,7 @@ func toMoveOffset(t Tier) int {
 // seat to move, which is the real one (in the observer's slots).
 func TestEncodeEverySeat(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2"} {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		states := randomStates(r, fewGames(3), 41)
 		for _, tier := range Tiers() {
 			t.Run(spec+"/"+tier.String(), func(t *testing.T) {

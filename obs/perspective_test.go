@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // rotate relabels every seat i as i+by (mod players), the seat to move too.
@@ -38,7 +39,7 @@ func rotate(p env.Position, by int) env.Position {
 // of a waiting agent, datasets of all seats).
 func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2", skipRules[0]} {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		var positions []env.Position
 		for _, s := range randomStates(r, fewGames(3), 31) {
 			if s.Phase() == env.PhaseThrow && s.Place((s.ToMove()+1)%r.Players) == 0 {
@@ -73,7 +74,7 @@ func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 // written relative to the observing seat.
 func TestRotationInvariance(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2"} {
-		r := mustRules(t, spec)
+		r := envtest.Rules(t, spec)
 		states := randomStates(r, fewGames(4), 23)
 		for _, tier := range Tiers() {
 			t.Run(spec+"/"+tier.String(), func(t *testing.T) {
@@ -101,7 +102,7 @@ func TestRotationInvariance(t *testing.T) {
 func TestSameFactsFromEverySeat(t *testing.T) {
 	for _, spec := range []string{"players=2", "players=3,end=rank", "players=4,pieces=3"} {
 		t.Run(spec, func(t *testing.T) {
-			r := mustRules(t, spec)
+			r := envtest.Rules(t, spec)
 			n := r.Players
 			seen := 0
 			playRandom(r, 3, 29, func(s *env.State) {

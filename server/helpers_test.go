@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/yutenv/yutenv/client"
-	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/protocol"
 )
 
@@ -119,11 +118,3 @@ func errCode(err error) protocol.Code {
 
 // readFull reads exactly len(b) bytes.
 func readFull(nc net.Conn, b []byte) (int, error) { return io.ReadFull(nc, b) }
-
-// mustRules parses a rules string.
-func mustRules(t testing.TB, spec string) env.Rules {
-	t.Helper()
-	r, err := env.ParseRules(spec)
-	require.NoError(t, err)
-	return r
-}

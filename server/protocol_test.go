@@ -11,6 +11,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/obs"
 	"github.com/yutenv/yutenv/protocol"
@@ -573,7 +574,7 @@ func TestTerminalRowIsTheLearners(t *testing.T) {
 	h := makeHandle(t, c, map[string]any{"n": n, "rules": "pieces=1"})
 	res := do(t, c, "reset", map[string]any{"handle": h, "seed": 5})
 	actions := legalFrom(res["mask"].([]byte), n)
-	enc, err := obs.NewEncoder(mustRules(t, "pieces=1"), obs.Compact)
+	enc, err := obs.NewEncoder(envtest.Rules(t, "pieces=1"), obs.Compact)
 	require.NoError(t, err)
 	d := enc.Size()
 	buf := make([]float32, d)

@@ -13,6 +13,7 @@ import (
 	"github.com/yutenv/yutenv/client"
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/msgp"
 	"github.com/yutenv/yutenv/protocol"
 )
@@ -325,7 +326,7 @@ func TestStateMethodsKeepMissedTurns(t *testing.T) {
 	// seat 0 throws do and moves 5 to 6; seat 1 misses its turn, so seat 0 throws again
 	after := do(t, c, "apply", map[string]any{"game": g, "states": state, "throws": []byte{byte(env.Do)}})["states"].([]byte)
 	after = do(t, c, "apply", map[string]any{"game": g, "states": after, "actions": int32Bin(int32(env.NewAction(env.Do, 5)))})["states"].([]byte)
-	s, err := env.New(mustRules(t, "kata,obstacles=4:skip+9:back2"), 0, 0)
+	s, err := env.New(envtest.Rules(t, "kata,obstacles=4:skip+9:back2"), 0, 0)
 	require.NoError(t, err)
 	require.NoError(t, s.Unpack(after))
 	assert.Equal(t, 0, s.ToMove(), "seat 1 misses the turn")

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // BenchmarkSolve measures whole solves (listing the states and value
@@ -16,7 +17,7 @@ func BenchmarkSolve(b *testing.B) {
 		{"cross_pieces2", "pieces=2"},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			r := mustRules(b, v.rules)
+			r := envtest.Rules(b, v.rules)
 			var tb *Table
 			for b.Loop() {
 				var err error

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 	"github.com/yutenv/yutenv/internal/userfile"
 )
@@ -241,7 +242,7 @@ func withVersion(t testing.TB, b []byte, v uint32) []byte {
 // state as the version-2 table of the same variant does.
 func TestLoadVersion1(t *testing.T) {
 	spec := "board=line,spaces=6,pieces=2"
-	full, err := Solve(mustRules(t, spec), Options{listSureWins: true})
+	full, err := Solve(envtest.Rules(t, spec), Options{listSureWins: true})
 	require.NoError(t, err)
 	lean := mustSolve(t, spec, 0)
 	require.Greater(t, full.Len(), lean.Len())

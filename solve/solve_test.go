@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -24,13 +25,6 @@ var tiny = []struct {
 	{"line pool off", "kata,spaces=6,pieces=1", 0},
 	{"line pool on", "board=line,spaces=5,pieces=1", 3},
 	{"line two pieces", "kata,spaces=4", 0},
-}
-
-func mustRules(t testing.TB, spec string) env.Rules {
-	t.Helper()
-	r, err := env.ParseRules(spec)
-	require.NoError(t, err)
-	return r
 }
 
 // solved holds the tables the tests have solved, by rules and pool cap: a
@@ -49,7 +43,7 @@ func mustSolve(t testing.TB, spec string, poolCap int) *Table {
 	if tb, ok := solved.tables[key]; ok {
 		return tb
 	}
-	tb, err := Solve(mustRules(t, spec), Options{PoolCap: poolCap})
+	tb, err := Solve(envtest.Rules(t, spec), Options{PoolCap: poolCap})
 	require.NoError(t, err)
 	if solved.tables == nil {
 		solved.tables = map[string]*Table{}
@@ -229,7 +223,7 @@ func TestSolveRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Solve(mustRules(t, tt.rules), tt.opt)
+			_, err := Solve(envtest.Rules(t, tt.rules), tt.opt)
 			require.ErrorIs(t, err, tt.err)
 			assert.Contains(t, err.Error(), tt.msg)
 		})
@@ -240,7 +234,7 @@ func TestSolveRefuses(t *testing.T) {
 // the check reads the machine's memory when not told it, and is skipped
 // when told to.
 func TestFitsMachine(t *testing.T) {
-	r := mustRules(t, "kata")
+	r := envtest.Rules(t, "kata")
 	tests := []struct {
 		name         string
 		est, machine int64
@@ -280,7 +274,7 @@ func TestMachineBytes(t *testing.T) {
 // The bound holds while the states are listed too: a variant whose
 // estimate passes but whose real tables do not fit is stopped early.
 func TestSolveBoundWhileListing(t *testing.T) {
-	r := mustRules(t, "kata")
+	r := envtest.Rules(t, "kata")
 	c, err := newCodec(r)
 	require.NoError(t, err)
 	g := &graph{c: c, cap: 1, budget: 256 << 10}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -35,7 +36,7 @@ func TestSureWinsAreWins(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mustRules(t, tt.rules)
+			r := envtest.Rules(t, tt.rules)
 			full, err := Solve(r, Options{PoolCap: tt.poolCap, listSureWins: true})
 			require.NoError(t, err)
 			lean := mustSolve(t, tt.rules, tt.poolCap)
@@ -90,7 +91,7 @@ func TestSureWinsAreWins(t *testing.T) {
 func TestSureWinDistanceIsABound(t *testing.T) {
 	for _, spec := range []string{"standard", "kata", "board=line,spaces=9,finish=exact"} {
 		t.Run(spec, func(t *testing.T) {
-			c, err := newCodec(mustRules(t, spec))
+			c, err := newCodec(envtest.Rules(t, spec))
 			require.NoError(t, err)
 			w := &c.win
 			require.True(t, w.on)
@@ -202,7 +203,7 @@ func fuzzKey(c *codec, pool uint16, pieces []byte) uint64 {
 func FuzzSureWin(f *testing.F) {
 	codecs := make([]*codec, len(fuzzRules))
 	for i, spec := range fuzzRules {
-		c, err := newCodec(mustRules(f, spec))
+		c, err := newCodec(envtest.Rules(f, spec))
 		require.NoError(f, err)
 		codecs[i] = c
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 	"github.com/yutenv/yutenv/internal/israce"
 )
 
@@ -17,13 +18,6 @@ import (
 var smallSpecs = []string{
 	"random", "greedy", "mc:3", "mc:3,rollout=greedy,workers=2",
 	"mcts:25", "mcts:25,prior=none", "mcts:25,rollout=greedy", "mcts:25,workers=3,temp=1",
-}
-
-func mustRules(t testing.TB, spec string) env.Rules {
-	t.Helper()
-	r, err := env.ParseRules(spec)
-	require.NoError(t, err)
-	return r
 }
 
 // position builds a decision state for seat 0 from a position.
@@ -47,7 +41,7 @@ func TestAgentsPlayWholeGames(t *testing.T) {
 	for _, rules := range ruleSets {
 		for _, spec := range smallSpecs {
 			t.Run(rules+"/"+spec, func(t *testing.T) {
-				r := mustRules(t, rules)
+				r := envtest.Rules(t, rules)
 				seats := make([]Agent, r.Players)
 				for i := range seats {
 					a, err := New(spec, uint64(i+1))
@@ -77,7 +71,7 @@ func TestActLeavesStateAlone(t *testing.T) {
 		t.Run(spec, func(t *testing.T) {
 			a, err := New(spec, 5)
 			require.NoError(t, err)
-			s, err := env.New(mustRules(t, "players=3"), 11, env.AnySeat)
+			s, err := env.New(envtest.Rules(t, "players=3"), 11, env.AnySeat)
 			require.NoError(t, err)
 			for k := 0; k < 30 && !s.IsOver(); k++ {
 				s.Advance()
@@ -450,7 +444,7 @@ func TestNoAllocations(t *testing.T) {
 	if israce.Enabled {
 		t.Skip("counts the allocations of searches in one goroutine; the run without -race counts them")
 	}
-	s, err := env.New(mustRules(t, "players=3"), 5, env.AnySeat)
+	s, err := env.New(envtest.Rules(t, "players=3"), 5, env.AnySeat)
 	require.NoError(t, err)
 	for s.Advance(); s.NumLegalActions() < 2; s.Advance() {
 		a, _ := New("random", 1)
@@ -475,7 +469,7 @@ func TestNoAllocations(t *testing.T) {
 }
 
 func TestValuesMultiSeat(t *testing.T) {
-	s, err := env.New(mustRules(t, "players=4,end=rank"), 9, env.AnySeat)
+	s, err := env.New(envtest.Rules(t, "players=4,end=rank"), 9, env.AnySeat)
 	require.NoError(t, err)
 	for s.Advance(); s.NumLegalActions() < 2; s.Advance() {
 		a, _ := New("random", 1)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 func TestGumbelSchedule(t *testing.T) {
@@ -157,7 +158,7 @@ func TestGumbelGames(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s/sims=%d,m=%d", tc.rules, tc.sims, tc.m), func(t *testing.T) {
 			play := func() []env.Action {
-				rules := mustRules(t, tc.rules)
+				rules := envtest.Rules(t, tc.rules)
 				g := gumbelMCTS(t, tc.sims, tc.m, tc.seed)
 				s, err := env.New(rules, tc.seed, env.AnySeat)
 				require.NoError(t, err)
