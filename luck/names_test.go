@@ -91,11 +91,3 @@ func TestForKeepsTheNetworkErrors(t *testing.T) {
 	_, _, err = For("net:"+good, pieces2, LoadFile)
 	assert.ErrorIs(t, err, nnet.ErrRules)
 }
-
-// parseRules parses a test's rules, failing the test on an error.
-func parseRules(t *testing.T, s string) env.Rules {
-	t.Helper()
-	r, err := env.ParseRules(s)
-	require.NoError(t, err)
-	return r
-}
