@@ -340,6 +340,9 @@ def test_some_docs_have_offline_blocks() -> None:
         (["./python[nope]"], ["yutenv has no extra 'nope'"]),
         (["./elsewhere"], ["not the yutenv project folder"]),
         (["surely-not-a-package-here"], ["not installed by make test"]),
+        (["dist/yutenv-*manylinux*x86_64.whl", "dist/yutenv-*win_amd64.whl"], []),
+        (["dist/yutenv-*.whl"], ["of the wheels make wheels builds"]),
+        (["dist/yutenv-*-manylinux_2_17_x86_64.whl"], ["matches 0 of the wheels"]),
     ],
 )
 def test_a_docs_pip_install_is_checked_without_the_network(tmp_path: Path, args: list[str], refused: list[str]) -> None:
@@ -422,16 +425,17 @@ def _install_section(readme: str) -> str:
 
 
 def test_one_install_story() -> None:
-    # README.md's "Install" shows both ways once (a wheel: `pip install yutenv`; a clone:
-    # `pip install ./python`) and the extras; every other page adds an extra the one way that
-    # works for both, `pip install 'yutenv[EXTRA]'`, naming an extra the package declares, and
-    # lists no extras of its own (it links to README.md's table).
+    # README.md's "Install" shows both ways once (a clone: `pip install ./python`; a wheel
+    # `make wheels` built: `pip install dist/yutenv-...whl`) and the extras; every other page
+    # adds an extra the one way that works for both, `pip install 'yutenv[EXTRA]'`, naming an
+    # extra the package declares, and lists no extras of its own (it links to README.md's
+    # table). No page installs `yutenv` by name from the index: it is not published there.
     declared = set(
         tomllib.loads((REPO / "python" / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     )
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     install = _install_section(readme)
-    assert "pip install yutenv" in install and "pip install ./python" in install and "python[" in install
+    assert "pip install dist/yutenv-" in install and "pip install ./python" in install and "python[" in install
     wrong = []
     for p in USER_DOCS + sorted((REPO / "python" / "examples").glob("*.py")):
         text = p.read_text(encoding="utf-8")
@@ -439,6 +443,8 @@ def test_one_install_story() -> None:
             text = text.replace(install, "")
         for n, line in enumerate(text.split("\n"), 1):
             where = f"{p.relative_to(REPO)}:{n}"
+            if re.search(r"pip install yutenv\b(?!\[)", line):
+                wrong.append(f"{where}: 'pip install yutenv' fetches from PyPI, where yutenv is not published")
             if re.search(r"\./python\[", line):
                 wrong.append(f"{where}: an extra from the clone ('./python[...]'): write 'yutenv[EXTRA]', which works for both")
             for extras in re.findall(r"\byutenv\[([\w,-]+)\]", line):
