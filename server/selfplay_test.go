@@ -246,6 +246,9 @@ func FuzzSelfplayAnswer(f *testing.F) {
 		n, _ = client.Int(r["n"])
 	}
 	f.Fuzz(func(t *testing.T, priors, values []byte) {
+		// The one connection lives as long as the fuzzing (-fuzztime), so
+		// its deadline guards each input, not the whole run.
+		require.NoError(t, c.Conn().SetDeadline(time.Now().Add(60*time.Second)))
 		if id == nil || n == 0 {
 			start(t)
 		}
