@@ -90,7 +90,7 @@ func benchPositions(b testing.TB, n int) []env.State {
 }
 
 // BenchmarkSearch is one decision of net:PATH,sims=200 (a 256-256-256 MLP
-// on the compact tier, the size of issue 23) and of the shipped agent
+// on the compact tier) and of the shipped agent
 // az,sims=200 (Gumbel, its default, and PUCT) beside one of mcts:2000, on the same 64
 // positions: the goal is that the network searches cost no more.
 func BenchmarkSearch(b *testing.B) {

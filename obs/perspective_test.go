@@ -35,8 +35,8 @@ func rotate(p env.Position, by int) env.Position {
 
 // Every observer can tell whose turn it is: the same position with another
 // seat to move looks different to every seat, in every tier, the seats
-// that are not to move included (issue 21, bug 4: PettingZoo's observe()
-// of a waiting agent, datasets of all seats).
+// that are not to move included (PettingZoo's observe() of a waiting
+// agent, datasets of all seats).
 func TestEveryObserverSeesWhoseTurn(t *testing.T) {
 	for _, spec := range []string{"standard", "players=3,end=rank", "players=4,pieces=2", skipRules[0]} {
 		r := envtest.Rules(t, spec)

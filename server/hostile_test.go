@@ -116,7 +116,7 @@ func stepOnce(t *testing.T, c *client.Client, h uint64, seed int) {
 	require.NoError(t, err)
 }
 
-// TestHalfOpenFlood is the pre-auth lockout of issue 11: three times
+// TestHalfOpenFlood is the pre-auth lockout: three times
 // --max-conns connections send half a frame and stall. The authenticated
 // client keeps being served, a new client still gets in (the flood only
 // evicts its own oldest), every stalled connection is told why and closed,
@@ -217,7 +217,7 @@ func msgpackBody(t *testing.T, v any) []byte {
 // TestHostileLogsAreRateLimited knocks with wrong tokens and at a full
 // --max-conns many times: every attempt is refused with its code, the
 // authenticated client is served, and the log gets at most a burst of lines
-// about it (issue 11: refused-connection and bad-token lines flooded the log).
+// about it (refused-connection and bad-token lines once flooded the log).
 func TestHostileLogsAreRateLimited(t *testing.T) {
 	const attempts = 60
 	logs := &captureHandler{}

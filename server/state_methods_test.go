@@ -304,8 +304,8 @@ func TestQueryOnAFreshConnection(t *testing.T) {
 }
 
 // Missed turns (skip obstacles) survive every state method: a position
-// that sets them, describe, apply and state_save/state_load (issue 21,
-// bug 1: packed version 1 had no room for them).
+// that sets them, describe, apply and state_save/state_load (packed
+// version 1 had no room for them).
 func TestStateMethodsKeepMissedTurns(t *testing.T) {
 	ts := startServer(t, "unix", Config{})
 	c := ts.client(t)

@@ -207,7 +207,7 @@ def test_partial_dataset_loads_what_is_written(tmp_path: Path) -> None:
     assert len(ds) == m["decisions"] and ds.obs.shape[1] == m["obs_size"]
 
 
-# Damaged datasets (issue 11): whatever is broken, load raises DatasetError,
+# Damaged datasets: whatever is broken, load raises DatasetError,
 # never UnicodeDecodeError, IsADirectoryError, TypeError, KeyError or
 # tokenize.TokenError from the parsers underneath.
 

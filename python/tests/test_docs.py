@@ -586,6 +586,23 @@ def test_user_docs_hold_no_issue_numbers_hashes_or_work_log_notes() -> None:
     )
 
 
+def test_sources_name_no_issues() -> None:
+    # A comment says why in its own words: the tracker's numbers mean nothing to a reader of a
+    # clone (this file's own examples of what is caught excepted).
+    issue = NOT_FOR_USERS[0][1]
+    files = subprocess.run(
+        ["git", "ls-files", "*.go", "*.py", "*.sh", "Makefile", "*.mk", "*.inc"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    found = [f"{f}:{n}: {m.group(0)!r}" for f in files if Path(f).name != "test_docs.py"
+             for n, line in enumerate((REPO / f).read_text(encoding="utf-8").split("\n"), 1)
+             for m in issue.finditer(line)]  # fmt: skip
+    assert not found, "say what the code does and why, not which issue asked for it:\n" + "\n".join(found)
+
+
 def test_the_research_log_is_linked_once() -> None:
     # The user docs describe the software as it is; the history is one link away, from one place
     # (docs/DEVELOPING.md), not a reference sprinkled through every page.

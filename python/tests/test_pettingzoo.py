@@ -176,7 +176,7 @@ def test_observe_every_agent_sees_its_own_view(srv: yutenv.Server) -> None:
         assert theirs["observation"][off] == mine["observation"][off + 1]
         assert theirs["observation"][off + 1] == mine["observation"][off]
         assert not np.array_equal(theirs["observation"], np.zeros_like(theirs["observation"]))
-        # each knows whose turn it is (issue 21, bug 4): the mover in its self slot, the
+        # each knows whose turn it is: the mover in its self slot, the
         # waiting agent in its opp1 slot
         tm = parts["to_move"]["offset"]
         assert list(mine["observation"][tm : tm + 4]) == [1, 0, 0, 0]

@@ -118,7 +118,7 @@ def test_random_game_through_state_equals_the_env(rules: str) -> None:
 
 def test_missed_turns_survive_every_state_path() -> None:
     """Skip obstacles: the turns a seat will miss live in the packed state (version 2), so
-    positions, blobs, pickles and batched apply keep them (issue 21, bug 1)."""
+    positions, blobs, pickles and batched apply keep them."""
     game = Game("kata,obstacles=4:skip+9:back2")
     s = game.state_from_position(to_move=0, phase="throw", stacks=[(0, 5, "LINE"), (1, 12, "LINE")], missed=[0, 2], seed=5)
     assert s.position()["missed"] == [0, 2]
@@ -145,8 +145,8 @@ def test_missed_turns_survive_every_state_path() -> None:
 
 @pytest.mark.parametrize("tier", ["compact", "tactical", "planes"])
 def test_a_waiting_seat_sees_whose_turn_it_is(tier: str) -> None:
-    """The same position with seat 0 or seat 1 to move looks different to seat 1 (issue 21,
-    bug 4), and under skip obstacles missed turns show in every tier (bug 3)."""
+    """The same position with seat 0 or seat 1 to move looks different to seat 1, and
+    under skip obstacles missed turns show in every tier."""
     game = Game("kata,obstacles=4:skip+9:back2")
     pos = dict(phase="throw", stacks=[(0, 5, "LINE"), (1, 12, "LINE")], seed=5)
     s0, s1 = game.state_from_position(to_move=0, **pos), game.state_from_position(to_move=1, **pos)

@@ -14,7 +14,7 @@ import (
 
 // Obstacle effects reach info["events"] of a step's reply as data: a lost turn, a
 // push (from, steps), turns missed, and a push that captures reports its
-// count and victim in captured/captured_seat (issue 21, bug 2). Each event's
+// count and victim in captured/captured_seat. Each event's
 // keys are checked against its text, which the engine writes from the same
 // Event, over random games with many obstacles.
 func TestEventsCarryObstacleEffects(t *testing.T) {

@@ -24,8 +24,8 @@ func reader(t *testing.T, v any) *msgp.Reader {
 	return &r
 }
 
-// TestRulesMapMatchesString reads the same rules as a string and as a map
-// (issue 22 item 7): both forms go through the env's one table of rule
+// TestRulesMapMatchesString reads the same rules as a string and as a map:
+// both forms go through the env's one table of rule
 // options, so they mean the same rules, accept the same aliases and refuse
 // the same mistakes with the same message.
 func TestRulesMapMatchesString(t *testing.T) {
