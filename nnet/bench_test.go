@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/yutenv/yutenv/env"
 	"github.com/yutenv/yutenv/env/agent"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
 // BenchmarkForward is one forward pass of a compact-tier MLP 213-64-(180, 1).
@@ -55,38 +58,13 @@ func BenchmarkEvaluate(b *testing.B) {
 
 var _ agent.Evaluator = (*Evaluator)(nil)
 
-// benchPositions returns n decision states with at least two legal actions
-// from random games (every 7th decision), the same for every agent.
-func benchPositions(b testing.TB, n int) []env.State {
-	b.Helper()
-	var out []env.State
+// benchPositions returns n decision states from random games with two or
+// more legal actions, the positions env/agent's benchmarks measure.
+func benchPositions(t testing.TB, n int) []env.State {
+	t.Helper()
 	r, err := agent.New("random", 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for seed := uint64(1); len(out) < n; seed++ {
-		s, err := env.New(env.Standard(), seed, env.AnySeat)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for k := 0; !s.IsOver() && len(out) < n; k++ {
-			s.Advance()
-			if s.IsOver() {
-				break
-			}
-			if k%7 == 3 && s.NumLegalActions() > 1 {
-				out = append(out, s)
-			}
-			a, err := r.Act(&s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := s.Apply(a); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	return out
+	require.NoError(t, err)
+	return envtest.Positions(t, n, r.Act)
 }
 
 // BenchmarkSearch is one decision of net:PATH,sims=200 (a 256-256-256 MLP

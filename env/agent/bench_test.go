@@ -3,38 +3,19 @@ package agent
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/yutenv/yutenv/env"
+	"github.com/yutenv/yutenv/env/envtest"
 )
 
-// benchPositions returns decision states from a few random games, so a
-// benchmark measures agents on typical positions, not only the opening.
+// benchPositions returns n decision states from random games with two or
+// more legal actions, so a benchmark measures agents on typical positions.
 func benchPositions(b *testing.B, n int) []env.State {
 	b.Helper()
-	var out []env.State
-	r, _ := New("random", 1)
-	for seed := uint64(1); len(out) < n; seed++ {
-		s, err := env.New(env.Standard(), seed, env.AnySeat)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for k := 0; !s.IsOver() && len(out) < n; k++ {
-			s.Advance()
-			if s.IsOver() {
-				break
-			}
-			if k%7 == 3 && s.NumLegalActions() > 1 {
-				out = append(out, s)
-			}
-			a, err := r.Act(&s)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := s.Apply(a); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	return out
+	r, err := New("random", 1)
+	require.NoError(b, err)
+	return envtest.Positions(b, n, r.Act)
 }
 
 // BenchmarkAgent measures one decision of each agent on typical positions
