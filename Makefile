@@ -20,7 +20,7 @@ include python/Makefile.inc
 # The demo needs none of the trainer extras (torch, Ray, ...): it installs the package alone.
 demo:
 	$(MAKE) --no-print-directory py-install PY_EXTRAS=
-	$(PY) -m yutenv.demo
+	$(PY) -m yutenv.tools.demo
 
 build:
 	$(GO) build -o $(BIN) ./cmd/yutenv

@@ -1,4 +1,5 @@
-"""Scaling benchmark of yutenv.distributed (not a test): games/s of distributed self-play
+#!/usr/bin/env python3
+"""Scaling benchmark of yutenv.az.distributed (not a test): games/s of distributed self-play
 and evaluation with 1, 2, ... tasks in flight on one local Ray, next to one `yutenv
 selfplay` process with as many workers. Results go to docs/BENCHMARKS.md ("Ray").
 

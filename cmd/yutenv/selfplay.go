@@ -32,13 +32,13 @@ folder needs --tier.
 With --tier: writes a training dataset to the directory --out: every
 decision as (observation, mask, action, search policy, value target, seat,
 game, decision index) in .npz shards with the game records alongside and a
-dsManifest (docs/DATASETS.md). Shards are written atomically; a killed run
+manifest.json (docs/DATASETS.md). Shards are written atomically; a killed run
 resumes where it stopped when run again with the same flags, and a larger
 --games extends a finished dataset.
 
 With --first-game G (a multiple of --shard-games) the dataset directory holds
 games G .. G+games-1 only, its shards numbered as in a dataset of all games
-from 0: the part of a distributed run (yutenv.distributed in Python) that
+from 0: the part of a distributed run (yutenv.az.distributed in Python) that
 one worker plays; merged parts are the dataset one run would have written.
 
 --agents gives one spec per seat, separated by ';' (or commas: option items
