@@ -132,6 +132,7 @@ class Client:
         self._end = 0
         self._packer = msgpack.Packer(use_bin_type=True, autoreset=True)
         self.closed = False
+        self._closed_why = ""
         #: Set while a call expects a file descriptor with its reply (:meth:`call_fd`).
         self._want_fd = False
         self._fds: list[int] = []
@@ -234,13 +235,15 @@ class Client:
             self._end += n
 
     def _read_frame(self, what: str) -> Any:
+        # Nothing is consumed until the whole frame is buffered: a read that an exception
+        # (a KeyboardInterrupt) cuts short leaves the buffer where the next read resumes.
         self._fill(4, what)
         (n,) = _HDR.unpack_from(self._buf, self._start)
         if n > self.max_frame:
             self._close_socket()
             raise ProtocolError(f"{what}: the server sent a frame of {n} bytes, above the limit of {self.max_frame}")
+        self._fill(4 + n, what)
         self._start += 4
-        self._fill(n, what)
         body = self._view[self._start : self._start + n]
         self._start += n
         if self._start == self._end:
@@ -295,7 +298,8 @@ class Client:
 
     def _send(self, method: str, packed_params: bytes) -> None:
         if self.closed:
-            raise ClosedError(f"{method}: the connection to {self.address} is closed")
+            why = f" ({self._closed_why}; make a new env)" if self._closed_why else ""
+            raise ClosedError(f"{method}: the connection to {self.address} is closed{why}")
         if os.getpid() != self._owner:
             raise YutEnvError(
                 "a yutenv env or client cannot be used in a forked child process: "
@@ -310,25 +314,48 @@ class Client:
         body = b"\x83\xa2id" + pack(rid) + b"\xa6method" + pack(method) + b"\xa6params" + packed_params
         if len(body) > self.max_frame:
             raise YutEnvError(f"{method}: request of {len(body)} bytes is above the frame limit {self.max_frame}")
+        frame = memoryview(_HDR.pack(len(body)) + body)
+        sent = 0
         try:
-            self._sock.sendall(_HDR.pack(len(body)) + body)
+            while sent < len(frame):
+                sent += self._sock.send(frame[sent:])
         except (TimeoutError, BlockingIOError) as e:  # BlockingIOError: SO_SNDTIMEO expired
             raise self._timed_out(method) from e
         except OSError as e:
             raise self._broken(method, e) from e
+        except BaseException:
+            # Interrupted (a KeyboardInterrupt): a frame cut short would make the server read
+            # the rest of the stream as garbage, so the frame is finished first; its reply is
+            # then dropped when the next request's is read (see _reply).
+            if sent:
+                try:
+                    self._sock.sendall(frame[sent:])
+                except BaseException:
+                    self._close_socket()
+                    self._closed_why = f"{method} was interrupted while its request was being sent"
+                    raise
+                self._rid = rid
+            raise
         self._rid = rid
 
     def _reply(self, method: str) -> Any:
         rid = self._rid
-        reply = self._read_frame(method)
-        if type(reply) is not dict:
-            raise ProtocolError(f"{method}: the reply is not a map: {type(reply).__name__}")
+        while True:
+            reply = self._read_frame(method)
+            if type(reply) is not dict:
+                raise ProtocolError(f"{method}: the reply is not a map: {type(reply).__name__}")
+            old = reply.get("id")
+            if type(old) is not int or not 0 < old < rid:
+                break
+            # The reply of an earlier request whose caller stopped waiting for it (an
+            # interrupted step): requests are answered in order, so the one wanted follows.
         err = reply.get("error")
         if reply.get("id") != rid:
             if reply.get("id") is None and err is not None:
                 # The server's last word on a connection it closes before reading the request
                 # (too many connections, no hello in time): its error, not a protocol error.
                 raise error_from_wire(err, method)
+            self._close_socket()
             raise ProtocolError(f"{method}: reply id {reply.get('id')!r} does not match request id {rid}")
         if err is not None:
             raise error_from_wire(err, method)

@@ -102,6 +102,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         self.observation_space = space
         self._mask: npt.NDArray[np.int8] = np.zeros(self.num_actions, dtype=np.int8)
         self._needs_reset = True
+        self._interrupted = False  # the last step was cut short (see step)
         self._history: list[_Event] = []
         self.game_seed: int | None = None
         self.seat: int = -1
@@ -146,6 +147,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
 
     def _reset(self, game_seed: int, opts: dict[str, Any] | None) -> tuple[ObsType, dict[str, Any]]:
         self._needs_reset = True
+        self._interrupted = False
         r = self._batch.reset(game_seed, opts)
         self._history = [("reset", game_seed, opts)]
         self.game_seed = r.seeds[0]
@@ -163,43 +165,53 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
         if self._needs_reset:
             if self.closed:
                 raise ClosedError("step: the env is closed")
+            if self._interrupted:
+                raise ResetNeeded("step: call reset() first (the last step was interrupted before its result was read)")
             raise ResetNeeded("step: call reset() first (the episode has not started or has ended)")
         a = check_action(action, self.num_actions)
         was_legal = self._mask[a] != 0
         r: Mapping[str, Any] = {}
-        if self._rows is not None:  # shared memory: copy the row out of the region
-            region = self._batch.region
-            assert region is not None
-            region.actions[0] = a
-            region.request(STEP)
-            obs_row, mask_row, rew_row, term_row, trunc_row = self._rows
-            obs, mask = obs_row.copy(), mask_row.copy()
-            reward, terminated, truncated = float(rew_row[0, 0]), bool(term_row[0]), bool(trunc_row[0])
-        else:
-            try:
+        # Everything after the action is sent is one block: an interrupt (a KeyboardInterrupt)
+        # anywhere in it may leave the game moved without this env or its caller seeing it,
+        # so only a reset knows where it stands.
+        try:
+            if self._rows is not None:  # shared memory: copy the row out of the region
+                region = self._batch.region
+                assert region is not None
+                region.actions[0] = a
+                region.request(STEP)
+                obs_row, mask_row, rew_row, term_row, trunc_row = self._rows
+                obs, mask = obs_row.copy(), mask_row.copy()
+                reward, terminated, truncated = float(rew_row[0, 0]), bool(term_row[0]), bool(trunc_row[0])
+            else:
                 r = self._batch.step_one_raw(a)
-            except OpponentError:
-                self._needs_reset = True  # the game waits for the failed opponent's move
-                raise
-            # One env: decode only what is needed; obs and mask are views of the reply's bytes.
-            obs = np.frombuffer(r["obs"], dtype="<f4")
-            mask = np.frombuffer(r["mask"], dtype=np.int8)
-            reward = _f32(r["reward"])[0]
-            terminated = r["terminated"] != b"\x00"
-            truncated = r["truncated"] != b"\x00"
-        self._history.append(a)
-        self._mask = mask
-        self._needs_reset = terminated or truncated
-        info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
-        if not was_legal:
-            info["illegal"] = True
-        if "opponent" in r:
-            info["opponent"] = self._batch.opponent_names()[0]
-        if "info" in r:
-            info.update(fit_info(r["info"][0]))
-        if self._human is not None:
-            self._human.show(self._batch)
-        return self._observation(obs, mask), reward, terminated, truncated, info
+                # One env: decode only what is needed; obs and mask are views of the reply's bytes.
+                obs = np.frombuffer(r["obs"], dtype="<f4")
+                mask = np.frombuffer(r["mask"], dtype=np.int8)
+                reward = _f32(r["reward"])[0]
+                terminated = r["terminated"] != b"\x00"
+                truncated = r["truncated"] != b"\x00"
+            self._history.append(a)
+            self._mask = mask
+            self._needs_reset = terminated or truncated
+            info: dict[str, Any] = {"action_mask": mask, "seat": self.seat}
+            if not was_legal:
+                info["illegal"] = True
+            if "opponent" in r:
+                info["opponent"] = self._batch.opponent_names()[0]
+            if "info" in r:
+                info.update(fit_info(r["info"][0]))
+            if self._human is not None:
+                self._human.show(self._batch)
+            return self._observation(obs, mask), reward, terminated, truncated, info
+        except OpponentError:
+            self._needs_reset = True  # the game waits for the failed opponent's move
+            raise
+        except YutEnvError:
+            raise  # the server refused the step: the game is as it was
+        except BaseException:
+            self._needs_reset = self._interrupted = True
+            raise
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:
         if self.render_mode is None:

@@ -161,10 +161,14 @@ class Region:
         self._method = "step" if op == STEP else "opponent_step"
         self._info = info
         self._pending = True
-        if self.poll and not info and self._awake[0]:
-            self._rung = False
-        else:
-            self._ring()
+        try:
+            if self.poll and not info and self._awake[0]:
+                self._rung = False
+            else:
+                self._ring()
+        except BaseException:
+            self._pending = False  # not sent (the client closed a half-sent ring)
+            raise
 
     def _ring(self) -> None:
         self._client.send_packed(self._method, self._ring_prefix[self._info] + msgpack.packb(self.seq))

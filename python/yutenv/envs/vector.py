@@ -10,7 +10,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
-from ..errors import ClosedError, IllegalActionError, OpponentError, ResetNeeded
+from ..errors import ClosedError, IllegalActionError, OpponentError, ResetNeeded, YutEnvError
 from ._gym import AutoresetMode
 from .batch import ResetResult, StepResult, check_seed, open_batch
 from .config import RENDER_MODES, EnvConfig
@@ -125,6 +125,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self._mask: npt.NDArray[np.int8] = np.zeros((self.num_envs, self.num_actions), dtype=np.int8)
         self._started = False
+        self._interrupted = False  # the last step was cut short (see step_wait)
         self.seeds: list[int] = []
 
     # ---- Gymnasium VectorEnv API -----------------------------------------------------
@@ -173,8 +174,14 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             if unknown:
                 raise ValueError(f"unknown reset options {sorted(unknown)}; known: {list(_RESET_OPTIONS)}")
             opts = dict(options)
-        self._started = False
-        r: ResetResult = self._batch.reset(seeds, opts)
+        try:
+            r: ResetResult = self._batch.reset(seeds, opts)
+        except YutEnvError:
+            raise  # refused: the games are as they were
+        except BaseException:
+            self._started = False  # interrupted: which games were reset is unknown
+            raise
+        self._interrupted = False
         self.seeds = r.seeds
         self._mask = r.mask
         self._started = True
@@ -201,6 +208,8 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         if not self._started:
             if self.closed:
                 raise ClosedError("step: the vector env is closed")
+            if self._interrupted:
+                raise ResetNeeded("step: call reset() first (the last step was interrupted before its result was read)")
             raise ResetNeeded("step: call reset() first")
         a = np.asarray(actions)
         if a.shape != (self.num_envs,):
@@ -213,17 +222,37 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
         if a.size and a.view(f"u{a.dtype.itemsize}").max() >= self.num_actions:
             bad = int(np.flatnonzero((a < 0) | (a >= self.num_actions))[0])
             raise IllegalActionError(f"env {bad}: action {int(a[bad])} is out of range 0..{self.num_actions - 1}", method="step")
-        self._batch.send_step(a)
+        try:
+            self._batch.send_step(a)
+        except YutEnvError:
+            raise
+        except BaseException:
+            self._started, self._interrupted = False, True  # see step_wait
+            raise
 
     def step_wait(
         self,
     ) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
         """The result of the step :meth:`step_async` started, as :meth:`step` returns it."""
         try:
-            r: StepResult = self._batch.recv_step(self._count_ended if self._ended_pending else None)
+            return self._collect()
         except OpponentError:
             self._started = False  # the games wait for the failed opponent's moves
             raise
+        except YutEnvError:
+            raise
+        except BaseException:
+            # Interrupted (a KeyboardInterrupt) after the step was sent: the games may have
+            # moved without this env or its caller seeing it, so only a reset knows where
+            # they stand.
+            self._started, self._interrupted = False, True
+            raise
+
+    def _collect(
+        self,
+    ) -> tuple[Any, npt.NDArray[np.float32], npt.NDArray[np.bool_], npt.NDArray[np.bool_], dict[str, Any]]:
+        # step_wait's work: the server's reply read and made into Gymnasium's tuple.
+        r: StepResult = self._batch.recv_step(self._count_ended if self._ended_pending else None)
         self._mask = r.mask
         infos: dict[str, Any] = {}
         self._base_infos(infos, r.mask, r.to_move)
