@@ -329,6 +329,30 @@ def test_env_pool_returns_groups_as_they_are_ready(srv: yutenv.Server) -> None:
         assert obs.shape == (8, pool.obs_size) and list(info["env_id"]) == list(range(8))
 
 
+@pytest.mark.parametrize("transport", ["auto", "socket"])
+def test_env_pool_serves_ready_groups_in_the_order_they_were_sent(srv: yutenv.Server, transport: str) -> None:
+    # With every group's step done, recv returns the earliest sent first (EnvPool's order), not
+    # the lowest group: a policy slower than the server would otherwise starve the later groups.
+    with yutenv.YutEnvPool(12, batch_size=4, server=srv, opponent="random", transport=transport) as pool:
+        pool.async_reset(seed=3)
+        got = {}
+        for _ in range(3):
+            obs, rew, term, trunc, info = pool.recv()
+            got[int(info["env_id"][0]) // 4] = (info["env_id"], np.argmax(info["action_mask"], axis=1).astype(np.int32))
+        for order in ([2, 0, 1], [1, 2, 0]):
+            for g in order:
+                ids, acts = got[g]
+                pool.send(acts, ids)
+            time.sleep(0.2)  # every group is served by now: only the order of sending decides
+            served = []
+            for _ in order:
+                obs, rew, term, trunc, info = pool.recv()
+                g = int(info["env_id"][0]) // 4
+                served.append(g)
+                got[g] = (info["env_id"], np.argmax(info["action_mask"], axis=1).astype(np.int32))
+            assert served == order
+
+
 def test_env_pool_plays_the_vector_envs_games(srv: yutenv.Server) -> None:
     # One group per game seed block: the pool's games are the vector env's, step for step.
     with (

@@ -7,7 +7,7 @@ process computes the actions of the group :meth:`YutEnvPool.recv` returned::
     pool = yutenv.YutEnvPool(1024, batch_size=512, opponent="greedy")
     pool.async_reset()
     while training:
-        obs, rew, term, trunc, info = pool.recv()        # the first group that is ready
+        obs, rew, term, trunc, info = pool.recv()        # the earliest-sent group that is ready
         actions = policy(obs, info["action_mask"])
         pool.send(actions, info["env_id"])               # the server steps it; recv() goes on
 
@@ -86,7 +86,9 @@ class YutEnvPool:
         self.obs_size, self.num_actions = first.obs_size, first.actions
         self._env_ids = [self._ids(g) for g in range(groups)]
         self._ready: deque[tuple[int, Any]] = deque()  # groups whose rows wait to be received
-        self._sent: set[int] = set()  # groups stepping on the server
+        #: Groups stepping on the server, in the order they were sent: recv returns the
+        #: earliest-sent group that is ready, so a slow policy does not starve the later ones.
+        self._sent: dict[int, None] = {}
         self.closed = False
 
     def _ids(self, g: int) -> npt.NDArray[np.int32]:
@@ -139,12 +141,12 @@ class YutEnvPool:
         if a.shape != (self.batch_size,) or a.dtype.kind not in "iu":
             raise ValueError(f"send: actions must be {self.batch_size} integers, got shape {a.shape}, dtype {a.dtype}")
         self._groups[g].send_step(a)
-        self._sent.add(g)
+        self._sent[g] = None
 
     def recv(self, timeout: float | None = None) -> PoolStep:
-        """The rows of the first group that is ready: ``obs, reward, terminated, truncated,
-        info`` with ``info["env_id"]`` naming its games. Waits up to ``timeout`` seconds (None:
-        the env's timeout) for one."""
+        """The rows of the group sent earliest among those ready (EnvPool's order): ``obs,
+        reward, terminated, truncated, info`` with ``info["env_id"]`` naming its games. Waits up
+        to ``timeout`` seconds (None: the env's timeout) for one."""
         self._check("recv")
         if self._ready:
             g, r = self._ready.popleft()
@@ -152,7 +154,7 @@ class YutEnvPool:
         if not self._sent:
             raise YutEnvError("recv: no group is stepping (send first, or async_reset)")
         g = self._wait_any(self.config.timeout if timeout is None else timeout)
-        self._sent.discard(g)
+        del self._sent[g]
         return self._result(g, self._groups[g].recv_step())
 
     def step(self, actions: Any, env_id: Any = None) -> PoolStep:
@@ -161,7 +163,7 @@ class YutEnvPool:
         return self.recv()
 
     def _wait_any(self, timeout: float | None) -> int:
-        order = sorted(self._sent)
+        order = list(self._sent)
         if any(self._polled(g) for g in order):
             # The server serves some group by polling its region: poll its done flag too.
             until = time.perf_counter() + POLL_LIMIT
