@@ -131,3 +131,25 @@ def test_action_masks_through_gymnasium_make(srv: yutenv.Server) -> None:
     obs, info = env.reset(seed=3)
     np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
     env.close()
+
+
+def test_numpy_scalars_are_their_python_values(srv: yutenv.Server) -> None:
+    # A seat from rng.integers or a sweep's values are numpy scalars: taken as the Python
+    # values everywhere a number is, in the config, in rules given as a map and in reset options.
+    seat, players = np.int64(1), np.int64(3)
+    cfg = yutenv.EnvConfig(seat=seat, max_decisions=np.int64(10), spin_us=np.int64(0), rules={"players": players})
+    assert (cfg.seat, cfg.max_decisions, cfg.spin_us, cfg.rules) == (1, 10, 0, {"players": 3})
+    assert type(cfg.seat) is int and type(cfg.rules["players"]) is int
+    env = yutenv.make(config=cfg, server=srv, opponent="random")
+    try:
+        obs, info = env.reset(seed=np.uint64(5), options={"seat": np.int64(2), "start": np.int64(1)})
+        assert info["seat"] == 2
+        env.step(int(np.argmax(info["action_mask"])))
+    finally:
+        env.close()
+    venv = yutenv.make(num_envs=2, server=srv, opponent="random")
+    try:
+        obs, info = venv.reset(seed=7, options={"start": np.int64(1)})
+        assert obs.shape[0] == 2
+    finally:
+        venv.close()

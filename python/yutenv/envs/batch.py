@@ -29,7 +29,7 @@ from .._wire.args import check_seed as check_seed
 from ..connection.session import PROTOCOL as PROTOCOL
 from ..connection.session import Session as Session
 from ..errors import ClosedError, YutEnvError
-from .config import EnvConfig
+from .config import EnvConfig, plain
 from .opponents import Mixture, answer, is_mixture, mixture
 from .shared import OPPONENT_STEP, STEP, Region
 from .shared import supported as shared_supported
@@ -235,7 +235,7 @@ class Batch:
         if seed is not None:
             p["seed"] = int(seed) if isinstance(seed, (int, np.integer)) else [int(s) for s in seed]
         if options:
-            p["options"] = dict(options)
+            p["options"] = {k: plain(v) for k, v in options.items()}
         if info is not None:
             p["info"] = info
         self.env_mix = [self.mixture] * self.n  # every env begins an episode

@@ -25,6 +25,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+import numpy as np
+
 from .._protocol import LUCK_NET_PREFIX, LUCK_VALUES, MAX_SHARE_SPIN_US, PRESETS, REWARDS, RULE_KEYS, RULE_OPTIONS, RuleOption
 from ..connection.server import Server
 from ..connection.session import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
@@ -116,8 +118,13 @@ class EnvConfig:
     spin_us: int | None = None
 
     def __post_init__(self) -> None:
+        # numpy's scalars (a seat from rng.integers, a sweep's values) are the Python values.
+        for name in ("seat", "spin_us", "max_decisions", "timeout"):
+            v = getattr(self, name)
+            if isinstance(v, np.generic):
+                object.__setattr__(self, name, plain(v))
         if isinstance(self.rules, Mapping):
-            object.__setattr__(self, "rules", dict(self.rules))
+            object.__setattr__(self, "rules", {k: plain(v) for k, v in self.rules.items()})
         elif not isinstance(self.rules, str):
             raise TypeError(f"rules must be a string or a mapping, got {self.rules!r}")
         check_rules(self.rules)
@@ -205,6 +212,12 @@ def _need_choice(name: str, v: object, choices: tuple[str, ...]) -> None:
 
 _OPTIONS: dict[str, RuleOption] = {o.key: o for o in RULE_OPTIONS}
 _SWITCH_WORDS = ("on", "off", "true", "false", "yes", "no", "1", "0")
+
+
+def plain(v: Any) -> Any:
+    """``v`` with a numpy scalar (``np.int64(3)``, ``np.bool_(True)``) made its Python value,
+    which the checks and msgpack take; anything else as it is."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 def check_rules(rules: str | Mapping[str, Any]) -> None:
