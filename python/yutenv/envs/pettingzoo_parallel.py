@@ -23,8 +23,8 @@ the conversion would fail at the first repeated turn. This module is the Paralle
   ``"active_agent"`` names it, None once the game is over) is played, the
   actions of the other agents are ignored and may be left out;
 * every live agent gets an observation each step: the agent to move its current decision with
-  its legal-action mask, the others the observation of their own most recent decision with an
-  all-zero mask (nothing is legal for them), as in the AEC env;
+  its legal-action mask, the others their view of the current position from their own seat
+  with an all-zero mask (nothing is legal for them), as the AEC env's ``observe`` gives it;
 * rewards are those of this step for every agent (the game's outcome when it ends; the shaping
   of ``reward="progress"`` mid-game); when the game ends every agent is terminated (or truncated
   by ``max_decisions``) and ``agents`` becomes empty.
