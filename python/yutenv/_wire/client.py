@@ -296,6 +296,11 @@ class Client:
             self._in_flight = None
             return self._reply(method)
 
+    def abandon(self) -> None:
+        """Stop waiting for the request :meth:`send_packed` sent (its caller was interrupted):
+        its reply, whenever it comes, is skipped by the next read (see ``_reply``)."""
+        self._in_flight = None
+
     def _send(self, method: str, packed_params: bytes) -> None:
         if self.closed:
             why = f" ({self._closed_why}; make a new env)" if self._closed_why else ""

@@ -241,6 +241,7 @@ class Batch:
         self.env_mix = [self.mixture] * self.n  # every env begins an episode
         self._anew[:] = False
         if self.region is not None:
+            self.region.settle()  # a step an interrupt abandoned must not land after the reset
             p["shared"] = True
             r = self._rows(self._call("reset", p))
         else:
@@ -318,6 +319,16 @@ class Batch:
                 p["info"] = info
             self.session.client.send_packed("step", msgpack.packb(p, use_bin_type=True))
         self._sent = True
+
+    def abandon(self) -> None:
+        """Forget a step its caller was interrupted in (a KeyboardInterrupt): nothing waits for
+        its result any more, and its reply, if one comes, is skipped by the next read. The
+        games may have moved: the env above asks for a reset."""
+        self._sent = False
+        if self.region is not None:
+            self.region.abandon()
+        else:
+            self.session.client.abandon()
 
     def step_ready(self) -> bool:
         """Whether the step :meth:`send_step` started is done (never blocks)."""
@@ -510,6 +521,8 @@ class Batch:
         p: dict[str, Any] = {"handle": self.handle, "index": int(index), "state": bytes(state)}
         if seat is not None:
             p["seat"] = int(seat)
+        if self.region is not None:
+            self.region.settle()
         r = self._call("load", p)
         if self._answers and r.get("pending") == b"\x01":
             full = answer(self, r, index=int(index))

@@ -127,6 +127,9 @@ class Region:
         self._ring_prefix = (b"\x83" + head, b"\x84" + pk.pack("info") + pk.pack(True) + head)
         self._owner = os.getpid()
         self._pending = self._rung = self._info = False
+        #: A request still pending whose caller was interrupted: settle() finishes it before
+        #: the next one, so the server cannot serve it after (a reset, say).
+        self._abandoned = False
         #: Yield the CPU between polls of a request's completion: a batch of several envs is
         #: stepped by the server's workers on every core, and a client that spins without
         #: yielding takes one of them (on 2 cores a 256-env step then takes about twice as long).
@@ -146,6 +149,7 @@ class Region:
         on it while this process goes on; :meth:`wait` ends it. One request at a time."""
         if self.closed:
             raise YutEnvError("step: the shared region is closed")
+        self.settle()
         if os.getpid() != self._owner:
             # A forked child inherits the map: writing to it would step the parent's games.
             raise YutEnvError(
@@ -167,7 +171,10 @@ class Region:
             else:
                 self._ring()
         except BaseException:
-            self._pending = False  # not sent (the client closed a half-sent ring)
+            if self._client.closed:
+                self._pending = False  # the client closed a half-sent ring: nothing is pending
+            else:
+                self._abandoned = True  # the ring may have gone out: settle() finishes it
             raise
 
     def _ring(self) -> None:
@@ -199,30 +206,62 @@ class Region:
         if not self._pending:
             raise YutEnvError("step: no request was sent")
         try:
-            if idle is not None:
-                idle()
-            if not self._rung:
-                k, done, awake = self.seq, self._done, self._awake
-                until = time.perf_counter() + POLL_LIMIT
-                i = 0
-                yield_ = os.sched_yield if self.yield_cpu else None
-                while True:
-                    if done[0] == k:
-                        return {}
-                    if not awake[0]:
-                        break
-                    i += 1
-                    if yield_ is not None:
-                        yield_()
-                    if i & 255 == 0 and time.perf_counter() > until:
-                        break
+            reply = self._served(idle)
+        except YutEnvError:
+            self._pending = False  # answered (a refusal) or the connection is gone
+            raise
+        except BaseException:
+            # Interrupted while the server may still serve the request: it stays pending,
+            # abandoned, and settle() finishes it before the next one.
+            self._abandoned = True
+            raise
+        self._pending = False
+        return reply
+
+    def _served(self, idle: Callable[[], None] | None) -> Mapping[str, Any]:
+        # wait's work: poll the done flag while the server polls the region, else ring and read
+        # the socket's reply.
+        if idle is not None:
+            idle()
+        if not self._rung:
+            k, done, awake = self.seq, self._done, self._awake
+            until = time.perf_counter() + POLL_LIMIT
+            i = 0
+            yield_ = os.sched_yield if self.yield_cpu else None
+            while True:
                 if done[0] == k:
                     return {}
-                self._ring()
-            reply: Mapping[str, Any] = self._client.recv_reply(self._method)
-            return reply
-        finally:
-            self._pending = False
+                if not awake[0]:
+                    break
+                i += 1
+                if yield_ is not None:
+                    yield_()
+                if i & 255 == 0 and time.perf_counter() > until:
+                    break
+            if done[0] == k:
+                return {}
+            self._ring()
+        reply: Mapping[str, Any] = self._client.recv_reply(self._method)
+        return reply
+
+    def abandon(self) -> None:
+        """Stop waiting for the request :meth:`send` started (its caller was interrupted). The
+        server may still serve it, from the region, at any moment: :meth:`settle` waits for
+        that before the next request."""
+        if self._pending:
+            self._abandoned = True
+
+    def settle(self) -> None:
+        """Finish an abandoned request (:meth:`abandon`): wait until the server has served it,
+        its rows and any error dropped. Nothing to do otherwise."""
+        if not self._abandoned:
+            return
+        self._abandoned = False
+        self._client.abandon()  # a recv_reply cut short left it in flight
+        try:
+            self.wait()
+        except YutEnvError:
+            pass  # the abandoned step's own refusal: nothing waits for it
 
     def close(self) -> None:
         """Unmap the region (the views then fail to read: drop them first). Idempotent."""
