@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import yutenv
-from yutenv import ResetNeeded
+from yutenv import ClosedError, ResetNeeded
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
@@ -89,14 +89,17 @@ def test_an_interrupted_step_asks_for_a_reset_and_the_env_works_after_it(transpo
 def test_interrupts_at_any_moment_leave_a_reset_that_starts_the_seeds_game(transport: str) -> None:
     # Interrupts at random moments of step_async/step_wait, many times: whatever was cut short
     # (a frame half read, a ring half sent, a step the server still serves from the shared
-    # region), the reset that follows starts the seed's game and nothing lands after it.
+    # region), the reset that follows starts the seed's game and nothing lands after it. Or,
+    # rarely (an interrupt between a read and its bookkeeping, which Python cannot exclude), the
+    # env says its connection is closed and a new one is made: never a wrong game.
     rng = np.random.default_rng(1)
     kw: dict[str, Any] = {"opponent": "mcts:200", "transport": transport, "seat": 0}
     env: Any = yutenv.make(num_envs=4, **kw)
     ref: Any = yutenv.make(num_envs=4, **kw)
     old = signal.signal(signal.SIGALRM, _interrupt)
+    trials, closed = 150, 0
     try:
-        for trial in range(150):
+        for trial in range(trials):
             obs, info = env.reset(seed=trial)
             signal.setitimer(signal.ITIMER_REAL, float(rng.uniform(0.0005, 0.02)))
             try:
@@ -107,7 +110,14 @@ def test_interrupts_at_any_moment_leave_a_reset_that_starts_the_seeds_game(trans
                 pass
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-            obs, info = env.reset(seed=1000 + trial)
+            try:
+                obs, info = env.reset(seed=1000 + trial)
+            except ClosedError as e:
+                assert "make a new env" in str(e)
+                closed += 1
+                env.close()
+                env = yutenv.make(num_envs=4, **kw)
+                obs, info = env.reset(seed=1000 + trial)
             obs2, info2 = ref.reset(seed=1000 + trial)
             for _ in range(3):
                 np.testing.assert_array_equal(obs, obs2)
@@ -118,3 +128,4 @@ def test_interrupts_at_any_moment_leave_a_reset_that_starts_the_seeds_game(trans
         signal.signal(signal.SIGALRM, old)
         env.close()
         ref.close()
+    assert closed <= trials // 10, f"{closed} of {trials} interrupts cost the connection"

@@ -157,9 +157,16 @@ class Client:
 
     def _broken(self, what: str, cause: BaseException | None = None) -> YutEnvError:
         self._close_socket()
+        self._closed_why = f"{what} found it broken ({cause or 'EOF'})"
         if self.server is not None:
             return self.server.died_error(what)
         return ServerDiedError(f"{what}: the connection to the yutenv server at {self.address} broke ({cause or 'EOF'})")
+
+    def _protocol(self, message: str) -> ProtocolError:
+        # The stream is past saving: close it, and say why to every later call.
+        self._close_socket()
+        self._closed_why = message
+        return ProtocolError(message)
 
     def _timed_out(self, what: str) -> YutTimeoutError:
         # A reply may still come later and would be taken for the next one's: close.
@@ -240,8 +247,7 @@ class Client:
         self._fill(4, what)
         (n,) = _HDR.unpack_from(self._buf, self._start)
         if n > self.max_frame:
-            self._close_socket()
-            raise ProtocolError(f"{what}: the server sent a frame of {n} bytes, above the limit of {self.max_frame}")
+            raise self._protocol(f"{what}: the server sent a frame of {n} bytes, above the limit of {self.max_frame}")
         self._fill(4 + n, what)
         self._start += 4
         body = self._view[self._start : self._start + n]
@@ -251,8 +257,7 @@ class Client:
         try:
             return msgpack.unpackb(body, raw=False, strict_map_key=False)
         except Exception as e:  # msgpack raises several unrelated classes
-            self._close_socket()
-            raise ProtocolError(f"{what}: cannot decode the server's reply: {e}") from e
+            raise self._protocol(f"{what}: cannot decode the server's reply: {e}") from e
         finally:
             body.release()
 
@@ -360,8 +365,7 @@ class Client:
                 # The server's last word on a connection it closes before reading the request
                 # (too many connections, no hello in time): its error, not a protocol error.
                 raise error_from_wire(err, method)
-            self._close_socket()
-            raise ProtocolError(f"{method}: reply id {reply.get('id')!r} does not match request id {rid}")
+            raise self._protocol(f"{method}: reply id {reply.get('id')!r} does not match request id {rid}")
         if err is not None:
             raise error_from_wire(err, method)
         try:

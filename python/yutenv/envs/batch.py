@@ -240,8 +240,8 @@ class Batch:
             p["info"] = info
         self.env_mix = [self.mixture] * self.n  # every env begins an episode
         self._anew[:] = False
+        self._finish_abandoned()
         if self.region is not None:
-            self.region.settle()  # a step an interrupt abandoned must not land after the reset
             p["shared"] = True
             r = self._rows(self._call("reset", p))
         else:
@@ -320,15 +320,19 @@ class Batch:
             self.session.client.send_packed("step", msgpack.packb(p, use_bin_type=True))
         self._sent = True
 
-    def abandon(self) -> None:
-        """Forget a step its caller was interrupted in (a KeyboardInterrupt): nothing waits for
-        its result any more, and its reply, if one comes, is skipped by the next read. The
-        games may have moved: the env above asks for a reset."""
-        self._sent = False
+    def _finish_abandoned(self) -> None:
+        # A step still in flight that nothing will collect (its caller was interrupted, or reset
+        # came before step_wait) is finished, its result dropped, so that it cannot land after
+        # what follows; so is a shared request an interrupt cut short (Region.settle).
+        if self._sent:
+            try:
+                self.recv_step()
+            except YutEnvError:
+                pass
+        elif self.region is None:
+            self.session.client.abandon()  # a step's frame sent, its caller interrupted before
         if self.region is not None:
-            self.region.abandon()
-        else:
-            self.session.client.abandon()
+            self.region.settle()
 
     def step_ready(self) -> bool:
         """Whether the step :meth:`send_step` started is done (never blocks)."""
@@ -521,8 +525,7 @@ class Batch:
         p: dict[str, Any] = {"handle": self.handle, "index": int(index), "state": bytes(state)}
         if seat is not None:
             p["seat"] = int(seat)
-        if self.region is not None:
-            self.region.settle()
+        self._finish_abandoned()
         r = self._call("load", p)
         if self._answers and r.get("pending") == b"\x01":
             full = answer(self, r, index=int(index))

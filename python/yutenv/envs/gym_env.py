@@ -211,7 +211,6 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             raise  # the server refused the step: the game is as it was
         except BaseException:
             self._needs_reset = self._interrupted = True
-            self._batch.abandon()
             raise
 
     def render(self) -> str | npt.NDArray[np.uint8] | None:

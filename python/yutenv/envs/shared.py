@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from .._protocol import MAX_SHARE_SPIN_US, SHARED_LAYOUT_VERSION
 from .._wire.client import Client
-from ..errors import ProtocolError, YutEnvError
+from ..errors import ProtocolError, YutEnvError, YutTimeoutError
 
 #: The layout version this package reads (the server's ``vecenv.SharedVersion``, generated).
 LAYOUT_VERSION = SHARED_LAYOUT_VERSION
@@ -165,10 +165,9 @@ class Region:
         self._method = "step" if op == STEP else "opponent_step"
         self._info = info
         self._pending = True
+        self._rung = False  # until _ring has sent it
         try:
-            if self.poll and not info and self._awake[0]:
-                self._rung = False
-            else:
+            if not (self.poll and not info and self._awake[0]):
                 self._ring()
         except BaseException:
             if self._client.closed:
@@ -206,7 +205,30 @@ class Region:
         if not self._pending:
             raise YutEnvError("step: no request was sent")
         try:
-            reply = self._served(idle)
+            if idle is not None:
+                idle()
+            served = False  # by the server's poll of the region: no reply on the socket
+            if not self._rung:
+                k, done, awake = self.seq, self._done, self._awake
+                until = time.perf_counter() + POLL_LIMIT
+                i = 0
+                yield_ = os.sched_yield if self.yield_cpu else None
+                while True:
+                    if done[0] == k:
+                        served = True
+                        break
+                    if not awake[0]:
+                        break
+                    i += 1
+                    if yield_ is not None:
+                        yield_()
+                    if i & 255 == 0 and time.perf_counter() > until:
+                        break
+                if not served:
+                    served = done[0] == k
+                    if not served:
+                        self._ring()
+            reply: Mapping[str, Any] = {} if served else self._client.recv_reply(self._method)
         except YutEnvError:
             self._pending = False  # answered (a refusal) or the connection is gone
             raise
@@ -218,50 +240,29 @@ class Region:
         self._pending = False
         return reply
 
-    def _served(self, idle: Callable[[], None] | None) -> Mapping[str, Any]:
-        # wait's work: poll the done flag while the server polls the region, else ring and read
-        # the socket's reply.
-        if idle is not None:
-            idle()
-        if not self._rung:
-            k, done, awake = self.seq, self._done, self._awake
-            until = time.perf_counter() + POLL_LIMIT
-            i = 0
-            yield_ = os.sched_yield if self.yield_cpu else None
-            while True:
-                if done[0] == k:
-                    return {}
-                if not awake[0]:
-                    break
-                i += 1
-                if yield_ is not None:
-                    yield_()
-                if i & 255 == 0 and time.perf_counter() > until:
-                    break
-            if done[0] == k:
-                return {}
-            self._ring()
-        reply: Mapping[str, Any] = self._client.recv_reply(self._method)
-        return reply
-
-    def abandon(self) -> None:
-        """Stop waiting for the request :meth:`send` started (its caller was interrupted). The
-        server may still serve it, from the region, at any moment: :meth:`settle` waits for
-        that before the next request."""
-        if self._pending:
-            self._abandoned = True
-
     def settle(self) -> None:
-        """Finish an abandoned request (:meth:`abandon`): wait until the server has served it,
-        its rows and any error dropped. Nothing to do otherwise."""
+        """Finish a request its caller was interrupted in (see :meth:`wait`): wait until the
+        region says the server has served it, so that it cannot land after the next request (a
+        reset, say). Its reply on the socket, if any, is skipped by the client's next read.
+        Nothing to do otherwise."""
         if not self._abandoned:
             return
         self._abandoned = False
-        self._client.abandon()  # a recv_reply cut short left it in flight
-        try:
-            self.wait()
-        except YutEnvError:
-            pass  # the abandoned step's own refusal: nothing waits for it
+        self._client.abandon()
+        k, rung = self.seq, self._rung
+        limit = self._client.timeout
+        until = None if limit is None else time.monotonic() + limit
+        while self._done[0] != k:
+            if not rung and not self._awake[0]:
+                self._ring()  # nothing serves it until rung (a second ring of k is answered, not rerun)
+                self._client.abandon()
+                rung = True
+            if until is not None and limit is not None and time.monotonic() > until:
+                raise YutTimeoutError(
+                    f"step: the server did not finish an interrupted step within {limit:g} s", method="step", timeout=limit
+                )
+            time.sleep(0.0002)
+        self._pending = False
 
     def close(self) -> None:
         """Unmap the region (the views then fail to read: drop them first). Idempotent."""

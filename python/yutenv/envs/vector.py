@@ -228,7 +228,6 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             raise
         except BaseException:
             self._started, self._interrupted = False, True  # see step_wait
-            self._batch.abandon()
             raise
 
     def step_wait(
@@ -247,7 +246,6 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             # moved without this env or its caller seeing it, so only a reset knows where
             # they stand.
             self._started, self._interrupted = False, True
-            self._batch.abandon()
             raise
 
     def _collect(
