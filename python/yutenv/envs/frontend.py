@@ -15,6 +15,9 @@ if TYPE_CHECKING:
 
     from .batch import Batch
 
+#: What ``step`` says after a step an interrupt (a KeyboardInterrupt) cut short, in every front end.
+INTERRUPTED_STEP = "step: call reset() first (the last step was interrupted before its result was read)"
+
 
 def obs_box(space: Mapping[str, Any]) -> gymnasium.spaces.Box:
     """The Box of one observation, from a server space ``{size, low, high, parts}``.

@@ -16,7 +16,7 @@ from .._wire.client import SINGLE_ENV_SPIN
 from ..errors import ClosedError, OpponentError, ResetNeeded, YutEnvError
 from .batch import check_action, check_seed, open_batch
 from .config import HUMAN_RENDER_MODES, EnvConfig
-from .frontend import HumanRender, fit_info, mask_box, obs_box, obs_part, render_frame
+from .frontend import INTERRUPTED_STEP, HumanRender, fit_info, mask_box, obs_box, obs_part, render_frame
 from .shared import DEFAULT_SPIN_US, STEP
 
 #: An observation of :class:`YutEnv`: the flat float32 vector, or with ``obs_type="dict"`` a map
@@ -166,7 +166,7 @@ class YutEnv(gymnasium.Env[ObsType, np.int64]):
             if self.closed:
                 raise ClosedError("step: the env is closed")
             if self._interrupted:
-                raise ResetNeeded("step: call reset() first (the last step was interrupted before its result was read)")
+                raise ResetNeeded(INTERRUPTED_STEP)
             raise ResetNeeded("step: call reset() first (the episode has not started or has ended)")
         a = check_action(action, self.num_actions)
         was_legal = self._mask[a] != 0

@@ -14,7 +14,7 @@ from ..errors import ClosedError, IllegalActionError, OpponentError, ResetNeeded
 from ._gym import AutoresetMode
 from .batch import ResetResult, StepResult, check_seed, open_batch
 from .config import RENDER_MODES, EnvConfig
-from .frontend import NotCopyable, fit_info, mask_box, obs_box, obs_part, render_frame
+from .frontend import INTERRUPTED_STEP, NotCopyable, fit_info, mask_box, obs_box, obs_part, render_frame
 from .opponents import OpponentStats
 from .shared import DEFAULT_SPIN_US
 
@@ -209,7 +209,7 @@ class YutVectorEnv(NotCopyable, gymnasium.vector.VectorEnv[Any, npt.NDArray[np.i
             if self.closed:
                 raise ClosedError("step: the vector env is closed")
             if self._interrupted:
-                raise ResetNeeded("step: call reset() first (the last step was interrupted before its result was read)")
+                raise ResetNeeded(INTERRUPTED_STEP)
             raise ResetNeeded("step: call reset() first")
         a = np.asarray(actions)
         if a.shape != (self.num_envs,):
